@@ -1,0 +1,55 @@
+/**
+ * Backoff schedules between retries of one call.
+ *
+ * The base delay doubles from `initialMs` up to `maxMs`; the exponent is clamped, so the
+ * 1,025th retry still waits a finite, positive time. Jitter spreads retries of many
+ * callers so they do not arrive in lockstep:
+ * - `none`: the base delay;
+ * - `full` (default): uniform in [0, base];
+ * - `equal`: base/2 plus uniform in [0, base/2];
+ * - `decorrelated`: uniform in [initialMs, previous × 3], capped at `maxMs`.
+ * Whatever the options, a delay is never below 1 ms, so a misconfigured policy cannot spin.
+ */
+import type { RandomSource } from './clock.js';
+
+export type Jitter = 'none' | 'full' | 'equal' | 'decorrelated';
+
+export interface BackoffOptions {
+  /** First delay. @default 100 */
+  readonly initialMs: number;
+  /** Ceiling of the doubling delay, and of a server's `retryAfterMs` hint. @default 10000 */
+  readonly maxMs: number;
+  /** How the delay is randomised. @default 'full' */
+  readonly jitter: Jitter;
+}
+
+/** 2^30 × initialMs already exceeds any sane ceiling; clamping keeps the arithmetic finite. */
+const MAX_EXPONENT = 30;
+
+/**
+ * The delay before retry number `retry` (1 for the first retry). `previousMs` is the
+ * delay used before the previous retry (for `decorrelated`), 0 for the first.
+ */
+export function backoffDelay(retry: number, opts: BackoffOptions, random: RandomSource, previousMs = 0): number {
+  const exponent = Math.min(Math.max(retry - 1, 0), MAX_EXPONENT);
+  const base = Math.min(opts.maxMs, opts.initialMs * 2 ** exponent);
+  let delay: number;
+  switch (opts.jitter) {
+    case 'none':
+      delay = base;
+      break;
+    case 'full':
+      delay = random() * base;
+      break;
+    case 'equal':
+      delay = base / 2 + (random() * base) / 2;
+      break;
+    case 'decorrelated': {
+      const low = opts.initialMs;
+      const high = Math.max(low, (previousMs > 0 ? previousMs : low) * 3);
+      delay = Math.min(opts.maxMs, low + random() * (high - low));
+      break;
+    }
+  }
+  return Math.max(1, Math.round(delay));
+}

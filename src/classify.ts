@@ -1,0 +1,75 @@
+/**
+ * Error classes: how the pool reacts to an operation's failure.
+ *
+ * The user's `classify(err)` maps whatever the operation threw to one of these, or to a
+ * {@link Classification} with a hint. The pool never looks at the error itself.
+ *
+ * | class            | breaker                | retry                                              |
+ * |------------------|------------------------|----------------------------------------------------|
+ * | `transient`      | failure                | yes: at once on an untried endpoint, else backoff  |
+ * | `rate-limited`   | untouched              | yes, same schedule; the endpoint cools down        |
+ * | `permanent`      | reachable              | no: the call fails with `PERMANENT`                |
+ * | `retry-narrower` | reachable              | no: the call fails with `RETRY_NARROWER`           |
+ * | `unsupported`    | reachable              | yes, at once, on another endpoint; never this one  |
+ *
+ * A `classify` that throws or returns something unknown is treated as `permanent`: the
+ * pool does not guess that an error it cannot read is safe to repeat.
+ */
+
+export type ErrorClass = 'transient' | 'permanent' | 'rate-limited' | 'retry-narrower' | 'unsupported';
+
+/** A class with a hint from the server. */
+export interface Classification {
+  readonly class: ErrorClass;
+  /** How long the server asked us to wait (`Retry-After`), in milliseconds. */
+  readonly retryAfterMs?: number;
+}
+
+export type ClassifyResult = ErrorClass | Classification;
+
+export type Classifier = (error: unknown) => ClassifyResult;
+
+const CLASSES: ReadonlySet<string> = new Set<ErrorClass>(['transient', 'permanent', 'rate-limited', 'retry-narrower', 'unsupported']);
+
+/** True for one of the five class names. */
+export function isErrorClass(value: unknown): value is ErrorClass {
+  return typeof value === 'string' && CLASSES.has(value);
+}
+
+/** The normalised outcome of classifying one failure. */
+export interface Verdict {
+  class: ErrorClass;
+  retryAfterMs: number | undefined;
+  /** False when the classifier threw or answered something unknown (the class is then `permanent`). */
+  valid: boolean;
+}
+
+/**
+ * Runs the user's classifier defensively: a throw or an unknown answer becomes
+ * `permanent`; a negative or non-finite hint is dropped.
+ */
+export function runClassifier(classify: Classifier, error: unknown, out: Verdict): Verdict {
+  out.retryAfterMs = undefined;
+  out.valid = true;
+  let result: unknown;
+  try {
+    result = classify(error);
+  } catch {
+    out.class = 'permanent';
+    out.valid = false;
+    return out;
+  }
+  if (isErrorClass(result)) {
+    out.class = result;
+    return out;
+  }
+  if (typeof result === 'object' && result !== null && isErrorClass((result as Classification).class)) {
+    const hint = (result as Classification).retryAfterMs;
+    out.class = (result as Classification).class;
+    out.retryAfterMs = typeof hint === 'number' && Number.isFinite(hint) && hint >= 0 ? hint : undefined;
+    return out;
+  }
+  out.class = 'permanent';
+  out.valid = false;
+  return out;
+}

@@ -1,0 +1,50 @@
+/**
+ * Time and randomness, injected once into a pool and handed down to every part of it.
+ *
+ * Nothing else in the library reads `Date.now()`, calls `setTimeout` or `Math.random()`:
+ * that is what lets the whole pool run on `FakeClock` (from `endpoint-pool/testing`)
+ * with no real sleeps.
+ *
+ * `now()` is wall-clock milliseconds (like `Date.now()`), because daily quotas reset at
+ * a calendar boundary. Durations are always computed as differences of `now()` and
+ * clamped at zero, so a clock step backwards can only shorten a wait, never hang it.
+ */
+
+/** An opaque handle returned by {@link Clock.setTimeout}. */
+export type TimerHandle = unknown;
+
+export interface Clock {
+  /** Milliseconds since the Unix epoch. */
+  now(): number;
+  /**
+   * Calls `fn` once after `ms` milliseconds. With `background: true` the timer must not
+   * keep the process alive on its own (Node's `unref`); a call's own waits pass `false`
+   * so that `await pool.execute()` in a script is not cut short.
+   */
+  setTimeout(fn: () => void, ms: number, background?: boolean): TimerHandle;
+  /** Cancels a timer; a handle that already fired or was cleared is ignored. */
+  clearTimeout(handle: TimerHandle): void;
+}
+
+/** A source of uniformly distributed numbers in [0, 1). */
+export type RandomSource = () => number;
+
+interface Unrefable {
+  unref?: () => unknown;
+}
+
+/** The clock of the host: `Date.now()` and the global timers. */
+export const systemClock: Clock = {
+  now: () => Date.now(),
+  setTimeout(fn, ms, background) {
+    const handle = setTimeout(fn, ms);
+    if (background === true) (handle as Unrefable).unref?.();
+    return handle;
+  },
+  clearTimeout(handle) {
+    clearTimeout(handle as ReturnType<typeof setTimeout>);
+  },
+};
+
+/** The host's random source, `Math.random`. */
+export const systemRandom: RandomSource = () => Math.random();

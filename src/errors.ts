@@ -1,0 +1,102 @@
+/**
+ * The one error type the pool throws.
+ *
+ * Every rejection of `execute` is a `PoolError` with a stable string `code`, the native
+ * `cause` (the operation's last error, when there was one), how many attempts were made
+ * and the last endpoint tried. Messages are short and never carry a URL, a key or a
+ * response body: the pool never looks inside a connection value or a response.
+ *
+ * `isPoolError` recognises errors from any copy of this package (a duplicated install,
+ * a CJS and an ESM copy side by side) through a registered symbol, not `instanceof`.
+ */
+
+/** Why a call failed. */
+export type PoolErrorCode =
+  /** The operation failed with an error classified `permanent`. */
+  | 'PERMANENT'
+  /** The operation failed with an error classified `retry-narrower`. */
+  | 'RETRY_NARROWER'
+  /** Every attempt allowed by the retry policy failed. */
+  | 'RETRIES_EXHAUSTED'
+  /** The whole-call deadline passed. */
+  | 'DEADLINE_EXCEEDED'
+  /** No endpoint admits calls; `retryAfterMs` says when the first breaker lets a probe through. */
+  | 'NO_ENDPOINT'
+  /** The pinned endpoint cannot serve; the message says why. */
+  | 'PIN_UNAVAILABLE'
+  /** The caller's signal aborted the call. */
+  | 'ABORTED'
+  /** The pool was closed. */
+  | 'CLOSED'
+  /** One attempt ran past its timeout (found as the `cause` of other errors). */
+  | 'ATTEMPT_TIMEOUT'
+  /** An option given to the constructor or to `execute` is invalid. */
+  | 'INVALID_OPTIONS';
+
+const BRAND = Symbol.for('endpoint-pool.PoolError');
+
+export interface PoolErrorDetails {
+  readonly cause?: unknown;
+  readonly attempts?: number;
+  readonly endpoint?: string | undefined;
+  readonly retryAfterMs?: number | undefined;
+  /** For `INVALID_OPTIONS`: the path of the offending option, e.g. `endpoints[1].weight`. */
+  readonly field?: string;
+}
+
+export class PoolError extends Error {
+  override readonly name = 'PoolError' as const;
+  readonly code: PoolErrorCode;
+  /** Attempts made before the call gave up (0 when none started). */
+  readonly attempts: number;
+  /** The last endpoint an attempt went to, if any. */
+  readonly endpoint: string | undefined;
+  /** For `NO_ENDPOINT` and rate-limit related failures: when trying again makes sense. */
+  readonly retryAfterMs: number | undefined;
+  /** For `INVALID_OPTIONS`: which option was wrong. */
+  readonly field: string | undefined;
+
+  constructor(code: PoolErrorCode, message: string, details: PoolErrorDetails = {}) {
+    super(message, details.cause === undefined ? undefined : { cause: details.cause });
+    this.code = code;
+    this.attempts = details.attempts ?? 0;
+    this.endpoint = details.endpoint;
+    this.retryAfterMs = details.retryAfterMs;
+    this.field = details.field;
+  }
+
+  /** @internal marks instances for `isPoolError` across package copies. */
+  get [BRAND](): true {
+    return true;
+  }
+}
+
+/** True for a `PoolError` from any copy of this package. */
+export function isPoolError(value: unknown): value is PoolError {
+  return typeof value === 'object' && value !== null && (value as Record<symbol, unknown>)[BRAND] === true;
+}
+
+/** Builds the `INVALID_OPTIONS` error: names the field, what was expected and what was given. */
+export function invalidOption(field: string, expected: string, got: unknown): PoolError {
+  return new PoolError('INVALID_OPTIONS', `${field}: expected ${expected}, got ${describe(got)}`, { field });
+}
+
+/** A short, secret-free description of a value for error messages. */
+export function describe(value: unknown): string {
+  if (value === null) return 'null';
+  if (Array.isArray(value)) return `an array of ${value.length}`;
+  switch (typeof value) {
+    case 'number':
+    case 'boolean':
+    case 'bigint':
+      return String(value);
+    case 'string':
+      return value.length > 40 ? `a string of ${value.length} characters` : JSON.stringify(value);
+    case 'undefined':
+      return 'undefined';
+    case 'function':
+      return 'a function';
+    default:
+      return `a value of type ${typeof value}`;
+  }
+}

@@ -1,0 +1,70 @@
+/**
+ * The event stream: one typed union, delivered synchronously after the state change it
+ * describes.
+ *
+ * Contract (tested in test/events.test.ts):
+ * - every `attempt-start` is followed by exactly one `attempt-success`, `attempt-failure`
+ *   or `attempt-cancelled` with the same `callId` and `attempt`;
+ * - `retry-scheduled` precedes every backoff sleep;
+ * - `breaker-opened` fires on each opening, including each failed probe (with the longer
+ *   cooldown); `breaker-closed` once when it closes;
+ * - a failed call ends with `call-failed`, whose `error` is what `execute` rejects with;
+ *   when the call failed because of an attempt, its `cause` is that attempt's `error`.
+ * - durations cover the attempt only, never a wait for a permit, a token or a backoff.
+ *
+ * A listener that throws is isolated: the exception is swallowed and the call goes on.
+ * When no listener is attached the pool builds no event objects at all.
+ */
+import type { ErrorClass } from './classify.js';
+import type { PoolError } from './errors.js';
+
+/** Why an attempt ended without a verdict. */
+export type CancelReason = 'aborted' | 'closed' | 'superseded';
+
+/** The class of a failed attempt: what `classify` said, or `timeout` when it ran out of time. */
+export type FailureClass = ErrorClass | 'timeout';
+
+interface AttemptFields {
+  readonly callId: number;
+  readonly endpoint: string;
+  /** 1 for the first attempt of a call. */
+  readonly attempt: number;
+}
+
+export type PoolEvent =
+  | (AttemptFields & { readonly type: 'attempt-start'; readonly probe: boolean })
+  | (AttemptFields & { readonly type: 'attempt-success'; readonly durationMs: number })
+  | (AttemptFields & {
+      readonly type: 'attempt-failure';
+      readonly durationMs: number;
+      readonly errorClass: FailureClass;
+      readonly error: unknown;
+    })
+  | (AttemptFields & { readonly type: 'attempt-cancelled'; readonly durationMs: number; readonly reason: CancelReason })
+  | {
+      readonly type: 'retry-scheduled';
+      readonly callId: number;
+      /** The number the next attempt will have. */
+      readonly attempt: number;
+      readonly delayMs: number;
+      /** True when the delay came from the server's `retryAfterMs` hint. */
+      readonly hinted: boolean;
+    }
+  | { readonly type: 'rate-limit-wait'; readonly callId: number; readonly endpoint: string; readonly delayMs: number }
+  | { readonly type: 'endpoint-cooling'; readonly endpoint: string; readonly cooldownMs: number }
+  | { readonly type: 'breaker-opened'; readonly endpoint: string; readonly cooldownMs: number }
+  | { readonly type: 'breaker-closed'; readonly endpoint: string }
+  | { readonly type: 'call-failed'; readonly callId: number; readonly error: PoolError };
+
+export type PoolEventType = PoolEvent['type'];
+
+export type EventListener = (event: PoolEvent) => void;
+
+/** Calls a listener, isolating whatever it throws. */
+export function deliver(listener: EventListener, event: PoolEvent): void {
+  try {
+    listener(event);
+  } catch {
+    // A broken listener must never change a call's outcome.
+  }
+}

@@ -1,0 +1,61 @@
+/**
+ * Health probing: one caller-supplied probe per endpoint, all at once.
+ *
+ * Endpoints whose breaker is strictly open are left out of the report ("recovering, no
+ * data"), not reported as failures. Probes bypass the concurrency permit and every rate
+ * limiter on purpose, so liveness checks are never starved by the quota they observe,
+ * and their results never feed the breakers: passive health comes from real traffic,
+ * probing only observes it.
+ */
+import { LazyContext, type Operation } from './context.js';
+import type { EndpointState } from './endpoint.js';
+import { PoolError } from './errors.js';
+import { METRICS } from './metrics.js';
+import type { PoolState } from './state.js';
+
+export type ProbeResult =
+  | { readonly endpoint: string; readonly ok: true; readonly durationMs: number }
+  | { readonly endpoint: string; readonly ok: false; readonly durationMs: number; readonly error: unknown; readonly timedOut: boolean };
+
+export function probeEndpoints<C>(s: PoolState<C>, probe: Operation<C, unknown>, timeoutMs: number): Promise<ProbeResult[]> {
+  const now = s.clock.now();
+  const runs: Promise<ProbeResult>[] = [];
+  for (const ep of s.endpoints) {
+    if (!ep.breaker.isStrictlyOpen(now)) runs.push(probeOne(s, ep, probe, timeoutMs));
+  }
+  return Promise.all(runs);
+}
+
+function probeOne<C>(s: PoolState<C>, ep: EndpointState<C>, probe: Operation<C, unknown>, timeoutMs: number): Promise<ProbeResult> {
+  const startedAt = s.clock.now();
+  const ctx = new LazyContext(ep.name, 1, timeoutMs === Number.POSITIVE_INFINITY ? timeoutMs : startedAt + timeoutMs);
+  return new Promise<ProbeResult>((resolve) => {
+    let done = false;
+    let timer: unknown;
+    const finish = (ok: boolean, error: unknown, timedOut: boolean): void => {
+      if (done) return;
+      done = true;
+      if (timer !== undefined) s.clock.clearTimeout(timer);
+      const durationMs = s.clock.now() - startedAt;
+      if (ok) return resolve({ endpoint: ep.name, ok: true, durationMs });
+      s.count(METRICS.probeFailures, ep.labels);
+      resolve({ endpoint: ep.name, ok: false, durationMs, error, timedOut });
+    };
+    if (timeoutMs !== Number.POSITIVE_INFINITY) {
+      timer = s.clock.setTimeout(() => {
+        timer = undefined;
+        const error = new PoolError('ATTEMPT_TIMEOUT', `probe of endpoint ${JSON.stringify(ep.name)} timed out after ${timeoutMs} ms`, { endpoint: ep.name });
+        ctx.abort(error);
+        finish(false, error, true);
+      }, timeoutMs);
+    }
+    try {
+      Promise.resolve(probe(ep.conn, ctx)).then(
+        () => finish(true, undefined, false),
+        (error: unknown) => finish(false, error, false),
+      );
+    } catch (error) {
+      finish(false, error, false);
+    }
+  });
+}

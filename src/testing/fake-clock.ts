@@ -1,0 +1,119 @@
+/**
+ * A virtual clock for tests: time moves only when the test says so.
+ *
+ * `advance(ms)` fires every timer that falls due within the next `ms`, in order of due
+ * time (then of creation), sets `now()` to each timer's due time before firing it, and
+ * lets pending promise continuations run after each one, so code that awaits a timer and
+ * then schedules another sees the world a real event loop would show it.
+ *
+ * It implements {@link Clock}, so a pool built with `clock: new FakeClock()` never
+ * sleeps for real. Users can hand the same clock to their own code under test.
+ */
+import type { Clock, TimerHandle } from '../clock.js';
+
+interface FakeTimer {
+  readonly id: number;
+  readonly due: number;
+  readonly fn: () => void;
+  readonly background: boolean;
+}
+
+/** How many microtask turns `flush()` yields; deep enough for the pool's own chains. */
+const FLUSH_TURNS = 40;
+
+export class FakeClock implements Clock {
+  #now: number;
+  #seq = 0;
+  #timers = new Map<number, FakeTimer>();
+
+  /** @param startMs the initial value of `now()`. @default 0 */
+  constructor(startMs = 0) {
+    if (!Number.isFinite(startMs)) throw new RangeError(`FakeClock: startMs must be a finite number, got ${String(startMs)}`);
+    this.#now = startMs;
+  }
+
+  now(): number {
+    return this.#now;
+  }
+
+  setTimeout(fn: () => void, ms: number, background = false): TimerHandle {
+    const id = ++this.#seq;
+    const delay = Number.isFinite(ms) && ms > 0 ? ms : 0;
+    this.#timers.set(id, { id, due: this.#now + delay, fn, background });
+    return id;
+  }
+
+  clearTimeout(handle: TimerHandle): void {
+    if (typeof handle === 'number') this.#timers.delete(handle);
+  }
+
+  /** Timers scheduled and not yet fired or cleared. */
+  get pendingTimers(): number {
+    return this.#timers.size;
+  }
+
+  /** Pending timers that would keep a real process alive (not `background`). */
+  get pendingForegroundTimers(): number {
+    let n = 0;
+    for (const t of this.#timers.values()) if (!t.background) n++;
+    return n;
+  }
+
+  /** Milliseconds until the next timer is due, or `undefined` when none is pending. */
+  nextTimerInMs(): number | undefined {
+    const next = this.#earliest();
+    return next === undefined ? undefined : next.due - this.#now;
+  }
+
+  /** Lets queued promise continuations run without moving time. */
+  async flush(): Promise<void> {
+    for (let i = 0; i < FLUSH_TURNS; i++) await Promise.resolve();
+  }
+
+  /**
+   * Moves time forward by `ms`, firing every timer due on the way (including timers
+   * scheduled by the ones that fire, if they fall within the window).
+   */
+  async advance(ms: number): Promise<void> {
+    if (!Number.isFinite(ms) || ms < 0) throw new RangeError(`FakeClock.advance: ms must be a finite number >= 0, got ${String(ms)}`);
+    const target = this.#now + ms;
+    await this.flush();
+    for (;;) {
+      const next = this.#earliest();
+      if (next === undefined || next.due > target) break;
+      this.#timers.delete(next.id);
+      this.#now = Math.max(this.#now, next.due);
+      next.fn();
+      await this.flush();
+    }
+    this.#now = target;
+    await this.flush();
+  }
+
+  /**
+   * Fires timers until none is left, or until `limit` have fired (a guard against code
+   * that reschedules itself forever). Returns how many fired.
+   */
+  async runAll(limit = 10_000): Promise<number> {
+    let fired = 0;
+    await this.flush();
+    while (fired < limit) {
+      const next = this.#earliest();
+      if (next === undefined) break;
+      this.#timers.delete(next.id);
+      this.#now = Math.max(this.#now, next.due);
+      next.fn();
+      fired++;
+      await this.flush();
+    }
+    return fired;
+  }
+
+  #earliest(): FakeTimer | undefined {
+    let best: FakeTimer | undefined;
+    for (const t of this.#timers.values()) {
+      if (best === undefined || t.due < best.due || (t.due === best.due && t.id < best.id)) best = t;
+    }
+    return best;
+  }
+}
