@@ -163,7 +163,7 @@ export class Call<C, T> implements Waiter {
     s.active++;
     if (s.closed) return this.#fail('CLOSED', 'the pool is closed');
     if (this.#signal !== undefined) {
-      if (this.#signal.aborted) return this.#fail('ABORTED', 'the call was aborted before it started');
+      if (this.#signal.aborted) return this.#fail('ABORTED', 'the call was aborted before it started', undefined, 'aborted', this.#signal.reason);
       this.#signal.addEventListener('abort', this);
     }
     if (this.#pin !== undefined && this.#excluded?.includes(this.#pin) === true) {

@@ -96,7 +96,9 @@ export function describe(value: unknown): string {
       return 'undefined';
     case 'function':
       return 'a function';
+    case 'symbol':
+      return 'a symbol';
     default:
-      return `a value of type ${typeof value}`;
+      return 'an object';
   }
 }

@@ -1,0 +1,62 @@
+import { describe, expect, test } from 'vitest';
+import { fail, harness, hang, start } from './support.js';
+
+describe('probeHealth', () => {
+  test('probes every endpoint whose breaker is not strictly open, concurrently, and omits open ones', async () => {
+    const h = harness(['a', 'b', 'c'], { breaker: { threshold: 1, cooldownMs: 1000 }, maxAttempts: 1 });
+    h.eps.a!.then(fail('transient'));
+    await h.pool.execute(h.op).catch(() => undefined);
+    const started: string[] = [];
+    const report = start(
+      h.pool.probeHealth((conn) => {
+        started.push(conn.name);
+        return new Promise((resolve) => h.clock.setTimeout(() => resolve(1), 100));
+      }),
+    );
+    await h.clock.advance(0);
+    expect(started).toEqual(['b', 'c']);
+    await h.clock.advance(100);
+    await report.promise;
+    expect(report.value).toEqual([
+      { endpoint: 'b', ok: true, durationMs: 100 },
+      { endpoint: 'c', ok: true, durationMs: 100 },
+    ]);
+  });
+
+  test('a half-open endpoint is probed, and the result never feeds its breaker', async () => {
+    const h = harness(['a'], { breaker: { threshold: 1, cooldownMs: 1000 }, maxAttempts: 1 });
+    h.eps.a!.then(fail('transient'));
+    await h.pool.execute(h.op).catch(() => undefined);
+    await h.clock.advance(1000);
+    const report = await h.pool.probeHealth(async () => 'fine');
+    expect(report).toEqual([{ endpoint: 'a', ok: true, durationMs: 0 }]);
+    expect(h.pool.breakerState('a')).toBe('half-open');
+    const bad = await h.pool.probeHealth(async () => {
+      throw new Error('nope');
+    });
+    expect(bad[0]).toMatchObject({ endpoint: 'a', ok: false, timedOut: false });
+    expect(h.pool.breakerState('a')).toBe('half-open');
+  });
+
+  test('runs under the attempt timeout and aborts the probe signal; bypasses permits and limiters', async () => {
+    const h = harness([{ name: 'a', rateLimit: { perSecond: 1 } }], { attemptTimeoutMs: 300, maxConcurrentCalls: 1 });
+    await h.pool.execute(h.op); // spends a's only token
+    const signals: AbortSignal[] = [];
+    const report = start(
+      h.pool.probeHealth((_c, ctx) => {
+        signals.push(ctx.signal);
+        return new Promise(() => undefined);
+      }),
+    );
+    await h.clock.advance(300);
+    await report.promise;
+    expect(report.value?.[0]).toMatchObject({ endpoint: 'a', ok: false, timedOut: true, durationMs: 300 });
+    expect(signals[0]?.aborted).toBe(true);
+    expect(h.clock.pendingTimers).toBe(0);
+    const custom = start(h.pool.probeHealth(() => new Promise(() => undefined), { timeoutMs: 50 }));
+    await h.clock.advance(50);
+    await custom.promise;
+    expect(custom.value?.[0]).toMatchObject({ timedOut: true, durationMs: 50 });
+    void hang;
+  });
+});
