@@ -102,7 +102,7 @@ export class Call<C, T> implements Waiter {
   #waiting: WaitState = 'none';
   #waitTimer: TimerHandle | undefined;
   #onWaitTimer: (() => void) | undefined;
-  readonly #verdict: Verdict = { class: 'transient', retryAfterMs: undefined, valid: true };
+  readonly #verdict: Verdict = { class: 'transient', retryAfterMs: undefined, ceilingPerSecond: undefined, dailyQuotaExhausted: false, disableEndpoint: false, valid: true };
 
   constructor(s: PoolState<C>, op: Operation<C, T>, options: ExecuteOptions | undefined) {
     this.#s = s;
@@ -248,10 +248,12 @@ export class Call<C, T> implements Waiter {
       this.#pinUnavailable('it answered that it does not support this operation', undefined);
       return undefined;
     }
-    if (!ep.breaker.admits(now)) {
-      const w = ep.breaker.waitMs(now);
-      return { kind: 'none', retryAfterMs: w > 0 ? w : INF };
+    if (ep.disabled) {
+      this.#pinUnavailable('it is disabled', undefined);
+      return undefined;
     }
+    const out = ep.unavailableMs(now);
+    if (out > 0) return { kind: 'none', retryAfterMs: out };
     const wait = ep.readyInMs(now);
     if (wait > 0) return { kind: 'wait', waitMs: wait, endpoint: ep };
     return { kind: 'endpoint', endpoint: ep, tried: this.#tried?.includes(ep) === true };
@@ -262,10 +264,11 @@ export class Call<C, T> implements Waiter {
     const n = ++this.#attempts;
     this.#retryPending = false;
     this.#backedOff = false;
-    ep.limiter?.take(now);
+    ep.quota.take(now);
     const probe = ep.breaker.enter(now);
     if (++ep.inFlight > ep.peakInFlight) ep.peakInFlight = ep.inFlight;
     ep.attempts++;
+    ep.usage.add(now);
     const a = new Attempt(ep, n, this.#deadlineAt, probe, now);
     this.#running = a;
     this.#lastEndpoint = ep;
@@ -355,7 +358,7 @@ export class Call<C, T> implements Waiter {
         ep.breaker.release(a.probe);
         ep.rateLimited++;
         cooldownMs = Math.min(verdict.retryAfterMs ?? s.opts.rateLimitCooldownMs, this.#backoff.maxMs);
-        if (now + cooldownMs > ep.cooldownUntil) ep.cooldownUntil = now + cooldownMs;
+        ep.quota.coolDown(now, cooldownMs);
         if (a.probe !== 0) s.wakeParked();
         break;
       }
@@ -365,10 +368,16 @@ export class Call<C, T> implements Waiter {
         else ep.breaker.release(a.probe);
         break;
     }
+    if (cls !== 'permanent') ep.recentFailures.add(now);
     this.#lastRetryAfterMs = cls === 'rate-limited' ? cooldownMs : undefined;
+    const movesOn = this.#applyHints(ep, verdict, now);
     this.#report(a, cls, error, now, opened, closed);
     if (cls === 'rate-limited' && s.listener !== undefined) s.emit({ type: 'endpoint-cooling', endpoint: ep.name, cooldownMs });
     if (this.#settled) return;
+    if (movesOn) {
+      (this.#excluded ??= []).push(ep);
+      return this.#retryOrFail();
+    }
     switch (cls) {
       case 'permanent':
         return this.#fail('PERMANENT', `endpoint ${JSON.stringify(ep.name)} answered with a permanent error`);
@@ -400,6 +409,7 @@ export class Call<C, T> implements Waiter {
     this.#lastError = error;
     this.#lastRetryAfterMs = undefined;
     ep.failures++;
+    ep.recentFailures.add(now);
     const opened = ep.breaker.recordFailure(a.generation, a.probe, now);
     this.#report(a, 'timeout', error, now, opened, false);
     if (this.#settled) return;
@@ -408,6 +418,31 @@ export class Call<C, T> implements Waiter {
     else if (!this.#tried.includes(ep)) this.#tried.push(ep);
     this.#retryPending = true;
     this.#retryOrFail();
+  }
+
+  /**
+   * Acts on what the classification said about the endpoint itself. Returns true when
+   * the endpoint is now out of the running (disabled or parked), so the call moves on at
+   * once to another endpoint.
+   */
+  #applyHints(ep: EndpointState<C>, verdict: Verdict, now: number): boolean {
+    const s = this.#s;
+    if (verdict.ceilingPerSecond !== undefined) {
+      ep.quota.recalibrate(verdict.ceilingPerSecond, now);
+      ep.quota.coolDown(now, s.opts.rateLimitCooldownMs);
+      s.emit({ type: 'endpoint-recalibrated', endpoint: ep.name, perSecond: verdict.ceilingPerSecond });
+    }
+    let out = false;
+    if (verdict.dailyQuotaExhausted) {
+      const untilMs = ep.quota.park(now);
+      s.emit({ type: 'endpoint-parked', endpoint: ep.name, untilMs });
+      out = true;
+    }
+    if (verdict.disableEndpoint && !ep.disabled) {
+      ep.disabled = true;
+      s.emit({ type: 'endpoint-disabled', endpoint: ep.name });
+    }
+    return out || verdict.disableEndpoint;
   }
 
   /** Metrics and events for a failed attempt, after every state change. */

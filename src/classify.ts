@@ -13,16 +13,27 @@
  * | `unsupported`    | reachable              | yes, at once, on another endpoint; never this one  |
  *
  * A `classify` that throws or returns something unknown is treated as `permanent`: the
- * pool does not guess that an error it cannot read is safe to repeat.
+ * pool does not guess that an error it cannot read is safe to repeat. Hints that are not
+ * finite, non-negative numbers are dropped.
+ *
+ * Hints about the endpoint's quota (`ceilingPerSecond`, `dailyQuotaExhausted`) and
+ * `disableEndpoint` act on the endpoint whatever the class; after `dailyQuotaExhausted` or
+ * `disableEndpoint` the call moves on at once to another endpoint.
  */
 
 export type ErrorClass = 'transient' | 'permanent' | 'rate-limited' | 'retry-narrower' | 'unsupported';
 
-/** A class with a hint from the server. */
+/** A class with hints from the server. */
 export interface Classification {
   readonly class: ErrorClass;
   /** How long the server asked us to wait (`Retry-After`), in milliseconds. */
   readonly retryAfterMs?: number;
+  /** The server's real per-second ceiling (e.g. parsed from "rate limit reached (3/sec)"): the endpoint is recalibrated to it. */
+  readonly ceilingPerSecond?: number;
+  /** The server says the endpoint's daily quota is spent: it is parked until the next daily reset. */
+  readonly dailyQuotaExhausted?: boolean;
+  /** The endpoint can never succeed (an invalid key): it is disabled until `enableEndpoint`. */
+  readonly disableEndpoint?: boolean;
 }
 
 export type ClassifyResult = ErrorClass | Classification;
@@ -40,6 +51,9 @@ export function isErrorClass(value: unknown): value is ErrorClass {
 export interface Verdict {
   class: ErrorClass;
   retryAfterMs: number | undefined;
+  ceilingPerSecond: number | undefined;
+  dailyQuotaExhausted: boolean;
+  disableEndpoint: boolean;
   /** False when the classifier threw or answered something unknown (the class is then `permanent`). */
   valid: boolean;
 }
@@ -50,6 +64,9 @@ export interface Verdict {
  */
 export function runClassifier(classify: Classifier, error: unknown, out: Verdict): Verdict {
   out.retryAfterMs = undefined;
+  out.ceilingPerSecond = undefined;
+  out.dailyQuotaExhausted = false;
+  out.disableEndpoint = false;
   out.valid = true;
   let result: unknown;
   try {
@@ -64,12 +81,20 @@ export function runClassifier(classify: Classifier, error: unknown, out: Verdict
     return out;
   }
   if (typeof result === 'object' && result !== null && isErrorClass((result as Classification).class)) {
-    const hint = (result as Classification).retryAfterMs;
-    out.class = (result as Classification).class;
-    out.retryAfterMs = typeof hint === 'number' && Number.isFinite(hint) && hint >= 0 ? hint : undefined;
+    const c = result as Classification;
+    out.class = c.class;
+    out.retryAfterMs = nonNegative(c.retryAfterMs);
+    const ceiling = nonNegative(c.ceilingPerSecond);
+    out.ceilingPerSecond = ceiling !== undefined && ceiling > 0 ? ceiling : undefined;
+    out.dailyQuotaExhausted = c.dailyQuotaExhausted === true;
+    out.disableEndpoint = c.disableEndpoint === true;
     return out;
   }
   out.class = 'permanent';
   out.valid = false;
   return out;
+}
+
+function nonNegative(value: unknown): number | undefined {
+  return typeof value === 'number' && Number.isFinite(value) && value >= 0 ? value : undefined;
 }

@@ -1,13 +1,19 @@
 /**
- * The runtime state of one endpoint: its breaker, limiter, cooldown, in-flight count and
- * counters. Created from an `EndpointConfig` and owned by the pool; calls hold references
- * to it (never indices), so replacing the endpoint set never confuses a call in progress.
+ * The runtime state of one endpoint: its breaker, quota, in-flight count, rolling usage
+ * and failure windows, and counters. Created from an `EndpointConfig` and owned by the
+ * pool; calls hold references to it (never indices), so replacing the endpoint set never
+ * confuses a call in progress.
  */
 import { Breaker, type BreakerOptions } from './breaker.js';
 import type { FailureClass } from './events.js';
-import type { Limiter } from './limiter.js';
 import type { Labels } from './metrics.js';
 import type { Priority } from './options.js';
+import type { Quota } from './quota.js';
+import { RollingCounter } from './window.js';
+
+/** Fifteen one-minute buckets: enough for the 5- and 15-minute views. */
+const WINDOW_BUCKETS = 15;
+const WINDOW_BUCKET_MS = 60_000;
 
 export class EndpointState<C> {
   readonly name: string;
@@ -17,32 +23,36 @@ export class EndpointState<C> {
   readonly maxInFlight: number;
   readonly breaker: Breaker;
   /** Shared with the other members of its group, when it has one. */
-  limiter: Limiter | undefined;
-  /** Until when selection skips it after a rate-limited answer. */
-  cooldownUntil = 0;
+  quota: Quota;
   inFlight = 0;
   peakInFlight = 0;
   /** False once `setEndpoints` dropped it: calls that still hold it must not start new attempts on it. */
   live = true;
+  /** Set when the server says this endpoint can never succeed (an invalid key); cleared by `enableEndpoint`. */
+  disabled = false;
 
   attempts = 0;
   successes = 0;
   failures = 0;
   rateLimited = 0;
+  /** Attempts started, per minute. */
+  readonly usage = new RollingCounter(WINDOW_BUCKETS, WINDOW_BUCKET_MS);
+  /** Failures that say something about the endpoint (not `permanent`), per minute. */
+  readonly recentFailures = new RollingCounter(WINDOW_BUCKETS, WINDOW_BUCKET_MS);
 
   /** `{ endpoint: name }`, built once and reused for every metric. */
   readonly labels: Labels;
   readonly #classLabels = new Map<string, Labels>();
   readonly #codeLabels = new Map<string, Labels>();
 
-  constructor(name: string, conn: C, priority: Priority, weight: number, maxInFlight: number, breaker: BreakerOptions, limiter: Limiter | undefined) {
+  constructor(name: string, conn: C, priority: Priority, weight: number, maxInFlight: number, breaker: BreakerOptions, quota: Quota) {
     this.name = name;
     this.conn = conn;
     this.priority = priority;
     this.weight = weight;
     this.maxInFlight = maxInFlight;
     this.breaker = new Breaker(breaker);
-    this.limiter = limiter;
+    this.quota = quota;
     this.labels = Object.freeze({ endpoint: name });
   }
 
@@ -67,17 +77,36 @@ export class EndpointState<C> {
   }
 
   /**
+   * Whether the endpoint is in the running at all: 0 when it is, otherwise how long until
+   * it may be (`Infinity`: only a person or a probe verdict can bring it back). Covers the
+   * breaker, a disabled endpoint and a spent daily quota.
+   */
+  unavailableMs(now: number): number {
+    if (this.disabled) return Number.POSITIVE_INFINITY;
+    if (!this.breaker.admits(now)) {
+      const w = this.breaker.waitMs(now);
+      return w > 0 ? w : Number.POSITIVE_INFINITY;
+    }
+    return this.quota.blockedMs(now);
+  }
+
+  /**
    * 0 when an attempt could start here now; otherwise how long until one could, or
    * `Infinity` when only a finishing attempt (a free in-flight slot) can tell.
-   * Does not look at the breaker.
+   * Assumes the endpoint is available (see `unavailableMs`).
    */
   readyInMs(now: number): number {
-    let wait = this.cooldownUntil > now ? this.cooldownUntil - now : 0;
-    if (this.limiter !== undefined) {
-      const w = this.limiter.waitMs(now);
-      if (w > wait) wait = w;
-    }
     if (this.inFlight >= this.maxInFlight) return Number.POSITIVE_INFINITY;
-    return wait;
+    return this.quota.waitMs(now);
+  }
+
+  /** Failures in the last `spanMs`. */
+  failuresIn(now: number, spanMs: number): number {
+    return this.recentFailures.sum(now, spanMs);
+  }
+
+  /** Attempts started in the last `spanMs`. */
+  usageIn(now: number, spanMs: number): number {
+    return this.usage.sum(now, spanMs);
   }
 }

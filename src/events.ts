@@ -52,6 +52,13 @@ export type PoolEvent =
     }
   | { readonly type: 'rate-limit-wait'; readonly callId: number; readonly endpoint: string; readonly delayMs: number }
   | { readonly type: 'endpoint-cooling'; readonly endpoint: string; readonly cooldownMs: number }
+  /** A ceiling learned from the server replaced the endpoint's per-second limit. */
+  | { readonly type: 'endpoint-recalibrated'; readonly endpoint: string; readonly perSecond: number }
+  /** The endpoint's daily quota is spent: no calls until `untilMs`. */
+  | { readonly type: 'endpoint-parked'; readonly endpoint: string; readonly untilMs: number }
+  /** The endpoint can never succeed (e.g. an invalid key): out until `enableEndpoint`. */
+  | { readonly type: 'endpoint-disabled'; readonly endpoint: string }
+  | { readonly type: 'endpoint-enabled'; readonly endpoint: string }
   | { readonly type: 'breaker-opened'; readonly endpoint: string; readonly cooldownMs: number }
   | { readonly type: 'breaker-closed'; readonly endpoint: string }
   | { readonly type: 'call-failed'; readonly callId: number; readonly error: PoolError };

@@ -15,14 +15,26 @@ import type { MetricsSink } from './metrics.js';
 
 export type Priority = 'high' | 'low';
 
-/** How an endpoint is chosen within a priority tier. */
-export type Strategy = 'ordered' | 'round-robin';
+/**
+ * How an endpoint is chosen within a priority tier: `ordered` (first healthy in config
+ * order), `round-robin` (weighted rotation), `health` (fewest recent failures, then least
+ * used).
+ */
+export type Strategy = 'ordered' | 'round-robin' | 'health';
 
 export interface RateLimitOptions {
-  /** Calls per second, refilled continuously. */
-  readonly perSecond: number;
-  /** Bucket size. @default perSecond (rounded up) */
+  /** Calls per second. Optional when only `perDay` is set. */
+  readonly perSecond?: number;
+  /** `bucket`: a token bucket (bursts allowed); `paced`: calls spaced by `1000 / perSecond + marginMs`, at most `perSecond` in any second. @default 'bucket' */
+  readonly mode?: 'bucket' | 'paced';
+  /** Bucket size (bucket mode). @default perSecond (rounded up) */
   readonly burst?: number;
+  /** Extra spacing between paced calls. @default 25 */
+  readonly marginMs?: number;
+  /** Calls per day; admission stops at `dailyStopFraction` of it until the next reset. */
+  readonly perDay?: number;
+  /** Share of `perDay` at which admission stops. @default 0.95 */
+  readonly dailyStopFraction?: number;
 }
 
 export interface EndpointConfig<C> {
@@ -76,6 +88,25 @@ export interface PoolOptions<C> {
   readonly metrics?: MetricsSink;
   /** Receives every event, synchronously. @default none */
   readonly onEvent?: EventListener;
+  /**
+   * Endpoints counted together upstream (keys of one account), by name: each group shares
+   * one quota (same ceiling, pacing and cooldown). Members' `rateLimit`s must agree.
+   * @default []
+   */
+  readonly groups?: readonly (readonly string[])[];
+  /** Hour (UTC) at which daily quotas reset. @default 0 */
+  readonly dailyResetUtcHour?: number;
+  /** Tuning of `strategy: 'health'`. */
+  readonly health?: HealthOptions;
+}
+
+export interface HealthOptions {
+  /** Window over which failures and usage are ranked. @default 300000 (5 min) */
+  readonly windowMs?: number;
+  /** Longer window that breaks ties on usage. @default 900000 (15 min) */
+  readonly longWindowMs?: number;
+  /** Longest a call waits for a healthier endpoint rather than use a less healthy one now. @default 1500 */
+  readonly maxWaitForHealthyMs?: number;
 }
 
 export interface ExecuteOptions {
@@ -119,9 +150,12 @@ export const DEFAULTS = {
   breaker: { threshold: 5, cooldownMs: 5_000, maxCooldownMs: 60_000 },
   rateLimitCooldownMs: 1_000,
   breakerMode: 'fail-fast',
+  dailyResetUtcHour: 0,
+  health: { windowMs: 300_000, longWindowMs: 900_000, maxWaitForHealthyMs: 1_500 },
+  rateLimit: { mode: 'bucket', marginMs: 25, dailyStopFraction: 0.95 },
 } as const;
 
-const STRATEGIES: readonly Strategy[] = ['ordered', 'round-robin'];
+const STRATEGIES: readonly Strategy[] = ['ordered', 'round-robin', 'health'];
 const PRIORITIES: readonly Priority[] = ['high', 'low'];
 const JITTERS: readonly Jitter[] = ['none', 'full', 'equal', 'decorrelated'];
 const BREAKER_MODES: readonly BreakerMode[] = ['fail-fast', 'wait'];

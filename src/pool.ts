@@ -34,10 +34,15 @@ import {
 import { probeEndpoints, type ProbeResult } from './probe.js';
 import { PoolState, type ResolvedOptions } from './state.js';
 
+/** Where an endpoint stands, most severe first. */
+export type EndpointStatus = 'disabled' | 'parked' | 'open' | 'cooling' | 'ok';
+
 /** A snapshot of one endpoint, from `pool.stats()`. */
 export interface EndpointStats {
   readonly name: string;
   readonly priority: Priority;
+  /** `disabled` (invalid key), `parked` (daily quota spent), `open` (breaker), `cooling` (after a 429), or `ok`. */
+  readonly status: EndpointStatus;
   readonly breaker: BreakerState;
   /** Consecutive failures the breaker has counted. */
   readonly consecutiveFailures: number;
@@ -50,8 +55,17 @@ export interface EndpointStats {
   readonly rateLimited: number;
   /** How long selection still skips it after a rate-limited answer. */
   readonly cooldownRemainingMs: number;
-  /** Its rate limit in calls per second, if it has one. */
+  /** Its per-second ceiling (configured, or learned from the server), if it has one. */
   readonly ceilingPerSecond: number | undefined;
+  /** Attempts started in the last 5 and 15 minutes. */
+  readonly usage5m: number;
+  readonly usage15m: number;
+  /** Failures (other than `permanent`) in the last 5 minutes. */
+  readonly failures5m: number;
+  /** Calls counted against its daily quota today, if it has one. */
+  readonly dailyCount: number | undefined;
+  /** Until when it is parked (daily quota spent), if it is. */
+  readonly parkedUntilMs: number | undefined;
 }
 
 export interface ProbeOptions {
@@ -88,9 +102,11 @@ export class Pool<C> {
       rateLimitCooldownMs: finite('rateLimitCooldownMs', o['rateLimitCooldownMs'], DEFAULTS.rateLimitCooldownMs),
       maxConcurrentCalls: limitOrInfinity('maxConcurrentCalls', o['maxConcurrentCalls']),
       breakerMode: oneOf('breakerMode', o['breakerMode'], BREAKER_MODES, DEFAULTS.breakerMode),
+      dailyResetUtcHour: resetHour(o['dailyResetUtcHour']),
+      health: resolveHealth(o['health']),
     };
     this.#s = new PoolState<C>(resolved, options.clock ?? systemClock, options.random ?? systemRandom, options.metrics, options.onEvent);
-    this.#s.setEndpoints(o['endpoints']);
+    this.#s.setEndpoints(o['endpoints'], o['groups']);
   }
 
   /**
@@ -133,6 +149,15 @@ export class Pool<C> {
     return this.#s.endpoints.map((ep) => ({
       name: ep.name,
       priority: ep.priority,
+      status: ep.disabled
+        ? 'disabled'
+        : ep.quota.blockedMs(now) > 0
+          ? 'parked'
+          : ep.breaker.isStrictlyOpen(now)
+            ? 'open'
+            : ep.quota.cooldownUntil > now
+              ? 'cooling'
+              : 'ok',
       breaker: ep.breaker.state(now),
       consecutiveFailures: ep.breaker.failures,
       inFlight: ep.inFlight,
@@ -141,9 +166,42 @@ export class Pool<C> {
       successes: ep.successes,
       failures: ep.failures,
       rateLimited: ep.rateLimited,
-      cooldownRemainingMs: Math.max(0, ep.cooldownUntil - now),
-      ceilingPerSecond: ep.limiter?.perSecond,
+      cooldownRemainingMs: Math.max(0, ep.quota.cooldownUntil - now),
+      ceilingPerSecond: ep.quota.perSecond,
+      usage5m: ep.usageIn(now, 300_000),
+      usage15m: ep.usageIn(now, 900_000),
+      failures5m: ep.failuresIn(now, 300_000),
+      dailyCount: ep.quota.daily?.count(now),
+      parkedUntilMs: ep.quota.parkedUntil > now ? ep.quota.parkedUntil : undefined,
     }));
+  }
+
+  /**
+   * Theoretical calls per second of the endpoints that can take calls now (not disabled,
+   * parked or behind an open breaker). A group sharing one quota counts once.
+   * `Infinity` when such an endpoint has no per-second limit.
+   */
+  capacity(): number {
+    const now = this.#s.clock.now();
+    const seen = new Set<unknown>();
+    let total = 0;
+    for (const ep of this.#s.endpoints) {
+      if (ep.unavailableMs(now) > 0 || seen.has(ep.quota)) continue;
+      seen.add(ep.quota);
+      const ceiling = ep.quota.perSecond;
+      if (ceiling === undefined) return Number.POSITIVE_INFINITY;
+      total += ceiling;
+    }
+    return total;
+  }
+
+  /** Brings back an endpoint disabled by a `disableEndpoint` hint. */
+  enableEndpoint(name: string): void {
+    const ep = this.#endpoint(name);
+    if (!ep.disabled) return;
+    ep.disabled = false;
+    this.#s.emit({ type: 'endpoint-enabled', endpoint: ep.name });
+    this.#s.wakeParked();
   }
 
   /** Endpoint names, in configuration order. */
@@ -166,8 +224,8 @@ export class Pool<C> {
    * settings) keep their breaker, limiter and counters; removed ones receive no new
    * attempts; attempts in flight finish normally.
    */
-  setEndpoints(endpoints: readonly EndpointConfig<C>[]): void {
-    this.#s.setEndpoints(endpoints);
+  setEndpoints(endpoints: readonly EndpointConfig<C>[], groups?: readonly (readonly string[])[]): void {
+    this.#s.setEndpoints(endpoints, groups ?? this.#s.groups);
   }
 
   /**
@@ -196,4 +254,22 @@ export class Pool<C> {
     if (ep === undefined) throw invalidOption('name', 'the name of an endpoint of this pool', name);
     return ep;
   }
+}
+
+function resetHour(value: unknown): number {
+  if (value === undefined) return DEFAULTS.dailyResetUtcHour;
+  if (typeof value !== 'number' || !Number.isInteger(value) || value < 0 || value > 23) {
+    throw invalidOption('dailyResetUtcHour', 'an integer hour from 0 to 23', value);
+  }
+  return value;
+}
+
+function resolveHealth(value: unknown): ResolvedOptions['health'] {
+  const o = plainObject('health', value) ?? {};
+  const d = DEFAULTS.health;
+  return {
+    windowMs: finite('health.windowMs', o['windowMs'], d.windowMs, 0, true),
+    longWindowMs: finite('health.longWindowMs', o['longWindowMs'], d.longWindowMs, 0, true),
+    maxWaitForHealthyMs: finite('health.maxWaitForHealthyMs', o['maxWaitForHealthyMs'], d.maxWaitForHealthyMs),
+  };
 }

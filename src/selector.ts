@@ -5,7 +5,8 @@
  *
  * Tiers are walked in priority order (`high`, then `low`). Within a tier the walk follows
  * the tier's ring, starting at `starts[tier]`:
- * - an excluded endpoint, or one whose breaker does not admit, is skipped outright;
+ * - an excluded endpoint, or one that is unavailable (breaker not admitting, disabled,
+ *   daily quota spent), is skipped outright;
  * - every other endpoint is *admissible*; one that cannot go right now (cooling down after
  *   a rate-limited answer, no token, no free in-flight slot) is skipped for this call
  *   rather than waited on, and its wait is remembered;
@@ -23,7 +24,7 @@ export type Selection<C> =
   | { readonly kind: 'endpoint'; readonly endpoint: EndpointState<C>; readonly tried: boolean }
   /** Admissible endpoints exist but none is ready: wait `waitMs` (`Infinity`: until an attempt finishes somewhere). */
   | { readonly kind: 'wait'; readonly waitMs: number; readonly endpoint: EndpointState<C> | undefined }
-  /** No endpoint admits: `retryAfterMs` until the first breaker lets a probe through (`Infinity`: a probe is out). */
+  /** No endpoint is available: `retryAfterMs` until the first may be (`Infinity`: unknown, e.g. a probe is out). */
   | { readonly kind: 'none'; readonly retryAfterMs: number };
 
 export interface SelectionInput<C> {
@@ -53,9 +54,9 @@ export function selectEndpoint<C>(input: SelectionInput<C>): Selection<C> {
       if (p >= n) p -= n;
       const ep = ring[p]!;
       if (excluded !== undefined && excluded.includes(ep)) continue;
-      if (!ep.breaker.admits(now)) {
-        const w = ep.breaker.waitMs(now);
-        if (w > 0 && w < retryAfterMs) retryAfterMs = w;
+      const out = ep.unavailableMs(now);
+      if (out > 0) {
+        if (out < retryAfterMs) retryAfterMs = out;
         continue;
       }
       admissible = true;
@@ -77,4 +78,90 @@ export function selectEndpoint<C>(input: SelectionInput<C>): Selection<C> {
     if (admissible) return { kind: 'wait', waitMs: bestWait, endpoint: waitFor };
   }
   return { kind: 'none', retryAfterMs };
+}
+
+export interface HealthSelectionInput<C> extends Omit<SelectionInput<C>, 'starts'> {
+  /** The window failures and usage are counted over. */
+  readonly windowMs: number;
+  /** The longer window that breaks ties on usage. */
+  readonly longWindowMs: number;
+  /** How long a call may wait for a healthier endpoint rather than use a less healthy one now. */
+  readonly maxWaitForHealthyMs: number;
+}
+
+/**
+ * Health-weighted selection: within a tier, the endpoint with the fewest failures in the
+ * window wins, then the least used (window, then long window), then configuration order.
+ * An endpoint that keeps failing sinks to the end of the ranking: it becomes overflow,
+ * used only when the healthier ones cannot serve. When a healthier endpoint the call has
+ * not tried will be ready within `maxWaitForHealthyMs`, the call waits for it instead of
+ * using a less healthy one now. Tiers and the tried/excluded rules are as in
+ * `selectEndpoint`. Cost is linear in the tier's size.
+ */
+export function selectHealthiest<C>(input: HealthSelectionInput<C>): Selection<C> {
+  const { tiers, now, tried, excluded, windowMs, longWindowMs, maxWaitForHealthyMs } = input;
+  let retryAfterMs = Number.POSITIVE_INFINITY;
+  for (const ring of tiers) {
+    let admissible = false;
+    let bestWait = Number.POSITIVE_INFINITY;
+    let waitFor: EndpointState<C> | undefined;
+    let ready: Ranked<C> | undefined;
+    let readyTried: Ranked<C> | undefined;
+    let pending: Ranked<C> | undefined;
+    for (let i = 0; i < ring.length; i++) {
+      const ep = ring[i]!;
+      if (excluded !== undefined && excluded.includes(ep)) continue;
+      const out = ep.unavailableMs(now);
+      if (out > 0) {
+        if (out < retryAfterMs) retryAfterMs = out;
+        continue;
+      }
+      admissible = true;
+      const wait = ep.readyInMs(now);
+      const isTried = tried !== undefined && tried.includes(ep);
+      const r = rank(ep, now, windowMs, longWindowMs, i);
+      if (wait > 0) {
+        if (wait < bestWait || waitFor === undefined) {
+          bestWait = wait;
+          waitFor = ep;
+        }
+        if (!isTried && wait <= maxWaitForHealthyMs && (pending === undefined || better(r, pending))) pending = r;
+        continue;
+      }
+      if (isTried) {
+        if (readyTried === undefined || better(r, readyTried)) readyTried = r;
+      } else if (ready === undefined || better(r, ready)) {
+        ready = r;
+      }
+    }
+    if (ready !== undefined) {
+      if (pending !== undefined && pending.failures < ready.failures) {
+        return { kind: 'wait', waitMs: pending.ep.readyInMs(now), endpoint: pending.ep };
+      }
+      return { kind: 'endpoint', endpoint: ready.ep, tried: false };
+    }
+    if (pending !== undefined) return { kind: 'wait', waitMs: pending.ep.readyInMs(now), endpoint: pending.ep };
+    if (readyTried !== undefined) return { kind: 'endpoint', endpoint: readyTried.ep, tried: true };
+    if (admissible) return { kind: 'wait', waitMs: bestWait, endpoint: waitFor };
+  }
+  return { kind: 'none', retryAfterMs };
+}
+
+interface Ranked<C> {
+  readonly ep: EndpointState<C>;
+  readonly failures: number;
+  readonly usage: number;
+  readonly longUsage: number;
+  readonly order: number;
+}
+
+function rank<C>(ep: EndpointState<C>, now: number, windowMs: number, longWindowMs: number, order: number): Ranked<C> {
+  return { ep, failures: ep.failuresIn(now, windowMs), usage: ep.usageIn(now, windowMs), longUsage: ep.usageIn(now, longWindowMs), order };
+}
+
+function better<C>(a: Ranked<C>, b: Ranked<C>): boolean {
+  if (a.failures !== b.failures) return a.failures < b.failures;
+  if (a.usage !== b.usage) return a.usage < b.usage;
+  if (a.longUsage !== b.longUsage) return a.longUsage < b.longUsage;
+  return a.order < b.order;
 }

@@ -7,23 +7,13 @@ import type { BackoffOptions } from './backoff.js';
 import type { BreakerOptions } from './breaker.js';
 import type { Classifier } from './classify.js';
 import type { Clock, RandomSource } from './clock.js';
-import { EndpointState } from './endpoint.js';
-import { invalidOption } from './errors.js';
+import type { EndpointState } from './endpoint.js';
+import { buildEndpointSet } from './endpoint-set.js';
 import { deliver, type EventListener, type PoolEvent } from './events.js';
-import { TokenBucket } from './limiter.js';
 import { safeIncrement, type MetricsSink } from './metrics.js';
-import {
-  PRIORITIES,
-  finite,
-  limitOrInfinity,
-  oneOf,
-  plainObject,
-  positiveInteger,
-  type BreakerMode,
-  type EndpointConfig,
-  type Strategy,
-} from './options.js';
-import { selectEndpoint, type Selection } from './selector.js';
+import type { BreakerMode, Strategy } from './options.js';
+import type { ResolvedRateLimit } from './quota.js';
+import { selectEndpoint, selectHealthiest, type Selection } from './selector.js';
 
 /** A call waiting for something: capacity to free up, a permit, or time to pass. */
 export interface Waiter {
@@ -46,6 +36,8 @@ export interface ResolvedOptions {
   readonly rateLimitCooldownMs: number;
   readonly maxConcurrentCalls: number;
   readonly breakerMode: BreakerMode;
+  readonly dailyResetUtcHour: number;
+  readonly health: { readonly windowMs: number; readonly longWindowMs: number; readonly maxWaitForHealthyMs: number };
 }
 
 export class PoolState<C> {
@@ -57,6 +49,8 @@ export class PoolState<C> {
 
   endpoints: EndpointState<C>[] = [];
   byName = new Map<string, EndpointState<C>>();
+  groups: string[][] = [];
+  #limits = new Map<EndpointState<C>, ResolvedRateLimit | undefined>();
   /** Rotation rings per tier (high, low); each endpoint repeated `weight` times under round-robin. */
   tiers: EndpointState<C>[][] = [[], []];
   readonly cursors = [0, 0];
@@ -85,46 +79,13 @@ export class PoolState<C> {
   }
 
   /** Validates and installs an endpoint set, keeping the state of endpoints kept by name. */
-  setEndpoints(configs: unknown): void {
-    if (!Array.isArray(configs) || configs.length === 0) throw invalidOption('endpoints', 'a non-empty array', configs);
-    const now = this.clock.now();
-    const next: EndpointState<C>[] = [];
-    const byName = new Map<string, EndpointState<C>>();
-    for (let i = 0; i < configs.length; i++) {
-      const field = `endpoints[${i}]`;
-      const c = plainObject(field, configs[i]) as Partial<EndpointConfig<C>> | undefined;
-      if (c === undefined) throw invalidOption(field, 'an endpoint object', undefined);
-      if (typeof c.name !== 'string' || c.name.length === 0) throw invalidOption(`${field}.name`, 'a non-empty string', c.name);
-      if (byName.has(c.name)) throw invalidOption(`${field}.name`, 'a name not used by another endpoint', c.name);
-      if (!('conn' in c)) throw invalidOption(`${field}.conn`, 'a connection value', undefined);
-      const priority = oneOf(`${field}.priority`, c.priority, PRIORITIES, 'high');
-      const weight = positiveInteger(`${field}.weight`, c.weight, 1);
-      const maxInFlight = limitOrInfinity(`${field}.maxInFlight`, c.maxInFlight);
-      const rl = plainObject(`${field}.rateLimit`, c.rateLimit);
-      let perSecond = 0;
-      let burst = 0;
-      if (rl !== undefined) {
-        perSecond = finite(`${field}.rateLimit.perSecond`, rl['perSecond'], Number.NaN, 0, true);
-        if (Number.isNaN(perSecond)) throw invalidOption(`${field}.rateLimit.perSecond`, 'a finite number > 0', undefined);
-        burst = finite(`${field}.rateLimit.burst`, rl['burst'], Math.max(1, Math.ceil(perSecond)), 1);
-      }
-      const old = this.byName.get(c.name);
-      let ep: EndpointState<C>;
-      if (old !== undefined && old.conn === c.conn && old.priority === priority && old.weight === weight && old.maxInFlight === maxInFlight) {
-        ep = old;
-      } else {
-        ep = new EndpointState(c.name, c.conn as C, priority, weight, maxInFlight, this.opts.breaker, undefined);
-      }
-      const limiter = ep.limiter;
-      const sameLimit = limiter instanceof TokenBucket && limiter.perSecond === perSecond && limiter.burst === burst;
-      if (rl === undefined) ep.limiter = undefined;
-      else if (!sameLimit) ep.limiter = new TokenBucket(perSecond, burst, now);
-      next.push(ep);
-      byName.set(c.name, ep);
-    }
-    for (const old of this.endpoints) if (byName.get(old.name) !== old) old.live = false;
-    this.endpoints = next;
-    this.byName = byName;
+  setEndpoints(configs: unknown, groups: unknown = this.groups): void {
+    const previous = this.endpoints.length === 0 ? undefined : { endpoints: this.endpoints, byName: this.byName, groups: this.groups };
+    const next = buildEndpointSet<C>(configs, groups, previous, this.#limits, this.opts.breaker, this.opts.dailyResetUtcHour, this.clock.now());
+    this.endpoints = next.endpoints;
+    this.byName = next.byName;
+    this.groups = next.groups;
+    this.#limits = next.limits;
     this.#buildTiers();
     this.wakeParked();
   }
@@ -144,7 +105,9 @@ export class PoolState<C> {
 
   /** One selection for a call: strategy start positions, then the pure selector. */
   select(now: number, tried: EndpointState<C>[] | undefined, excluded: EndpointState<C>[] | undefined): Selection<C> {
-    if (this.opts.strategy !== 'round-robin') return selectEndpoint({ tiers: this.tiers, starts: ZERO_STARTS, now, tried, excluded });
+    const strategy = this.opts.strategy;
+    if (strategy === 'ordered') return selectEndpoint({ tiers: this.tiers, starts: ZERO_STARTS, now, tried, excluded });
+    if (strategy === 'health') return selectHealthiest({ tiers: this.tiers, now, tried, excluded, ...this.opts.health });
     const picked = selectEndpoint({ tiers: this.tiers, starts: this.cursors, now, tried, excluded });
     // The cursor moves once per selection, whether or not the endpoint it landed on could serve.
     const high = this.tiers[0]!.length;

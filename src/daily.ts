@@ -1,0 +1,62 @@
+/**
+ * A daily quota: counts calls per day and stops admitting at a fraction of the quota
+ * (95 % by default, leaving room for what other clients of the same key spend), until the
+ * next reset, midnight UTC by default.
+ *
+ * `exhaust(now)` parks the counter until the next reset: used when the server says the
+ * day's quota is spent, whatever our own count says.
+ */
+
+const DAY_MS = 86_400_000;
+
+/** The first reset strictly after `now`, for a reset at `resetUtcHour`:00 UTC every day. */
+export function nextDailyReset(now: number, resetUtcHour: number): number {
+  const offset = resetUtcHour * 3_600_000;
+  return (Math.floor((now - offset) / DAY_MS) + 1) * DAY_MS + offset;
+}
+
+export class DailyCounter {
+  readonly perDay: number;
+  readonly stopAt: number;
+  readonly resetUtcHour: number;
+  #count = 0;
+  #periodEnd: number;
+  #exhausted = false;
+
+  constructor(perDay: number, stopFraction: number, resetUtcHour: number, now: number) {
+    this.perDay = perDay;
+    this.stopAt = Math.max(1, Math.floor(perDay * stopFraction));
+    this.resetUtcHour = resetUtcHour;
+    this.#periodEnd = nextDailyReset(now, resetUtcHour);
+  }
+
+  /** Calls counted since the last reset. */
+  count(now: number): number {
+    this.#roll(now);
+    return this.#count;
+  }
+
+  waitMs(now: number): number {
+    this.#roll(now);
+    return this.#exhausted || this.#count >= this.stopAt ? this.#periodEnd - now : 0;
+  }
+
+  take(now: number): void {
+    this.#roll(now);
+    this.#count++;
+  }
+
+  /** The server says today's quota is spent: admit nothing until the next reset. Returns that time. */
+  exhaust(now: number): number {
+    this.#roll(now);
+    this.#exhausted = true;
+    return this.#periodEnd;
+  }
+
+  #roll(now: number): void {
+    if (now < this.#periodEnd) return;
+    this.#count = 0;
+    this.#exhausted = false;
+    this.#periodEnd = nextDailyReset(now, this.resetUtcHour);
+  }
+}

@@ -1,0 +1,137 @@
+/**
+ * Turns a list of endpoint configs (and groups) into endpoint states, validating every
+ * field, and carries state over from the previous set: an endpoint kept by name with the
+ * same connection and settings keeps its breaker, counters and quota; a group kept with
+ * the same members and limit keeps its shared quota.
+ */
+import type { BreakerOptions } from './breaker.js';
+import { EndpointState } from './endpoint.js';
+import { invalidOption } from './errors.js';
+import { DEFAULTS, PRIORITIES, finite, limitOrInfinity, oneOf, plainObject, positiveInteger, type EndpointConfig } from './options.js';
+import { Quota, type ResolvedRateLimit } from './quota.js';
+
+const MODES = ['bucket', 'paced'] as const;
+
+export interface EndpointSet<C> {
+  readonly endpoints: EndpointState<C>[];
+  readonly byName: Map<string, EndpointState<C>>;
+  /** Normalised groups (members by name), for the next replacement. */
+  readonly groups: string[][];
+}
+
+export function resolveRateLimit(field: string, value: unknown): ResolvedRateLimit | undefined {
+  const rl = plainObject(field, value);
+  if (rl === undefined) return undefined;
+  const d = DEFAULTS.rateLimit;
+  const perSecond = rl['perSecond'] === undefined ? undefined : finite(`${field}.perSecond`, rl['perSecond'], 0, 0, true);
+  const perDay = rl['perDay'] === undefined ? undefined : positiveInteger(`${field}.perDay`, rl['perDay'], 0);
+  if (perSecond === undefined && perDay === undefined) throw invalidOption(`${field}.perSecond`, 'a finite number > 0 (or a perDay)', undefined);
+  const mode = oneOf(`${field}.mode`, rl['mode'], MODES, d.mode);
+  const burst = rl['burst'] === undefined ? undefined : finite(`${field}.burst`, rl['burst'], 1, 1);
+  if (burst !== undefined && mode === 'paced') throw invalidOption(`${field}.burst`, "nothing in 'paced' mode (paced calls never burst)", burst);
+  const marginMs = finite(`${field}.marginMs`, rl['marginMs'], d.marginMs);
+  const dailyStopFraction = finite(`${field}.dailyStopFraction`, rl['dailyStopFraction'], d.dailyStopFraction, 0, true);
+  if (dailyStopFraction > 1) throw invalidOption(`${field}.dailyStopFraction`, 'a fraction in (0, 1]', dailyStopFraction);
+  return { perSecond, burst, mode, marginMs, perDay, dailyStopFraction };
+}
+
+function sameLimit(a: ResolvedRateLimit | undefined, b: ResolvedRateLimit | undefined): boolean {
+  return JSON.stringify(a) === JSON.stringify(b);
+}
+
+interface Built<C> {
+  readonly state: EndpointState<C>;
+  readonly limit: ResolvedRateLimit | undefined;
+}
+
+export function buildEndpointSet<C>(
+  configs: unknown,
+  groupsValue: unknown,
+  previous: EndpointSet<C> | undefined,
+  previousLimits: Map<EndpointState<C>, ResolvedRateLimit | undefined>,
+  breaker: BreakerOptions,
+  resetUtcHour: number,
+  now: number,
+): EndpointSet<C> & { readonly limits: Map<EndpointState<C>, ResolvedRateLimit | undefined> } {
+  if (!Array.isArray(configs) || configs.length === 0) throw invalidOption('endpoints', 'a non-empty array', configs);
+  const built: Built<C>[] = [];
+  const byName = new Map<string, EndpointState<C>>();
+  for (let i = 0; i < configs.length; i++) {
+    const field = `endpoints[${i}]`;
+    const c = plainObject(field, configs[i]) as Partial<EndpointConfig<C>> | undefined;
+    if (c === undefined) throw invalidOption(field, 'an endpoint object', undefined);
+    if (typeof c.name !== 'string' || c.name.length === 0) throw invalidOption(`${field}.name`, 'a non-empty string', c.name);
+    if (byName.has(c.name)) throw invalidOption(`${field}.name`, 'a name not used by another endpoint', c.name);
+    if (!('conn' in c)) throw invalidOption(`${field}.conn`, 'a connection value', undefined);
+    const priority = oneOf(`${field}.priority`, c.priority, PRIORITIES, 'high');
+    const weight = positiveInteger(`${field}.weight`, c.weight, 1);
+    const maxInFlight = limitOrInfinity(`${field}.maxInFlight`, c.maxInFlight);
+    const limit = resolveRateLimit(`${field}.rateLimit`, c.rateLimit);
+    const old = previous?.byName.get(c.name);
+    const keep = old !== undefined && old.conn === c.conn && old.priority === priority && old.weight === weight && old.maxInFlight === maxInFlight;
+    const state = keep ? old : new EndpointState(c.name, c.conn as C, priority, weight, maxInFlight, breaker, new Quota(limit, resetUtcHour, now));
+    if (keep && !sameLimit(previousLimits.get(old), limit)) state.quota = new Quota(limit, resetUtcHour, now);
+    built.push({ state, limit });
+    byName.set(c.name, state);
+  }
+  const groups = resolveGroups(groupsValue, byName, previous === undefined);
+  const limits = new Map<EndpointState<C>, ResolvedRateLimit | undefined>();
+  for (const b of built) limits.set(b.state, b.limit);
+  const grouped = new Set<EndpointState<C>>();
+  for (let g = 0; g < groups.length; g++) {
+    const members = groups[g]!.map((n) => byName.get(n)!);
+    let limit: ResolvedRateLimit | undefined;
+    for (const m of members) {
+      const l = limits.get(m);
+      if (l === undefined) continue;
+      if (limit !== undefined && !sameLimit(limit, l)) throw invalidOption(`groups[${g}]`, 'members whose rateLimit settings agree', groups[g]);
+      limit = l;
+    }
+    // Keep the shared quota if every member already shared one with the same limit.
+    const first = members[0]!.quota;
+    const reuse = members.every((m) => m.quota === first && sameLimit(previousLimits.get(m), limit) && isKeptMember(m, previous));
+    const quota = reuse ? first : new Quota(limit, resetUtcHour, now);
+    for (const m of members) {
+      m.quota = quota;
+      limits.set(m, limit);
+      grouped.add(m);
+    }
+  }
+  // An endpoint that left its group gets a quota of its own again.
+  const holders = new Map<Quota, number>();
+  for (const b of built) holders.set(b.state.quota, (holders.get(b.state.quota) ?? 0) + 1);
+  for (const b of built) {
+    if (!grouped.has(b.state) && holders.get(b.state.quota)! > 1) b.state.quota = new Quota(b.limit, resetUtcHour, now);
+  }
+  if (previous !== undefined) for (const old of previous.endpoints) if (byName.get(old.name) !== old) old.live = false;
+  return { endpoints: built.map((b) => b.state), byName, groups, limits };
+}
+
+function isKeptMember<C>(m: EndpointState<C>, previous: EndpointSet<C> | undefined): boolean {
+  return previous !== undefined && previous.byName.get(m.name) === m;
+}
+
+/**
+ * Groups by name. In the constructor (`strict`), unknown names are an error; when the
+ * endpoint set is replaced, members no longer present are dropped. A name may be in one
+ * group only; groups of fewer than two members are ignored.
+ */
+function resolveGroups(value: unknown, byName: Map<string, unknown>, strict: boolean): string[][] {
+  if (value === undefined) return [];
+  if (!Array.isArray(value)) throw invalidOption('groups', 'an array of arrays of endpoint names', value);
+  const seen = new Set<string>();
+  const out: string[][] = [];
+  value.forEach((group: unknown, g) => {
+    if (!Array.isArray(group)) throw invalidOption(`groups[${g}]`, 'an array of endpoint names', group);
+    const members: string[] = [];
+    group.forEach((name: unknown, i) => {
+      if (typeof name !== 'string' || (strict && !byName.has(name))) throw invalidOption(`groups[${g}][${i}]`, 'the name of an endpoint of this pool', name);
+      if (!byName.has(name)) return;
+      if (seen.has(name)) throw invalidOption(`groups[${g}][${i}]`, 'a name that is in no other group', name);
+      seen.add(name);
+      members.push(name);
+    });
+    if (members.length >= 2) out.push(members);
+  });
+  return out;
+}

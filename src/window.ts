@@ -1,0 +1,42 @@
+/**
+ * A rolling counter over the last `buckets × bucketMs` milliseconds, in fixed buckets, so
+ * its memory stays constant whatever the traffic. A sum over a span counts the buckets
+ * that overlap it (the current one included), which is what "failures in the last five
+ * minutes" needs: a ranking signal, not an exact figure.
+ */
+export class RollingCounter {
+  readonly #bucketMs: number;
+  readonly #counts: Float64Array;
+  /** Absolute bucket number (`floor(now / bucketMs)`) of the newest bucket written. */
+  #newest = Number.NEGATIVE_INFINITY;
+
+  constructor(buckets: number, bucketMs: number) {
+    this.#bucketMs = bucketMs;
+    this.#counts = new Float64Array(buckets);
+  }
+
+  add(now: number, n = 1): void {
+    // A clock step backwards counts into the newest bucket rather than an older slot.
+    const b = Math.max(Math.floor(now / this.#bucketMs), this.#newest);
+    this.#advance(b);
+    this.#counts[b % this.#counts.length]! += n;
+  }
+
+  /** Events in the last `spanMs` (rounded up to whole buckets). */
+  sum(now: number, spanMs: number): number {
+    const b = Math.max(Math.floor(now / this.#bucketMs), this.#newest);
+    this.#advance(b);
+    const n = Math.min(this.#counts.length, Math.ceil(spanMs / this.#bucketMs));
+    let total = 0;
+    for (let i = 0; i < n; i++) total += this.#counts[(((b - i) % this.#counts.length) + this.#counts.length) % this.#counts.length]!;
+    return total;
+  }
+
+  #advance(b: number): void {
+    if (b <= this.#newest) return;
+    const len = this.#counts.length;
+    const gap = this.#newest === Number.NEGATIVE_INFINITY ? len : Math.min(len, b - this.#newest);
+    for (let i = 1; i <= gap; i++) this.#counts[(((b - gap + i) % len) + len) % len] = 0;
+    this.#newest = b;
+  }
+}
