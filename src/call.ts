@@ -374,10 +374,8 @@ export class Call<C, T> implements Waiter {
     this.#report(a, cls, error, now, opened, closed);
     if (cls === 'rate-limited' && s.listener !== undefined) s.emit({ type: 'endpoint-cooling', endpoint: ep.name, cooldownMs });
     if (this.#settled) return;
-    if (movesOn) {
-      (this.#excluded ??= []).push(ep);
-      return this.#retryOrFail();
-    }
+    // A parked or disabled endpoint is out of the running: selection skips it by itself.
+    if (movesOn) return this.#retryOrFail();
     switch (cls) {
       case 'permanent':
         return this.#fail('PERMANENT', `endpoint ${JSON.stringify(ep.name)} answered with a permanent error`);

@@ -25,3 +25,6 @@ export {
   type Strategy,
   type Priority,
 } from './options.js';
+export { applySlice, parseGroups } from './env.js';
+export type { EndpointStatus } from './pool.js';
+export type { HealthOptions } from './options.js';

@@ -93,10 +93,11 @@ export interface HealthSelectionInput<C> extends Omit<SelectionInput<C>, 'starts
  * Health-weighted selection: within a tier, the endpoint with the fewest failures in the
  * window wins, then the least used (window, then long window), then configuration order.
  * An endpoint that keeps failing sinks to the end of the ranking: it becomes overflow,
- * used only when the healthier ones cannot serve. When a healthier endpoint the call has
- * not tried will be ready within `maxWaitForHealthyMs`, the call waits for it instead of
- * using a less healthy one now. Tiers and the tried/excluded rules are as in
- * `selectEndpoint`. Cost is linear in the tier's size.
+ * used when the healthy ones cannot serve. When the best endpoint ready now has failed
+ * recently, a healthy endpoint (no failure in the window) the call has not tried will be
+ * ready within `maxWaitForHealthyMs`, and the healthy endpoints' combined ceiling covers
+ * the tier's recent demand, the call waits for the healthy one instead. Tiers and the
+ * tried/excluded rules are as in `selectEndpoint`. Cost is linear in the tier's size.
  */
 export function selectHealthiest<C>(input: HealthSelectionInput<C>): Selection<C> {
   const { tiers, now, tried, excluded, windowMs, longWindowMs, maxWaitForHealthyMs } = input;
@@ -135,7 +136,7 @@ export function selectHealthiest<C>(input: HealthSelectionInput<C>): Selection<C
       }
     }
     if (ready !== undefined) {
-      if (pending !== undefined && pending.failures < ready.failures) {
+      if (ready.failures > 0 && pending !== undefined && pending.failures === 0 && healthyCoverDemand(ring, now, windowMs)) {
         return { kind: 'wait', waitMs: pending.ep.readyInMs(now), endpoint: pending.ep };
       }
       return { kind: 'endpoint', endpoint: ready.ep, tried: false };
@@ -145,6 +146,27 @@ export function selectHealthiest<C>(input: HealthSelectionInput<C>): Selection<C
     if (admissible) return { kind: 'wait', waitMs: bestWait, endpoint: waitFor };
   }
   return { kind: 'none', retryAfterMs };
+}
+
+/**
+ * Whether the tier's healthy endpoints (no failure in the window) could carry its recent
+ * demand on their own: the sum of their ceilings (a shared quota counted once; an
+ * unlimited endpoint covers anything) against the tier's attempts per second.
+ */
+function healthyCoverDemand<C>(ring: readonly EndpointState<C>[], now: number, windowMs: number): boolean {
+  let capacity = 0;
+  let demand = 0;
+  const counted: unknown[] = [];
+  for (const ep of ring) {
+    if (counted.includes(ep)) continue;
+    counted.push(ep);
+    demand += ep.demandPerSecond(now);
+    if (ep.failuresIn(now, windowMs) > 0 || ep.unavailableMs(now) > 0 || counted.includes(ep.quota)) continue;
+    counted.push(ep.quota);
+    const ceiling = ep.quota.perSecond;
+    capacity += ceiling === undefined ? Number.POSITIVE_INFINITY : ceiling;
+  }
+  return capacity >= demand;
 }
 
 interface Ranked<C> {

@@ -9,6 +9,8 @@ export class RollingCounter {
   readonly #counts: Float64Array;
   /** Absolute bucket number (`floor(now / bucketMs)`) of the newest bucket written. */
   #newest = Number.NEGATIVE_INFINITY;
+  /** When the first event was counted: a young counter's rate is over its age, not its span. */
+  #since = Number.POSITIVE_INFINITY;
 
   constructor(buckets: number, bucketMs: number) {
     this.#bucketMs = bucketMs;
@@ -20,6 +22,15 @@ export class RollingCounter {
     const b = Math.max(Math.floor(now / this.#bucketMs), this.#newest);
     this.#advance(b);
     this.#counts[b % this.#counts.length]! += n;
+    if (now < this.#since) this.#since = now;
+  }
+
+  /** Events per second over the last `buckets` buckets (the current, partial one included). */
+  rate(now: number, buckets: number): number {
+    if (this.#since === Number.POSITIVE_INFINITY) return 0;
+    const start = Math.max((Math.floor(now / this.#bucketMs) - buckets + 1) * this.#bucketMs, this.#since);
+    const covered = Math.max(1000, now - start);
+    return this.sum(now, buckets * this.#bucketMs) / (covered / 1000);
   }
 
   /** Events in the last `spanMs` (rounded up to whole buckets). */

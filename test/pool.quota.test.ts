@@ -1,0 +1,201 @@
+import { describe, expect, test } from 'vitest';
+import { Pool, isPoolError, type PoolError } from '../src/index.js';
+import { classify, fail, FakeEndpoint, harness, ok, start } from './support.js';
+import { FakeClock } from '../src/testing/index.js';
+
+const code = (e: unknown): string | undefined => (isPoolError(e) ? e.code : undefined);
+const DAY = 86_400_000;
+
+describe('paced admission', () => {
+  test("rateLimit { mode: 'paced' } spaces an endpoint's calls by 1000/perSecond + margin", async () => {
+    const h = harness([{ name: 'a', rateLimit: { perSecond: 3, mode: 'paced' } }]);
+    const calls = Array.from({ length: 4 }, () => start(h.pool.execute(h.op, { deadlineMs: 60_000 })));
+    await h.clock.advance(5000);
+    await Promise.all(calls.map((c) => c.promise));
+    const gaps = h.eps.a!.startedAt.slice(1).map((t, i) => t - h.eps.a!.startedAt[i]!);
+    expect(gaps).toEqual([359, 359, 359]);
+  });
+
+  test('paced mode rejects a burst setting', () => {
+    expect(() => harness([{ name: 'a', rateLimit: { perSecond: 3, mode: 'paced', burst: 3 } }])).toThrow(/rateLimit.burst: expected nothing in 'paced' mode/);
+  });
+});
+
+describe('learned ceilings', () => {
+  test('a ceiling hint recalibrates the limiter, cools the endpoint for a second, and shows in stats()', async () => {
+    const h = harness([{ name: 'a', rateLimit: { perSecond: 5 } }, 'b']);
+    h.eps.a!.then(fail({ class: 'rate-limited', ceilingPerSecond: 3 }));
+    expect(await h.pool.execute(h.op)).toBe('b');
+    const a = h.pool.stats()[0]!;
+    expect(a.ceilingPerSecond).toBe(3);
+    expect(a.cooldownRemainingMs).toBe(1000);
+    expect(a.status).toBe('cooling');
+    expect(h.events.find((e) => e.type === 'endpoint-recalibrated')).toEqual({ type: 'endpoint-recalibrated', endpoint: 'a', perSecond: 3 });
+    await h.clock.advance(1000);
+    expect(await h.pool.execute(h.op)).toBe('a');
+  });
+
+  test('an endpoint without a limit gets a paced one at the learned ceiling', async () => {
+    const h = harness(['a']);
+    h.eps.a!.then(fail({ class: 'rate-limited', ceilingPerSecond: 2 }));
+    const call = start(h.pool.execute(h.op));
+    await h.clock.advance(1000);
+    await call.promise;
+    expect(call.value).toBe('a');
+    const second = start(h.pool.execute(h.op));
+    await h.clock.advance(0);
+    expect(second.settled).toBe(false); // paced: 525 ms after the last call
+    await h.clock.advance(525);
+    await second.promise;
+    expect(h.pool.stats()[0]!.ceilingPerSecond).toBe(2);
+  });
+});
+
+describe('daily quotas', () => {
+  test('perDay stops admitting at 95 % until midnight UTC, then resumes', async () => {
+    const clock = new FakeClock(DAY * 100 + 1000);
+    const a = new FakeEndpoint('a');
+    const b = new FakeEndpoint('b');
+    const pool = new Pool<FakeEndpoint>({
+      endpoints: [
+        { name: 'a', conn: a, rateLimit: { perDay: 20 } },
+        { name: 'b', conn: b, priority: 'low' },
+      ],
+      classify,
+      clock,
+    });
+    const op = async (ep: FakeEndpoint) => ep.name;
+    const served: string[] = [];
+    for (let i = 0; i < 21; i++) served.push(await pool.execute(op));
+    expect(served.filter((s) => s === 'a').length).toBe(19);
+    expect(served.at(-1)).toBe('b'); // a is out of the running, so the low tier serves
+    expect(pool.stats()[0]).toMatchObject({ status: 'parked', dailyCount: 19 });
+    await clock.advance(DAY);
+    expect(await pool.execute(op)).toBe('a');
+    expect(pool.stats()[0]!.dailyCount).toBe(1);
+  });
+
+  test('a dailyQuotaExhausted hint parks the endpoint until the next reset (configurable hour), with an event, and the call moves on', async () => {
+    const h = harness(['a', 'b'], { dailyResetUtcHour: 6 });
+    h.eps.a!.then(fail({ class: 'rate-limited', dailyQuotaExhausted: true }));
+    expect(await h.pool.execute(h.op)).toBe('b');
+    const parked = h.events.find((e) => e.type === 'endpoint-parked');
+    const nextReset = Math.ceil((h.clock.now() - 6 * 3_600_000) / DAY) * DAY + 6 * 3_600_000;
+    expect(parked).toEqual({ type: 'endpoint-parked', endpoint: 'a', untilMs: nextReset });
+    expect(h.trace((e) => e.type === 'retry-scheduled')).toEqual([]);
+    expect(await h.pool.execute(h.op)).toBe('b');
+    expect(h.pool.stats()[0]).toMatchObject({ status: 'parked', parkedUntilMs: nextReset });
+    await h.clock.advance(nextReset - h.clock.now());
+    expect(await h.pool.execute(h.op)).toBe('a');
+  });
+
+  test('when every endpoint is parked, NO_ENDPOINT says when the first one resets', async () => {
+    const h = harness(['a'], { maxAttempts: 2 });
+    h.eps.a!.then(fail({ class: 'rate-limited', dailyQuotaExhausted: true }));
+    const err = await h.pool.execute(h.op).catch((e: unknown) => e);
+    expect(code(err)).toBe('NO_ENDPOINT');
+    expect((err as PoolError).retryAfterMs).toBe(DAY - (h.clock.now() % DAY));
+  });
+});
+
+describe('disabled endpoints', () => {
+  test('a disableEndpoint hint takes the endpoint out until enableEndpoint, with events; the call moves on', async () => {
+    const h = harness(['a', 'b'], { maxAttempts: 2 });
+    h.eps.a!.then(fail({ class: 'permanent', disableEndpoint: true }));
+    expect(await h.pool.execute(h.op)).toBe('b');
+    expect(h.pool.stats()[0]!.status).toBe('disabled');
+    expect(await h.pool.execute(h.op)).toBe('b');
+    expect(h.eps.a!.calls).toBe(1);
+    const pinned = await h.pool.execute(h.op, { pin: 'a' }).catch((e: unknown) => e);
+    expect((pinned as Error).message).toMatch(/disabled/);
+    h.pool.enableEndpoint('a');
+    expect(await h.pool.execute(h.op)).toBe('a');
+    expect(h.trace((e) => e.type.startsWith('endpoint-'))).toEqual(['endpoint-disabled:a', 'endpoint-enabled:a']);
+  });
+
+  test('a plain permanent failure does not blame the endpoint', async () => {
+    const h = harness(['a', 'b']);
+    h.eps.a!.then(fail('permanent'));
+    await h.pool.execute(h.op).catch(() => undefined);
+    expect(h.pool.stats()[0]).toMatchObject({ status: 'ok', failures5m: 0 });
+    expect(await h.pool.execute(h.op)).toBe('a');
+  });
+});
+
+describe('groups', () => {
+  test('members share one limiter: same ceiling, same pacing, same cooldown; capacity counts the group once', async () => {
+    const h = harness(
+      [
+        { name: 'k1', rateLimit: { perSecond: 3, mode: 'paced' } },
+        { name: 'k2', rateLimit: { perSecond: 3, mode: 'paced' } },
+        { name: 'k3' },
+        { name: 'solo', rateLimit: { perSecond: 2 } },
+      ],
+      { groups: [['k1', 'k2', 'k3']], strategy: 'round-robin' },
+    );
+    expect(h.pool.capacity()).toBe(3 + 2);
+    const calls = Array.from({ length: 9 }, () => start(h.pool.execute(h.op, { deadlineMs: 60_000 })));
+    await h.clock.advance(10_000);
+    await Promise.all(calls.map((c) => c.promise));
+    const group = [...h.eps.k1!.startedAt, ...h.eps.k2!.startedAt, ...h.eps.k3!.startedAt].sort((x, y) => x - y);
+    // Paced as one: consecutive group calls are at least 359 ms apart.
+    for (let i = 1; i < group.length; i++) expect(group[i]! - group[i - 1]!).toBeGreaterThanOrEqual(359);
+    expect(group.length + h.eps.solo!.calls).toBe(9);
+  });
+
+  test('a rate-limited answer on one member cools down the whole group', async () => {
+    const h = harness(['k1', 'k2', 'other'], { groups: [['k1', 'k2']] });
+    h.eps.k1!.then(fail({ class: 'rate-limited', retryAfterMs: 2000 }));
+    expect(await h.pool.execute(h.op)).toBe('other');
+    expect(h.pool.stats().map((s) => s.status)).toEqual(['cooling', 'cooling', 'ok']);
+  });
+
+  test.each<[string, unknown, RegExp]>([
+    ['unknown member', [['k1', 'nope']], /groups\[0\]\[1\]: expected the name of an endpoint of this pool, got "nope"/],
+    ['member in two groups', [['k1', 'k2'], ['k2', 'k3']], /groups\[1\]\[0\]: expected a name that is in no other group/],
+    ['not an array', 'k1,k2', /groups: expected an array of arrays of endpoint names/],
+  ])('bad groups are rejected: %s', (_, groups, message) => {
+    expect(() => harness(['k1', 'k2', 'k3'], { groups: groups as never })).toThrow(message);
+  });
+
+  test('members whose limits disagree are rejected', () => {
+    expect(() =>
+      harness(
+        [
+          { name: 'k1', rateLimit: { perSecond: 3 } },
+          { name: 'k2', rateLimit: { perSecond: 5 } },
+        ],
+        { groups: [['k1', 'k2']] },
+      ),
+    ).toThrow(/groups\[0\]: expected members whose rateLimit settings agree/);
+  });
+});
+
+describe('capacity and stats', () => {
+  test('capacity() leaves out disabled, parked and open endpoints, and is Infinity with an unlimited live endpoint', async () => {
+    const h = harness(
+      [
+        { name: 'a', rateLimit: { perSecond: 3 } },
+        { name: 'b', rateLimit: { perSecond: 4 } },
+        { name: 'c', rateLimit: { perSecond: 5 } },
+      ],
+      { breaker: { threshold: 1 }, maxAttempts: 1 },
+    );
+    expect(h.pool.capacity()).toBe(12);
+    h.eps.a!.then(fail('transient'));
+    await h.pool.execute(h.op).catch(() => undefined);
+    expect(h.pool.capacity()).toBe(9);
+    expect(harness(['x']).pool.capacity()).toBe(Number.POSITIVE_INFINITY);
+  });
+
+  test('usage over 5 and 15 minutes and failures over 5 minutes', async () => {
+    const h = harness(['a'], { maxAttempts: 1, breaker: { threshold: 100 } });
+    await h.pool.execute(h.op);
+    h.eps.a!.then(fail('transient'));
+    await h.pool.execute(h.op).catch(() => undefined);
+    await h.clock.advance(6 * 60_000);
+    await h.pool.execute(h.op);
+    expect(h.pool.stats()[0]).toMatchObject({ usage5m: 1, usage15m: 3, failures5m: 0, successes: 2, failures: 1 });
+    void ok;
+  });
+});

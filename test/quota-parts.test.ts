@@ -1,0 +1,107 @@
+import { describe, expect, test } from 'vitest';
+import { DailyCounter, nextDailyReset } from '../src/daily.js';
+import { PacedLimiter } from '../src/paced.js';
+import { RollingCounter } from '../src/window.js';
+
+describe('PacedLimiter', () => {
+  test('spaces calls by 1000/perSecond + margin: never a burst', () => {
+    const p = new PacedLimiter(3, 25);
+    expect(p.waitMs(0)).toBe(0);
+    p.take(0);
+    expect(p.waitMs(0)).toBe(359); // 333.3 + 25, rounded up
+    expect(p.waitMs(358)).toBe(1);
+    expect(p.waitMs(359)).toBe(0);
+  });
+
+  test('at most perSecond calls in any rolling second, even with a zero margin', () => {
+    const p = new PacedLimiter(4, 0);
+    const times: number[] = [];
+    for (let t = 0; t < 5000; t++) {
+      if (p.waitMs(t) === 0) {
+        p.take(t);
+        times.push(t);
+      }
+    }
+    for (const start of times) expect(times.filter((x) => x >= start && x < start + 1000).length).toBeLessThanOrEqual(4);
+    expect(times.slice(0, 3)).toEqual([0, 250, 500]);
+  });
+
+  test.each([
+    [0.5, 2025],
+    [1, 1025],
+    [10, 125],
+  ])('at %f/s the spacing is %i ms', (perSecond, spacing) => {
+    const p = new PacedLimiter(perSecond, 25);
+    p.take(0);
+    expect(p.waitMs(0)).toBe(spacing);
+  });
+
+  test('recalibrate adopts a lower ceiling and keeps the recent history', () => {
+    const p = new PacedLimiter(10, 0);
+    p.take(0);
+    p.take(100);
+    p.recalibrate(2);
+    expect(p.perSecond).toBe(2);
+    expect(p.waitMs(100)).toBe(900); // two calls in the window already: wait for the oldest to leave
+  });
+});
+
+describe('DailyCounter', () => {
+  const DAY = 86_400_000;
+  test.each([
+    [0, 0, DAY],
+    [DAY - 1, 0, DAY],
+    [DAY, 0, 2 * DAY],
+    [5 * 3_600_000, 6, 6 * 3_600_000],
+    [7 * 3_600_000, 6, DAY + 6 * 3_600_000],
+  ])('from %i, with the reset at %i:00 UTC, the next reset is %i', (now, hour, next) => {
+    expect(nextDailyReset(now, hour)).toBe(next);
+  });
+
+  test('stops admitting at the stop fraction until the reset, then starts over', () => {
+    const d = new DailyCounter(100, 0.95, 0, 0);
+    for (let i = 0; i < 94; i++) d.take(i);
+    expect(d.waitMs(1000)).toBe(0);
+    d.take(1000);
+    expect(d.count(1000)).toBe(95);
+    expect(d.waitMs(1000)).toBe(DAY - 1000);
+    expect(d.waitMs(DAY)).toBe(0);
+    expect(d.count(DAY)).toBe(0);
+  });
+
+  test('exhaust parks until the next reset whatever the count', () => {
+    const d = new DailyCounter(100, 0.95, 0, 0);
+    expect(d.exhaust(10)).toBe(DAY);
+    expect(d.waitMs(10)).toBe(DAY - 10);
+    expect(d.waitMs(DAY)).toBe(0);
+  });
+});
+
+describe('RollingCounter', () => {
+  test('sums the buckets overlapping a span and forgets what is older than its length', () => {
+    const c = new RollingCounter(15, 60_000);
+    c.add(0);
+    c.add(60_000, 2);
+    c.add(4 * 60_000, 3);
+    expect(c.sum(4 * 60_000, 5 * 60_000)).toBe(6);
+    expect(c.sum(4 * 60_000, 60_000)).toBe(3);
+    expect(c.sum(5 * 60_000, 5 * 60_000)).toBe(5); // bucket 0 left the 5-minute view
+    expect(c.sum(14 * 60_000, 15 * 60_000)).toBe(6);
+    expect(c.sum(15 * 60_000, 15 * 60_000)).toBe(5); // bucket 0 is gone
+    expect(c.sum(60 * 60_000, 15 * 60_000)).toBe(0);
+  });
+
+  test('after a million adds spread over a day, the last bucket holds only the last minute', () => {
+    const c = new RollingCounter(15, 60_000);
+    for (let i = 0; i < 1_000_000; i++) c.add(i * 86.4);
+    expect(c.sum(86_399_999, 60_000)).toBeGreaterThan(600);
+    expect(c.sum(86_399_999, 60_000)).toBeLessThan(800);
+  });
+
+  test('a clock step backwards counts into the newest bucket', () => {
+    const c = new RollingCounter(3, 1000);
+    c.add(5000);
+    c.add(1000);
+    expect(c.sum(5000, 1000)).toBe(2);
+  });
+});
