@@ -20,6 +20,7 @@
  * - on every exit, the running attempt is cancelled, its in-flight and probe slots are
  *   released, the permit is returned, timers are cleared and the abort listener removed.
  */
+import { refreshOnce, type RefreshAuth } from './auth.js';
 import { backoffDelay, type BackoffOptions } from './backoff.js';
 import { runClassifier, type Verdict } from './classify.js';
 import type { TimerHandle } from './clock.js';
@@ -59,7 +60,7 @@ class Attempt<C> extends LazyContext {
   }
 }
 
-type WaitState = 'none' | 'permit' | 'sleep' | 'park';
+type WaitState = 'none' | 'permit' | 'sleep' | 'park' | 'auth';
 
 const INF = Number.POSITIVE_INFINITY;
 
@@ -86,6 +87,10 @@ export class Call<C, T> implements Waiter {
   readonly #signal: AbortSignal | undefined;
 
   #attempts = 0;
+  /** Replays after a credential refresh: attempts that spend no retry budget. */
+  #replays = 0;
+  /** Endpoints whose credentials this call already refreshed. */
+  #refreshed: EndpointState<C>[] | undefined;
   #retries = 0;
   #lastDelay = 0;
   #lastError: unknown = undefined;
@@ -368,7 +373,8 @@ export class Call<C, T> implements Waiter {
         else ep.breaker.release(a.probe);
         break;
     }
-    if (cls !== 'permanent') ep.recentFailures.add(now);
+    // Only failures that say something about the endpoint's health feed the ranking.
+    if (cls === 'transient' || cls === 'rate-limited') ep.recentFailures.add(now);
     this.#lastRetryAfterMs = cls === 'rate-limited' ? cooldownMs : undefined;
     const movesOn = this.#applyHints(ep, verdict, now);
     this.#report(a, cls, error, now, opened, closed);
@@ -384,6 +390,8 @@ export class Call<C, T> implements Waiter {
       case 'unsupported':
         (this.#excluded ??= []).push(ep);
         return this.#retryOrFail();
+      case 'unauthorized':
+        return this.#reauthenticate(ep);
       default:
         if (this.#tried === undefined) this.#tried = [ep];
         else if (!this.#tried.includes(ep)) this.#tried.push(ep);
@@ -461,8 +469,42 @@ export class Call<C, T> implements Waiter {
     if (closed) s.wakeParked();
   }
 
+  /**
+   * An `unauthorized` answer: refresh the endpoint's credentials (once per endpoint per
+   * call, single-flight across calls), then replay the attempt there at once, with no
+   * backoff and no retry budget spent. A second `unauthorized` from it is final.
+   */
+  #reauthenticate(ep: EndpointState<C>): void {
+    const s = this.#s;
+    const refresh = s.opts.refreshAuth as RefreshAuth<C> | undefined;
+    if (refresh === undefined) return this.#fail('UNAUTHORIZED', `endpoint ${JSON.stringify(ep.name)} answered unauthorized`);
+    if (this.#refreshed?.includes(ep) === true) {
+      return this.#fail('UNAUTHORIZED', `endpoint ${JSON.stringify(ep.name)} answered unauthorized again after its credentials were refreshed`);
+    }
+    (this.#refreshed ??= []).push(ep);
+    const done = refreshOnce(ep, refresh, s.clock, s.opts.refreshTimeoutMs, (ok, error) => {
+      s.emit(ok ? { type: 'auth-refresh', endpoint: ep.name, ok } : { type: 'auth-refresh', endpoint: ep.name, ok, error });
+    });
+    this.#waitFor('auth', INF);
+    done.then(
+      () => {
+        if (this.#settled || this.#waiting !== 'auth') return;
+        this.#stopWaiting();
+        this.#replays++;
+        const now = s.clock.now();
+        if (ep.live && ep.unavailableMs(now) === 0 && ep.readyInMs(now) === 0 && now < this.#deadlineAt) return this.#launch(ep, now);
+        this.#next();
+      },
+      (error: unknown) => {
+        if (this.#settled || this.#waiting !== 'auth') return;
+        this.#lastError = error;
+        this.#fail('AUTH', `refreshing the credentials of endpoint ${JSON.stringify(ep.name)} failed`);
+      },
+    );
+  }
+
   #retryOrFail(): void {
-    if (this.#attempts >= this.#maxAttempts) {
+    if (this.#attempts - this.#replays >= this.#maxAttempts) {
       return this.#fail('RETRIES_EXHAUSTED', `all ${this.#attempts} attempts failed`, this.#lastRetryAfterMs);
     }
     this.#next();

@@ -11,6 +11,7 @@
  * | `permanent`      | reachable              | no: the call fails with `PERMANENT`                |
  * | `retry-narrower` | reachable              | no: the call fails with `RETRY_NARROWER`           |
  * | `unsupported`    | reachable              | yes, at once, on another endpoint; never this one  |
+ * | `unauthorized`   | reachable              | with `refreshAuth`: refresh once, replay here at once; else `UNAUTHORIZED` |
  *
  * A `classify` that throws or returns something unknown is treated as `permanent`: the
  * pool does not guess that an error it cannot read is safe to repeat. Hints that are not
@@ -21,7 +22,7 @@
  * `disableEndpoint` the call moves on at once to another endpoint.
  */
 
-export type ErrorClass = 'transient' | 'permanent' | 'rate-limited' | 'retry-narrower' | 'unsupported';
+export type ErrorClass = 'transient' | 'permanent' | 'rate-limited' | 'retry-narrower' | 'unsupported' | 'unauthorized';
 
 /** A class with hints from the server. */
 export interface Classification {
@@ -40,7 +41,7 @@ export type ClassifyResult = ErrorClass | Classification;
 
 export type Classifier = (error: unknown) => ClassifyResult;
 
-const CLASSES: ReadonlySet<string> = new Set<ErrorClass>(['transient', 'permanent', 'rate-limited', 'retry-narrower', 'unsupported']);
+const CLASSES: ReadonlySet<string> = new Set<ErrorClass>(['transient', 'permanent', 'rate-limited', 'retry-narrower', 'unsupported', 'unauthorized']);
 
 /** True for one of the five class names. */
 export function isErrorClass(value: unknown): value is ErrorClass {

@@ -31,7 +31,11 @@ export type PoolErrorCode =
   /** One attempt ran past its timeout (found as the `cause` of other errors). */
   | 'ATTEMPT_TIMEOUT'
   /** An option given to the constructor or to `execute` is invalid. */
-  | 'INVALID_OPTIONS';
+  | 'INVALID_OPTIONS'
+  /** The endpoint answered `unauthorized` (again, after a credential refresh, or with no `refreshAuth`). */
+  | 'UNAUTHORIZED'
+  /** Refreshing credentials failed; `cause` is the refresh's error. */
+  | 'AUTH';
 
 const BRAND = Symbol.for('endpoint-pool.PoolError');
 

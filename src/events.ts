@@ -59,6 +59,10 @@ export type PoolEvent =
   /** The endpoint can never succeed (e.g. an invalid key): out until `enableEndpoint`. */
   | { readonly type: 'endpoint-disabled'; readonly endpoint: string }
   | { readonly type: 'endpoint-enabled'; readonly endpoint: string }
+  /** A credential refresh for the endpoint finished (once per refresh, however many calls waited on it). */
+  | { readonly type: 'auth-refresh'; readonly endpoint: string; readonly ok: boolean; readonly error?: unknown }
+  /** A counter reported by the caller through `pool.report()`. */
+  | { readonly type: 'report'; readonly endpoint: string; readonly name: string; readonly value: number }
   | { readonly type: 'breaker-opened'; readonly endpoint: string; readonly cooldownMs: number }
   | { readonly type: 'breaker-closed'; readonly endpoint: string }
   | { readonly type: 'call-failed'; readonly callId: number; readonly error: PoolError };

@@ -8,6 +8,7 @@
 import type { BackoffOptions, Jitter } from './backoff.js';
 import type { BreakerOptions } from './breaker.js';
 import type { Classifier } from './classify.js';
+import type { AttemptContext } from './context.js';
 import type { Clock, RandomSource } from './clock.js';
 import { invalidOption } from './errors.js';
 import type { EventListener } from './events.js';
@@ -98,6 +99,13 @@ export interface PoolOptions<C> {
   readonly dailyResetUtcHour?: number;
   /** Tuning of `strategy: 'health'`. */
   readonly health?: HealthOptions;
+  /**
+   * Re-acquires an endpoint's credentials after an `unauthorized` answer (single-flight
+   * per endpoint); the attempt is then replayed there at once. @default none: `unauthorized` is final
+   */
+  readonly refreshAuth?: (conn: C, ctx: AttemptContext) => Promise<unknown>;
+  /** Timeout of one credential refresh. @default the attempt timeout */
+  readonly refreshTimeoutMs?: number;
 }
 
 export interface HealthOptions {

@@ -87,6 +87,7 @@ export class Pool<C> {
       throw invalidOption('clock', 'a Clock ({ now, setTimeout, clearTimeout })', clock);
     }
     checkFunction('random', o['random'], true);
+    checkFunction('refreshAuth', o['refreshAuth'], true);
     const metrics = o['metrics'];
     if (metrics !== undefined && (typeof metrics !== 'object' || metrics === null || typeof (metrics as { increment?: unknown }).increment !== 'function')) {
       throw invalidOption('metrics', 'a MetricsSink ({ increment, observe? })', metrics);
@@ -103,6 +104,8 @@ export class Pool<C> {
       maxConcurrentCalls: limitOrInfinity('maxConcurrentCalls', o['maxConcurrentCalls']),
       breakerMode: oneOf('breakerMode', o['breakerMode'], BREAKER_MODES, DEFAULTS.breakerMode),
       dailyResetUtcHour: resetHour(o['dailyResetUtcHour']),
+      refreshAuth: o['refreshAuth'] as ResolvedOptions['refreshAuth'],
+      refreshTimeoutMs: durationOrInfinity('refreshTimeoutMs', o['refreshTimeoutMs'], durationOrInfinity('attemptTimeoutMs', o['attemptTimeoutMs'], DEFAULTS.attemptTimeoutMs)),
       health: resolveHealth(o['health']),
     };
     this.#s = new PoolState<C>(resolved, options.clock ?? systemClock, options.random ?? systemRandom, options.metrics, options.onEvent);
@@ -193,6 +196,18 @@ export class Pool<C> {
       total += ceiling;
     }
     return total;
+  }
+
+  /**
+   * Adds `value` (default 1) to your own endpoint-labeled counter `name` (rows parsed,
+   * writes acknowledged), through the same metrics sink and event stream as the pool's.
+   */
+  report(endpoint: string, name: string, value = 1): void {
+    const ep = this.#endpoint(endpoint);
+    if (typeof name !== 'string' || name.length === 0) throw invalidOption('name', 'a non-empty metric name', name);
+    if (typeof value !== 'number' || !Number.isFinite(value)) throw invalidOption('value', 'a finite number', value);
+    this.#s.count(name, ep.labels, value);
+    this.#s.emit({ type: 'report', endpoint: ep.name, name, value });
   }
 
   /** Brings back an endpoint disabled by a `disableEndpoint` hint. */

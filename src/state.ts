@@ -7,6 +7,7 @@ import type { BackoffOptions } from './backoff.js';
 import type { BreakerOptions } from './breaker.js';
 import type { Classifier } from './classify.js';
 import type { Clock, RandomSource } from './clock.js';
+import type { RefreshAuth } from './auth.js';
 import type { EndpointState } from './endpoint.js';
 import { buildEndpointSet } from './endpoint-set.js';
 import { deliver, type EventListener, type PoolEvent } from './events.js';
@@ -37,6 +38,8 @@ export interface ResolvedOptions {
   readonly maxConcurrentCalls: number;
   readonly breakerMode: BreakerMode;
   readonly dailyResetUtcHour: number;
+  readonly refreshAuth: RefreshAuth<unknown> | undefined;
+  readonly refreshTimeoutMs: number;
   readonly health: { readonly windowMs: number; readonly longWindowMs: number; readonly maxWaitForHealthyMs: number };
 }
 

@@ -1,0 +1,65 @@
+/**
+ * Credential refresh, single-flight per endpoint.
+ *
+ * Endpoints behind expiring tokens answer "unauthorized" until the token is re-acquired:
+ * neither ill health nor a reason to back off. The first `unauthorized` answer a call gets
+ * from an endpoint runs the pool's `refreshAuth(conn, ctx)` once for that endpoint (every
+ * call that hits `unauthorized` meanwhile waits on the same refresh) and then replays the
+ * attempt there at once. A refresh has its own timeout; a caller that gives up waiting
+ * (deadline, abort) does not cancel it for the others.
+ */
+import type { Clock } from './clock.js';
+import { LazyContext, type AttemptContext } from './context.js';
+import type { EndpointState } from './endpoint.js';
+import { PoolError } from './errors.js';
+
+export type RefreshAuth<C> = (conn: C, ctx: AttemptContext) => Promise<unknown>;
+
+const inFlight = new WeakMap<object, Promise<void>>();
+
+/** The endpoint's refresh in progress, or a new one. Never rejects unhandled. */
+export function refreshOnce<C>(ep: EndpointState<C>, refresh: RefreshAuth<C>, clock: Clock, timeoutMs: number, onDone: (ok: boolean, error: unknown) => void): Promise<void> {
+  const running = inFlight.get(ep);
+  if (running !== undefined) return running;
+  const ctx = new LazyContext(ep.name, 1, timeoutMs === Number.POSITIVE_INFINITY ? timeoutMs : clock.now() + timeoutMs);
+  const p = new Promise<void>((resolve, reject) => {
+    let timer: unknown;
+    if (timeoutMs !== Number.POSITIVE_INFINITY) {
+      timer = clock.setTimeout(() => {
+        const error = new PoolError('ATTEMPT_TIMEOUT', `refreshing credentials for endpoint ${JSON.stringify(ep.name)} timed out after ${timeoutMs} ms`, { endpoint: ep.name });
+        ctx.abort(error);
+        reject(error);
+      }, timeoutMs);
+    }
+    const clear = (): void => {
+      if (timer !== undefined) clock.clearTimeout(timer);
+    };
+    try {
+      Promise.resolve(refresh(ep.conn, ctx)).then(
+        () => {
+          clear();
+          resolve();
+        },
+        (error: unknown) => {
+          clear();
+          reject(error);
+        },
+      );
+    } catch (error) {
+      clear();
+      reject(error);
+    }
+  });
+  inFlight.set(ep, p);
+  p.then(
+    () => {
+      inFlight.delete(ep);
+      onDone(true, undefined);
+    },
+    (error: unknown) => {
+      inFlight.delete(ep);
+      onDone(false, error);
+    },
+  );
+  return p;
+}

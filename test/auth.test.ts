@@ -1,0 +1,199 @@
+import { describe, expect, test } from 'vitest';
+import { isPoolError, type AttemptContext, type PoolError } from '../src/index.js';
+import { fail, harness, ok, start, type FakeEndpoint } from './support.js';
+
+
+const code = (e: unknown): string | undefined => (isPoolError(e) ? e.code : undefined);
+
+/** A refresher on the fake clock that takes `ms` and counts its runs. */
+function refresher(h: { clock: { setTimeout(fn: () => void, ms: number): unknown } }, ms = 50, outcome: () => void = () => undefined) {
+  const runs: string[] = [];
+  const contexts: AttemptContext[] = [];
+  const refreshAuth = (conn: FakeEndpoint, ctx: AttemptContext): Promise<void> => {
+    runs.push(conn.name);
+    contexts.push(ctx);
+    return new Promise<void>((resolve, reject) =>
+      h.clock.setTimeout(() => {
+        try {
+          outcome();
+          resolve();
+        } catch (e) {
+          reject(e);
+        }
+      }, ms),
+    );
+  };
+  return { runs, contexts, refreshAuth };
+}
+
+describe('unauthorized and credential refresh', () => {
+  test('without refreshAuth, unauthorized is final at once', async () => {
+    const h = harness(['a', 'b']);
+    h.eps.a!.then(fail('unauthorized'));
+    const err = await h.pool.execute(h.op).catch((e: unknown) => e);
+    expect(code(err)).toBe('UNAUTHORIZED');
+    expect(h.eps.b!.calls).toBe(0);
+  });
+
+  test('refreshes once, then replays on the same endpoint at once, spending no retry and scheduling no backoff', async () => {
+    const r = refresher({ clock: { setTimeout: (fn, ms) => h.clock.setTimeout(fn, ms) } });
+    const h = harness(['a', 'b'], { refreshAuth: r.refreshAuth, maxAttempts: 1 });
+    h.eps.a!.then(fail('unauthorized'), ok('after refresh'));
+    const call = start(h.pool.execute(h.op));
+    await h.clock.advance(50);
+    await call.promise;
+    expect(call.value).toBe('after refresh');
+    expect(r.runs).toEqual(['a']);
+    expect(h.eps.a!.startedAt.map((t) => t - 1_000_000)).toEqual([0, 50]);
+    expect(h.eps.b!.calls).toBe(0);
+    expect(h.trace((e) => e.type === 'retry-scheduled')).toEqual([]);
+    expect(h.events.find((e) => e.type === 'auth-refresh')).toEqual({ type: 'auth-refresh', endpoint: 'a', ok: true });
+  });
+
+  test('a second unauthorized on that endpoint in the same call is final', async () => {
+    const r = refresher({ clock: { setTimeout: (fn, ms) => h.clock.setTimeout(fn, ms) } });
+    const h = harness(['a', 'b'], { refreshAuth: r.refreshAuth, maxAttempts: 5 });
+    h.eps.a!.then(fail('unauthorized'), fail('unauthorized'));
+    const call = start(h.pool.execute(h.op));
+    await h.clock.advance(50);
+    await call.promise;
+    expect(code(call.error)).toBe('UNAUTHORIZED');
+    expect((call.error as PoolError).attempts).toBe(2);
+    expect(r.runs).toEqual(['a']);
+  });
+
+  test('unauthorized is a reachable answer: it closes a half-open breaker and keeps the failure run', async () => {
+    const r = refresher({ clock: { setTimeout: (fn, ms) => h.clock.setTimeout(fn, ms) } });
+    const h = harness(['a'], { refreshAuth: r.refreshAuth, breaker: { threshold: 2, cooldownMs: 1000 }, maxAttempts: 1 });
+    h.eps.a!.then(fail('transient'), fail('transient'), fail('unauthorized'), ok('x'), fail('transient'));
+    await h.pool.execute(h.op).catch(() => undefined);
+    await h.pool.execute(h.op).catch(() => undefined);
+    await h.clock.advance(1000);
+    const probe = start(h.pool.execute(h.op));
+    await h.clock.advance(0);
+    expect(h.pool.breakerState('a')).toBe('closed');
+    await h.clock.advance(50);
+    await probe.promise;
+    expect(probe.value).toBe('x');
+  });
+
+  test('a refresh that throws fails the call at once with AUTH, the refresh error as cause, and leaves the breaker alone', async () => {
+    const boom = new Error('token endpoint down');
+    const r = refresher({ clock: { setTimeout: (fn, ms) => h.clock.setTimeout(fn, ms) } }, 10, () => {
+      throw boom;
+    });
+    const h = harness(['a', 'b'], { refreshAuth: r.refreshAuth, breaker: { threshold: 1 } });
+    h.eps.a!.then(fail('unauthorized'));
+    const call = start(h.pool.execute(h.op));
+    await h.clock.advance(10);
+    await call.promise;
+    expect(code(call.error)).toBe('AUTH');
+    expect((call.error as PoolError).cause).toBe(boom);
+    expect(h.pool.breakerState('a')).toBe('closed');
+    expect(h.eps.b!.calls).toBe(0);
+  });
+
+  test('fifty calls hitting unauthorized together run one refresh and all replay after it', async () => {
+    let runs = 0;
+    let token = 'old';
+    const h = harness(['a'], {
+      refreshAuth: () => {
+        runs++;
+        return new Promise<void>((resolve) =>
+          h.clock.setTimeout(() => {
+            token = 'new';
+            resolve();
+          }, 100),
+        );
+      },
+      classify: () => 'unauthorized',
+    });
+    const op = (): Promise<string> => (token === 'new' ? Promise.resolve('ok') : Promise.reject(new Error('401')));
+    const calls = Array.from({ length: 50 }, () => start(h.pool.execute(op)));
+    await h.clock.advance(99);
+    expect(runs).toBe(1);
+    expect(calls.some((c) => c.settled)).toBe(false);
+    await h.clock.advance(1);
+    await Promise.all(calls.map((c) => c.promise));
+    expect(calls.map((c) => c.value)).toEqual(Array(50).fill('ok'));
+    expect(runs).toBe(1);
+    expect(h.events.filter((e) => e.type === 'auth-refresh')).toHaveLength(1);
+    expect(h.events.filter((e) => e.type === 'attempt-start')).toHaveLength(100);
+  });
+
+  test('a refresh that hangs past the deadline: the call fails DEADLINE_EXCEEDED, nothing is left behind', async () => {
+    const h = harness(['a'], { refreshAuth: () => new Promise(() => undefined), refreshTimeoutMs: 60_000, deadlineMs: 500 });
+    h.eps.a!.then(fail('unauthorized'));
+    const call = start(h.pool.execute(h.op));
+    await h.clock.advance(500);
+    await call.promise;
+    expect(code(call.error)).toBe('DEADLINE_EXCEEDED');
+    // The refresh's own timeout is still pending for other callers; it ends on its own.
+    await h.clock.advance(60_000);
+    expect(h.clock.pendingTimers).toBe(0);
+    expect(h.events.find((e) => e.type === 'auth-refresh')).toMatchObject({ ok: false });
+  });
+
+  test('a refresh times out on its own timeout and aborts its signal', async () => {
+    let signal: AbortSignal | undefined;
+    const h = harness(['a'], {
+      refreshAuth: (_c, ctx) => {
+        signal = ctx.signal;
+        return new Promise(() => undefined);
+      },
+      refreshTimeoutMs: 200,
+    });
+    h.eps.a!.then(fail('unauthorized'));
+    const call = start(h.pool.execute(h.op));
+    await h.clock.advance(200);
+    await call.promise;
+    expect(code(call.error)).toBe('AUTH');
+    expect(code((call.error as PoolError).cause)).toBe('ATTEMPT_TIMEOUT');
+    expect(signal?.aborted).toBe(true);
+  });
+
+  test('aborting one waiting caller does not cancel the refresh for the others', async () => {
+    let runs = 0;
+    let refreshed = false;
+    const h = harness(['a'], {
+      refreshAuth: () => {
+        runs++;
+        return new Promise<void>((resolve) =>
+          h.clock.setTimeout(() => {
+            refreshed = true;
+            resolve();
+          }, 100),
+        );
+      },
+      classify: () => 'unauthorized',
+    });
+    const op = (): Promise<string> => (refreshed ? Promise.resolve('ok') : Promise.reject(new Error('401')));
+    const ac = new AbortController();
+    const quitter = start(h.pool.execute(op, { signal: ac.signal }));
+    const stayer = start(h.pool.execute(op));
+    await h.clock.advance(30);
+    ac.abort();
+    await h.clock.advance(70);
+    await Promise.all([quitter.promise, stayer.promise]);
+    expect(code(quitter.error)).toBe('ABORTED');
+    expect(stayer.value).toBe('ok');
+    expect(runs).toBe(1);
+    expect(h.clock.pendingTimers).toBe(0);
+  });
+});
+
+describe('pool.report', () => {
+  test('adds endpoint-labeled counters through the same sink and event stream', () => {
+    const h = harness(['a']);
+    h.pool.report('a', 'rows_parsed_total', 120);
+    h.pool.report('a', 'writes_acknowledged_total');
+    expect(h.metrics.counter('rows_parsed_total', { endpoint: 'a' })).toBe(120);
+    expect(h.metrics.counter('writes_acknowledged_total', { endpoint: 'a' })).toBe(1);
+    expect(h.events).toEqual([
+      { type: 'report', endpoint: 'a', name: 'rows_parsed_total', value: 120 },
+      { type: 'report', endpoint: 'a', name: 'writes_acknowledged_total', value: 1 },
+    ]);
+    expect(() => h.pool.report('nope', 'x')).toThrow(/expected the name of an endpoint/);
+    expect(() => h.pool.report('a', 'x', Number.NaN)).toThrow(/value: expected a finite number, got NaN/);
+  });
+});
