@@ -60,7 +60,7 @@ class Attempt<C> extends LazyContext {
   }
 }
 
-type WaitState = 'none' | 'permit' | 'sleep' | 'park' | 'auth';
+type WaitState = 'none' | 'permit' | 'sleep' | 'park' | 'auth' | 'admission';
 
 const INF = Number.POSITIVE_INFINITY;
 
@@ -102,6 +102,8 @@ export class Call<C, T> implements Waiter {
   /** A sleep happened since the last failure, so a tried endpoint may be used at once. */
   #backedOff = false;
   #running: Attempt<C> | undefined;
+  /** The endpoint the shared store is being asked about. */
+  #admitting: EndpointState<C> | undefined;
   #settled = false;
   #holdsPermit = false;
   #waiting: WaitState = 'none';
@@ -229,7 +231,7 @@ export class Call<C, T> implements Waiter {
           this.#lastDelay = delay;
           return this.#sleep(delay, false);
         }
-        return this.#launch(sel.endpoint, now);
+        return this.#admit(sel.endpoint, now);
       case 'wait':
         if (sel.endpoint !== undefined && sel.waitMs !== INF) {
           s.count(METRICS.rateLimitWaits, sel.endpoint.labels);
@@ -262,6 +264,65 @@ export class Call<C, T> implements Waiter {
     const wait = ep.readyInMs(now);
     if (wait > 0) return { kind: 'wait', waitMs: wait, endpoint: ep };
     return { kind: 'endpoint', endpoint: ep, tried: this.#tried?.includes(ep) === true };
+  }
+
+  /**
+   * With a shared store, asks it to admit the attempt first (bounded by the store's
+   * timeout); without one, or while it is degraded, launches at once on local limits.
+   */
+  #admit(ep: EndpointState<C>, now: number): void {
+    const s = this.#s;
+    const shared = s.opts.sharedQuota;
+    const limit = ep.quota.shared;
+    if (shared === undefined || limit === undefined || (s.storeDegraded && now < s.storeRetryAt)) return this.#launch(ep, now);
+    this.#admitting = ep;
+    this.#waitFor('admission', shared.timeoutMs);
+    let answer: Promise<number>;
+    try {
+      answer = Promise.resolve(shared.store.acquire(limit));
+    } catch (error) {
+      answer = Promise.reject(error);
+    }
+    answer.then(
+      (waitMs) => {
+        if (this.#settled || this.#waiting !== 'admission' || this.#admitting !== ep) return;
+        this.#stopWaiting();
+        const t = s.clock.now();
+        s.storeAnswered(t);
+        if (typeof waitMs === 'number' && waitMs > 0) {
+          // The fleet-wide quota is spent for now: skip this endpoint until it refills.
+          ep.quota.coolDown(t, waitMs);
+          return this.#next();
+        }
+        this.#launchIfStillAdmissible(ep, t);
+      },
+      (error: unknown) => {
+        if (this.#settled || this.#waiting !== 'admission' || this.#admitting !== ep) return;
+        this.#stopWaiting();
+        const t = s.clock.now();
+        s.storeFailed(t, error);
+        this.#launchIfStillAdmissible(ep, t);
+      },
+    );
+  }
+
+  /** The store timed out: go ahead on local limits. */
+  #admissionTimedOut(): void {
+    const ep = this.#admitting!;
+    const now = this.#s.clock.now();
+    this.#s.storeFailed(now, new PoolError('ATTEMPT_TIMEOUT', 'the shared limiter store did not answer in time'));
+    this.#launchIfStillAdmissible(ep, now);
+  }
+
+  /**
+   * After an asynchronous pause, goes on with `ep` if it can still take the attempt, else
+   * selects again. `admitted`: the shared store already counted this attempt.
+   */
+  #launchIfStillAdmissible(ep: EndpointState<C>, now: number, admitted = true): void {
+    if (now >= this.#deadlineAt) return this.#deadlineExceeded();
+    if (!ep.live || ep.unavailableMs(now) !== 0 || ep.readyInMs(now) !== 0) return this.#next();
+    if (admitted) this.#launch(ep, now);
+    else this.#admit(ep, now);
   }
 
   #launch(ep: EndpointState<C>, now: number): void {
@@ -491,9 +552,7 @@ export class Call<C, T> implements Waiter {
         if (this.#settled || this.#waiting !== 'auth') return;
         this.#stopWaiting();
         this.#replays++;
-        const now = s.clock.now();
-        if (ep.live && ep.unavailableMs(now) === 0 && ep.readyInMs(now) === 0 && now < this.#deadlineAt) return this.#launch(ep, now);
-        this.#next();
+        this.#launchIfStillAdmissible(ep, s.clock.now(), false);
       },
       (error: unknown) => {
         if (this.#settled || this.#waiting !== 'auth') return;
@@ -539,6 +598,7 @@ export class Call<C, T> implements Waiter {
       const was = this.#waiting;
       this.#stopWaiting();
       if (was === 'sleep') this.#next();
+      else if (was === 'admission' && this.#s.clock.now() < this.#deadlineAt) this.#admissionTimedOut();
       else this.#deadlineExceeded();
     };
     this.#waitTimer = s.clock.setTimeout(this.#onWaitTimer, delay);

@@ -69,8 +69,9 @@ export function buildEndpointSet<C>(
     const limit = resolveRateLimit(`${field}.rateLimit`, c.rateLimit);
     const old = previous?.byName.get(c.name);
     const keep = old !== undefined && old.conn === c.conn && old.priority === priority && old.weight === weight && old.maxInFlight === maxInFlight;
-    const state = keep ? old : new EndpointState(c.name, c.conn as C, priority, weight, maxInFlight, breaker, new Quota(limit, resetUtcHour, now));
-    if (keep && !sameLimit(previousLimits.get(old), limit)) state.quota = new Quota(limit, resetUtcHour, now);
+    const key = `endpoint:${c.name}`;
+    const state = keep ? old : new EndpointState(c.name, c.conn as C, priority, weight, maxInFlight, breaker, new Quota(limit, resetUtcHour, now, key));
+    if (keep && !sameLimit(previousLimits.get(old), limit)) state.quota = new Quota(limit, resetUtcHour, now, key);
     built.push({ state, limit });
     byName.set(c.name, state);
   }
@@ -90,7 +91,7 @@ export function buildEndpointSet<C>(
     // Keep the shared quota if every member already shared one with the same limit.
     const first = members[0]!.quota;
     const reuse = members.every((m) => m.quota === first && sameLimit(previousLimits.get(m), limit) && isKeptMember(m, previous));
-    const quota = reuse ? first : new Quota(limit, resetUtcHour, now);
+    const quota = reuse ? first : new Quota(limit, resetUtcHour, now, `group:${groups[g]!.join('+')}`);
     for (const m of members) {
       m.quota = quota;
       limits.set(m, limit);
@@ -101,7 +102,7 @@ export function buildEndpointSet<C>(
   const holders = new Map<Quota, number>();
   for (const b of built) holders.set(b.state.quota, (holders.get(b.state.quota) ?? 0) + 1);
   for (const b of built) {
-    if (!grouped.has(b.state) && holders.get(b.state.quota)! > 1) b.state.quota = new Quota(b.limit, resetUtcHour, now);
+    if (!grouped.has(b.state) && holders.get(b.state.quota)! > 1) b.state.quota = new Quota(b.limit, resetUtcHour, now, `endpoint:${b.state.name}`);
   }
   if (previous !== undefined) for (const old of previous.endpoints) if (byName.get(old.name) !== old) old.live = false;
   return { endpoints: built.map((b) => b.state), byName, groups, limits };

@@ -61,6 +61,10 @@ export type PoolEvent =
   | { readonly type: 'endpoint-enabled'; readonly endpoint: string }
   /** A credential refresh for the endpoint finished (once per refresh, however many calls waited on it). */
   | { readonly type: 'auth-refresh'; readonly endpoint: string; readonly ok: boolean; readonly error?: unknown }
+  /** The shared limiter store timed out or failed: local limits at the degraded share. */
+  | { readonly type: 'store-degraded'; readonly error: unknown }
+  /** The shared limiter store answers again: full local limits restored. */
+  | { readonly type: 'store-recovered' }
   /** A counter reported by the caller through `pool.report()`. */
   | { readonly type: 'report'; readonly endpoint: string; readonly name: string; readonly value: number }
   | { readonly type: 'breaker-opened'; readonly endpoint: string; readonly cooldownMs: number }

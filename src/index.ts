@@ -28,3 +28,4 @@ export {
 export { applySlice, parseGroups } from './env.js';
 export type { EndpointStatus } from './pool.js';
 export type { HealthOptions } from './options.js';
+export type { LimiterStore, SharedLimit, StoreOptions } from './store.js';

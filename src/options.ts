@@ -12,6 +12,7 @@ import type { AttemptContext } from './context.js';
 import type { Clock, RandomSource } from './clock.js';
 import { invalidOption } from './errors.js';
 import type { EventListener } from './events.js';
+import type { StoreOptions } from './store.js';
 import type { MetricsSink } from './metrics.js';
 
 export type Priority = 'high' | 'low';
@@ -106,6 +107,8 @@ export interface PoolOptions<C> {
   readonly refreshAuth?: (conn: C, ctx: AttemptContext) => Promise<unknown>;
   /** Timeout of one credential refresh. @default the attempt timeout */
   readonly refreshTimeoutMs?: number;
+  /** Quotas counted across processes through a shared store (e.g. `endpoint-pool/redis`). @default none */
+  readonly sharedQuota?: StoreOptions;
 }
 
 export interface HealthOptions {

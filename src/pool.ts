@@ -105,6 +105,7 @@ export class Pool<C> {
       breakerMode: oneOf('breakerMode', o['breakerMode'], BREAKER_MODES, DEFAULTS.breakerMode),
       dailyResetUtcHour: resetHour(o['dailyResetUtcHour']),
       refreshAuth: o['refreshAuth'] as ResolvedOptions['refreshAuth'],
+      sharedQuota: resolveStore(o['sharedQuota']),
       refreshTimeoutMs: durationOrInfinity('refreshTimeoutMs', o['refreshTimeoutMs'], durationOrInfinity('attemptTimeoutMs', o['attemptTimeoutMs'], DEFAULTS.attemptTimeoutMs)),
       health: resolveHealth(o['health']),
     };
@@ -286,5 +287,22 @@ function resolveHealth(value: unknown): ResolvedOptions['health'] {
     windowMs: finite('health.windowMs', o['windowMs'], d.windowMs, 0, true),
     longWindowMs: finite('health.longWindowMs', o['longWindowMs'], d.longWindowMs, 0, true),
     maxWaitForHealthyMs: finite('health.maxWaitForHealthyMs', o['maxWaitForHealthyMs'], d.maxWaitForHealthyMs),
+  };
+}
+
+function resolveStore(value: unknown): ResolvedOptions['sharedQuota'] {
+  const o = plainObject('sharedQuota', value);
+  if (o === undefined) return undefined;
+  const store = o['store'] as { acquire?: unknown } | undefined;
+  if (typeof store !== 'object' || store === null || typeof store.acquire !== 'function') {
+    throw invalidOption('sharedQuota.store', 'a LimiterStore ({ acquire(limit) })', store);
+  }
+  const degradedShare = finite('sharedQuota.degradedShare', o['degradedShare'], 0.5, 0, true);
+  if (degradedShare > 1) throw invalidOption('sharedQuota.degradedShare', 'a fraction in (0, 1]', degradedShare);
+  return {
+    store: store as NonNullable<ResolvedOptions['sharedQuota']>['store'],
+    timeoutMs: finite('sharedQuota.timeoutMs', o['timeoutMs'], 50, 0, true),
+    degradedShare,
+    retryAfterMs: finite('sharedQuota.retryAfterMs', o['retryAfterMs'], 5000),
   };
 }

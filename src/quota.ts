@@ -17,6 +17,7 @@
 import { DailyCounter, nextDailyReset } from './daily.js';
 import { TokenBucket, type Limiter } from './limiter.js';
 import { PacedLimiter } from './paced.js';
+import type { SharedLimit } from './store.js';
 
 export type RateLimitMode = 'bucket' | 'paced';
 
@@ -36,9 +37,14 @@ export class Quota {
   parkedUntil = 0;
   readonly #marginMs: number;
   readonly #resetUtcHour: number;
+  /** What a shared store counts for this quota; `undefined` without a `rateLimit`. */
+  readonly shared: SharedLimit | undefined;
+  /** The ceiling before a degraded store scaled it down. */
+  #undegraded: number | undefined;
 
-  constructor(limit: ResolvedRateLimit | undefined, resetUtcHour: number, now: number) {
+  constructor(limit: ResolvedRateLimit | undefined, resetUtcHour: number, now: number, key = '') {
     this.#resetUtcHour = resetUtcHour;
+    this.shared = limit === undefined ? undefined : { key, ...limit, dailyResetUtcHour: resetUtcHour };
     this.#marginMs = limit?.marginMs ?? 25;
     if (limit?.perSecond !== undefined) {
       this.rate =
@@ -97,6 +103,22 @@ export class Quota {
     if (this.rate instanceof PacedLimiter) this.rate.recalibrate(perSecond);
     else if (this.rate instanceof TokenBucket) this.rate = new TokenBucket(perSecond, Math.max(1, Math.ceil(perSecond)), now);
     else this.rate = new PacedLimiter(perSecond, this.#marginMs);
+  }
+
+  /** The shared store is unavailable: allow only `share` of the ceiling locally. */
+  degrade(share: number, now: number): void {
+    const ceiling = this.rate?.perSecond;
+    if (ceiling === undefined || this.#undegraded !== undefined) return;
+    this.#undegraded = ceiling;
+    this.recalibrate(ceiling * share, now);
+  }
+
+  /** The shared store is back: restore the ceiling. */
+  restore(now: number): void {
+    if (this.#undegraded === undefined) return;
+    const ceiling = this.#undegraded;
+    this.#undegraded = undefined;
+    this.recalibrate(ceiling, now);
   }
 
   /** The day's quota is spent: admit nothing until the next reset. Returns when that is. */

@@ -14,6 +14,7 @@ import { deliver, type EventListener, type PoolEvent } from './events.js';
 import { safeIncrement, type MetricsSink } from './metrics.js';
 import type { BreakerMode, Strategy } from './options.js';
 import type { ResolvedRateLimit } from './quota.js';
+import type { ResolvedStore } from './store.js';
 import { selectEndpoint, selectHealthiest, type Selection } from './selector.js';
 
 /** A call waiting for something: capacity to free up, a permit, or time to pass. */
@@ -40,6 +41,7 @@ export interface ResolvedOptions {
   readonly dailyResetUtcHour: number;
   readonly refreshAuth: RefreshAuth<unknown> | undefined;
   readonly refreshTimeoutMs: number;
+  readonly sharedQuota: ResolvedStore | undefined;
   readonly health: { readonly windowMs: number; readonly longWindowMs: number; readonly maxWaitForHealthyMs: number };
 }
 
@@ -67,6 +69,10 @@ export class PoolState<C> {
   readonly waiting = new Set<Waiter>();
   #wakeScheduled = false;
 
+  /** The shared store failed: local limits at a reduced share until it answers again. */
+  storeDegraded = false;
+  /** When to try the shared store again after a failure. */
+  storeRetryAt = 0;
   closed = false;
   active = 0;
   callSeq = 0;
@@ -118,6 +124,24 @@ export class PoolState<C> {
     if (high > 0) this.cursors[0] = (this.cursors[0]! + 1) % high;
     if (low > 0) this.cursors[1] = (this.cursors[1]! + 1) % low;
     return picked;
+  }
+
+  /** The shared store timed out or failed: fall back to local limits at the degraded share. */
+  storeFailed(now: number, error: unknown): void {
+    const store = this.opts.sharedQuota!;
+    this.storeRetryAt = now + store.retryAfterMs;
+    if (this.storeDegraded) return;
+    this.storeDegraded = true;
+    for (const q of new Set(this.endpoints.map((e) => e.quota))) q.degrade(store.degradedShare, now);
+    this.emit({ type: 'store-degraded', error });
+  }
+
+  /** The shared store answered: restore full local limits if they were reduced. */
+  storeAnswered(now: number): void {
+    if (!this.storeDegraded) return;
+    this.storeDegraded = false;
+    for (const q of new Set(this.endpoints.map((e) => e.quota))) q.restore(now);
+    this.emit({ type: 'store-recovered' });
   }
 
   emit(event: PoolEvent): void {

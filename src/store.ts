@@ -1,0 +1,57 @@
+/**
+ * A shared limiter store: quotas counted across processes.
+ *
+ * Upstream providers count a key's rate limit per key, not per caller, so two services (or
+ * twenty serverless instances) on the same keys add up on each one, and each process's own
+ * limiter is blind to the others. With a `limiterStore`, the pool asks the store to admit
+ * every attempt on an endpoint that has a `rateLimit` (one store key per endpoint, or per
+ * group), after its own local checks.
+ *
+ * The store is a dependency that can fail like any other: each `acquire` has its own
+ * timeout (`store.timeoutMs`). When the store is slow or down the pool degrades to local
+ * limits at `store.degradedShare` of each quota, emits `store-degraded`, tries the store
+ * again after `store.retryAfterMs`, and emits `store-recovered` when it answers again. A
+ * call is never blocked on the store for longer than its timeout.
+ *
+ * `endpoint-pool/redis` implements this interface on Redis; the in-process default is
+ * simply no store.
+ */
+
+/** One quota as the store sees it. */
+export interface SharedLimit {
+  /** The store key: `endpoint:<name>` or `group:<a>+<b>+…`. Never a secret. */
+  readonly key: string;
+  readonly perSecond: number | undefined;
+  readonly burst: number | undefined;
+  readonly mode: 'bucket' | 'paced';
+  readonly marginMs: number;
+  readonly perDay: number | undefined;
+  readonly dailyStopFraction: number;
+  readonly dailyResetUtcHour: number;
+}
+
+export interface LimiterStore {
+  /**
+   * Admits one call under `limit` if the fleet-wide quota allows it now, counting it;
+   * otherwise counts nothing. Resolves to 0 when admitted, else to the milliseconds until
+   * a call could be admitted.
+   */
+  acquire(limit: SharedLimit): Promise<number>;
+}
+
+export interface StoreOptions {
+  readonly store: LimiterStore;
+  /** Longest a call waits for the store before going ahead on local limits. @default 50 */
+  readonly timeoutMs?: number;
+  /** Share of each quota a process allows itself while the store is unavailable. @default 0.5 */
+  readonly degradedShare?: number;
+  /** How long after a store failure the pool tries it again. @default 5000 */
+  readonly retryAfterMs?: number;
+}
+
+export interface ResolvedStore {
+  readonly store: LimiterStore;
+  readonly timeoutMs: number;
+  readonly degradedShare: number;
+  readonly retryAfterMs: number;
+}

@@ -1,0 +1,87 @@
+import { describe, expect, test } from 'vitest';
+import type { LimiterStore, SharedLimit } from '../src/index.js';
+import { harness, start } from './support.js';
+
+/** A scripted store: answers from a queue (a number, 'fail', or 'hang'). */
+function scriptedStore(...answers: (number | 'fail' | 'hang')[]) {
+  const asked: SharedLimit[] = [];
+  const store: LimiterStore = {
+    acquire(limit) {
+      asked.push(limit);
+      const a = answers.shift() ?? 0;
+      if (a === 'hang') return new Promise(() => undefined);
+      if (a === 'fail') return Promise.reject(new Error('connection lost'));
+      return Promise.resolve(a);
+    },
+  };
+  return { store, asked };
+}
+
+describe('shared quota store', () => {
+  test('asks the store for every attempt on a limited endpoint, with its key and limit; unlimited endpoints skip it', async () => {
+    const { store, asked } = scriptedStore(0);
+    const h = harness([{ name: 'a', rateLimit: { perSecond: 3, mode: 'paced' } }, { name: 'free', priority: 'low' }], { sharedQuota: { store } });
+    expect(await h.pool.execute(h.op)).toBe('a');
+    expect(asked).toEqual([{ key: 'endpoint:a', perSecond: 3, burst: undefined, mode: 'paced', marginMs: 25, perDay: undefined, dailyStopFraction: 0.95, dailyResetUtcHour: 0 }]);
+    expect(await h.pool.execute(h.op, { pin: 'free' })).toBe('free');
+    expect(asked).toHaveLength(1);
+  });
+
+  test('a group is one store key', async () => {
+    const { store, asked } = scriptedStore(0);
+    const h = harness([{ name: 'k1', rateLimit: { perSecond: 3 } }, 'k2'], { sharedQuota: { store }, groups: [['k1', 'k2']] });
+    await h.pool.execute(h.op);
+    expect(asked[0]!.key).toBe('group:k1+k2');
+  });
+
+  test('when the fleet quota is spent, the endpoint is skipped until it refills and another serves', async () => {
+    const { store } = scriptedStore(400, 0);
+    const h = harness([{ name: 'a', rateLimit: { perSecond: 10 } }, { name: 'b', rateLimit: { perSecond: 10 } }], { sharedQuota: { store } });
+    expect(await h.pool.execute(h.op)).toBe('b');
+    expect(h.pool.stats()[0]!.cooldownRemainingMs).toBe(400);
+  });
+
+  test('a store that hangs: after its timeout the call goes ahead on local limits at the degraded share, then recovers', async () => {
+    const { store, asked } = scriptedStore('hang', 0);
+    const h = harness([{ name: 'a', rateLimit: { perSecond: 10 } }], { sharedQuota: { store, timeoutMs: 30, degradedShare: 0.5, retryAfterMs: 1000 } });
+    const call = start(h.pool.execute(h.op));
+    await h.clock.advance(29);
+    expect(call.settled).toBe(false);
+    await h.clock.advance(1);
+    await call.promise;
+    expect(call.value).toBe('a');
+    expect(h.events.find((e) => e.type === 'store-degraded')).toBeDefined();
+    expect(h.pool.stats()[0]!.ceilingPerSecond).toBe(5);
+    // While degraded, calls do not wait on the store at all.
+    expect(await h.pool.execute(h.op)).toBe('a');
+    expect(asked).toHaveLength(1);
+    await h.clock.advance(1000);
+    expect(await h.pool.execute(h.op)).toBe('a');
+    expect(asked).toHaveLength(2);
+    expect(h.trace((e) => e.type.startsWith('store'))).toEqual(['store-degraded', 'store-recovered']);
+    expect(h.pool.stats()[0]!.ceilingPerSecond).toBe(10);
+  });
+
+  test('a store that fails degrades at once; the call is not failed', async () => {
+    const { store } = scriptedStore('fail');
+    const h = harness([{ name: 'a', rateLimit: { perSecond: 4 } }], { sharedQuota: { store } });
+    expect(await h.pool.execute(h.op)).toBe('a');
+    expect(h.pool.stats()[0]!.ceilingPerSecond).toBe(2);
+  });
+
+  test('aborting a call while it waits for the store leaves nothing behind', async () => {
+    const { store } = scriptedStore('hang');
+    const h = harness([{ name: 'a', rateLimit: { perSecond: 4 } }], { sharedQuota: { store, timeoutMs: 1000 } });
+    const ac = new AbortController();
+    const call = start(h.pool.execute(h.op, { signal: ac.signal }));
+    await h.clock.advance(10);
+    ac.abort();
+    await call.promise;
+    expect(h.clock.pendingTimers).toBe(0);
+    expect(h.eps.a!.calls).toBe(0);
+  });
+
+  test('a bad store is rejected in the constructor', () => {
+    expect(() => harness(['a'], { sharedQuota: { store: {} as never } })).toThrow(/sharedQuota.store: expected a LimiterStore/);
+  });
+});
