@@ -20,15 +20,43 @@
  * stale started before the breaker opened, so it neither counts again nor passes for a
  * failed probe; a release or result with a stale probe epoch cannot free or judge a newer
  * probe. The breaker is pure state over the `now` it is given: no timers, no clock.
+ *
+ * Two ways to trip, chosen per pool: `consecutive` (the default, above) or
+ * `failure-rate` (Polly's model): it opens when, over the last `windowMs`, at least
+ * `minThroughput` attempts were recorded and the share of failures reached
+ * `failureRate`. Either way, an attempt slower than `slowCallMs` counts as a failure
+ * (resilience4j's slow-call rule; the call itself still succeeds).
+ *
+ * Two refinements, off by default: with `ejectionGrowth`, an endpoint that is ejected
+ * again soon after it closed (within `maxCooldownMs`) starts from a doubled cooldown, so a
+ * flapping endpoint is probed less and less often; with `jitter` (a fraction, e.g. 0.2),
+ * every open period is spread by up to ±20 % with the injected random source, so a fleet
+ * of processes does not probe in lockstep.
  */
+import type { RandomSource } from './clock.js';
+import { RollingCounter } from './window.js';
 
 export interface BreakerOptions {
-  /** Consecutive failures that open the breaker. @default 5 */
+  /** Consecutive failures that open the breaker (`consecutive` mode). @default 5 */
   readonly threshold: number;
   /** First open period. @default 5000 */
   readonly cooldownMs: number;
   /** Ceiling for the doubling cooldown after failed probes. @default 60000 */
   readonly maxCooldownMs: number;
+  /** How the breaker trips. @default 'consecutive' */
+  readonly mode: 'consecutive' | 'failure-rate';
+  /** `failure-rate` mode: share of failures over the window that opens it. @default 0.5 */
+  readonly failureRate: number;
+  /** `failure-rate` mode: the sliding window. @default 10000 */
+  readonly windowMs: number;
+  /** `failure-rate` mode: attempts needed in the window before the rate counts. @default 10 */
+  readonly minThroughput: number;
+  /** An attempt slower than this counts as a breaker failure. @default Infinity (off) */
+  readonly slowCallMs: number;
+  /** Double the starting cooldown for an endpoint ejected again soon after it closed. @default false */
+  readonly ejectionGrowth: boolean;
+  /** Spread each open period by up to ± this fraction. @default 0 */
+  readonly jitter: number;
 }
 
 /** What `breakerState()` reports. */
@@ -36,17 +64,28 @@ export type BreakerState = 'closed' | 'half-open' | { readonly state: 'open'; re
 
 export class Breaker {
   readonly #opts: BreakerOptions;
+  readonly #random: RandomSource;
   #open = false;
   #failures = 0;
   #openUntil = 0;
   #cooldownMs: number;
+  /** The last open period actually used (cooldown with jitter). */
+  #periodMs: number;
   #generation = 0;
   #probeEpoch = 0;
   #epochSeq = 0;
+  /** Openings from closed in a row, each soon after the previous close (for `ejectionGrowth`). */
+  #ejections = 0;
+  #closedAt = Number.NEGATIVE_INFINITY;
+  #okWindow: RollingCounter | undefined;
+  #failWindow: RollingCounter | undefined;
 
-  constructor(opts: BreakerOptions) {
+  constructor(opts: BreakerOptions, random: RandomSource = () => 0.5) {
     this.#opts = opts;
+    this.#random = random;
     this.#cooldownMs = opts.cooldownMs;
+    this.#periodMs = opts.cooldownMs;
+    if (opts.mode === 'failure-rate') this.#resetWindows();
   }
 
   /** Bumped each time the breaker opens; part of every attempt's ticket. */
@@ -59,9 +98,14 @@ export class Breaker {
     return this.#failures;
   }
 
-  /** The cooldown the breaker would use (or used) for its current opening. */
+  /** The cooldown the breaker would use (or used) for its current opening, before jitter. */
   get cooldownMs(): number {
     return this.#cooldownMs;
+  }
+
+  /** The length of the current (or last) open period, jitter included. */
+  get openPeriodMs(): number {
+    return this.#periodMs;
   }
 
   /** When the current open period ends (meaningful only while open). */
@@ -95,19 +139,18 @@ export class Breaker {
   }
 
   /** A success. Returns true when it closed the breaker. */
-  recordSuccess(): boolean {
+  recordSuccess(now: number): boolean {
     this.#failures = 0;
+    this.#okWindow?.add(now);
     if (!this.#open) return false;
-    this.#close();
-    this.#cooldownMs = this.#opts.cooldownMs;
+    this.#close(now);
     return true;
   }
 
   /** An answer that proves the endpoint is up without being a success. Returns true when it closed the breaker. */
-  recordReachable(): boolean {
+  recordReachable(now: number): boolean {
     if (!this.#open) return false;
-    this.#close();
-    this.#cooldownMs = this.#opts.cooldownMs;
+    this.#close(now);
     return true;
   }
 
@@ -122,9 +165,26 @@ export class Breaker {
     }
     if (this.#open || generation !== this.#generation) return false;
     this.#failures++;
-    if (this.#failures < this.#opts.threshold) return false;
+    if (!this.#shouldTrip(now)) return false;
+    this.#ejections = this.#opts.ejectionGrowth && now - this.#closedAt <= this.#opts.maxCooldownMs ? this.#ejections + 1 : 1;
+    this.#cooldownMs = Math.min(this.#opts.cooldownMs * 2 ** Math.min(this.#ejections - 1, 30), this.#opts.maxCooldownMs);
     this.#openAt(now);
     return true;
+  }
+
+  #shouldTrip(now: number): boolean {
+    if (this.#failWindow === undefined || this.#okWindow === undefined) return this.#failures >= this.#opts.threshold;
+    this.#failWindow.add(now);
+    const failed = this.#failWindow.sum(now, this.#opts.windowMs);
+    const total = failed + this.#okWindow.sum(now, this.#opts.windowMs);
+    return total >= this.#opts.minThroughput && failed / total >= this.#opts.failureRate;
+  }
+
+  #resetWindows(): void {
+    // Ten buckets over the window: the rate is judged on recent traffic only.
+    const bucketMs = Math.max(1, this.#opts.windowMs / 10);
+    this.#okWindow = new RollingCounter(10, bucketMs);
+    this.#failWindow = new RollingCounter(10, bucketMs);
   }
 
   /** Gives back a probe slot without a verdict (the probe was cancelled or inconclusive). */
@@ -144,13 +204,18 @@ export class Breaker {
   }
 
   #openAt(now: number): void {
+    const jitter = this.#opts.jitter;
+    this.#periodMs = jitter > 0 ? Math.max(1, Math.round(this.#cooldownMs * (1 + jitter * (2 * this.#random() - 1)))) : this.#cooldownMs;
     this.#open = true;
-    this.#openUntil = now + this.#cooldownMs;
+    this.#openUntil = now + this.#periodMs;
     this.#generation++;
+    if (this.#okWindow !== undefined) this.#resetWindows();
   }
 
-  #close(): void {
+  #close(now: number): void {
     this.#open = false;
     this.#probeEpoch = 0;
+    this.#closedAt = now;
+    this.#cooldownMs = this.#opts.cooldownMs;
   }
 }

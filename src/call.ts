@@ -382,11 +382,21 @@ export class Call<C, T> implements Waiter {
     this.#endAttempt(a);
     const ep = a.ep;
     ep.successes++;
-    const closed = ep.breaker.recordSuccess();
-    if (s.metrics !== undefined) safeObserve(s.metrics, METRICS.attemptDuration, ep.labels, s.clock.now() - a.startedAt);
+    const now = s.clock.now();
+    const durationMs = now - a.startedAt;
+    let closed = false;
+    let opened = false;
+    // A slow success still answers the caller, but counts against the endpoint (not for a probe).
+    if (durationMs > s.opts.breaker.slowCallMs && a.probe === 0) opened = ep.breaker.recordFailure(a.generation, a.probe, now);
+    else closed = ep.breaker.recordSuccess(now);
+    if (s.metrics !== undefined) {
+      safeObserve(s.metrics, METRICS.attemptDuration, ep.labels, durationMs);
+      if (opened) s.count(METRICS.breakerOpened, ep.labels);
+    }
     if (s.listener !== undefined) {
       if (closed) s.emit({ type: 'breaker-closed', endpoint: ep.name });
-      s.emit({ type: 'attempt-success', callId: this.id, endpoint: ep.name, attempt: a.attempt, durationMs: s.clock.now() - a.startedAt });
+      if (opened) s.emit({ type: 'breaker-opened', endpoint: ep.name, cooldownMs: ep.breaker.openPeriodMs });
+      s.emit({ type: 'attempt-success', callId: this.id, endpoint: ep.name, attempt: a.attempt, durationMs });
     }
     if (closed) s.wakeParked();
     if (this.#settled) return;
@@ -430,7 +440,7 @@ export class Call<C, T> implements Waiter {
       }
       default:
         // A throwing operation or classifier says nothing about the endpoint's health.
-        if (verdict.valid) closed = ep.breaker.recordReachable();
+        if (verdict.valid) closed = ep.breaker.recordReachable(now);
         else ep.breaker.release(a.probe);
         break;
     }
@@ -523,7 +533,7 @@ export class Call<C, T> implements Waiter {
       if (opened) s.count(METRICS.breakerOpened, ep.labels);
     }
     if (s.listener !== undefined) {
-      if (opened) s.emit({ type: 'breaker-opened', endpoint: ep.name, cooldownMs: ep.breaker.cooldownMs });
+      if (opened) s.emit({ type: 'breaker-opened', endpoint: ep.name, cooldownMs: ep.breaker.openPeriodMs });
       if (closed) s.emit({ type: 'breaker-closed', endpoint: ep.name });
       s.emit({ type: 'attempt-failure', callId: this.id, endpoint: ep.name, attempt: a.attempt, durationMs, errorClass: cls, error });
     }

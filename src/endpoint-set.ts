@@ -5,6 +5,7 @@
  * the same members and limit keeps its shared quota.
  */
 import type { BreakerOptions } from './breaker.js';
+import type { RandomSource } from './clock.js';
 import { EndpointState } from './endpoint.js';
 import { invalidOption } from './errors.js';
 import { DEFAULTS, PRIORITIES, finite, limitOrInfinity, oneOf, plainObject, positiveInteger, type EndpointConfig } from './options.js';
@@ -52,6 +53,7 @@ export function buildEndpointSet<C>(
   breaker: BreakerOptions,
   resetUtcHour: number,
   now: number,
+  random: RandomSource,
 ): EndpointSet<C> & { readonly limits: Map<EndpointState<C>, ResolvedRateLimit | undefined> } {
   if (!Array.isArray(configs) || configs.length === 0) throw invalidOption('endpoints', 'a non-empty array', configs);
   const built: Built<C>[] = [];
@@ -70,7 +72,7 @@ export function buildEndpointSet<C>(
     const old = previous?.byName.get(c.name);
     const keep = old !== undefined && old.conn === c.conn && old.priority === priority && old.weight === weight && old.maxInFlight === maxInFlight;
     const key = `endpoint:${c.name}`;
-    const state = keep ? old : new EndpointState(c.name, c.conn as C, priority, weight, maxInFlight, breaker, new Quota(limit, resetUtcHour, now, key));
+    const state = keep ? old : new EndpointState(c.name, c.conn as C, priority, weight, maxInFlight, breaker, new Quota(limit, resetUtcHour, now, key), random);
     if (keep && !sameLimit(previousLimits.get(old), limit)) state.quota = new Quota(limit, resetUtcHour, now, key);
     built.push({ state, limit });
     byName.set(c.name, state);

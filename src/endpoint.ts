@@ -5,6 +5,7 @@
  * confuses a call in progress.
  */
 import { Breaker, type BreakerOptions } from './breaker.js';
+import type { RandomSource } from './clock.js';
 import type { FailureClass } from './events.js';
 import type { Labels } from './metrics.js';
 import type { Priority } from './options.js';
@@ -45,13 +46,13 @@ export class EndpointState<C> {
   readonly #classLabels = new Map<string, Labels>();
   readonly #codeLabels = new Map<string, Labels>();
 
-  constructor(name: string, conn: C, priority: Priority, weight: number, maxInFlight: number, breaker: BreakerOptions, quota: Quota) {
+  constructor(name: string, conn: C, priority: Priority, weight: number, maxInFlight: number, breaker: BreakerOptions, quota: Quota, random?: RandomSource) {
     this.name = name;
     this.conn = conn;
     this.priority = priority;
     this.weight = weight;
     this.maxInFlight = maxInFlight;
-    this.breaker = new Breaker(breaker);
+    this.breaker = new Breaker(breaker, random);
     this.quota = quota;
     this.labels = Object.freeze({ endpoint: name });
   }

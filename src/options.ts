@@ -74,7 +74,7 @@ export interface PoolOptions<C> {
   readonly deadlineMs?: number;
   /** Retry delays. @default { initialMs: 100, maxMs: 10000, jitter: 'full' } */
   readonly backoff?: Partial<BackoffOptions>;
-  /** @default { threshold: 5, cooldownMs: 5000, maxCooldownMs: 60000 } */
+  /** @default { threshold: 5, cooldownMs: 5000, maxCooldownMs: 60000, mode: 'consecutive' } */
   readonly breaker?: Partial<BreakerOptions>;
   /** How long a `rate-limited` endpoint is skipped when the error carries no `retryAfterMs`. @default 1000 */
   readonly rateLimitCooldownMs?: number;
@@ -158,7 +158,7 @@ export const DEFAULTS = {
   attemptTimeoutMs: 10_000,
   deadlineMs: 30_000,
   backoff: { initialMs: 100, maxMs: 10_000, jitter: 'full' },
-  breaker: { threshold: 5, cooldownMs: 5_000, maxCooldownMs: 60_000 },
+  breaker: { threshold: 5, cooldownMs: 5_000, maxCooldownMs: 60_000, mode: 'consecutive', failureRate: 0.5, windowMs: 10_000, minThroughput: 10 },
   rateLimitCooldownMs: 1_000,
   breakerMode: 'fail-fast',
   dailyResetUtcHour: 0,
@@ -235,7 +235,17 @@ export function resolveBreaker(value: unknown): BreakerOptions {
   if (maxCooldownMs < cooldownMs) {
     throw invalidOption('breaker.maxCooldownMs', `a number >= cooldownMs (${cooldownMs})`, maxCooldownMs);
   }
-  return { threshold, cooldownMs, maxCooldownMs };
+  const mode = oneOf('breaker.mode', o['mode'], ['consecutive', 'failure-rate'] as const, d.mode);
+  const failureRate = finite('breaker.failureRate', o['failureRate'], d.failureRate, 0, true);
+  if (failureRate > 1) throw invalidOption('breaker.failureRate', 'a fraction in (0, 1]', failureRate);
+  const windowMs = finite('breaker.windowMs', o['windowMs'], d.windowMs, 0, true);
+  const minThroughput = positiveInteger('breaker.minThroughput', o['minThroughput'], d.minThroughput);
+  const slowCallMs = durationOrInfinity('breaker.slowCallMs', o['slowCallMs'], Number.POSITIVE_INFINITY);
+  const growth = o['ejectionGrowth'];
+  if (growth !== undefined && typeof growth !== 'boolean') throw invalidOption('breaker.ejectionGrowth', 'a boolean', growth);
+  const jitter = finite('breaker.jitter', o['jitter'], 0);
+  if (jitter >= 1) throw invalidOption('breaker.jitter', 'a fraction in [0, 1)', jitter);
+  return { threshold, cooldownMs, maxCooldownMs, mode, failureRate, windowMs, minThroughput, slowCallMs, ejectionGrowth: growth === true, jitter };
 }
 
 export function resolveRetry(field: string, value: unknown, maxAttempts: number): number {

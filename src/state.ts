@@ -90,7 +90,7 @@ export class PoolState<C> {
   /** Validates and installs an endpoint set, keeping the state of endpoints kept by name. */
   setEndpoints(configs: unknown, groups: unknown = this.groups): void {
     const previous = this.endpoints.length === 0 ? undefined : { endpoints: this.endpoints, byName: this.byName, groups: this.groups };
-    const next = buildEndpointSet<C>(configs, groups, previous, this.#limits, this.opts.breaker, this.opts.dailyResetUtcHour, this.clock.now());
+    const next = buildEndpointSet<C>(configs, groups, previous, this.#limits, this.opts.breaker, this.opts.dailyResetUtcHour, this.clock.now(), this.random);
     this.endpoints = next.endpoints;
     this.byName = next.byName;
     this.groups = next.groups;

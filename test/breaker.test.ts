@@ -1,7 +1,8 @@
 import { describe, expect, test } from 'vitest';
 import { Breaker } from '../src/breaker.js';
+import { resolveBreaker } from '../src/options.js';
 
-const opts = { threshold: 3, cooldownMs: 1000, maxCooldownMs: 4000 };
+const opts = resolveBreaker({ threshold: 3, cooldownMs: 1000, maxCooldownMs: 4000 });
 
 function failN(b: Breaker, n: number, now = 0): boolean[] {
   const out: boolean[] = [];
@@ -33,7 +34,7 @@ describe('Breaker', () => {
   test('a success resets the run', () => {
     const b = new Breaker(opts);
     failN(b, 2);
-    b.recordSuccess();
+    b.recordSuccess(0);
     expect(failN(b, 2)).toEqual([false, false]);
     expect(b.state(0)).toBe('closed');
   });
@@ -42,9 +43,9 @@ describe('Breaker', () => {
     const b = new Breaker(opts);
     const seq: boolean[] = [];
     seq.push(b.recordFailure(b.generation, 0, 0));
-    b.recordReachable();
+    b.recordReachable(0);
     seq.push(b.recordFailure(b.generation, 0, 0));
-    b.recordReachable();
+    b.recordReachable(0);
     seq.push(b.recordFailure(b.generation, 0, 0));
     expect(seq).toEqual([false, false, true]);
   });
@@ -76,7 +77,7 @@ describe('Breaker', () => {
     }
     expect(cooldowns).toEqual([2000, 4000, 4000, 4000]);
     const p = b.enter(now);
-    expect(b.recordSuccess()).toBe(true);
+    expect(b.recordSuccess(0)).toBe(true);
     expect(b.state(now)).toBe('closed');
     expect(b.cooldownMs).toBe(1000);
     expect(p).toBeGreaterThan(0);
@@ -86,7 +87,7 @@ describe('Breaker', () => {
     const b = new Breaker(opts);
     failN(b, 3, 0);
     b.enter(1000);
-    expect(b.recordReachable()).toBe(true);
+    expect(b.recordReachable(0)).toBe(true);
     expect(b.state(1000)).toBe('closed');
     // The run was kept, so the next failure re-opens at once.
     expect(b.recordFailure(b.generation, 0, 1000)).toBe(true);
@@ -115,7 +116,7 @@ describe('Breaker', () => {
     expect(b.recordFailure(oldGen, 0, 1000)).toBe(false);
     expect(b.cooldownMs).toBe(1000);
     expect(b.probing).toBe(true);
-    expect(b.recordSuccess()).toBe(true);
+    expect(b.recordSuccess(0)).toBe(true);
     expect(probe).toBeGreaterThan(0);
   });
 
@@ -137,5 +138,81 @@ describe('Breaker', () => {
     failN(b, 3, 100);
     expect(b.waitMs(600)).toBe(500);
     expect(b.waitMs(1100)).toBe(0);
+  });
+});
+
+describe('failure-rate mode', () => {
+  const rate = resolveBreaker({ mode: 'failure-rate', failureRate: 0.5, windowMs: 10_000, minThroughput: 4, cooldownMs: 1000 });
+
+  test('opens when the failure share over the window reaches the rate, once the minimum throughput is met', () => {
+    const b = new Breaker(rate);
+    expect(b.recordFailure(b.generation, 0, 0)).toBe(false); // 1 of 1, below the minimum throughput
+    b.recordSuccess(100);
+    b.recordSuccess(200);
+    expect(b.recordFailure(b.generation, 0, 300)).toBe(true); // 2 of 4 = 50 %
+  });
+
+  test.each([
+    [3, 1, false], // 1 of 4 = 25 %
+    [2, 2, true], // 2 of 4
+    [6, 3, false], // 3 of 9 = 33 %
+    [4, 4, true], // 4 of 8
+  ])('%i successes then %i failures: opens = %s', (oks, fails, opens) => {
+    const b = new Breaker(rate);
+    for (let i = 0; i < oks; i++) b.recordSuccess(i);
+    let opened = false;
+    for (let i = 0; i < fails; i++) opened = b.recordFailure(b.generation, 0, 100 + i) || opened;
+    expect(opened).toBe(opens);
+  });
+
+  test('old outcomes leave the window', () => {
+    const b = new Breaker(rate);
+    for (let i = 0; i < 3; i++) b.recordFailure(b.generation, 0, i);
+    for (let i = 0; i < 20; i++) b.recordSuccess(1000 + i);
+    // Twenty seconds later only the new failures count: 3 of 4 would open, but the successes are gone too.
+    expect(b.recordFailure(b.generation, 0, 30_000)).toBe(false);
+    expect(b.recordFailure(b.generation, 0, 30_001)).toBe(false);
+    expect(b.recordFailure(b.generation, 0, 30_002)).toBe(false);
+    expect(b.recordFailure(b.generation, 0, 30_003)).toBe(true);
+  });
+});
+
+describe('ejection growth and jitter', () => {
+  test('an endpoint ejected again soon after closing starts from a doubled cooldown; a quiet spell resets it', () => {
+    const b = new Breaker(resolveBreaker({ threshold: 1, cooldownMs: 1000, maxCooldownMs: 8000, ejectionGrowth: true }));
+    const periods: number[] = [];
+    let now = 0;
+    for (let i = 0; i < 5; i++) {
+      b.recordFailure(b.generation, 0, now);
+      periods.push(b.openPeriodMs);
+      now = b.openUntil;
+      b.enter(now);
+      b.recordSuccess(now);
+      now += 100;
+    }
+    expect(periods).toEqual([1000, 2000, 4000, 8000, 8000]);
+    now += 8001;
+    b.recordFailure(b.generation, 0, now);
+    expect(b.openPeriodMs).toBe(1000);
+  });
+
+  test('without ejectionGrowth every ejection from closed starts at the base cooldown', () => {
+    const b = new Breaker(resolveBreaker({ threshold: 1, cooldownMs: 1000 }));
+    b.recordFailure(b.generation, 0, 0);
+    b.enter(1000);
+    b.recordSuccess(1000);
+    b.recordFailure(b.generation, 0, 1100);
+    expect(b.openPeriodMs).toBe(1000);
+  });
+
+  test.each([
+    [0, 800],
+    [0.5, 1000],
+    [0.999, 1200],
+  ])('jitter 0.2 with random %f gives an open period of %i ms', (r, period) => {
+    const b = new Breaker(resolveBreaker({ threshold: 1, cooldownMs: 1000, jitter: 0.2 }), () => r);
+    b.recordFailure(b.generation, 0, 0);
+    expect(b.openPeriodMs).toBe(period);
+    expect(b.openUntil).toBe(period);
   });
 });

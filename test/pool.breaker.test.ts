@@ -164,3 +164,25 @@ describe('breaker in the pool', () => {
     expect(() => h.pool.breakerState('zzz')).toThrow(/name: expected the name of an endpoint/);
   });
 });
+
+describe('slow calls', () => {
+  test('a success slower than slowCallMs answers the caller but counts as a breaker failure', async () => {
+    const h = harness(['a', 'b'], { breaker: { threshold: 2, slowCallMs: 500 }, maxAttempts: 1 });
+    h.eps.a!.then(ok('slow1', 600), ok('slow2', 600));
+    for (const expected of ['slow1', 'slow2']) {
+      const call = start(h.pool.execute(h.op));
+      await h.clock.advance(600);
+      await call.promise;
+      expect(call.value).toBe(expected);
+    }
+    expect(h.pool.breakerState('a')).toMatchObject({ state: 'open' });
+    expect(await h.pool.execute(h.op)).toBe('b');
+  });
+
+  test('failure-rate breaker in the pool', async () => {
+    const h = harness(['a', 'b'], { breaker: { mode: 'failure-rate', failureRate: 0.5, minThroughput: 4, windowMs: 10_000 }, maxAttempts: 1 });
+    h.eps.a!.then(ok(), fail('transient'), ok(), fail('transient'));
+    for (let i = 0; i < 4; i++) await h.pool.execute(h.op).catch(() => undefined);
+    expect(h.pool.breakerState('a')).toMatchObject({ state: 'open' });
+  });
+});

@@ -2,9 +2,10 @@ import { describe, expect, test } from 'vitest';
 import { EndpointState } from '../src/endpoint.js';
 import { Quota } from '../src/quota.js';
 import { selectHealthiest } from '../src/selector.js';
+import { resolveBreaker } from '../src/options.js';
 import { fail, harness } from './support.js';
 
-const BREAKER = { threshold: 5, cooldownMs: 5000, maxCooldownMs: 60_000 };
+const BREAKER = resolveBreaker({});
 
 function ep(name: string, failures: number, usage: number, perSecond?: number): EndpointState<string> {
   const e = new EndpointState(name, name, 'high', 1, Number.POSITIVE_INFINITY, BREAKER, new Quota(perSecond === undefined ? undefined : { perSecond, burst: 1, mode: 'bucket', marginMs: 25, perDay: undefined, dailyStopFraction: 0.95 }, 0, 0));
