@@ -177,7 +177,11 @@ export class Call<C, T> implements Waiter {
       return this.#fail('PIN_UNAVAILABLE', `pinned endpoint ${JSON.stringify(this.#pin.name)} is also excluded`);
     }
     const deadlineMs = this.#deadlineMs;
-    if (deadlineMs !== INF) this.#deadlineAt = s.clock.now() + deadlineMs;
+    if (deadlineMs !== INF || s.opts.retryBudget !== undefined) {
+      const now = s.clock.now();
+      if (deadlineMs !== INF) this.#deadlineAt = now + deadlineMs;
+      s.opts.retryBudget?.deposit(now);
+    }
     if (s.permits !== INF) {
       if (s.permits > 0) {
         s.permits--;
@@ -575,6 +579,10 @@ export class Call<C, T> implements Waiter {
   #retryOrFail(): void {
     if (this.#attempts - this.#replays >= this.#maxAttempts) {
       return this.#fail('RETRIES_EXHAUSTED', `all ${this.#attempts} attempts failed`, this.#lastRetryAfterMs);
+    }
+    const budget = this.#s.opts.retryBudget;
+    if (budget !== undefined && !budget.tryWithdraw(this.#s.clock.now())) {
+      return this.#fail('RETRY_BUDGET_EXHAUSTED', `the pool's retry budget is spent; no retry after ${this.#attempts} attempt(s)`, this.#lastRetryAfterMs);
     }
     this.#next();
   }

@@ -35,7 +35,9 @@ export type PoolErrorCode =
   /** The endpoint answered `unauthorized` (again, after a credential refresh, or with no `refreshAuth`). */
   | 'UNAUTHORIZED'
   /** Refreshing credentials failed; `cause` is the refresh's error. */
-  | 'AUTH';
+  | 'AUTH'
+  /** A retry was needed but the pool's retry budget is spent; `cause` is the last error. */
+  | 'RETRY_BUDGET_EXHAUSTED';
 
 const BRAND = Symbol.for('endpoint-pool.PoolError');
 

@@ -13,6 +13,7 @@ import type { Clock, RandomSource } from './clock.js';
 import { invalidOption } from './errors.js';
 import type { EventListener } from './events.js';
 import type { StoreOptions } from './store.js';
+import type { RetryBudgetOptions } from './budget.js';
 import type { MetricsSink } from './metrics.js';
 
 export type Priority = 'high' | 'low';
@@ -109,6 +110,8 @@ export interface PoolOptions<C> {
   readonly refreshTimeoutMs?: number;
   /** Quotas counted across processes through a shared store (e.g. `endpoint-pool/redis`). @default none */
   readonly sharedQuota?: StoreOptions;
+  /** A pool-wide cap on retries and hedges relative to traffic. @default none (off) */
+  readonly retryBudget?: RetryBudgetOptions;
 }
 
 export interface HealthOptions {

@@ -8,6 +8,7 @@
  * probing, events and endpoint-labeled metrics. See ARCHITECTURE.md for one call, step by
  * step.
  */
+import { RetryBudget } from './budget.js';
 import { Call } from './call.js';
 import type { BreakerState } from './breaker.js';
 import { systemClock, systemRandom } from './clock.js';
@@ -106,6 +107,7 @@ export class Pool<C> {
       dailyResetUtcHour: resetHour(o['dailyResetUtcHour']),
       refreshAuth: o['refreshAuth'] as ResolvedOptions['refreshAuth'],
       sharedQuota: resolveStore(o['sharedQuota']),
+      retryBudget: resolveBudget(o['retryBudget']),
       refreshTimeoutMs: durationOrInfinity('refreshTimeoutMs', o['refreshTimeoutMs'], durationOrInfinity('attemptTimeoutMs', o['attemptTimeoutMs'], DEFAULTS.attemptTimeoutMs)),
       health: resolveHealth(o['health']),
     };
@@ -305,4 +307,13 @@ function resolveStore(value: unknown): ResolvedOptions['sharedQuota'] {
     degradedShare,
     retryAfterMs: finite('sharedQuota.retryAfterMs', o['retryAfterMs'], 5000),
   };
+}
+
+function resolveBudget(value: unknown): RetryBudget | undefined {
+  const o = plainObject('retryBudget', value);
+  if (o === undefined) return undefined;
+  const ratio = finite('retryBudget.ratio', o['ratio'], 0.2);
+  const minPerSecond = finite('retryBudget.minPerSecond', o['minPerSecond'], 10);
+  const windowMs = finite('retryBudget.windowMs', o['windowMs'], 10_000, 1000);
+  return new RetryBudget(ratio, minPerSecond, windowMs);
 }

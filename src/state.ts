@@ -15,6 +15,7 @@ import { safeIncrement, type MetricsSink } from './metrics.js';
 import type { BreakerMode, Strategy } from './options.js';
 import type { ResolvedRateLimit } from './quota.js';
 import type { ResolvedStore } from './store.js';
+import type { RetryBudget } from './budget.js';
 import { selectEndpoint, selectHealthiest, type Selection } from './selector.js';
 
 /** A call waiting for something: capacity to free up, a permit, or time to pass. */
@@ -42,6 +43,7 @@ export interface ResolvedOptions {
   readonly refreshAuth: RefreshAuth<unknown> | undefined;
   readonly refreshTimeoutMs: number;
   readonly sharedQuota: ResolvedStore | undefined;
+  readonly retryBudget: RetryBudget | undefined;
   readonly health: { readonly windowMs: number; readonly longWindowMs: number; readonly maxWaitForHealthyMs: number };
 }
 

@@ -1,0 +1,53 @@
+/**
+ * A pool-wide retry budget (Finagle's and Envoy's idea): retries may add at most a
+ * fraction of the traffic, so that during an outage a pool does not multiply the load on
+ * endpoints that are already failing.
+ *
+ * Over any window of `windowMs` (10 s), retries (and hedged attempts) are allowed up to
+ * `max(ratio × calls, minPerSecond × windowMs / 1000)`: each logical call deposits
+ * `ratio` of a retry once (never per attempt), and the floor keeps a quiet client able to
+ * retry at all. When the budget is spent, a call that would retry fails at once with
+ * `RETRY_BUDGET_EXHAUSTED` and its last error as `cause`.
+ *
+ * Counts are kept in fixed one-second buckets: memory is constant.
+ */
+import { RollingCounter } from './window.js';
+
+export interface RetryBudgetOptions {
+  /** Retries allowed per call, over the window. @default 0.2 */
+  readonly ratio?: number;
+  /** Retries allowed per second whatever the traffic. @default 10 */
+  readonly minPerSecond?: number;
+  /** @default 10000 */
+  readonly windowMs?: number;
+}
+
+export class RetryBudget {
+  readonly ratio: number;
+  readonly minPerSecond: number;
+  readonly windowMs: number;
+  readonly #calls: RollingCounter;
+  readonly #retries: RollingCounter;
+
+  constructor(ratio: number, minPerSecond: number, windowMs: number) {
+    this.ratio = ratio;
+    this.minPerSecond = minPerSecond;
+    this.windowMs = windowMs;
+    const buckets = Math.max(1, Math.round(windowMs / 1000));
+    this.#calls = new RollingCounter(buckets, windowMs / buckets);
+    this.#retries = new RollingCounter(buckets, windowMs / buckets);
+  }
+
+  /** One logical call started. */
+  deposit(now: number): void {
+    this.#calls.add(now);
+  }
+
+  /** Takes one retry from the budget if there is one left. */
+  tryWithdraw(now: number): boolean {
+    const allowed = Math.max(this.ratio * this.#calls.sum(now, this.windowMs), (this.minPerSecond * this.windowMs) / 1000);
+    if (this.#retries.sum(now, this.windowMs) + 1 > allowed) return false;
+    this.#retries.add(now);
+    return true;
+  }
+}
