@@ -130,10 +130,11 @@ export class Breaker {
 
   /**
    * Registers an attempt that `admits()` let through. Returns its probe epoch when it is
-   * the half-open probe, or 0 for an ordinary attempt.
+   * the half-open probe, or 0 for an ordinary attempt. An attempt sent past the breaker
+   * (panic mode) is always ordinary, so it can never take or steal the probe slot.
    */
   enter(now: number): number {
-    if (!this.#open || now < this.#openUntil) return 0;
+    if (!this.#open || now < this.#openUntil || this.#probeEpoch !== 0) return 0;
     this.#probeEpoch = ++this.#epochSeq;
     return this.#probeEpoch;
   }

@@ -102,6 +102,8 @@ export class Call<C, T> implements Waiter {
   /** A sleep happened since the last failure, so a tried endpoint may be used at once. */
   #backedOff = false;
   #running: Attempt<C> | undefined;
+  /** The current selection came from a tier in panic mode (its breakers are ignored). */
+  #panic = false;
   /** The endpoint the shared store is being asked about. */
   #admitting: EndpointState<C> | undefined;
   #settled = false;
@@ -235,6 +237,7 @@ export class Call<C, T> implements Waiter {
           this.#lastDelay = delay;
           return this.#sleep(delay, false);
         }
+        this.#panic = sel.panic === true;
         return this.#admit(sel.endpoint, now);
       case 'wait':
         if (sel.endpoint !== undefined && sel.waitMs !== INF) {
@@ -324,7 +327,7 @@ export class Call<C, T> implements Waiter {
    */
   #launchIfStillAdmissible(ep: EndpointState<C>, now: number, admitted = true): void {
     if (now >= this.#deadlineAt) return this.#deadlineExceeded();
-    if (!ep.live || ep.unavailableMs(now) !== 0 || ep.readyInMs(now) !== 0) return this.#next();
+    if (!ep.live || ep.unavailableMs(now, this.#panic) !== 0 || ep.readyInMs(now) !== 0) return this.#next();
     if (admitted) this.#launch(ep, now);
     else this.#admit(ep, now);
   }

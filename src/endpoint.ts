@@ -80,11 +80,12 @@ export class EndpointState<C> {
   /**
    * Whether the endpoint is in the running at all: 0 when it is, otherwise how long until
    * it may be (`Infinity`: only a person or a probe verdict can bring it back). Covers the
-   * breaker, a disabled endpoint and a spent daily quota.
+   * breaker (unless `ignoreBreaker`: panic mode), a disabled endpoint and a spent daily
+   * quota.
    */
-  unavailableMs(now: number): number {
+  unavailableMs(now: number, ignoreBreaker = false): number {
     if (this.disabled) return Number.POSITIVE_INFINITY;
-    if (!this.breaker.admits(now)) {
+    if (!ignoreBreaker && !this.breaker.admits(now)) {
       const w = this.breaker.waitMs(now);
       return w > 0 ? w : Number.POSITIVE_INFINITY;
     }

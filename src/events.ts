@@ -61,6 +61,8 @@ export type PoolEvent =
   | { readonly type: 'endpoint-enabled'; readonly endpoint: string }
   /** A credential refresh for the endpoint finished (once per refresh, however many calls waited on it). */
   | { readonly type: 'auth-refresh'; readonly endpoint: string; readonly ok: boolean; readonly error?: unknown }
+  /** A tier entered (or left) panic mode: too many of its endpoints are ejected, so breakers are ignored there. */
+  | { readonly type: 'panic'; readonly priority: 'high' | 'low'; readonly active: boolean }
   /** The shared limiter store timed out or failed: local limits at the degraded share. */
   | { readonly type: 'store-degraded'; readonly error: unknown }
   /** The shared limiter store answers again: full local limits restored. */

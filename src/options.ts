@@ -112,6 +112,12 @@ export interface PoolOptions<C> {
   readonly sharedQuota?: StoreOptions;
   /** A pool-wide cap on retries and hedges relative to traffic. @default none (off) */
   readonly retryBudget?: RetryBudgetOptions;
+  /**
+   * Never eject a whole tier: at most `min(floor(n × maxEjectedPercent / 100), n − 1)` of a
+   * tier's `n` endpoints may be out because of their breakers; beyond that the tier is in
+   * panic and calls spread over all of its endpoints. @default none (off)
+   */
+  readonly maxEjectedPercent?: number;
 }
 
 export interface HealthOptions {

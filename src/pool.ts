@@ -108,6 +108,7 @@ export class Pool<C> {
       refreshAuth: o['refreshAuth'] as ResolvedOptions['refreshAuth'],
       sharedQuota: resolveStore(o['sharedQuota']),
       retryBudget: resolveBudget(o['retryBudget']),
+      maxEjectedPercent: o['maxEjectedPercent'] === undefined ? undefined : percent('maxEjectedPercent', o['maxEjectedPercent']),
       refreshTimeoutMs: durationOrInfinity('refreshTimeoutMs', o['refreshTimeoutMs'], durationOrInfinity('attemptTimeoutMs', o['attemptTimeoutMs'], DEFAULTS.attemptTimeoutMs)),
       health: resolveHealth(o['health']),
     };
@@ -316,4 +317,10 @@ function resolveBudget(value: unknown): RetryBudget | undefined {
   const minPerSecond = finite('retryBudget.minPerSecond', o['minPerSecond'], 10);
   const windowMs = finite('retryBudget.windowMs', o['windowMs'], 10_000, 1000);
   return new RetryBudget(ratio, minPerSecond, windowMs);
+}
+
+function percent(field: string, value: unknown): number {
+  const v = finite(field, value, 0);
+  if (v > 100) throw invalidOption(field, 'a percentage from 0 to 100', v);
+  return v;
 }

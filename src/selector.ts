@@ -21,7 +21,7 @@ import type { EndpointState } from './endpoint.js';
 
 export type Selection<C> =
   /** Go to this endpoint now (`tried`: the call has used it before, so back off first). */
-  | { readonly kind: 'endpoint'; readonly endpoint: EndpointState<C>; readonly tried: boolean }
+  | { readonly kind: 'endpoint'; readonly endpoint: EndpointState<C>; readonly tried: boolean; readonly panic?: boolean }
   /** Admissible endpoints exist but none is ready: wait `waitMs` (`Infinity`: until an attempt finishes somewhere). */
   | { readonly kind: 'wait'; readonly waitMs: number; readonly endpoint: EndpointState<C> | undefined }
   /** No endpoint is available: `retryAfterMs` until the first may be (`Infinity`: unknown, e.g. a probe is out). */
@@ -35,16 +35,40 @@ export interface SelectionInput<C> {
   readonly now: number;
   readonly tried: readonly EndpointState<C>[] | undefined;
   readonly excluded: readonly EndpointState<C>[] | undefined;
+  /** Tiers in panic mode: their breakers are ignored (see `tierInPanic`). */
+  readonly panic?: readonly boolean[];
+}
+
+/**
+ * Panic mode: a tier of `n` endpoints may have at most `min(floor(n × maxEjectedPercent /
+ * 100), n − 1)` endpoints out because of their breakers. With more out, the tier is in
+ * panic: selection ignores its breakers and spreads calls over all of its endpoints,
+ * rather than fail every call. Rounding down keeps at least one endpoint of any tier
+ * eligible, whatever the percentage.
+ */
+export function tierInPanic<C>(ring: readonly EndpointState<C>[], now: number, maxEjectedPercent: number): boolean {
+  let n = 0;
+  let out = 0;
+  let last: EndpointState<C> | undefined;
+  for (const ep of ring) {
+    if (ep === last) continue; // weighted rings repeat an endpoint in a row
+    last = ep;
+    n++;
+    if (!ep.breaker.admits(now)) out++;
+  }
+  const allowed = Math.min(Math.floor((n * maxEjectedPercent) / 100), n - 1);
+  return out > allowed;
 }
 
 export function selectEndpoint<C>(input: SelectionInput<C>): Selection<C> {
-  const { tiers, starts, now, tried, excluded } = input;
+  const { tiers, starts, now, tried, excluded, panic } = input;
   let retryAfterMs = Number.POSITIVE_INFINITY;
   for (let t = 0; t < tiers.length; t++) {
     const ring = tiers[t]!;
     const n = ring.length;
     if (n === 0) continue;
     const start = starts[t] ?? 0;
+    const panicking = panic?.[t] === true;
     let admissible = false;
     let bestWait = Number.POSITIVE_INFINITY;
     let waitFor: EndpointState<C> | undefined;
@@ -54,7 +78,7 @@ export function selectEndpoint<C>(input: SelectionInput<C>): Selection<C> {
       if (p >= n) p -= n;
       const ep = ring[p]!;
       if (excluded !== undefined && excluded.includes(ep)) continue;
-      const out = ep.unavailableMs(now);
+      const out = ep.unavailableMs(now, panicking);
       if (out > 0) {
         if (out < retryAfterMs) retryAfterMs = out;
         continue;
@@ -72,9 +96,9 @@ export function selectEndpoint<C>(input: SelectionInput<C>): Selection<C> {
         fallback ??= ep;
         continue;
       }
-      return { kind: 'endpoint', endpoint: ep, tried: false };
+      return panicking ? { kind: 'endpoint', endpoint: ep, tried: false, panic: true } : { kind: 'endpoint', endpoint: ep, tried: false };
     }
-    if (fallback !== undefined) return { kind: 'endpoint', endpoint: fallback, tried: true };
+    if (fallback !== undefined) return { kind: 'endpoint', endpoint: fallback, tried: true, panic: panicking };
     if (admissible) return { kind: 'wait', waitMs: bestWait, endpoint: waitFor };
   }
   return { kind: 'none', retryAfterMs };

@@ -16,7 +16,7 @@ import type { BreakerMode, Strategy } from './options.js';
 import type { ResolvedRateLimit } from './quota.js';
 import type { ResolvedStore } from './store.js';
 import type { RetryBudget } from './budget.js';
-import { selectEndpoint, selectHealthiest, type Selection } from './selector.js';
+import { selectEndpoint, selectHealthiest, tierInPanic, type Selection } from './selector.js';
 
 /** A call waiting for something: capacity to free up, a permit, or time to pass. */
 export interface Waiter {
@@ -44,6 +44,8 @@ export interface ResolvedOptions {
   readonly refreshTimeoutMs: number;
   readonly sharedQuota: ResolvedStore | undefined;
   readonly retryBudget: RetryBudget | undefined;
+  /** Panic mode threshold; `undefined`: off. */
+  readonly maxEjectedPercent: number | undefined;
   readonly health: { readonly windowMs: number; readonly longWindowMs: number; readonly maxWaitForHealthyMs: number };
 }
 
@@ -117,15 +119,46 @@ export class PoolState<C> {
   /** One selection for a call: strategy start positions, then the pure selector. */
   select(now: number, tried: EndpointState<C>[] | undefined, excluded: EndpointState<C>[] | undefined): Selection<C> {
     const strategy = this.opts.strategy;
+    const maxEjected = this.opts.maxEjectedPercent;
+    if (maxEjected !== undefined) {
+      const panic = this.#panicFlags(now, maxEjected);
+      if (panic !== undefined) {
+        // In panic, spread calls over the whole tier, whatever the strategy.
+        const picked = selectEndpoint({ tiers: this.tiers, starts: this.cursors, now, tried, excluded, panic });
+        this.#advanceCursors();
+        return picked;
+      }
+    }
     if (strategy === 'ordered') return selectEndpoint({ tiers: this.tiers, starts: ZERO_STARTS, now, tried, excluded });
     if (strategy === 'health') return selectHealthiest({ tiers: this.tiers, now, tried, excluded, ...this.opts.health });
     const picked = selectEndpoint({ tiers: this.tiers, starts: this.cursors, now, tried, excluded });
-    // The cursor moves once per selection, whether or not the endpoint it landed on could serve.
+    this.#advanceCursors();
+    return picked;
+  }
+
+  /** The cursor moves once per selection, whether or not the endpoint it landed on could serve. */
+  #advanceCursors(): void {
     const high = this.tiers[0]!.length;
     const low = this.tiers[1]!.length;
     if (high > 0) this.cursors[0] = (this.cursors[0]! + 1) % high;
     if (low > 0) this.cursors[1] = (this.cursors[1]! + 1) % low;
-    return picked;
+  }
+
+  #panicking = [false, false];
+
+  /** Which tiers are in panic now (`undefined` when none), emitting a `panic` event on each change. */
+  #panicFlags(now: number, maxEjectedPercent: number): boolean[] | undefined {
+    let any = false;
+    for (let t = 0; t < 2; t++) {
+      const ring = this.tiers[t]!;
+      const on = ring.length > 0 && tierInPanic(ring, now, maxEjectedPercent);
+      if (on !== this.#panicking[t]) {
+        this.#panicking[t] = on;
+        this.emit({ type: 'panic', priority: t === 0 ? 'high' : 'low', active: on });
+      }
+      any ||= on;
+    }
+    return any ? this.#panicking.slice() : undefined;
   }
 
   /** The shared store timed out or failed: fall back to local limits at the degraded share. */
