@@ -15,10 +15,12 @@ export const CONTENDERS = ['bare', 'pool-full', 'pool-default', 'pool-full-signa
 export const OPS = ['value', 'immediate'];
 export const CALLERS = [1, 100];
 
-/** @param {{ runs: number, ms: number, heapCalls: number, log: (s: string) => void }} o */
+/** @param {{ runs: number, ms: number, heapCalls: number, smoke?: boolean, log: (s: string) => void }} o */
 export async function runOverhead(o) {
   const cases = [];
   for (const op of OPS) for (const callers of CALLERS) for (const contender of CONTENDERS) cases.push({ contender, op, callers });
+  // The smoke run only checks that every contender still runs: one case each.
+  if (o.smoke) cases.splice(CONTENDERS.length);
   const samples = new Map(cases.map((c) => [key(c), []]));
   for (let r = 0; r < o.runs; r++) {
     o.log(`overhead: run ${r + 1}/${o.runs}`);

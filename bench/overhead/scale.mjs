@@ -12,10 +12,11 @@ const WORKER = fileURLToPath(new URL('./worker.mjs', import.meta.url));
 export const SIZES = [3, 30, 300, 3000];
 export const STRATEGIES = ['ordered', 'round-robin'];
 
-/** @param {{ runs: number, ms: number, log: (s: string) => void }} o */
+/** @param {{ runs: number, ms: number, smoke?: boolean, log: (s: string) => void }} o */
 export async function runScale(o) {
   const cases = [];
   for (const strategy of STRATEGIES) for (const endpoints of SIZES) cases.push({ strategy, endpoints });
+  if (o.smoke) cases.splice(0, cases.length, { strategy: 'ordered', endpoints: 3 }, { strategy: 'round-robin', endpoints: 3000 });
   const samples = cases.map(() => []);
   for (let r = 0; r < o.runs; r++) {
     o.log(`scale: run ${r + 1}/${o.runs}`);
@@ -26,7 +27,7 @@ export async function runScale(o) {
   }
   const rows = cases.map((c, i) => ({ ...c, medianNs: round(median(samples[i]), 1), spreadPct: round(100 * spread(samples[i]).relative, 1) }));
   for (const row of rows) {
-    const base = rows.find((x) => x.strategy === row.strategy && x.endpoints === SIZES[0]);
+    const base = rows.find((x) => x.strategy === row.strategy && x.endpoints === SIZES[0]) ?? row;
     row.ratioTo3 = round(row.medianNs / base.medianNs, 2);
   }
   return { runs: o.runs, rows };
