@@ -32,7 +32,7 @@ export async function simulate(scenario, contenders, o = {}) {
     const rng = root.fork(contender.name);
     const recorder = new Recorder(BIN_MS, durationMs + DRAIN_MS);
     const upstreams = scenario.endpoints({ sched, rng: rng.fork('upstreams'), recorder, durationMs: scenario.durationMs });
-    recorder.setEndpoints(upstreams.length);
+    recorder.setEndpoints(upstreams.map((u) => u.name));
     const c = contender.create({ sched, clock, rng: rng.fork('contender'), upstreams });
     return { contender, recorder, c, open: 0 };
   });

@@ -24,13 +24,16 @@ export class Recorder {
     this.latencyByBin = Array.from({ length: this.bins }, () => []);
   }
 
-  setEndpoints(n) {
-    this.attemptsByBin = Array.from({ length: n }, () => new Float64Array(this.bins));
+  setEndpoints(names) {
+    this.names = names;
+    this.attemptsByBin = names.map(() => new Float64Array(this.bins));
+    this.fatesByEndpoint = names.map(() => Object.fromEntries(FATES.map((f) => [f, 0])));
   }
 
   attempt(endpoint, t, fate) {
     this.attempts++;
     this.fates[fate]++;
+    this.fatesByEndpoint[endpoint][fate]++;
     const b = Math.min(this.bins - 1, Math.floor(t / this.binMs));
     this.attemptsByBin[endpoint][b]++;
   }
@@ -62,6 +65,7 @@ export class Recorder {
       deadlineMisses: this.deadlineMisses,
       upstreamAttempts: this.attempts,
       fates: this.fates,
+      byEndpoint: Object.fromEntries(this.names.map((n, i) => [n, this.fatesByEndpoint[i]])),
     };
   }
 

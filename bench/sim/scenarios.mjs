@@ -139,10 +139,13 @@ function keys(loadFraction) {
         deadlineMs: 10_000,
         maxAttempts: 6,
         backoff: { initialMs: 100, maxMs: 2000, jitter: 'full' },
+        // A rejection without Retry-After means "one slot too early": skip the key for one slot.
+        rateLimitCooldownMs: Math.ceil(S / ADVERTISED),
       },
-      endpoint: { rateLimit: { perSecond: ADVERTISED, burst: 1 } },
+      // 10 % under the advertised rate, no bursts: the server's window is not aligned with ours.
+      endpoint: { rateLimit: { perSecond: 0.9 * ADVERTISED, burst: 1 } },
       /** What the pool will run with once paced limiters and health-weighted selection exist. */
-      next: { options: { strategy: 'health' }, endpoint: { rateLimit: { perSecond: ADVERTISED, burst: 1, mode: 'paced' } } },
+      next: { options: { strategy: 'health' }, endpoint: { rateLimit: { perSecond: 0.9 * ADVERTISED, burst: 1, mode: 'paced' } } },
     },
     peers: { attemptTimeoutMs: 5000 },
   };

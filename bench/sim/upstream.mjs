@@ -6,9 +6,11 @@
  * after a drawn latency. Fates:
  * - `down`: refused after a couple of milliseconds (a transient error);
  * - `hang`: never answers (only the caller's timeout ends it);
- * - over the hidden ceiling: a 429 with Retry-After, counted as caused by the client;
+ * - over the hidden ceiling: a 429 with Retry-After (whole seconds, as HTTP sends it),
+ *   counted as caused by the client;
  * - throttled: the key's hidden, drifting rejection rate (other users of the account), a
- *   429 with Retry-After that the client did not cause;
+ *   429 the client did not cause, with no Retry-After (like Etherscan's message-only
+ *   rejections);
  * - otherwise a success after the (possibly slowed) latency.
  * The ceiling is counted at server arrival time over a rolling window, so it never lines
  * up with the client's own counting.
@@ -61,7 +63,7 @@ export class Upstream {
    * @param {[number, number]} [o.transitMs] one-way network delay range
    * @param {(t: number) => { mode?: 'up' | 'down' | 'hang', slow?: number, reject?: number }} [o.script]
    * @param {Ceiling} [o.ceiling]
-   * @param {number} [o.retryAfterMs] sent with every 429
+   * @param {number} [o.retryAfterMs] sent with a 429 for going over the ceiling
    */
   constructor(o) {
     this.name = o.name;
@@ -105,7 +107,7 @@ export class Upstream {
       const service = rng.lognormal(this.medianMs, this.sigma) * (s.slow ?? 1);
       if (s.reject !== undefined && s.reject > 0 && rng.next() < s.reject) {
         this.recorder.attempt(this.index, sent, 'throttled');
-        sched.at(arrival + 1 + down, () => reject(new UpstreamError('throttled', this.retryAfterMs)));
+        sched.at(arrival + 1 + down, () => reject(new UpstreamError('throttled', undefined)));
         return;
       }
       this.recorder.attempt(this.index, sent, 'ok');
@@ -119,7 +121,9 @@ const UP = Object.freeze({ mode: 'up' });
 /** How every contender maps an UpstreamError to endpoint-pool's error classes. */
 export function classify(error) {
   if (error instanceof UpstreamError) {
-    if (error.kind === 'ceiling' || error.kind === 'throttled') return { class: 'rate-limited', retryAfterMs: error.retryAfterMs };
+    if (error.kind === 'ceiling' || error.kind === 'throttled') {
+      return error.retryAfterMs === undefined ? 'rate-limited' : { class: 'rate-limited', retryAfterMs: error.retryAfterMs };
+    }
     return 'transient';
   }
   return 'transient';
