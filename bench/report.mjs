@@ -61,7 +61,9 @@ export function renderSummary({ environment: env, overhead, scale, sim }) {
     target(`${name}, blackhole: no call over its 5 s deadline`, `${b.deadlineMisses} calls over, max ${b.maxMs} ms`, b.deadlineMisses === 0);
     target(`${name}, blackhole: p99 ≤ attempt timeout + one backoff (1,000 + 50 ms)`, `${b.p99Ms} ms`, b.p99Ms <= 1050);
     const o = get('outage');
-    target(`${name}, outage: back on the primary within one cooldown (5 s) of recovery`, ms(o.shift.backMs), o.shift.backMs !== null && o.shift.backMs <= 5000);
+    const inForce = o.cooldownAtRecoveryMs;
+    target(`${name}, outage: back on the primary within one cooldown of recovery (the configured 5 s)`, ms(o.shift.backMs), o.shift.backMs !== null && o.shift.backMs <= 5000);
+    if (inForce) target(`${name}, outage: back within the cooldown in force at recovery (${ms(inForce)}, after doubling on failed probes)`, ms(o.shift.backMs), o.shift.backMs !== null && o.shift.backMs <= inForce);
   }
   push('');
 

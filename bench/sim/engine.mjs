@@ -74,8 +74,18 @@ export async function simulate(scenario, contenders, o = {}) {
     ...run.recorder.summary(),
     unsettled: run.open,
     shift: shiftTimes(run.recorder, scenario, durationMs),
+    cooldownAtRecoveryMs: cooldownAtRecovery(run.c.openings, scenario, durationMs),
     series: run.recorder.series(Math.round(5000 / BIN_MS)),
   }));
   const calls = results.reduce((n, r) => n + r.calls, 0);
   return { results, calls, wallMs: Math.round(wallMs), callsPerWallSec: Math.round(calls / (wallMs / 1000)) };
+}
+
+/** The breaker cooldown in force on the failing endpoint when its last fault window ended (pool contenders only). */
+function cooldownAtRecovery(openings, scenario, durationMs) {
+  if (openings === undefined || scenario.faults.length === 0) return undefined;
+  const end = Math.min(scenario.faults[scenario.faults.length - 1][1], durationMs);
+  let last;
+  for (const o of openings) if (o.t <= end && o.endpoint === scenario.faultEndpointName) last = o;
+  return last?.cooldownMs ?? null;
 }

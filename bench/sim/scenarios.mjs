@@ -38,6 +38,7 @@ function failover(name, description, script, faults) {
     endpoints: threeEndpoints(script),
     faults,
     faultEndpoint: 0,
+    faultEndpointName: 'primary',
     pool: { options: FAILOVER_POOL, next: { options: { strategy: 'health' } } },
     peers: { attemptTimeoutMs: 1000 },
   };

@@ -3,8 +3,9 @@
  * share of upstream attempts it received per bin.
  *
  * Baseline: its average share over the 30 s before the first fault. "Off": the first bin
- * at or after the fault's start from which its share stays under half the baseline for
- * three bins in a row. "Back": the first bin at or after recovery from which its share
+ * at or after the fault's start from which its share stays under a tenth of the baseline
+ * for three bins in a row (a contender that still tries it first on every call, then
+ * fails over, has not shifted anything). "Back": the first bin at or after recovery from which its share
  * stays at or above half the baseline for three bins (within the next fault window's
  * start, for flapping). Times are in milliseconds with the recorder's bin resolution;
  * `null` means it never happened.
@@ -28,7 +29,7 @@ export function shiftTimes(recorder, scenario, durationMs) {
     }
   }
   const baseline = n > 0 ? sum / n : Number.NaN;
-  const low = (b) => Number.isNaN(share[b]) || share[b] < baseline / 2;
+  const low = (b) => Number.isNaN(share[b]) || share[b] < baseline / 10;
   const high = (b) => !Number.isNaN(share[b]) && share[b] >= baseline / 2;
   const firstRun = (from, to, test) => {
     for (let b = from; b + RUN <= to; b++) {

@@ -13,15 +13,20 @@ export function poolContender(name, options, endpointExtra = () => ({})) {
   return {
     name,
     create({ clock, rng, upstreams }) {
+      // Breaker openings, to tell which cooldown was in force when a fault ended.
+      const openings = [];
       const pool = new Pool({
         ...options,
         endpoints: upstreams.map((u) => ({ name: u.name, conn: u, ...endpointExtra(u) })),
         classify,
         clock,
         random: rng.next,
+        onEvent: (e) => {
+          if (e.type === 'breaker-opened') openings.push({ t: clock.now(), endpoint: e.endpoint, cooldownMs: e.cooldownMs });
+        },
       });
       const op = (u) => u.request();
-      return { call: () => pool.execute(op), close: () => pool.close() };
+      return { call: () => pool.execute(op), close: () => pool.close(), openings };
     },
   };
 }
