@@ -1,0 +1,122 @@
+/**
+ * The contenders of the overhead benchmark. Each factory wraps an operation `op`
+ * (`() => Promise`) and returns `{ call, close }`: `call()` runs `op` once through the
+ * contender, `close()` releases its timers. Peers are configured the way their docs
+ * suggest for the same job (retry + breaker + timeout), with limits set so that nothing
+ * ever trips during the measurement. Libraries are imported lazily so that a worker only
+ * loads the one it measures.
+ */
+const POOL = new URL('../../dist/index.js', import.meta.url).href;
+
+const classify = () => 'transient';
+const noopSink = { increment() {}, observe() {} };
+const threeEndpoints = (extra = {}) => ['a', 'b', 'c'].map((name, i) => ({ name, conn: i, ...extra }));
+const manyEndpoints = (n, extra) => Array.from({ length: n }, (_, i) => ({ name: `ep${i}`, conn: i, ...extra }));
+
+export const contenders = {
+  /** The floor: the operation awaited directly. */
+  async bare(op) {
+    return { call: op, close() {} };
+  },
+
+  /** endpoint-pool with everything on: timeouts, deadline, breaker, a never-limiting token bucket, a metrics sink. */
+  async 'pool-full'(op) {
+    const { Pool } = await import(POOL);
+    const pool = new Pool({
+      endpoints: threeEndpoints({ rateLimit: { perSecond: 1e12 } }),
+      classify,
+      attemptTimeoutMs: 10_000,
+      deadlineMs: 30_000,
+      breaker: { threshold: 5, cooldownMs: 5_000 },
+      metrics: noopSink,
+    });
+    return { call: () => pool.execute(() => op()), close: () => pool.close() };
+  },
+
+  /** Same as pool-full, but the operation reads `ctx.signal` (so an AbortController is made per attempt). */
+  async 'pool-full-signal'(op) {
+    const { Pool } = await import(POOL);
+    const pool = new Pool({
+      endpoints: threeEndpoints({ rateLimit: { perSecond: 1e12 } }),
+      classify,
+      attemptTimeoutMs: 10_000,
+      deadlineMs: 30_000,
+      metrics: noopSink,
+    });
+    return { call: () => pool.execute((_conn, ctx) => (ctx.signal, op())), close: () => pool.close() };
+  },
+
+  /** pool-full with `args.endpoints` endpoints under `args.strategy` (the scale benchmark). */
+  async 'pool-scale'(op, args) {
+    const { Pool } = await import(POOL);
+    const pool = new Pool({
+      endpoints: manyEndpoints(args.endpoints, { rateLimit: { perSecond: 1e12 } }),
+      strategy: args.strategy,
+      classify,
+      attemptTimeoutMs: 10_000,
+      deadlineMs: 30_000,
+      metrics: noopSink,
+    });
+    return { call: () => pool.execute(() => op()), close: () => pool.close() };
+  },
+
+  /** endpoint-pool with every option at its default (which still means a 10 s attempt timeout and a 30 s deadline). */
+  async 'pool-default'(op) {
+    const { Pool } = await import(POOL);
+    const pool = new Pool({ endpoints: threeEndpoints(), classify });
+    return { call: () => pool.execute(() => op()), close: () => pool.close() };
+  },
+
+  /** cockatiel: wrap(retry, circuitBreaker, timeout, bulkhead). */
+  async cockatiel(op) {
+    return cockatielPolicy(op, true);
+  },
+
+  /** cockatiel without the timeout policy (its timeout is the expensive part). */
+  async 'cockatiel-no-timeout'(op) {
+    return cockatielPolicy(op, false);
+  },
+
+  /** opossum: one breaker with its own timeout. */
+  async opossum(op) {
+    const { default: CircuitBreaker } = await import('opossum');
+    const breaker = new CircuitBreaker(op, { timeout: 10_000, errorThresholdPercentage: 50, resetTimeout: 5_000 });
+    return { call: () => breaker.fire(), close: () => breaker.shutdown() };
+  },
+
+  /** p-retry inside p-limit. */
+  async 'p-retry+p-limit'(op) {
+    const { default: pRetry } = await import('p-retry');
+    const { default: pLimit } = await import('p-limit');
+    const limit = pLimit(1_000_000);
+    return { call: () => limit(() => pRetry(op, { retries: 2 })), close() {} };
+  },
+
+  /** viem: fallback over two custom transports, through client.request. */
+  async 'viem-fallback'(op) {
+    const { createClient, fallback, custom } = await import('viem');
+    const request = async () => op();
+    const client = createClient({ transport: fallback([custom({ request }), custom({ request })]) });
+    return { call: () => client.request({ method: 'eth_blockNumber' }), close() {} };
+  },
+};
+
+async function cockatielPolicy(op, withTimeout) {
+  const c = await import('cockatiel');
+  const policies = [
+    c.retry(c.handleAll, { maxAttempts: 2, backoff: new c.ExponentialBackoff() }),
+    c.circuitBreaker(c.handleAll, { halfOpenAfter: 5_000, breaker: new c.ConsecutiveBreaker(5) }),
+  ];
+  if (withTimeout) policies.push(c.timeout(10_000, c.TimeoutStrategy.Aggressive));
+  policies.push(c.bulkhead(1_000_000));
+  const policy = c.wrap(...policies);
+  return { call: () => policy.execute(() => op()), close() {} };
+}
+
+/** The two operations measured. */
+export const operations = {
+  /** Resolves at once. */
+  value: () => async () => 42,
+  /** Resolves on the next turn of the event loop. */
+  immediate: () => () => new Promise((resolve) => setImmediate(resolve, 42)),
+};

@@ -1,0 +1,40 @@
+/**
+ * `npm run bench`: overhead, scale and simulation benchmarks; writes bench/results/*.json,
+ * one SVG chart per simulated scenario, and bench/results/summary.md.
+ * `npm run bench:smoke` (`--smoke`): a very short version of each, written to a temporary
+ * directory; it fails only if something crashes, never on a timing number.
+ */
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { runOverhead } from './overhead/run.mjs';
+import { runScale } from './overhead/scale.mjs';
+import { renderSummary } from './report.mjs';
+import { runSim } from './sim/run.mjs';
+
+const smoke = process.argv.includes('--smoke');
+const here = path.dirname(fileURLToPath(import.meta.url));
+if (!fs.existsSync(path.join(here, '..', 'dist', 'index.js'))) throw new Error('dist/ is missing: run `npm run build` first');
+const outDir = smoke ? fs.mkdtempSync(path.join(os.tmpdir(), 'endpoint-pool-bench-')) : path.join(here, 'results');
+fs.mkdirSync(outDir, { recursive: true });
+const log = (s) => console.log(s);
+
+const settings = smoke
+  ? { overhead: { runs: 1, ms: 20, heapCalls: 500, smoke: true }, scale: { runs: 1, ms: 20, smoke: true }, sim: { durationScale: 0.26, keysScale: 0.05 } }
+  : { overhead: { runs: 5, ms: 300, heapCalls: 10_000 }, scale: { runs: 5, ms: 300 }, sim: { durationScale: 1 } };
+
+const started = Date.now();
+const environment = { node: process.version, platform: `${os.platform()} ${os.arch()}`, cpus: os.cpus().length, cpuModel: os.cpus()[0]?.model, date: new Date().toISOString(), smoke };
+const overhead = await runOverhead({ ...settings.overhead, log });
+write('overhead.json', { environment, ...overhead });
+const scale = await runScale({ ...settings.scale, log });
+write('scale.json', { environment, ...scale });
+const sim = await runSim({ ...settings.sim, outDir, log });
+write('sim.json', { environment, ...sim });
+fs.writeFileSync(path.join(outDir, 'summary.md'), renderSummary({ environment, overhead, scale, sim }));
+log(`bench: done in ${Math.round((Date.now() - started) / 1000)} s; results in ${outDir}`);
+
+function write(name, data) {
+  fs.writeFileSync(path.join(outDir, name), JSON.stringify(data, null, 1) + '\n');
+}
