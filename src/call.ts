@@ -25,6 +25,7 @@ import { backoffDelay, type BackoffOptions } from './backoff.js';
 import { runClassifier, type Verdict } from './classify.js';
 import type { TimerHandle } from './clock.js';
 import { LazyContext, type Operation } from './context.js';
+import type { TimeoutEntry } from './timeouts.js';
 import type { EndpointState } from './endpoint.js';
 import { PoolError, invalidOption, type PoolErrorCode } from './errors.js';
 import type { CancelReason, FailureClass } from './events.js';
@@ -42,21 +43,31 @@ import type { Selection } from './selector.js';
 import type { PoolState, Waiter } from './state.js';
 
 /** One attempt: the context the operation sees, plus the pool's bookkeeping for it. */
-class Attempt<C> extends LazyContext {
+class Attempt<C> extends LazyContext implements TimeoutEntry {
+  readonly call: Call<C, unknown>;
   readonly ep: EndpointState<C>;
   /** The breaker ticket: generation at start and probe epoch (0 unless this is the half-open probe). */
   readonly generation: number;
   readonly probe: number;
   readonly startedAt: number;
-  timer: TimerHandle | undefined;
   done = false;
+  // Its place in the pool's timeout queue.
+  dueAt = INF;
+  prevTimeout: TimeoutEntry | undefined = undefined;
+  nextTimeout: TimeoutEntry | undefined = undefined;
+  queued = false;
 
-  constructor(ep: EndpointState<C>, attempt: number, deadlineAt: number, probe: number, now: number) {
+  constructor(call: Call<C, unknown>, ep: EndpointState<C>, attempt: number, deadlineAt: number, probe: number, now: number) {
     super(ep.name, attempt, deadlineAt);
+    this.call = call;
     this.ep = ep;
     this.generation = ep.breaker.generation;
     this.probe = probe;
     this.startedAt = now;
+  }
+
+  expire(): void {
+    this.call.attemptTimedOut(this);
   }
 }
 
@@ -178,12 +189,11 @@ export class Call<C, T> implements Waiter {
     if (this.#pin !== undefined && this.#excluded?.includes(this.#pin) === true) {
       return this.#fail('PIN_UNAVAILABLE', `pinned endpoint ${JSON.stringify(this.#pin.name)} is also excluded`);
     }
+    // One clock read serves the deadline, the budget and the first selection.
+    const now = s.clock.now();
     const deadlineMs = this.#deadlineMs;
-    if (deadlineMs !== INF || s.opts.retryBudget !== undefined) {
-      const now = s.clock.now();
-      if (deadlineMs !== INF) this.#deadlineAt = now + deadlineMs;
-      s.opts.retryBudget?.deposit(now);
-    }
+    if (deadlineMs !== INF) this.#deadlineAt = now + deadlineMs;
+    s.opts.retryBudget?.deposit(now);
     if (s.permits !== INF) {
       if (s.permits > 0) {
         s.permits--;
@@ -193,7 +203,7 @@ export class Call<C, T> implements Waiter {
         return this.#waitFor('permit', INF);
       }
     }
-    this.#next();
+    this.#next(now);
   }
 
   /** The caller's signal fired (the call is its own abort listener: no closure per call). */
@@ -222,10 +232,11 @@ export class Call<C, T> implements Waiter {
     if (this.#waiting !== 'none') this.#fail('CLOSED', 'the pool was closed while the call was waiting');
   }
 
-  #next(): void {
+  /** Selects and goes on; `at`: the current time when the caller just read it. */
+  #next(at?: number): void {
     if (this.#settled) return;
     const s = this.#s;
-    const now = s.clock.now();
+    const now = at ?? s.clock.now();
     if (now >= this.#deadlineAt) return this.#deadlineExceeded();
     if (s.closed) return this.#fail('CLOSED', 'the pool was closed');
     const sel = this.#pin !== undefined ? this.#selectPinned(now) : s.select(now, this.#tried, this.#excluded);
@@ -342,12 +353,12 @@ export class Call<C, T> implements Waiter {
     if (++ep.inFlight > ep.peakInFlight) ep.peakInFlight = ep.inFlight;
     ep.attempts++;
     ep.usage.add(now);
-    const a = new Attempt(ep, n, this.#deadlineAt, probe, now);
+    const a = new Attempt(this as Call<C, unknown>, ep, n, this.#deadlineAt, probe, now);
     this.#running = a;
     this.#lastEndpoint = ep;
     const left = this.#deadlineAt - now;
     const timeout = this.#attemptTimeoutMs < left ? this.#attemptTimeoutMs : left;
-    if (timeout !== INF) a.timer = s.clock.setTimeout(() => this.#timedOut(a), timeout);
+    if (timeout !== INF) s.timeouts.add(a, now + timeout);
     s.count(METRICS.attempts, ep.labels);
     if (s.listener !== undefined) s.emit({ type: 'attempt-start', callId: this.id, endpoint: ep.name, attempt: n, probe: probe !== 0 });
     let pending: unknown;
@@ -372,10 +383,7 @@ export class Call<C, T> implements Waiter {
   /** Ends an attempt's bookkeeping (idempotence is the caller's job, via `a.done`). */
   #endAttempt(a: Attempt<C>): void {
     a.done = true;
-    if (a.timer !== undefined) {
-      this.#s.clock.clearTimeout(a.timer);
-      a.timer = undefined;
-    }
+    if (a.queued) this.#s.timeouts.remove(a);
     this.#running = undefined;
     const ep = a.ep;
     const wasFull = ep.inFlight >= ep.maxInFlight;
@@ -389,7 +397,8 @@ export class Call<C, T> implements Waiter {
     this.#endAttempt(a);
     const ep = a.ep;
     ep.successes++;
-    const now = s.clock.now();
+    // Reading the clock costs as much as the rest of this method: only when something uses it.
+    const now = s.timesSuccesses ? s.clock.now() : a.startedAt;
     const durationMs = now - a.startedAt;
     let closed = false;
     let opened = false;
@@ -478,9 +487,9 @@ export class Call<C, T> implements Waiter {
     }
   }
 
-  #timedOut(a: Attempt<C>): void {
+  /** @internal the timeout queue found this attempt past its due time. */
+  attemptTimedOut(a: Attempt<C>): void {
     if (a.done) return;
-    a.timer = undefined;
     const s = this.#s;
     this.#endAttempt(a);
     const now = s.clock.now();

@@ -24,6 +24,11 @@ export interface Clock {
   setTimeout(fn: () => void, ms: number, background?: boolean): TimerHandle;
   /** Cancels a timer; a handle that already fired or was cleared is ignored. */
   clearTimeout(handle: TimerHandle): void;
+  /**
+   * Whether a pending timer keeps the process alive (Node's `ref`/`unref`). Optional: a
+   * clock without it simply keeps every timer as it was created.
+   */
+  setRef?(handle: TimerHandle, keepAlive: boolean): void;
 }
 
 /** A source of uniformly distributed numbers in [0, 1). */
@@ -31,6 +36,7 @@ export type RandomSource = () => number;
 
 interface Unrefable {
   unref?: () => unknown;
+  ref?: () => unknown;
 }
 
 /** The clock of the host: `Date.now()` and the global timers. */
@@ -43,6 +49,10 @@ export const systemClock: Clock = {
   },
   clearTimeout(handle) {
     clearTimeout(handle as ReturnType<typeof setTimeout>);
+  },
+  setRef(handle, keepAlive) {
+    if (keepAlive) (handle as Unrefable).ref?.();
+    else (handle as Unrefable).unref?.();
   },
 };
 

@@ -41,6 +41,9 @@ export class EndpointState<C> {
   /** Failures that say something about the endpoint (not `permanent`), per minute. */
   readonly recentFailures = new RollingCounter(WINDOW_BUCKETS, WINDOW_BUCKET_MS);
 
+  /** The selection "go to this endpoint now", built once: the common answer allocates nothing. */
+  readonly pick: { readonly kind: 'endpoint'; readonly endpoint: EndpointState<C>; readonly tried: false };
+
   /** `{ endpoint: name }`, built once and reused for every metric. */
   readonly labels: Labels;
   readonly #classLabels = new Map<string, Labels>();
@@ -55,6 +58,7 @@ export class EndpointState<C> {
     this.breaker = new Breaker(breaker, random);
     this.quota = quota;
     this.labels = Object.freeze({ endpoint: name });
+    this.pick = Object.freeze({ kind: 'endpoint' as const, endpoint: this, tried: false as const });
   }
 
   /** `{ endpoint, class }` labels, cached. */

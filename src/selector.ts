@@ -96,7 +96,7 @@ export function selectEndpoint<C>(input: SelectionInput<C>): Selection<C> {
         fallback ??= ep;
         continue;
       }
-      return panicking ? { kind: 'endpoint', endpoint: ep, tried: false, panic: true } : { kind: 'endpoint', endpoint: ep, tried: false };
+      return panicking ? { kind: 'endpoint', endpoint: ep, tried: false, panic: true } : ep.pick;
     }
     if (fallback !== undefined) return { kind: 'endpoint', endpoint: fallback, tried: true, panic: panicking };
     if (admissible) return { kind: 'wait', waitMs: bestWait, endpoint: waitFor };
@@ -163,7 +163,7 @@ export function selectHealthiest<C>(input: HealthSelectionInput<C>): Selection<C
       if (ready.failures > 0 && pending !== undefined && pending.failures === 0 && healthyCoverDemand(ring, now, windowMs)) {
         return { kind: 'wait', waitMs: pending.ep.readyInMs(now), endpoint: pending.ep };
       }
-      return { kind: 'endpoint', endpoint: ready.ep, tried: false };
+      return ready.ep.pick;
     }
     if (pending !== undefined) return { kind: 'wait', waitMs: pending.ep.readyInMs(now), endpoint: pending.ep };
     if (readyTried !== undefined) return { kind: 'endpoint', endpoint: readyTried.ep, tried: true };

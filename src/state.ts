@@ -16,6 +16,7 @@ import type { BreakerMode, Strategy } from './options.js';
 import type { ResolvedRateLimit } from './quota.js';
 import type { ResolvedStore } from './store.js';
 import type { RetryBudget } from './budget.js';
+import { TimeoutQueue } from './timeouts.js';
 import { selectEndpoint, selectHealthiest, tierInPanic, type Selection } from './selector.js';
 
 /** A call waiting for something: capacity to free up, a permit, or time to pass. */
@@ -79,6 +80,10 @@ export class PoolState<C> {
   storeRetryAt = 0;
   closed = false;
   active = 0;
+  /** Whether a success's duration is used (metrics, events, slow calls, failure-rate windows). */
+  readonly timesSuccesses: boolean;
+  /** Attempt timeouts, on one shared timer. */
+  readonly timeouts: TimeoutQueue;
   callSeq = 0;
   onIdle: (() => void) | undefined;
 
@@ -89,6 +94,8 @@ export class PoolState<C> {
     this.metrics = metrics;
     this.listener = listener;
     this.permits = opts.maxConcurrentCalls;
+    this.timeouts = new TimeoutQueue(clock);
+    this.timesSuccesses = metrics !== undefined || listener !== undefined || opts.breaker.slowCallMs !== Number.POSITIVE_INFINITY || opts.breaker.mode === 'failure-rate';
   }
 
   /** Validates and installs an endpoint set, keeping the state of endpoints kept by name. */

@@ -130,7 +130,7 @@ describe('unauthorized and credential refresh', () => {
     expect(code(call.error)).toBe('DEADLINE_EXCEEDED');
     // The refresh's own timeout is still pending for other callers; it ends on its own.
     await h.clock.advance(60_000);
-    expect(h.clock.pendingTimers).toBe(0);
+    expect(h.clock.pendingForegroundTimers).toBe(0);
     expect(h.events.find((e) => e.type === 'auth-refresh')).toMatchObject({ ok: false });
   });
 
@@ -178,7 +178,7 @@ describe('unauthorized and credential refresh', () => {
     expect(code(quitter.error)).toBe('ABORTED');
     expect(stayer.value).toBe('ok');
     expect(runs).toBe(1);
-    expect(h.clock.pendingTimers).toBe(0);
+    expect(h.clock.pendingForegroundTimers).toBe(0);
   });
 });
 

@@ -6,7 +6,7 @@ const code = (e: unknown): string | undefined => (isPoolError(e) ? e.code : unde
 
 /** After a call ended: nothing pending on the clock, no slot or permit held. */
 function expectNothingHeld(h: Harness): void {
-  expect(h.clock.pendingTimers).toBe(0);
+  expect(h.clock.pendingForegroundTimers).toBe(0);
   expect(h.pool.activeCalls).toBe(0);
   expect(h.pool.pendingCalls).toBe(0);
   for (const s of h.pool.stats()) expect(s.inFlight).toBe(0);
@@ -167,6 +167,8 @@ describe('close()', () => {
     expect(code(after)).toBe('CLOSED');
     expectNothingHeld(h);
     expect(h.pool.close()).toBe(h.pool.close());
+    // Once closed and idle, not even the shared timeout timer is left.
+    expect(h.clock.pendingTimers).toBe(0);
   });
 
   test('close() ends a backoff sleep at once and leaves no timer', async () => {

@@ -41,7 +41,7 @@ describe('event contract', () => {
     checkAttemptContract(h.events);
     expect(h.events.some((e) => e.type === 'attempt-cancelled')).toBe(true);
     expect(h.events.some((e) => e.type === 'attempt-failure' && e.errorClass === 'timeout')).toBe(true);
-    expect(h.clock.pendingTimers).toBe(0);
+    expect(h.clock.pendingForegroundTimers).toBe(0);
   });
 
   test('retry-scheduled (with delay and attempt number) precedes every backoff sleep', async () => {

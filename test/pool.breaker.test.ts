@@ -77,7 +77,7 @@ describe('breaker in the pool', () => {
     await h.clock.advance(2000);
     await call.promise;
     expect(code(call.error)).toBe('DEADLINE_EXCEEDED');
-    expect(h.clock.pendingTimers).toBe(0);
+    expect(h.clock.pendingForegroundTimers).toBe(0);
   });
 
   test('a failed probe re-opens with a doubled cooldown, up to maxCooldownMs; breaker-opened fires each time', async () => {

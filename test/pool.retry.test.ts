@@ -97,7 +97,7 @@ describe('retry by error class', () => {
     expect(code(call.error)).toBe('DEADLINE_EXCEEDED');
     expect(code((call.error as PoolError).cause)).toBe('ATTEMPT_TIMEOUT');
     expect(h.eps.b!.startedAt[0]! - 1_000_000).toBe(1000);
-    expect(h.clock.pendingTimers).toBe(0);
+    expect(h.clock.pendingForegroundTimers).toBe(0);
   });
 
   test('the deadline bounds a backoff sleep', async () => {
@@ -107,7 +107,7 @@ describe('retry by error class', () => {
     await h.clock.advance(250);
     await call.promise;
     expect(code(call.error)).toBe('DEADLINE_EXCEEDED');
-    expect(h.clock.pendingTimers).toBe(0);
+    expect(h.clock.pendingForegroundTimers).toBe(0);
   });
 
   test("retry modes: 'none' makes one attempt; { maxAttempts } bounds; 'until-deadline' goes on until the deadline", async () => {
@@ -138,7 +138,7 @@ describe('retry by error class', () => {
     expect(code(call.error)).toBe('ABORTED');
     // 250 ms doubling to 10 s: 250+500+...+8000 = 15750, then every 10 s.
     expect(h.eps.a!.calls).toBe(1 + 6 + Math.floor((600_000 - 15_750) / 10_000));
-    expect(h.clock.pendingTimers).toBe(0);
+    expect(h.clock.pendingForegroundTimers).toBe(0);
   });
 
   test('the background preset makes one attempt and fails fast', async () => {

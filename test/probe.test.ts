@@ -52,7 +52,7 @@ describe('probeHealth', () => {
     await report.promise;
     expect(report.value?.[0]).toMatchObject({ endpoint: 'a', ok: false, timedOut: true, durationMs: 300 });
     expect(signals[0]?.aborted).toBe(true);
-    expect(h.clock.pendingTimers).toBe(0);
+    expect(h.clock.pendingForegroundTimers).toBe(0);
     const custom = start(h.pool.probeHealth(() => new Promise(() => undefined), { timeoutMs: 50 }));
     await h.clock.advance(50);
     await custom.promise;

@@ -77,7 +77,7 @@ describe('shared quota store', () => {
     await h.clock.advance(10);
     ac.abort();
     await call.promise;
-    expect(h.clock.pendingTimers).toBe(0);
+    expect(h.clock.pendingForegroundTimers).toBe(0);
     expect(h.eps.a!.calls).toBe(0);
   });
 

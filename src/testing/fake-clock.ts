@@ -15,7 +15,7 @@ interface FakeTimer {
   readonly id: number;
   readonly due: number;
   readonly fn: () => void;
-  readonly background: boolean;
+  background: boolean;
 }
 
 /** How many microtask turns `flush()` yields; deep enough for the pool's own chains. */
@@ -45,6 +45,11 @@ export class FakeClock implements Clock {
 
   clearTimeout(handle: TimerHandle): void {
     if (typeof handle === 'number') this.#timers.delete(handle);
+  }
+
+  setRef(handle: TimerHandle, keepAlive: boolean): void {
+    const t = typeof handle === 'number' ? this.#timers.get(handle) : undefined;
+    if (t !== undefined) t.background = !keepAlive;
   }
 
   /** Timers scheduled and not yet fired or cleared. */

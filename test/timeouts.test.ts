@@ -1,0 +1,66 @@
+import { describe, expect, test } from 'vitest';
+import { TimeoutQueue, type TimeoutEntry } from '../src/timeouts.js';
+import { FakeClock } from '../src/testing/index.js';
+
+function entry(log: string[], name: string): TimeoutEntry {
+  return { dueAt: 0, prevTimeout: undefined, nextTimeout: undefined, queued: false, expire: (now) => log.push(`${name}@${now}`) };
+}
+
+describe('TimeoutQueue', () => {
+  test('expires entries in due order on one shared timer, whatever the insertion order', async () => {
+    const clock = new FakeClock();
+    const q = new TimeoutQueue(clock);
+    const log: string[] = [];
+    q.add(entry(log, 'b'), 200);
+    q.add(entry(log, 'c'), 300);
+    q.add(entry(log, 'a'), 100);
+    q.add(entry(log, 'c2'), 300);
+    expect(clock.pendingTimers).toBe(1);
+    await clock.advance(1000);
+    expect(log).toEqual(['a@100', 'b@200', 'c@300', 'c2@300']);
+  });
+
+  test('a removed entry never expires; an empty queue leaves at most a timer that keeps nothing alive', async () => {
+    const clock = new FakeClock();
+    const q = new TimeoutQueue(clock);
+    const log: string[] = [];
+    const a = entry(log, 'a');
+    const b = entry(log, 'b');
+    q.add(a, 100);
+    q.add(b, 200);
+    q.remove(a);
+    q.remove(a); // twice is harmless
+    expect(clock.pendingForegroundTimers).toBe(1);
+    q.remove(b);
+    expect(clock.pendingForegroundTimers).toBe(0);
+    await clock.advance(1000);
+    expect(log).toEqual([]);
+    expect(clock.pendingTimers).toBe(0); // it fired, found nothing, and did not re-arm
+  });
+
+  test('re-arms for the new head when the head leaves early', async () => {
+    const clock = new FakeClock();
+    const q = new TimeoutQueue(clock);
+    const log: string[] = [];
+    const a = entry(log, 'a');
+    q.add(a, 100);
+    q.add(entry(log, 'b'), 500);
+    q.remove(a);
+    await clock.advance(100);
+    expect(clock.pendingTimers).toBe(1);
+    await clock.advance(400);
+    expect(log).toEqual(['b@500']);
+  });
+
+  test('an earlier entry re-arms the timer sooner; stop() clears it', async () => {
+    const clock = new FakeClock();
+    const q = new TimeoutQueue(clock);
+    const log: string[] = [];
+    q.add(entry(log, 'late'), 1000);
+    q.add(entry(log, 'early'), 10);
+    await clock.advance(10);
+    expect(log).toEqual(['early@10']);
+    q.stop();
+    expect(clock.pendingTimers).toBe(0);
+  });
+});
