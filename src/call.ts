@@ -30,6 +30,7 @@ import type { EndpointState } from './endpoint.js';
 import { PoolError, invalidOption, type PoolErrorCode } from './errors.js';
 import type { CancelReason, FailureClass } from './events.js';
 import { METRICS, safeObserve } from './metrics.js';
+import { resolveHedge, type HedgeConfig } from './hedge.js';
 import {
   BREAKER_MODES,
   durationOrInfinity,
@@ -113,6 +114,11 @@ export class Call<C, T> implements Waiter {
   /** A sleep happened since the last failure, so a tried endpoint may be used at once. */
   #backedOff = false;
   #running: Attempt<C> | undefined;
+  /** Hedged attempts running beside `#running` (idempotent calls only). */
+  #hedges: Attempt<C>[] | undefined;
+  #hedge: HedgeConfig | undefined;
+  #hedgesLeft = 0;
+  #hedgeTimer: TimerHandle | undefined;
   /** The current selection came from a tier in panic mode (its breakers are ignored). */
   #panic = false;
   /** The endpoint the shared store is being asked about. */
@@ -161,6 +167,14 @@ export class Call<C, T> implements Waiter {
       });
       this.#excluded = excluded;
     }
+    if (options.hedge !== undefined && options.hedge !== false) {
+      // A call that is not idempotent is never hedged: running it twice at once could do harm.
+      if (options.idempotent !== true) throw invalidOption('hedge', 'a call marked idempotent: true', options.hedge);
+      this.#hedge = options.hedge === true ? s.opts.hedge : resolveHedge('hedge', options.hedge, s.opts.hedge);
+    } else if (options.hedge === undefined && options.idempotent === true && s.opts.hedgeConfigured) {
+      this.#hedge = s.opts.hedge;
+    }
+    if (this.#hedge !== undefined) this.#hedgesLeft = this.#hedge.maxHedges;
     if (options.pin !== undefined) {
       if (typeof options.pin !== 'string') throw invalidOption('pin', 'an endpoint name', options.pin);
       const ep = s.byName.get(options.pin);
@@ -343,19 +357,23 @@ export class Call<C, T> implements Waiter {
     else this.#admit(ep, now);
   }
 
-  #launch(ep: EndpointState<C>, now: number): void {
+  #launch(ep: EndpointState<C>, now: number, asHedge = false): void {
     const s = this.#s;
     const n = ++this.#attempts;
-    this.#retryPending = false;
-    this.#backedOff = false;
+    if (!asHedge) {
+      this.#retryPending = false;
+      this.#backedOff = false;
+    }
     ep.quota.take(now);
     const probe = ep.breaker.enter(now);
     if (++ep.inFlight > ep.peakInFlight) ep.peakInFlight = ep.inFlight;
     ep.attempts++;
     ep.usage.add(now);
     const a = new Attempt(this as Call<C, unknown>, ep, n, this.#deadlineAt, probe, now);
-    this.#running = a;
+    if (asHedge) (this.#hedges ??= []).push(a);
+    else this.#running = a;
     this.#lastEndpoint = ep;
+    if (this.#hedgesLeft > 0 && this.#hedgeTimer === undefined && !asHedge) this.#scheduleHedge(ep);
     const left = this.#deadlineAt - now;
     const timeout = this.#attemptTimeoutMs < left ? this.#attemptTimeoutMs : left;
     if (timeout !== INF) s.timeouts.add(a, now + timeout);
@@ -384,7 +402,11 @@ export class Call<C, T> implements Waiter {
   #endAttempt(a: Attempt<C>): void {
     a.done = true;
     if (a.queued) this.#s.timeouts.remove(a);
-    this.#running = undefined;
+    if (this.#running === a) this.#running = undefined;
+    else if (this.#hedges !== undefined) {
+      const i = this.#hedges.indexOf(a);
+      if (i >= 0) this.#hedges.splice(i, 1);
+    }
     const ep = a.ep;
     const wasFull = ep.inFlight >= ep.maxInFlight;
     ep.inFlight--;
@@ -400,6 +422,7 @@ export class Call<C, T> implements Waiter {
     // Reading the clock costs as much as the rest of this method: only when something uses it.
     const now = s.timesSuccesses ? s.clock.now() : a.startedAt;
     const durationMs = now - a.startedAt;
+    if (s.tracksLatency) ep.latency.observe(now, durationMs, false, s.opts.latency.decayMs, s.opts.latency.failurePenaltyMs);
     let closed = false;
     let opened = false;
     // A slow success still answers the caller, but counts against the endpoint (not for a probe).
@@ -417,7 +440,7 @@ export class Call<C, T> implements Waiter {
     if (closed) s.wakeParked();
     if (this.#settled) return;
     this.#settled = true;
-    this.#cleanup();
+    this.#cleanup('superseded');
     this.#resolve(value);
   }
 
@@ -461,12 +484,21 @@ export class Call<C, T> implements Waiter {
         break;
     }
     // Only failures that say something about the endpoint's health feed the ranking.
-    if (cls === 'transient' || cls === 'rate-limited') ep.recentFailures.add(now);
+    const unhealthy = cls === 'transient' || cls === 'rate-limited';
+    if (unhealthy) ep.recentFailures.add(now);
+    if (s.tracksLatency) ep.latency.observe(now, now - a.startedAt, unhealthy, s.opts.latency.decayMs, s.opts.latency.failurePenaltyMs);
     this.#lastRetryAfterMs = cls === 'rate-limited' ? cooldownMs : undefined;
     const movesOn = this.#applyHints(ep, verdict, now);
     this.#report(a, cls, error, now, opened, closed);
     if (cls === 'rate-limited' && s.listener !== undefined) s.emit({ type: 'endpoint-cooling', endpoint: ep.name, cooldownMs });
     if (this.#settled) return;
+    const final = cls === 'permanent' || cls === 'retry-narrower';
+    if (!final && this.#othersRunning()) {
+      // A hedged call goes on while another of its attempts may still answer.
+      if (cls === 'unsupported' || movesOn) (this.#excluded ??= []).push(ep);
+      else this.#markTried(ep);
+      return;
+    }
     // A parked or disabled endpoint is out of the running: selection skips it by itself.
     if (movesOn) return this.#retryOrFail();
     switch (cls) {
@@ -480,11 +512,48 @@ export class Call<C, T> implements Waiter {
       case 'unauthorized':
         return this.#reauthenticate(ep);
       default:
-        if (this.#tried === undefined) this.#tried = [ep];
-        else if (!this.#tried.includes(ep)) this.#tried.push(ep);
+        this.#markTried(ep);
         this.#retryPending = true;
         return this.#retryOrFail();
     }
+  }
+
+  #markTried(ep: EndpointState<C>): void {
+    if (this.#tried === undefined) this.#tried = [ep];
+    else if (!this.#tried.includes(ep)) this.#tried.push(ep);
+  }
+
+  #othersRunning(): boolean {
+    return this.#running !== undefined || (this.#hedges !== undefined && this.#hedges.length > 0);
+  }
+
+  /** Starts a hedge when the first attempt has not answered within the hedge delay. */
+  #scheduleHedge(ep: EndpointState<C>): void {
+    const hedge = this.#hedge!;
+    const fromLatency = hedge.percentile === undefined ? undefined : ep.latency.percentile(hedge.percentile, 20);
+    const delay = Math.max(1, fromLatency ?? hedge.afterMs);
+    this.#hedgeTimer = this.#s.clock.setTimeout(() => {
+      this.#hedgeTimer = undefined;
+      this.#launchHedge();
+    }, delay);
+  }
+
+  #launchHedge(): void {
+    const s = this.#s;
+    if (this.#settled || this.#running === undefined || this.#hedgesLeft <= 0) return;
+    const now = s.clock.now();
+    if (now >= this.#deadlineAt) return;
+    // A different endpoint: not one with an attempt of this call running, not an excluded one.
+    const busy: EndpointState<C>[] = this.#excluded === undefined ? [] : this.#excluded.slice();
+    busy.push(this.#running.ep);
+    if (this.#hedges !== undefined) for (const h of this.#hedges) busy.push(h.ep);
+    const sel = this.#pin !== undefined ? undefined : s.select(now, this.#tried, busy);
+    if (sel === undefined || sel.kind !== 'endpoint' || sel.tried) return;
+    const budget = s.opts.retryBudget;
+    if (budget !== undefined && !budget.tryWithdraw(now)) return;
+    this.#hedgesLeft--;
+    s.emit({ type: 'hedge', callId: this.id, endpoint: sel.endpoint.name, attempt: this.#attempts + 1 });
+    this.#launch(sel.endpoint, now, true);
   }
 
   /** @internal the timeout queue found this attempt past its due time. */
@@ -503,12 +572,13 @@ export class Call<C, T> implements Waiter {
     this.#lastRetryAfterMs = undefined;
     ep.failures++;
     ep.recentFailures.add(now);
+    if (s.tracksLatency) ep.latency.observe(now, now - a.startedAt, true, s.opts.latency.decayMs, s.opts.latency.failurePenaltyMs);
     const opened = ep.breaker.recordFailure(a.generation, a.probe, now);
     this.#report(a, 'timeout', error, now, opened, false);
     if (this.#settled) return;
     if (now >= this.#deadlineAt) return this.#deadlineExceeded();
-    if (this.#tried === undefined) this.#tried = [ep];
-    else if (!this.#tried.includes(ep)) this.#tried.push(ep);
+    this.#markTried(ep);
+    if (this.#othersRunning()) return;
     this.#retryPending = true;
     this.#retryOrFail();
   }
@@ -675,17 +745,27 @@ export class Call<C, T> implements Waiter {
     this.#reject(error);
   }
 
+  /** Cancels a running attempt: its signal aborts, its slots are released, and it ends with `attempt-cancelled`. */
+  #cancel(a: Attempt<C>, cancel: CancelReason, abortReason: unknown): void {
+    if (a.done) return;
+    const s = this.#s;
+    this.#endAttempt(a);
+    a.ep.breaker.release(a.probe);
+    const durationMs = s.clock.now() - a.startedAt;
+    // A loser of a hedge race was at least this slow: let the latency estimate know.
+    if (cancel === 'superseded' && s.tracksLatency) a.ep.latency.observe(a.startedAt + durationMs, durationMs, false, s.opts.latency.decayMs, s.opts.latency.failurePenaltyMs);
+    a.abort(abortReason ?? new PoolError('ABORTED', 'another attempt of the call answered first'));
+    if (s.listener !== undefined) s.emit({ type: 'attempt-cancelled', callId: this.id, endpoint: a.ep.name, attempt: a.attempt, durationMs, reason: cancel });
+  }
+
   /** Releases everything the call holds. */
   #cleanup(cancel: CancelReason = 'aborted', abortReason?: unknown): void {
     const s = this.#s;
-    const a = this.#running;
-    if (a !== undefined && !a.done) {
-      this.#endAttempt(a);
-      a.ep.breaker.release(a.probe);
-      a.abort(abortReason);
-      if (s.listener !== undefined) {
-        s.emit({ type: 'attempt-cancelled', callId: this.id, endpoint: a.ep.name, attempt: a.attempt, durationMs: s.clock.now() - a.startedAt, reason: cancel });
-      }
+    if (this.#running !== undefined) this.#cancel(this.#running, cancel, abortReason);
+    if (this.#hedges !== undefined) for (const h of this.#hedges.slice()) this.#cancel(h, cancel, abortReason);
+    if (this.#hedgeTimer !== undefined) {
+      s.clock.clearTimeout(this.#hedgeTimer);
+      this.#hedgeTimer = undefined;
     }
     this.#stopWaiting();
     if (this.#holdsPermit) {

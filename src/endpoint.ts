@@ -10,6 +10,7 @@ import type { FailureClass } from './events.js';
 import type { Labels } from './metrics.js';
 import type { Priority } from './options.js';
 import type { Quota } from './quota.js';
+import { LatencyTracker } from './latency.js';
 import { RollingCounter } from './window.js';
 
 /** Fifteen one-minute buckets: enough for the 5- and 15-minute views. */
@@ -40,6 +41,8 @@ export class EndpointState<C> {
   readonly usage = new RollingCounter(WINDOW_BUCKETS, WINDOW_BUCKET_MS);
   /** Failures that say something about the endpoint (not `permanent`), per minute. */
   readonly recentFailures = new RollingCounter(WINDOW_BUCKETS, WINDOW_BUCKET_MS);
+  /** Peak-EWMA latency and recent durations. */
+  readonly latency = new LatencyTracker();
 
   /** The selection "go to this endpoint now", built once: the common answer allocates nothing. */
   readonly pick: { readonly kind: 'endpoint'; readonly endpoint: EndpointState<C>; readonly tried: false };

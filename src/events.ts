@@ -61,6 +61,8 @@ export type PoolEvent =
   | { readonly type: 'endpoint-enabled'; readonly endpoint: string }
   /** A credential refresh for the endpoint finished (once per refresh, however many calls waited on it). */
   | { readonly type: 'auth-refresh'; readonly endpoint: string; readonly ok: boolean; readonly error?: unknown }
+  /** A hedged attempt is starting beside a slow one (its `attempt-start` follows). */
+  | { readonly type: 'hedge'; readonly callId: number; readonly endpoint: string; readonly attempt: number }
   /** A tier entered (or left) panic mode: too many of its endpoints are ejected, so breakers are ignored there. */
   | { readonly type: 'panic'; readonly priority: 'high' | 'low'; readonly active: boolean }
   /** The shared limiter store timed out or failed: local limits at the degraded share. */

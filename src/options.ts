@@ -21,9 +21,9 @@ export type Priority = 'high' | 'low';
 /**
  * How an endpoint is chosen within a priority tier: `ordered` (first healthy in config
  * order), `round-robin` (weighted rotation), `health` (fewest recent failures, then least
- * used).
+ * used), `latency` (power of two choices over peak-EWMA latency × load).
  */
-export type Strategy = 'ordered' | 'round-robin' | 'health';
+export type Strategy = 'ordered' | 'round-robin' | 'health' | 'latency';
 
 export interface RateLimitOptions {
   /** Calls per second. Optional when only `perDay` is set. */
@@ -118,6 +118,28 @@ export interface PoolOptions<C> {
    * panic and calls spread over all of its endpoints. @default none (off)
    */
   readonly maxEjectedPercent?: number;
+  /** Tuning of latency tracking (`strategy: 'latency'`, hedging on a percentile). */
+  readonly latency?: LatencyOptions;
+  /** Hedging defaults for calls marked `idempotent` that ask for it. @default none (off) */
+  readonly hedge?: HedgeOptions;
+}
+
+export interface LatencyOptions {
+  /** Time constant of the EWMA's decay towards faster observations. @default 10000 */
+  readonly decayMs?: number;
+  /** Latency counted for a failed attempt, at least. @default the attempt timeout (10000 if none) */
+  readonly failurePenaltyMs?: number;
+  /** Latency assumed for an endpoint with no history yet. @default the slowest estimate among endpoints with history */
+  readonly coldStartMs?: number;
+}
+
+export interface HedgeOptions {
+  /** Start a hedge when the first attempt has not answered after this long. @default 100 */
+  readonly afterMs?: number;
+  /** Or after this quantile (0-1) of the endpoint's recent durations, once it has 20 of them; `afterMs` until then. */
+  readonly percentile?: number;
+  /** Hedges per call at most. @default 1 */
+  readonly maxHedges?: number;
 }
 
 export interface HealthOptions {
@@ -146,6 +168,10 @@ export interface ExecuteOptions {
   readonly breakerMode?: BreakerMode;
   /** Overrides parts of the pool's backoff for this call. */
   readonly backoff?: Partial<BackoffOptions>;
+  /** The operation may safely run more than once at the same time (a read): allows hedging. @default false */
+  readonly idempotent?: boolean;
+  /** Hedge this call (only if `idempotent`): `true` for the pool's `hedge` options, or options of its own. @default false */
+  readonly hedge?: boolean | HedgeOptions;
 }
 
 /** Ready-made call options that read well at the call site. */
@@ -175,7 +201,7 @@ export const DEFAULTS = {
   rateLimit: { mode: 'bucket', marginMs: 25, dailyStopFraction: 0.95 },
 } as const;
 
-const STRATEGIES: readonly Strategy[] = ['ordered', 'round-robin', 'health'];
+const STRATEGIES: readonly Strategy[] = ['ordered', 'round-robin', 'health', 'latency'];
 const PRIORITIES: readonly Priority[] = ['high', 'low'];
 const JITTERS: readonly Jitter[] = ['none', 'full', 'equal', 'decorrelated'];
 const BREAKER_MODES: readonly BreakerMode[] = ['fail-fast', 'wait'];

@@ -9,6 +9,7 @@
  * step.
  */
 import { RetryBudget } from './budget.js';
+import { DEFAULT_HEDGE, resolveHedge } from './hedge.js';
 import { Call } from './call.js';
 import type { BreakerState } from './breaker.js';
 import { systemClock, systemRandom } from './clock.js';
@@ -109,6 +110,9 @@ export class Pool<C> {
       sharedQuota: resolveStore(o['sharedQuota']),
       retryBudget: resolveBudget(o['retryBudget']),
       maxEjectedPercent: o['maxEjectedPercent'] === undefined ? undefined : percent('maxEjectedPercent', o['maxEjectedPercent']),
+      latency: resolveLatency(o['latency'], o['attemptTimeoutMs']),
+      hedge: resolveHedge('hedge', o['hedge'], DEFAULT_HEDGE),
+      hedgeConfigured: o['hedge'] !== undefined,
       refreshTimeoutMs: durationOrInfinity('refreshTimeoutMs', o['refreshTimeoutMs'], durationOrInfinity('attemptTimeoutMs', o['attemptTimeoutMs'], DEFAULTS.attemptTimeoutMs)),
       health: resolveHealth(o['health']),
     };
@@ -322,3 +326,14 @@ function percent(field: string, value: unknown): number {
   if (v > 100) throw invalidOption(field, 'a percentage from 0 to 100', v);
   return v;
 }
+
+function resolveLatency(value: unknown, attemptTimeout: unknown): ResolvedOptions['latency'] {
+  const o = plainObject('latency', value) ?? {};
+  const timeout = typeof attemptTimeout === 'number' && Number.isFinite(attemptTimeout) ? attemptTimeout : DEFAULTS.attemptTimeoutMs;
+  return {
+    decayMs: finite('latency.decayMs', o['decayMs'], 10_000, 0, true),
+    failurePenaltyMs: finite('latency.failurePenaltyMs', o['failurePenaltyMs'], timeout),
+    coldStartMs: o['coldStartMs'] === undefined ? undefined : finite('latency.coldStartMs', o['coldStartMs'], 0),
+  };
+}
+

@@ -211,3 +211,47 @@ function better<C>(a: Ranked<C>, b: Ranked<C>): boolean {
   if (a.longUsage !== b.longUsage) return a.longUsage < b.longUsage;
   return a.order < b.order;
 }
+
+export interface LatencySelectionInput<C> extends Omit<SelectionInput<C>, 'starts' | 'panic'> {
+  readonly random: () => number;
+  /** Latency estimate of an endpoint with no history. */
+  readonly coldStartMs: number;
+}
+
+/**
+ * Latency-aware selection: power of two choices over peak-EWMA latency × (in flight + 1).
+ * Two candidates the call has not tried, ready now, are drawn at random within the tier
+ * and the cheaper one wins: load spreads by latency without the herd behaviour of always
+ * picking the fastest. Draws are bounded (eight per tier); when they find nothing ready,
+ * or the tier has a single candidate, the walk of `selectEndpoint` from a random start
+ * decides (waits, tried endpoints, lower tiers), so the rules stay the same.
+ */
+export function selectByLatency<C>(input: LatencySelectionInput<C>): Selection<C> {
+  const { tiers, now, tried, excluded, random, coldStartMs } = input;
+  for (const ring of tiers) {
+    const n = ring.length;
+    if (n === 0) continue;
+    let first: EndpointState<C> | undefined;
+    let second: EndpointState<C> | undefined;
+    for (let draw = 0; draw < 8 && second === undefined; draw++) {
+      const ep = ring[Math.floor(random() * n)]!;
+      if (ep === first || (excluded !== undefined && excluded.includes(ep)) || (tried !== undefined && tried.includes(ep))) continue;
+      if (ep.unavailableMs(now) > 0 || ep.readyInMs(now) > 0) continue;
+      if (first === undefined) first = ep;
+      else second = ep;
+    }
+    if (first !== undefined && second !== undefined) {
+      const pick = cost(first, coldStartMs) <= cost(second, coldStartMs) ? first : second;
+      return pick.pick;
+    }
+    // Too few ready candidates found by sampling: let the ordinary walk decide this tier.
+    const start = Math.floor(random() * n);
+    const walked = selectEndpoint({ tiers: [ring], starts: [start], now, tried, excluded });
+    if (walked.kind !== 'none') return walked;
+  }
+  return selectEndpoint({ tiers, starts: [0, 0], now, tried, excluded });
+}
+
+function cost<C>(ep: EndpointState<C>, coldStartMs: number): number {
+  return ep.latency.estimate(coldStartMs) * (ep.inFlight + 1);
+}

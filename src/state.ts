@@ -8,6 +8,7 @@ import type { BreakerOptions } from './breaker.js';
 import type { Classifier } from './classify.js';
 import type { Clock, RandomSource } from './clock.js';
 import type { RefreshAuth } from './auth.js';
+import type { HedgeConfig } from './hedge.js';
 import type { EndpointState } from './endpoint.js';
 import { buildEndpointSet } from './endpoint-set.js';
 import { deliver, type EventListener, type PoolEvent } from './events.js';
@@ -17,7 +18,7 @@ import type { ResolvedRateLimit } from './quota.js';
 import type { ResolvedStore } from './store.js';
 import type { RetryBudget } from './budget.js';
 import { TimeoutQueue } from './timeouts.js';
-import { selectEndpoint, selectHealthiest, tierInPanic, type Selection } from './selector.js';
+import { selectByLatency, selectEndpoint, selectHealthiest, tierInPanic, type Selection } from './selector.js';
 
 /** A call waiting for something: capacity to free up, a permit, or time to pass. */
 export interface Waiter {
@@ -47,6 +48,10 @@ export interface ResolvedOptions {
   readonly retryBudget: RetryBudget | undefined;
   /** Panic mode threshold; `undefined`: off. */
   readonly maxEjectedPercent: number | undefined;
+  readonly latency: { readonly decayMs: number; readonly failurePenaltyMs: number; readonly coldStartMs: number | undefined };
+  readonly hedge: HedgeConfig;
+  /** The pool was given `hedge` options (calls may still hedge with options of their own). */
+  readonly hedgeConfigured: boolean;
   readonly health: { readonly windowMs: number; readonly longWindowMs: number; readonly maxWaitForHealthyMs: number };
 }
 
@@ -80,6 +85,8 @@ export class PoolState<C> {
   storeRetryAt = 0;
   closed = false;
   active = 0;
+  /** Whether attempt durations feed the endpoints' latency trackers. */
+  readonly tracksLatency: boolean;
   /** Whether a success's duration is used (metrics, events, slow calls, failure-rate windows). */
   readonly timesSuccesses: boolean;
   /** Attempt timeouts, on one shared timer. */
@@ -95,7 +102,9 @@ export class PoolState<C> {
     this.listener = listener;
     this.permits = opts.maxConcurrentCalls;
     this.timeouts = new TimeoutQueue(clock);
-    this.timesSuccesses = metrics !== undefined || listener !== undefined || opts.breaker.slowCallMs !== Number.POSITIVE_INFINITY || opts.breaker.mode === 'failure-rate';
+    this.tracksLatency = opts.strategy === 'latency' || opts.hedgeConfigured;
+    this.timesSuccesses =
+      metrics !== undefined || listener !== undefined || this.tracksLatency || opts.breaker.slowCallMs !== Number.POSITIVE_INFINITY || opts.breaker.mode === 'failure-rate';
   }
 
   /** Validates and installs an endpoint set, keeping the state of endpoints kept by name. */
@@ -138,6 +147,7 @@ export class PoolState<C> {
     }
     if (strategy === 'ordered') return selectEndpoint({ tiers: this.tiers, starts: ZERO_STARTS, now, tried, excluded });
     if (strategy === 'health') return selectHealthiest({ tiers: this.tiers, now, tried, excluded, ...this.opts.health });
+    if (strategy === 'latency') return selectByLatency({ tiers: this.tiers, now, tried, excluded, random: this.random, coldStartMs: this.#coldStart(now) });
     const picked = selectEndpoint({ tiers: this.tiers, starts: this.cursors, now, tried, excluded });
     this.#advanceCursors();
     return picked;
@@ -152,6 +162,23 @@ export class PoolState<C> {
   }
 
   #panicking = [false, false];
+  #coldStartMs = 0;
+  #coldStartAt = Number.NEGATIVE_INFINITY;
+
+  /** The cold-start cost: configured, or the slowest known estimate (recomputed at most every 100 ms). */
+  #coldStart(now: number): number {
+    const configured = this.opts.latency.coldStartMs;
+    if (configured !== undefined) return configured;
+    if (now - this.#coldStartAt < 100) return this.#coldStartMs;
+    let slowest = 0;
+    for (const ep of this.endpoints) {
+      const e = ep.latency.estimate(-1);
+      if (e > slowest) slowest = e;
+    }
+    this.#coldStartAt = now;
+    this.#coldStartMs = slowest;
+    return slowest;
+  }
 
   /** Which tiers are in panic now (`undefined` when none), emitting a `panic` event on each change. */
   #panicFlags(now: number, maxEjectedPercent: number): boolean[] | undefined {

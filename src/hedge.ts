@@ -1,0 +1,29 @@
+/**
+ * Hedged attempts: for a call marked idempotent, if the first attempt has not answered
+ * within a delay (fixed, or a quantile of the endpoint's recent durations), one more
+ * attempt starts on a different endpoint; the first success wins and the others are
+ * aborted through their signal. Hedges count as attempts, against the retry budget and
+ * against the limiters. A call that is not idempotent is never hedged.
+ */
+import { invalidOption } from './errors.js';
+import { finite, plainObject, positiveInteger } from './options.js';
+
+export interface HedgeConfig {
+  readonly afterMs: number;
+  readonly percentile: number | undefined;
+  readonly maxHedges: number;
+}
+
+export const DEFAULT_HEDGE: HedgeConfig = { afterMs: 100, percentile: undefined, maxHedges: 1 };
+
+export function resolveHedge(field: string, value: unknown, base: HedgeConfig): HedgeConfig {
+  const o = plainObject(field, value);
+  if (o === undefined) return base;
+  const percentile = o['percentile'] === undefined ? base.percentile : finite(`${field}.percentile`, o['percentile'], 0.95, 0, true);
+  if (percentile !== undefined && percentile >= 1) throw invalidOption(`${field}.percentile`, 'a quantile in (0, 1)', percentile);
+  return {
+    afterMs: finite(`${field}.afterMs`, o['afterMs'], base.afterMs),
+    percentile,
+    maxHedges: positiveInteger(`${field}.maxHedges`, o['maxHedges'], base.maxHedges),
+  };
+}

@@ -1,0 +1,62 @@
+/**
+ * Latency tracking per endpoint, for latency-aware selection and hedging.
+ *
+ * Peak EWMA (Finagle's): the estimate jumps up to any slower observation at once and
+ * decays back towards faster ones with a time constant, so an endpoint that just became
+ * slow is avoided immediately and trusted again gradually. A failed attempt is observed
+ * as at least `failurePenaltyMs`, so an endpoint that fails fast does not look fast.
+ * An endpoint with no history is costed at `coldStartMs` until it has one.
+ *
+ * A ring of the last 64 durations gives percentiles for `hedge: { percentile }`.
+ */
+
+const RING = 64;
+
+export class LatencyTracker {
+  #ewma = 0;
+  #samples = 0;
+  #updatedAt = 0;
+  readonly #recent = new Float64Array(RING);
+  #next = 0;
+  #okCount = 0;
+
+  /** Records one attempt's duration (`failed`: raised to at least the penalty). */
+  observe(now: number, durationMs: number, failed: boolean, decayMs: number, failurePenaltyMs: number): void {
+    const rtt = failed ? Math.max(durationMs, failurePenaltyMs) : durationMs;
+    if (this.#samples === 0 || rtt > this.#ewma) {
+      this.#ewma = rtt;
+    } else {
+      const w = Math.exp(-Math.max(0, now - this.#updatedAt) / decayMs);
+      this.#ewma = this.#ewma * w + rtt * (1 - w);
+    }
+    this.#updatedAt = now;
+    this.#samples++;
+    if (!failed) {
+      this.#recent[this.#next] = durationMs;
+      this.#next = (this.#next + 1) % RING;
+      this.#okCount++;
+    }
+  }
+
+  /** The current estimate, or `coldStartMs` with no history. */
+  estimate(coldStartMs: number): number {
+    return this.#samples === 0 ? coldStartMs : this.#ewma;
+  }
+
+  /** How many successful durations the percentile ring holds. */
+  get successes(): number {
+    return Math.min(this.#okCount, RING);
+  }
+
+  /** The `p` quantile (0..1) of recent successful durations, `undefined` with fewer than `minSamples`. */
+  percentile(p: number, minSamples: number): number | undefined {
+    const filled = this.#filled();
+    if (filled.length < minSamples) return undefined;
+    filled.sort((a, b) => a - b);
+    return filled[Math.min(filled.length - 1, Math.floor(p * filled.length))];
+  }
+
+  #filled(): number[] {
+    return Array.from(this.#recent.subarray(0, this.successes));
+  }
+}
