@@ -12,6 +12,7 @@ import { runOverhead } from './overhead/run.mjs';
 import { runScale } from './overhead/scale.mjs';
 import { renderSummary } from './report.mjs';
 import { runSim } from './sim/run.mjs';
+import { renderBeyond, runBeyond } from './beyond/sims.mjs';
 
 const smoke = process.argv.includes('--smoke');
 const here = path.dirname(fileURLToPath(import.meta.url));
@@ -32,7 +33,9 @@ const scale = await runScale({ ...settings.scale, log });
 write('scale.json', { environment, ...scale });
 const sim = await runSim({ ...settings.sim, outDir, log });
 write('sim.json', { environment, ...sim });
-fs.writeFileSync(path.join(outDir, 'summary.md'), renderSummary({ environment, overhead, scale, sim }));
+const beyond = await runBeyond({ scale: smoke ? 0.1 : 1 });
+write('beyond.json', { environment, ...beyond });
+fs.writeFileSync(path.join(outDir, 'summary.md'), renderSummary({ environment, overhead, scale, sim }) + '\n' + renderBeyond(beyond));
 log(`bench: done in ${Math.round((Date.now() - started) / 1000)} s; results in ${outDir}`);
 
 function write(name, data) {
