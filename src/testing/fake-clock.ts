@@ -25,6 +25,8 @@ export class FakeClock implements Clock {
   #now: number;
   #seq = 0;
   #timers = new Map<number, FakeTimer>();
+  /** Min-heap of pending timers by (due, id); cleared timers are dropped lazily. */
+  #heap: FakeTimer[] = [];
 
   /** @param startMs the initial value of `now()`. @default 0 */
   constructor(startMs = 0) {
@@ -39,12 +41,19 @@ export class FakeClock implements Clock {
   setTimeout(fn: () => void, ms: number, background = false): TimerHandle {
     const id = ++this.#seq;
     const delay = Number.isFinite(ms) && ms > 0 ? ms : 0;
-    this.#timers.set(id, { id, due: this.#now + delay, fn, background });
+    const timer: FakeTimer = { id, due: this.#now + delay, fn, background };
+    this.#timers.set(id, timer);
+    this.#push(timer);
     return id;
   }
 
   clearTimeout(handle: TimerHandle): void {
-    if (typeof handle === 'number') this.#timers.delete(handle);
+    if (typeof handle !== 'number' || !this.#timers.delete(handle)) return;
+    // Keep the heap from filling up with cleared timers.
+    if (this.#heap.length > 64 && this.#heap.length > 2 * this.#timers.size) {
+      this.#heap = [];
+      for (const t of this.#timers.values()) this.#push(t);
+    }
   }
 
   setRef(handle: TimerHandle, keepAlive: boolean): void {
@@ -115,10 +124,42 @@ export class FakeClock implements Clock {
   }
 
   #earliest(): FakeTimer | undefined {
-    let best: FakeTimer | undefined;
-    for (const t of this.#timers.values()) {
-      if (best === undefined || t.due < best.due || (t.due === best.due && t.id < best.id)) best = t;
-    }
-    return best;
+    const heap = this.#heap;
+    while (heap.length > 0 && !this.#timers.has(heap[0]!.id)) this.#pop();
+    return heap[0];
   }
+
+  #push(t: FakeTimer): void {
+    const heap = this.#heap;
+    heap.push(t);
+    let i = heap.length - 1;
+    while (i > 0) {
+      const parent = (i - 1) >> 1;
+      if (!before(heap[i]!, heap[parent]!)) break;
+      [heap[i], heap[parent]] = [heap[parent]!, heap[i]!];
+      i = parent;
+    }
+  }
+
+  #pop(): void {
+    const heap = this.#heap;
+    const last = heap.pop()!;
+    if (heap.length === 0) return;
+    heap[0] = last;
+    let i = 0;
+    for (;;) {
+      const l = 2 * i + 1;
+      const r = l + 1;
+      let m = i;
+      if (l < heap.length && before(heap[l]!, heap[m]!)) m = l;
+      if (r < heap.length && before(heap[r]!, heap[m]!)) m = r;
+      if (m === i) break;
+      [heap[i], heap[m]] = [heap[m]!, heap[i]!];
+      i = m;
+    }
+  }
+}
+
+function before(a: FakeTimer, b: FakeTimer): boolean {
+  return a.due < b.due || (a.due === b.due && a.id < b.id);
 }

@@ -1,0 +1,52 @@
+import { describe, expect, test } from 'vitest';
+import { FakeClock } from '../src/testing/index.js';
+
+describe('FakeClock', () => {
+  test('fires due timers in order of due time, then creation, setting now() to each', async () => {
+    const c = new FakeClock(1000);
+    const log: string[] = [];
+    c.setTimeout(() => log.push(`b@${c.now()}`), 20);
+    c.setTimeout(() => log.push(`a@${c.now()}`), 10);
+    c.setTimeout(() => log.push(`b2@${c.now()}`), 20);
+    c.setTimeout(() => log.push(`late@${c.now()}`), 500);
+    await c.advance(100);
+    expect(log).toEqual(['a@1010', 'b@1020', 'b2@1020']);
+    expect(c.now()).toBe(1100);
+    expect(c.pendingTimers).toBe(1);
+  });
+
+  test('timers scheduled by a firing timer within the window fire too; promise continuations run between', async () => {
+    const c = new FakeClock();
+    const log: number[] = [];
+    c.setTimeout(() => {
+      void Promise.resolve().then(() => c.setTimeout(() => log.push(c.now()), 5));
+    }, 10);
+    await c.advance(15);
+    expect(log).toEqual([15]);
+  });
+
+  test('cleared timers never fire, however many are cleared', async () => {
+    const c = new FakeClock();
+    let fired = 0;
+    for (let i = 0; i < 1000; i++) {
+      const h = c.setTimeout(() => fired++, i);
+      if (i % 10 !== 0) c.clearTimeout(h);
+    }
+    expect(c.pendingTimers).toBe(100);
+    await c.advance(1000);
+    expect(fired).toBe(100);
+    expect(c.pendingTimers).toBe(0);
+  });
+
+  test('setRef marks a timer as background; runAll stops at its limit', async () => {
+    const c = new FakeClock();
+    const h = c.setTimeout(() => undefined, 10);
+    c.setRef(h, false);
+    expect([c.pendingTimers, c.pendingForegroundTimers]).toEqual([1, 0]);
+    const again = (): void => void c.setTimeout(again, 1);
+    again();
+    expect(await c.runAll(50)).toBe(50);
+    expect(() => new FakeClock(Number.NaN)).toThrow(/startMs/);
+    await expect(c.advance(-1)).rejects.toThrow(/advance/);
+  });
+});
