@@ -15,8 +15,12 @@ import type { MetricsSink } from './metrics.js';
 
 export type Priority = 'high' | 'low';
 
-/** How an endpoint is chosen within a priority tier. */
-export type Strategy = 'ordered' | 'round-robin';
+/**
+ * How an endpoint is chosen within a priority tier: always the first (`ordered`), in turn
+ * (`round-robin`), or from a random start per call (`random`, which spreads the load of
+ * many stateless callers that each make few calls).
+ */
+export type Strategy = 'ordered' | 'round-robin' | 'random';
 
 export interface RateLimitOptions {
   /** Calls per second, refilled continuously. */
@@ -32,7 +36,7 @@ export interface EndpointConfig<C> {
   readonly conn: C;
   /** `high` endpoints are used before any `low` one. @default 'high' */
   readonly priority?: Priority;
-  /** Share of the rotation under `round-robin`; inert under `ordered`. @default 1 */
+  /** Share of the rotation under `round-robin` and of the picks under `random`; inert under `ordered`. @default 1 */
   readonly weight?: number;
   /** Preemptive rate limit. @default none */
   readonly rateLimit?: RateLimitOptions;
@@ -121,7 +125,7 @@ export const DEFAULTS = {
   breakerMode: 'fail-fast',
 } as const;
 
-const STRATEGIES: readonly Strategy[] = ['ordered', 'round-robin'];
+const STRATEGIES: readonly Strategy[] = ['ordered', 'round-robin', 'random'];
 const PRIORITIES: readonly Priority[] = ['high', 'low'];
 const JITTERS: readonly Jitter[] = ['none', 'full', 'equal', 'decorrelated'];
 const BREAKER_MODES: readonly BreakerMode[] = ['fail-fast', 'wait'];

@@ -10,7 +10,7 @@
  */
 import { Call } from './call.js';
 import type { BreakerState } from './breaker.js';
-import { systemClock, systemRandom } from './clock.js';
+import { systemClock, systemRandom, type Clock } from './clock.js';
 import type { Operation } from './context.js';
 import { invalidOption } from './errors.js';
 import {
@@ -144,6 +144,11 @@ export class Pool<C> {
       cooldownRemainingMs: Math.max(0, ep.cooldownUntil - now),
       ceilingPerSecond: ep.limiter?.perSecond,
     }));
+  }
+
+  /** The clock the pool was built with, so that helpers (a refresher) share its time and timers. */
+  get clock(): Clock {
+    return this.#s.clock;
   }
 
   /** Endpoint names, in configuration order. */
