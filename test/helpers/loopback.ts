@@ -10,6 +10,8 @@ export interface Loopback {
   readonly port: number;
   /** Requests received so far. */
   hits: number;
+  /** Connections currently open. */
+  openConnections(): number;
   close(): Promise<void>;
 }
 
@@ -31,6 +33,7 @@ export async function startLoopback(handler: (req: IncomingMessage, res: ServerR
     url: `http://127.0.0.1:${port}`,
     port,
     hits: 0,
+    openConnections: () => sockets.size,
     close: () =>
       new Promise<void>((resolve) => {
         for (const s of sockets) s.destroy();
