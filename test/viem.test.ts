@@ -294,6 +294,35 @@ describe('poolTransport through a viem PublicClient', () => {
     expect(client.transport.type).toBe('endpointPool');
   });
 
+  test('an endpoint that answered "method not found" is left out of later calls of that method', async () => {
+    badScript = (m) => (m === 'eth_blockNumber' ? { error: { code: -32601, message: 'method not found' } } : { result: '0x539' });
+    const { client } = make([bad.url, good.url]);
+    expect(await client.getBlockNumber({ cacheTime: 0 })).toBe(42n);
+    expect(await client.getBlockNumber({ cacheTime: 0 })).toBe(42n);
+    expect(bad.methods).toEqual(['eth_blockNumber']); // asked once, remembered
+    expect(await client.getChainId()).toBe(1337); // other methods still go to it
+    expect(bad.methods).toEqual(['eth_blockNumber', 'eth_chainId']);
+  });
+
+  test('when every endpoint is remembered as unsupported, the answer is rethrown without a request', async () => {
+    badScript = () => ({ error: { code: -32601, message: 'method not found' } });
+    const { client } = make([bad.url, bad.url]);
+    const first = await client.request({ method: 'eth_blockNumber' }).catch((e: unknown) => e);
+    const hits = bad.hits;
+    const second = await client.request({ method: 'eth_blockNumber' }).catch((e: unknown) => e);
+    expect((second as Error).name).toBe('MethodNotFoundRpcError');
+    expect(second).toBe(first);
+    expect(bad.hits).toBe(hits);
+  });
+
+  test('rememberUnsupportedMs: 0 asks every time', async () => {
+    badScript = (m) => (m === 'eth_blockNumber' ? { error: { code: -32601, message: 'method not found' } } : { result: '0x1' });
+    const { client } = make([bad.url, good.url], { rememberUnsupportedMs: 0 });
+    await client.getBlockNumber({ cacheTime: 0 });
+    await client.getBlockNumber({ cacheTime: 0 });
+    expect(bad.methods).toEqual(['eth_blockNumber', 'eth_blockNumber']);
+  });
+
   test('a URL endpoint without http is an INVALID_OPTIONS error naming the field', () => {
     expect(() => poolTransport({ endpoints: [{ url: good.url }] })).toThrow(/endpoints\[0\]\.url/);
   });

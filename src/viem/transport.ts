@@ -51,6 +51,13 @@ export interface PoolTransportOptions extends Omit<PoolOptions<TransportFactory>
    * (an earlier attempt landed it). @default none: such answers are rethrown as is
    */
   readonly keccak256?: (hex: `0x${string}`) => `0x${string}`;
+  /**
+   * How long an endpoint that answered "method not found / not supported" for a method is
+   * left out of later calls of that method (viem probes `eth_fillTransaction` before each
+   * send, for one). When every endpoint is left out, the remembered answer is rethrown at
+   * once. 0 turns this off. @default 600000
+   */
+  readonly rememberUnsupportedMs?: number;
   /** @default 'endpointPool' */
   readonly key?: string;
   /** @default 'Endpoint pool' */
@@ -75,16 +82,28 @@ const ANSWER_CODES: ReadonlySet<string> = new Set(['PERMANENT', 'RETRY_NARROWER'
 const SEND_RAW = 'eth_sendRawTransaction';
 
 export function poolTransport(options: PoolTransportOptions): PoolTransport {
-  const { endpoints, http, classify: override, passSignal = true, keccak256, key = 'endpointPool', name = 'Endpoint pool', ...poolOptions } = options;
-  /** The method of the request each error came from, for per-method overrides. */
-  const methodOf = new WeakMap<object, string>();
+  const {
+    endpoints,
+    http,
+    classify: override,
+    passSignal = true,
+    keccak256,
+    rememberUnsupportedMs = 600_000,
+    key = 'endpointPool',
+    name = 'Endpoint pool',
+    ...poolOptions
+  } = options;
+  /** Where each error came from: the request's method (for overrides) and the endpoint. */
+  const origin = new WeakMap<object, { method: string; endpoint: string | undefined }>();
+  const unsupported = new UnsupportedMemory(rememberUnsupportedMs);
   const classify: Classifier = (error) => {
-    const method = typeof error === 'object' && error !== null ? methodOf.get(error) : undefined;
-    if (override !== undefined) {
-      const c = override(error, method);
-      if (c !== undefined) return c;
+    const from = typeof error === 'object' && error !== null ? origin.get(error) : undefined;
+    let c: ClassifyResult | undefined = override?.(error, from?.method);
+    c ??= classifyViemError(error);
+    if (from?.endpoint !== undefined && (c === 'unsupported' || (typeof c === 'object' && c.class === 'unsupported'))) {
+      unsupported.remember(from.method, from.endpoint, error, pool.clock.now());
     }
-    return classifyViemError(error);
+    return c;
   };
   const pool = new Pool<TransportFactory>({ ...poolOptions, classify, endpoints: toEndpoints(endpoints, http) });
 
@@ -109,12 +128,12 @@ export function poolTransport(options: PoolTransportOptions): PoolTransport {
     };
   };
 
-  const attempt = async (t: TransportInstance, args: RpcArgs, signal: AbortSignal | undefined): Promise<unknown> => {
+  const attempt = async (t: TransportInstance, args: RpcArgs, signal: AbortSignal | undefined, endpoint: string | undefined): Promise<unknown> => {
     const opts: RpcRequestOptions = signal === undefined ? { retryCount: 0 } : { retryCount: 0, signal };
     try {
       return await t.request(args, opts);
     } catch (error) {
-      if (typeof error === 'object' && error !== null) methodOf.set(error, args.method);
+      if (typeof error === 'object' && error !== null) origin.set(error, { method: args.method, endpoint });
       if (keccak256 !== undefined && args.method === SEND_RAW) {
         const hash = await alreadyLanded(t, args, error, keccak256, opts);
         if (hash !== undefined) return hash;
@@ -126,12 +145,15 @@ export function poolTransport(options: PoolTransportOptions): PoolTransport {
   const build = (pin: string | undefined): TransportFactory => (params) => {
     const instanceOf = instances(params);
     const request = (async (args: RpcArgs, reqOptions?: RpcRequestOptions) => {
+      const skip = unsupported.excluded(args.method, pool.endpointNames, pool.clock.now());
+      if (skip !== undefined && (skip.all || (pin !== undefined && skip.names.includes(pin)))) throw skip.error;
       const exec: ExecuteOptions = {
         ...(reqOptions?.signal !== undefined ? { signal: reqOptions.signal } : {}),
         ...(pin !== undefined ? { pin } : {}),
+        ...(skip !== undefined ? { exclude: skip.names } : {}),
       };
       try {
-        return await pool.execute((factory, ctx) => attempt(instanceOf(factory), args, passSignal ? ctx.signal : undefined), exec);
+        return await pool.execute((factory, ctx) => attempt(instanceOf(factory), args, passSignal ? ctx.signal : undefined, ctx.endpoint), exec);
       } catch (error) {
         throw unwrap(error);
       }
@@ -148,7 +170,7 @@ export function poolTransport(options: PoolTransportOptions): PoolTransport {
         return await pool.execute((factory, ctx) => {
           const direct: TransportFactory = (params) => {
             const t = factory({ ...params, retryCount: 0 });
-            const request = ((args: RpcArgs) => attempt(t, args, passSignal ? ctx.signal : undefined)) as RequestFn;
+            const request = ((args: RpcArgs) => attempt(t, args, passSignal ? ctx.signal : undefined, undefined)) as RequestFn;
             return { config: { key, name, type: 'endpointPool', request, retryCount: 0 }, request, value: { pool, endpoint: ctx.endpoint } };
           };
           return fn(direct, ctx.endpoint);
@@ -158,6 +180,43 @@ export function poolTransport(options: PoolTransportOptions): PoolTransport {
       }
     },
   });
+}
+
+/**
+ * Which endpoints answered "unsupported" for which method, until when (pool clock), and
+ * the answer itself, so it can be rethrown when no endpoint is left.
+ */
+class UnsupportedMemory {
+  readonly #ttlMs: number;
+  readonly #byMethod = new Map<string, Map<string, { until: number; error: unknown }>>();
+
+  constructor(ttlMs: number) {
+    this.#ttlMs = ttlMs;
+  }
+
+  remember(method: string, endpoint: string, error: unknown, now: number): void {
+    if (!(this.#ttlMs > 0)) return;
+    let m = this.#byMethod.get(method);
+    if (m === undefined) this.#byMethod.set(method, (m = new Map()));
+    m.set(endpoint, { until: now + this.#ttlMs, error });
+  }
+
+  /** The live endpoints to leave out for `method`, or `undefined` when none. */
+  excluded(method: string, live: readonly string[], now: number): { names: string[]; all: boolean; error: unknown } | undefined {
+    const m = this.#byMethod.get(method);
+    if (m === undefined) return undefined;
+    const names: string[] = [];
+    let error: unknown;
+    for (const [endpoint, rec] of m) {
+      if (rec.until <= now) m.delete(endpoint);
+      else if (live.includes(endpoint)) {
+        names.push(endpoint);
+        error = rec.error;
+      }
+    }
+    if (m.size === 0) this.#byMethod.delete(method);
+    return names.length === 0 ? undefined : { names, all: names.length >= live.length, error };
+  }
 }
 
 /**
