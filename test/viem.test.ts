@@ -38,6 +38,7 @@ const TABLE: Record<string, Answer> = {
   t_rejected: { error: { code: 4001, message: 'User rejected the request.' } },
   t_header: { error: { code: -32000, message: 'header not found' } },
   t_odd: { error: { code: -32000, message: 'something else entirely' } },
+  t_db_closed: { error: { code: -32700, message: 'Database is not open' } }, // ganache while it shuts down
   t_reset: { destroy: true },
 };
 
@@ -65,6 +66,7 @@ const EXPECTED: [string, unknown][] = [
   ['t_rejected', 'permanent'],
   ['t_header', 'transient'],
   ['t_odd', 'permanent'],
+  ['t_db_closed', 'transient'],
   ['t_reset', 'transient'],
 ];
 

@@ -11,7 +11,7 @@
  * | response too large, block range too wide, "query returned more than", 413 | `retry-narrower` |
  * | method not found / not supported (-32601, -32004, 4200), HTTP 401/403/405 | `unsupported`    |
  * | HTTP 408/429, -32005, 429, -32007, rate-limit or quota wording            | `rate-limited` (+ `Retry-After`) |
- * | HTTP 5xx, -32603, -32002, node not synced / header not found              | `transient`      |
+ * | HTTP 5xx, -32603, -32002, node not synced / header not found, shutting down | `transient`      |
  * | no HTTP status and no RPC code: refused, reset, timeout, socket closed    | `transient`      |
  * | any other JSON-RPC code or 4xx: the node answered                         | `permanent`      |
  *
@@ -92,6 +92,8 @@ const NARROWER =
 const UNSUPPORTED = /method not found|does not exist\/is not available|not supported|unsupported method|method not (available|allowed|enabled)|not whitelisted|is not available on/;
 const RATE = /rate limit|ratelimit|too many requests|request limit|exceeded .*capacity|compute units|throughput|daily request count|quota|requests per second|credits/;
 const LAGGING = /header not found|missing trie node|unknown block|not (yet )?synced|syncing|is not ready|temporarily unavailable|try again later|timed? ?out/;
+/** A node on its way down still answers, with errors about itself (ganache: -32700 "Database is not open"). */
+const SHUTTING_DOWN = /database (is )?not open|database (is )?closed|shutting down|server is closing|service unavailable/;
 const NETWORK = /fetch failed|econnrefused|econnreset|socket hang up|other side closed|network (error|request failed)|connection (refused|reset|closed)|terminated|socket closed/;
 const NETWORK_NAMES = ['TimeoutError', 'SocketClosedError', 'WebSocketRequestError', 'AbortError'];
 const SYS_CODES = ['ECONNREFUSED', 'ECONNRESET', 'EPIPE', 'ETIMEDOUT', 'ENOTFOUND', 'EAI_AGAIN', 'EHOSTUNREACH', 'ENETUNREACH', 'UND_ERR_SOCKET', 'UND_ERR_CLOSED', 'UND_ERR_CONNECT_TIMEOUT', 'UND_ERR_HEADERS_TIMEOUT', 'UND_ERR_BODY_TIMEOUT'];
@@ -116,7 +118,7 @@ export function classifyViemError(error: unknown, options: ViemClassifyOptions =
     const retryAfterMs = parseRetryAfter(ev.retryAfter, options.nowMs ?? systemClock.now(), options.maxRetryAfterMs ?? DEFAULT_MAX_RETRY_AFTER_MS);
     return retryAfterMs === undefined ? 'rate-limited' : { class: 'rate-limited', retryAfterMs };
   }
-  if ((status !== undefined && status >= 500) || code === -32603 || code === -32002 || LAGGING.test(text)) return 'transient';
+  if ((status !== undefined && status >= 500) || code === -32603 || code === -32002 || LAGGING.test(text) || SHUTTING_DOWN.test(text)) return 'transient';
   if (status === undefined && code === undefined) {
     if (ev.names.has('HttpRequestError') || NETWORK_NAMES.some((n) => ev.names.has(n)) || SYS_CODES.some((c) => ev.sysCodes.has(c)) || NETWORK.test(text)) {
       return 'transient';
