@@ -294,6 +294,7 @@ describe('poolTransport through a viem PublicClient', () => {
     const client = createPublicClient({ transport: t });
     expect(await client.getBlockNumber({ cacheTime: 0 })).toBe(42n);
     expect(client.transport.type).toBe('endpointPool');
+    expect(client.transport.timeout).toBe(10_000); // viem uses it for CCIP gateway requests
   });
 
   test('an endpoint that answered "method not found" is left out of later calls of that method', async () => {

@@ -34,7 +34,10 @@ export interface PooledFetchOptions extends Omit<PoolOptions<string>, 'endpoints
   readonly fetch?: FetchFn;
   /** Longest `Retry-After` honoured, in milliseconds. @default 60000 */
   readonly maxRetryAfterMs?: number;
-  /** Reject with a `PoolError` instead of resolving with the last HTTP error response. @default false */
+  /**
+   * Reject with a `PoolError` instead of resolving with the last HTTP error response (its
+   * `cause`, an `HttpStatusError`, keeps status and headers; the body is released). @default false
+   */
   readonly throwOnHttpError?: boolean;
 }
 

@@ -14,6 +14,9 @@
  * anything else (every endpoint down, rate-limited, timed out, the deadline passed) is a
  * `PoolError` whose `cause` is the last error.
  *
+ * viem's per-request `retryCount`, `retryDelay` and `dedupe` options are not applied: the
+ * pool owns retries, and each request is sent as asked.
+ *
  * `pin(name)` gives a transport bound to one endpoint; `withEndpoint(fn)` runs a multi-
  * request operation (read the nonce, then send) on a single endpoint and, if it fails in
  * a way another endpoint could fix, runs the whole of it again elsewhere.
@@ -106,6 +109,9 @@ export function poolTransport(options: PoolTransportOptions): PoolTransport {
     return c;
   };
   const pool = new Pool<TransportFactory>({ ...poolOptions, classify, endpoints: toEndpoints(endpoints, http) });
+  // viem reads the transport's timeout for CCIP gateway requests; give it the attempt timeout.
+  const timeout = poolOptions.attemptTimeoutMs ?? 10_000;
+  const configTimeout = Number.isFinite(timeout) ? { timeout } : {};
 
   /** The node's answer itself when the call failed on one; otherwise the PoolError. */
   const unwrap = (error: unknown): unknown => {
@@ -158,7 +164,7 @@ export function poolTransport(options: PoolTransportOptions): PoolTransport {
         throw unwrap(error);
       }
     }) as RequestFn;
-    return { config: { key, name, type: 'endpointPool', request, retryCount: 0 }, request, value: { pool } };
+    return { config: { key, name, type: 'endpointPool', request, retryCount: 0, ...configTimeout }, request, value: { pool } };
   };
 
   const transport = build(undefined);
