@@ -4,6 +4,10 @@ export default defineConfig({
   entry: {
     index: 'src/index.ts',
     'testing/index': 'src/testing/index.ts',
+    'fetch/index': 'src/fetch/index.ts',
+    'viem/index': 'src/viem/index.ts',
+    'prometheus/index': 'src/prometheus/index.ts',
+    'otel/index': 'src/otel/index.ts',
   },
   format: ['esm', 'cjs'],
   dts: true,

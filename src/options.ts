@@ -20,10 +20,11 @@ export type Priority = 'high' | 'low';
 
 /**
  * How an endpoint is chosen within a priority tier: `ordered` (first healthy in config
- * order), `round-robin` (weighted rotation), `health` (fewest recent failures, then least
- * used), `latency` (power of two choices over peak-EWMA latency × load).
+ * order), `round-robin` (weighted rotation), `random` (a random start per call: spreads
+ * the load of many stateless callers that each make few calls), `health` (fewest recent
+ * failures, then least used), `latency` (power of two choices over peak-EWMA latency × load).
  */
-export type Strategy = 'ordered' | 'round-robin' | 'health' | 'latency';
+export type Strategy = 'ordered' | 'round-robin' | 'random' | 'health' | 'latency';
 
 export interface RateLimitOptions {
   /** Calls per second. Optional when only `perDay` is set. */
@@ -47,7 +48,7 @@ export interface EndpointConfig<C> {
   readonly conn: C;
   /** `high` endpoints are used before any `low` one. @default 'high' */
   readonly priority?: Priority;
-  /** Share of the rotation under `round-robin`; inert under `ordered`. @default 1 */
+  /** Share of the rotation under `round-robin` and of the picks under `random`; inert under `ordered`. @default 1 */
   readonly weight?: number;
   /** Preemptive rate limit. @default none */
   readonly rateLimit?: RateLimitOptions;
@@ -201,7 +202,7 @@ export const DEFAULTS = {
   rateLimit: { mode: 'bucket', marginMs: 25, dailyStopFraction: 0.95 },
 } as const;
 
-const STRATEGIES: readonly Strategy[] = ['ordered', 'round-robin', 'health', 'latency'];
+const STRATEGIES: readonly Strategy[] = ['ordered', 'round-robin', 'random', 'health', 'latency'];
 const PRIORITIES: readonly Priority[] = ['high', 'low'];
 const JITTERS: readonly Jitter[] = ['none', 'full', 'equal', 'decorrelated'];
 const BREAKER_MODES: readonly BreakerMode[] = ['fail-fast', 'wait'];

@@ -12,7 +12,7 @@ import { RetryBudget } from './budget.js';
 import { DEFAULT_HEDGE, resolveHedge } from './hedge.js';
 import { Call } from './call.js';
 import type { BreakerState } from './breaker.js';
-import { systemClock, systemRandom } from './clock.js';
+import { systemClock, systemRandom, type Clock } from './clock.js';
 import type { Operation } from './context.js';
 import { invalidOption } from './errors.js';
 import {
@@ -225,6 +225,11 @@ export class Pool<C> {
     ep.disabled = false;
     this.#s.emit({ type: 'endpoint-enabled', endpoint: ep.name });
     this.#s.wakeParked();
+  }
+
+  /** The clock the pool was built with, so that helpers (a refresher) share its time and timers. */
+  get clock(): Clock {
+    return this.#s.clock;
   }
 
   /** Endpoint names, in configuration order. */

@@ -120,7 +120,7 @@ export class PoolState<C> {
   }
 
   #buildTiers(): void {
-    const weighted = this.opts.strategy === 'round-robin';
+    const weighted = this.opts.strategy !== 'ordered';
     const tiers: EndpointState<C>[][] = [[], []];
     for (const ep of this.endpoints) {
       const ring = tiers[ep.priority === 'high' ? 0 : 1]!;
@@ -148,6 +148,11 @@ export class PoolState<C> {
     if (strategy === 'ordered') return selectEndpoint({ tiers: this.tiers, starts: ZERO_STARTS, now, tried, excluded });
     if (strategy === 'health') return selectHealthiest({ tiers: this.tiers, now, tried, excluded, ...this.opts.health });
     if (strategy === 'latency') return selectByLatency({ tiers: this.tiers, now, tried, excluded, random: this.random, coldStartMs: this.#coldStart(now) });
+    if (strategy === 'random') {
+      // A fresh start per tier for every selection; the ring's weights make it a weighted pick.
+      const starts = [randomIndex(this.random, this.tiers[0]!.length), randomIndex(this.random, this.tiers[1]!.length)];
+      return selectEndpoint({ tiers: this.tiers, starts, now, tried, excluded });
+    }
     const picked = selectEndpoint({ tiers: this.tiers, starts: this.cursors, now, tried, excluded });
     this.#advanceCursors();
     return picked;
@@ -246,3 +251,10 @@ export class PoolState<C> {
 }
 
 const ZERO_STARTS: readonly number[] = [0, 0];
+
+/** An index in [0, n), robust to a random source that returns 1 or garbage. */
+function randomIndex(random: RandomSource, n: number): number {
+  if (n <= 1) return 0;
+  const i = Math.floor(random() * n);
+  return i >= 0 && i < n ? i : 0;
+}

@@ -31,7 +31,7 @@ describe('constructor validation', () => {
     ['maxInFlight 0', (o) => (o.endpoints = [{ name: 'a', conn: 1, maxInFlight: 0 }]), 'endpoints[0].maxInFlight: expected a positive integer, got 0'],
     ['classify missing', (o) => delete o.classify, 'classify: expected a function, got undefined'],
     ['classify not a function', (o) => (o.classify = 'transient'), 'classify: expected a function, got "transient"'],
-    ['unknown strategy', (o) => (o.strategy = 'fastest'), "strategy: expected one of 'ordered', 'round-robin', 'health', 'latency', got \"fastest\""],
+    ['unknown strategy', (o) => (o.strategy = 'fastest'), "strategy: expected one of 'ordered', 'round-robin', 'random', 'health', 'latency', got \"fastest\""],
     ['maxAttempts 0', (o) => (o.maxAttempts = 0), 'maxAttempts: expected a positive integer, got 0'],
     ['negative timeout', (o) => (o.attemptTimeoutMs = -1), 'attemptTimeoutMs: expected a number of milliseconds > 0, or Infinity, got -1'],
     ['NaN deadline', (o) => (o.deadlineMs = Number.NaN), 'deadlineMs: expected a number of milliseconds > 0, or Infinity, got NaN'],

@@ -1,0 +1,96 @@
+/**
+ * HTTP status → error class, for pools whose endpoints speak HTTP.
+ *
+ * | status                         | class          |
+ * |--------------------------------|----------------|
+ * | 1xx, 2xx, 3xx                  | `'ok'`         |
+ * | 408, 429                       | `rate-limited` (hint from `Retry-After`) |
+ * | 503 with `Retry-After`         | `rate-limited` (the server says when it has room) |
+ * | other 5xx                      | `transient`    |
+ * | other 4xx                      | `permanent`    |
+ * | no response (network, reset)   | `transient`    |
+ *
+ * `HttpStatusError` is what the pooled fetch throws into the pool for a non-2xx answer,
+ * so that `classifyFetchError` can read the status back; its message carries the status
+ * and the endpoint name, never a URL.
+ */
+import type { ClassifyResult } from '../classify.js';
+import { systemClock } from '../clock.js';
+import { DEFAULT_MAX_RETRY_AFTER_MS, parseRetryAfter } from './retry-after.js';
+
+const BRAND = Symbol.for('endpoint-pool.HttpStatusError');
+
+/** A non-2xx HTTP answer, carried through the pool as an error. */
+export class HttpStatusError extends Error {
+  override readonly name = 'HttpStatusError' as const;
+  readonly code = 'HTTP_STATUS' as const;
+  readonly status: number;
+  /** The parsed and clamped `Retry-After`, in milliseconds. */
+  readonly retryAfterMs: number | undefined;
+  /** The endpoint that answered. */
+  readonly endpoint: string | undefined;
+  /** The response itself (body unread), so a caller can still inspect it. */
+  readonly response: Response | undefined;
+
+  constructor(status: number, details: { retryAfterMs?: number | undefined; endpoint?: string | undefined; response?: Response | undefined } = {}) {
+    super(details.endpoint === undefined ? `HTTP ${status}` : `endpoint ${JSON.stringify(details.endpoint)} answered HTTP ${status}`);
+    this.status = status;
+    this.retryAfterMs = details.retryAfterMs;
+    this.endpoint = details.endpoint;
+    this.response = details.response;
+  }
+
+  /** @internal marks instances for `isHttpStatusError` across package copies. */
+  get [BRAND](): true {
+    return true;
+  }
+}
+
+/** True for an `HttpStatusError` from any copy of this package. */
+export function isHttpStatusError(value: unknown): value is HttpStatusError {
+  return typeof value === 'object' && value !== null && (value as Record<symbol, unknown>)[BRAND] === true;
+}
+
+/** The class of an HTTP status; `'ok'` for anything below 400. */
+export function classifyStatus(status: number, retryAfterMs?: number): ClassifyResult | 'ok' {
+  if (status < 400) return 'ok';
+  if (status === 408 || status === 429 || (status === 503 && retryAfterMs !== undefined)) {
+    return retryAfterMs === undefined ? 'rate-limited' : { class: 'rate-limited', retryAfterMs };
+  }
+  if (status >= 500) return 'transient';
+  return 'permanent';
+}
+
+export interface ClassifyResponseOptions {
+  /** The current time, for `Retry-After` given as a date. @default the system clock */
+  readonly nowMs?: number;
+  /** Longest `Retry-After` honoured. @default 60000 */
+  readonly maxRetryAfterMs?: number;
+}
+
+/** Minimal shape of a fetch `Response` this module reads. */
+export interface ResponseLike {
+  readonly status: number;
+  readonly headers: { get(name: string): string | null };
+}
+
+/** The class of a response: `'ok'`, or how the pool should treat it. */
+export function classifyResponse(res: ResponseLike, options: ClassifyResponseOptions = {}): ClassifyResult | 'ok' {
+  if (res.status < 400) return 'ok';
+  const retryAfterMs = parseRetryAfter(res.headers.get('retry-after'), options.nowMs ?? systemClock.now(), options.maxRetryAfterMs ?? DEFAULT_MAX_RETRY_AFTER_MS);
+  return classifyStatus(res.status, retryAfterMs);
+}
+
+/**
+ * A pool `classify` for fetch-based operations: an `HttpStatusError` by its status,
+ * anything else (fetch's `TypeError` for a refused or reset connection, an abort from
+ * the fetch implementation itself) as `transient`.
+ */
+export function classifyFetchError(error: unknown): ClassifyResult {
+  if (isHttpStatusError(error)) {
+    const c = classifyStatus(error.status, error.retryAfterMs);
+    // A 2xx never becomes an HttpStatusError; if a caller builds one anyway, it is not a failure we can fix.
+    return c === 'ok' ? 'permanent' : c;
+  }
+  return 'transient';
+}

@@ -1,0 +1,132 @@
+/**
+ * `createPooledFetch`: a `fetch`-shaped function over a pool of base URLs.
+ *
+ * `pooledFetch('/v1/items', init)` sends the request to the first base URL the pool
+ * selects, with the attempt's signal (timeouts, the deadline, the caller's `init.signal`
+ * all abort it), and fails over by status (see `classify.ts`). Like `fetch`, it resolves
+ * with a `Response` for any HTTP answer: when every attempt got an HTTP error, the last
+ * response is returned (its body unread) unless `throwOnHttpError` is set. It rejects with
+ * a `PoolError` when no HTTP answer came back at all (refused connections, timeouts) or
+ * with `throwOnHttpError`. Bodies of responses it discards are cancelled so their sockets
+ * are freed. Error messages name endpoints, never URLs.
+ *
+ * A request whose body is a stream cannot be replayed, so it gets one attempt.
+ */
+import type { Classifier } from '../classify.js';
+import { isPoolError } from '../errors.js';
+import type { EndpointConfig, ExecuteOptions, PoolOptions } from '../options.js';
+import { Pool } from '../pool.js';
+import { HttpStatusError, classifyFetchError, isHttpStatusError } from './classify.js';
+import { DEFAULT_MAX_RETRY_AFTER_MS, parseRetryAfter } from './retry-after.js';
+
+/** The subset of `fetch` this adapter calls. */
+export type FetchFn = (url: string, init: RequestInit) => Promise<Response>;
+
+/** A base URL with its pool settings; `name` defaults to the URL's host. */
+export type BaseUrlEndpoint = Omit<EndpointConfig<string>, 'conn' | 'name'> & { readonly url: string; readonly name?: string };
+
+export interface PooledFetchOptions extends Omit<PoolOptions<string>, 'endpoints' | 'classify'> {
+  /** Base URLs (a path is appended to each), plain or with settings. */
+  readonly endpoints: readonly (string | BaseUrlEndpoint)[];
+  /** @default classifyFetchError */
+  readonly classify?: Classifier;
+  /** @default globalThis.fetch */
+  readonly fetch?: FetchFn;
+  /** Longest `Retry-After` honoured, in milliseconds. @default 60000 */
+  readonly maxRetryAfterMs?: number;
+  /**
+   * Reject with a `PoolError` instead of resolving with the last HTTP error response (its
+   * `cause`, an `HttpStatusError`, keeps status and headers; the body is released). @default false
+   */
+  readonly throwOnHttpError?: boolean;
+}
+
+/** `init` plus per-call pool options. */
+export type PooledRequestInit = RequestInit & { readonly pool?: ExecuteOptions };
+
+export interface PooledFetch {
+  (path: string, init?: PooledRequestInit): Promise<Response>;
+  /** The pool underneath: stats, breaker states, `setEndpoints`, `close`. */
+  readonly pool: Pool<string>;
+}
+
+export function createPooledFetch(options: PooledFetchOptions): PooledFetch {
+  const { endpoints, fetch: fetchOption, maxRetryAfterMs = DEFAULT_MAX_RETRY_AFTER_MS, throwOnHttpError = false, classify = classifyFetchError, ...poolOptions } = options;
+  const doFetch: FetchFn = fetchOption ?? ((url, init) => globalThis.fetch(url, init));
+  const pool = new Pool<string>({ ...poolOptions, classify, endpoints: baseUrlEndpoints(endpoints) });
+
+  const pooled = async (path: string, init: PooledRequestInit = {}): Promise<Response> => {
+    if (typeof path !== 'string' || /^[a-z][a-z0-9+.-]*:/i.test(path)) {
+      throw new TypeError('pooled fetch: expected a path relative to the base URLs, not an absolute URL');
+    }
+    const { pool: callOptions, signal, ...rest } = init;
+    const replayable = !(typeof ReadableStream !== 'undefined' && rest.body instanceof ReadableStream);
+    const execOptions: ExecuteOptions = {
+      ...callOptions,
+      ...(signal ? { signal } : {}),
+      ...(replayable ? {} : { retry: 'none' as const }),
+    };
+    const seen: Response[] = [];
+    let kept: Response | undefined;
+    try {
+      kept = await pool.execute(async (base, ctx) => {
+        const res = await doFetch(joinUrl(base, path), { ...rest, signal: ctx.signal });
+        if (res.status < 400) return res;
+        seen.push(res);
+        const retryAfterMs = parseRetryAfter(res.headers.get('retry-after'), pool.clock.now(), maxRetryAfterMs);
+        throw new HttpStatusError(res.status, { retryAfterMs, endpoint: ctx.endpoint, response: res });
+      }, execOptions);
+      return kept;
+    } catch (error) {
+      const cause = isPoolError(error) ? error.cause : undefined;
+      if (!throwOnHttpError && isHttpStatusError(cause) && cause.response !== undefined && error instanceof Error && isAnswerCode(error)) {
+        kept = cause.response;
+        return kept;
+      }
+      throw error;
+    } finally {
+      for (const res of seen) if (res !== kept) discard(res);
+    }
+  };
+  return Object.assign(pooled, { pool });
+}
+
+/** Codes after which the last HTTP answer is the call's answer (not an abort, close or deadline). */
+function isAnswerCode(error: Error): boolean {
+  const code = (error as { code?: unknown }).code;
+  return code === 'PERMANENT' || code === 'RETRIES_EXHAUSTED' || code === 'RETRY_NARROWER' || code === 'NO_ENDPOINT';
+}
+
+function discard(res: Response): void {
+  if (res.body !== null && !res.bodyUsed) res.body.cancel().catch(() => undefined);
+}
+
+/** `base` + `path` with exactly one slash between them (a base's own path is kept). */
+export function joinUrl(base: string, path: string): string {
+  if (path === '') return base;
+  const b = base.endsWith('/') ? base.slice(0, -1) : base;
+  return path.startsWith('/') ? b + path : `${b}/${path}`;
+}
+
+function baseUrlEndpoints(list: readonly (string | BaseUrlEndpoint)[]): EndpointConfig<string>[] {
+  if (!Array.isArray(list)) return list as never; // let the pool report the bad option
+  const used = new Set<string>();
+  return list.map((item, i) => {
+    const e: BaseUrlEndpoint = typeof item === 'string' ? { url: item } : item;
+    let name = e.name ?? hostOf(e.url) ?? `endpoint-${i}`;
+    if (e.name === undefined && used.has(name)) name = `${name}#${i}`;
+    used.add(name);
+    const { url, name: _n, ...settings } = e;
+    return { ...settings, name, conn: url };
+  });
+}
+
+/** The host only: paths and query strings may carry keys, a host rarely does. */
+function hostOf(url: unknown): string | undefined {
+  if (typeof url !== 'string') return undefined;
+  try {
+    return new URL(url).host || undefined;
+  } catch {
+    return undefined;
+  }
+}

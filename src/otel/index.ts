@@ -1,0 +1,57 @@
+/**
+ * `endpoint-pool/otel`: a `MetricsSink` over an OpenTelemetry `Meter`. Nothing from
+ * `@opentelemetry/api` is imported: pass `metrics.getMeter('my-service')`.
+ *
+ * Counters become OTel counters with the same names and the labels as attributes; the
+ * attempt duration becomes a histogram in milliseconds (unit `ms`). Instruments are
+ * created up front, once per sink.
+ */
+import { METRIC_CATALOG } from '../metric-catalog.js';
+import type { Labels, MetricsSink } from '../metrics.js';
+
+type Attributes = Record<string, string>;
+
+export interface OtelCounterLike {
+  add(value: number, attributes?: Attributes): void;
+}
+export interface OtelHistogramLike {
+  record(value: number, attributes?: Attributes): void;
+}
+interface InstrumentOptions {
+  description?: string;
+  unit?: string;
+}
+
+/** The parts of an OpenTelemetry `Meter` this sink uses. */
+export interface MeterLike {
+  createCounter(name: string, options?: InstrumentOptions): OtelCounterLike;
+  createHistogram(name: string, options?: InstrumentOptions): OtelHistogramLike;
+}
+
+export interface OtelSinkOptions {
+  /** Attributes added to every measurement. @default none */
+  readonly attributes?: Labels;
+}
+
+export function otelSink(meter: MeterLike, options: OtelSinkOptions = {}): MetricsSink {
+  const extra = options.attributes;
+  const counters = new Map<string, OtelCounterLike>();
+  const histograms = new Map<string, OtelHistogramLike>();
+  for (const [name, info] of Object.entries(METRIC_CATALOG)) {
+    if (info.kind === 'counter') counters.set(name, meter.createCounter(name, { description: info.help }));
+    else histograms.set(name, meter.createHistogram(name, { description: info.help, unit: 'ms' }));
+  }
+  const attrs = (labels: Labels): Attributes => (extra === undefined ? (labels as Attributes) : { ...labels, ...extra });
+  return {
+    increment(name, labels, value = 1) {
+      let c = counters.get(name);
+      if (c === undefined) counters.set(name, (c = meter.createCounter(name)));
+      c.add(value, attrs(labels));
+    },
+    observe(name, labels, value) {
+      let h = histograms.get(name);
+      if (h === undefined) histograms.set(name, (h = meter.createHistogram(name)));
+      h.record(value, attrs(labels));
+    },
+  };
+}

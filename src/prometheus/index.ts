@@ -1,0 +1,86 @@
+/**
+ * `endpoint-pool/prometheus`: a `MetricsSink` that records into prom-client metrics on
+ * your registry. prom-client is not imported: pass the module (`import * as client from
+ * 'prom-client'`) and the registry.
+ *
+ * Every metric of the pool is declared up front (so a scrape shows them before the first
+ * call), with the endpoint name as a label. The attempt duration becomes a histogram in
+ * seconds, `endpoint_pool_attempt_duration_seconds`, as Prometheus conventions ask.
+ * Two pools may share a registry: a metric already registered under the same name is
+ * reused, and `labels` (say `{ pool: 'mainnet' }`) tells their series apart.
+ */
+import { METRIC_CATALOG } from '../metric-catalog.js';
+import { METRICS, type Labels, type MetricsSink } from '../metrics.js';
+
+interface MetricConfig<R> {
+  name: string;
+  help: string;
+  labelNames: string[];
+  registers: R[];
+  buckets?: number[];
+}
+
+export interface PromCounterLike {
+  inc(labels: Record<string, string>, value?: number): void;
+}
+export interface PromHistogramLike {
+  observe(labels: Record<string, string>, value: number): void;
+}
+
+/** The parts of the prom-client module this sink uses. */
+export interface PromClientLike<R> {
+  readonly Counter: new (config: MetricConfig<R>) => PromCounterLike;
+  readonly Histogram: new (config: MetricConfig<R>) => PromHistogramLike;
+}
+
+/** The parts of a prom-client `Registry` this sink uses. */
+export interface PromRegistryLike {
+  getSingleMetric(name: string): unknown;
+}
+
+export interface PrometheusSinkOptions<R extends PromRegistryLike> {
+  /** The prom-client module. */
+  readonly client: PromClientLike<R>;
+  /** Where the metrics are registered. */
+  readonly registry: R;
+  /** Labels added to every series (they become label names too). @default none */
+  readonly labels?: Labels;
+  /** Histogram buckets, in seconds. @default [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10] */
+  readonly buckets?: readonly number[];
+}
+
+const DEFAULT_BUCKETS = [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10];
+
+/** Pool metric name → Prometheus metric name (durations in seconds). */
+export function prometheusName(name: string): string {
+  return name === METRICS.attemptDuration ? 'endpoint_pool_attempt_duration_seconds' : name;
+}
+
+export function prometheusSink<R extends PromRegistryLike>(options: PrometheusSinkOptions<R>): MetricsSink {
+  const { client, registry, labels: constLabels = {}, buckets = DEFAULT_BUCKETS } = options;
+  const constNames = Object.keys(constLabels);
+  const counters = new Map<string, PromCounterLike>();
+  const histograms = new Map<string, PromHistogramLike>();
+
+  const declare = (name: string, kind: 'counter' | 'histogram', labelNames: readonly string[], help: string): void => {
+    const promName = prometheusName(name);
+    const existing = registry.getSingleMetric(promName) as (PromCounterLike & PromHistogramLike) | undefined;
+    const config: MetricConfig<R> = { name: promName, help, labelNames: [...labelNames, ...constNames], registers: [registry] };
+    if (kind === 'counter') counters.set(name, existing ?? new client.Counter(config));
+    else histograms.set(name, existing ?? new client.Histogram({ ...config, buckets: [...buckets] }));
+  };
+  for (const [name, info] of Object.entries(METRIC_CATALOG)) declare(name, info.kind, info.labelNames, info.help);
+
+  const withConst = (labels: Labels): Record<string, string> => (constNames.length === 0 ? (labels as Record<string, string>) : { ...labels, ...constLabels });
+
+  return {
+    increment(name, labels, value = 1) {
+      if (!counters.has(name)) declare(name, 'counter', Object.keys(labels), `endpoint-pool metric ${name}`);
+      counters.get(name)!.inc(withConst(labels), value);
+    },
+    observe(name, labels, value) {
+      if (!histograms.has(name)) declare(name, 'histogram', Object.keys(labels), `endpoint-pool metric ${name}`);
+      histograms.get(name)!.observe(withConst(labels), name === METRICS.attemptDuration ? value / 1000 : value);
+    },
+  };
+}

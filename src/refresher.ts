@@ -1,0 +1,260 @@
+/**
+ * `Refresher`: keeps a pool's endpoint set to the candidates that pass a health check.
+ *
+ * Every `intervalMs` (first run at `start()`), it gets the candidate list (a fixed list or
+ * an async source, e.g. a registry of public RPCs), checks every candidate at once with
+ * at most `concurrency` checks in flight, each under `timeoutMs`, and installs the
+ * survivors with `pool.setEndpoints` (endpoints kept by name keep their breaker and
+ * counters). When fewer than `minHealthy` survive, it installs `fallback` (plus whatever
+ * survived) or, without a fallback, leaves the set as it is.
+ *
+ * Stale while revalidate: calls never wait for a refresh; they use the set installed
+ * last (at first, the one the pool was built with: pass your fallback list there for a
+ * cold start). Runs never overlap: the next is scheduled when one ends. Its timers come
+ * from the pool's clock and are background timers, so a refresher never keeps a process
+ * alive; `stop()` clears them, aborts checks in flight and discards their outcome.
+ * A throwing `check`, source or `onRefresh` is contained and reported, never thrown.
+ */
+import type { Clock, TimerHandle } from './clock.js';
+import { invalidOption } from './errors.js';
+import { durationOrInfinity, positiveInteger, type EndpointConfig } from './options.js';
+import type { Pool } from './pool.js';
+
+export interface RefresherOptions<C> {
+  /** The candidates, or a function that fetches them (it gets a signal and `timeoutMs`). */
+  readonly candidates: readonly EndpointConfig<C>[] | ((signal: AbortSignal) => Promise<readonly EndpointConfig<C>[]>);
+  /** Health check of one candidate: healthy unless it rejects or resolves `false`. */
+  readonly check: (conn: C, signal: AbortSignal, candidate: EndpointConfig<C>) => Promise<unknown>;
+  /** Installed when fewer than `minHealthy` candidates survive. @default none: keep the current set */
+  readonly fallback?: readonly EndpointConfig<C>[];
+  /** Appended to every installed set (a paid endpoint kept as `low` priority, say). @default none */
+  readonly always?: readonly EndpointConfig<C>[];
+  /** Time between the end of one refresh and the start of the next. @default 300000 */
+  readonly intervalMs?: number;
+  /** Timeout of each check, and of the candidate source. @default 5000 */
+  readonly timeoutMs?: number;
+  /** Checks in flight at once. @default 8 */
+  readonly concurrency?: number;
+  /** Fewer survivors than this is a failed refresh. @default 1 */
+  readonly minHealthy?: number;
+  /** Order of the survivors: as given, or fastest check first. @default 'given' */
+  readonly order?: 'given' | 'latency';
+  /** Told about every refresh; whatever it throws is ignored. @default none */
+  readonly onRefresh?: (result: RefreshResult) => void;
+}
+
+export interface RefreshResult {
+  /** Candidates checked. */
+  readonly checked: number;
+  /** Names that passed, in installed order. */
+  readonly healthy: readonly string[];
+  /** What was installed (`undefined`: the set was left as it was). */
+  readonly installed: readonly string[] | undefined;
+  readonly usedFallback: boolean;
+  /** Why the refresh failed (the candidate source, or `setEndpoints`), if it did. */
+  readonly error?: unknown;
+  readonly startedAt: number;
+  readonly durationMs: number;
+}
+
+export class Refresher<C> {
+  readonly #pool: Pool<C>;
+  readonly #clock: Clock;
+  readonly #o: RefresherOptions<C>;
+  readonly #intervalMs: number;
+  readonly #timeoutMs: number;
+  readonly #concurrency: number;
+  readonly #minHealthy: number;
+  #timer: TimerHandle | undefined;
+  #running: Promise<RefreshResult> | undefined;
+  #controller: AbortController | undefined;
+  #started = false;
+  #stopped = false;
+  #last: RefreshResult | undefined;
+
+  constructor(pool: Pool<C>, options: RefresherOptions<C>) {
+    if (typeof options !== 'object' || options === null) throw invalidOption('options', 'an object', options);
+    if (typeof options.check !== 'function') throw invalidOption('check', 'a function (conn, signal) => Promise', options.check);
+    if (!Array.isArray(options.candidates) && typeof options.candidates !== 'function') {
+      throw invalidOption('candidates', 'an array of endpoints or a function returning one', options.candidates);
+    }
+    this.#pool = pool;
+    this.#clock = pool.clock;
+    this.#o = options;
+    this.#intervalMs = durationOrInfinity('intervalMs', options.intervalMs, 300_000);
+    this.#timeoutMs = durationOrInfinity('timeoutMs', options.timeoutMs, 5_000);
+    this.#concurrency = positiveInteger('concurrency', options.concurrency, 8);
+    this.#minHealthy = positiveInteger('minHealthy', options.minHealthy, 1);
+  }
+
+  /** Starts refreshing: one refresh now (in the background), then every `intervalMs`. Idempotent. */
+  start(): this {
+    if (this.#started || this.#stopped) return this;
+    this.#started = true;
+    this.#schedule(0);
+    return this;
+  }
+
+  /** Runs a refresh now, or joins the one running. Never rejects. */
+  refresh(): Promise<RefreshResult> {
+    this.#running ??= this.#run().finally(() => {
+      this.#running = undefined;
+    });
+    return this.#running;
+  }
+
+  /** Stops for good: clears the timer, aborts checks in flight, installs nothing more. */
+  stop(): void {
+    this.#stopped = true;
+    if (this.#timer !== undefined) this.#clock.clearTimeout(this.#timer);
+    this.#timer = undefined;
+    this.#controller?.abort();
+  }
+
+  [Symbol.dispose](): void {
+    this.stop();
+  }
+
+  /** The last refresh's outcome. */
+  get lastResult(): RefreshResult | undefined {
+    return this.#last;
+  }
+
+  /** True while a refresh runs. */
+  get refreshing(): boolean {
+    return this.#running !== undefined;
+  }
+
+  #schedule(ms: number): void {
+    if (this.#stopped || !this.#started || ms === Number.POSITIVE_INFINITY) return;
+    this.#timer = this.#clock.setTimeout(() => {
+      this.#timer = undefined;
+      void this.refresh().then(() => this.#schedule(this.#intervalMs));
+    }, ms, true);
+  }
+
+  async #run(): Promise<RefreshResult> {
+    const clock = this.#clock;
+    const startedAt = clock.now();
+    const controller = new AbortController();
+    this.#controller = controller;
+    const done = (r: Omit<RefreshResult, 'startedAt' | 'durationMs'>): RefreshResult => {
+      const result: RefreshResult = { ...r, startedAt, durationMs: clock.now() - startedAt };
+      if (!this.#stopped) {
+        this.#last = result;
+        try {
+          this.#o.onRefresh?.(result);
+        } catch {
+          // An observer must not break the refresh loop.
+        }
+      }
+      return result;
+    };
+    let candidates: readonly EndpointConfig<C>[];
+    try {
+      const source = this.#o.candidates;
+      candidates = typeof source === 'function' ? await this.#withTimeout(controller.signal, (s) => source(s)) : source;
+      if (!Array.isArray(candidates)) throw invalidOption('candidates()', 'an array of endpoints', candidates);
+    } catch (error) {
+      return done({ checked: 0, healthy: [], installed: undefined, usedFallback: false, error });
+    }
+    const latencies = await this.#checkAll(candidates, controller.signal);
+    if (this.#stopped) return done({ checked: candidates.length, healthy: [], installed: undefined, usedFallback: false });
+    let survivors = candidates.filter((_, i) => latencies[i] !== undefined);
+    if (this.#o.order === 'latency') {
+      const at = new Map(candidates.map((c, i) => [c, latencies[i]!]));
+      survivors = [...survivors].sort((a, b) => at.get(a)! - at.get(b)!);
+    }
+    const healthy = survivors.map((c) => c.name);
+    let next: EndpointConfig<C>[] | undefined = survivors;
+    let usedFallback = false;
+    if (survivors.length < this.#minHealthy) {
+      if (this.#o.fallback === undefined) next = undefined;
+      else {
+        usedFallback = true;
+        next = mergeByName(survivors, this.#o.fallback);
+      }
+    }
+    if (next !== undefined && this.#o.always !== undefined) next = mergeByName(next, this.#o.always);
+    if (next === undefined || next.length === 0) return done({ checked: candidates.length, healthy, installed: undefined, usedFallback });
+    try {
+      this.#pool.setEndpoints(next);
+    } catch (error) {
+      return done({ checked: candidates.length, healthy, installed: undefined, usedFallback, error });
+    }
+    return done({ checked: candidates.length, healthy, installed: next.map((c) => c.name), usedFallback });
+  }
+
+  /** Each candidate's check latency, or `undefined` when it failed. */
+  async #checkAll(candidates: readonly EndpointConfig<C>[], signal: AbortSignal): Promise<(number | undefined)[]> {
+    const out: (number | undefined)[] = new Array<number | undefined>(candidates.length).fill(undefined);
+    let next = 0;
+    const worker = async (): Promise<void> => {
+      while (next < candidates.length && !signal.aborted) {
+        const i = next++;
+        const c = candidates[i]!;
+        const t0 = this.#clock.now();
+        try {
+          const ok = await this.#withTimeout(signal, (s) => this.#o.check(c.conn, s, c));
+          if (ok !== false) out[i] = this.#clock.now() - t0;
+        } catch {
+          // Unhealthy: left out.
+        }
+      }
+    };
+    const n = Math.min(this.#concurrency, candidates.length);
+    await Promise.all(Array.from({ length: n }, worker));
+    return out;
+  }
+
+  /** Runs `fn` with a signal that aborts after `timeoutMs` or with `parent`; rejects on either. */
+  #withTimeout<T>(parent: AbortSignal, fn: (signal: AbortSignal) => Promise<T>): Promise<T> {
+    const ac = new AbortController();
+    return new Promise<T>((resolve, reject) => {
+      let timer: TimerHandle | undefined;
+      const finish = (): void => {
+        if (timer !== undefined) this.#clock.clearTimeout(timer);
+        parent.removeEventListener('abort', onAbort);
+      };
+      const onAbort = (): void => {
+        finish();
+        ac.abort(parent.reason);
+        reject(parent.reason);
+      };
+      if (parent.aborted) return onAbort();
+      parent.addEventListener('abort', onAbort);
+      if (this.#timeoutMs !== Number.POSITIVE_INFINITY) {
+        timer = this.#clock.setTimeout(() => {
+          timer = undefined;
+          const error = new Error(`health check timed out after ${this.#timeoutMs} ms`);
+          error.name = 'TimeoutError';
+          finish();
+          ac.abort(error);
+          reject(error);
+        }, this.#timeoutMs, true);
+      }
+      let pending: Promise<T>;
+      try {
+        pending = Promise.resolve(fn(ac.signal));
+      } catch (error) {
+        finish();
+        return reject(error);
+      }
+      pending.then(
+        (v) => {
+          finish();
+          resolve(v);
+        },
+        (e: unknown) => {
+          finish();
+          reject(e);
+        },
+      );
+    });
+  }
+}
+
+function mergeByName<C>(first: readonly EndpointConfig<C>[], more: readonly EndpointConfig<C>[]): EndpointConfig<C>[] {
+  const names = new Set(first.map((c) => c.name));
+  return [...first, ...more.filter((c) => !names.has(c.name))];
+}

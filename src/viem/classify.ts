@@ -1,0 +1,128 @@
+/**
+ * A default `classify` for errors thrown by viem transports, read from the whole `cause`
+ * chain (viem wraps: `RpcRequestError` inside `InvalidInputRpcError`, a fetch
+ * `TypeError` inside `HttpRequestError`, ...). First match wins:
+ *
+ * | evidence anywhere in the chain                                          | class            |
+ * |--------------------------------------------------------------------------|------------------|
+ * | execution reverted (code 3, "revert")                                    | `permanent`      |
+ * | already known / nonce too low / replacement underpriced                  | `permanent`      |
+ * | user rejected (4001)                                                     | `permanent`      |
+ * | response too large, block range too wide, "query returned more than", 413 | `retry-narrower` |
+ * | method not found / not supported (-32601, -32004, 4200), HTTP 401/403/405 | `unsupported`    |
+ * | HTTP 408/429, -32005, 429, -32007, rate-limit or quota wording            | `rate-limited` (+ `Retry-After`) |
+ * | HTTP 5xx, -32603, -32002, node not synced / header not found, shutting down | `transient`      |
+ * | no HTTP status and no RPC code: refused, reset, timeout, socket closed    | `transient`      |
+ * | any other JSON-RPC code or 4xx: the node answered                         | `permanent`      |
+ *
+ * 401/403 are `unsupported` rather than `permanent` because they are about this endpoint
+ * (a key it rejects, a method its plan excludes), not about the request: another
+ * endpoint may well serve it. Only `details`/`shortMessage` are read from viem errors,
+ * never their long `message`, which carries the URL and the request body.
+ */
+import type { ClassifyResult } from '../classify.js';
+import { DEFAULT_MAX_RETRY_AFTER_MS, parseRetryAfter } from '../fetch/retry-after.js';
+import { systemClock } from '../clock.js';
+
+/** What the chain of causes says, gathered once. */
+export interface ErrorEvidence {
+  /** HTTP status, if any error in the chain carries one. */
+  readonly status: number | undefined;
+  /** The first numeric (JSON-RPC / EIP-1193) code in the chain. */
+  readonly code: number | undefined;
+  /** Error names in the chain (`HttpRequestError`, `TimeoutError`, ...). */
+  readonly names: ReadonlySet<string>;
+  /** String codes in the chain (`ECONNREFUSED`, `UND_ERR_SOCKET`, ...). */
+  readonly sysCodes: ReadonlySet<string>;
+  /** Lower-cased short messages and details, joined. */
+  readonly text: string;
+  /** The raw `Retry-After` header value, if a response carried one. */
+  readonly retryAfter: string | undefined;
+}
+
+const MAX_DEPTH = 12;
+const DOM_NAMES: ReadonlySet<string> = new Set(['AbortError', 'TimeoutError']);
+
+export function gatherEvidence(error: unknown): ErrorEvidence {
+  let status: number | undefined;
+  let code: number | undefined;
+  let retryAfter: string | undefined;
+  const names = new Set<string>();
+  const sysCodes = new Set<string>();
+  const texts: string[] = [];
+  const seen = new Set<unknown>();
+  let e: unknown = error;
+  for (let depth = 0; depth < MAX_DEPTH && typeof e === 'object' && e !== null && !seen.has(e); depth++) {
+    seen.add(e);
+    const r = e as Record<string, unknown>;
+    if (typeof r['name'] === 'string') names.add(r['name']);
+    if (status === undefined && typeof r['status'] === 'number' && r['status'] >= 100 && r['status'] <= 599) status = r['status'];
+    // A DOMException's numeric `code` (20 for AbortError) is not a JSON-RPC code.
+    if (typeof r['code'] === 'number' && !DOM_NAMES.has(r['name'] as string)) code ??= r['code'];
+    else if (typeof r['code'] === 'string') sysCodes.add(r['code'].toUpperCase());
+    if (retryAfter === undefined) retryAfter = headerOf(r['headers'], 'retry-after');
+    const short = r['shortMessage'];
+    const details = r['details'];
+    if (typeof short === 'string') texts.push(short);
+    if (typeof details === 'string') texts.push(details);
+    // Plain errors (and RPC error objects) have only `message`; viem's carry URL and body there.
+    if (typeof short !== 'string' && typeof r['message'] === 'string') texts.push(r['message']);
+    e = r['cause'];
+  }
+  return { status, code, names, sysCodes, text: texts.join(' | ').toLowerCase(), retryAfter };
+}
+
+function headerOf(headers: unknown, name: string): string | undefined {
+  if (typeof headers !== 'object' || headers === null) return undefined;
+  const get = (headers as { get?: unknown }).get;
+  if (typeof get !== 'function') return undefined;
+  try {
+    const v = (get as (n: string) => unknown).call(headers, name);
+    return typeof v === 'string' ? v : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+const REVERT = /execution reverted|\breverted\b|vm exception while processing transaction: revert/;
+const ALREADY = /already known|known transaction|nonce too low|nonce has already been used|transaction already imported|already imported|replacement transaction underpriced|tx doesn't have the correct nonce/;
+const REJECTED = /user rejected|user denied/;
+const NARROWER =
+  /query returned more than|block range|range (is )?too (large|wide|big)|range exceeds|response (size|is too large|too large|body too large)|exceeds? (the )?(max(imum)? )?(response size|block range|range|results)|too many (results|blocks|logs)|log response size exceeded|limit the query|query timeout exceeded/;
+const UNSUPPORTED = /method not found|does not exist\/is not available|not supported|unsupported method|method not (available|allowed|enabled)|not whitelisted|is not available on/;
+const RATE = /rate limit|ratelimit|too many requests|request limit|exceeded .*capacity|compute units|throughput|daily request count|quota|requests per second|credits/;
+const LAGGING = /header not found|missing trie node|unknown block|not (yet )?synced|syncing|is not ready|temporarily unavailable|try again later|timed? ?out/;
+/** A node on its way down still answers, with errors about itself (ganache: -32700 "Database is not open"). */
+const SHUTTING_DOWN = /database (is )?not open|database (is )?closed|shutting down|server is closing|service unavailable/;
+const NETWORK = /fetch failed|econnrefused|econnreset|socket hang up|other side closed|network (error|request failed)|connection (refused|reset|closed)|terminated|socket closed/;
+const NETWORK_NAMES = ['TimeoutError', 'SocketClosedError', 'WebSocketRequestError', 'AbortError'];
+const SYS_CODES = ['ECONNREFUSED', 'ECONNRESET', 'EPIPE', 'ETIMEDOUT', 'ENOTFOUND', 'EAI_AGAIN', 'EHOSTUNREACH', 'ENETUNREACH', 'UND_ERR_SOCKET', 'UND_ERR_CLOSED', 'UND_ERR_CONNECT_TIMEOUT', 'UND_ERR_HEADERS_TIMEOUT', 'UND_ERR_BODY_TIMEOUT'];
+
+export interface ViemClassifyOptions {
+  /** Longest `Retry-After` honoured, in milliseconds. @default 60000 */
+  readonly maxRetryAfterMs?: number;
+  /** For `Retry-After` given as a date. @default the system clock */
+  readonly nowMs?: number;
+}
+
+/** The default classifier for viem errors (see the table above). */
+export function classifyViemError(error: unknown, options: ViemClassifyOptions = {}): ClassifyResult {
+  const ev = gatherEvidence(error);
+  const { status, code, text } = ev;
+  if (code === 3 || REVERT.test(text)) return 'permanent';
+  if (ALREADY.test(text)) return 'permanent';
+  if (code === 4001 || REJECTED.test(text)) return 'permanent';
+  if (status === 413 || ev.names.has('ResponseBodyTooLargeError') || NARROWER.test(text)) return 'retry-narrower';
+  if (code === -32601 || code === -32004 || code === 4200 || status === 401 || status === 403 || status === 405 || UNSUPPORTED.test(text)) return 'unsupported';
+  if (status === 429 || status === 408 || code === -32005 || code === 429 || code === -32007 || RATE.test(text)) {
+    const retryAfterMs = parseRetryAfter(ev.retryAfter, options.nowMs ?? systemClock.now(), options.maxRetryAfterMs ?? DEFAULT_MAX_RETRY_AFTER_MS);
+    return retryAfterMs === undefined ? 'rate-limited' : { class: 'rate-limited', retryAfterMs };
+  }
+  if ((status !== undefined && status >= 500) || code === -32603 || code === -32002 || LAGGING.test(text) || SHUTTING_DOWN.test(text)) return 'transient';
+  if (status === undefined && code === undefined) {
+    if (ev.names.has('HttpRequestError') || NETWORK_NAMES.some((n) => ev.names.has(n)) || SYS_CODES.some((c) => ev.sysCodes.has(c)) || NETWORK.test(text)) {
+      return 'transient';
+    }
+  }
+  return 'permanent';
+}

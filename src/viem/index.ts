@@ -1,0 +1,8 @@
+/**
+ * `endpoint-pool/viem`: a viem transport over a pool of viem transports, and a default
+ * classifier for viem's errors. Imports nothing from viem at runtime: pass your own
+ * transports (`http(url)`), or URLs together with viem's `http`.
+ */
+export { poolTransport, type PoolTransport, type PoolTransportOptions, type ViemEndpoint, type ViemClassifier } from './transport.js';
+export { classifyViemError, gatherEvidence, type ErrorEvidence, type ViemClassifyOptions } from './classify.js';
+export type { TransportFactory, TransportInstance, TransportParams, RequestFn, RpcArgs, RpcRequestOptions, HttpFactory } from './types.js';

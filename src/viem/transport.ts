@@ -1,0 +1,288 @@
+/**
+ * `poolTransport`: a viem transport over a `Pool` of viem transports.
+ *
+ * Each endpoint's connection is a viem transport factory (`http(url)`, `webSocket(url)`,
+ * ...), or a URL turned into one with the user's own `http` (this module imports nothing
+ * from viem). A client built on it sees one transport with the same `request` surface;
+ * every request becomes one `pool.execute`, and each attempt calls the chosen endpoint's
+ * transport with `retryCount: 0` (so viem's retries never multiply the pool's) and with
+ * the attempt's `signal` (so a timed-out attempt aborts its fetch; viem 2.x passes a
+ * per-request signal to `fetch`).
+ *
+ * What the caller sees: a node's answer (a revert, invalid params, nonce too low, ...) is
+ * rethrown as viem's own error, unchanged, so viem's revert decoding keeps working;
+ * anything else (every endpoint down, rate-limited, timed out, the deadline passed) is a
+ * `PoolError` whose `cause` is the last error.
+ *
+ * viem's per-request `retryCount`, `retryDelay` and `dedupe` options are not applied: the
+ * pool owns retries, and each request is sent as asked.
+ *
+ * `pin(name)` gives a transport bound to one endpoint; `withEndpoint(fn)` runs a multi-
+ * request operation (read the nonce, then send) on a single endpoint and, if it fails in
+ * a way another endpoint could fix, runs the whole of it again elsewhere.
+ */
+import type { Classifier, ClassifyResult } from '../classify.js';
+import { invalidOption, isPoolError } from '../errors.js';
+import type { EndpointConfig, ExecuteOptions, PoolOptions } from '../options.js';
+import { Pool } from '../pool.js';
+import { classifyViemError } from './classify.js';
+import type { HttpFactory, RequestFn, RpcArgs, RpcRequestOptions, TransportFactory, TransportInstance, TransportParams } from './types.js';
+
+/** An endpoint given as a viem transport or as a URL (then `http` is required). */
+export type ViemEndpoint = Omit<EndpointConfig<TransportFactory>, 'conn' | 'name'> &
+  ({ readonly transport: TransportFactory; readonly name: string } | { readonly url: string; readonly name?: string });
+
+/** Per-method override: return a class to decide, `undefined` to use the default. */
+export type ViemClassifier = (error: unknown, method: string | undefined) => ClassifyResult | undefined;
+
+export interface PoolTransportOptions extends Omit<PoolOptions<TransportFactory>, 'endpoints' | 'classify'> {
+  readonly endpoints: readonly ViemEndpoint[];
+  /** viem's `http`, to build transports for endpoints given as URLs. */
+  readonly http?: HttpFactory;
+  /** Overrides the default classification (`classifyViemError`) where it returns a class. @default none */
+  readonly classify?: ViemClassifier;
+  /**
+   * Pass each attempt's signal to the underlying transport. Turn off only to keep viem's
+   * HTTP batching (which groups requests by signal): timed-out attempts then run on in
+   * the background. @default true
+   */
+  readonly passSignal?: boolean;
+  /**
+   * viem's `keccak256`. When given, an `eth_sendRawTransaction` answered with "already
+   * known" / "nonce too low" is checked with `eth_getTransactionByHash` on the same
+   * endpoint, and if the node has that very transaction the send resolves with its hash
+   * (an earlier attempt landed it). @default none: such answers are rethrown as is
+   */
+  readonly keccak256?: (hex: `0x${string}`) => `0x${string}`;
+  /**
+   * How long an endpoint that answered "method not found / not supported" for a method is
+   * left out of later calls of that method (viem probes `eth_fillTransaction` before each
+   * send, for one). When every endpoint is left out, the remembered answer is rethrown at
+   * once. 0 turns this off. @default 600000
+   */
+  readonly rememberUnsupportedMs?: number;
+  /** @default 'endpointPool' */
+  readonly key?: string;
+  /** @default 'Endpoint pool' */
+  readonly name?: string;
+}
+
+export interface PoolTransport extends TransportFactory {
+  /** The pool underneath: stats, breakers, `setEndpoints` (connections are transports), `close`. */
+  readonly pool: Pool<TransportFactory>;
+  /** A transport that sends every request to the endpoint `name` and nowhere else. */
+  pin(name: string): TransportFactory;
+  /**
+   * Runs `fn` with a transport bound to one endpoint the pool selects. The whole of `fn`
+   * is one attempt: if it fails in a way another endpoint could fix, it runs again there.
+   */
+  withEndpoint<T>(fn: (transport: TransportFactory, endpoint: string) => Promise<T>, options?: ExecuteOptions): Promise<T>;
+}
+
+const ANSWERS: ReadonlySet<string> = new Set(['permanent', 'retry-narrower', 'unsupported']);
+/** Pool failures after which the last error may be a node's answer (not an abort, close or deadline). */
+const ANSWER_CODES: ReadonlySet<string> = new Set(['PERMANENT', 'RETRY_NARROWER', 'RETRIES_EXHAUSTED', 'NO_ENDPOINT', 'PIN_UNAVAILABLE']);
+const SEND_RAW = 'eth_sendRawTransaction';
+
+export function poolTransport(options: PoolTransportOptions): PoolTransport {
+  const {
+    endpoints,
+    http,
+    classify: override,
+    passSignal = true,
+    keccak256,
+    rememberUnsupportedMs = 600_000,
+    key = 'endpointPool',
+    name = 'Endpoint pool',
+    ...poolOptions
+  } = options;
+  /** Where each error came from: the request's method (for overrides) and the endpoint. */
+  const origin = new WeakMap<object, { method: string; endpoint: string | undefined }>();
+  const unsupported = new UnsupportedMemory(rememberUnsupportedMs);
+  const classify: Classifier = (error) => {
+    const from = typeof error === 'object' && error !== null ? origin.get(error) : undefined;
+    let c: ClassifyResult | undefined = override?.(error, from?.method);
+    c ??= classifyViemError(error);
+    if (from?.endpoint !== undefined && (c === 'unsupported' || (typeof c === 'object' && c.class === 'unsupported'))) {
+      unsupported.remember(from.method, from.endpoint, error, pool.clock.now());
+    }
+    return c;
+  };
+  const pool = new Pool<TransportFactory>({ ...poolOptions, classify, endpoints: toEndpoints(endpoints, http) });
+  // viem reads the transport's timeout for CCIP gateway requests; give it the attempt timeout.
+  const timeout = poolOptions.attemptTimeoutMs ?? 10_000;
+  const configTimeout = Number.isFinite(timeout) ? { timeout } : {};
+
+  /** The node's answer itself when the call failed on one; otherwise the PoolError. */
+  const unwrap = (error: unknown): unknown => {
+    if (!isPoolError(error) || error.cause === undefined || !ANSWER_CODES.has(error.code)) return error;
+    if (error.code === 'PERMANENT' || error.code === 'RETRY_NARROWER') return error.cause;
+    const c = classify(error.cause);
+    return ANSWERS.has(typeof c === 'string' ? c : c.class) ? error.cause : error;
+  };
+
+  /** One client's instances of the endpoint transports (each built once, with no retries). */
+  const instances = (params: TransportParams) => {
+    const built = new Map<TransportFactory, TransportInstance>();
+    return (factory: TransportFactory): TransportInstance => {
+      let t = built.get(factory);
+      if (t === undefined) {
+        t = factory({ ...params, retryCount: 0 });
+        built.set(factory, t);
+      }
+      return t;
+    };
+  };
+
+  const attempt = async (t: TransportInstance, args: RpcArgs, signal: AbortSignal | undefined, endpoint: string | undefined): Promise<unknown> => {
+    const opts: RpcRequestOptions = signal === undefined ? { retryCount: 0 } : { retryCount: 0, signal };
+    try {
+      return await t.request(args, opts);
+    } catch (error) {
+      if (typeof error === 'object' && error !== null) origin.set(error, { method: args.method, endpoint });
+      if (keccak256 !== undefined && args.method === SEND_RAW) {
+        const hash = await alreadyLanded(t, args, error, keccak256, opts);
+        if (hash !== undefined) return hash;
+      }
+      throw error;
+    }
+  };
+
+  const build = (pin: string | undefined): TransportFactory => (params) => {
+    const instanceOf = instances(params);
+    const request = (async (args: RpcArgs, reqOptions?: RpcRequestOptions) => {
+      const skip = unsupported.excluded(args.method, pool.endpointNames, pool.clock.now());
+      if (skip !== undefined && (skip.all || (pin !== undefined && skip.names.includes(pin)))) throw skip.error;
+      const exec: ExecuteOptions = {
+        ...(reqOptions?.signal !== undefined ? { signal: reqOptions.signal } : {}),
+        ...(pin !== undefined ? { pin } : {}),
+        ...(skip !== undefined ? { exclude: skip.names } : {}),
+      };
+      try {
+        return await pool.execute((factory, ctx) => attempt(instanceOf(factory), args, passSignal ? ctx.signal : undefined, ctx.endpoint), exec);
+      } catch (error) {
+        throw unwrap(error);
+      }
+    }) as RequestFn;
+    return { config: { key, name, type: 'endpointPool', request, retryCount: 0, ...configTimeout }, request, value: { pool } };
+  };
+
+  const transport = build(undefined);
+  return Object.assign(transport, {
+    pool,
+    pin: (endpoint: string) => build(endpoint),
+    async withEndpoint<T>(fn: (transport: TransportFactory, endpoint: string) => Promise<T>, execOptions?: ExecuteOptions): Promise<T> {
+      try {
+        return await pool.execute((factory, ctx) => {
+          const direct: TransportFactory = (params) => {
+            const t = factory({ ...params, retryCount: 0 });
+            const request = ((args: RpcArgs) => attempt(t, args, passSignal ? ctx.signal : undefined, undefined)) as RequestFn;
+            return { config: { key, name, type: 'endpointPool', request, retryCount: 0 }, request, value: { pool, endpoint: ctx.endpoint } };
+          };
+          return fn(direct, ctx.endpoint);
+        }, execOptions);
+      } catch (error) {
+        throw unwrap(error);
+      }
+    },
+  });
+}
+
+/**
+ * Which endpoints answered "unsupported" for which method, until when (pool clock), and
+ * the answer itself, so it can be rethrown when no endpoint is left.
+ */
+class UnsupportedMemory {
+  readonly #ttlMs: number;
+  readonly #byMethod = new Map<string, Map<string, { until: number; error: unknown }>>();
+
+  constructor(ttlMs: number) {
+    this.#ttlMs = ttlMs;
+  }
+
+  remember(method: string, endpoint: string, error: unknown, now: number): void {
+    if (!(this.#ttlMs > 0)) return;
+    let m = this.#byMethod.get(method);
+    if (m === undefined) this.#byMethod.set(method, (m = new Map()));
+    m.set(endpoint, { until: now + this.#ttlMs, error });
+  }
+
+  /** The live endpoints to leave out for `method`, or `undefined` when none. */
+  excluded(method: string, live: readonly string[], now: number): { names: string[]; all: boolean; error: unknown } | undefined {
+    const m = this.#byMethod.get(method);
+    if (m === undefined) return undefined;
+    const names: string[] = [];
+    let error: unknown;
+    for (const [endpoint, rec] of m) {
+      if (rec.until <= now) m.delete(endpoint);
+      else if (live.includes(endpoint)) {
+        names.push(endpoint);
+        error = rec.error;
+      }
+    }
+    if (m.size === 0) this.#byMethod.delete(method);
+    return names.length === 0 ? undefined : { names, all: names.length >= live.length, error };
+  }
+}
+
+/**
+ * For a duplicate-looking send: the hash, if this node has this exact transaction.
+ * Anything going wrong here leaves the original answer in place.
+ */
+async function alreadyLanded(
+  t: TransportInstance,
+  args: RpcArgs,
+  error: unknown,
+  keccak256: (hex: `0x${string}`) => `0x${string}`,
+  opts: RpcRequestOptions,
+): Promise<`0x${string}` | undefined> {
+  const raw = Array.isArray(args.params) ? (args.params[0] as unknown) : undefined;
+  if (typeof raw !== 'string' || !raw.startsWith('0x')) return undefined;
+  const c = classifyViemError(error);
+  if (c !== 'permanent' || !/already known|known transaction|nonce too low|already imported|nonce has already been used|correct nonce/i.test(textOf(error))) return undefined;
+  try {
+    const hash = keccak256(raw as `0x${string}`);
+    const tx = await t.request({ method: 'eth_getTransactionByHash', params: [hash] }, opts);
+    return tx !== null && tx !== undefined ? hash : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+function textOf(error: unknown): string {
+  const parts: string[] = [];
+  let e: unknown = error;
+  for (let i = 0; i < 12 && typeof e === 'object' && e !== null; i++) {
+    const r = e as Record<string, unknown>;
+    for (const k of ['shortMessage', 'details', 'message']) if (typeof r[k] === 'string') parts.push(r[k]);
+    e = r['cause'];
+  }
+  return parts.join(' ');
+}
+
+function toEndpoints(list: readonly ViemEndpoint[], http: HttpFactory | undefined): EndpointConfig<TransportFactory>[] {
+  if (!Array.isArray(list)) return list as never; // the pool reports the bad option
+  const used = new Set<string>();
+  return list.map((e, i) => {
+    if ('transport' in e) {
+      const { transport, ...rest } = e;
+      used.add(e.name);
+      return { ...rest, conn: transport };
+    }
+    if (http === undefined) throw invalidOption(`endpoints[${i}].url`, "viem's http in options.http to build a transport from a URL", 'no http');
+    const { url, name: given, ...rest } = e;
+    let name = given ?? hostOf(url) ?? `rpc-${i}`;
+    if (given === undefined && used.has(name)) name = `${name}#${i}`;
+    used.add(name);
+    return { ...rest, name, conn: http(url, { retryCount: 0 }) };
+  });
+}
+
+function hostOf(url: unknown): string | undefined {
+  if (typeof url !== 'string') return undefined;
+  try {
+    return new URL(url).host || undefined;
+  } catch {
+    return undefined;
+  }
+}

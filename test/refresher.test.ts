@@ -1,0 +1,204 @@
+/**
+ * Refresher on FakeClock: no real sleeps; checks are promises the test settles.
+ */
+import { afterEach, describe, expect, test } from 'vitest';
+import { Pool, Refresher, type EndpointConfig, type RefreshResult } from '../src/index.js';
+import { FakeClock } from '../src/testing/index.js';
+
+const ep = (name: string): EndpointConfig<string> => ({ name, conn: name });
+const SEED = [ep('seed')];
+
+let clock: FakeClock;
+const refreshers: Refresher<string>[] = [];
+
+function setup(options: Partial<ConstructorParameters<typeof Refresher<string>>[1]> & Pick<ConstructorParameters<typeof Refresher<string>>[1], 'check'>) {
+  clock = new FakeClock();
+  const pool = new Pool<string>({ endpoints: SEED, classify: () => 'transient', clock, breaker: { threshold: 1 } });
+  const results: RefreshResult[] = [];
+  const r = new Refresher(pool, { candidates: ['a', 'b', 'c'].map(ep), fallback: SEED, onRefresh: (x) => results.push(x), ...options });
+  refreshers.push(r);
+  return { pool, r, results };
+}
+
+afterEach(() => {
+  for (const r of refreshers.splice(0)) r.stop();
+});
+
+describe('Refresher', () => {
+  test('start() refreshes at once in the background, admitting only the survivors', async () => {
+    const { pool, r, results } = setup({ check: async (c) => c !== 'b' });
+    r.start();
+    expect(pool.endpointNames).toEqual(['seed']); // nothing happened synchronously
+    await clock.advance(0);
+    expect(pool.endpointNames).toEqual(['a', 'c']);
+    expect(results[0]).toMatchObject({ checked: 3, healthy: ['a', 'c'], installed: ['a', 'c'], usedFallback: false });
+  });
+
+  test('a rejecting check, a false check and a check past its timeout all fail; the timed-out one is aborted', async () => {
+    let aborted = false;
+    const { pool, r } = setup({
+      timeoutMs: 1_000,
+      check: (c, signal) => {
+        if (c === 'a') return Promise.reject(new Error('down'));
+        if (c === 'b') {
+          signal.addEventListener('abort', () => (aborted = true));
+          return new Promise(() => undefined); // hangs
+        }
+        return Promise.resolve(true);
+      },
+    });
+    r.start();
+    await clock.advance(999);
+    expect(pool.endpointNames).toEqual(['seed']); // still waiting for b
+    await clock.advance(1);
+    expect(pool.endpointNames).toEqual(['c']);
+    expect(aborted).toBe(true);
+  });
+
+  test('at most `concurrency` checks run at once', async () => {
+    let inFlight = 0;
+    let peak = 0;
+    const { r } = setup({
+      candidates: ['a', 'b', 'c', 'd', 'e'].map(ep),
+      concurrency: 2,
+      check: async () => {
+        peak = Math.max(peak, ++inFlight);
+        await new Promise<void>((res) => clock.setTimeout(res, 10));
+        inFlight--;
+      },
+    });
+    const done = r.refresh();
+    await clock.advance(100);
+    expect((await done).healthy).toEqual(['a', 'b', 'c', 'd', 'e']);
+    expect(peak).toBe(2);
+  });
+
+  test('repeats every intervalMs after a refresh ends; runs never overlap', async () => {
+    let checks = 0;
+    const { r, results } = setup({ candidates: [ep('a')], intervalMs: 1_000, check: async () => void checks++ });
+    r.start();
+    await clock.advance(0);
+    await clock.advance(3_000);
+    expect(results).toHaveLength(4);
+    expect(checks).toBe(4);
+    expect(results.map((x) => x.startedAt)).toEqual([0, 1_000, 2_000, 3_000]);
+  });
+
+  test('stale while revalidate: calls go on with the current set while a refresh hangs', async () => {
+    const { pool, r } = setup({ timeoutMs: 60_000, check: () => new Promise(() => undefined) });
+    r.start();
+    await clock.advance(10);
+    expect(r.refreshing).toBe(true);
+    expect(await pool.execute(async (c) => c)).toBe('seed');
+  });
+
+  test('none healthy: the fallback is installed; without a fallback the set is left alone', async () => {
+    const a = setup({ check: async () => false });
+    a.pool.setEndpoints([ep('x')]);
+    await a.r.refresh();
+    expect(a.pool.endpointNames).toEqual(['seed']);
+    expect(a.results[0]).toMatchObject({ usedFallback: true, installed: ['seed'] });
+
+    clock = new FakeClock();
+    const pool = new Pool<string>({ endpoints: [ep('x')], classify: () => 'transient', clock });
+    const r = new Refresher(pool, { candidates: [ep('a')], check: async () => false });
+    refreshers.push(r);
+    expect(await r.refresh()).toMatchObject({ installed: undefined, usedFallback: false });
+    expect(pool.endpointNames).toEqual(['x']);
+  });
+
+  test('minHealthy: too few survivors fall back, merged with the survivors', async () => {
+    const { pool, r } = setup({ minHealthy: 2, check: async (c) => c === 'a' });
+    await r.refresh();
+    expect(pool.endpointNames).toEqual(['a', 'seed']);
+  });
+
+  test('`always` endpoints are appended to every set', async () => {
+    const { pool, r } = setup({ always: [{ name: 'paid', conn: 'paid', priority: 'low' }], check: async (c) => c === 'c' });
+    await r.refresh();
+    expect(pool.endpointNames).toEqual(['c', 'paid']);
+  });
+
+  test('endpoints kept by name keep their breaker across refreshes', async () => {
+    const { pool, r } = setup({ candidates: [ep('a'), ep('b')], check: async () => true });
+    await r.refresh();
+    await pool.execute(async (c) => {
+      if (c === 'a') throw new Error('down');
+      return c;
+    });
+    expect(pool.breakerState('a')).toMatchObject({ state: 'open' });
+    await r.refresh();
+    expect(pool.breakerState('a')).toMatchObject({ state: 'open' });
+  });
+
+  test('order: latency puts the fastest check first', async () => {
+    const delays: Record<string, number> = { a: 30, b: 10, c: 20 };
+    const { pool, r } = setup({ order: 'latency', check: (c) => new Promise((res) => clock.setTimeout(() => res(true), delays[c]!)) });
+    const p = r.refresh();
+    await clock.advance(50);
+    await p;
+    expect(pool.endpointNames).toEqual(['b', 'c', 'a']);
+  });
+
+  test('a candidate source that fails or times out keeps the current set and reports why', async () => {
+    const { pool, r, results } = setup({ timeoutMs: 500, candidates: () => new Promise(() => undefined), check: async () => true });
+    const p = r.refresh();
+    await clock.advance(500);
+    const res = await p;
+    expect(res.installed).toBeUndefined();
+    expect((res.error as Error).name).toBe('TimeoutError');
+    expect(pool.endpointNames).toEqual(['seed']);
+    expect(results).toHaveLength(1);
+  });
+
+  test('the candidate source gets used when it answers', async () => {
+    const { pool, r } = setup({ candidates: async () => [ep('z')], check: async () => true });
+    await r.refresh();
+    expect(pool.endpointNames).toEqual(['z']);
+  });
+
+  test('a throwing check or onRefresh is contained', async () => {
+    const { pool, r } = setup({
+      check: (c) => {
+        if (c === 'a') throw new Error('sync throw');
+        return Promise.resolve(true);
+      },
+      onRefresh: () => {
+        throw new Error('observer');
+      },
+    });
+    await r.refresh();
+    expect(pool.endpointNames).toEqual(['b', 'c']);
+  });
+
+  test('timers are background only, and stop() leaves none behind', async () => {
+    const { r } = setup({ intervalMs: 1_000, check: () => new Promise(() => undefined) });
+    r.start();
+    await clock.advance(10);
+    expect(clock.pendingTimers).toBeGreaterThan(0);
+    expect(clock.pendingForegroundTimers).toBe(0);
+    r.stop();
+    await clock.advance(0);
+    expect(clock.pendingTimers).toBe(0);
+    await clock.advance(10_000);
+    expect(clock.pendingTimers).toBe(0);
+  });
+
+  test('a refresh in flight when stop() is called installs nothing', async () => {
+    let release!: () => void;
+    const { pool, r } = setup({ check: () => new Promise<void>((res) => (release = res)) });
+    const p = r.refresh();
+    await clock.flush();
+    r.stop();
+    release();
+    await p;
+    expect(pool.endpointNames).toEqual(['seed']);
+  });
+
+  test('options are validated with the field named', () => {
+    clock = new FakeClock();
+    const pool = new Pool<string>({ endpoints: SEED, classify: () => 'transient', clock });
+    expect(() => new Refresher(pool, { candidates: [], check: async () => true, concurrency: 0 })).toThrow(/concurrency/);
+    expect(() => new Refresher(pool, { candidates: [], check: 'no' as never })).toThrow(/check/);
+  });
+});

@@ -1,0 +1,337 @@
+/**
+ * The viem adapter against scripted JSON-RPC servers on loopback, through real viem
+ * clients: classification of the errors viem really throws, failover, answers passed
+ * through unchanged, no retry multiplication, signals reaching fetch, pin/withEndpoint.
+ */
+import { createPublicClient, http, keccak256, parseAbi, encodeErrorResult, type PublicClient } from 'viem';
+import { afterAll, afterEach, beforeAll, describe, expect, test } from 'vitest';
+import { isPoolError } from '../src/index.js';
+import { classifyViemError, poolTransport, type PoolTransport } from '../src/viem/index.js';
+import { refusedPort } from './helpers/loopback.js';
+import { startRpc, type Answer, type RpcServer } from './helpers/rpc-server.js';
+
+const abi = parseAbi(['function value() view returns (uint256)', 'error Error(string)']);
+const revertData = encodeErrorResult({ abi, errorName: 'Error', args: ['nope'] });
+
+/** One answer per method name, so one server covers the whole classification table. */
+const TABLE: Record<string, Answer> = {
+  t_429: { status: 429, headers: { 'retry-after': '3' }, body: 'slow down' },
+  t_429_date: { status: 429, headers: { 'retry-after': new Date(Date.now() + 600_000).toUTCString() } },
+  t_503: { status: 503, body: 'down' },
+  t_500_rpc: { status: 500, body: JSON.stringify({ jsonrpc: '2.0', id: 1, error: { code: -32603, message: 'internal' } }) },
+  t_403: { status: 403, body: 'forbidden' },
+  t_404: { status: 404, body: 'nope' },
+  t_413: { status: 413, body: 'too big' },
+  t_32005: { error: { code: -32005, message: 'limit exceeded' } },
+  t_infura_range: { error: { code: -32005, message: 'query returned more than 10000 results' } },
+  t_range: { error: { code: -32000, message: 'block range is too wide' } },
+  t_resp_large: { error: { code: -32000, message: 'response size exceeded' } },
+  t_alchemy_cu: { error: { code: 429, message: 'Your app has exceeded its compute units per second capacity' } },
+  t_qn: { error: { code: -32007, message: '10/second request limit reached' } },
+  t_method: { error: { code: -32601, message: 'the method t_method does not exist/is not available' } },
+  t_ganache_method: { error: { code: -32700, message: 'The method t_ganache_method does not exist/is not available' } },
+  t_unsupported: { error: { code: -32004, message: 'method not supported' } },
+  t_params: { error: { code: -32602, message: 'invalid argument 0' } },
+  t_revert: { error: { code: 3, message: 'execution reverted: nope', data: revertData } },
+  t_known: { error: { code: -32000, message: 'already known' } },
+  t_nonce: { error: { code: -32000, message: 'nonce too low' } },
+  t_rejected: { error: { code: 4001, message: 'User rejected the request.' } },
+  t_header: { error: { code: -32000, message: 'header not found' } },
+  t_odd: { error: { code: -32000, message: 'something else entirely' } },
+  t_db_closed: { error: { code: -32700, message: 'Database is not open' } }, // ganache while it shuts down
+  t_reset: { destroy: true },
+};
+
+const EXPECTED: [string, unknown][] = [
+  ['t_429', { class: 'rate-limited', retryAfterMs: 3_000 }],
+  ['t_429_date', { class: 'rate-limited', retryAfterMs: 60_000 }],
+  ['t_503', 'transient'],
+  ['t_500_rpc', 'transient'],
+  ['t_403', 'unsupported'],
+  ['t_404', 'permanent'],
+  ['t_413', 'retry-narrower'],
+  ['t_32005', 'rate-limited'],
+  ['t_infura_range', 'retry-narrower'],
+  ['t_range', 'retry-narrower'],
+  ['t_resp_large', 'retry-narrower'],
+  ['t_alchemy_cu', 'rate-limited'],
+  ['t_qn', 'rate-limited'],
+  ['t_method', 'unsupported'],
+  ['t_ganache_method', 'unsupported'],
+  ['t_unsupported', 'unsupported'],
+  ['t_params', 'permanent'],
+  ['t_revert', 'permanent'],
+  ['t_known', 'permanent'],
+  ['t_nonce', 'permanent'],
+  ['t_rejected', 'permanent'],
+  ['t_header', 'transient'],
+  ['t_odd', 'permanent'],
+  ['t_db_closed', 'transient'],
+  ['t_reset', 'transient'],
+];
+
+let table: RpcServer;
+let good: RpcServer;
+let bad: RpcServer; // behaviour set per test
+let badScript: (method: string) => Answer = () => ({ result: '0x1' });
+let refused: string;
+const transports: PoolTransport[] = [];
+
+beforeAll(async () => {
+  table = await startRpc((m) => TABLE[m] ?? { error: { code: -32601, message: 'unknown' } });
+  good = await startRpc((m, params) => {
+    if (m === 'eth_blockNumber') return { result: '0x2a' };
+    if (m === 'eth_chainId') return { result: '0x539' };
+    if (m === 'eth_call') return { result: '0x' + '0'.repeat(63) + '7' };
+    if (m === 'eth_getTransactionCount') return { result: '0x5' };
+    if (m === 'eth_sendRawTransaction') return { result: keccak256(params[0] as `0x${string}`) };
+    return { error: { code: -32601, message: 'method not found' } };
+  });
+  bad = await startRpc((m) => badScript(m));
+  refused = `http://127.0.0.1:${await refusedPort()}`;
+});
+
+afterAll(async () => {
+  await Promise.all([table, good, bad].map((s) => s.close()));
+});
+
+afterEach(async () => {
+  await Promise.all(transports.splice(0).map((t) => t.pool.close()));
+  for (const s of [table, good, bad]) {
+    s.hits = 0;
+    s.methods.length = 0;
+  }
+  badScript = () => ({ result: '0x1' });
+});
+
+function make(urls: string[], extra: Partial<Parameters<typeof poolTransport>[0]> = {}): { t: PoolTransport; client: PublicClient } {
+  const t = poolTransport({ endpoints: urls.map((url, i) => ({ url, name: `n${i}` })), http, backoff: { initialMs: 1, maxMs: 10 }, ...extra });
+  transports.push(t);
+  return { t, client: createPublicClient({ transport: t }) };
+}
+
+describe('classifyViemError on the errors viem really throws', () => {
+  test.each(EXPECTED)('%s → %j', async (method, want) => {
+    const client = createPublicClient({ transport: http(table.url, { retryCount: 0 }) });
+    const err = await client.request({ method: method as 'eth_chainId' }).then(
+      () => undefined,
+      (e: unknown) => e,
+    );
+    expect(err).toBeDefined();
+    expect(classifyViemError(err)).toEqual(want);
+  });
+
+  test('a refused connection and a viem timeout are transient', async () => {
+    const refusedErr = await createPublicClient({ transport: http(refused, { retryCount: 0 }) }).getBlockNumber().catch((e: unknown) => e);
+    expect(classifyViemError(refusedErr)).toBe('transient');
+    badScript = () => ({ hang: true });
+    const timeoutErr = await createPublicClient({ transport: http(bad.url, { retryCount: 0, timeout: 100 }) }).getBlockNumber().catch((e: unknown) => e);
+    expect((timeoutErr as Error).name).toBe('TimeoutError');
+    expect(classifyViemError(timeoutErr)).toBe('transient');
+  });
+
+  test('unknown non-viem errors are permanent (never guessed safe to repeat)', () => {
+    expect(classifyViemError(new RangeError('bug'))).toBe('permanent');
+    expect(classifyViemError('a string')).toBe('permanent');
+  });
+});
+
+describe('poolTransport through a viem PublicClient', () => {
+  test('fails over a refused endpoint; reads work with the same surface', async () => {
+    const { t, client } = make([refused, good.url]);
+    expect(await client.getBlockNumber({ cacheTime: 0 })).toBe(42n);
+    expect(await client.getChainId()).toBe(1337);
+    expect(await client.readContract({ address: '0x0000000000000000000000000000000000000001', abi, functionName: 'value' })).toBe(7n);
+    // `ordered`: each of the three calls tries n0 first (its breaker threshold is 5).
+    expect(t.pool.stats()[0]!.failures).toBe(3);
+  });
+
+  test("viem's own retries are disabled underneath: a 500 costs one request per attempt", async () => {
+    badScript = () => ({ status: 500, body: 'oops' });
+    const { client } = make([bad.url, good.url]);
+    expect(await client.getBlockNumber({ cacheTime: 0 })).toBe(42n);
+    expect(bad.hits).toBe(1);
+  });
+
+  test('a revert reaches the caller as viem decodes it, and is not sent anywhere else', async () => {
+    badScript = (m) => (m === 'eth_call' ? { error: { code: 3, message: 'execution reverted: nope', data: revertData } } : { result: '0x1' });
+    const { client } = make([bad.url, good.url]);
+    const err = await client.readContract({ address: '0x0000000000000000000000000000000000000001', abi, functionName: 'value' }).catch((e: unknown) => e);
+    expect((err as Error).name).toBe('ContractFunctionExecutionError');
+    expect((err as { shortMessage: string }).shortMessage).toContain('nope');
+    expect(isPoolError(err)).toBe(false);
+    expect(good.hits).toBe(0);
+  });
+
+  test('invalid params come back as viem InvalidParamsRpcError, unchanged', async () => {
+    badScript = () => ({ error: { code: -32602, message: 'invalid argument 0' } });
+    const { client } = make([bad.url, good.url]);
+    const err = await client.request({ method: 'eth_blockNumber' }).catch((e: unknown) => e);
+    expect((err as Error).name).toBe('InvalidParamsRpcError');
+    expect(good.hits).toBe(0);
+  });
+
+  test('method not found moves on at once to another endpoint', async () => {
+    badScript = () => ({ error: { code: -32601, message: 'method not found' } });
+    const { client } = make([bad.url, good.url]);
+    expect(await client.getBlockNumber({ cacheTime: 0 })).toBe(42n);
+    expect([bad.hits, good.hits]).toEqual([1, 1]);
+  });
+
+  test('when every endpoint answers unsupported, the caller gets the node answer, not a PoolError', async () => {
+    badScript = () => ({ error: { code: -32601, message: 'method not found' } });
+    const { client } = make([bad.url, bad.url]);
+    const err = await client.request({ method: 'eth_blockNumber' }).catch((e: unknown) => e);
+    expect((err as Error).name).toBe('MethodNotFoundRpcError');
+  });
+
+  test('429 with Retry-After: fails over and the endpoint cools down for the hinted time', async () => {
+    badScript = () => ({ status: 429, headers: { 'retry-after': '2' } });
+    const { t, client } = make([bad.url, good.url], { backoff: { initialMs: 1, maxMs: 10_000 } });
+    expect(await client.getBlockNumber({ cacheTime: 0 })).toBe(42n);
+    const s = t.pool.stats()[0]!;
+    expect(s.rateLimited).toBe(1);
+    expect(s.cooldownRemainingMs).toBeGreaterThan(1_000);
+  });
+
+  test('every endpoint down: a PoolError whose cause is the last viem error; no URL in its message', async () => {
+    const { client } = make([refused, refused], { maxAttempts: 2 });
+    const err = await client.request({ method: 'eth_blockNumber' }).catch((e: unknown) => e);
+    expect(isPoolError(err)).toBe(true);
+    expect(err).toMatchObject({ code: 'RETRIES_EXHAUSTED', attempts: 2 });
+    expect((err as Error).message).not.toContain('127.0.0.1');
+    expect(((err as Error).cause as Error).name).toBe('HttpRequestError');
+  });
+
+  test("the attempt's signal reaches fetch: a timed-out attempt's request is aborted", async () => {
+    let closed = 0;
+    badScript = () => ({ hang: true });
+    const { client } = make([bad.url, good.url], { attemptTimeoutMs: 150 });
+    const before = bad.hits;
+    expect(await client.getBlockNumber({ cacheTime: 0 })).toBe(42n);
+    expect(bad.hits).toBe(before + 1);
+    // The server's socket for the hung request closes because the client aborted it.
+    await expect.poll(async () => {
+      closed = await openConnections(bad);
+      return closed;
+    }, { timeout: 5_000 }).toBe(0);
+  });
+
+  test("the caller's signal (viem request option) aborts the call", async () => {
+    badScript = () => ({ hang: true });
+    const { t } = make([bad.url]);
+    const inst = t({});
+    const ac = new AbortController();
+    const p = inst.request({ method: 'eth_blockNumber' }, { signal: ac.signal });
+    setTimeout(() => ac.abort(), 50);
+    await expect(p).rejects.toMatchObject({ code: 'ABORTED' });
+  });
+
+  test('per-method override: a user rule wins, the default applies elsewhere', async () => {
+    badScript = () => ({ error: { code: -32000, message: 'something else entirely' } });
+    const { client } = make([bad.url, good.url], {
+      classify: (_e, method) => (method === 'eth_blockNumber' ? 'transient' : undefined),
+    });
+    expect(await client.getBlockNumber({ cacheTime: 0 })).toBe(42n);
+    const err = await client.request({ method: 'eth_chainId' }).catch((e: unknown) => e);
+    expect(isPoolError(err)).toBe(false);
+    expect((err as Error).name).toBe('InvalidInputRpcError');
+  });
+
+  test('pin: every request goes to the pinned endpoint only', async () => {
+    const { t } = make([good.url, bad.url]);
+    const pinned = createPublicClient({ transport: t.pin('n1') });
+    expect(await pinned.request({ method: 'eth_blockNumber' })).toBe('0x1');
+    expect([good.hits, bad.hits]).toEqual([0, 1]);
+  });
+
+  test('withEndpoint: nonce then send on one endpoint; a connection failure mid-way reruns the whole operation elsewhere', async () => {
+    badScript = (m) => (m === 'eth_getTransactionCount' ? { result: '0x9' } : { destroy: true });
+    const { t } = make([bad.url, good.url]);
+    const seen: string[] = [];
+    const result = await t.withEndpoint(async (transport, endpoint) => {
+      const c = createPublicClient({ transport });
+      const nonce = await c.getTransactionCount({ address: '0x0000000000000000000000000000000000000001' });
+      seen.push(`${endpoint}:nonce=${nonce}`);
+      const hash = await c.request({ method: 'eth_sendRawTransaction', params: ['0x02aa'] });
+      return { endpoint, nonce, hash };
+    });
+    expect(seen).toEqual(['n0:nonce=9', 'n1:nonce=5']);
+    expect(result).toEqual({ endpoint: 'n1', nonce: 5, hash: keccak256('0x02aa') });
+    expect(bad.methods).toEqual(['eth_getTransactionCount', 'eth_sendRawTransaction']);
+    expect(good.methods).toEqual(['eth_getTransactionCount', 'eth_sendRawTransaction']);
+  });
+
+  test('eth_sendRawTransaction: "already known" resolves with the hash when the node has the transaction (keccak256 given)', async () => {
+    const raw = '0x02f86c0580';
+    badScript = (m) =>
+      m === 'eth_sendRawTransaction'
+        ? { error: { code: -32000, message: 'already known' } }
+        : m === 'eth_getTransactionByHash'
+          ? { result: { hash: keccak256(raw) } }
+          : { result: null };
+    const withHash = make([bad.url, good.url], { keccak256 });
+    expect(await withHash.client.request({ method: 'eth_sendRawTransaction', params: [raw] })).toBe(keccak256(raw));
+    expect(good.hits).toBe(0);
+    // Without keccak256 the node's answer is rethrown as is.
+    const plain = make([bad.url, good.url]);
+    const err = await plain.client.request({ method: 'eth_sendRawTransaction', params: [raw] }).catch((e: unknown) => e);
+    expect((err as { details?: string }).details).toBe('already known');
+    expect(good.hits).toBe(0);
+  });
+
+  test('"nonce too low" for a transaction the node does not have is rethrown, not retried', async () => {
+    badScript = (m) => (m === 'eth_sendRawTransaction' ? { error: { code: -32000, message: 'nonce too low' } } : { result: null });
+    const { client } = make([bad.url, good.url], { keccak256 });
+    const err = await client.request({ method: 'eth_sendRawTransaction', params: ['0x02ff'] }).catch((e: unknown) => e);
+    expect((err as { details?: string }).details).toBe('nonce too low');
+    expect(good.hits).toBe(0);
+  });
+
+  test('viem transports are accepted as endpoints without a cast', async () => {
+    const t = poolTransport({ endpoints: [{ name: 'g', transport: http(good.url) }] });
+    transports.push(t);
+    const client = createPublicClient({ transport: t });
+    expect(await client.getBlockNumber({ cacheTime: 0 })).toBe(42n);
+    expect(client.transport.type).toBe('endpointPool');
+    expect(client.transport.timeout).toBe(10_000); // viem uses it for CCIP gateway requests
+  });
+
+  test('an endpoint that answered "method not found" is left out of later calls of that method', async () => {
+    badScript = (m) => (m === 'eth_blockNumber' ? { error: { code: -32601, message: 'method not found' } } : { result: '0x539' });
+    const { client } = make([bad.url, good.url]);
+    expect(await client.getBlockNumber({ cacheTime: 0 })).toBe(42n);
+    expect(await client.getBlockNumber({ cacheTime: 0 })).toBe(42n);
+    expect(bad.methods).toEqual(['eth_blockNumber']); // asked once, remembered
+    expect(await client.getChainId()).toBe(1337); // other methods still go to it
+    expect(bad.methods).toEqual(['eth_blockNumber', 'eth_chainId']);
+  });
+
+  test('when every endpoint is remembered as unsupported, the answer is rethrown without a request', async () => {
+    badScript = () => ({ error: { code: -32601, message: 'method not found' } });
+    const { client } = make([bad.url, bad.url]);
+    const first = await client.request({ method: 'eth_blockNumber' }).catch((e: unknown) => e);
+    const hits = bad.hits;
+    const second = await client.request({ method: 'eth_blockNumber' }).catch((e: unknown) => e);
+    expect((second as Error).name).toBe('MethodNotFoundRpcError');
+    expect(second).toBe(first);
+    expect(bad.hits).toBe(hits);
+  });
+
+  test('rememberUnsupportedMs: 0 asks every time', async () => {
+    badScript = (m) => (m === 'eth_blockNumber' ? { error: { code: -32601, message: 'method not found' } } : { result: '0x1' });
+    const { client } = make([bad.url, good.url], { rememberUnsupportedMs: 0 });
+    await client.getBlockNumber({ cacheTime: 0 });
+    await client.getBlockNumber({ cacheTime: 0 });
+    expect(bad.methods).toEqual(['eth_blockNumber', 'eth_blockNumber']);
+  });
+
+  test('a URL endpoint without http is an INVALID_OPTIONS error naming the field', () => {
+    expect(() => poolTransport({ endpoints: [{ url: good.url }] })).toThrow(/endpoints\[0\]\.url/);
+  });
+});
+
+/** Connections the server still has open (via its internal counter). */
+async function openConnections(s: RpcServer): Promise<number> {
+  return s.openConnections();
+}
