@@ -13,6 +13,7 @@
  * A request whose body is a stream cannot be replayed, so it gets one attempt.
  */
 import type { Classifier } from '../classify.js';
+import type { AttemptContext } from '../context.js';
 import { isPoolError } from '../errors.js';
 import type { EndpointConfig, ExecuteOptions, PoolOptions } from '../options.js';
 import { Pool } from '../pool.js';
@@ -39,6 +40,13 @@ export interface PooledFetchOptions extends Omit<PoolOptions<string>, 'endpoints
    * `cause`, an `HttpStatusError`, keeps status and headers; the body is released). @default false
    */
   readonly throwOnHttpError?: boolean;
+  /**
+   * A bearer-token provider, called lazily for an endpoint's first request and again
+   * after a `401` (through the pool's single-flight `refreshAuth`: fifty requests that
+   * hit a 401 together fetch one new token, and each is replayed once at no retry cost).
+   * The token goes in the `authorization` header as `Bearer <token>`. @default none
+   */
+  readonly getToken?: (endpoint: string, signal: AbortSignal) => Promise<string>;
 }
 
 /** `init` plus per-call pool options. */
@@ -51,9 +59,19 @@ export interface PooledFetch {
 }
 
 export function createPooledFetch(options: PooledFetchOptions): PooledFetch {
-  const { endpoints, fetch: fetchOption, maxRetryAfterMs = DEFAULT_MAX_RETRY_AFTER_MS, throwOnHttpError = false, classify = classifyFetchError, ...poolOptions } = options;
+  const { endpoints, fetch: fetchOption, maxRetryAfterMs = DEFAULT_MAX_RETRY_AFTER_MS, throwOnHttpError = false, classify = classifyFetchError, getToken, ...poolOptions } = options;
   const doFetch: FetchFn = fetchOption ?? ((url, init) => globalThis.fetch(url, init));
-  const pool = new Pool<string>({ ...poolOptions, classify, endpoints: baseUrlEndpoints(endpoints) });
+  const tokens = getToken === undefined ? undefined : new TokenCache(getToken);
+  const pool = new Pool<string>({
+    ...poolOptions,
+    // With a token provider, a 401 means "refresh the token and replay", not a final answer.
+    classify:
+      tokens === undefined
+        ? classify
+        : (error) => (error instanceof MissingToken || (isHttpStatusError(error) && error.status === 401) ? 'unauthorized' : classify(error)),
+    ...(tokens === undefined ? {} : { refreshAuth: (_base: string, ctx: AttemptContext) => tokens.refresh(ctx.endpoint, ctx.signal) }),
+    endpoints: baseUrlEndpoints(endpoints),
+  });
 
   const pooled = async (path: string, init: PooledRequestInit = {}): Promise<Response> => {
     if (typeof path !== 'string' || /^[a-z][a-z0-9+.-]*:/i.test(path)) {
@@ -70,7 +88,8 @@ export function createPooledFetch(options: PooledFetchOptions): PooledFetch {
     let kept: Response | undefined;
     try {
       kept = await pool.execute(async (base, ctx) => {
-        const res = await doFetch(joinUrl(base, path), { ...rest, signal: ctx.signal });
+        const headers = tokens === undefined ? rest.headers : tokens.authorize(ctx.endpoint, rest.headers);
+        const res = await doFetch(joinUrl(base, path), { ...rest, ...(headers === undefined ? {} : { headers }), signal: ctx.signal });
         if (res.status < 400) return res;
         seen.push(res);
         const retryAfterMs = parseRetryAfter(res.headers.get('retry-after'), pool.clock.now(), maxRetryAfterMs);
@@ -89,6 +108,57 @@ export function createPooledFetch(options: PooledFetchOptions): PooledFetch {
     }
   };
   return Object.assign(pooled, { pool });
+}
+
+/**
+ * Thrown by an attempt that has no token yet for its endpoint: classified `unauthorized`,
+ * so the first token is fetched through the same single-flight refresh as a 401's.
+ */
+class MissingToken extends Error {
+  override readonly name = 'MissingToken';
+}
+
+/** Bearer tokens per endpoint: fetched on first use and after a 401, through the pool's refresh. */
+class TokenCache {
+  readonly #get: (endpoint: string, signal: AbortSignal) => Promise<string>;
+  readonly #tokens = new Map<string, string>();
+  readonly #pending = new Map<string, Promise<string>>();
+
+  constructor(get: (endpoint: string, signal: AbortSignal) => Promise<string>) {
+    this.#get = get;
+  }
+
+  /** The request's headers with this endpoint's bearer token; throws `MissingToken` before the first one. */
+  authorize(endpoint: string, headers: HeadersInit | undefined): Headers {
+    const token = this.#tokens.get(endpoint);
+    if (token === undefined) throw new MissingToken('no token yet for this endpoint');
+    const out = new Headers(headers);
+    out.set('authorization', `Bearer ${token}`);
+    return out;
+  }
+
+  /** Replaces the endpoint's token (the pool calls this once per 401 wave). */
+  async refresh(endpoint: string, signal: AbortSignal): Promise<void> {
+    this.#tokens.delete(endpoint);
+    await this.#fetch(endpoint, signal);
+  }
+
+  #fetch(endpoint: string, signal: AbortSignal): Promise<string> {
+    let p = this.#pending.get(endpoint);
+    if (p === undefined) {
+      p = Promise.resolve(this.#get(endpoint, signal)).then((token) => {
+        if (typeof token !== 'string' || token.length === 0) throw new TypeError('getToken must resolve to a non-empty string');
+        this.#tokens.set(endpoint, token);
+        return token;
+      });
+      const done = (): void => {
+        this.#pending.delete(endpoint);
+      };
+      p.then(done, done);
+      this.#pending.set(endpoint, p);
+    }
+    return p;
+  }
 }
 
 /** Codes after which the last HTTP answer is the call's answer (not an abort, close or deadline). */
