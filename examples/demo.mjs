@@ -5,8 +5,10 @@
 //
 //   npm run demo
 import { createServer } from 'node:http';
-import { Pool, isPoolError } from 'endpoint-pool';
+import { isPoolError } from 'endpoint-pool';
+import { createPooledFetch } from 'endpoint-pool/fetch';
 
+let rateLimitWaits = 0;
 const started = Date.now();
 const t = () => `${String(Date.now() - started).padStart(5)} ms`;
 
@@ -35,30 +37,20 @@ function startEndpoint(name, { perSecondLimit } = {}) {
   return new Promise((resolve) => server.listen(0, '127.0.0.1', () => resolve({ name, server, state, url: `http://127.0.0.1:${server.address().port}` })));
 }
 
-class HttpError extends Error {
-  constructor(status, retryAfterMs) {
-    super(`HTTP ${status}`);
-    this.status = status;
-    this.retryAfterMs = retryAfterMs;
-  }
-}
-
 const primary = await startEndpoint('primary');
 const secondary = await startEndpoint('secondary', { perSecondLimit: 60 });
 const backup = await startEndpoint('backup');
 
-const pool = new Pool({
+// The fetch adapter: a fetch-shaped function over the three base URLs, classifying
+// answers by status (503 transient, 429 rate-limited with its Retry-After, ...).
+const api = createPooledFetch({
   endpoints: [
-    { name: 'primary', conn: primary.url },
+    { name: 'primary', url: primary.url },
     // The pool's limiter keeps us under the server's own ceiling of 60 calls/s.
-    { name: 'secondary', conn: secondary.url, rateLimit: { perSecond: 50, burst: 5 } },
-    { name: 'backup', conn: backup.url, priority: 'low' },
+    { name: 'secondary', url: secondary.url, rateLimit: { perSecond: 50, burst: 5 } },
+    { name: 'backup', url: backup.url, priority: 'low' },
   ],
-  classify: (err) => {
-    if (!(err instanceof HttpError)) return 'transient'; // connection refused, reset, timeout
-    if (err.status === 429) return { class: 'rate-limited', retryAfterMs: err.retryAfterMs };
-    return err.status >= 500 ? 'transient' : 'permanent';
-  },
+  throwOnHttpError: true,
   breaker: { threshold: 3, cooldownMs: 500, maxCooldownMs: 1000 },
   attemptTimeoutMs: 1000,
   deadlineMs: 5000,
@@ -68,17 +60,13 @@ const pool = new Pool({
     if (e.type === 'breaker-closed') console.log(`${t()}  breaker of ${e.endpoint} closed: traffic is back`);
   },
 });
+const pool = api.pool;
 
-let rateLimitWaits = 0;
 const servedBy = new Map();
 let failed = 0;
 async function call() {
   try {
-    const body = await pool.execute(async (url, ctx) => {
-      const res = await fetch(`${url}/`, { signal: ctx.signal });
-      if (!res.ok) throw new HttpError(res.status, Number(res.headers.get('retry-after') ?? 1) * 1000);
-      return res.json();
-    });
+    const body = await (await api('/')).json();
     servedBy.set(body.from, (servedBy.get(body.from) ?? 0) + 1);
   } catch (err) {
     failed++;
