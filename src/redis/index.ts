@@ -10,4 +10,12 @@
  */
 export { createRedisStore, type RedisStore, type RedisStoreOptions } from './store.js';
 export { fromIoredis, fromNodeRedis, type RedisCommander, type IoredisLike, type NodeRedisLike } from './client.js';
+export {
+  createRedisHealth,
+  type RedisHealth,
+  type RedisHealthOptions,
+  type SharedMark,
+  type SharedStatus,
+  type SurvivorsOptions,
+} from './health.js';
 export { RedisStoreError, type RedisStoreErrorCode } from './errors.js';

@@ -16,7 +16,7 @@ import type { LimiterStore, SharedLimit } from '../store.js';
 import type { RedisCommander } from './client.js';
 import { RedisStoreError } from './errors.js';
 import { ADMIT_LUA } from './admit-script.js';
-import { LuaScript } from './script.js';
+import { Connection, LuaScript } from './script.js';
 import { checkCommander, resolvePrefix } from './options.js';
 
 export interface RedisStoreOptions {
@@ -49,7 +49,8 @@ export function createRedisStore(client: RedisCommander, options: RedisStoreOpti
   const prefix = resolvePrefix('createRedisStore', options.prefix);
   const maxPending = options.maxPending ?? 1000;
   if (!Number.isInteger(maxPending) || maxPending < 1) throw new TypeError(`createRedisStore: maxPending: expected an integer >= 1, got ${String(maxPending)}`);
-  const script = new LuaScript(client, ADMIT_LUA, maxPending);
+  const conn = new Connection(client, maxPending);
+  const script = new LuaScript(conn, ADMIT_LUA);
   // A pool hands the same SharedLimit object for every attempt on a quota.
   const prepared = new WeakMap<SharedLimit, Prepared>();
 
@@ -74,7 +75,7 @@ export function createRedisStore(client: RedisCommander, options: RedisStoreOpti
     },
     keysOf: (limit) => keysFor(prefix, limit.key),
     get pending() {
-      return script.pending;
+      return conn.pending;
     },
   };
 }
