@@ -24,11 +24,14 @@ process.once('message', async (cfg) => {
     const redis = new Redis({ host: '127.0.0.1', port: cfg.port, enableOfflineQueue: false, maxRetriesPerRequest: 1 });
     redis.on('error', () => undefined);
     await new Promise((r) => redis.once('ready', r));
+    const store = createRedisStore(fromIoredis(redis), { prefix: `${cfg.runId}:` });
+    // Warm up: the connection is up and the script loaded before the clock starts.
+    await store.acquire({ key: 'warmup', perSecond: 1000, burst: 1000, mode: 'bucket', marginMs: 0, perDay: undefined, dailyStopFraction: 1, dailyResetUtcHour: 0 });
     const pool = new Pool({
       endpoints: keys.map((k) => ({ name: k, conn: k, rateLimit: { perSecond: cfg.perSecond, mode: 'paced', marginMs: 0 } })),
       classify: () => 'transient',
       deadlineMs: 60_000,
-      sharedQuota: { store: createRedisStore(fromIoredis(redis), { prefix: `${cfg.runId}:` }), timeoutMs: cfg.timeoutMs },
+      sharedQuota: { store, timeoutMs: cfg.timeoutMs, degradedShare: cfg.degradedShare },
       onEvent: (e) => {
         if (e.type === 'store-degraded') degraded++;
       },

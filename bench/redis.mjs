@@ -69,6 +69,7 @@ async function overheads() {
   const noop = () => Promise.resolve();
   const limit = { perSecond: 1e9, burst: 1e9 };
   const rows = [];
+  rows.push(await overhead('(for scale: one bare setTimeout(0))', () => new Promise((r) => setTimeout(r, 0))));
   const local = new Pool({ endpoints: [{ name: 'a', conn: 'a', rateLimit: limit }], classify: () => 'transient' });
   rows.push(await overhead('endpoint-pool, local limits only', () => local.execute(noop)));
   const redis = new Redis({ host: '127.0.0.1', port, enableOfflineQueue: false });
@@ -113,7 +114,7 @@ async function fleet(lib, processes) {
     let onReady;
     readies.push(new Promise((r) => (onReady = r)));
     results.push(new Promise((resolve) => child.on('message', (m) => (m.ready ? onReady() : resolve(m)))));
-    child.send({ lib, port, runId, keys: KEYS, perSecond: PER_SECOND, loopsPerKey: 2, opMs: 5, timeoutMs: 250 });
+    child.send({ lib, port, runId, keys: KEYS, perSecond: PER_SECOND, loopsPerKey: 2, opMs: 5, timeoutMs: 250, degradedShare: 1 / processes });
   }
   await Promise.all(readies);
   const startAt = Date.now() + 500;
