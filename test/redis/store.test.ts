@@ -69,6 +69,19 @@ describeRedis('Redis store (one process)', (server) => {
     expect(await redis.hget(day, 'n')).toBe('5');
   });
 
+  test.each([0, 7, 23])('daily: refused until the next reset at %i:00 UTC, on Redis time', async (hour) => {
+    const store = createRedisStore(fromIoredis(redis));
+    const l = limit({ key: `endpoint:h${hour}`, perSecond: undefined, perDay: 1, dailyStopFraction: 1, dailyResetUtcHour: hour });
+    expect(await store.acquire(l)).toBe(0);
+    const wait = await store.acquire(l);
+    const now = Date.now();
+    const day = 86_400_000;
+    const offset = hour * 3_600_000;
+    const nextReset = (Math.floor((now - offset) / day) + 1) * day + offset;
+    // Redis and this process share the host clock here; a second covers the round trip.
+    expect(Math.abs(now + wait - nextReset)).toBeLessThan(1000);
+  });
+
   test('a refused call counts nothing: the daily count is untouched while the per-second limit refuses', async () => {
     const store = createRedisStore(fromIoredis(redis));
     const l = limit({ key: 'endpoint:both', perSecond: 1, perDay: 100 });
