@@ -4,6 +4,8 @@
  *
  * Each `acquire` is one `EVALSHA` of the admission script (see admit-script.ts): atomic,
  * timed by Redis, nothing written unless the call is admitted, every key with an expiry.
+ * Calls of one process that arrive while an admission on the same key is in flight wait
+ * for it: refused together (one script run instead of one each), or asked in turn.
  *
  * Failure contract: `acquire` never throws; it returns a promise that rejects when the
  * client throws, returns a non-promise, answers with an error, or already has `maxPending`
@@ -63,6 +65,18 @@ export function createRedisStore(client: RedisCommander, options: RedisStoreOpti
     return p;
   };
 
+  // Admissions in flight, per key: a call that arrives while one is out shares its refusal.
+  const inflight = new Map<string, Promise<number>>();
+  const ask = (key: string, p: Prepared): Promise<number> => {
+    const answer = script.run(p.keys, p.args).then(toWaitMs);
+    inflight.set(key, answer);
+    const done = (): void => {
+      if (inflight.get(key) === answer) inflight.delete(key);
+    };
+    answer.then(done, done);
+    return answer;
+  };
+
   return {
     acquire(limit: SharedLimit): Promise<number> {
       let p: Prepared;
@@ -71,7 +85,12 @@ export function createRedisStore(client: RedisCommander, options: RedisStoreOpti
       } catch (error) {
         return Promise.reject(error);
       }
-      return script.run(p.keys, p.args).then(toWaitMs);
+      // Concurrent callers on one key would mostly be refused one by one: when the call
+      // ahead is refused, so is this one, for as long; when it is admitted, ask for this one.
+      const ahead = inflight.get(limit.key);
+      // Waiting on it counts as pending too, so a stuck client still hits `maxPending`.
+      if (ahead !== undefined) return conn.op(() => ahead.then((waitMs) => (waitMs > 0 ? waitMs : ask(limit.key, p))));
+      return ask(limit.key, p);
     },
     keysOf: (limit) => keysFor(prefix, limit.key),
     get pending() {

@@ -8,6 +8,7 @@ import { afterAll, beforeAll, beforeEach, expect, test } from 'vitest';
 import { Pool, type LimiterStore, type PoolEvent, type SharedLimit } from '../../src/index.js';
 import { createRedisStore, fromIoredis, fromNodeRedis, RedisStoreError, type RedisCommander } from '../../src/redis/index.js';
 import { client, describeRedis, ready } from './redis-env.js';
+import { sleep } from './fleet.js';
 
 const base: SharedLimit = { key: 'endpoint:a', perSecond: 5, burst: undefined, mode: 'bucket', marginMs: 25, perDay: undefined, dailyStopFraction: 0.95, dailyResetUtcHour: 0 };
 const limit = (over: Partial<SharedLimit>): SharedLimit => ({ ...base, ...over });
@@ -110,6 +111,22 @@ describeRedis('Redis store (one process)', (server) => {
     expect(await store.acquire(l)).toBe(0);
     expect(await store.acquire(l)).toBe(0);
     expect(sent).toEqual(['SCRIPT', 'EVALSHA', 'EVALSHA', 'EVAL', 'EVALSHA']);
+  });
+
+  test('concurrent acquires on one key share a refusal: one script run, not one each', async () => {
+    const sent: string[] = [];
+    const io = fromIoredis(redis);
+    const store = createRedisStore({ send: (args) => (sent.push(args[0]!), io.send(args)) });
+    const l = limit({ perSecond: 2, burst: 1 });
+    expect(await store.acquire(l)).toBe(0);
+    sent.length = 0;
+    const waits = await Promise.all(Array.from({ length: 10 }, () => store.acquire(l)));
+    expect(waits.every((w) => w > 0)).toBe(true);
+    expect(sent).toEqual(['EVALSHA']);
+    // Once the bucket has a token, the call ahead is admitted and the others ask in turn: one more wins nothing.
+    await sleep(600);
+    const after = await Promise.all(Array.from({ length: 3 }, () => store.acquire(l)));
+    expect(after.filter((w) => w === 0)).toHaveLength(1);
   });
 
   test('the node-redis adapter sends the same words through sendCommand', async () => {
