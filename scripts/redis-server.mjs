@@ -7,8 +7,9 @@
  * written outside a temporary directory, and the server dies with its parent.
  *
  * As a module: `const r = await startRedis(); … r.kill(); await r.restart(); await r.stop()`.
- * As a script: `node scripts/redis-server.mjs start` prints `port pid` and writes
- * `.redis-test.pid`; `node scripts/redis-server.mjs stop` stops that PID.
+ * As a script (for manual runs; the tests and the benchmark use the module API):
+ * `node scripts/redis-server.mjs start [port]` starts a detached server, prints `port pid`
+ * and writes `pid port` to `.redis-test.pid`; `node scripts/redis-server.mjs stop` stops that PID.
  */
 import { spawn, spawnSync } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
