@@ -8,6 +8,7 @@ export default defineConfig({
     'viem/index': 'src/viem/index.ts',
     'prometheus/index': 'src/prometheus/index.ts',
     'otel/index': 'src/otel/index.ts',
+    'redis/index': 'src/redis/index.ts',
   },
   format: ['esm', 'cjs'],
   dts: true,

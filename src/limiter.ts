@@ -28,11 +28,17 @@ export class TokenBucket implements Limiter {
   #tokens: number;
   #updatedAt: number;
 
-  constructor(perSecond: number, burst: number, now: number) {
+  /** `tokens`: the initial fill. @default burst (a full bucket) */
+  constructor(perSecond: number, burst: number, now: number, tokens = burst) {
     this.perSecond = perSecond;
     this.burst = burst;
-    this.#tokens = burst;
+    this.#tokens = Math.min(tokens, burst);
     this.#updatedAt = now;
+  }
+
+  /** A bucket with another rate and size, filled to the same fraction as this one (not full). */
+  rescaled(perSecond: number, burst: number, now: number): TokenBucket {
+    return new TokenBucket(perSecond, burst, now, (this.tokens(now) / this.burst) * burst);
   }
 
   /** Tokens available at `now` (fractional). */

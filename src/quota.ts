@@ -39,8 +39,9 @@ export class Quota {
   readonly #resetUtcHour: number;
   /** What a shared store counts for this quota; `undefined` without a `rateLimit`. */
   readonly shared: SharedLimit | undefined;
-  /** The ceiling before a degraded store scaled it down. */
+  /** The ceiling (and bucket size) before a degraded store scaled it down. */
   #undegraded: number | undefined;
+  #undegradedBurst: number | undefined;
 
   constructor(limit: ResolvedRateLimit | undefined, resetUtcHour: number, now: number, key = '') {
     this.#resetUtcHour = resetUtcHour;
@@ -107,18 +108,25 @@ export class Quota {
 
   /** The shared store is unavailable: allow only `share` of the ceiling locally. */
   degrade(share: number, now: number): void {
-    const ceiling = this.rate?.perSecond;
-    if (ceiling === undefined || this.#undegraded !== undefined) return;
-    this.#undegraded = ceiling;
-    this.recalibrate(ceiling * share, now);
+    const rate = this.rate;
+    if (rate === undefined || this.#undegraded !== undefined) return;
+    this.#undegraded = rate.perSecond;
+    // A bucket keeps the tokens it has: a store outage must not hand out a fresh burst.
+    if (rate instanceof TokenBucket) {
+      this.#undegradedBurst = rate.burst;
+      this.rate = rate.rescaled(rate.perSecond * share, Math.max(1, rate.burst * share), now);
+    } else rate.recalibrate(rate.perSecond * share);
   }
 
-  /** The shared store is back: restore the ceiling. */
+  /** The shared store is back: restore the ceiling (and a bucket's configured size). */
   restore(now: number): void {
     if (this.#undegraded === undefined) return;
     const ceiling = this.#undegraded;
+    const burst = this.#undegradedBurst;
     this.#undegraded = undefined;
-    this.recalibrate(ceiling, now);
+    this.#undegradedBurst = undefined;
+    if (this.rate instanceof TokenBucket && burst !== undefined) this.rate = this.rate.rescaled(ceiling, burst, now);
+    else this.recalibrate(ceiling, now);
   }
 
   /** The day's quota is spent: admit nothing until the next reset. Returns when that is. */

@@ -115,6 +115,8 @@ export class PoolState<C> {
     this.byName = next.byName;
     this.groups = next.groups;
     this.#limits = next.limits;
+    // Quotas created while the shared store is down start at the degraded share too.
+    if (this.storeDegraded) this.#degradeAll(this.clock.now());
     this.#buildTiers();
     this.wakeParked();
   }
@@ -206,8 +208,13 @@ export class PoolState<C> {
     this.storeRetryAt = now + store.retryAfterMs;
     if (this.storeDegraded) return;
     this.storeDegraded = true;
-    for (const q of new Set(this.endpoints.map((e) => e.quota))) q.degrade(store.degradedShare, now);
+    this.#degradeAll(now);
     this.emit({ type: 'store-degraded', error });
+  }
+
+  #degradeAll(now: number): void {
+    const share = this.opts.sharedQuota!.degradedShare;
+    for (const q of new Set(this.endpoints.map((e) => e.quota))) q.degrade(share, now);
   }
 
   /** The shared store answered: restore full local limits if they were reduced. */

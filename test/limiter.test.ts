@@ -48,3 +48,17 @@ describe('TokenBucket', () => {
     expect(times.length).toBeGreaterThan(45);
   });
 });
+
+describe('TokenBucket.rescaled', () => {
+  test.each([
+    // [tokens left of 4, new burst, expected tokens]
+    [4, 2, 2],
+    [2, 2, 1],
+    [0, 8, 0],
+    [1, 1, 0.25],
+  ])('a bucket with %d of 4 tokens rescaled to a burst of %d has %d: the same fill, never a fresh burst', (left, burst, expected) => {
+    const b = new TokenBucket(4, 4, 0);
+    for (let i = 0; i < 4 - left; i++) b.take(0);
+    expect(b.rescaled(2, burst, 0).tokens(0)).toBeCloseTo(expected);
+  });
+});

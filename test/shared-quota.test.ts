@@ -69,6 +69,42 @@ describe('shared quota store', () => {
     expect(h.pool.stats()[0]!.ceilingPerSecond).toBe(2);
   });
 
+  test('regression: a store outage neither hands out a fresh burst nor loses the configured one', async () => {
+    const { store } = scriptedStore(0, 'fail', 'fail', 'fail', 'fail', 'fail');
+    const h = harness([{ name: 'a', rateLimit: { perSecond: 10, burst: 2 } }], { sharedQuota: { store, retryAfterMs: 1000 } });
+    const t0 = h.clock.now();
+    await h.pool.execute(h.op);
+    // The store fails: degraded to 5/s with a bucket of 1, as full as it was (half), not refilled.
+    const queued = Array.from({ length: 5 }, () => start(h.pool.execute(h.op)));
+    await h.clock.advance(0);
+    expect(h.eps.a!.startedAt.filter((t) => t === t0)).toHaveLength(1);
+    await h.clock.advance(1000);
+    expect(h.eps.a!.startedAt.filter((t) => t < t0 + 1000).length).toBeLessThanOrEqual(1 + 5);
+    await h.clock.advance(1000);
+    await Promise.all(queued.map((c) => c.promise));
+    await h.pool.execute(h.op);
+    expect(h.trace((e) => e.type.startsWith('store'))).toEqual(['store-degraded', 'store-recovered']);
+    // Recovered and idle for a while: the bucket is back to its configured burst of 2, not 10.
+    await h.clock.advance(5000);
+    const t1 = h.clock.now();
+    const burst = Array.from({ length: 5 }, () => start(h.pool.execute(h.op)));
+    await h.clock.advance(0);
+    expect(h.eps.a!.startedAt.filter((t) => t === t1)).toHaveLength(2);
+    await h.clock.advance(1000);
+    await Promise.all(burst.map((c) => c.promise));
+  });
+
+  test('regression: endpoints installed while the store is down start at the degraded share', async () => {
+    const { store } = scriptedStore('fail');
+    const h = harness([{ name: 'a', rateLimit: { perSecond: 10 } }], { sharedQuota: { store, retryAfterMs: 1000 } });
+    await h.pool.execute(h.op);
+    h.pool.setEndpoints([{ name: 'b', conn: h.eps.a!, rateLimit: { perSecond: 8 } }]);
+    expect(h.pool.stats()[0]!.ceilingPerSecond).toBe(4);
+    await h.clock.advance(1000);
+    await h.pool.execute(h.op);
+    expect(h.pool.stats()[0]!.ceilingPerSecond).toBe(8);
+  });
+
   test('aborting a call while it waits for the store leaves nothing behind', async () => {
     const { store } = scriptedStore('hang');
     const h = harness([{ name: 'a', rateLimit: { perSecond: 4 } }], { sharedQuota: { store, timeoutMs: 1000 } });

@@ -1,0 +1,119 @@
+/**
+ * How the Redis parts talk to the client.
+ *
+ * `Connection` sends one command and turns every way a client can misbehave into a
+ * rejection with a `RedisStoreError`: it never throws; it rejects when the client throws or
+ * returns a non-promise, when Redis answers with an error, and at once when `maxPending`
+ * commands are already waiting (a stuck client must not pile up promises).
+ *
+ * `LuaScript` runs a script: `SCRIPT LOAD` once (single-flight), then `EVALSHA`; when Redis
+ * answers `NOSCRIPT` (it restarted, or someone ran `SCRIPT FLUSH`), the same call is sent
+ * again as `EVAL`, which also puts the script back in Redis's cache.
+ */
+import type { RedisCommander } from './client.js';
+import { RedisStoreError } from './errors.js';
+
+export class Connection {
+  readonly #client: RedisCommander;
+  readonly #maxPending: number;
+  #pending = 0;
+
+  constructor(client: RedisCommander, maxPending: number) {
+    this.#client = client;
+    this.#maxPending = maxPending;
+  }
+
+  /** Commands sent and not answered yet. */
+  get pending(): number {
+    return this.#pending;
+  }
+
+  send(args: readonly string[]): Promise<unknown> {
+    return this.op(() => this.raw(args));
+  }
+
+  /** Runs one operation (possibly several commands) counted as one pending command. */
+  op<T>(fn: () => Promise<T>): Promise<T> {
+    if (this.#pending >= this.#maxPending) {
+      return Promise.reject(new RedisStoreError('STORE_BUSY', `${this.#pending} Redis commands are still waiting for an answer`));
+    }
+    this.#pending++;
+    return fn().then(
+      (value) => {
+        this.#pending--;
+        return value;
+      },
+      (error: unknown) => {
+        this.#pending--;
+        throw error;
+      },
+    );
+  }
+
+  /** One command, not counted. */
+  raw(args: readonly string[]): Promise<unknown> {
+    let reply: unknown;
+    try {
+      reply = this.#client.send(args);
+    } catch (error) {
+      return Promise.reject(new RedisStoreError('STORE_CLIENT', 'the Redis client threw', error));
+    }
+    if (typeof (reply as PromiseLike<unknown> | null)?.then !== 'function') {
+      return Promise.reject(new RedisStoreError('STORE_CLIENT', 'the Redis client did not return a promise'));
+    }
+    return Promise.resolve(reply).catch((error: unknown) => {
+      throw new RedisStoreError('STORE_REPLY', `Redis command ${args[0]} failed`, error);
+    });
+  }
+}
+
+export class LuaScript {
+  readonly #conn: Connection;
+  readonly #source: string;
+  #sha: string | undefined;
+  #loading: Promise<string> | undefined;
+
+  constructor(conn: Connection, source: string) {
+    this.#conn = conn;
+    this.#source = source;
+  }
+
+  /** Counted as one pending command on the connection, the script's loading included. */
+  run(keys: readonly string[], args: readonly string[]): Promise<unknown> {
+    return this.#conn.op(() => this.#run(keys, args));
+  }
+
+  async #run(keys: readonly string[], args: readonly string[]): Promise<unknown> {
+    const tail = [String(keys.length), ...keys, ...args];
+    const sha = this.#sha ?? (await this.#load());
+    try {
+      return await this.#conn.raw(['EVALSHA', sha, ...tail]);
+    } catch (error) {
+      if (!isNoScript(error)) throw error;
+      return this.#conn.raw(['EVAL', this.#source, ...tail]);
+    }
+  }
+
+  #load(): Promise<string> {
+    this.#loading ??= this.#conn.raw(['SCRIPT', 'LOAD', this.#source]).then(
+      (sha) => {
+        this.#loading = undefined;
+        if (typeof sha !== 'string' || !/^[0-9a-f]{40}$/.test(sha)) throw new RedisStoreError('STORE_REPLY', 'SCRIPT LOAD did not answer with a SHA1');
+        this.#sha = sha;
+        return sha;
+      },
+      (error: unknown) => {
+        // Let the next call try again rather than remembering a failure.
+        this.#loading = undefined;
+        throw error;
+      },
+    );
+    return this.#loading;
+  }
+}
+
+function isNoScript(error: unknown): boolean {
+  const cause = error instanceof RedisStoreError ? error.cause : error;
+  const message = (cause as { message?: unknown } | null)?.message;
+  return typeof message === 'string' && message.includes('NOSCRIPT');
+}
