@@ -753,7 +753,7 @@ export class Call<C, T> implements Waiter {
     a.ep.breaker.release(a.probe);
     const durationMs = s.clock.now() - a.startedAt;
     // A loser of a hedge race was at least this slow: let the latency estimate know.
-    if (cancel === 'superseded' && s.tracksLatency) a.ep.latency.observe(a.startedAt + durationMs, durationMs, false, s.opts.latency.decayMs, s.opts.latency.failurePenaltyMs);
+    if (cancel === 'superseded' && s.tracksLatency) a.ep.latency.observeAtLeast(a.startedAt + durationMs, durationMs);
     a.abort(abortReason ?? new PoolError('ABORTED', 'another attempt of the call answered first'));
     if (s.listener !== undefined) s.emit({ type: 'attempt-cancelled', callId: this.id, endpoint: a.ep.name, attempt: a.attempt, durationMs, reason: cancel });
   }

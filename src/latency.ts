@@ -38,6 +38,17 @@ export class LatencyTracker {
     }
   }
 
+  /**
+   * A lower bound from an attempt that was cut short (a hedge that lost): it can only
+   * raise the estimate, never pull a slow endpoint's estimate down.
+   */
+  observeAtLeast(now: number, durationMs: number): void {
+    if (this.#samples > 0 && durationMs <= this.#ewma) return;
+    this.#ewma = durationMs;
+    this.#updatedAt = now;
+    this.#samples++;
+  }
+
   /** The current estimate, or `coldStartMs` with no history. */
   estimate(coldStartMs: number): number {
     return this.#samples === 0 ? coldStartMs : this.#ewma;

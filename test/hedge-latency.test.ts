@@ -24,6 +24,15 @@ describe('LatencyTracker (peak EWMA)', () => {
     expect(t.estimate(0)).toBe(5000);
   });
 
+  test('a lower bound from a cut-short attempt only ever raises the estimate', () => {
+    const t = new LatencyTracker();
+    t.observe(0, 200, false, 1000, 5000);
+    t.observeAtLeast(10, 35);
+    expect(t.estimate(0)).toBe(200);
+    t.observeAtLeast(20, 300);
+    expect(t.estimate(0)).toBe(300);
+  });
+
   test('percentiles over recent successes, once there are enough', () => {
     const t = new LatencyTracker();
     for (let i = 1; i <= 19; i++) t.observe(i, i * 10, false, 1000, 5000);
