@@ -22,6 +22,7 @@ export interface Totals {
   attempts: number;
   probes: number;
   calls: number;
+  endings: Record<string, number>;
 }
 
 /**
@@ -30,7 +31,7 @@ export interface Totals {
  */
 export async function checkScenarios(name: string, arb: fc.Arbitrary<Scenario>, runs = RUNS, hooks: SimHooks = {}): Promise<Totals> {
   const seed = seedFor();
-  const totals: Totals = { runs: 0, attempts: 0, probes: 0, calls: 0 };
+  const totals: Totals = { runs: 0, attempts: 0, probes: 0, calls: 0, endings: {} };
   let last: Outcome | undefined;
   const result = await fc.check(
     fc.asyncProperty(arb, async (sc) => {
@@ -39,6 +40,7 @@ export async function checkScenarios(name: string, arb: fc.Arbitrary<Scenario>, 
       totals.attempts += last.attempts;
       totals.probes += last.probes;
       totals.calls += last.calls;
+      for (const [k, n] of Object.entries(last.endings)) totals.endings[k] = (totals.endings[k] ?? 0) + n;
       return last.violations.length === 0;
     }),
     {

@@ -95,9 +95,17 @@ export interface Bias {
   readonly rateLimit?: number;
   readonly maxInFlight?: number;
   readonly maxCalls?: number;
+  /** Probability that a caller aborts its call / that the run ends with `close()`. */
+  readonly abort?: number;
+  readonly close?: number;
 }
 
 const INF = Number.POSITIVE_INFINITY;
+
+/** `arb` with probability `p`, else undefined. */
+function maybe<T>(arb: fc.Arbitrary<T>, p: number): fc.Arbitrary<T | undefined> {
+  return fc.oneof({ weight: Math.round(p * 100), arbitrary: arb }, { weight: Math.round((1 - p) * 100), arbitrary: fc.constant(undefined) });
+}
 
 function behaviour(b: Bias): fc.Arbitrary<Beh> {
   const d = fc.oneof({ weight: 2, arbitrary: fc.constant(0) }, { weight: 5, arbitrary: fc.integer({ min: 1, max: 300 }) });
@@ -132,7 +140,7 @@ function endpointArb(b: Bias): fc.Arbitrary<EndpointGen> {
         weight: Math.round((b.rateLimit ?? 0.4) * 10),
         arbitrary: fc.record({
           perSecond: fc.oneof(fc.integer({ min: 1, max: 50 }), fc.double({ min: 0.5, max: 20, noNaN: true })),
-          burst: fc.option(fc.integer({ min: 1, max: 5 }), { nil: undefined }),
+          burst: maybe(fc.integer({ min: 1, max: 5 }), 0.5),
         }),
       },
     ),
@@ -144,17 +152,17 @@ function endpointArb(b: Bias): fc.Arbitrary<EndpointGen> {
   });
 }
 
-function callArb(n: number, finiteDeadline: boolean): fc.Arbitrary<CallGen> {
+function callArb(n: number, finiteDeadline: boolean, b: Bias): fc.Arbitrary<CallGen> {
   return fc.record({
     at: fc.integer({ min: 0, max: 1000 }),
-    abortAfter: fc.option(fc.integer({ min: 0, max: 1500 }), { nil: undefined, freq: 3 }),
+    abortAfter: maybe(fc.integer({ min: 0, max: 1500 }), b.abort ?? 0.15),
     plain: finiteDeadline ? fc.boolean() : fc.constant(false),
-    retry: fc.option(fc.constantFrom<RetryMode>('none', 'until-deadline', { maxAttempts: 1 }, { maxAttempts: 2 }, { maxAttempts: 6 }), { nil: undefined }),
-    breakerMode: fc.option(fc.constantFrom<BreakerMode>('fail-fast', 'wait'), { nil: undefined }),
-    deadlineMs: fc.option(fc.oneof(fc.integer({ min: 1, max: 2500 }), fc.constant(INF)), { nil: undefined, freq: 3 }),
-    attemptTimeoutMs: fc.option(fc.oneof(fc.integer({ min: 1, max: 400 }), fc.constant(INF)), { nil: undefined, freq: 4 }),
-    pin: fc.option(fc.integer({ min: 0, max: n - 1 }), { nil: undefined, freq: 6 }),
-    exclude: fc.option(fc.uniqueArray(fc.integer({ min: 0, max: n - 1 }), { maxLength: n }), { nil: undefined, freq: 5 }),
+    retry: maybe(fc.constantFrom<RetryMode>('none', 'until-deadline', { maxAttempts: 1 }, { maxAttempts: 2 }, { maxAttempts: 6 }), 0.5),
+    breakerMode: maybe(fc.constantFrom<BreakerMode>('fail-fast', 'wait'), 0.3),
+    deadlineMs: maybe(fc.oneof(fc.integer({ min: 1, max: 2500 }), fc.constant(INF)), 0.25),
+    attemptTimeoutMs: maybe(fc.oneof(fc.integer({ min: 1, max: 400 }), fc.constant(INF)), 0.2),
+    pin: maybe(fc.integer({ min: 0, max: n - 1 }), 0.08),
+    exclude: maybe(fc.uniqueArray(fc.integer({ min: 0, max: n - 1 }), { maxLength: n }), 0.1),
   });
 }
 
@@ -173,14 +181,14 @@ export function scenarioArb(b: Bias = {}): fc.Arbitrary<Scenario> {
         .record({ threshold: fc.integer({ min: 1, max: 4 }), cooldownMs: fc.integer({ min: 1, max: 800 }), factor: fc.integer({ min: 1, max: 8 }) })
         .map(({ threshold, cooldownMs, factor }) => ({ threshold, cooldownMs, maxCooldownMs: cooldownMs * factor })),
       rateLimitCooldownMs: fc.integer({ min: 0, max: 500 }),
-      maxConcurrentCalls: fc.option(fc.integer({ min: 1, max: b.maxCalls ?? 4 }), { nil: undefined }),
+      maxConcurrentCalls: maybe(fc.integer({ min: 1, max: b.maxCalls ?? 4 }), 0.5),
       breakerMode: fc.constantFrom<BreakerMode>('fail-fast', 'wait'),
-      closeAt: fc.option(fc.integer({ min: 0, max: 1500 }), { nil: undefined, freq: 4 }),
+      closeAt: maybe(fc.integer({ min: 0, max: 1500 }), b.close ?? 0.15),
       tailMs: fc.integer({ min: 0, max: 2500 }),
       seed: fc.integer(),
     })
     .chain((s) =>
-      fc.array(callArb(s.endpoints.length, s.deadlineMs !== INF), { minLength: 1, maxLength: 25 }).map((calls) => ({ ...s, calls })),
+      fc.array(callArb(s.endpoints.length, s.deadlineMs !== INF, b), { minLength: 1, maxLength: 25 }).map((calls) => ({ ...s, calls })),
     );
 }
 
@@ -266,6 +274,8 @@ export interface Outcome {
   readonly attempts: number;
   readonly calls: number;
   readonly probes: number;
+  /** How each call ended: `ok` or the PoolError code. */
+  readonly endings: Record<string, number>;
 }
 
 /** Where `simulate` reports to, for tests that want to break the pool on purpose. */
@@ -585,7 +595,12 @@ export async function simulate(sc: Scenario, hooks: SimHooks = {}): Promise<Outc
     if (clock.live.size !== 0) v('idle-permit check left timers behind');
   }
   await pool.close();
-  return { violations, events: eventCount, attempts: attemptCount, calls: calls.size, probes: probeCount };
+  const endings: Record<string, number> = {};
+  for (const c of calls.values()) {
+    const k = c.settled === 'resolved' ? 'ok' : isPoolError(c.rejection) ? c.rejection.code : c.settled === undefined ? 'idle-check' : 'other';
+    endings[k] = (endings[k] ?? 0) + 1;
+  }
+  return { violations, events: eventCount, attempts: attemptCount, calls: calls.size, probes: probeCount, endings };
 }
 
 function blankCall(id: number, now: number): CallRecord {
