@@ -5,7 +5,7 @@
  */
 import { describe, expect, test } from 'vitest';
 import { scenarioArb } from './sim.js';
-import { RUNS, checkScenarios } from './run.js';
+import { RUNS, TIMEOUT, checkScenarios } from './run.js';
 
 describe('limits hold under faults', () => {
   test(`permits and per-endpoint in-flight never exceed their limits and return to zero when idle (${RUNS} runs)`, async () => {
@@ -13,11 +13,11 @@ describe('limits hold under faults', () => {
     expect(t.runs).toBe(RUNS);
     // The generator must actually reach the limits it tests.
     expect(t.attempts).toBeGreaterThan(RUNS);
-  });
+  }, TIMEOUT);
 
   test(`no endpoint's token bucket is ever exceeded: any window holds at most burst + rate × window starts (${RUNS} runs)`, async () => {
     const t = await checkScenarios('token buckets', scenarioArb({ rateLimit: 0.9, rateLimited: 4, ok: 8 }));
     expect(t.runs).toBe(RUNS);
     expect(t.endings['ok'] ?? 0).toBeGreaterThan(RUNS / 2);
-  });
+  }, TIMEOUT);
 });

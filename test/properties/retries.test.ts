@@ -6,7 +6,7 @@
  */
 import { describe, expect, test } from 'vitest';
 import { scenarioArb } from './sim.js';
-import { RUNS, checkScenarios } from './run.js';
+import { RUNS, TIMEOUT, checkScenarios } from './run.js';
 
 describe('retries by error class', () => {
   test(`permanent and retry-narrower are never retried; attempts never exceed the limit (${RUNS} runs)`, async () => {
@@ -15,5 +15,5 @@ describe('retries by error class', () => {
     expect(t.endings['PERMANENT'] ?? 0).toBeGreaterThan(0);
     expect(t.endings['RETRY_NARROWER'] ?? 0).toBeGreaterThan(0);
     expect(t.endings['RETRIES_EXHAUSTED'] ?? 0).toBeGreaterThan(0);
-  });
+  }, TIMEOUT);
 });

@@ -11,6 +11,9 @@ import { simulate, type Outcome, type Scenario, type SimHooks } from './sim.js';
 
 export const RUNS = Number(process.env['FC_RUNS'] ?? 1000);
 
+/** Per-test timeout: generous, since shrinking a failure re-runs many scenarios. */
+export const TIMEOUT = Math.max(120_000, RUNS * 40);
+
 export function seedFor(): number {
   const fixed = process.env['FC_SEED'];
   return fixed !== undefined ? Number(fixed) : (Date.now() ^ (Math.random() * 0x7fffffff)) | 0;
