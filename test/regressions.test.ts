@@ -1,0 +1,38 @@
+/**
+ * One test per bug found by the reliability work, named after the bug. Each failed before
+ * its fix (see the commit that added it).
+ */
+import { describe, expect, test } from 'vitest';
+import { Pool, isPoolError } from '../src/index.js';
+import { FakeClock } from '../src/testing/index.js';
+import { classify, fail, FakeEndpoint, operation, start } from './support.js';
+
+const code = (e: unknown): string | undefined => (isPoolError(e) ? e.code : undefined);
+
+describe('regressions', () => {
+  test.each([
+    ['NaN', () => Number.NaN],
+    ['Infinity', () => Number.POSITIVE_INFINITY],
+    ['a throw', (): number => {
+      throw new Error('rng broke');
+    }],
+  ])('a random source answering %s made a retrying call wait forever instead of backing off', async (_, random) => {
+    const clock = new FakeClock();
+    const a = new FakeEndpoint('a').then(fail('transient'));
+    const pool = new Pool<FakeEndpoint>({
+      endpoints: [{ name: 'a', conn: a }],
+      classify,
+      clock,
+      random,
+      deadlineMs: Number.POSITIVE_INFINITY,
+      backoff: { initialMs: 100, maxMs: 1000, jitter: 'full' },
+    });
+    const call = start(pool.execute(operation(clock)));
+    await clock.advance(1000);
+    expect(call.settled).toBe(true);
+    expect(call.value).toBe('a');
+    expect(a.calls).toBe(2);
+    expect(clock.pendingTimers).toBe(0);
+    expect(pool.activeCalls).toBe(0);
+  });
+});
