@@ -126,7 +126,7 @@ export class Call<C, T> implements Waiter {
     this.#backoff = options.backoff === undefined ? o.backoff : resolveBackoff('backoff', options.backoff, o.backoff);
     const signal = options.signal;
     if (signal !== undefined) {
-      if (typeof signal !== 'object' || signal === null || typeof signal.addEventListener !== 'function' || typeof signal.aborted !== 'boolean') {
+      if (typeof signal !== 'object' || signal === null || typeof signal.addEventListener !== 'function' || typeof signal.removeEventListener !== 'function' || typeof signal.aborted !== 'boolean') {
         throw invalidOption('signal', 'an AbortSignal', signal);
       }
       this.#signal = signal;

@@ -36,3 +36,19 @@ describe('regressions', () => {
     expect(pool.activeCalls).toBe(0);
   });
 });
+
+describe('regressions: signals', () => {
+  test('a signal-like object without removeEventListener passed validation, then left the call unsettled', async () => {
+    const clock = new FakeClock();
+    const a = new FakeEndpoint('a');
+    const pool = new Pool<FakeEndpoint>({ endpoints: [{ name: 'a', conn: a }], classify, clock });
+    const signal = { aborted: false, addEventListener: () => undefined } as unknown as AbortSignal;
+    const err = await pool.execute(operation(clock), { signal }).catch((e: unknown) => e);
+    expect(code(err)).toBe('INVALID_OPTIONS');
+    expect((err as Error).message).toBe('signal: expected an AbortSignal, got an object');
+    expect(a.calls).toBe(0);
+    expect(pool.activeCalls).toBe(0);
+    // The pool still works for other calls.
+    expect(await pool.execute(operation(clock))).toBe('a');
+  });
+});
