@@ -52,3 +52,40 @@ describe('regressions: signals', () => {
     expect(await pool.execute(operation(clock))).toBe('a');
   });
 });
+
+describe('regressions: the system clock', () => {
+  const LONG = 2 ** 31; // just above the hosts' 2^31 - 1 ms timer ceiling
+
+  test('a deadline above 2^31-1 ms failed a call queued for a permit after 1 ms (the host timer overflowed)', async () => {
+    const pool = new Pool<string>({ endpoints: [{ name: 'a', conn: 'a' }], classify: () => 'transient', maxConcurrentCalls: 1, deadlineMs: LONG });
+    const first = pool.execute(() => new Promise<string>((resolve) => setTimeout(() => resolve('first'), 50)));
+    const second = pool.execute(async () => 'second').catch((e: unknown) => code(e));
+    expect(await first).toBe('first');
+    expect(await second).toBe('second');
+    await pool.close();
+  });
+
+  test('an attempt timeout above 2^31-1 ms timed every attempt out after 1 ms', async () => {
+    const pool = new Pool<string>({ endpoints: [{ name: 'a', conn: 'a' }], classify: () => 'transient', attemptTimeoutMs: LONG, deadlineMs: Number.POSITIVE_INFINITY, maxAttempts: 1 });
+    const result = await pool.execute(() => new Promise<string>((resolve) => setTimeout(() => resolve('answered'), 30))).catch((e: unknown) => code(e));
+    expect(result).toBe('answered');
+    await pool.close();
+  });
+});
+
+describe('systemClock long timers', () => {
+  test('a wait above the host ceiling is neither fired early nor left behind when cleared', async () => {
+    const { systemClock } = await import('../src/index.js');
+    let fired = 0;
+    const long = systemClock.setTimeout(() => fired++, 2 ** 31);
+    const never = systemClock.setTimeout(() => fired++, Number.POSITIVE_INFINITY);
+    await new Promise((r) => setTimeout(r, 20));
+    expect(fired).toBe(0);
+    systemClock.clearTimeout(long);
+    systemClock.clearTimeout(never);
+    const short = systemClock.setTimeout(() => fired++, 1);
+    await new Promise((r) => setTimeout(r, 20));
+    expect(fired).toBe(1);
+    systemClock.clearTimeout(short);
+  });
+});
