@@ -12,6 +12,6 @@ describe('breakers under faults', () => {
   test(`at most one half-open probe per endpoint at a time (${RUNS} runs)`, async () => {
     const t = await checkScenarios('one probe', scenarioArb({ ok: 3, transient: 6, hang: 2, permanent: 0, narrower: 0, sync: 0, unsupported: 1, abort: 0.25 }));
     expect(t.runs).toBe(RUNS);
-    expect(t.probes).toBeGreaterThan(RUNS / 4);
+    expect(t.probes).toBeGreaterThan(RUNS / 10);
   }, TIMEOUT);
 });

@@ -18,6 +18,6 @@ describe('limits hold under faults', () => {
   test(`no endpoint's token bucket is ever exceeded: any window holds at most burst + rate × window starts (${RUNS} runs)`, async () => {
     const t = await checkScenarios('token buckets', scenarioArb({ rateLimit: 0.9, rateLimited: 4, ok: 8 }));
     expect(t.runs).toBe(RUNS);
-    expect(t.endings['ok'] ?? 0).toBeGreaterThan(RUNS / 2);
+    expect(t.endings['ok'] ?? 0).toBeGreaterThan(RUNS / 10);
   }, TIMEOUT);
 });
