@@ -25,7 +25,7 @@ import { runClassifier, type Verdict } from './classify.js';
 import type { TimerHandle } from './clock.js';
 import { LazyContext, type Operation } from './context.js';
 import type { EndpointState } from './endpoint.js';
-import { PoolError, invalidOption, type PoolErrorCode } from './errors.js';
+import { PoolError, describe, invalidOption, type PoolErrorCode } from './errors.js';
 import type { CancelReason, FailureClass } from './events.js';
 import { METRICS, safeObserve } from './metrics.js';
 import {
@@ -144,7 +144,7 @@ export class Call<C, T> implements Waiter {
     if (options.pin !== undefined) {
       if (typeof options.pin !== 'string') throw invalidOption('pin', 'an endpoint name', options.pin);
       const ep = s.byName.get(options.pin);
-      if (ep === undefined) throw new PoolError('PIN_UNAVAILABLE', `pinned endpoint ${JSON.stringify(options.pin)} is not in the pool`);
+      if (ep === undefined) throw new PoolError('PIN_UNAVAILABLE', `pinned endpoint ${describe(options.pin)} is not in the pool`);
       this.#pin = ep;
     }
   }

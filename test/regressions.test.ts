@@ -89,3 +89,23 @@ describe('systemClock long timers', () => {
     systemClock.clearTimeout(short);
   });
 });
+
+describe('regressions: secrets', () => {
+  test('a URL or key passed to the wrong option was echoed into the error message', async () => {
+    const url = 'https://u:sk_live_SECRET@h/?k=SECRET';
+    let caught: unknown;
+    try {
+      new Pool({ endpoints: url as never, classify: () => 'transient' });
+    } catch (e) {
+      caught = e;
+    }
+    expect((caught as Error).message).toBe('endpoints: expected a non-empty array, got a string of 36 characters');
+    const pool = new Pool<string>({ endpoints: [{ name: 'a', conn: url }], classify: () => 'transient' });
+    const err = await pool.execute(async () => 1, { pin: url }).catch((e: unknown) => e);
+    expect(code(err)).toBe('PIN_UNAVAILABLE');
+    expect((err as Error).message).toBe('pinned endpoint a string of 36 characters is not in the pool');
+    // Names and choices are still echoed, so typos stay easy to spot.
+    const typo = await pool.execute(async () => 1, { pin: 'primray' }).catch((e: unknown) => e);
+    expect((typo as Error).message).toBe('pinned endpoint "primray" is not in the pool');
+  });
+});
