@@ -17,6 +17,9 @@ export default {
   htmlReporter: { fileName: 'reports/mutation/mutation.html' },
   thresholds: { high: 90, low: 85, break: 85 },
   ignorePatterns: ['dist', 'reports', 'coverage', '.stryker-tmp'],
+  // Re-runs only mutants whose code or covering tests changed since the last run.
+  incremental: true,
+  incrementalFile: 'reports/stryker-incremental.json',
   tempDirName: '.stryker-tmp',
   cleanTempDir: true,
 };
