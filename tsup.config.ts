@@ -15,6 +15,6 @@ export default defineConfig({
   sourcemap: true,
   clean: true,
   target: 'es2022',
-  splitting: false,
+  splitting: true,
   treeshake: true,
 });

@@ -9,6 +9,8 @@
  * - `equal`: base/2 plus uniform in [0, base/2];
  * - `decorrelated`: uniform in [initialMs, previous × 3], capped at `maxMs`.
  * Whatever the options, a delay is never below 1 ms, so a misconfigured policy cannot spin.
+ * A random source that throws or answers outside [0, 1) (NaN, Infinity) counts as 0.5 for
+ * that draw, so it cannot turn a backoff into an endless wait.
  */
 import type { RandomSource } from './clock.js';
 
@@ -26,6 +28,17 @@ export interface BackoffOptions {
 /** 2^30 × initialMs already exceeds any sane ceiling; clamping keeps the arithmetic finite. */
 const MAX_EXPONENT = 30;
 
+/** One draw from `random`, or 0.5 when it throws or answers outside [0, 1). */
+function draw(random: RandomSource): number {
+  let r: unknown;
+  try {
+    r = random();
+  } catch {
+    return 0.5;
+  }
+  return typeof r === 'number' && r >= 0 && r < 1 ? r : 0.5;
+}
+
 /**
  * The delay before retry number `retry` (1 for the first retry). `previousMs` is the
  * delay used before the previous retry (for `decorrelated`), 0 for the first.
@@ -39,15 +52,15 @@ export function backoffDelay(retry: number, opts: BackoffOptions, random: Random
       delay = base;
       break;
     case 'full':
-      delay = random() * base;
+      delay = draw(random) * base;
       break;
     case 'equal':
-      delay = base / 2 + (random() * base) / 2;
+      delay = base / 2 + (draw(random) * base) / 2;
       break;
     case 'decorrelated': {
       const low = opts.initialMs;
       const high = Math.max(low, (previousMs > 0 ? previousMs : low) * 3);
-      delay = Math.min(opts.maxMs, low + random() * (high - low));
+      delay = Math.min(opts.maxMs, low + draw(random) * (high - low));
       break;
     }
   }

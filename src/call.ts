@@ -27,7 +27,7 @@ import type { TimerHandle } from './clock.js';
 import { LazyContext, type Operation } from './context.js';
 import type { TimeoutEntry } from './timeouts.js';
 import type { EndpointState } from './endpoint.js';
-import { PoolError, invalidOption, type PoolErrorCode } from './errors.js';
+import { PoolError, describe, invalidOption, type PoolErrorCode } from './errors.js';
 import type { CancelReason, FailureClass } from './events.js';
 import { METRICS, safeObserve } from './metrics.js';
 import { resolveHedge, type HedgeConfig } from './hedge.js';
@@ -152,7 +152,7 @@ export class Call<C, T> implements Waiter {
     this.#backoff = options.backoff === undefined ? o.backoff : resolveBackoff('backoff', options.backoff, o.backoff);
     const signal = options.signal;
     if (signal !== undefined) {
-      if (typeof signal !== 'object' || signal === null || typeof signal.addEventListener !== 'function' || typeof signal.aborted !== 'boolean') {
+      if (typeof signal !== 'object' || signal === null || typeof signal.addEventListener !== 'function' || typeof signal.removeEventListener !== 'function' || typeof signal.aborted !== 'boolean') {
         throw invalidOption('signal', 'an AbortSignal', signal);
       }
       this.#signal = signal;
@@ -178,7 +178,7 @@ export class Call<C, T> implements Waiter {
     if (options.pin !== undefined) {
       if (typeof options.pin !== 'string') throw invalidOption('pin', 'an endpoint name', options.pin);
       const ep = s.byName.get(options.pin);
-      if (ep === undefined) throw new PoolError('PIN_UNAVAILABLE', `pinned endpoint ${JSON.stringify(options.pin)} is not in the pool`);
+      if (ep === undefined) throw new PoolError('PIN_UNAVAILABLE', `pinned endpoint ${describe(options.pin)} is not in the pool`);
       this.#pin = ep;
     }
   }

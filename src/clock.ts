@@ -39,16 +39,38 @@ interface Unrefable {
   ref?: () => unknown;
 }
 
+/** Hosts run a timer longer than this at once (Node: after 1 ms), so longer waits are taken in steps. */
+const MAX_HOST_DELAY_MS = 2_147_483_647;
+
+/** A wait longer than the host allows: re-armed until its due time. */
+class LongTimer {
+  handle: ReturnType<typeof setTimeout> | undefined;
+}
+
+function hostTimeout(fn: () => void, ms: number, background: boolean): ReturnType<typeof setTimeout> {
+  const handle = setTimeout(fn, ms);
+  if (background) (handle as Unrefable).unref?.();
+  return handle;
+}
+
 /** The clock of the host: `Date.now()` and the global timers. */
 export const systemClock: Clock = {
   now: () => Date.now(),
   setTimeout(fn, ms, background) {
-    const handle = setTimeout(fn, ms);
-    if (background === true) (handle as Unrefable).unref?.();
-    return handle;
+    if (!(ms > MAX_HOST_DELAY_MS)) return hostTimeout(fn, ms, background === true);
+    const timer = new LongTimer();
+    if (ms === Number.POSITIVE_INFINITY) return timer;
+    const due = Date.now() + ms;
+    const step = (): void => {
+      const left = due - Date.now();
+      if (left > 0) timer.handle = hostTimeout(step, Math.min(left, MAX_HOST_DELAY_MS), background === true);
+      else fn();
+    };
+    step();
+    return timer;
   },
   clearTimeout(handle) {
-    clearTimeout(handle as ReturnType<typeof setTimeout>);
+    clearTimeout((handle instanceof LongTimer ? handle.handle : handle) as ReturnType<typeof setTimeout>);
   },
   setRef(handle, keepAlive) {
     if (keepAlive) (handle as Unrefable).ref?.();

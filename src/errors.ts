@@ -87,6 +87,8 @@ export function invalidOption(field: string, expected: string, got: unknown): Po
   return new PoolError('INVALID_OPTIONS', `${field}: expected ${expected}, got ${describe(got)}`, { field });
 }
 
+const PLAIN = /^[\w.-]{0,40}$/;
+
 /** A short, secret-free description of a value for error messages. */
 export function describe(value: unknown): string {
   if (value === null) return 'null';
@@ -97,7 +99,9 @@ export function describe(value: unknown): string {
     case 'bigint':
       return String(value);
     case 'string':
-      return value.length > 40 ? `a string of ${value.length} characters` : JSON.stringify(value);
+      // Echo only what reads as a name or a choice; a URL, query, header or key-value pair
+      // given to the wrong option must not travel into logs.
+      return PLAIN.test(value) ? JSON.stringify(value) : `a string of ${value.length} characters`;
     case 'undefined':
       return 'undefined';
     case 'function':

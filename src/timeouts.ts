@@ -48,7 +48,10 @@ export class TimeoutQueue {
     else entry.nextTimeout.prevTimeout = entry;
     if (after === undefined) this.#head = entry;
     else after.nextTimeout = entry;
-    if (dueAt < this.#armedAt) this.#arm(dueAt);
+    // Arm for the head, which is not always the new entry (an expiry handler may add a
+    // later entry while earlier ones are still queued).
+    const headDue = this.#head!.dueAt;
+    if (headDue < this.#armedAt) this.#arm(headDue);
     else if (!this.#refed) this.#setRef(true);
   }
 
@@ -93,6 +96,6 @@ export class TimeoutQueue {
       this.remove(e);
       e.expire(now);
     }
-    if (this.#head !== undefined && this.#timer === undefined) this.#arm(this.#head.dueAt);
+    if (this.#head !== undefined && this.#head.dueAt < this.#armedAt) this.#arm(this.#head.dueAt);
   }
 }

@@ -46,3 +46,26 @@ describe('backoffDelay', () => {
     expect(backoffDelay(3, opts, () => 0.999, 600)).toBe(1000);
   });
 });
+
+describe('backoffDelay with a broken random source', () => {
+  const full: BackoffOptions = { initialMs: 100, maxMs: 1000, jitter: 'full' };
+  test.each([
+    ['0 (in range)', 0, 1],
+    ['just below 1 (in range)', 0.9999, 400],
+    ['1 (out of range)', 1, 200],
+    ['-0.1', -0.1, 200],
+    ['NaN', Number.NaN, 200],
+    ['a string', '0.3', 200],
+  ])('a draw of %s on retry 3 (full jitter, base 400) gives %i ms', (_, r, ms) => {
+    expect(backoffDelay(3, full, () => r as number)).toBe(ms);
+  });
+
+  test('a throwing source counts as 0.5 for every jitter', () => {
+    const boom = (): number => {
+      throw new Error('rng');
+    };
+    expect(backoffDelay(3, full, boom)).toBe(200);
+    expect(backoffDelay(3, { ...full, jitter: 'equal' }, boom)).toBe(300);
+    expect(backoffDelay(2, { ...full, jitter: 'decorrelated' }, boom, 200)).toBe(350);
+  });
+});

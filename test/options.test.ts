@@ -46,6 +46,33 @@ describe('constructor validation', () => {
     ['clock without now', (o) => (o.clock = {}), 'clock: expected a Clock ({ now, setTimeout, clearTimeout }), got an object'],
     ['metrics without increment', (o) => (o.metrics = {}), 'metrics: expected a MetricsSink ({ increment, observe? }), got an object'],
     ['onEvent not a function', (o) => (o.onEvent = 1), 'onEvent: expected a function, got 1'],
+    // Hostile values: wrong types, NaN, Infinity, negatives, odd names.
+    ['endpoint null', (o) => (o.endpoints = [null]), 'endpoints[0]: expected an object, got null'],
+    ['endpoint a string', (o) => (o.endpoints = ['a']), 'endpoints[0]: expected an object, got "a"'],
+    ['name a number', (o) => (o.endpoints = [{ name: 1, conn: 1 }]), 'endpoints[0].name: expected a non-empty string, got 1'],
+    ['duplicate __proto__', (o) => (o.endpoints = [{ name: '__proto__', conn: 1 }, { name: '__proto__', conn: 2 }]), 'endpoints[1].name: expected a name not used by another endpoint, got "__proto__"'],
+    ['weight NaN', (o) => (o.endpoints = [{ name: 'a', conn: 1, weight: Number.NaN }]), 'endpoints[0].weight: expected a positive integer, got NaN'],
+    ['weight Infinity', (o) => (o.endpoints = [{ name: 'a', conn: 1, weight: Number.POSITIVE_INFINITY }]), 'endpoints[0].weight: expected a positive integer, got Infinity'],
+    ['weight a string', (o) => (o.endpoints = [{ name: 'a', conn: 1, weight: '2' }]), 'endpoints[0].weight: expected a positive integer, got "2"'],
+    ['rateLimit an array', (o) => (o.endpoints = [{ name: 'a', conn: 1, rateLimit: [5] }]), 'endpoints[0].rateLimit: expected an object, got an array of 1'],
+    ['rate Infinity', (o) => (o.endpoints = [{ name: 'a', conn: 1, rateLimit: { perSecond: Number.POSITIVE_INFINITY } }]), 'endpoints[0].rateLimit.perSecond: expected a finite number > 0, got Infinity'],
+    ['rate negative', (o) => (o.endpoints = [{ name: 'a', conn: 1, rateLimit: { perSecond: -5 } }]), 'endpoints[0].rateLimit.perSecond: expected a finite number > 0, got -5'],
+    ['burst Infinity', (o) => (o.endpoints = [{ name: 'a', conn: 1, rateLimit: { perSecond: 1, burst: Number.POSITIVE_INFINITY } }]), 'endpoints[0].rateLimit.burst: expected a finite number >= 1, got Infinity'],
+    ['maxInFlight -1', (o) => (o.endpoints = [{ name: 'a', conn: 1, maxInFlight: -1 }]), 'endpoints[0].maxInFlight: expected a positive integer, got -1'],
+    ['maxInFlight NaN', (o) => (o.endpoints = [{ name: 'a', conn: 1, maxInFlight: Number.NaN }]), 'endpoints[0].maxInFlight: expected a positive integer, got NaN'],
+    ['maxAttempts Infinity', (o) => (o.maxAttempts = Number.POSITIVE_INFINITY), 'maxAttempts: expected a positive integer, got Infinity'],
+    ['maxAttempts a string', (o) => (o.maxAttempts = '3'), 'maxAttempts: expected a positive integer, got "3"'],
+    ['attemptTimeoutMs a string', (o) => (o.attemptTimeoutMs = '100'), 'attemptTimeoutMs: expected a number of milliseconds > 0, or Infinity, got "100"'],
+    ['deadline -Infinity', (o) => (o.deadlineMs = Number.NEGATIVE_INFINITY), 'deadlineMs: expected a number of milliseconds > 0, or Infinity, got -Infinity'],
+    ['rateLimitCooldownMs -1', (o) => (o.rateLimitCooldownMs = -1), 'rateLimitCooldownMs: expected a finite number >= 0, got -1'],
+    ['rateLimitCooldownMs NaN', (o) => (o.rateLimitCooldownMs = Number.NaN), 'rateLimitCooldownMs: expected a finite number >= 0, got NaN'],
+    ['backoff an array', (o) => (o.backoff = [100]), 'backoff: expected an object, got an array of 1'],
+    ['backoff initial negative', (o) => (o.backoff = { initialMs: -1 }), 'backoff.initialMs: expected a finite number >= 0, got -1'],
+    ['breaker null', (o) => (o.breaker = null), 'breaker: expected an object, got null'],
+    ['breaker threshold 2.5', (o) => (o.breaker = { threshold: 2.5 }), 'breaker.threshold: expected a positive integer, got 2.5'],
+    ['maxConcurrentCalls 1.5', (o) => (o.maxConcurrentCalls = 1.5), 'maxConcurrentCalls: expected a positive integer, got 1.5'],
+    ['random not a function', (o) => (o.random = 0.5), 'random: expected a function, got 0.5'],
+    ['clock a number', (o) => (o.clock = 5), 'clock: expected a Clock ({ now, setTimeout, clearTimeout }), got 5'],
   ])('%s', (_, mutate, message) => {
     const o = base() as unknown as Record<string, unknown>;
     mutate(o);
@@ -88,6 +115,13 @@ describe('execute() option validation rejects (never throws synchronously)', () 
     ['pin not string', { pin: 3 }, 'pin: expected an endpoint name, got 3'],
     ['bad breakerMode', { breakerMode: 'x' }, "breakerMode: expected one of 'fail-fast', 'wait', got \"x\""],
     ['options not object', 5, 'options: expected an object, got 5'],
+    ['deadline NaN', { deadlineMs: Number.NaN }, 'deadlineMs: expected a number of milliseconds > 0, or Infinity, got NaN'],
+    ['attempt timeout negative', { attemptTimeoutMs: -5 }, 'attemptTimeoutMs: expected a number of milliseconds > 0, or Infinity, got -5'],
+    ['retry maxAttempts NaN', { retry: { maxAttempts: Number.NaN } }, 'retry.maxAttempts: expected a positive integer, got NaN'],
+    ['unknown exclude', { exclude: ['__proto__'] }, 'exclude[0]: expected the name of an endpoint of this pool, got "__proto__"'],
+    ['exclude with a non-string', { exclude: [null] }, 'exclude[0]: expected the name of an endpoint of this pool, got null'],
+    ['backoff jitter unknown', { backoff: { jitter: 'lots' } }, "backoff.jitter: expected one of 'none', 'full', 'equal', 'decorrelated', got \"lots\""],
+    ['options null', null, 'options: expected an object, got null'],
   ])('%s', async (_, options, message) => {
     let threw = false;
     let p: Promise<unknown> | undefined;

@@ -63,4 +63,24 @@ describe('TimeoutQueue', () => {
     q.stop();
     expect(clock.pendingTimers).toBe(0);
   });
+
+  test('regression: an entry added by an expiry handler does not push back an earlier queued entry', async () => {
+    // Found by the property tests: a retry scheduled from an expiring attempt armed the
+    // timer for its own (later) due time, and a call queued in between missed its deadline.
+    const clock = new FakeClock();
+    const q = new TimeoutQueue(clock);
+    const log: string[] = [];
+    const later = entry(log, 'later');
+    const first: TimeoutEntry = {
+      ...entry(log, 'first'),
+      expire: (now) => {
+        log.push(`first@${now}`);
+        q.add(later, now + 54);
+      },
+    };
+    q.add(first, 386);
+    q.add(entry(log, 'between'), 407);
+    await clock.advance(500);
+    expect(log).toEqual(['first@386', 'between@407', 'later@440']);
+  });
 });

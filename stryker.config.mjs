@@ -1,0 +1,25 @@
+// @ts-check
+/**
+ * Mutation testing of the core modules (`npm run mutation`; not part of `npm test`).
+ * Uses the vitest runner with `vitest.mutation.config.ts` (unit + seeded property tests).
+ * @type {import('@stryker-mutator/api/core').PartialStrykerOptions}
+ */
+export default {
+  testRunner: 'vitest',
+  vitest: { configFile: 'vitest.mutation.config.ts', related: false },
+  mutate: ['src/breaker.ts', 'src/limiter.ts', 'src/selector.ts', 'src/call.ts', 'src/backoff.ts'],
+  checkers: [],
+  coverageAnalysis: 'perTest',
+  concurrency: 2,
+  timeoutMS: 20_000,
+  reporters: ['clear-text', 'progress', 'json', 'html'],
+  jsonReporter: { fileName: 'reports/mutation/mutation.json' },
+  htmlReporter: { fileName: 'reports/mutation/mutation.html' },
+  thresholds: { high: 90, low: 85, break: 85 },
+  ignorePatterns: ['dist', 'reports', 'coverage', '.stryker-tmp'],
+  // Re-runs only mutants whose code or covering tests changed since the last run.
+  incremental: true,
+  incrementalFile: 'reports/stryker-incremental.json',
+  tempDirName: '.stryker-tmp',
+  cleanTempDir: true,
+};

@@ -1,0 +1,73 @@
+/**
+ * How property tests run: seeded and reproducible.
+ *
+ * - `FC_RUNS` sets the runs per property (default 1,000; `npm run test:deep` raises it);
+ * - `FC_SEED` (and `FC_PATH`, printed with it) replays one failing run exactly;
+ * - without `FC_SEED` a fresh seed is drawn per property and printed when it fails.
+ */
+import fc from 'fast-check';
+import { expect } from 'vitest';
+import { simulate, type Outcome, type Scenario, type SimHooks } from './sim.js';
+
+export const RUNS = Number(process.env['FC_RUNS'] ?? 1000);
+
+/** Per-test timeout: generous, since shrinking a failure re-runs many scenarios. */
+export const TIMEOUT = Math.max(120_000, RUNS * 40);
+
+export function seedFor(): number {
+  const fixed = process.env['FC_SEED'];
+  return fixed !== undefined ? Number(fixed) : (Date.now() ^ (Math.random() * 0x7fffffff)) | 0;
+}
+
+/** Totals over every run of one property, to show the generator reached the paths it aims at. */
+export interface Totals {
+  runs: number;
+  attempts: number;
+  probes: number;
+  calls: number;
+  endings: Record<string, number>;
+}
+
+/**
+ * Runs `simulate` over `arb` and fails with every violation of the shrunk counterexample,
+ * the seed, and the command that replays it.
+ */
+export async function checkScenarios(name: string, arb: fc.Arbitrary<Scenario>, runs = RUNS, hooks: SimHooks = {}): Promise<Totals> {
+  const seed = seedFor();
+  const totals: Totals = { runs: 0, attempts: 0, probes: 0, calls: 0, endings: {} };
+  let last: Outcome | undefined;
+  const result = await fc.check(
+    fc.asyncProperty(arb, async (sc) => {
+      last = await simulate(sc, hooks);
+      totals.runs++;
+      totals.attempts += last.attempts;
+      totals.probes += last.probes;
+      totals.calls += last.calls;
+      for (const [k, n] of Object.entries(last.endings)) totals.endings[k] = (totals.endings[k] ?? 0) + n;
+      return last.violations.length === 0;
+    }),
+    {
+      seed,
+      numRuns: runs,
+      ...(process.env['FC_PATH'] !== undefined ? { path: process.env['FC_PATH'] } : {}),
+      endOnFailure: process.env['FC_SHRINK'] === '0',
+    },
+  );
+  if (result.failed) {
+    const replay = `FC_SEED=${result.seed} FC_PATH=${result.counterexamplePath ?? ''} npx vitest run test/properties`;
+    const sc = result.counterexample?.[0];
+    // Re-run the shrunk counterexample to report its violations.
+    const violations = sc !== undefined ? (await simulate(sc, hooks)).violations : [String(result.errorInstance)];
+    const message = [
+      `property "${name}" failed after ${result.numRuns} run(s) (seed ${result.seed}); replay with:`,
+      `  ${replay}`,
+      'violations:',
+      ...violations.map((x) => `  - ${x}`),
+      'scenario:',
+      JSON.stringify(sc, (_k, val: unknown) => (val === Number.POSITIVE_INFINITY ? 'Infinity' : val)),
+    ].join('\n');
+    expect.fail(message);
+  }
+  void last;
+  return totals;
+}

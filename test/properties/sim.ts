@@ -1,0 +1,639 @@
+/**
+ * A scenario simulator for property tests: a random pool configuration, random scripted
+ * endpoints, random call arrivals and caller aborts, all on the FakeClock, with every
+ * invariant of the pool checked while the run goes (from the event stream) and after it
+ * (from the logs and the clock).
+ *
+ * `simulate()` never throws on a broken invariant: it collects human-readable violations,
+ * so a failing property reports every broken rule of the shrunk counterexample at once.
+ */
+import fc from 'fast-check';
+import {
+  Pool,
+  isPoolError,
+  type AttemptContext,
+  type BreakerMode,
+  type ClassifyResult,
+  type Clock,
+  type ErrorClass,
+  type PoolEvent,
+  type RetryMode,
+  type TimerHandle,
+} from '../../src/index.js';
+import { FakeClock } from '../../src/testing/index.js';
+
+// ---------------------------------------------------------------------------------------
+// Scenario shape
+
+export type Beh =
+  | { readonly k: 'ok'; readonly d: number; readonly honour: boolean }
+  | { readonly k: 'fail'; readonly cls: ErrorClass; readonly d: number; readonly retryAfterMs?: number; readonly honour: boolean }
+  | { readonly k: 'hang'; readonly honour: boolean }
+  /** The operation throws synchronously (the pool treats it as permanent). */
+  | { readonly k: 'throw' }
+  /** The operation returns something that is not a promise (also permanent). */
+  | { readonly k: 'value' };
+
+export interface EndpointGen {
+  readonly priority: 'high' | 'low';
+  readonly weight: number;
+  readonly rate: { readonly perSecond: number; readonly burst: number | undefined } | undefined;
+  readonly maxInFlight: number | undefined;
+  readonly script: readonly Beh[];
+}
+
+export interface CallGen {
+  readonly at: number;
+  /** Caller abort, ms after the call starts. */
+  readonly abortAfter: number | undefined;
+  /** No options at all (the allocation-free path); only generated when the pool deadline is finite. */
+  readonly plain: boolean;
+  readonly retry: RetryMode | undefined;
+  readonly breakerMode: BreakerMode | undefined;
+  readonly deadlineMs: number | undefined;
+  readonly attemptTimeoutMs: number | undefined;
+  readonly pin: number | undefined;
+  readonly exclude: readonly number[] | undefined;
+}
+
+export interface Scenario {
+  readonly endpoints: readonly EndpointGen[];
+  readonly strategy: 'ordered' | 'round-robin';
+  readonly maxAttempts: number;
+  readonly attemptTimeoutMs: number;
+  readonly deadlineMs: number;
+  readonly backoff: { readonly initialMs: number; readonly maxMs: number; readonly jitter: 'none' | 'full' | 'equal' | 'decorrelated' };
+  readonly breaker: { readonly threshold: number; readonly cooldownMs: number; readonly maxCooldownMs: number };
+  readonly rateLimitCooldownMs: number;
+  readonly maxConcurrentCalls: number | undefined;
+  readonly breakerMode: BreakerMode;
+  readonly calls: readonly CallGen[];
+  /** How the run ends: let it drain, or `close()` the pool at `closeAt`. */
+  readonly closeAt: number | undefined;
+  /** Time simulated after the last arrival before every remaining call is aborted. */
+  readonly tailMs: number;
+  readonly seed: number;
+}
+
+/** Names that would break a pool keyed by plain objects. */
+export const NAMES = ['a', '__proto__', 'constructor', 'hasOwnProperty', 'toString'] as const;
+
+// ---------------------------------------------------------------------------------------
+// Arbitraries
+
+export interface Bias {
+  /** Relative weight of each behaviour kind. */
+  readonly ok?: number;
+  readonly transient?: number;
+  readonly permanent?: number;
+  readonly rateLimited?: number;
+  readonly narrower?: number;
+  readonly unsupported?: number;
+  readonly hang?: number;
+  readonly sync?: number;
+  /** Probability that an endpoint has a rate limit / an in-flight limit. */
+  readonly rateLimit?: number;
+  readonly maxInFlight?: number;
+  readonly maxCalls?: number;
+  /** Probability that a caller aborts its call / that the run ends with `close()`. */
+  readonly abort?: number;
+  readonly close?: number;
+}
+
+const INF = Number.POSITIVE_INFINITY;
+
+/** `arb` with probability `p`, else undefined. */
+function maybe<T>(arb: fc.Arbitrary<T>, p: number): fc.Arbitrary<T | undefined> {
+  return fc.oneof({ weight: Math.round(p * 100), arbitrary: arb }, { weight: Math.round((1 - p) * 100), arbitrary: fc.constant(undefined) });
+}
+
+function behaviour(b: Bias): fc.Arbitrary<Beh> {
+  const d = fc.oneof({ weight: 2, arbitrary: fc.constant(0) }, { weight: 5, arbitrary: fc.integer({ min: 1, max: 300 }) });
+  const honour = fc.boolean();
+  const failWith = (cls: ErrorClass) =>
+    fc.record({ k: fc.constant('fail' as const), cls: fc.constant(cls), d, honour }) as fc.Arbitrary<Beh>;
+  return fc.oneof(
+    { weight: b.ok ?? 6, arbitrary: fc.record({ k: fc.constant('ok' as const), d, honour }) },
+    { weight: b.transient ?? 4, arbitrary: failWith('transient') },
+    { weight: b.permanent ?? 1, arbitrary: failWith('permanent') },
+    {
+      weight: b.rateLimited ?? 2,
+      arbitrary: fc.record(
+        { k: fc.constant('fail' as const), cls: fc.constant('rate-limited' as const), d, honour, retryAfterMs: fc.integer({ min: 0, max: 3000 }) },
+        { requiredKeys: ['k', 'cls', 'd', 'honour'] },
+      ),
+    },
+    { weight: b.narrower ?? 1, arbitrary: failWith('retry-narrower') },
+    { weight: b.unsupported ?? 1, arbitrary: failWith('unsupported') },
+    { weight: b.hang ?? 1, arbitrary: fc.record({ k: fc.constant('hang' as const), honour }) },
+    { weight: b.sync ?? 1, arbitrary: fc.constantFrom<Beh>({ k: 'throw' }, { k: 'value' }) },
+  );
+}
+
+function endpointArb(b: Bias): fc.Arbitrary<EndpointGen> {
+  return fc.record({
+    priority: fc.constantFrom('high' as const, 'high' as const, 'low' as const),
+    weight: fc.integer({ min: 1, max: 3 }),
+    rate: fc.oneof(
+      { weight: Math.round((1 - (b.rateLimit ?? 0.4)) * 10), arbitrary: fc.constant(undefined) },
+      {
+        weight: Math.round((b.rateLimit ?? 0.4) * 10),
+        arbitrary: fc.record({
+          perSecond: fc.oneof(fc.integer({ min: 1, max: 50 }), fc.double({ min: 0.5, max: 20, noNaN: true })),
+          burst: maybe(fc.integer({ min: 1, max: 5 }), 0.5),
+        }),
+      },
+    ),
+    maxInFlight: fc.oneof(
+      { weight: Math.round((1 - (b.maxInFlight ?? 0.4)) * 10), arbitrary: fc.constant(undefined) },
+      { weight: Math.round((b.maxInFlight ?? 0.4) * 10), arbitrary: fc.integer({ min: 1, max: 3 }) },
+    ),
+    script: fc.array(behaviour(b), { minLength: 1, maxLength: 8 }),
+  });
+}
+
+function callArb(n: number, finiteDeadline: boolean, b: Bias): fc.Arbitrary<CallGen> {
+  return fc.record({
+    at: fc.integer({ min: 0, max: 1000 }),
+    abortAfter: maybe(fc.integer({ min: 0, max: 1500 }), b.abort ?? 0.15),
+    plain: finiteDeadline ? fc.boolean() : fc.constant(false),
+    retry: maybe(fc.constantFrom<RetryMode>('none', 'until-deadline', { maxAttempts: 1 }, { maxAttempts: 2 }, { maxAttempts: 6 }), 0.5),
+    breakerMode: maybe(fc.constantFrom<BreakerMode>('fail-fast', 'wait'), 0.3),
+    deadlineMs: maybe(fc.oneof(fc.integer({ min: 1, max: 2500 }), fc.constant(INF)), 0.25),
+    attemptTimeoutMs: maybe(fc.oneof(fc.integer({ min: 1, max: 400 }), fc.constant(INF)), 0.2),
+    pin: maybe(fc.integer({ min: 0, max: n - 1 }), 0.08),
+    exclude: maybe(fc.uniqueArray(fc.integer({ min: 0, max: n - 1 }), { maxLength: n }), 0.1),
+  });
+}
+
+export function scenarioArb(b: Bias = {}): fc.Arbitrary<Scenario> {
+  return fc
+    .record({
+      endpoints: fc.array(endpointArb(b), { minLength: 1, maxLength: 5 }),
+      strategy: fc.constantFrom('ordered' as const, 'round-robin' as const),
+      maxAttempts: fc.integer({ min: 1, max: 5 }),
+      attemptTimeoutMs: fc.oneof(fc.integer({ min: 5, max: 500 }), fc.constant(INF)),
+      deadlineMs: fc.oneof({ weight: 3, arbitrary: fc.integer({ min: 20, max: 3000 }) }, { weight: 1, arbitrary: fc.constant(INF) }),
+      backoff: fc
+        .record({ initialMs: fc.integer({ min: 1, max: 100 }), extra: fc.integer({ min: 10, max: 1000 }), jitter: fc.constantFrom('none' as const, 'full' as const, 'equal' as const, 'decorrelated' as const) })
+        .map(({ initialMs, extra, jitter }) => ({ initialMs, maxMs: initialMs + extra, jitter })),
+      breaker: fc
+        .record({ threshold: fc.integer({ min: 1, max: 4 }), cooldownMs: fc.integer({ min: 1, max: 800 }), factor: fc.integer({ min: 1, max: 8 }) })
+        .map(({ threshold, cooldownMs, factor }) => ({ threshold, cooldownMs, maxCooldownMs: cooldownMs * factor })),
+      rateLimitCooldownMs: fc.integer({ min: 0, max: 500 }),
+      maxConcurrentCalls: maybe(fc.integer({ min: 1, max: b.maxCalls ?? 4 }), 0.5),
+      breakerMode: fc.constantFrom<BreakerMode>('fail-fast', 'wait'),
+      closeAt: maybe(fc.integer({ min: 0, max: 1500 }), b.close ?? 0.15),
+      tailMs: fc.integer({ min: 0, max: 2500 }),
+      seed: fc.integer(),
+    })
+    .chain((s) =>
+      fc.array(callArb(s.endpoints.length, s.deadlineMs !== INF, b), { minLength: 1, maxLength: 25 }).map((calls) => ({ ...s, calls })),
+    );
+}
+
+// ---------------------------------------------------------------------------------------
+// Running a scenario
+
+export class ScriptError extends Error {
+  constructor(readonly verdict: ClassifyResult) {
+    super('scripted failure');
+  }
+}
+
+const classify = (err: unknown): ClassifyResult => (err instanceof ScriptError ? err.verdict : 'permanent');
+
+/** A clock that delegates to a FakeClock and knows which timers the pool still owns. */
+export class TrackedClock implements Clock {
+  readonly live = new Set<TimerHandle>();
+  readonly badDelays: number[] = [];
+  constructor(readonly fake: FakeClock) {}
+  now(): number {
+    return this.fake.now();
+  }
+  setTimeout(fn: () => void, ms: number, background?: boolean): TimerHandle {
+    if (typeof ms !== 'number' || Number.isNaN(ms) || ms < 0 || ms === INF) this.badDelays.push(ms);
+    const h: TimerHandle = this.fake.setTimeout(
+      () => {
+        this.live.delete(h);
+        this.unrefed.delete(h);
+        fn();
+      },
+      ms,
+      background,
+    );
+    this.live.add(h);
+    return h;
+  }
+  clearTimeout(handle: TimerHandle): void {
+    this.live.delete(handle);
+    this.unrefed.delete(handle);
+    this.fake.clearTimeout(handle);
+  }
+  /** Timers the pool marked as not keeping the process alive (the idle shared timeout timer). */
+  readonly unrefed = new Set<TimerHandle>();
+  setRef(handle: TimerHandle, keepAlive: boolean): void {
+    if (keepAlive) this.unrefed.delete(handle);
+    else if (this.live.has(handle)) this.unrefed.add(handle);
+    this.fake.setRef(handle, keepAlive);
+  }
+  /** Live timers that would keep a process alive. */
+  get owned(): number {
+    let n = 0;
+    for (const h of this.live) if (!this.unrefed.has(h)) n++;
+    return n;
+  }
+}
+
+/** mulberry32: a small seeded PRNG for the pool's jitter. */
+export function seeded(seed: number): () => number {
+  let a = seed >>> 0;
+  return () => {
+    a = (a + 0x6d2b79f5) >>> 0;
+    let t = a;
+    t = Math.imul(t ^ (t >>> 15), t | 1);
+    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  };
+}
+
+interface SimEndpoint {
+  readonly name: string;
+  readonly gen: EndpointGen;
+  calls: number;
+}
+
+interface CallRecord {
+  readonly id: number;
+  readonly gen: CallGen;
+  readonly startedAt: number;
+  readonly deadlineMs: number;
+  readonly maxAttempts: number;
+  readonly controller: AbortController | undefined;
+  attempts: number;
+  /** Set by the call's last event (`attempt-success` or `call-failed`). */
+  endedAt: number | undefined;
+  endedBy: 'success' | 'failure' | undefined;
+  failedError: unknown;
+  settled: 'resolved' | 'rejected' | undefined;
+  settledCount: number;
+  rejection: unknown;
+  /** The class of the last attempt-failure, when it was permanent or retry-narrower. */
+  final: string | undefined;
+  readonly unsupported: Set<string>;
+}
+
+export interface Outcome {
+  readonly violations: string[];
+  readonly events: number;
+  readonly attempts: number;
+  readonly calls: number;
+  readonly probes: number;
+  /** How each call ended: `ok` or the PoolError code. */
+  readonly endings: Record<string, number>;
+}
+
+/** Where `simulate` reports to, for tests that want to break the pool on purpose. */
+export interface SimHooks {
+  /** Wraps the operation (e.g. to misbehave) before the pool sees it. */
+  /** Sees every event with the simulated time (for tracing a counterexample). */
+  readonly trace?: (now: number, e: PoolEvent) => void;
+  readonly wrapOp?: (op: (ep: SimEndpoint, ctx: AttemptContext) => Promise<unknown>) => (ep: SimEndpoint, ctx: AttemptContext) => Promise<unknown>;
+}
+
+export async function simulate(sc: Scenario, hooks: SimHooks = {}): Promise<Outcome> {
+  const fake = new FakeClock(1_000_000);
+  const clock = new TrackedClock(fake);
+  const violations: string[] = [];
+  const v = (msg: string): void => {
+    if (violations.length < 20) violations.push(`[t=${fake.now() - 1_000_000}] ${msg}`);
+  };
+
+  const eps: SimEndpoint[] = sc.endpoints.map((gen, i) => ({ name: NAMES[i]!, gen, calls: 0 }));
+  const limits = new Map<string, number>(eps.map((e) => [e.name, e.gen.maxInFlight ?? INF] as const));
+  const inFlight = new Map<string, number>(eps.map((e) => [e.name, 0]));
+  const probesOut = new Map<string, number>(eps.map((e) => [e.name, 0]));
+  const starts = new Map(eps.map((e) => [e.name, [] as number[]] as const));
+  /** Open periods of each breaker, counted from breaker-opened / breaker-closed events. */
+  const periods = new Map<string, number>(eps.map((e) => [e.name, 0]));
+  const open = new Map<string, { endpoint: string; probe: boolean; period: number }>();
+  const closedKeys = new Set<string>();
+  const calls = new Map<number, CallRecord>();
+  let eventCount = 0;
+  let attemptCount = 0;
+  let probeCount = 0;
+  const maxCalls = sc.maxConcurrentCalls ?? INF;
+
+  // eslint-disable-next-line prefer-const
+  let pool: Pool<SimEndpoint>;
+
+  const checkPermits = (where: string): void => {
+    const holding = pool.activeCalls - pool.pendingCalls;
+    if (holding > maxCalls) v(`${where}: ${holding} calls hold permits, limit ${maxCalls}`);
+  };
+
+  const onEvent = (e: PoolEvent): void => {
+    eventCount++;
+    hooks.trace?.(fake.now() - 1_000_000, e);
+    if ('callId' in e) {
+      const c = calls.get(e.callId);
+      if (c === undefined) v(`event ${e.type} for unknown call ${e.callId}`);
+      else if (c.endedBy !== undefined) v(`event ${e.type} for call ${e.callId} after it ended (${c.endedBy})`);
+    }
+    switch (e.type) {
+      case 'attempt-start': {
+        attemptCount++;
+        const key = `${e.callId}/${e.attempt}`;
+        if (open.has(key) || closedKeys.has(key)) v(`attempt ${key} started twice`);
+        open.set(key, { endpoint: e.endpoint, probe: e.probe, period: periods.get(e.endpoint)! });
+        const n = inFlight.get(e.endpoint)! + 1;
+        inFlight.set(e.endpoint, n);
+        if (n > limits.get(e.endpoint)!) v(`endpoint ${e.endpoint}: ${n} attempts in flight, maxInFlight ${limits.get(e.endpoint)}`);
+        const stat = pool.stats().find((s) => s.name === e.endpoint);
+        if (stat?.inFlight !== n) v(`endpoint ${e.endpoint}: stats().inFlight ${stat?.inFlight} but ${n} open attempts`);
+        if (e.probe) {
+          probeCount++;
+          const p = probesOut.get(e.endpoint)! + 1;
+          probesOut.set(e.endpoint, p);
+          if (p > 1) v(`endpoint ${e.endpoint}: ${p} half-open probes at once in one open period`);
+        }
+        starts.get(e.endpoint)!.push(fake.now());
+        const c = calls.get(e.callId);
+        if (c !== undefined) {
+          c.attempts++;
+          if (e.attempt !== c.attempts) v(`call ${e.callId}: attempt numbered ${e.attempt}, expected ${c.attempts}`);
+          if (c.attempts > c.maxAttempts) v(`call ${e.callId}: attempt ${c.attempts} exceeds the limit of ${c.maxAttempts}`);
+          if (c.final !== undefined) v(`call ${e.callId}: retried after a ${c.final} failure`);
+          if (c.unsupported.has(e.endpoint)) v(`call ${e.callId}: went back to ${e.endpoint} after it answered unsupported`);
+          if (c.gen.pin !== undefined && e.endpoint !== NAMES[c.gen.pin]) v(`call ${e.callId}: pinned to ${NAMES[c.gen.pin]} but went to ${e.endpoint}`);
+          if (c.gen.exclude?.some((i) => NAMES[i] === e.endpoint) === true) v(`call ${e.callId}: went to excluded ${e.endpoint}`);
+        }
+        checkPermits('attempt-start');
+        break;
+      }
+      case 'attempt-success':
+      case 'attempt-failure':
+      case 'attempt-cancelled': {
+        const key = `${e.callId}/${e.attempt}`;
+        const a = open.get(key);
+        if (a === undefined) {
+          v(`${e.type} for ${key} ${closedKeys.has(key) ? 'after its terminal event' : 'without attempt-start'}`);
+          break;
+        }
+        open.delete(key);
+        closedKeys.add(key);
+        if (a.endpoint !== e.endpoint) v(`${e.type} for ${key} names ${e.endpoint}, started on ${a.endpoint}`);
+        inFlight.set(a.endpoint, inFlight.get(a.endpoint)! - 1);
+        if (a.probe && a.period === periods.get(a.endpoint)) probesOut.set(a.endpoint, probesOut.get(a.endpoint)! - 1);
+        const stat = pool.stats().find((s) => s.name === a.endpoint);
+        if (stat?.inFlight !== inFlight.get(a.endpoint)) v(`endpoint ${a.endpoint}: stats().inFlight ${stat?.inFlight} after ${e.type}, expected ${inFlight.get(a.endpoint)}`);
+        if (e.durationMs < 0) v(`${key}: negative duration`);
+        const c = calls.get(e.callId);
+        if (c === undefined) break;
+        if (e.type === 'attempt-success') {
+          c.endedBy = 'success';
+          c.endedAt = fake.now();
+        } else if (e.type === 'attempt-failure') {
+          if (e.errorClass === 'permanent' || e.errorClass === 'retry-narrower') c.final = e.errorClass;
+          if (e.errorClass === 'unsupported') c.unsupported.add(e.endpoint);
+        }
+        break;
+      }
+      case 'breaker-opened':
+      case 'breaker-closed':
+        // A new period: a probe admitted in an earlier half-open period that is still out no
+        // longer holds the slot (the breaker closed, or re-opened, since it was let through).
+        probesOut.set(e.endpoint, 0);
+        periods.set(e.endpoint, periods.get(e.endpoint)! + 1);
+        break;
+      case 'call-failed': {
+        const c = calls.get(e.callId);
+        if (c === undefined) break;
+        c.endedBy = 'failure';
+        c.endedAt = fake.now();
+        c.failedError = e.error;
+        if (c.final === 'permanent' && e.error.code !== 'PERMANENT' && e.error.code !== 'ABORTED') v(`call ${e.callId}: permanent failure ended as ${e.error.code}`);
+        if (c.final === 'retry-narrower' && e.error.code !== 'RETRY_NARROWER') v(`call ${e.callId}: retry-narrower failure ended as ${e.error.code}`);
+        checkPermits('call-failed');
+        break;
+      }
+      default:
+        break;
+    }
+  };
+
+  const op = (ep: SimEndpoint, ctx: AttemptContext): Promise<unknown> => {
+    checkPermits('operation');
+    const b = ep.gen.script[ep.calls++ % ep.gen.script.length]!;
+    if (b.k === 'throw') throw new ScriptError('transient');
+    if (b.k === 'value') return 42 as unknown as Promise<unknown>;
+    return new Promise((resolve, reject) => {
+      if (b.honour) ctx.signal.addEventListener('abort', () => reject(ctx.signal.reason));
+      if (b.k === 'hang') return;
+      const settle = (): void => {
+        if (b.k === 'ok') resolve(ep.name);
+        else reject(new ScriptError(b.retryAfterMs === undefined ? b.cls : { class: b.cls, retryAfterMs: b.retryAfterMs }));
+      };
+      if (b.d === 0) settle();
+      else fake.setTimeout(settle, b.d);
+    });
+  };
+
+  pool = new Pool<SimEndpoint>({
+    endpoints: eps.map((ep) => ({
+      name: ep.name,
+      conn: ep,
+      priority: ep.gen.priority,
+      weight: ep.gen.weight,
+      ...(ep.gen.rate === undefined ? {} : { rateLimit: ep.gen.rate.burst === undefined ? { perSecond: ep.gen.rate.perSecond } : { perSecond: ep.gen.rate.perSecond, burst: ep.gen.rate.burst } }),
+      ...(ep.gen.maxInFlight === undefined ? {} : { maxInFlight: ep.gen.maxInFlight }),
+    })),
+    classify,
+    strategy: sc.strategy,
+    maxAttempts: sc.maxAttempts,
+    attemptTimeoutMs: sc.attemptTimeoutMs,
+    deadlineMs: sc.deadlineMs,
+    backoff: sc.backoff,
+    breaker: sc.breaker,
+    rateLimitCooldownMs: sc.rateLimitCooldownMs,
+    ...(sc.maxConcurrentCalls === undefined ? {} : { maxConcurrentCalls: sc.maxConcurrentCalls }),
+    breakerMode: sc.breakerMode,
+    clock,
+    random: seeded(sc.seed),
+    onEvent,
+  });
+  const runOp = hooks.wrapOp ? hooks.wrapOp(op) : op;
+
+  const promises: Promise<void>[] = [];
+  const startCall = (given: CallGen): void => {
+    // A plain call passes no options, so none of the per-call fields apply.
+    const gen: CallGen = given.plain ? { ...given, retry: undefined, breakerMode: undefined, deadlineMs: undefined, attemptTimeoutMs: undefined, pin: undefined, exclude: undefined, abortAfter: undefined } : given;
+    const controller = gen.plain ? undefined : new AbortController();
+    const maxAttempts =
+      gen.plain || gen.retry === undefined ? sc.maxAttempts : gen.retry === 'none' ? 1 : gen.retry === 'until-deadline' ? INF : gen.retry.maxAttempts;
+    const deadlineMs = gen.plain || gen.deadlineMs === undefined ? sc.deadlineMs : gen.deadlineMs;
+    const id = calls.size + 1;
+    const rec: CallRecord = {
+      id,
+      gen,
+      startedAt: fake.now(),
+      deadlineMs,
+      maxAttempts,
+      controller,
+      attempts: 0,
+      endedAt: undefined,
+      endedBy: undefined,
+      failedError: undefined,
+      settled: undefined,
+      settledCount: 0,
+      rejection: undefined,
+      final: undefined,
+      unsupported: new Set(),
+    };
+    calls.set(id, rec);
+    let p: Promise<unknown>;
+    if (controller === undefined) {
+      p = pool.execute(runOp);
+    } else {
+      p = pool.execute(runOp, {
+        signal: controller.signal,
+        ...(gen.retry === undefined ? {} : { retry: gen.retry }),
+        ...(gen.breakerMode === undefined ? {} : { breakerMode: gen.breakerMode }),
+        ...(gen.deadlineMs === undefined ? {} : { deadlineMs: gen.deadlineMs }),
+        ...(gen.attemptTimeoutMs === undefined ? {} : { attemptTimeoutMs: gen.attemptTimeoutMs }),
+        ...(gen.pin === undefined ? {} : { pin: NAMES[gen.pin]! }),
+        ...(gen.exclude === undefined ? {} : { exclude: gen.exclude.map((i) => NAMES[i]!) }),
+      });
+      if (gen.abortAfter !== undefined) fake.setTimeout(() => controller.abort(new Error('caller gave up')), gen.abortAfter);
+    }
+    promises.push(
+      p.then(
+        () => {
+          rec.settledCount++;
+          rec.settled = 'resolved';
+        },
+        (err: unknown) => {
+          rec.settledCount++;
+          rec.settled = 'rejected';
+          rec.rejection = err;
+        },
+      ),
+    );
+  };
+
+  const ordered = [...sc.calls].sort((x, y) => x.at - y.at);
+  for (const gen of ordered) fake.setTimeout(() => startCall(gen), gen.at);
+  let closing: Promise<void> | undefined;
+  let closeResolvedWithTimers = -1;
+  if (sc.closeAt !== undefined) {
+    fake.setTimeout(() => {
+      closing = pool.close();
+      void closing.then(() => {
+        closeResolvedWithTimers = clock.live.size;
+      });
+    }, sc.closeAt);
+  }
+
+  const lastArrival = ordered.at(-1)!.at;
+  await fake.advance(Math.max(lastArrival, sc.closeAt ?? 0) + sc.tailMs);
+  // End of the scenario: every caller that can gives up; calls without a signal run to their (finite) deadline.
+  for (const c of calls.values()) c.controller?.abort(new Error('end of scenario'));
+  await fake.advance(Number.isFinite(sc.deadlineMs) ? sc.deadlineMs + 1 : 0);
+  await Promise.all(promises);
+  if (closing !== undefined) {
+    await closing;
+    if (closeResolvedWithTimers !== 0) v(`close() resolved while the pool still owned ${closeResolvedWithTimers} timer(s)`);
+  }
+
+  // --- after every call settled
+  for (const c of calls.values()) {
+    if (c.settledCount !== 1) v(`call ${c.id} settled ${c.settledCount} times`);
+    if (c.settled === 'resolved' && c.endedBy !== 'success') v(`call ${c.id} resolved without attempt-success (ended by ${c.endedBy})`);
+    if (c.settled === 'rejected') {
+      if (c.endedBy !== 'failure') v(`call ${c.id} rejected without call-failed (ended by ${c.endedBy})`);
+      if (c.failedError !== c.rejection) v(`call ${c.id}: rejection is not the error in call-failed`);
+      if (!isPoolError(c.rejection)) v(`call ${c.id} rejected with a non-PoolError`);
+      else if (c.final === 'permanent' && c.rejection.code !== 'PERMANENT') v(`call ${c.id}: ${c.rejection.code} after permanent`);
+    }
+    if (c.endedAt !== undefined && c.deadlineMs !== INF && c.endedAt - c.startedAt > c.deadlineMs + 1) {
+      v(`call ${c.id} ended ${c.endedAt - c.startedAt} ms after it started, deadline ${c.deadlineMs} ms`);
+    }
+  }
+  for (const [key, a] of open) v(`attempt ${key} on ${a.endpoint} has no terminal event`);
+  for (const s of pool.stats()) if (s.inFlight !== 0) v(`endpoint ${s.name}: ${s.inFlight} in flight when idle`);
+  if (pool.activeCalls !== 0) v(`activeCalls ${pool.activeCalls} when idle`);
+  if (pool.pendingCalls !== 0) v(`pendingCalls ${pool.pendingCalls} when idle`);
+  if (clock.owned !== 0) v(`the pool still owns ${clock.owned} timer(s) after every call settled`);
+  if (clock.badDelays.length > 0) v(`timers scheduled with bad delays: ${clock.badDelays.slice(0, 3).join(', ')}`);
+
+  // Token buckets: in every window [t_i, t_j], at most burst + rate × window attempts started.
+  for (const ep of eps) {
+    const rate = ep.gen.rate;
+    if (rate === undefined) continue;
+    const burst = rate.burst ?? Math.max(1, Math.ceil(rate.perSecond));
+    const ts = starts.get(ep.name)!;
+    outer: for (let i = 0; i < ts.length; i++) {
+      for (let j = i; j < ts.length; j++) {
+        const allowed = burst + (rate.perSecond * (ts[j]! - ts[i]!)) / 1000 + 1e-9;
+        if (j - i + 1 > allowed) {
+          v(`endpoint ${ep.name}: ${j - i + 1} attempts in ${ts[j]! - ts[i]!} ms, limit ${rate.perSecond}/s burst ${burst}`);
+          break outer;
+        }
+      }
+    }
+  }
+
+  // Late results of cancelled attempts, pending abort timers: nothing may happen in the pool.
+  const before = eventCount;
+  await fake.runAll(100_000);
+  if (eventCount !== before) v(`${eventCount - before} event(s) after every call had settled`);
+  if (fake.pendingTimers !== 0) v(`${fake.pendingTimers} timer(s) left on the fake clock`);
+
+  // Permits all came back, and no more than the limit: an idle pool admits exactly maxConcurrentCalls.
+  if (closing === undefined && maxCalls !== INF) {
+    const probes: AbortController[] = [];
+    const waits: Promise<unknown>[] = [];
+    const hold = (_: SimEndpoint, ctx: AttemptContext): Promise<unknown> =>
+      new Promise((_resolve, reject) => ctx.signal.addEventListener('abort', () => reject(ctx.signal.reason)));
+    for (let i = 0; i <= maxCalls; i++) {
+      const ac = new AbortController();
+      probes.push(ac);
+      calls.set(calls.size + 1, { ...blankCall(calls.size + 1, fake.now()), maxAttempts: INF });
+      waits.push(pool.execute(hold, { signal: ac.signal, deadlineMs: INF, breakerMode: 'wait', retry: 'until-deadline' }).catch(() => undefined));
+      const expected = i < maxCalls ? 0 : 1;
+      if (pool.pendingCalls !== expected) v(`idle pool: after ${i + 1} calls, ${pool.pendingCalls} wait for a permit (expected ${expected}, limit ${maxCalls})`);
+    }
+    for (const ac of probes) ac.abort();
+    await fake.flush();
+    await Promise.all(waits);
+    if (pool.activeCalls !== 0 || pool.pendingCalls !== 0) v('idle-permit check left calls behind');
+    if (clock.owned !== 0) v('idle-permit check left timers behind');
+  }
+  await pool.close();
+  const endings: Record<string, number> = {};
+  for (const c of calls.values()) {
+    const k = c.settled === 'resolved' ? 'ok' : isPoolError(c.rejection) ? c.rejection.code : c.settled === undefined ? 'idle-check' : 'other';
+    endings[k] = (endings[k] ?? 0) + 1;
+  }
+  return { violations, events: eventCount, attempts: attemptCount, calls: calls.size, probes: probeCount, endings };
+}
+
+function blankCall(id: number, now: number): CallRecord {
+  return {
+    id,
+    gen: { at: 0, abortAfter: undefined, plain: false, retry: 'until-deadline', breakerMode: 'wait', deadlineMs: INF, attemptTimeoutMs: undefined, pin: undefined, exclude: undefined },
+    startedAt: now,
+    deadlineMs: INF,
+    maxAttempts: INF,
+    controller: undefined,
+    attempts: 0,
+    endedAt: undefined,
+    endedBy: undefined,
+    failedError: undefined,
+    settled: undefined,
+    settledCount: 0,
+    rejection: undefined,
+    final: undefined,
+    unsupported: new Set(),
+  };
+}
