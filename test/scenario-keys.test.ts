@@ -9,6 +9,7 @@
 import { describe, expect, test } from 'vitest';
 import { Pool, type ClassifyResult } from '../src/index.js';
 import { FakeClock } from '../src/testing/index.js';
+import { seeded as prng } from './helpers/prng.js';
 
 class KeyError extends Error {
   constructor(
@@ -20,17 +21,6 @@ class KeyError extends Error {
   }
 }
 
-/** A seeded PRNG (mulberry32): the scenario is the same on every run. */
-function prng(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 interface Bucket {
   readonly ceiling: number;

@@ -9,17 +9,9 @@
  */
 import { Pool } from '../../dist/index.js';
 import { FakeClock } from '../../dist/testing/index.js';
+import { Rng } from '../sim/prng.mjs';
 
-function prng(seed) {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
+const prng = (seed) => new Rng(seed).next;
 
 class Fail extends Error {}
 

@@ -19,6 +19,7 @@ import type { EndpointConfig, ExecuteOptions, PoolOptions } from '../options.js'
 import { Pool } from '../pool.js';
 import { HttpStatusError, classifyFetchError, isHttpStatusError } from './classify.js';
 import { DEFAULT_MAX_RETRY_AFTER_MS, parseRetryAfter } from './retry-after.js';
+import { hostOf } from '../host.js';
 
 /** The subset of `fetch` this adapter calls. */
 export type FetchFn = (url: string, init: RequestInit) => Promise<Response>;
@@ -191,12 +192,3 @@ function baseUrlEndpoints(list: readonly (string | BaseUrlEndpoint)[]): Endpoint
   });
 }
 
-/** The host only: paths and query strings may carry keys, a host rarely does. */
-function hostOf(url: unknown): string | undefined {
-  if (typeof url !== 'string') return undefined;
-  try {
-    return new URL(url).host || undefined;
-  } catch {
-    return undefined;
-  }
-}

@@ -27,6 +27,7 @@ import type { EndpointConfig, ExecuteOptions, PoolOptions } from '../options.js'
 import { Pool } from '../pool.js';
 import { classifyViemError } from './classify.js';
 import type { HttpFactory, RequestFn, RpcArgs, RpcRequestOptions, TransportFactory, TransportInstance, TransportParams } from './types.js';
+import { hostOf } from '../host.js';
 
 /** An endpoint given as a viem transport or as a URL (then `http` is required). */
 export type ViemEndpoint = Omit<EndpointConfig<TransportFactory>, 'conn' | 'name'> &
@@ -278,11 +279,3 @@ function toEndpoints(list: readonly ViemEndpoint[], http: HttpFactory | undefine
   });
 }
 
-function hostOf(url: unknown): string | undefined {
-  if (typeof url !== 'string') return undefined;
-  try {
-    return new URL(url).host || undefined;
-  } catch {
-    return undefined;
-  }
-}
