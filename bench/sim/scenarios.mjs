@@ -145,8 +145,9 @@ function keys(loadFraction) {
       },
       // 10 % under the advertised rate, no bursts: the server's window is not aligned with ours.
       endpoint: { rateLimit: { perSecond: 0.9 * ADVERTISED, burst: 1 } },
-      /** What the pool will run with once paced limiters and health-weighted selection exist. */
-      next: { options: { strategy: 'health' }, endpoint: { rateLimit: { perSecond: 0.9 * ADVERTISED, burst: 1, mode: 'paced' } } },
+      /** The same with paced limits, the account's keys grouped, and health-weighted selection. */
+      // Paced at the advertised rate (spacing + 25 ms margin), the account's keys as one group, health-weighted.
+      next: { options: { strategy: 'health', groups: [KEYS.filter((k) => k.group === 'acct').map((k) => k.name)] }, endpoint: { rateLimit: { perSecond: ADVERTISED, mode: 'paced' } } },
     },
     peers: { attemptTimeoutMs: 5000 },
   };

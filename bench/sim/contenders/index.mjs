@@ -35,7 +35,9 @@ export function contendersFor(scenario) {
 /** Whether the built pool accepts these options (newer features are rejected as invalid until they land). */
 export function accepts(options, endpoint) {
   try {
-    const pool = new Pool({ ...options, endpoints: [{ name: 'probe', conn: 0, ...endpoint }], classify: () => 'transient' });
+    // Groups name the scenario's endpoints, which the one-endpoint probe does not have.
+    const { groups: _groups, ...rest } = options;
+    const pool = new Pool({ ...rest, endpoints: [{ name: 'probe', conn: 0, ...endpoint }], classify: () => 'transient' });
     void pool.close();
     return true;
   } catch {
