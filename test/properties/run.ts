@@ -32,7 +32,14 @@ export interface Totals {
  * Runs `simulate` over `arb` and fails with every violation of the shrunk counterexample,
  * the seed, and the command that replays it.
  */
-export async function checkScenarios(name: string, arb: fc.Arbitrary<Scenario>, runs = RUNS, hooks: SimHooks = {}): Promise<Totals> {
+export async function checkScenarios(
+  name: string,
+  arb: fc.Arbitrary<Scenario>,
+  runs = RUNS,
+  hooks: SimHooks = {},
+  /** An extra condition on each run's outcome (beyond the invariants). */
+  expectOutcome: (o: Outcome) => boolean = () => true,
+): Promise<Totals> {
   const seed = seedFor();
   const totals: Totals = { runs: 0, attempts: 0, probes: 0, calls: 0, endings: {} };
   let last: Outcome | undefined;
@@ -44,7 +51,7 @@ export async function checkScenarios(name: string, arb: fc.Arbitrary<Scenario>, 
       totals.probes += last.probes;
       totals.calls += last.calls;
       for (const [k, n] of Object.entries(last.endings)) totals.endings[k] = (totals.endings[k] ?? 0) + n;
-      return last.violations.length === 0;
+      return last.violations.length === 0 && expectOutcome(last);
     }),
     {
       seed,
@@ -57,7 +64,8 @@ export async function checkScenarios(name: string, arb: fc.Arbitrary<Scenario>, 
     const replay = `FC_SEED=${result.seed} FC_PATH=${result.counterexamplePath ?? ''} npx vitest run test/properties`;
     const sc = result.counterexample?.[0];
     // Re-run the shrunk counterexample to report its violations.
-    const violations = sc !== undefined ? (await simulate(sc, hooks)).violations : [String(result.errorInstance)];
+    const replayed = sc !== undefined ? await simulate(sc, hooks) : undefined;
+    const violations = replayed === undefined ? [String(result.errorInstance)] : [...replayed.violations, ...(expectOutcome(replayed) ? [] : [`unexpected outcome: ${JSON.stringify(replayed.endings)}`])];
     const message = [
       `property "${name}" failed after ${result.numRuns} run(s) (seed ${result.seed}); replay with:`,
       `  ${replay}`,
