@@ -5,10 +5,11 @@
 import { describe, expect, test } from 'vitest';
 import { backoffDelay } from '../src/backoff.js';
 import { Breaker } from '../src/breaker.js';
+import { resolveBreaker } from '../src/options.js';
 import { TokenBucket } from '../src/limiter.js';
 import { harness, fail, start } from './support.js';
 
-const opts = { threshold: 1, cooldownMs: 1000, maxCooldownMs: 4000 };
+const opts = resolveBreaker({ threshold: 1, cooldownMs: 1000, maxCooldownMs: 4000 });
 
 describe('Breaker edges', () => {
   test('openUntil and probing report the current opening and the probe slot', () => {
@@ -25,8 +26,8 @@ describe('Breaker edges', () => {
 
   test('a reachable answer on a closed breaker is not a transition', () => {
     const b = new Breaker(opts);
-    expect(b.recordReachable()).toBe(false);
-    expect(b.recordSuccess()).toBe(false);
+    expect(b.recordReachable(0)).toBe(false);
+    expect(b.recordSuccess(0)).toBe(false);
   });
 
   test('a failure from before an opening does not count after the breaker closed again', () => {
@@ -34,7 +35,7 @@ describe('Breaker edges', () => {
     const old = b.generation;
     b.recordFailure(old, 0, 0);
     b.recordFailure(old, 0, 0);
-    expect(b.recordSuccess()).toBe(true);
+    expect(b.recordSuccess(0)).toBe(true);
     // A late failure of an attempt that started in the old generation.
     expect(b.recordFailure(old, 0, 10)).toBe(false);
     expect(b.failures).toBe(0);
@@ -55,7 +56,7 @@ describe('Breaker edges', () => {
     const b = new Breaker(opts);
     b.recordFailure(b.generation, 0, 0);
     expect(b.waitMs(200)).toBe(800);
-    b.recordSuccess();
+    b.recordSuccess(0);
     expect(b.waitMs(200)).toBe(0);
   });
 });
