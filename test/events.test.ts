@@ -112,34 +112,6 @@ describe('event contract', () => {
     expect(seen).toEqual(['open']);
   });
 
-  test('a throwing listener and a throwing metrics sink never change the outcome', async () => {
-    const clock = new FakeClock();
-    const a = new FakeEndpoint('a');
-    const b = new FakeEndpoint('b');
-    a.then(fail('transient'));
-    const pool = new Pool<FakeEndpoint>({
-      endpoints: [
-        { name: 'a', conn: a },
-        { name: 'b', conn: b },
-      ],
-      classify,
-      clock,
-      onEvent: () => {
-        throw new Error('listener bug');
-      },
-      metrics: {
-        increment: () => {
-          throw new Error('sink bug');
-        },
-        observe: () => {
-          throw new Error('sink bug');
-        },
-      },
-    });
-    expect(await pool.execute(operation(clock))).toBe('b');
-    expect(pool.stats().map((s) => s.failures)).toEqual([1, 0]);
-  });
-
   test('no event objects are built when nobody listens', async () => {
     const clock = new FakeClock();
     const a = new FakeEndpoint('a');
