@@ -267,7 +267,7 @@ export class Call<C, T> implements Waiter {
       case 'wait':
         if (sel.endpoint !== undefined && sel.waitMs !== INF) {
           s.count(METRICS.rateLimitWaits, sel.endpoint.labels);
-          s.emit({ type: 'rate-limit-wait', callId: this.id, endpoint: sel.endpoint.name, delayMs: sel.waitMs });
+          if (s.listener !== undefined) s.emit({ type: 'rate-limit-wait', callId: this.id, endpoint: sel.endpoint.name, delayMs: sel.waitMs });
         }
         return this.#sleep(sel.waitMs, true);
       case 'none':
@@ -676,7 +676,7 @@ export class Call<C, T> implements Waiter {
   #sleep(ms: number, hinted: boolean): void {
     if (this.#retryPending) {
       this.#retryPending = false;
-      this.#s.emit({ type: 'retry-scheduled', callId: this.id, attempt: this.#attempts + 1, delayMs: ms, hinted });
+      if (this.#s.listener !== undefined) this.#s.emit({ type: 'retry-scheduled', callId: this.id, attempt: this.#attempts + 1, delayMs: ms, hinted });
     }
     this.#backedOff = true;
     if (ms === INF) {
@@ -741,7 +741,7 @@ export class Call<C, T> implements Waiter {
     });
     this.#cleanup(code === 'CLOSED' ? 'closed' : cancel, abortReason ?? error);
     if (s.metrics !== undefined) s.count(METRICS.exhausted, this.#lastEndpoint?.codeLabels(code) ?? noneLabels(code));
-    s.emit({ type: 'call-failed', callId: this.id, error });
+    if (s.listener !== undefined) s.emit({ type: 'call-failed', callId: this.id, error });
     this.#reject(error);
   }
 

@@ -12,6 +12,7 @@ import { DEFAULTS, PRIORITIES, finite, limitOrInfinity, oneOf, plainObject, posi
 import { Quota, type ResolvedRateLimit } from './quota.js';
 
 const MODES = ['bucket', 'paced'] as const;
+const MAX_WEIGHT = 1000;
 
 export interface EndpointSet<C> {
   readonly endpoints: EndpointState<C>[];
@@ -67,6 +68,8 @@ export function buildEndpointSet<C>(
     if (!('conn' in c)) throw invalidOption(`${field}.conn`, 'a connection value', undefined);
     const priority = oneOf(`${field}.priority`, c.priority, PRIORITIES, 'high');
     const weight = positiveInteger(`${field}.weight`, c.weight, 1);
+    // The rotation ring repeats an endpoint `weight` times: keep it a ring, not a memory bomb.
+    if (weight > MAX_WEIGHT) throw invalidOption(`${field}.weight`, `a positive integer up to ${MAX_WEIGHT}`, weight);
     const maxInFlight = limitOrInfinity(`${field}.maxInFlight`, c.maxInFlight);
     const limit = resolveRateLimit(`${field}.rateLimit`, c.rateLimit);
     const old = previous?.byName.get(c.name);

@@ -82,7 +82,11 @@ export type EventListener = (event: PoolEvent) => void;
 /** Calls a listener, isolating whatever it throws. */
 export function deliver(listener: EventListener, event: PoolEvent): void {
   try {
-    listener(event);
+    const result: unknown = listener(event);
+    // An async listener that rejects must not surface as an unhandled rejection either.
+    if (typeof result === 'object' && result !== null && typeof (result as PromiseLike<unknown>).then === 'function') {
+      (result as PromiseLike<unknown>).then(undefined, () => undefined);
+    }
   } catch {
     // A broken listener must never change a call's outcome.
   }

@@ -84,7 +84,7 @@ export class Pool<C> {
     if (o === undefined) throw invalidOption('options', 'an object', options);
     checkFunction('classify', o['classify'], false);
     checkFunction('onEvent', o['onEvent'], true);
-    const clock = o['clock'] ?? systemClock;
+    const clock = o['clock'] === undefined ? systemClock : o['clock'];
     if (typeof clock !== 'object' || clock === null || typeof (clock as typeof systemClock).now !== 'function' || typeof (clock as typeof systemClock).setTimeout !== 'function') {
       throw invalidOption('clock', 'a Clock ({ now, setTimeout, clearTimeout })', clock);
     }

@@ -109,3 +109,30 @@ describe('regressions: secrets', () => {
     expect((typo as Error).message).toBe('pinned endpoint "primray" is not in the pool');
   });
 });
+
+describe('regressions: from the reliability report', () => {
+  test('clock: null is rejected instead of silently using the system clock', async () => {
+    const { Pool } = await import('../src/index.js');
+    expect(() => new Pool({ endpoints: [{ name: 'a', conn: 1 }], classify: () => 'transient', clock: null as never })).toThrow(/clock: expected a Clock/);
+  });
+
+  test('a weight beyond 1000 is rejected (the ring would repeat the endpoint that many times)', async () => {
+    const { Pool } = await import('../src/index.js');
+    expect(() => new Pool({ endpoints: [{ name: 'a', conn: 1, weight: 1e7 }], classify: () => 'transient' })).toThrow(/endpoints\[0\]\.weight: expected a positive integer up to 1000, got 10000000/);
+  });
+
+  test('an async listener that rejects does not surface as an unhandled rejection', async () => {
+    const { Pool } = await import('../src/index.js');
+    const unhandled: unknown[] = [];
+    const onUnhandled = (e: unknown): void => void unhandled.push(e);
+    process.on('unhandledRejection', onUnhandled);
+    try {
+      const pool = new Pool<number>({ endpoints: [{ name: 'a', conn: 1 }], classify: () => 'transient', onEvent: async () => Promise.reject(new Error('async listener bug')) });
+      expect(await pool.execute(async (c) => c)).toBe(1);
+      await new Promise((r) => setTimeout(r, 20));
+      expect(unhandled).toEqual([]);
+    } finally {
+      process.off('unhandledRejection', onUnhandled);
+    }
+  });
+});
