@@ -464,23 +464,7 @@ export async function simulate(sc: Scenario, hooks: SimHooks = {}): Promise<Outc
       gen.plain || gen.retry === undefined ? sc.maxAttempts : gen.retry === 'none' ? 1 : gen.retry === 'until-deadline' ? INF : gen.retry.maxAttempts;
     const deadlineMs = gen.plain || gen.deadlineMs === undefined ? sc.deadlineMs : gen.deadlineMs;
     const id = calls.size + 1;
-    const rec: CallRecord = {
-      id,
-      gen,
-      startedAt: fake.now(),
-      deadlineMs,
-      maxAttempts,
-      controller,
-      attempts: 0,
-      endedAt: undefined,
-      endedBy: undefined,
-      failedError: undefined,
-      settled: undefined,
-      settledCount: 0,
-      rejection: undefined,
-      final: undefined,
-      unsupported: new Set(),
-    };
+    const rec: CallRecord = { ...blankCall(id, fake.now()), gen, deadlineMs, maxAttempts, controller };
     calls.set(id, rec);
     let p: Promise<unknown>;
     if (controller === undefined) {

@@ -6,19 +6,14 @@ import type Redis from 'ioredis';
 import { afterAll, beforeAll, beforeEach, expect, test } from 'vitest';
 import { Pool } from '../../src/index.js';
 import { createRedisHealth, fromIoredis } from '../../src/redis/index.js';
-import { client, describeRedis, ready } from './redis-env.js';
+import { client, describeRedis, ready, useRedis } from './redis-env.js';
 import { sleep } from './fleet.js';
 
 describeRedis('Redis shared health', (server) => {
+  const connected = useRedis(server);
   let redis: Redis;
-  beforeAll(async () => {
-    redis = await ready(client(server().port));
-  });
-  afterAll(() => {
-    redis.disconnect();
-  });
-  beforeEach(async () => {
-    await redis.flushall();
+  beforeEach(() => {
+    redis = connected();
   });
 
   test('a breaker that opens in one pool is skipped by another until it closes or the cooldown ends', async () => {

@@ -6,7 +6,7 @@
  * CI (`CI=true`), where a missing server is a failure: CI must run them.
  */
 import Redis from 'ioredis';
-import { afterAll, beforeAll, describe, test } from 'vitest';
+import { afterAll, beforeAll, beforeEach, describe, test } from 'vitest';
 import { redisServerAvailable, startRedis, type RedisServerHandle } from '../../scripts/redis-server.mjs';
 
 export type RedisServer = RedisServerHandle;
@@ -51,4 +51,22 @@ export function client(port: number): Redis {
 export async function ready(redis: Redis): Promise<Redis> {
   if (redis.status !== 'ready') await new Promise((resolve) => redis.once('ready', resolve));
   return redis;
+}
+
+/**
+ * Registers the usual hooks for a test file: one connected client for the file, a clean
+ * Redis before each test. Returns a getter for the client.
+ */
+export function useRedis(server: () => RedisServer): () => Redis {
+  let redis: Redis | undefined;
+  beforeAll(async () => {
+    redis = await ready(client(server().port));
+  });
+  afterAll(() => {
+    redis?.disconnect();
+  });
+  beforeEach(async () => {
+    await redis!.flushall();
+  });
+  return () => redis!;
 }

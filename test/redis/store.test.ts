@@ -7,7 +7,7 @@ import type Redis from 'ioredis';
 import { afterAll, beforeAll, beforeEach, expect, test } from 'vitest';
 import { Pool, type LimiterStore, type PoolEvent, type SharedLimit } from '../../src/index.js';
 import { createRedisStore, fromIoredis, fromNodeRedis, RedisStoreError, type RedisCommander } from '../../src/redis/index.js';
-import { client, describeRedis, ready } from './redis-env.js';
+import { client, describeRedis, ready, useRedis } from './redis-env.js';
 import { sleep } from './fleet.js';
 
 const base: SharedLimit = { key: 'endpoint:a', perSecond: 5, burst: undefined, mode: 'bucket', marginMs: 25, perDay: undefined, dailyStopFraction: 0.95, dailyResetUtcHour: 0 };
@@ -20,15 +20,10 @@ async function times(store: LimiterStore, l: SharedLimit, n: number): Promise<nu
 }
 
 describeRedis('Redis store (one process)', (server) => {
+  const connected = useRedis(server);
   let redis: Redis;
-  beforeAll(async () => {
-    redis = await ready(client(server().port));
-  });
-  afterAll(() => {
-    redis.disconnect();
-  });
-  beforeEach(async () => {
-    await redis.flushall();
+  beforeEach(() => {
+    redis = connected();
   });
 
   test('bucket: admits `burst` at once, then asks to wait about one interval (GCRA = the local token bucket)', async () => {
