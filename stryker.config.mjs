@@ -7,7 +7,7 @@
 export default {
   testRunner: 'vitest',
   vitest: { configFile: 'vitest.mutation.config.ts', related: false },
-  mutate: ['src/breaker.ts', 'src/limiter.ts', 'src/selector.ts', 'src/call.ts', 'src/backoff.ts'],
+  mutate: ['src/health/breaker.ts', 'src/limits/bucket.ts', 'src/selection/selector.ts', 'src/call/*.ts', 'src/call/backoff.ts'],
   checkers: [],
   coverageAnalysis: 'perTest',
   concurrency: 2,

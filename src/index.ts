@@ -5,16 +5,16 @@
  * The core has no runtime dependency and imports no `node:` module.
  */
 export { Pool, type EndpointStats, type ProbeOptions } from './pool.js';
-export { Refresher, type RefresherOptions, type RefreshResult } from './refresher.js';
-export { PoolError, isPoolError, type PoolErrorCode } from './errors.js';
-export type { AttemptContext, Operation } from './context.js';
-export type { ErrorClass, Classification, ClassifyResult, Classifier } from './classify.js';
-export type { PoolEvent, PoolEventType, EventListener, CancelReason, FailureClass } from './events.js';
-export { METRICS, type MetricsSink, type Labels } from './metrics.js';
-export { systemClock, systemRandom, type Clock, type RandomSource, type TimerHandle } from './clock.js';
-export type { BreakerState, BreakerOptions } from './breaker.js';
-export type { BackoffOptions, Jitter } from './backoff.js';
-export type { ProbeResult } from './probe.js';
+export { Refresher, type RefresherOptions, type RefreshResult } from './extras/refresher.js';
+export { PoolError, isPoolError, type PoolErrorCode } from './base/errors.js';
+export type { AttemptContext, Operation } from './call/context.js';
+export type { ErrorClass, Classification, ClassifyResult, Classifier } from './base/classify.js';
+export type { PoolEvent, PoolEventType, EventListener, CancelReason, FailureClass } from './base/events.js';
+export { METRICS, type MetricsSink, type Labels } from './base/metrics.js';
+export { systemClock, systemRandom, type Clock, type RandomSource, type TimerHandle } from './base/clock.js';
+export type { BreakerState, BreakerOptions } from './health/breaker.js';
+export type { BackoffOptions, Jitter } from './call/backoff.js';
+export type { ProbeResult } from './health/probe.js';
 export {
   presets,
   type PoolOptions,
@@ -25,8 +25,8 @@ export {
   type BreakerMode,
   type Strategy,
   type Priority,
-} from './options.js';
-export { applySlice, parseGroups } from './env.js';
+} from './options/options.js';
+export { applySlice, parseGroups } from './extras/env.js';
 export type { EndpointStatus } from './pool.js';
-export type { HealthOptions } from './options.js';
-export type { LimiterStore, SharedLimit, StoreOptions } from './store.js';
+export type { HealthOptions } from './options/options.js';
+export type { LimiterStore, SharedLimit, StoreOptions } from './limits/store.js';

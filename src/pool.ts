@@ -8,13 +8,13 @@
  * probing, events and endpoint-labeled metrics. See ARCHITECTURE.md for one call, step by
  * step.
  */
-import { RetryBudget } from './budget.js';
-import { DEFAULT_HEDGE, resolveHedge } from './hedge.js';
-import { Call } from './call.js';
-import type { BreakerState } from './breaker.js';
-import { systemClock, systemRandom, type Clock } from './clock.js';
-import type { Operation } from './context.js';
-import { invalidOption } from './errors.js';
+import { RetryBudget } from './limits/budget.js';
+import { DEFAULT_HEDGE, resolveHedge } from './selection/hedge.js';
+import { Call } from './call/call.js';
+import type { BreakerState } from './health/breaker.js';
+import { systemClock, systemRandom, type Clock } from './base/clock.js';
+import type { Operation } from './call/context.js';
+import { invalidOption } from './base/errors.js';
 import {
   BREAKER_MODES,
   DEFAULTS,
@@ -32,8 +32,8 @@ import {
   type ExecuteOptions,
   type PoolOptions,
   type Priority,
-} from './options.js';
-import { probeEndpoints, type ProbeResult } from './probe.js';
+} from './options/options.js';
+import { probeEndpoints, type ProbeResult } from './health/probe.js';
 import { PoolState, type ResolvedOptions } from './state.js';
 
 /** Where an endpoint stands, most severe first. */

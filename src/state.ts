@@ -3,22 +3,22 @@
  * queue, parked calls, and the helpers that emit events and metrics. `Pool` is the public
  * facade over it; `Call` (one per `execute`) reads and updates it.
  */
-import type { BackoffOptions } from './backoff.js';
-import type { BreakerOptions } from './breaker.js';
-import type { Classifier } from './classify.js';
-import type { Clock, RandomSource } from './clock.js';
-import type { RefreshAuth } from './auth.js';
-import type { HedgeConfig } from './hedge.js';
-import type { EndpointState } from './endpoint.js';
-import { buildEndpointSet } from './endpoint-set.js';
-import { deliver, type EventListener, type PoolEvent } from './events.js';
-import { safeIncrement, type MetricsSink } from './metrics.js';
-import type { BreakerMode, Strategy } from './options.js';
-import type { ResolvedRateLimit } from './quota.js';
-import type { ResolvedStore } from './store.js';
-import type { RetryBudget } from './budget.js';
-import { TimeoutQueue } from './timeouts.js';
-import { selectByLatency, selectEndpoint, selectHealthiest, tierInPanic, type Selection } from './selector.js';
+import type { BackoffOptions } from './call/backoff.js';
+import type { BreakerOptions } from './health/breaker.js';
+import type { Classifier } from './base/classify.js';
+import type { Clock, RandomSource } from './base/clock.js';
+import type { RefreshAuth } from './call/auth.js';
+import type { HedgeConfig } from './selection/hedge.js';
+import type { EndpointState } from './selection/endpoint.js';
+import { buildEndpointSet } from './selection/endpoint-set.js';
+import { deliver, type EventListener, type PoolEvent } from './base/events.js';
+import { safeIncrement, type MetricsSink } from './base/metrics.js';
+import type { BreakerMode, Strategy } from './options/options.js';
+import type { ResolvedRateLimit } from './limits/quota.js';
+import type { ResolvedStore } from './limits/store.js';
+import type { RetryBudget } from './limits/budget.js';
+import { TimeoutQueue } from './call/timeouts.js';
+import { selectByLatency, selectEndpoint, selectHealthiest, tierInPanic, type Selection } from './selection/selector.js';
 
 /** A call waiting for something: capacity to free up, a permit, or time to pass. */
 export interface Waiter {

@@ -1,5 +1,5 @@
 import { describe, expect, test } from 'vitest';
-import { backoffDelay, type BackoffOptions } from '../src/backoff.js';
+import { backoffDelay, type BackoffOptions } from '../src/call/backoff.js';
 
 const none: BackoffOptions = { initialMs: 100, maxMs: 1000, jitter: 'none' };
 

@@ -1,5 +1,5 @@
 import { describe, expect, test } from 'vitest';
-import { RetryBudget } from '../src/budget.js';
+import { RetryBudget } from '../src/limits/budget.js';
 import { isPoolError, type PoolError } from '../src/index.js';
 import { fail, harness, start } from './support.js';
 

@@ -3,10 +3,10 @@
  * showed no other test pinned down.
  */
 import { describe, expect, test } from 'vitest';
-import { backoffDelay } from '../src/backoff.js';
-import { Breaker } from '../src/breaker.js';
-import { resolveBreaker } from '../src/options.js';
-import { TokenBucket } from '../src/limiter.js';
+import { backoffDelay } from '../src/call/backoff.js';
+import { Breaker } from '../src/health/breaker.js';
+import { resolveBreaker } from '../src/options/options.js';
+import { TokenBucket } from '../src/limits/bucket.js';
 import { harness, fail, start } from './support.js';
 
 const opts = resolveBreaker({ threshold: 1, cooldownMs: 1000, maxCooldownMs: 4000 });

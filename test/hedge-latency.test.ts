@@ -1,5 +1,5 @@
 import { describe, expect, test } from 'vitest';
-import { LatencyTracker } from '../src/latency.js';
+import { LatencyTracker } from '../src/selection/latency.js';
 import { isPoolError } from '../src/index.js';
 import { fail, harness, hang, ok, start } from './support.js';
 

@@ -1,5 +1,5 @@
 import { describe, expect, test } from 'vitest';
-import { TokenBucket } from '../src/limiter.js';
+import { TokenBucket } from '../src/limits/bucket.js';
 
 describe('TokenBucket', () => {
   test('a fresh bucket serves its burst at once, then waits exactly for the next token', () => {

@@ -1,8 +1,8 @@
 import { describe, expect, test } from 'vitest';
-import { EndpointState } from '../src/endpoint.js';
-import { resolveBreaker } from '../src/options.js';
-import { Quota } from '../src/quota.js';
-import { tierInPanic } from '../src/selector.js';
+import { EndpointState } from '../src/selection/endpoint.js';
+import { resolveBreaker } from '../src/options/options.js';
+import { Quota } from '../src/limits/quota.js';
+import { tierInPanic } from '../src/selection/selector.js';
 import { fail, harness } from './support.js';
 
 function tier(n: number, open: number): EndpointState<string>[] {

@@ -1,7 +1,7 @@
 import { describe, expect, test } from 'vitest';
-import { DailyCounter, nextDailyReset } from '../src/daily.js';
-import { PacedLimiter } from '../src/paced.js';
-import { RollingCounter } from '../src/window.js';
+import { DailyCounter, nextDailyReset } from '../src/limits/daily.js';
+import { PacedLimiter } from '../src/limits/paced.js';
+import { RollingCounter } from '../src/limits/window.js';
 
 describe('PacedLimiter', () => {
   test('spaces calls by 1000/perSecond + margin: never a burst', () => {

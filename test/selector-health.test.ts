@@ -1,8 +1,8 @@
 import { describe, expect, test } from 'vitest';
-import { EndpointState } from '../src/endpoint.js';
-import { Quota } from '../src/quota.js';
-import { selectHealthiest } from '../src/selector.js';
-import { resolveBreaker } from '../src/options.js';
+import { EndpointState } from '../src/selection/endpoint.js';
+import { Quota } from '../src/limits/quota.js';
+import { selectHealthiest } from '../src/selection/selector.js';
+import { resolveBreaker } from '../src/options/options.js';
 import { fail, harness } from './support.js';
 
 const BREAKER = resolveBreaker({});

@@ -4,11 +4,11 @@
  * random source.
  */
 import { describe, expect, test } from 'vitest';
-import { EndpointState } from '../src/endpoint.js';
-import { TokenBucket } from '../src/limiter.js';
-import { resolveBreaker } from '../src/options.js';
-import { Quota } from '../src/quota.js';
-import { selectEndpoint } from '../src/selector.js';
+import { EndpointState } from '../src/selection/endpoint.js';
+import { TokenBucket } from '../src/limits/bucket.js';
+import { resolveBreaker } from '../src/options/options.js';
+import { Quota } from '../src/limits/quota.js';
+import { selectEndpoint } from '../src/selection/selector.js';
 import { Pool } from '../src/index.js';
 import { FakeClock } from '../src/testing/index.js';
 

@@ -1,5 +1,5 @@
 import { describe, expect, test } from 'vitest';
-import { TimeoutQueue, type TimeoutEntry } from '../src/timeouts.js';
+import { TimeoutQueue, type TimeoutEntry } from '../src/call/timeouts.js';
 import { FakeClock } from '../src/testing/index.js';
 
 function entry(log: string[], name: string): TimeoutEntry {

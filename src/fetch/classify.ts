@@ -14,8 +14,8 @@
  * so that `classifyFetchError` can read the status back; its message carries the status
  * and the endpoint name, never a URL.
  */
-import type { ClassifyResult } from '../classify.js';
-import { systemClock } from '../clock.js';
+import type { ClassifyResult } from '../base/classify.js';
+import { systemClock } from '../base/clock.js';
 import { DEFAULT_MAX_RETRY_AFTER_MS, parseRetryAfter } from './retry-after.js';
 
 const BRAND = Symbol.for('endpoint-pool.HttpStatusError');

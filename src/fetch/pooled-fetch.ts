@@ -12,14 +12,14 @@
  *
  * A request whose body is a stream cannot be replayed, so it gets one attempt.
  */
-import type { Classifier } from '../classify.js';
-import type { AttemptContext } from '../context.js';
-import { isPoolError } from '../errors.js';
-import type { EndpointConfig, ExecuteOptions, PoolOptions } from '../options.js';
+import type { Classifier } from '../base/classify.js';
+import type { AttemptContext } from '../call/context.js';
+import { isPoolError } from '../base/errors.js';
+import type { EndpointConfig, ExecuteOptions, PoolOptions } from '../options/options.js';
 import { Pool } from '../pool.js';
 import { HttpStatusError, classifyFetchError, isHttpStatusError } from './classify.js';
 import { DEFAULT_MAX_RETRY_AFTER_MS, parseRetryAfter } from './retry-after.js';
-import { hostOf } from '../host.js';
+import { hostOf } from '../extras/host.js';
 
 /** The subset of `fetch` this adapter calls. */
 export type FetchFn = (url: string, init: RequestInit) => Promise<Response>;

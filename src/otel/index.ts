@@ -6,8 +6,8 @@
  * attempt duration becomes a histogram in milliseconds (unit `ms`). Instruments are
  * created up front, once per sink.
  */
-import { METRIC_CATALOG } from '../metric-catalog.js';
-import type { Labels, MetricsSink } from '../metrics.js';
+import { METRIC_CATALOG } from '../base/metric-catalog.js';
+import type { Labels, MetricsSink } from '../base/metrics.js';
 
 type Attributes = Record<string, string>;
 

@@ -9,8 +9,8 @@
  * Two pools may share a registry: a metric already registered under the same name is
  * reused, and `labels` (say `{ pool: 'mainnet' }`) tells their series apart.
  */
-import { METRIC_CATALOG } from '../metric-catalog.js';
-import { METRICS, type Labels, type MetricsSink } from '../metrics.js';
+import { METRIC_CATALOG } from '../base/metric-catalog.js';
+import { METRICS, type Labels, type MetricsSink } from '../base/metrics.js';
 
 interface MetricConfig<R> {
   name: string;

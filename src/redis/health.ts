@@ -16,8 +16,8 @@
  *
  * Nothing here throws or rejects: failures go to `onError`.
  */
-import { systemClock, type Clock } from '../clock.js';
-import type { PoolEvent } from '../events.js';
+import { systemClock, type Clock } from '../base/clock.js';
+import type { PoolEvent } from '../base/events.js';
 import type { RedisCommander } from './client.js';
 import { MARK_LUA, READ_LUA } from './health-script.js';
 import { checkCommander, resolvePrefix } from './options.js';

@@ -14,7 +14,7 @@
  * answers again; a late answer is ignored (it may have counted a call: the fleet errs on
  * the safe side).
  */
-import type { LimiterStore, SharedLimit } from '../store.js';
+import type { LimiterStore, SharedLimit } from '../limits/store.js';
 import type { RedisCommander } from './client.js';
 import { RedisStoreError } from './errors.js';
 import { ADMIT_LUA } from './admit-script.js';

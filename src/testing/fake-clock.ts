@@ -9,7 +9,7 @@
  * It implements {@link Clock}, so a pool built with `clock: new FakeClock()` never
  * sleeps for real. Users can hand the same clock to their own code under test.
  */
-import type { Clock, TimerHandle } from '../clock.js';
+import type { Clock, TimerHandle } from '../base/clock.js';
 
 interface FakeTimer {
   readonly id: number;

@@ -1,7 +1,7 @@
 /**
  * A metrics sink that remembers what it was given, for tests (the pool's own and yours).
  */
-import type { Labels, MetricsSink } from '../metrics.js';
+import type { Labels, MetricsSink } from '../base/metrics.js';
 
 export interface RecordedMetric {
   readonly kind: 'increment' | 'observe';

@@ -20,9 +20,9 @@
  * endpoint may well serve it. Only `details`/`shortMessage` are read from viem errors,
  * never their long `message`, which carries the URL and the request body.
  */
-import type { ClassifyResult } from '../classify.js';
+import type { ClassifyResult } from '../base/classify.js';
 import { DEFAULT_MAX_RETRY_AFTER_MS, parseRetryAfter } from '../fetch/retry-after.js';
-import { systemClock } from '../clock.js';
+import { systemClock } from '../base/clock.js';
 
 /** What the chain of causes says, gathered once. */
 export interface ErrorEvidence {

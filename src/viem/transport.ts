@@ -21,13 +21,13 @@
  * request operation (read the nonce, then send) on a single endpoint and, if it fails in
  * a way another endpoint could fix, runs the whole of it again elsewhere.
  */
-import type { Classifier, ClassifyResult } from '../classify.js';
-import { invalidOption, isPoolError } from '../errors.js';
-import type { EndpointConfig, ExecuteOptions, PoolOptions } from '../options.js';
+import type { Classifier, ClassifyResult } from '../base/classify.js';
+import { invalidOption, isPoolError } from '../base/errors.js';
+import type { EndpointConfig, ExecuteOptions, PoolOptions } from '../options/options.js';
 import { Pool } from '../pool.js';
 import { classifyViemError } from './classify.js';
 import type { HttpFactory, RequestFn, RpcArgs, RpcRequestOptions, TransportFactory, TransportInstance, TransportParams } from './types.js';
-import { hostOf } from '../host.js';
+import { hostOf } from '../extras/host.js';
 
 /** An endpoint given as a viem transport or as a URL (then `http` is required). */
 export type ViemEndpoint = Omit<EndpointConfig<TransportFactory>, 'conn' | 'name'> &

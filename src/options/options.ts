@@ -5,16 +5,16 @@
  * and a mistake is reported as a `PoolError` with code `INVALID_OPTIONS` whose message
  * names the field, what was expected and what was given.
  */
-import type { BackoffOptions, Jitter } from './backoff.js';
-import type { BreakerOptions } from './breaker.js';
-import type { Classifier } from './classify.js';
-import type { AttemptContext } from './context.js';
-import type { Clock, RandomSource } from './clock.js';
-import { invalidOption } from './errors.js';
-import type { EventListener } from './events.js';
-import type { StoreOptions } from './store.js';
-import type { RetryBudgetOptions } from './budget.js';
-import type { MetricsSink } from './metrics.js';
+import type { BackoffOptions, Jitter } from '../call/backoff.js';
+import type { BreakerOptions } from '../health/breaker.js';
+import type { Classifier } from '../base/classify.js';
+import type { AttemptContext } from '../call/context.js';
+import type { Clock, RandomSource } from '../base/clock.js';
+import { invalidOption } from '../base/errors.js';
+import type { EventListener } from '../base/events.js';
+import type { StoreOptions } from '../limits/store.js';
+import type { RetryBudgetOptions } from '../limits/budget.js';
+import type { MetricsSink } from '../base/metrics.js';
 
 export type Priority = 'high' | 'low';
 

@@ -12,7 +12,7 @@
  * A random source that throws or answers outside [0, 1) (NaN, Infinity) counts as 0.5 for
  * that draw, so it cannot turn a backoff into an endless wait.
  */
-import type { RandomSource } from './clock.js';
+import type { RandomSource } from '../base/clock.js';
 
 export type Jitter = 'none' | 'full' | 'equal' | 'decorrelated';
 

@@ -10,7 +10,7 @@
  *
  * Memory is constant: the window is a ring of the last `ceil(perSecond)` start times.
  */
-import type { Limiter } from './limiter.js';
+import type { Limiter } from './bucket.js';
 
 export class PacedLimiter implements Limiter {
   #perSecond: number;

@@ -33,8 +33,8 @@
  * every open period is spread by up to ±20 % with the injected random source, so a fleet
  * of processes does not probe in lockstep.
  */
-import type { RandomSource } from './clock.js';
-import { RollingCounter } from './window.js';
+import type { RandomSource } from '../base/clock.js';
+import { RollingCounter } from '../limits/window.js';
 
 export interface BreakerOptions {
   /** Consecutive failures that open the breaker (`consecutive` mode). @default 5 */

@@ -22,15 +22,15 @@
  */
 import { refreshOnce, type RefreshAuth } from './auth.js';
 import { backoffDelay, type BackoffOptions } from './backoff.js';
-import { runClassifier, type Verdict } from './classify.js';
-import type { TimerHandle } from './clock.js';
+import { runClassifier, type Verdict } from '../base/classify.js';
+import type { TimerHandle } from '../base/clock.js';
 import { LazyContext, type Operation } from './context.js';
 import type { TimeoutEntry } from './timeouts.js';
-import type { EndpointState } from './endpoint.js';
-import { PoolError, describe, invalidOption, type PoolErrorCode } from './errors.js';
-import type { CancelReason, FailureClass } from './events.js';
-import { METRICS, safeObserve } from './metrics.js';
-import { resolveHedge, type HedgeConfig } from './hedge.js';
+import type { EndpointState } from '../selection/endpoint.js';
+import { PoolError, describe, invalidOption, type PoolErrorCode } from '../base/errors.js';
+import type { CancelReason, FailureClass } from '../base/events.js';
+import { METRICS, safeObserve } from '../base/metrics.js';
+import { resolveHedge, type HedgeConfig } from '../selection/hedge.js';
 import {
   BREAKER_MODES,
   durationOrInfinity,
@@ -39,9 +39,9 @@ import {
   resolveRetry,
   type BreakerMode,
   type ExecuteOptions,
-} from './options.js';
-import type { Selection } from './selector.js';
-import type { PoolState, Waiter } from './state.js';
+} from '../options/options.js';
+import type { Selection } from '../selection/selector.js';
+import type { PoolState, Waiter } from '../state.js';
 
 /** One attempt: the context the operation sees, plus the pool's bookkeeping for it. */
 class Attempt<C> extends LazyContext implements TimeoutEntry {

@@ -5,8 +5,8 @@
  * aborted through their signal. Hedges count as attempts, against the retry budget and
  * against the limiters. A call that is not idempotent is never hedged.
  */
-import { invalidOption } from './errors.js';
-import { finite, plainObject, positiveInteger } from './options.js';
+import { invalidOption } from '../base/errors.js';
+import { finite, plainObject, positiveInteger } from '../options/options.js';
 
 export interface HedgeConfig {
   readonly afterMs: number;

@@ -10,7 +10,7 @@
  * for the new head), and while the queue is empty it is told not to keep the process
  * alive.
  */
-import type { Clock, TimerHandle } from './clock.js';
+import type { Clock, TimerHandle } from '../base/clock.js';
 
 /** Something with a deadline in the queue (the attempt itself: no allocation per entry). */
 export interface TimeoutEntry {

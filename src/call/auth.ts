@@ -8,10 +8,10 @@
  * attempt there at once. A refresh has its own timeout; a caller that gives up waiting
  * (deadline, abort) does not cancel it for the others.
  */
-import type { Clock } from './clock.js';
+import type { Clock } from '../base/clock.js';
 import { LazyContext, type AttemptContext } from './context.js';
-import type { EndpointState } from './endpoint.js';
-import { PoolError } from './errors.js';
+import type { EndpointState } from '../selection/endpoint.js';
+import { PoolError } from '../base/errors.js';
 
 export type RefreshAuth<C> = (conn: C, ctx: AttemptContext) => Promise<unknown>;
 

@@ -15,10 +15,10 @@
  * alive; `stop()` clears them, aborts checks in flight and discards their outcome.
  * A throwing `check`, source or `onRefresh` is contained and reported, never thrown.
  */
-import type { Clock, TimerHandle } from './clock.js';
-import { invalidOption } from './errors.js';
-import { durationOrInfinity, positiveInteger, type EndpointConfig } from './options.js';
-import type { Pool } from './pool.js';
+import type { Clock, TimerHandle } from '../base/clock.js';
+import { invalidOption } from '../base/errors.js';
+import { durationOrInfinity, positiveInteger, type EndpointConfig } from '../options/options.js';
+import type { Pool } from '../pool.js';
 
 export interface RefresherOptions<C> {
   /** The candidates, or a function that fetches them (it gets a signal and `timeoutMs`). */

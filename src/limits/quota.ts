@@ -15,7 +15,7 @@
  * configured one; with no per-second limit configured, it installs a paced limiter.
  */
 import { DailyCounter, nextDailyReset } from './daily.js';
-import { TokenBucket, type Limiter } from './limiter.js';
+import { TokenBucket, type Limiter } from './bucket.js';
 import { PacedLimiter } from './paced.js';
 import type { SharedLimit } from './store.js';
 

@@ -4,12 +4,12 @@
  * same connection and settings keeps its breaker, counters and quota; a group kept with
  * the same members and limit keeps its shared quota.
  */
-import type { BreakerOptions } from './breaker.js';
-import type { RandomSource } from './clock.js';
+import type { BreakerOptions } from '../health/breaker.js';
+import type { RandomSource } from '../base/clock.js';
 import { EndpointState } from './endpoint.js';
-import { invalidOption } from './errors.js';
-import { DEFAULTS, PRIORITIES, finite, limitOrInfinity, oneOf, plainObject, positiveInteger, type EndpointConfig } from './options.js';
-import { Quota, type ResolvedRateLimit } from './quota.js';
+import { invalidOption } from '../base/errors.js';
+import { DEFAULTS, PRIORITIES, finite, limitOrInfinity, oneOf, plainObject, positiveInteger, type EndpointConfig } from '../options/options.js';
+import { Quota, type ResolvedRateLimit } from '../limits/quota.js';
 
 const MODES = ['bucket', 'paced'] as const;
 const MAX_WEIGHT = 1000;

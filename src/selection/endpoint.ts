@@ -4,14 +4,14 @@
  * pool; calls hold references to it (never indices), so replacing the endpoint set never
  * confuses a call in progress.
  */
-import { Breaker, type BreakerOptions } from './breaker.js';
-import type { RandomSource } from './clock.js';
-import type { FailureClass } from './events.js';
-import type { Labels } from './metrics.js';
-import type { Priority } from './options.js';
-import type { Quota } from './quota.js';
+import { Breaker, type BreakerOptions } from '../health/breaker.js';
+import type { RandomSource } from '../base/clock.js';
+import type { FailureClass } from '../base/events.js';
+import type { Labels } from '../base/metrics.js';
+import type { Priority } from '../options/options.js';
+import type { Quota } from '../limits/quota.js';
 import { LatencyTracker } from './latency.js';
-import { RollingCounter } from './window.js';
+import { RollingCounter } from '../limits/window.js';
 
 /** Fifteen one-minute buckets: enough for the 5- and 15-minute views. */
 const WINDOW_BUCKETS = 15;

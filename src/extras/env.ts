@@ -9,7 +9,7 @@
  * slices ("1,3,5" / "2,4,6") rather than cut them contiguously: which keys are good
  * changes during the day, and an interleaved slice stays fair whatever the day brings.
  */
-import { PoolError } from './errors.js';
+import { PoolError } from '../base/errors.js';
 
 function bad(spec: string, why: string): PoolError {
   return new PoolError('INVALID_OPTIONS', `endpoint spec ${JSON.stringify(spec)}: ${why}`, { field: 'spec' });

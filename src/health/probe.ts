@@ -7,11 +7,11 @@
  * and their results never feed the breakers: passive health comes from real traffic,
  * probing only observes it.
  */
-import { LazyContext, type Operation } from './context.js';
-import type { EndpointState } from './endpoint.js';
-import { PoolError } from './errors.js';
-import { METRICS } from './metrics.js';
-import type { PoolState } from './state.js';
+import { LazyContext, type Operation } from '../call/context.js';
+import type { EndpointState } from '../selection/endpoint.js';
+import { PoolError } from '../base/errors.js';
+import { METRICS } from '../base/metrics.js';
+import type { PoolState } from '../state.js';
 
 export type ProbeResult =
   | { readonly endpoint: string; readonly ok: true; readonly durationMs: number }
