@@ -18,6 +18,7 @@ import type { ResolvedRateLimit } from './limits/quota.js';
 import type { ResolvedStore } from './limits/store.js';
 import type { RetryBudget } from './limits/budget.js';
 import { TimeoutQueue } from './call/timeouts.js';
+import { defaultPlan, type CallPlan } from './call/plan.js';
 import { selectByLatency, selectEndpoint, selectHealthiest, tierInPanic, type Selection } from './selection/selector.js';
 
 /** A call waiting for something: capacity to free up, a permit, or time to pass. */
@@ -92,6 +93,8 @@ export class PoolState<C> {
   /** Attempt timeouts, on one shared timer. */
   readonly timeouts: TimeoutQueue;
   callSeq = 0;
+  /** The plan of a call made with no options (shared: nothing allocated per call). */
+  readonly defaultPlan: CallPlan<C>;
   onIdle: (() => void) | undefined;
 
   constructor(opts: ResolvedOptions, clock: Clock, random: RandomSource, metrics: MetricsSink | undefined, listener: EventListener | undefined) {
@@ -102,6 +105,7 @@ export class PoolState<C> {
     this.listener = listener;
     this.permits = opts.maxConcurrentCalls;
     this.timeouts = new TimeoutQueue(clock);
+    this.defaultPlan = defaultPlan(this);
     this.tracksLatency = opts.strategy === 'latency' || opts.hedgeConfigured;
     this.timesSuccesses =
       metrics !== undefined || listener !== undefined || this.tracksLatency || opts.breaker.slowCallMs !== Number.POSITIVE_INFINITY || opts.breaker.mode === 'failure-rate';

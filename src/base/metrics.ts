@@ -52,3 +52,14 @@ export function safeObserve(sink: MetricsSink, name: string, labels: Labels, val
     // Same as above.
   }
 }
+
+const NONE_LABELS = new Map<string, Labels>();
+/** Labels for a call that failed before reaching any endpoint. */
+export function noneLabels(code: string): Labels {
+  let l = NONE_LABELS.get(code);
+  if (l === undefined) {
+    l = Object.freeze({ endpoint: 'none', code });
+    NONE_LABELS.set(code, l);
+  }
+  return l;
+}

@@ -12,6 +12,7 @@ import type { Clock } from '../base/clock.js';
 import { LazyContext, type AttemptContext } from './context.js';
 import type { EndpointState } from '../selection/endpoint.js';
 import { PoolError } from '../base/errors.js';
+import type { PoolState } from '../state.js';
 
 export type RefreshAuth<C> = (conn: C, ctx: AttemptContext) => Promise<unknown>;
 
@@ -62,4 +63,24 @@ export function refreshOnce<C>(ep: EndpointState<C>, refresh: RefreshAuth<C>, cl
     },
   );
   return p;
+}
+
+/** What a replay after a refresh needs from its call (which enters the `auth` wait first). */
+export interface ReauthHost<C> {
+  /** The refresh succeeded: replay on `ep` (if the call still waits for it). */
+  refreshed(ep: EndpointState<C>): void;
+  /** The refresh failed (if the call still waits for it). */
+  refreshFailed(ep: EndpointState<C>, error: unknown): void;
+}
+
+/** Refreshes `ep`'s credentials (joining a refresh in progress) and reports to `host`. */
+export function refreshThenReplay<C>(s: PoolState<C>, ep: EndpointState<C>, host: ReauthHost<C>): void {
+  const refresh = s.opts.refreshAuth as RefreshAuth<C>;
+  const done = refreshOnce(ep, refresh, s.clock, s.opts.refreshTimeoutMs, (ok, error) => {
+    s.emit(ok ? { type: 'auth-refresh', endpoint: ep.name, ok } : { type: 'auth-refresh', endpoint: ep.name, ok, error });
+  });
+  done.then(
+    () => host.refreshed(ep),
+    (error: unknown) => host.refreshFailed(ep, error),
+  );
 }

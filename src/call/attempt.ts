@@ -1,0 +1,74 @@
+/**
+ * One attempt of a call: the context its operation sees (endpoint, attempt number,
+ * deadline, a lazily created signal) plus the pool's bookkeeping for it (the breaker
+ * ticket, its start time and its place in the shared timeout queue). The attempt itself is
+ * the queue entry, so timing one out allocates nothing more.
+ */
+import { METRICS } from '../base/metrics.js';
+import type { EndpointState } from '../selection/endpoint.js';
+import type { PoolState } from '../state.js';
+import { LazyContext } from './context.js';
+import type { TimeoutEntry } from './timeouts.js';
+
+/** Whoever runs attempts: told when one of them passes its due time. */
+export interface AttemptOwner<C> {
+  attemptTimedOut(a: Attempt<C>): void;
+}
+
+export class Attempt<C> extends LazyContext implements TimeoutEntry {
+  readonly owner: AttemptOwner<C>;
+  readonly ep: EndpointState<C>;
+  /** The breaker ticket: generation at start and probe epoch (0 unless this is the half-open probe). */
+  readonly generation: number;
+  readonly probe: number;
+  readonly startedAt: number;
+  done = false;
+  // Its place in the pool's timeout queue.
+  dueAt = Number.POSITIVE_INFINITY;
+  prevTimeout: TimeoutEntry | undefined = undefined;
+  nextTimeout: TimeoutEntry | undefined = undefined;
+  queued = false;
+
+  constructor(owner: AttemptOwner<C>, ep: EndpointState<C>, attempt: number, deadlineAt: number, probe: number, now: number) {
+    super(ep.name, attempt, deadlineAt);
+    this.owner = owner;
+    this.ep = ep;
+    this.generation = ep.breaker.generation;
+    this.probe = probe;
+    this.startedAt = now;
+  }
+
+  expire(): void {
+    this.owner.attemptTimedOut(this);
+  }
+}
+
+export function isThenable(value: unknown): value is PromiseLike<unknown> {
+  return (typeof value === 'object' || typeof value === 'function') && value !== null && typeof (value as PromiseLike<unknown>).then === 'function';
+}
+
+/** The endpoint takes one more attempt: its limit, in-flight count and usage. */
+export function claimSlot<C>(ep: EndpointState<C>, now: number): void {
+  ep.quota.take(now);
+  if (++ep.inFlight > ep.peakInFlight) ep.peakInFlight = ep.inFlight;
+  ep.attempts++;
+  ep.usage.add(now);
+}
+
+/** Arms the attempt's timeout (min of its own and the time left before the deadline); counts and announces it. */
+export function startAttempt<C>(s: PoolState<C>, a: Attempt<C>, attemptTimeoutMs: number, now: number, callId: number): void {
+  const left = a.deadlineAt - now;
+  const timeout = attemptTimeoutMs < left ? attemptTimeoutMs : left;
+  if (timeout !== Number.POSITIVE_INFINITY) s.timeouts.add(a, now + timeout);
+  const ep = a.ep;
+  s.count(METRICS.attempts, ep.labels);
+  if (s.listener !== undefined) s.emit({ type: 'attempt-start', callId, endpoint: ep.name, attempt: a.attempt, probe: a.probe !== 0 });
+}
+
+/** The attempt no longer occupies its endpoint: an in-flight slot (and a probe slot) may be free. */
+export function releaseSlot<C>(s: PoolState<C>, a: Attempt<C>): void {
+  const ep = a.ep;
+  const wasFull = ep.inFlight >= ep.maxInFlight;
+  ep.inFlight--;
+  if (wasFull || a.probe !== 0) s.wakeParked();
+}

@@ -1,0 +1,86 @@
+/**
+ * Hedging for one call (idempotent calls only): when the first attempt has not answered
+ * within the hedge delay (fixed, or a quantile of its endpoint's recent durations), one
+ * more attempt starts on an endpoint the call is not using; the first success wins and
+ * the others are cancelled by the call. Hedges count as attempts and against the retry
+ * budget, and go through admission like any attempt.
+ *
+ * Allocated only for calls that hedge; the call loop talks to it through `HedgeHost`.
+ */
+import type { TimerHandle } from '../base/clock.js';
+import type { HedgeConfig } from '../selection/hedge.js';
+import type { EndpointState } from '../selection/endpoint.js';
+import type { PoolState } from '../state.js';
+import type { Attempt } from './attempt.js';
+
+/** What hedging needs from its call. */
+export interface HedgeHost<C> {
+  readonly id: number;
+  /** Endpoints a hedge must avoid (excluded, or running one of the call's attempts); `undefined`: no hedge now. */
+  hedgeAvoiding(now: number): EndpointState<C>[] | undefined;
+  readonly tried: EndpointState<C>[] | undefined;
+  /** Attempts the call has started. */
+  readonly attempts: number;
+  /** Starts a hedged attempt on `ep`. */
+  launchHedge(ep: EndpointState<C>, now: number): void;
+}
+
+export class Hedging<C> {
+  readonly #s: PoolState<C>;
+  readonly #host: HedgeHost<C>;
+  readonly #config: HedgeConfig;
+  #left: number;
+  #timer: TimerHandle | undefined;
+  /** Hedged attempts running beside the call's primary attempt. */
+  readonly running: Attempt<C>[] = [];
+
+  constructor(s: PoolState<C>, host: HedgeHost<C>, config: HedgeConfig) {
+    this.#s = s;
+    this.#host = host;
+    this.#config = config;
+    this.#left = config.maxHedges;
+  }
+
+  /** Arms the hedge timer for a primary attempt on `ep` (once per call, while hedges are left). */
+  schedule(ep: EndpointState<C>): void {
+    if (this.#left <= 0 || this.#timer !== undefined) return;
+    const c = this.#config;
+    const fromLatency = c.percentile === undefined ? undefined : ep.latency.percentile(c.percentile, 20);
+    const delay = Math.max(1, fromLatency ?? c.afterMs);
+    this.#timer = this.#s.clock.setTimeout(() => {
+      this.#timer = undefined;
+      this.#fire();
+    }, delay);
+  }
+
+  #fire(): void {
+    const s = this.#s;
+    const host = this.#host;
+    if (this.#left <= 0) return;
+    const now = s.clock.now();
+    const avoid = host.hedgeAvoiding(now);
+    if (avoid === undefined) return;
+    const sel = s.select(now, host.tried, avoid);
+    if (sel.kind !== 'endpoint' || sel.tried) return;
+    const budget = s.opts.retryBudget;
+    if (budget !== undefined && !budget.tryWithdraw(now)) return;
+    this.#left--;
+    s.emit({ type: 'hedge', callId: host.id, endpoint: sel.endpoint.name, attempt: host.attempts + 1 });
+    host.launchHedge(sel.endpoint, now);
+  }
+
+  remove(a: Attempt<C>): boolean {
+    const i = this.running.indexOf(a);
+    if (i < 0) return false;
+    this.running.splice(i, 1);
+    return true;
+  }
+
+  /** Stops the hedge timer (the call is ending). */
+  stop(): void {
+    if (this.#timer !== undefined) {
+      this.#s.clock.clearTimeout(this.#timer);
+      this.#timer = undefined;
+    }
+  }
+}

@@ -1,0 +1,162 @@
+/**
+ * What an attempt's end does to its endpoint: counters, latency, the breaker, cooldowns
+ * and the hints a classification carries (a learned ceiling, a spent daily quota, an
+ * invalid key), then the metrics and events that report it. State changes come first;
+ * events and metrics after, so a listener always sees the state the event describes.
+ *
+ * The call loop decides what the call does next; these functions only record.
+ */
+import { runClassifier, type Verdict } from '../base/classify.js';
+import { PoolError } from '../base/errors.js';
+import type { CancelReason, FailureClass } from '../base/events.js';
+import { METRICS, safeObserve } from '../base/metrics.js';
+import type { EndpointState } from '../selection/endpoint.js';
+import type { PoolState } from '../state.js';
+import type { Attempt } from './attempt.js';
+
+/** A success: the breaker, latency, metrics and `attempt-success`. */
+export function recordSuccess<C>(s: PoolState<C>, a: Attempt<C>, callId: number): void {
+  const ep = a.ep;
+  ep.successes++;
+  // Reading the clock costs as much as the rest of this function: only when something uses it.
+  const now = s.timesSuccesses ? s.clock.now() : a.startedAt;
+  const durationMs = now - a.startedAt;
+  if (s.tracksLatency) ep.latency.observe(now, durationMs, false, s.opts.latency.decayMs, s.opts.latency.failurePenaltyMs);
+  let closed = false;
+  let opened = false;
+  // A slow success still answers the caller, but counts against the endpoint (not for a probe).
+  if (durationMs > s.opts.breaker.slowCallMs && a.probe === 0) opened = ep.breaker.recordFailure(a.generation, a.probe, now);
+  else closed = ep.breaker.recordSuccess(now);
+  if (s.metrics !== undefined) {
+    safeObserve(s.metrics, METRICS.attemptDuration, ep.labels, durationMs);
+    if (opened) s.count(METRICS.breakerOpened, ep.labels);
+  }
+  if (s.listener !== undefined) {
+    if (closed) s.emit({ type: 'breaker-closed', endpoint: ep.name });
+    if (opened) s.emit({ type: 'breaker-opened', endpoint: ep.name, cooldownMs: ep.breaker.openPeriodMs });
+    s.emit({ type: 'attempt-success', callId, endpoint: ep.name, attempt: a.attempt, durationMs });
+  }
+  if (closed) s.wakeParked();
+}
+
+/** What a failed attempt left behind, for the call loop to act on. */
+export interface FailureRecord {
+  readonly cls: FailureClass;
+  /** The cooldown a rate-limited answer set; `undefined` for other classes. */
+  readonly retryAfterMs: number | undefined;
+  /** The endpoint is now out of the running (disabled or parked): move on at once. */
+  readonly movesOn: boolean;
+}
+
+/**
+ * Classifies a failure (into `verdict`, reused per call) and records it. `sync`: the
+ * operation threw synchronously or returned a non-promise, which is treated as permanent.
+ */
+export function recordFailure<C>(s: PoolState<C>, a: Attempt<C>, error: unknown, sync: boolean, verdict: Verdict, maxCooldownMs: number, callId: number): FailureRecord {
+  const now = s.clock.now();
+  const ep = a.ep;
+  if (sync) {
+    verdict.class = 'permanent';
+    verdict.retryAfterMs = undefined;
+    verdict.valid = false;
+  } else {
+    runClassifier(s.opts.classify, error, verdict);
+  }
+  const cls = verdict.class;
+  ep.failures++;
+  let opened = false;
+  let closed = false;
+  let cooldownMs = 0;
+  switch (cls) {
+    case 'transient':
+      opened = ep.breaker.recordFailure(a.generation, a.probe, now);
+      break;
+    case 'rate-limited': {
+      ep.breaker.release(a.probe);
+      ep.rateLimited++;
+      cooldownMs = Math.min(verdict.retryAfterMs ?? s.opts.rateLimitCooldownMs, maxCooldownMs);
+      ep.quota.coolDown(now, cooldownMs);
+      if (a.probe !== 0) s.wakeParked();
+      break;
+    }
+    default:
+      // A throwing operation or classifier says nothing about the endpoint's health.
+      if (verdict.valid) closed = ep.breaker.recordReachable(now);
+      else ep.breaker.release(a.probe);
+      break;
+  }
+  // Only failures that say something about the endpoint's health feed the ranking.
+  const unhealthy = cls === 'transient' || cls === 'rate-limited';
+  if (unhealthy) ep.recentFailures.add(now);
+  if (s.tracksLatency) ep.latency.observe(now, now - a.startedAt, unhealthy, s.opts.latency.decayMs, s.opts.latency.failurePenaltyMs);
+  const movesOn = applyHints(s, ep, verdict, now);
+  reportFailure(s, a, cls, error, now, opened, closed, callId);
+  if (cls === 'rate-limited' && s.listener !== undefined) s.emit({ type: 'endpoint-cooling', endpoint: ep.name, cooldownMs });
+  return { cls, retryAfterMs: cls === 'rate-limited' ? cooldownMs : undefined, movesOn };
+}
+
+/** An attempt past its timeout: aborted, counted as a failure of its endpoint. Returns the error. */
+export function recordTimeout<C>(s: PoolState<C>, a: Attempt<C>, now: number, callId: number): PoolError {
+  const ep = a.ep;
+  const error = new PoolError('ATTEMPT_TIMEOUT', `attempt ${a.attempt} on endpoint ${JSON.stringify(ep.name)} timed out after ${now - a.startedAt} ms`, {
+    attempts: a.attempt,
+    endpoint: ep.name,
+  });
+  a.abort(error);
+  ep.failures++;
+  ep.recentFailures.add(now);
+  if (s.tracksLatency) ep.latency.observe(now, now - a.startedAt, true, s.opts.latency.decayMs, s.opts.latency.failurePenaltyMs);
+  const opened = ep.breaker.recordFailure(a.generation, a.probe, now);
+  reportFailure(s, a, 'timeout', error, now, opened, false, callId);
+  return error;
+}
+
+/**
+ * Acts on what the classification said about the endpoint itself. Returns true when the
+ * endpoint is now out of the running (disabled or parked).
+ */
+function applyHints<C>(s: PoolState<C>, ep: EndpointState<C>, verdict: Verdict, now: number): boolean {
+  if (verdict.ceilingPerSecond !== undefined) {
+    ep.quota.recalibrate(verdict.ceilingPerSecond, now);
+    ep.quota.coolDown(now, s.opts.rateLimitCooldownMs);
+    s.emit({ type: 'endpoint-recalibrated', endpoint: ep.name, perSecond: verdict.ceilingPerSecond });
+  }
+  let out = false;
+  if (verdict.dailyQuotaExhausted) {
+    const untilMs = ep.quota.park(now);
+    s.emit({ type: 'endpoint-parked', endpoint: ep.name, untilMs });
+    out = true;
+  }
+  if (verdict.disableEndpoint && !ep.disabled) {
+    ep.disabled = true;
+    s.emit({ type: 'endpoint-disabled', endpoint: ep.name });
+  }
+  return out || verdict.disableEndpoint;
+}
+
+/** Metrics and events for a failed attempt, after every state change. */
+function reportFailure<C>(s: PoolState<C>, a: Attempt<C>, cls: FailureClass, error: unknown, now: number, opened: boolean, closed: boolean, callId: number): void {
+  const ep = a.ep;
+  const durationMs = now - a.startedAt;
+  if (s.metrics !== undefined) {
+    s.count(METRICS.failures, ep.classLabels(cls));
+    safeObserve(s.metrics, METRICS.attemptDuration, ep.labels, durationMs);
+    if (opened) s.count(METRICS.breakerOpened, ep.labels);
+  }
+  if (s.listener !== undefined) {
+    if (opened) s.emit({ type: 'breaker-opened', endpoint: ep.name, cooldownMs: ep.breaker.openPeriodMs });
+    if (closed) s.emit({ type: 'breaker-closed', endpoint: ep.name });
+    s.emit({ type: 'attempt-failure', callId, endpoint: ep.name, attempt: a.attempt, durationMs, errorClass: cls, error });
+  }
+  if (closed) s.wakeParked();
+}
+
+/** A cancelled attempt: its probe slot released, its signal aborted, `attempt-cancelled` emitted. */
+export function recordCancel<C>(s: PoolState<C>, a: Attempt<C>, cancel: CancelReason, abortReason: unknown, callId: number): void {
+  a.ep.breaker.release(a.probe);
+  const durationMs = s.clock.now() - a.startedAt;
+  // A loser of a hedge race was at least this slow: let the latency estimate know.
+  if (cancel === 'superseded' && s.tracksLatency) a.ep.latency.observeAtLeast(a.startedAt + durationMs, durationMs);
+  a.abort(abortReason ?? new PoolError('ABORTED', 'another attempt of the call answered first'));
+  if (s.listener !== undefined) s.emit({ type: 'attempt-cancelled', callId, endpoint: a.ep.name, attempt: a.attempt, durationMs, reason: cancel });
+}

@@ -1,0 +1,93 @@
+/**
+ * A call's plan: the pool's defaults with `execute()`'s options laid over them, checked
+ * once when the call is made. A call with no options shares the pool's default plan, so
+ * the common path allocates nothing here.
+ */
+import { PoolError, describe, invalidOption } from '../base/errors.js';
+import { resolveHedge, type HedgeConfig } from '../selection/hedge.js';
+import type { EndpointState } from '../selection/endpoint.js';
+import type { BackoffOptions } from './backoff.js';
+import { BREAKER_MODES, durationOrInfinity, oneOf, resolveBackoff, resolveRetry, type BreakerMode, type ExecuteOptions } from '../options/options.js';
+import type { PoolState } from '../state.js';
+
+export interface CallPlan<C> {
+  readonly deadlineMs: number;
+  readonly attemptTimeoutMs: number;
+  readonly maxAttempts: number;
+  readonly breakerMode: BreakerMode;
+  readonly backoff: BackoffOptions;
+  readonly pin: EndpointState<C> | undefined;
+  /** Endpoints named in `exclude` (a fresh array per call: the call adds to it). */
+  readonly excluded: EndpointState<C>[] | undefined;
+  readonly signal: AbortSignal | undefined;
+  /** Set when the call hedges. */
+  readonly hedge: HedgeConfig | undefined;
+}
+
+/** The plan of a call made with no options. */
+export function defaultPlan<C>(s: PoolState<C>): CallPlan<C> {
+  const o = s.opts;
+  return {
+    deadlineMs: o.deadlineMs,
+    attemptTimeoutMs: o.attemptTimeoutMs,
+    maxAttempts: o.maxAttempts,
+    breakerMode: o.breakerMode,
+    backoff: o.backoff,
+    pin: undefined,
+    excluded: undefined,
+    signal: undefined,
+    hedge: undefined,
+  };
+}
+
+/** Checks `execute()`'s options; throws `INVALID_OPTIONS` (or `PIN_UNAVAILABLE`) on a mistake. */
+export function resolvePlan<C>(s: PoolState<C>, options: ExecuteOptions): CallPlan<C> {
+  if (typeof options !== 'object' || options === null) throw invalidOption('options', 'an object', options);
+  const o = s.opts;
+  const deadlineMs = durationOrInfinity('deadlineMs', options.deadlineMs, o.deadlineMs);
+  const attemptTimeoutMs = durationOrInfinity('attemptTimeoutMs', options.attemptTimeoutMs, o.attemptTimeoutMs);
+  const maxAttempts = resolveRetry('retry', options.retry, o.maxAttempts);
+  const breakerMode = oneOf('breakerMode', options.breakerMode, BREAKER_MODES, o.breakerMode);
+  const backoff = options.backoff === undefined ? o.backoff : resolveBackoff('backoff', options.backoff, o.backoff);
+  const signal = options.signal;
+  if (signal !== undefined) {
+    if (typeof signal !== 'object' || signal === null || typeof signal.addEventListener !== 'function' || typeof signal.removeEventListener !== 'function' || typeof signal.aborted !== 'boolean') {
+      throw invalidOption('signal', 'an AbortSignal', signal);
+    }
+  }
+  let excluded: EndpointState<C>[] | undefined;
+  if (options.exclude !== undefined) {
+    if (!Array.isArray(options.exclude)) throw invalidOption('exclude', 'an array of endpoint names', options.exclude);
+    excluded = [];
+    options.exclude.forEach((name, i) => {
+      const ep = typeof name === 'string' ? s.byName.get(name) : undefined;
+      if (ep === undefined) throw invalidOption(`exclude[${i}]`, 'the name of an endpoint of this pool', name);
+      excluded!.push(ep);
+    });
+  }
+  let hedge: HedgeConfig | undefined;
+  if (options.hedge !== undefined && options.hedge !== false) {
+    // A call that is not idempotent is never hedged: running it twice at once could do harm.
+    if (options.idempotent !== true) throw invalidOption('hedge', 'a call marked idempotent: true', options.hedge);
+    hedge = options.hedge === true ? o.hedge : resolveHedge('hedge', options.hedge, o.hedge);
+  } else if (options.hedge === undefined && options.idempotent === true && o.hedgeConfigured) {
+    hedge = o.hedge;
+  }
+  let pin: EndpointState<C> | undefined;
+  if (options.pin !== undefined) {
+    if (typeof options.pin !== 'string') throw invalidOption('pin', 'an endpoint name', options.pin);
+    pin = s.byName.get(options.pin);
+    if (pin === undefined) throw new PoolError('PIN_UNAVAILABLE', `pinned endpoint ${describe(options.pin)} is not in the pool`);
+  }
+  return {
+    deadlineMs,
+    attemptTimeoutMs,
+    maxAttempts,
+    breakerMode,
+    backoff,
+    pin,
+    excluded,
+    signal,
+    hedge,
+  };
+}

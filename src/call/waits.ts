@@ -1,0 +1,72 @@
+/**
+ * The ways a call waits between attempts, and how each wait ends.
+ *
+ *   permit     queued for a pool-wide concurrency permit        ends: grantPermit()
+ *   sleep      backoff, a rate limit, an open breaker            ends: its timer
+ *   park       no in-flight or probe slot free                   ends: wake()
+ *   auth       the endpoint's credentials are being refreshed    ends: the refresh settles
+ *   admission  the shared store is deciding                      ends: its answer, or its timeout
+ *
+ * A call is in at most one wait. Every wait is bounded by the call's deadline (one timer,
+ * armed for whichever comes first), and `close()` ends every wait at once. `Call` extends
+ * this class so that a call and its wait are one object: no allocation per wait.
+ */
+import type { TimerHandle } from '../base/clock.js';
+import type { PoolState, Waiter } from '../state.js';
+
+export type WaitState = 'none' | 'permit' | 'sleep' | 'park' | 'auth' | 'admission';
+
+const INF = Number.POSITIVE_INFINITY;
+
+export abstract class Waiting<C> implements Waiter {
+  protected readonly s: PoolState<C>;
+  /** When the call's deadline passes, in clock time (`Infinity`: none). */
+  protected deadlineAt = INF;
+  protected waiting: WaitState = 'none';
+  #timer: TimerHandle | undefined;
+  #onTimer: (() => void) | undefined;
+
+  constructor(s: PoolState<C>) {
+    this.s = s;
+  }
+
+  abstract wake(): void;
+  abstract grantPermit(): void;
+  abstract closeWaiting(): void;
+  /** The wait's timer fired: `was` is the wait it ended (its deadline or its own time). */
+  protected abstract waitTimedOut(was: WaitState): void;
+
+  /** Enters `state` for at most `ms` (`Infinity`: until ended otherwise), bounded by the deadline. */
+  protected waitFor(state: WaitState, ms: number): void {
+    const s = this.s;
+    this.waiting = state;
+    s.waiting.add(this);
+    const left = this.deadlineAt - s.clock.now();
+    const delay = ms < left ? ms : left;
+    if (delay === INF) return;
+    this.#onTimer ??= () => {
+      this.#timer = undefined;
+      const was = this.waiting;
+      this.stopWaiting();
+      this.waitTimedOut(was);
+    };
+    this.#timer = s.clock.setTimeout(this.#onTimer, delay);
+  }
+
+  /** Leaves the current wait (if any): its timer is cleared and it leaves the pool's queues. */
+  protected stopWaiting(): void {
+    const s = this.s;
+    if (this.#timer !== undefined) {
+      s.clock.clearTimeout(this.#timer);
+      this.#timer = undefined;
+    }
+    if (this.waiting === 'permit') {
+      const i = s.permitQueue.indexOf(this);
+      if (i >= 0) s.permitQueue.splice(i, 1);
+    } else if (this.waiting === 'park') {
+      s.parked.delete(this);
+    }
+    if (this.waiting !== 'none') s.waiting.delete(this);
+    this.waiting = 'none';
+  }
+}
