@@ -73,8 +73,23 @@ export interface ReauthHost<C> {
   refreshFailed(ep: EndpointState<C>, error: unknown): void;
 }
 
+/**
+ * An `unauthorized` answer from `ep`: refresh its credentials (once per endpoint per call,
+ * single-flight across calls), then `host` replays the attempt there at once, with no
+ * backoff and no retry spent. Returns why the call must fail instead (no `refreshAuth`,
+ * or `ep` already refreshed for this call), or `undefined` while the refresh runs.
+ */
+export function reauthenticate<C>(s: PoolState<C>, ep: EndpointState<C>, refreshed: EndpointState<C>[], host: ReauthHost<C>): string | undefined {
+  const name = JSON.stringify(ep.name);
+  if (s.opts.refreshAuth === undefined) return `endpoint ${name} answered unauthorized`;
+  if (refreshed.includes(ep)) return `endpoint ${name} answered unauthorized again after its credentials were refreshed`;
+  refreshed.push(ep);
+  refreshThenReplay(s, ep, host);
+  return undefined;
+}
+
 /** Refreshes `ep`'s credentials (joining a refresh in progress) and reports to `host`. */
-export function refreshThenReplay<C>(s: PoolState<C>, ep: EndpointState<C>, host: ReauthHost<C>): void {
+function refreshThenReplay<C>(s: PoolState<C>, ep: EndpointState<C>, host: ReauthHost<C>): void {
   const refresh = s.opts.refreshAuth as RefreshAuth<C>;
   const done = refreshOnce(ep, refresh, s.clock, s.opts.refreshTimeoutMs, (ok, error) => {
     s.emit(ok ? { type: 'auth-refresh', endpoint: ep.name, ok } : { type: 'auth-refresh', endpoint: ep.name, ok, error });

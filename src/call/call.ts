@@ -10,29 +10,28 @@
  *                       │      └─▶ fail (NO_ENDPOINT, PIN_UNAVAILABLE)             │
  *                       └───────────────────────────────────────────────────────────┘ retry
  *
- * Beside it: the waits (waits.ts), the call's options (plan.ts), shared-store admission
- * (admission.ts), hedging (hedging.ts), credential replay (auth.ts), an attempt's
- * bookkeeping (attempt.ts) and what its end records (outcome.ts). Rules kept here: the
- * permit is held across retries; each attempt runs under min(attempt timeout, time
- * left); a retry to an untried endpoint goes at once, to a tried one after the backoff;
- * state changes before events; every exit cancels the running attempt, releases its
- * slots and the permit, clears timers and removes the abort listener.
+ * Beside it: waits.ts, plan.ts (the call's options), admission.ts (shared store),
+ * hedging.ts, auth.ts (credential replay), attempt.ts and outcome.ts (what an attempt's
+ * end records). Rules: the permit is held across retries; each attempt runs under
+ * min(attempt timeout, time left); a retry to an untried endpoint goes at once, to a tried
+ * one after the backoff; state changes before events; every exit cancels running
+ * attempts, releases slots and the permit, clears timers, removes the abort listener.
  */
 import type { Verdict } from '../base/classify.js';
 import { PoolError, invalidOption, type PoolErrorCode } from '../base/errors.js';
 import type { CancelReason } from '../base/events.js';
-import { METRICS, noneLabels } from '../base/metrics.js';
+import { METRICS } from '../base/metrics.js';
 import type { ExecuteOptions } from '../options/options.js';
 import type { EndpointState } from '../selection/endpoint.js';
-import { selectPinned, type Selection } from '../selection/selector.js';
+import { selectPinned } from '../selection/selector.js';
 import type { PoolState } from '../state.js';
 import { admissionTimedOut, askStore, needsAdmission, type AdmissionHost } from './admission.js';
 import { Attempt, claimSlot, isThenable, releaseSlot, startAttempt, type AttemptOwner } from './attempt.js';
-import { refreshThenReplay, type ReauthHost } from './auth.js';
+import { reauthenticate, type ReauthHost } from './auth.js';
 import { backoffDelay } from './backoff.js';
 import type { Operation } from './context.js';
 import { Hedging, type HedgeHost } from './hedging.js';
-import { recordCancel, recordFailure, recordSuccess, recordTimeout } from './outcome.js';
+import { recordCallFailure, recordCancel, recordFailure, recordSuccess, recordTimeout } from './outcome.js';
 import { resolvePlan, type CallPlan } from './plan.js';
 import { Waiting, type WaitState } from './waits.js';
 
@@ -47,7 +46,8 @@ export class Call<C, T> extends Waiting<C> implements AttemptOwner<C>, Admission
 
   #excluded: EndpointState<C>[] | undefined;
   tried: EndpointState<C>[] | undefined;
-  #attempts = 0;
+  /** Attempts started so far. */
+  attempts = 0;
   /** Replays after a credential refresh: attempts that spend no retry budget. */
   #replays = 0;
   /** Endpoints whose credentials this call already refreshed. */
@@ -68,8 +68,6 @@ export class Call<C, T> extends Waiting<C> implements AttemptOwner<C>, Admission
   #panic = false;
   /** The endpoint the shared store is being asked about. */
   #admitting: EndpointState<C> | undefined;
-  #settled = false;
-  #holdsPermit = false;
   readonly #verdict: Verdict = { class: 'transient', retryAfterMs: undefined, ceilingPerSecond: undefined, dailyQuotaExhausted: false, disableEndpoint: false, valid: true };
 
   constructor(s: PoolState<C>, op: Operation<C, T>, options: ExecuteOptions | undefined) {
@@ -109,16 +107,7 @@ export class Call<C, T> extends Waiting<C> implements AttemptOwner<C>, Admission
     const deadlineMs = this.#plan.deadlineMs;
     if (deadlineMs !== INF) this.deadlineAt = now + deadlineMs;
     s.opts.retryBudget?.deposit(now);
-    if (s.permits !== INF) {
-      if (s.permits > 0) {
-        s.permits--;
-        this.#holdsPermit = true;
-      } else {
-        s.permitQueue.push(this);
-        return this.waitFor('permit', INF);
-      }
-    }
-    this.#next(now);
+    if (this.takePermit()) this.#next(now);
   }
 
   /** The caller's signal fired (the call is its own abort listener: no closure per call). */
@@ -126,24 +115,12 @@ export class Call<C, T> extends Waiting<C> implements AttemptOwner<C>, Admission
     this.#fail('ABORTED', 'the call was aborted', undefined, 'aborted', this.#plan.signal?.reason);
   }
 
-  /** Capacity this call was parked on (an in-flight or probe slot) may be free: select again. */
-  wake(): void {
-    if (this.#settled || this.waiting !== 'park') return;
-    this.stopWaiting();
+  protected resume(): void {
     this.#next();
   }
 
-  /** A permit was handed over from a finished call. */
-  grantPermit(): void {
-    if (this.#settled) return this.s.releasePermit();
-    this.#holdsPermit = true;
-    this.stopWaiting();
-    this.#next();
-  }
-
-  /** `close()` reached this call while it was waiting. */
-  closeWaiting(): void {
-    if (this.waiting !== 'none') this.#fail('CLOSED', 'the pool was closed while the call was waiting');
+  protected closedWhileWaiting(): void {
+    this.#fail('CLOSED', 'the pool was closed while the call was waiting');
   }
 
   protected waitTimedOut(was: WaitState): void {
@@ -154,13 +131,14 @@ export class Call<C, T> extends Waiting<C> implements AttemptOwner<C>, Admission
 
   /** Selects and goes on; `at`: the current time when the caller just read it. */
   #next(at?: number): void {
-    if (this.#settled) return;
+    if (this.settled) return;
     const s = this.s;
     const now = at ?? s.clock.now();
     if (now >= this.deadlineAt) return this.#deadlineExceeded();
     if (s.closed) return this.#fail('CLOSED', 'the pool was closed');
-    const sel = this.#plan.pin !== undefined ? this.#selectPinned(now) : s.select(now, this.tried, this.#excluded);
-    if (sel === undefined) return;
+    const pin = this.#plan.pin;
+    const sel = pin !== undefined ? selectPinned(pin, now, this.tried, this.#excluded) : s.select(now, this.tried, this.#excluded);
+    if (typeof sel === 'string') return this.#pinUnavailable(sel, undefined);
     switch (sel.kind) {
       case 'endpoint':
         if (sel.tried && !this.#backedOff) {
@@ -178,16 +156,9 @@ export class Call<C, T> extends Waiting<C> implements AttemptOwner<C>, Admission
         return this.#sleep(sel.waitMs, true);
       case 'none':
         if (this.#plan.breakerMode === 'wait') return this.#sleep(sel.retryAfterMs, true);
-        if (this.#plan.pin !== undefined) return this.#pinUnavailable('its breaker is open', sel.retryAfterMs);
+        if (pin !== undefined) return this.#pinUnavailable('its breaker is open', sel.retryAfterMs);
         return this.#fail('NO_ENDPOINT', 'no endpoint admits calls: every candidate is excluded or its breaker is open', sel.retryAfterMs);
     }
-  }
-
-  #selectPinned(now: number): Selection<C> | undefined {
-    const sel = selectPinned(this.#plan.pin!, now, this.tried, this.#excluded);
-    if (typeof sel !== 'string') return sel;
-    this.#pinUnavailable(sel, undefined);
-    return undefined;
   }
 
   /** With a shared store, asks it first (see admission.ts); otherwise launches at once. */
@@ -199,7 +170,7 @@ export class Call<C, T> extends Waiting<C> implements AttemptOwner<C>, Admission
   }
 
   awaitingAdmission(ep: EndpointState<C>): boolean {
-    return !this.#settled && this.waiting === 'admission' && this.#admitting === ep;
+    return !this.settled && this.waiting === 'admission' && this.#admitting === ep;
   }
 
   /** The store answered, failed or timed out: launch on `ep` if it can still take the attempt, else select again. */
@@ -223,7 +194,7 @@ export class Call<C, T> extends Waiting<C> implements AttemptOwner<C>, Admission
 
   #launch(ep: EndpointState<C>, now: number, asHedge = false): void {
     const s = this.s;
-    const n = ++this.#attempts;
+    const n = ++this.attempts;
     if (!asHedge) {
       this.#retryPending = false;
       this.#backedOff = false;
@@ -267,8 +238,8 @@ export class Call<C, T> extends Waiting<C> implements AttemptOwner<C>, Admission
     if (a.done) return;
     this.#endAttempt(a);
     recordSuccess(this.s, a, this.id);
-    if (this.#settled) return;
-    this.#settled = true;
+    if (this.settled) return;
+    this.settled = true;
     this.#cleanup('superseded');
     this.#resolve(value);
   }
@@ -280,7 +251,7 @@ export class Call<C, T> extends Waiting<C> implements AttemptOwner<C>, Admission
     const ep = a.ep;
     const { cls, retryAfterMs, movesOn } = recordFailure(this.s, a, error, sync, this.#verdict, this.#plan.backoff.maxMs, this.id);
     this.#lastRetryAfterMs = retryAfterMs;
-    if (this.#settled) return;
+    if (this.settled) return;
     const final = cls === 'permanent' || cls === 'retry-narrower';
     if (!final && this.#othersRunning()) {
       // A hedged call goes on while another of its attempts may still answer.
@@ -298,8 +269,10 @@ export class Call<C, T> extends Waiting<C> implements AttemptOwner<C>, Admission
       case 'unsupported':
         (this.#excluded ??= []).push(ep);
         return this.#retryOrFail();
-      case 'unauthorized':
-        return this.#reauthenticate(ep);
+      case 'unauthorized': {
+        const why = reauthenticate(this.s, ep, (this.#refreshed ??= []), this);
+        return why === undefined ? this.waitFor('auth', INF) : this.#fail('UNAUTHORIZED', why);
+      }
       default:
         this.#markTried(ep);
         this.#retryPending = true;
@@ -316,14 +289,9 @@ export class Call<C, T> extends Waiting<C> implements AttemptOwner<C>, Admission
     return this.#running !== undefined || (this.#hedging !== undefined && this.#hedging.running.length > 0);
   }
 
-  /** Attempts started so far. */
-  get attempts(): number {
-    return this.#attempts;
-  }
-
   /** HedgeHost: endpoints a hedge must avoid, or `undefined` when the call cannot hedge now. */
   hedgeAvoiding(now: number): EndpointState<C>[] | undefined {
-    if (this.#settled || this.#running === undefined || this.#plan.pin !== undefined || now >= this.deadlineAt) return undefined;
+    if (this.settled || this.#running === undefined || this.#plan.pin !== undefined || now >= this.deadlineAt) return undefined;
     const busy: EndpointState<C>[] = this.#excluded === undefined ? [] : this.#excluded.slice();
     busy.push(this.#running.ep);
     for (const h of this.#hedging!.running) busy.push(h.ep);
@@ -342,7 +310,7 @@ export class Call<C, T> extends Waiting<C> implements AttemptOwner<C>, Admission
     const now = s.clock.now();
     this.#lastError = recordTimeout(s, a, now, this.id);
     this.#lastRetryAfterMs = undefined;
-    if (this.#settled) return;
+    if (this.settled) return;
     if (now >= this.deadlineAt) return this.#deadlineExceeded();
     this.#markTried(a.ep);
     if (this.#othersRunning()) return;
@@ -350,23 +318,9 @@ export class Call<C, T> extends Waiting<C> implements AttemptOwner<C>, Admission
     this.#retryOrFail();
   }
 
-  /**
-   * An `unauthorized` answer: refresh the endpoint's credentials (once per endpoint per
-   * call, single-flight across calls), then replay the attempt there at once, with no
-   * backoff and no retry budget spent. A second `unauthorized` from it is final.
-   */
-  #reauthenticate(ep: EndpointState<C>): void {
-    const name = JSON.stringify(ep.name);
-    if (this.s.opts.refreshAuth === undefined) return this.#fail('UNAUTHORIZED', `endpoint ${name} answered unauthorized`);
-    if (this.#refreshed?.includes(ep) === true) return this.#fail('UNAUTHORIZED', `endpoint ${name} answered unauthorized again after its credentials were refreshed`);
-    (this.#refreshed ??= []).push(ep);
-    this.waitFor('auth', INF);
-    refreshThenReplay(this.s, ep, this);
-  }
-
   /** ReauthHost: the refresh succeeded; replay on `ep` (an attempt that spends no retry). */
   refreshed(ep: EndpointState<C>): void {
-    if (this.#settled || this.waiting !== 'auth') return;
+    if (this.settled || this.waiting !== 'auth') return;
     this.stopWaiting();
     this.#replays++;
     const now = this.s.clock.now();
@@ -374,18 +328,18 @@ export class Call<C, T> extends Waiting<C> implements AttemptOwner<C>, Admission
   }
 
   refreshFailed(ep: EndpointState<C>, error: unknown): void {
-    if (this.#settled || this.waiting !== 'auth') return;
+    if (this.settled || this.waiting !== 'auth') return;
     this.#lastError = error;
     this.#fail('AUTH', `refreshing the credentials of endpoint ${JSON.stringify(ep.name)} failed`);
   }
 
   #retryOrFail(): void {
-    if (this.#attempts - this.#replays >= this.#plan.maxAttempts) {
-      return this.#fail('RETRIES_EXHAUSTED', `all ${this.#attempts} attempts failed`, this.#lastRetryAfterMs);
+    if (this.attempts - this.#replays >= this.#plan.maxAttempts) {
+      return this.#fail('RETRIES_EXHAUSTED', `all ${this.attempts} attempts failed`, this.#lastRetryAfterMs);
     }
     const budget = this.s.opts.retryBudget;
     if (budget !== undefined && !budget.tryWithdraw(this.s.clock.now())) {
-      return this.#fail('RETRY_BUDGET_EXHAUSTED', `the pool's retry budget is spent; no retry after ${this.#attempts} attempt(s)`, this.#lastRetryAfterMs);
+      return this.#fail('RETRY_BUDGET_EXHAUSTED', `the pool's retry budget is spent; no retry after ${this.attempts} attempt(s)`, this.#lastRetryAfterMs);
     }
     this.#next();
   }
@@ -397,18 +351,14 @@ export class Call<C, T> extends Waiting<C> implements AttemptOwner<C>, Admission
   #sleep(ms: number, hinted: boolean): void {
     if (this.#retryPending) {
       this.#retryPending = false;
-      if (this.s.listener !== undefined) this.s.emit({ type: 'retry-scheduled', callId: this.id, attempt: this.#attempts + 1, delayMs: ms, hinted });
+      if (this.s.listener !== undefined) this.s.emit({ type: 'retry-scheduled', callId: this.id, attempt: this.attempts + 1, delayMs: ms, hinted });
     }
     this.#backedOff = true;
-    if (ms === INF) {
-      this.s.parked.add(this);
-      return this.waitFor('park', INF);
-    }
-    this.waitFor('sleep', ms);
+    this.sleep(ms);
   }
 
   #deadlineExceeded(): void {
-    this.#fail('DEADLINE_EXCEEDED', `the call's deadline of ${this.#plan.deadlineMs} ms passed after ${this.#attempts} attempt(s)`);
+    this.#fail('DEADLINE_EXCEEDED', `the call's deadline of ${this.#plan.deadlineMs} ms passed after ${this.attempts} attempt(s)`);
   }
 
   #pinUnavailable(why: string, retryAfterMs: number | undefined): void {
@@ -416,42 +366,30 @@ export class Call<C, T> extends Waiting<C> implements AttemptOwner<C>, Admission
   }
 
   #fail(code: PoolErrorCode, message: string, retryAfterMs?: number, cancel: CancelReason = 'aborted', abortReason?: unknown): void {
-    if (this.#settled) return;
-    this.#settled = true;
-    const s = this.s;
+    if (this.settled) return;
+    this.settled = true;
     const cause = this.#lastError !== undefined ? this.#lastError : abortReason;
-    const error = new PoolError(code, message, {
-      cause,
-      attempts: this.#attempts,
-      endpoint: this.#lastEndpoint?.name,
-      retryAfterMs: retryAfterMs === undefined || retryAfterMs === INF ? undefined : retryAfterMs,
-    });
+    const error = new PoolError(code, message, { cause, attempts: this.attempts, endpoint: this.#lastEndpoint?.name, retryAfterMs: retryAfterMs === INF ? undefined : retryAfterMs });
     this.#cleanup(code === 'CLOSED' ? 'closed' : cancel, abortReason ?? error);
-    if (s.metrics !== undefined) s.count(METRICS.exhausted, this.#lastEndpoint?.codeLabels(code) ?? noneLabels(code));
-    if (s.listener !== undefined) s.emit({ type: 'call-failed', callId: this.id, error });
+    recordCallFailure(this.s, this.id, error, this.#lastEndpoint);
     this.#reject(error);
   }
 
-  /** Cancels a running attempt: its signal aborts, its slots are released, and it ends with `attempt-cancelled`. */
   #cancel(a: Attempt<C>, cancel: CancelReason, abortReason: unknown): void {
-    if (a.done) return;
     this.#endAttempt(a);
     recordCancel(this.s, a, cancel, abortReason, this.id);
   }
 
-  /** Releases everything the call holds. */
+  /** Releases everything the call holds; running attempts are cancelled (their signals abort, `attempt-cancelled`). */
   #cleanup(cancel: CancelReason = 'aborted', abortReason?: unknown): void {
     const s = this.s;
     if (this.#running !== undefined) this.#cancel(this.#running, cancel, abortReason);
     if (this.#hedging !== undefined) {
-      for (const h of this.#hedging.running.slice()) this.#cancel(h, cancel, abortReason);
+      for (const a of this.#hedging.running.slice()) this.#cancel(a, cancel, abortReason);
       this.#hedging.stop();
     }
     this.stopWaiting();
-    if (this.#holdsPermit) {
-      this.#holdsPermit = false;
-      s.releasePermit();
-    }
+    this.releasePermit();
     this.#plan.signal?.removeEventListener('abort', this);
     s.callEnded();
   }

@@ -9,7 +9,7 @@
 import { runClassifier, type Verdict } from '../base/classify.js';
 import { PoolError } from '../base/errors.js';
 import type { CancelReason, FailureClass } from '../base/events.js';
-import { METRICS, safeObserve } from '../base/metrics.js';
+import { METRICS, noneLabels, safeObserve } from '../base/metrics.js';
 import type { EndpointState } from '../selection/endpoint.js';
 import type { PoolState } from '../state.js';
 import type { Attempt } from './attempt.js';
@@ -159,4 +159,10 @@ export function recordCancel<C>(s: PoolState<C>, a: Attempt<C>, cancel: CancelRe
   if (cancel === 'superseded' && s.tracksLatency) a.ep.latency.observeAtLeast(a.startedAt + durationMs, durationMs);
   a.abort(abortReason ?? new PoolError('ABORTED', 'another attempt of the call answered first'));
   if (s.listener !== undefined) s.emit({ type: 'attempt-cancelled', callId, endpoint: a.ep.name, attempt: a.attempt, durationMs, reason: cancel });
+}
+
+/** A call that failed: the `exhausted` counter and `call-failed`. */
+export function recordCallFailure<C>(s: PoolState<C>, callId: number, error: PoolError, last: EndpointState<C> | undefined): void {
+  if (s.metrics !== undefined) s.count(METRICS.exhausted, last?.codeLabels(error.code) ?? noneLabels(error.code));
+  if (s.listener !== undefined) s.emit({ type: 'call-failed', callId, error });
 }

@@ -23,6 +23,9 @@ export abstract class Waiting<C> implements Waiter {
   /** When the call's deadline passes, in clock time (`Infinity`: none). */
   protected deadlineAt = INF;
   protected waiting: WaitState = 'none';
+  /** The call's promise has settled: nothing may resume it. */
+  protected settled = false;
+  #holdsPermit = false;
   #timer: TimerHandle | undefined;
   #onTimer: (() => void) | undefined;
 
@@ -30,11 +33,62 @@ export abstract class Waiting<C> implements Waiter {
     this.s = s;
   }
 
-  abstract wake(): void;
-  abstract grantPermit(): void;
-  abstract closeWaiting(): void;
+  /** Goes on (selects again) after a wait that ended normally. */
+  protected abstract resume(): void;
   /** The wait's timer fired: `was` is the wait it ended (its deadline or its own time). */
   protected abstract waitTimedOut(was: WaitState): void;
+  /** The pool closed while the call was waiting. */
+  protected abstract closedWhileWaiting(): void;
+
+  /** Capacity this call was parked on (an in-flight or probe slot) may be free. */
+  wake(): void {
+    if (this.settled || this.waiting !== 'park') return;
+    this.stopWaiting();
+    this.resume();
+  }
+
+  /** A permit was handed over from a finished call. */
+  grantPermit(): void {
+    if (this.settled) return this.s.releasePermit();
+    this.#holdsPermit = true;
+    this.stopWaiting();
+    this.resume();
+  }
+
+  /** `close()` reached this call while it was waiting. */
+  closeWaiting(): void {
+    if (this.waiting !== 'none') this.closedWhileWaiting();
+  }
+
+  /** Takes a pool-wide permit if one is free (or calls are not limited); otherwise queues for one. */
+  protected takePermit(): boolean {
+    const s = this.s;
+    if (s.permits === INF) return true;
+    if (s.permits > 0) {
+      s.permits--;
+      this.#holdsPermit = true;
+      return true;
+    }
+    s.permitQueue.push(this);
+    this.waitFor('permit', INF);
+    return false;
+  }
+
+  /** Returns the permit, if the call holds one. */
+  protected releasePermit(): void {
+    if (!this.#holdsPermit) return;
+    this.#holdsPermit = false;
+    this.s.releasePermit();
+  }
+
+  /** Parks until capacity frees up (`Infinity`) or sleeps `ms`, bounded by the deadline. */
+  protected sleep(ms: number): void {
+    if (ms === INF) {
+      this.s.parked.add(this);
+      return this.waitFor('park', INF);
+    }
+    this.waitFor('sleep', ms);
+  }
 
   /** Enters `state` for at most `ms` (`Infinity`: until ended otherwise), bounded by the deadline. */
   protected waitFor(state: WaitState, ms: number): void {
