@@ -8,33 +8,16 @@
  * probing, events and endpoint-labeled metrics. See ARCHITECTURE.md for one call, step by
  * step.
  */
-import { RetryBudget } from './limits/budget.js';
-import { DEFAULT_HEDGE, resolveHedge } from './selection/hedge.js';
 import { Call } from './call/call.js';
 import type { BreakerState } from './health/breaker.js';
-import { systemClock, systemRandom, type Clock } from './base/clock.js';
+import type { Clock } from './base/clock.js';
 import type { Operation } from './call/context.js';
 import { invalidOption } from './base/errors.js';
-import {
-  BREAKER_MODES,
-  DEFAULTS,
-  STRATEGIES,
-  checkFunction,
-  durationOrInfinity,
-  finite,
-  limitOrInfinity,
-  oneOf,
-  plainObject,
-  positiveInteger,
-  resolveBackoff,
-  resolveBreaker,
-  type EndpointConfig,
-  type ExecuteOptions,
-  type PoolOptions,
-  type Priority,
-} from './options/options.js';
+import type { EndpointConfig, ExecuteOptions, PoolOptions, Priority } from './options/options.js';
+import { resolvePoolOptions } from './options/resolve.js';
+import { durationOrInfinity, plainObject } from './options/validate.js';
 import { probeEndpoints, type ProbeResult } from './health/probe.js';
-import { PoolState, type ResolvedOptions } from './state.js';
+import { PoolState } from './state.js';
 
 /** Where an endpoint stands, most severe first. */
 export type EndpointStatus = 'disabled' | 'parked' | 'open' | 'cooling' | 'ok';
@@ -80,44 +63,9 @@ export class Pool<C> {
   #closing: Promise<void> | undefined;
 
   constructor(options: PoolOptions<C>) {
-    const o = plainObject('options', options);
-    if (o === undefined) throw invalidOption('options', 'an object', options);
-    checkFunction('classify', o['classify'], false);
-    checkFunction('onEvent', o['onEvent'], true);
-    const clock = o['clock'] === undefined ? systemClock : o['clock'];
-    if (typeof clock !== 'object' || clock === null || typeof (clock as typeof systemClock).now !== 'function' || typeof (clock as typeof systemClock).setTimeout !== 'function') {
-      throw invalidOption('clock', 'a Clock ({ now, setTimeout, clearTimeout })', clock);
-    }
-    checkFunction('random', o['random'], true);
-    checkFunction('refreshAuth', o['refreshAuth'], true);
-    const metrics = o['metrics'];
-    if (metrics !== undefined && (typeof metrics !== 'object' || metrics === null || typeof (metrics as { increment?: unknown }).increment !== 'function')) {
-      throw invalidOption('metrics', 'a MetricsSink ({ increment, observe? })', metrics);
-    }
-    const resolved: ResolvedOptions = {
-      classify: options.classify,
-      strategy: oneOf('strategy', o['strategy'], STRATEGIES, DEFAULTS.strategy),
-      maxAttempts: positiveInteger('maxAttempts', o['maxAttempts'], DEFAULTS.maxAttempts),
-      attemptTimeoutMs: durationOrInfinity('attemptTimeoutMs', o['attemptTimeoutMs'], DEFAULTS.attemptTimeoutMs),
-      deadlineMs: durationOrInfinity('deadlineMs', o['deadlineMs'], DEFAULTS.deadlineMs),
-      backoff: resolveBackoff('backoff', o['backoff'], DEFAULTS.backoff),
-      breaker: resolveBreaker(o['breaker']),
-      rateLimitCooldownMs: finite('rateLimitCooldownMs', o['rateLimitCooldownMs'], DEFAULTS.rateLimitCooldownMs),
-      maxConcurrentCalls: limitOrInfinity('maxConcurrentCalls', o['maxConcurrentCalls']),
-      breakerMode: oneOf('breakerMode', o['breakerMode'], BREAKER_MODES, DEFAULTS.breakerMode),
-      dailyResetUtcHour: resetHour(o['dailyResetUtcHour']),
-      refreshAuth: o['refreshAuth'] as ResolvedOptions['refreshAuth'],
-      sharedQuota: resolveStore(o['sharedQuota']),
-      retryBudget: resolveBudget(o['retryBudget']),
-      maxEjectedPercent: o['maxEjectedPercent'] === undefined ? undefined : percent('maxEjectedPercent', o['maxEjectedPercent']),
-      latency: resolveLatency(o['latency'], o['attemptTimeoutMs']),
-      hedge: resolveHedge('hedge', o['hedge'], DEFAULT_HEDGE),
-      hedgeConfigured: o['hedge'] !== undefined,
-      refreshTimeoutMs: durationOrInfinity('refreshTimeoutMs', o['refreshTimeoutMs'], durationOrInfinity('attemptTimeoutMs', o['attemptTimeoutMs'], DEFAULTS.attemptTimeoutMs)),
-      health: resolveHealth(o['health']),
-    };
-    this.#s = new PoolState<C>(resolved, options.clock ?? systemClock, options.random ?? systemRandom, options.metrics, options.onEvent);
-    this.#s.setEndpoints(o['endpoints'], o['groups']);
+    const r = resolvePoolOptions(options);
+    this.#s = new PoolState<C>(r.resolved, r.clock, r.random, r.metrics, r.listener);
+    this.#s.setEndpoints(r.endpoints, r.groups);
   }
 
   /**
@@ -281,64 +229,3 @@ export class Pool<C> {
     return ep;
   }
 }
-
-function resetHour(value: unknown): number {
-  if (value === undefined) return DEFAULTS.dailyResetUtcHour;
-  if (typeof value !== 'number' || !Number.isInteger(value) || value < 0 || value > 23) {
-    throw invalidOption('dailyResetUtcHour', 'an integer hour from 0 to 23', value);
-  }
-  return value;
-}
-
-function resolveHealth(value: unknown): ResolvedOptions['health'] {
-  const o = plainObject('health', value) ?? {};
-  const d = DEFAULTS.health;
-  return {
-    windowMs: finite('health.windowMs', o['windowMs'], d.windowMs, 0, true),
-    longWindowMs: finite('health.longWindowMs', o['longWindowMs'], d.longWindowMs, 0, true),
-    maxWaitForHealthyMs: finite('health.maxWaitForHealthyMs', o['maxWaitForHealthyMs'], d.maxWaitForHealthyMs),
-  };
-}
-
-function resolveStore(value: unknown): ResolvedOptions['sharedQuota'] {
-  const o = plainObject('sharedQuota', value);
-  if (o === undefined) return undefined;
-  const store = o['store'] as { acquire?: unknown } | undefined;
-  if (typeof store !== 'object' || store === null || typeof store.acquire !== 'function') {
-    throw invalidOption('sharedQuota.store', 'a LimiterStore ({ acquire(limit) })', store);
-  }
-  const degradedShare = finite('sharedQuota.degradedShare', o['degradedShare'], 0.5, 0, true);
-  if (degradedShare > 1) throw invalidOption('sharedQuota.degradedShare', 'a fraction in (0, 1]', degradedShare);
-  return {
-    store: store as NonNullable<ResolvedOptions['sharedQuota']>['store'],
-    timeoutMs: finite('sharedQuota.timeoutMs', o['timeoutMs'], 50, 0, true),
-    degradedShare,
-    retryAfterMs: finite('sharedQuota.retryAfterMs', o['retryAfterMs'], 5000),
-  };
-}
-
-function resolveBudget(value: unknown): RetryBudget | undefined {
-  const o = plainObject('retryBudget', value);
-  if (o === undefined) return undefined;
-  const ratio = finite('retryBudget.ratio', o['ratio'], 0.2);
-  const minPerSecond = finite('retryBudget.minPerSecond', o['minPerSecond'], 10);
-  const windowMs = finite('retryBudget.windowMs', o['windowMs'], 10_000, 1000);
-  return new RetryBudget(ratio, minPerSecond, windowMs);
-}
-
-function percent(field: string, value: unknown): number {
-  const v = finite(field, value, 0);
-  if (v > 100) throw invalidOption(field, 'a percentage from 0 to 100', v);
-  return v;
-}
-
-function resolveLatency(value: unknown, attemptTimeout: unknown): ResolvedOptions['latency'] {
-  const o = plainObject('latency', value) ?? {};
-  const timeout = typeof attemptTimeout === 'number' && Number.isFinite(attemptTimeout) ? attemptTimeout : DEFAULTS.attemptTimeoutMs;
-  return {
-    decayMs: finite('latency.decayMs', o['decayMs'], 10_000, 0, true),
-    failurePenaltyMs: finite('latency.failurePenaltyMs', o['failurePenaltyMs'], timeout),
-    coldStartMs: o['coldStartMs'] === undefined ? undefined : finite('latency.coldStartMs', o['coldStartMs'], 0),
-  };
-}
-

@@ -1,6 +1,6 @@
 import { describe, expect, test } from 'vitest';
 import { Breaker } from '../src/health/breaker.js';
-import { resolveBreaker } from '../src/options/options.js';
+import { resolveBreaker } from '../src/health/breaker.js';
 
 const opts = resolveBreaker({ threshold: 3, cooldownMs: 1000, maxCooldownMs: 4000 });
 

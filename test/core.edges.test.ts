@@ -5,7 +5,7 @@
 import { describe, expect, test } from 'vitest';
 import { backoffDelay } from '../src/call/backoff.js';
 import { Breaker } from '../src/health/breaker.js';
-import { resolveBreaker } from '../src/options/options.js';
+import { resolveBreaker } from '../src/health/breaker.js';
 import { TokenBucket } from '../src/limits/bucket.js';
 import { harness, fail, start } from './support.js';
 

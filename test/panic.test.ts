@@ -1,6 +1,6 @@
 import { describe, expect, test } from 'vitest';
 import { EndpointState } from '../src/selection/endpoint.js';
-import { resolveBreaker } from '../src/options/options.js';
+import { resolveBreaker } from '../src/health/breaker.js';
 import { Quota } from '../src/limits/quota.js';
 import { tierInPanic } from '../src/selection/selector.js';
 import { fail, harness } from './support.js';

@@ -2,7 +2,7 @@ import { describe, expect, test } from 'vitest';
 import { EndpointState } from '../src/selection/endpoint.js';
 import { Quota } from '../src/limits/quota.js';
 import { selectHealthiest } from '../src/selection/selector.js';
-import { resolveBreaker } from '../src/options/options.js';
+import { resolveBreaker } from '../src/health/breaker.js';
 import { fail, harness } from './support.js';
 
 const BREAKER = resolveBreaker({});

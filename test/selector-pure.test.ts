@@ -6,7 +6,7 @@
 import { describe, expect, test } from 'vitest';
 import { EndpointState } from '../src/selection/endpoint.js';
 import { TokenBucket } from '../src/limits/bucket.js';
-import { resolveBreaker } from '../src/options/options.js';
+import { resolveBreaker } from '../src/health/breaker.js';
 import { Quota } from '../src/limits/quota.js';
 import { selectEndpoint } from '../src/selection/selector.js';
 import { Pool } from '../src/index.js';

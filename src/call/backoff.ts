@@ -13,6 +13,8 @@
  * that draw, so it cannot turn a backoff into an endless wait.
  */
 import type { RandomSource } from '../base/clock.js';
+import { invalidOption } from '../base/errors.js';
+import { finite, oneOf, plainObject } from '../options/validate.js';
 
 export type Jitter = 'none' | 'full' | 'equal' | 'decorrelated';
 
@@ -65,4 +67,17 @@ export function backoffDelay(retry: number, opts: BackoffOptions, random: Random
     }
   }
   return Math.max(1, Math.round(delay));
+}
+
+const JITTERS: readonly Jitter[] = ['none', 'full', 'equal', 'decorrelated'];
+
+/** Checks `backoff` options laid over `base` (the pool's, or the defaults). */
+export function resolveBackoff(field: string, value: unknown, base: BackoffOptions): BackoffOptions {
+  const o = plainObject(field, value);
+  if (o === undefined) return base;
+  const initialMs = finite(`${field}.initialMs`, o['initialMs'], base.initialMs);
+  const maxMs = finite(`${field}.maxMs`, o['maxMs'], Math.max(base.maxMs, initialMs));
+  if (maxMs < initialMs) throw invalidOption(`${field}.maxMs`, `a number >= initialMs (${initialMs})`, maxMs);
+  const jitter = oneOf(`${field}.jitter`, o['jitter'], JITTERS, base.jitter);
+  return { initialMs, maxMs, jitter };
 }

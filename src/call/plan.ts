@@ -6,8 +6,9 @@
 import { PoolError, describe, invalidOption } from '../base/errors.js';
 import { resolveHedge, type HedgeConfig } from '../selection/hedge.js';
 import type { EndpointState } from '../selection/endpoint.js';
-import type { BackoffOptions } from './backoff.js';
-import { BREAKER_MODES, durationOrInfinity, oneOf, resolveBackoff, resolveRetry, type BreakerMode, type ExecuteOptions } from '../options/options.js';
+import { resolveBackoff, type BackoffOptions } from './backoff.js';
+import { BREAKER_MODES, type BreakerMode, type ExecuteOptions } from '../options/options.js';
+import { durationOrInfinity, oneOf, positiveInteger } from '../options/validate.js';
 import type { PoolState } from '../state.js';
 
 export interface CallPlan<C> {
@@ -90,4 +91,15 @@ export function resolvePlan<C>(s: PoolState<C>, options: ExecuteOptions): CallPl
     signal,
     hedge,
   };
+}
+
+/** `retry`: 'none' (1 attempt), 'until-deadline' (unbounded) or `{ maxAttempts }`. */
+export function resolveRetry(field: string, value: unknown, maxAttempts: number): number {
+  if (value === undefined) return maxAttempts;
+  if (value === 'none') return 1;
+  if (value === 'until-deadline') return Number.POSITIVE_INFINITY;
+  if (typeof value === 'object' && value !== null && !Array.isArray(value)) {
+    return positiveInteger(`${field}.maxAttempts`, (value as Record<string, unknown>)['maxAttempts'], maxAttempts);
+  }
+  throw invalidOption(field, "'none', 'until-deadline' or { maxAttempts }", value);
 }

@@ -17,7 +17,8 @@
  */
 import type { Clock, TimerHandle } from '../base/clock.js';
 import { invalidOption } from '../base/errors.js';
-import { durationOrInfinity, positiveInteger, type EndpointConfig } from '../options/options.js';
+import type { EndpointConfig } from '../options/options.js';
+import { durationOrInfinity, positiveInteger } from '../options/validate.js';
 import type { Pool } from '../pool.js';
 
 export interface RefresherOptions<C> {

@@ -35,6 +35,9 @@
  */
 import type { RandomSource } from '../base/clock.js';
 import { RollingCounter } from '../limits/window.js';
+import { invalidOption } from '../base/errors.js';
+import { DEFAULTS } from '../options/defaults.js';
+import { durationOrInfinity, finite, oneOf, plainObject, positiveInteger } from '../options/validate.js';
 
 export interface BreakerOptions {
   /** Consecutive failures that open the breaker (`consecutive` mode). @default 5 */
@@ -219,4 +222,27 @@ export class Breaker {
     this.#closedAt = now;
     this.#cooldownMs = this.#opts.cooldownMs;
   }
+}
+
+/** Checks the pool's `breaker` options. */
+export function resolveBreaker(value: unknown): BreakerOptions {
+  const o = plainObject('breaker', value) ?? {};
+  const d = DEFAULTS.breaker;
+  const threshold = positiveInteger('breaker.threshold', o['threshold'], d.threshold);
+  const cooldownMs = finite('breaker.cooldownMs', o['cooldownMs'], d.cooldownMs, 0, true);
+  const maxCooldownMs = finite('breaker.maxCooldownMs', o['maxCooldownMs'], Math.max(d.maxCooldownMs, cooldownMs), 0, true);
+  if (maxCooldownMs < cooldownMs) {
+    throw invalidOption('breaker.maxCooldownMs', `a number >= cooldownMs (${cooldownMs})`, maxCooldownMs);
+  }
+  const mode = oneOf('breaker.mode', o['mode'], ['consecutive', 'failure-rate'] as const, d.mode);
+  const failureRate = finite('breaker.failureRate', o['failureRate'], d.failureRate, 0, true);
+  if (failureRate > 1) throw invalidOption('breaker.failureRate', 'a fraction in (0, 1]', failureRate);
+  const windowMs = finite('breaker.windowMs', o['windowMs'], d.windowMs, 0, true);
+  const minThroughput = positiveInteger('breaker.minThroughput', o['minThroughput'], d.minThroughput);
+  const slowCallMs = durationOrInfinity('breaker.slowCallMs', o['slowCallMs'], Number.POSITIVE_INFINITY);
+  const growth = o['ejectionGrowth'];
+  if (growth !== undefined && typeof growth !== 'boolean') throw invalidOption('breaker.ejectionGrowth', 'a boolean', growth);
+  const jitter = finite('breaker.jitter', o['jitter'], 0);
+  if (jitter >= 1) throw invalidOption('breaker.jitter', 'a fraction in [0, 1)', jitter);
+  return { threshold, cooldownMs, maxCooldownMs, mode, failureRate, windowMs, minThroughput, slowCallMs, ejectionGrowth: growth === true, jitter };
 }

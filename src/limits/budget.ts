@@ -12,6 +12,8 @@
  * Counts are kept in fixed one-second buckets: memory is constant.
  */
 import { RollingCounter } from './window.js';
+import { DEFAULTS } from '../options/defaults.js';
+import { finite, plainObject } from '../options/validate.js';
 
 export interface RetryBudgetOptions {
   /** Retries allowed per call, over the window. @default 0.2 */
@@ -50,4 +52,14 @@ export class RetryBudget {
     this.#retries.add(now);
     return true;
   }
+}
+
+/** Checks `retryBudget`; `undefined` when off. */
+export function resolveBudget(value: unknown): RetryBudget | undefined {
+  const o = plainObject('retryBudget', value);
+  if (o === undefined) return undefined;
+  const ratio = finite('retryBudget.ratio', o['ratio'], DEFAULTS.retryBudget.ratio);
+  const minPerSecond = finite('retryBudget.minPerSecond', o['minPerSecond'], DEFAULTS.retryBudget.minPerSecond);
+  const windowMs = finite('retryBudget.windowMs', o['windowMs'], DEFAULTS.retryBudget.windowMs, 1000);
+  return new RetryBudget(ratio, minPerSecond, windowMs);
 }

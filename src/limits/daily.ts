@@ -6,6 +6,8 @@
  * `exhaust(now)` parks the counter until the next reset: used when the server says the
  * day's quota is spent, whatever our own count says.
  */
+import { invalidOption } from '../base/errors.js';
+import { DEFAULTS } from '../options/defaults.js';
 
 const DAY_MS = 86_400_000;
 
@@ -59,4 +61,13 @@ export class DailyCounter {
     this.#exhausted = false;
     this.#periodEnd = nextDailyReset(now, this.resetUtcHour);
   }
+}
+
+/** Checks `dailyResetUtcHour`. */
+export function resetHour(value: unknown): number {
+  if (value === undefined) return DEFAULTS.dailyResetUtcHour;
+  if (typeof value !== 'number' || !Number.isInteger(value) || value < 0 || value > 23) {
+    throw invalidOption('dailyResetUtcHour', 'an integer hour from 0 to 23', value);
+  }
+  return value;
 }

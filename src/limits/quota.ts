@@ -18,6 +18,9 @@ import { DailyCounter, nextDailyReset } from './daily.js';
 import { TokenBucket, type Limiter } from './bucket.js';
 import { PacedLimiter } from './paced.js';
 import type { SharedLimit } from './store.js';
+import { invalidOption } from '../base/errors.js';
+import { DEFAULTS } from '../options/defaults.js';
+import { finite, oneOf, plainObject, positiveInteger } from '../options/validate.js';
 
 export type RateLimitMode = 'bucket' | 'paced';
 
@@ -135,4 +138,23 @@ export class Quota {
     this.parkedUntil = until;
     return until;
   }
+}
+
+const MODES = ['bucket', 'paced'] as const;
+
+/** Checks an endpoint's `rateLimit`. */
+export function resolveRateLimit(field: string, value: unknown): ResolvedRateLimit | undefined {
+  const rl = plainObject(field, value);
+  if (rl === undefined) return undefined;
+  const d = DEFAULTS.rateLimit;
+  const perSecond = rl['perSecond'] === undefined ? undefined : finite(`${field}.perSecond`, rl['perSecond'], 0, 0, true);
+  const perDay = rl['perDay'] === undefined ? undefined : positiveInteger(`${field}.perDay`, rl['perDay'], 0);
+  if (perSecond === undefined && perDay === undefined) throw invalidOption(`${field}.perSecond`, 'a finite number > 0 (or a perDay)', undefined);
+  const mode = oneOf(`${field}.mode`, rl['mode'], MODES, d.mode);
+  const burst = rl['burst'] === undefined ? undefined : finite(`${field}.burst`, rl['burst'], 1, 1);
+  if (burst !== undefined && mode === 'paced') throw invalidOption(`${field}.burst`, "nothing in 'paced' mode (paced calls never burst)", burst);
+  const marginMs = finite(`${field}.marginMs`, rl['marginMs'], d.marginMs);
+  const dailyStopFraction = finite(`${field}.dailyStopFraction`, rl['dailyStopFraction'], d.dailyStopFraction, 0, true);
+  if (dailyStopFraction > 1) throw invalidOption(`${field}.dailyStopFraction`, 'a fraction in (0, 1]', dailyStopFraction);
+  return { perSecond, burst, mode, marginMs, perDay, dailyStopFraction };
 }

@@ -16,6 +16,9 @@
  * `endpoint-pool/redis` implements this interface on Redis; the in-process default is
  * simply no store.
  */
+import { invalidOption } from '../base/errors.js';
+import { DEFAULTS } from '../options/defaults.js';
+import { finite, plainObject } from '../options/validate.js';
 
 /** One quota as the store sees it. */
 export interface SharedLimit {
@@ -54,4 +57,22 @@ export interface ResolvedStore {
   readonly timeoutMs: number;
   readonly degradedShare: number;
   readonly retryAfterMs: number;
+}
+
+/** Checks `sharedQuota`. */
+export function resolveStore(value: unknown): ResolvedStore | undefined {
+  const o = plainObject('sharedQuota', value);
+  if (o === undefined) return undefined;
+  const store = o['store'] as { acquire?: unknown } | undefined;
+  if (typeof store !== 'object' || store === null || typeof store.acquire !== 'function') {
+    throw invalidOption('sharedQuota.store', 'a LimiterStore ({ acquire(limit) })', store);
+  }
+  const degradedShare = finite('sharedQuota.degradedShare', o['degradedShare'], DEFAULTS.sharedQuota.degradedShare, 0, true);
+  if (degradedShare > 1) throw invalidOption('sharedQuota.degradedShare', 'a fraction in (0, 1]', degradedShare);
+  return {
+    store: store as LimiterStore,
+    timeoutMs: finite('sharedQuota.timeoutMs', o['timeoutMs'], DEFAULTS.sharedQuota.timeoutMs, 0, true),
+    degradedShare,
+    retryAfterMs: finite('sharedQuota.retryAfterMs', o['retryAfterMs'], DEFAULTS.sharedQuota.retryAfterMs),
+  };
 }

@@ -1,16 +1,15 @@
 /**
- * The pool's options, their defaults, and their validation.
- *
- * Everything is checked once, in the constructor (and per call for `execute`'s options),
- * and a mistake is reported as a `PoolError` with code `INVALID_OPTIONS` whose message
+ * The pool's public option types. Defaults are in `defaults.ts`; each concern's options
+ * are checked by a resolver beside the code that uses them, and `resolve.ts` puts the
+ * pool's together once, in the constructor (per call for `execute`'s options, in
+ * `call/plan.ts`). A mistake is a `PoolError` with code `INVALID_OPTIONS` whose message
  * names the field, what was expected and what was given.
  */
-import type { BackoffOptions, Jitter } from '../call/backoff.js';
+import type { BackoffOptions } from '../call/backoff.js';
 import type { BreakerOptions } from '../health/breaker.js';
 import type { Classifier } from '../base/classify.js';
 import type { AttemptContext } from '../call/context.js';
 import type { Clock, RandomSource } from '../base/clock.js';
-import { invalidOption } from '../base/errors.js';
 import type { EventListener } from '../base/events.js';
 import type { StoreOptions } from '../limits/store.js';
 import type { RetryBudgetOptions } from '../limits/budget.js';
@@ -175,128 +174,8 @@ export interface ExecuteOptions {
   readonly hedge?: boolean | HedgeOptions;
 }
 
-/** Ready-made call options that read well at the call site. */
-export const presets = {
-  /** Work nobody waits on (polls, refreshes): one attempt, fail fast when nothing admits. */
-  background: { retry: 'none', breakerMode: 'fail-fast' },
-  /** Work that must get through: retry until cancelled, 250 ms → 10 s, wait for a breaker's probe. */
-  essential: {
-    retry: 'until-deadline',
-    breakerMode: 'wait',
-    deadlineMs: Number.POSITIVE_INFINITY,
-    backoff: { initialMs: 250, maxMs: 10_000 },
-  },
-} as const satisfies Record<string, ExecuteOptions>;
+export const STRATEGIES: readonly Strategy[] = ['ordered', 'round-robin', 'random', 'health', 'latency'];
+export const PRIORITIES: readonly Priority[] = ['high', 'low'];
+export const BREAKER_MODES: readonly BreakerMode[] = ['fail-fast', 'wait'];
 
-export const DEFAULTS = {
-  strategy: 'ordered',
-  maxAttempts: 3,
-  attemptTimeoutMs: 10_000,
-  deadlineMs: 30_000,
-  backoff: { initialMs: 100, maxMs: 10_000, jitter: 'full' },
-  breaker: { threshold: 5, cooldownMs: 5_000, maxCooldownMs: 60_000, mode: 'consecutive', failureRate: 0.5, windowMs: 10_000, minThroughput: 10 },
-  rateLimitCooldownMs: 1_000,
-  breakerMode: 'fail-fast',
-  dailyResetUtcHour: 0,
-  health: { windowMs: 300_000, longWindowMs: 900_000, maxWaitForHealthyMs: 1_500 },
-  rateLimit: { mode: 'bucket', marginMs: 25, dailyStopFraction: 0.95 },
-} as const;
-
-const STRATEGIES: readonly Strategy[] = ['ordered', 'round-robin', 'random', 'health', 'latency'];
-const PRIORITIES: readonly Priority[] = ['high', 'low'];
-const JITTERS: readonly Jitter[] = ['none', 'full', 'equal', 'decorrelated'];
-const BREAKER_MODES: readonly BreakerMode[] = ['fail-fast', 'wait'];
-
-export function oneOf<T extends string>(field: string, value: unknown, allowed: readonly T[], fallback: T): T {
-  if (value === undefined) return fallback;
-  if (typeof value === 'string' && (allowed as readonly string[]).includes(value)) return value as T;
-  throw invalidOption(field, `one of ${allowed.map((a) => `'${a}'`).join(', ')}`, value);
-}
-
-/** A finite number >= min (or > min when `exclusive`). */
-export function finite(field: string, value: unknown, fallback: number, min = 0, exclusive = false): number {
-  if (value === undefined) return fallback;
-  if (typeof value !== 'number' || !Number.isFinite(value) || (exclusive ? value <= min : value < min)) {
-    throw invalidOption(field, `a finite number ${exclusive ? '>' : '>='} ${min}`, value);
-  }
-  return value;
-}
-
-/** Like `finite`, but `Infinity` is allowed (meaning "no limit"). */
-export function durationOrInfinity(field: string, value: unknown, fallback: number): number {
-  if (value === Number.POSITIVE_INFINITY) return value;
-  if (value === undefined) return fallback;
-  if (typeof value !== 'number' || Number.isNaN(value) || value <= 0) {
-    throw invalidOption(field, 'a number of milliseconds > 0, or Infinity', value);
-  }
-  return value;
-}
-
-export function positiveInteger(field: string, value: unknown, fallback: number): number {
-  if (value === undefined) return fallback;
-  if (typeof value !== 'number' || !Number.isInteger(value) || value < 1) {
-    throw invalidOption(field, 'a positive integer', value);
-  }
-  return value;
-}
-
-/** A positive integer or `Infinity` (meaning "unbounded"). */
-export function limitOrInfinity(field: string, value: unknown): number {
-  if (value === undefined || value === Number.POSITIVE_INFINITY) return Number.POSITIVE_INFINITY;
-  return positiveInteger(field, value, 0);
-}
-
-export function plainObject(field: string, value: unknown): Record<string, unknown> | undefined {
-  if (value === undefined) return undefined;
-  if (typeof value !== 'object' || value === null || Array.isArray(value)) throw invalidOption(field, 'an object', value);
-  return value as Record<string, unknown>;
-}
-
-export function resolveBackoff(field: string, value: unknown, base: BackoffOptions): BackoffOptions {
-  const o = plainObject(field, value);
-  if (o === undefined) return base;
-  const initialMs = finite(`${field}.initialMs`, o['initialMs'], base.initialMs);
-  const maxMs = finite(`${field}.maxMs`, o['maxMs'], Math.max(base.maxMs, initialMs));
-  if (maxMs < initialMs) throw invalidOption(`${field}.maxMs`, `a number >= initialMs (${initialMs})`, maxMs);
-  const jitter = oneOf(`${field}.jitter`, o['jitter'], JITTERS, base.jitter);
-  return { initialMs, maxMs, jitter };
-}
-
-export function resolveBreaker(value: unknown): BreakerOptions {
-  const o = plainObject('breaker', value) ?? {};
-  const d = DEFAULTS.breaker;
-  const threshold = positiveInteger('breaker.threshold', o['threshold'], d.threshold);
-  const cooldownMs = finite('breaker.cooldownMs', o['cooldownMs'], d.cooldownMs, 0, true);
-  const maxCooldownMs = finite('breaker.maxCooldownMs', o['maxCooldownMs'], Math.max(d.maxCooldownMs, cooldownMs), 0, true);
-  if (maxCooldownMs < cooldownMs) {
-    throw invalidOption('breaker.maxCooldownMs', `a number >= cooldownMs (${cooldownMs})`, maxCooldownMs);
-  }
-  const mode = oneOf('breaker.mode', o['mode'], ['consecutive', 'failure-rate'] as const, d.mode);
-  const failureRate = finite('breaker.failureRate', o['failureRate'], d.failureRate, 0, true);
-  if (failureRate > 1) throw invalidOption('breaker.failureRate', 'a fraction in (0, 1]', failureRate);
-  const windowMs = finite('breaker.windowMs', o['windowMs'], d.windowMs, 0, true);
-  const minThroughput = positiveInteger('breaker.minThroughput', o['minThroughput'], d.minThroughput);
-  const slowCallMs = durationOrInfinity('breaker.slowCallMs', o['slowCallMs'], Number.POSITIVE_INFINITY);
-  const growth = o['ejectionGrowth'];
-  if (growth !== undefined && typeof growth !== 'boolean') throw invalidOption('breaker.ejectionGrowth', 'a boolean', growth);
-  const jitter = finite('breaker.jitter', o['jitter'], 0);
-  if (jitter >= 1) throw invalidOption('breaker.jitter', 'a fraction in [0, 1)', jitter);
-  return { threshold, cooldownMs, maxCooldownMs, mode, failureRate, windowMs, minThroughput, slowCallMs, ejectionGrowth: growth === true, jitter };
-}
-
-export function resolveRetry(field: string, value: unknown, maxAttempts: number): number {
-  if (value === undefined) return maxAttempts;
-  if (value === 'none') return 1;
-  if (value === 'until-deadline') return Number.POSITIVE_INFINITY;
-  if (typeof value === 'object' && value !== null && !Array.isArray(value)) {
-    return positiveInteger(`${field}.maxAttempts`, (value as Record<string, unknown>)['maxAttempts'], maxAttempts);
-  }
-  throw invalidOption(field, "'none', 'until-deadline' or { maxAttempts }", value);
-}
-
-export function checkFunction(field: string, value: unknown, optional: boolean): void {
-  if (value === undefined && optional) return;
-  if (typeof value !== 'function') throw invalidOption(field, 'a function', value);
-}
-
-export { STRATEGIES, PRIORITIES, BREAKER_MODES };
+export { presets, DEFAULTS } from './defaults.js';

@@ -8,10 +8,11 @@ import type { BreakerOptions } from '../health/breaker.js';
 import type { RandomSource } from '../base/clock.js';
 import { EndpointState } from './endpoint.js';
 import { invalidOption } from '../base/errors.js';
-import { DEFAULTS, PRIORITIES, finite, limitOrInfinity, oneOf, plainObject, positiveInteger, type EndpointConfig } from '../options/options.js';
-import { Quota, type ResolvedRateLimit } from '../limits/quota.js';
+import { DEFAULTS } from '../options/defaults.js';
+import { PRIORITIES, type EndpointConfig } from '../options/options.js';
+import { limitOrInfinity, oneOf, plainObject, positiveInteger } from '../options/validate.js';
+import { Quota, resolveRateLimit, type ResolvedRateLimit } from '../limits/quota.js';
 
-const MODES = ['bucket', 'paced'] as const;
 const MAX_WEIGHT = 1000;
 
 export interface EndpointSet<C> {
@@ -19,22 +20,6 @@ export interface EndpointSet<C> {
   readonly byName: Map<string, EndpointState<C>>;
   /** Normalised groups (members by name), for the next replacement. */
   readonly groups: string[][];
-}
-
-export function resolveRateLimit(field: string, value: unknown): ResolvedRateLimit | undefined {
-  const rl = plainObject(field, value);
-  if (rl === undefined) return undefined;
-  const d = DEFAULTS.rateLimit;
-  const perSecond = rl['perSecond'] === undefined ? undefined : finite(`${field}.perSecond`, rl['perSecond'], 0, 0, true);
-  const perDay = rl['perDay'] === undefined ? undefined : positiveInteger(`${field}.perDay`, rl['perDay'], 0);
-  if (perSecond === undefined && perDay === undefined) throw invalidOption(`${field}.perSecond`, 'a finite number > 0 (or a perDay)', undefined);
-  const mode = oneOf(`${field}.mode`, rl['mode'], MODES, d.mode);
-  const burst = rl['burst'] === undefined ? undefined : finite(`${field}.burst`, rl['burst'], 1, 1);
-  if (burst !== undefined && mode === 'paced') throw invalidOption(`${field}.burst`, "nothing in 'paced' mode (paced calls never burst)", burst);
-  const marginMs = finite(`${field}.marginMs`, rl['marginMs'], d.marginMs);
-  const dailyStopFraction = finite(`${field}.dailyStopFraction`, rl['dailyStopFraction'], d.dailyStopFraction, 0, true);
-  if (dailyStopFraction > 1) throw invalidOption(`${field}.dailyStopFraction`, 'a fraction in (0, 1]', dailyStopFraction);
-  return { perSecond, burst, mode, marginMs, perDay, dailyStopFraction };
 }
 
 function sameLimit(a: ResolvedRateLimit | undefined, b: ResolvedRateLimit | undefined): boolean {
@@ -66,8 +51,8 @@ export function buildEndpointSet<C>(
     if (typeof c.name !== 'string' || c.name.length === 0) throw invalidOption(`${field}.name`, 'a non-empty string', c.name);
     if (byName.has(c.name)) throw invalidOption(`${field}.name`, 'a name not used by another endpoint', c.name);
     if (!('conn' in c)) throw invalidOption(`${field}.conn`, 'a connection value', undefined);
-    const priority = oneOf(`${field}.priority`, c.priority, PRIORITIES, 'high');
-    const weight = positiveInteger(`${field}.weight`, c.weight, 1);
+    const priority = oneOf(`${field}.priority`, c.priority, PRIORITIES, DEFAULTS.priority);
+    const weight = positiveInteger(`${field}.weight`, c.weight, DEFAULTS.weight);
     // The rotation ring repeats an endpoint `weight` times: keep it a ring, not a memory bomb.
     if (weight > MAX_WEIGHT) throw invalidOption(`${field}.weight`, `a positive integer up to ${MAX_WEIGHT}`, weight);
     const maxInFlight = limitOrInfinity(`${field}.maxInFlight`, c.maxInFlight);

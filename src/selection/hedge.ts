@@ -6,7 +6,8 @@
  * against the limiters. A call that is not idempotent is never hedged.
  */
 import { invalidOption } from '../base/errors.js';
-import { finite, plainObject, positiveInteger } from '../options/options.js';
+import { DEFAULTS } from '../options/defaults.js';
+import { finite, plainObject, positiveInteger } from '../options/validate.js';
 
 export interface HedgeConfig {
   readonly afterMs: number;
@@ -14,7 +15,7 @@ export interface HedgeConfig {
   readonly maxHedges: number;
 }
 
-export const DEFAULT_HEDGE: HedgeConfig = { afterMs: 100, percentile: undefined, maxHedges: 1 };
+export const DEFAULT_HEDGE: HedgeConfig = { ...DEFAULTS.hedge, percentile: undefined };
 
 export function resolveHedge(field: string, value: unknown, base: HedgeConfig): HedgeConfig {
   const o = plainObject(field, value);

@@ -9,6 +9,8 @@
  *
  * A ring of the last 64 durations gives percentiles for `hedge: { percentile }`.
  */
+import { DEFAULTS } from '../options/defaults.js';
+import { finite, plainObject } from '../options/validate.js';
 
 const RING = 64;
 
@@ -70,4 +72,21 @@ export class LatencyTracker {
   #filled(): number[] {
     return Array.from(this.#recent.subarray(0, this.successes));
   }
+}
+
+export interface ResolvedLatency {
+  readonly decayMs: number;
+  readonly failurePenaltyMs: number;
+  readonly coldStartMs: number | undefined;
+}
+
+/** Checks `latency`; the failure penalty defaults to the attempt timeout. */
+export function resolveLatency(value: unknown, attemptTimeout: unknown): ResolvedLatency {
+  const o = plainObject('latency', value) ?? {};
+  const timeout = typeof attemptTimeout === 'number' && Number.isFinite(attemptTimeout) ? attemptTimeout : DEFAULTS.attemptTimeoutMs;
+  return {
+    decayMs: finite('latency.decayMs', o['decayMs'], DEFAULTS.latency.decayMs, 0, true),
+    failurePenaltyMs: finite('latency.failurePenaltyMs', o['failurePenaltyMs'], timeout),
+    coldStartMs: o['coldStartMs'] === undefined ? undefined : finite('latency.coldStartMs', o['coldStartMs'], 0),
+  };
 }

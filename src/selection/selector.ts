@@ -18,6 +18,8 @@
  * shortest of their waits, then select again.
  */
 import type { EndpointState } from './endpoint.js';
+import { DEFAULTS } from '../options/defaults.js';
+import { finite, plainObject } from '../options/validate.js';
 
 export type Selection<C> =
   /** Go to this endpoint now (`tried`: the call has used it before, so back off first). */
@@ -269,4 +271,21 @@ export function selectPinned<C>(ep: EndpointState<C>, now: number, tried: readon
   const wait = ep.readyInMs(now);
   if (wait > 0) return { kind: 'wait', waitMs: wait, endpoint: ep };
   return { kind: 'endpoint', endpoint: ep, tried: tried?.includes(ep) === true };
+}
+
+export interface ResolvedHealth {
+  readonly windowMs: number;
+  readonly longWindowMs: number;
+  readonly maxWaitForHealthyMs: number;
+}
+
+/** Checks `health` (tuning of `strategy: 'health'`). */
+export function resolveHealth(value: unknown): ResolvedHealth {
+  const o = plainObject('health', value) ?? {};
+  const d = DEFAULTS.health;
+  return {
+    windowMs: finite('health.windowMs', o['windowMs'], d.windowMs, 0, true),
+    longWindowMs: finite('health.longWindowMs', o['longWindowMs'], d.longWindowMs, 0, true),
+    maxWaitForHealthyMs: finite('health.maxWaitForHealthyMs', o['maxWaitForHealthyMs'], d.maxWaitForHealthyMs),
+  };
 }

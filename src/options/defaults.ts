@@ -1,0 +1,39 @@
+/**
+ * Every default of the pool in one table, and the ready-made call presets. Each concern's
+ * resolver (beside the code that uses it) reads its defaults from here, so this file is
+ * the one place to look up what an option is when it is not given.
+ */
+import type { ExecuteOptions } from './options.js';
+
+/** Ready-made call options that read well at the call site. */
+export const presets = {
+  /** Work nobody waits on (polls, refreshes): one attempt, fail fast when nothing admits. */
+  background: { retry: 'none', breakerMode: 'fail-fast' },
+  /** Work that must get through: retry until cancelled, 250 ms → 10 s, wait for a breaker's probe. */
+  essential: {
+    retry: 'until-deadline',
+    breakerMode: 'wait',
+    deadlineMs: Number.POSITIVE_INFINITY,
+    backoff: { initialMs: 250, maxMs: 10_000 },
+  },
+} as const satisfies Record<string, ExecuteOptions>;
+
+export const DEFAULTS = {
+  strategy: 'ordered',
+  maxAttempts: 3,
+  attemptTimeoutMs: 10_000,
+  deadlineMs: 30_000,
+  backoff: { initialMs: 100, maxMs: 10_000, jitter: 'full' },
+  breaker: { threshold: 5, cooldownMs: 5_000, maxCooldownMs: 60_000, mode: 'consecutive', failureRate: 0.5, windowMs: 10_000, minThroughput: 10 },
+  rateLimitCooldownMs: 1_000,
+  breakerMode: 'fail-fast',
+  dailyResetUtcHour: 0,
+  health: { windowMs: 300_000, longWindowMs: 900_000, maxWaitForHealthyMs: 1_500 },
+  rateLimit: { mode: 'bucket', marginMs: 25, dailyStopFraction: 0.95 },
+  latency: { decayMs: 10_000 },
+  hedge: { afterMs: 100, maxHedges: 1 },
+  sharedQuota: { timeoutMs: 50, degradedShare: 0.5, retryAfterMs: 5_000 },
+  retryBudget: { ratio: 0.2, minPerSecond: 10, windowMs: 10_000 },
+  priority: 'high',
+  weight: 1,
+} as const;

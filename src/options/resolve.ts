@@ -1,0 +1,72 @@
+/**
+ * The pool's options, checked once in the constructor: each concern's resolver lives
+ * beside the code that uses it (breaker, backoff, limits, latency, hedging, the store, the
+ * budget); this file only puts them together.
+ */
+import { resolveBackoff } from '../call/backoff.js';
+import { systemClock, systemRandom, type Clock, type RandomSource } from '../base/clock.js';
+import { invalidOption } from '../base/errors.js';
+import type { EventListener } from '../base/events.js';
+import type { MetricsSink } from '../base/metrics.js';
+import { resolveBreaker } from '../health/breaker.js';
+import { resolveBudget } from '../limits/budget.js';
+import { resetHour } from '../limits/daily.js';
+import { resolveStore } from '../limits/store.js';
+import { DEFAULT_HEDGE, resolveHedge } from '../selection/hedge.js';
+import { resolveLatency } from '../selection/latency.js';
+import { resolveHealth } from '../selection/selector.js';
+import type { ResolvedOptions } from '../state.js';
+import { DEFAULTS } from './defaults.js';
+import { BREAKER_MODES, STRATEGIES, type PoolOptions } from './options.js';
+import { checkFunction, durationOrInfinity, finite, limitOrInfinity, oneOf, percent, plainObject, positiveInteger } from './validate.js';
+
+export interface PoolSetup {
+  readonly resolved: ResolvedOptions;
+  readonly clock: Clock;
+  readonly random: RandomSource;
+  readonly metrics: MetricsSink | undefined;
+  readonly listener: EventListener | undefined;
+  /** The raw endpoint configs and groups, checked when the endpoint set is built. */
+  readonly endpoints: unknown;
+  readonly groups: unknown;
+}
+
+export function resolvePoolOptions<C>(options: PoolOptions<C>): PoolSetup {
+  const o = plainObject('options', options);
+  if (o === undefined) throw invalidOption('options', 'an object', options);
+  checkFunction('classify', o['classify'], false);
+  checkFunction('onEvent', o['onEvent'], true);
+  const clock = o['clock'] === undefined ? systemClock : o['clock'];
+  if (typeof clock !== 'object' || clock === null || typeof (clock as typeof systemClock).now !== 'function' || typeof (clock as typeof systemClock).setTimeout !== 'function') {
+    throw invalidOption('clock', 'a Clock ({ now, setTimeout, clearTimeout })', clock);
+  }
+  checkFunction('random', o['random'], true);
+  checkFunction('refreshAuth', o['refreshAuth'], true);
+  const metrics = o['metrics'];
+  if (metrics !== undefined && (typeof metrics !== 'object' || metrics === null || typeof (metrics as { increment?: unknown }).increment !== 'function')) {
+    throw invalidOption('metrics', 'a MetricsSink ({ increment, observe? })', metrics);
+  }
+  const resolved: ResolvedOptions = {
+    classify: options.classify,
+    strategy: oneOf('strategy', o['strategy'], STRATEGIES, DEFAULTS.strategy),
+    maxAttempts: positiveInteger('maxAttempts', o['maxAttempts'], DEFAULTS.maxAttempts),
+    attemptTimeoutMs: durationOrInfinity('attemptTimeoutMs', o['attemptTimeoutMs'], DEFAULTS.attemptTimeoutMs),
+    deadlineMs: durationOrInfinity('deadlineMs', o['deadlineMs'], DEFAULTS.deadlineMs),
+    backoff: resolveBackoff('backoff', o['backoff'], DEFAULTS.backoff),
+    breaker: resolveBreaker(o['breaker']),
+    rateLimitCooldownMs: finite('rateLimitCooldownMs', o['rateLimitCooldownMs'], DEFAULTS.rateLimitCooldownMs),
+    maxConcurrentCalls: limitOrInfinity('maxConcurrentCalls', o['maxConcurrentCalls']),
+    breakerMode: oneOf('breakerMode', o['breakerMode'], BREAKER_MODES, DEFAULTS.breakerMode),
+    dailyResetUtcHour: resetHour(o['dailyResetUtcHour']),
+    refreshAuth: o['refreshAuth'] as ResolvedOptions['refreshAuth'],
+    sharedQuota: resolveStore(o['sharedQuota']),
+    retryBudget: resolveBudget(o['retryBudget']),
+    maxEjectedPercent: o['maxEjectedPercent'] === undefined ? undefined : percent('maxEjectedPercent', o['maxEjectedPercent']),
+    latency: resolveLatency(o['latency'], o['attemptTimeoutMs']),
+    hedge: resolveHedge('hedge', o['hedge'], DEFAULT_HEDGE),
+    hedgeConfigured: o['hedge'] !== undefined,
+    refreshTimeoutMs: durationOrInfinity('refreshTimeoutMs', o['refreshTimeoutMs'], durationOrInfinity('attemptTimeoutMs', o['attemptTimeoutMs'], DEFAULTS.attemptTimeoutMs)),
+    health: resolveHealth(o['health']),
+  };
+  return { resolved, clock: options.clock ?? systemClock, random: options.random ?? systemRandom, metrics: options.metrics, listener: options.onEvent, endpoints: o['endpoints'], groups: o['groups'] };
+}
