@@ -15,16 +15,21 @@ export { systemClock, systemRandom, type Clock, type RandomSource, type TimerHan
 export type { BreakerState, BreakerOptions } from './health/breaker.js';
 export type { BackoffOptions, Jitter } from './call/backoff.js';
 export type { ProbeResult } from './health/probe.js';
-export {
-  presets,
-  type PoolOptions,
-  type EndpointConfig,
-  type ExecuteOptions,
-  type RateLimitOptions,
-  type RetryMode,
-  type BreakerMode,
-  type Strategy,
-  type Priority,
+export { DEFAULTS } from './options/defaults.js';
+export { presets } from './options/presets.js';
+export type { RetryBudgetOptions } from './limits/budget.js';
+export type {
+  PoolOptions,
+  EndpointConfig,
+  ExecuteOptions,
+  RateLimitOptions,
+  RetryMode,
+  BreakerMode,
+  Strategy,
+  Priority,
+  RefreshAuth,
+  LatencyOptions,
+  HedgeOptions,
 } from './options/options.js';
 export { applySlice, parseGroups } from './extras/env.js';
 export type { EndpointStatus } from './pool.js';

@@ -3,22 +3,15 @@
  * queue, parked calls, and the helpers that emit events and metrics. `Pool` is the public
  * facade over it; `Call` (one per `execute`) reads and updates it.
  */
-import type { BackoffOptions } from './call/backoff.js';
-import type { BreakerOptions } from './health/breaker.js';
-import type { Classifier } from './base/classify.js';
 import type { Clock, RandomSource } from './base/clock.js';
-import type { RefreshAuth } from './call/auth.js';
-import type { HedgeConfig } from './selection/hedge.js';
 import type { EndpointState } from './selection/endpoint.js';
 import { buildEndpointSet } from './selection/endpoint-set.js';
 import { deliver, type EventListener, type PoolEvent } from './base/events.js';
 import { safeIncrement, type MetricsSink } from './base/metrics.js';
-import type { BreakerMode, Strategy } from './options/options.js';
 import type { ResolvedRateLimit } from './limits/quota.js';
-import type { ResolvedStore } from './limits/store.js';
-import type { RetryBudget } from './limits/budget.js';
 import { TimeoutQueue } from './call/timeouts.js';
 import { defaultPlan, type CallPlan } from './call/plan.js';
+import type { ResolvedOptions } from './options/resolve.js';
 import { selectByLatency, selectEndpoint, selectHealthiest, tierInPanic, type Selection } from './selection/selector.js';
 
 /** A call waiting for something: capacity to free up, a permit, or time to pass. */
@@ -29,31 +22,6 @@ export interface Waiter {
   grantPermit(): void;
   /** The pool is closing: fail if still waiting. */
   closeWaiting(): void;
-}
-
-export interface ResolvedOptions {
-  readonly classify: Classifier;
-  readonly strategy: Strategy;
-  readonly maxAttempts: number;
-  readonly attemptTimeoutMs: number;
-  readonly deadlineMs: number;
-  readonly backoff: BackoffOptions;
-  readonly breaker: BreakerOptions;
-  readonly rateLimitCooldownMs: number;
-  readonly maxConcurrentCalls: number;
-  readonly breakerMode: BreakerMode;
-  readonly dailyResetUtcHour: number;
-  readonly refreshAuth: RefreshAuth<unknown> | undefined;
-  readonly refreshTimeoutMs: number;
-  readonly sharedQuota: ResolvedStore | undefined;
-  readonly retryBudget: RetryBudget | undefined;
-  /** Panic mode threshold; `undefined`: off. */
-  readonly maxEjectedPercent: number | undefined;
-  readonly latency: { readonly decayMs: number; readonly failurePenaltyMs: number; readonly coldStartMs: number | undefined };
-  readonly hedge: HedgeConfig;
-  /** The pool was given `hedge` options (calls may still hedge with options of their own). */
-  readonly hedgeConfigured: boolean;
-  readonly health: { readonly windowMs: number; readonly longWindowMs: number; readonly maxWaitForHealthyMs: number };
 }
 
 export class PoolState<C> {
@@ -105,7 +73,7 @@ export class PoolState<C> {
     this.listener = listener;
     this.permits = opts.maxConcurrentCalls;
     this.timeouts = new TimeoutQueue(clock);
-    this.defaultPlan = defaultPlan(this);
+    this.defaultPlan = defaultPlan(opts);
     this.tracksLatency = opts.strategy === 'latency' || opts.hedgeConfigured;
     this.timesSuccesses =
       metrics !== undefined || listener !== undefined || this.tracksLatency || opts.breaker.slowCallMs !== Number.POSITIVE_INFINITY || opts.breaker.mode === 'failure-rate';

@@ -13,8 +13,8 @@ import { LazyContext, type AttemptContext } from './context.js';
 import type { EndpointState } from '../selection/endpoint.js';
 import { PoolError } from '../base/errors.js';
 import type { PoolState } from '../state.js';
+import type { RefreshAuth } from '../options/options.js';
 
-export type RefreshAuth<C> = (conn: C, ctx: AttemptContext) => Promise<unknown>;
 
 const inFlight = new WeakMap<object, Promise<void>>();
 

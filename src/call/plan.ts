@@ -9,7 +9,13 @@ import type { EndpointState } from '../selection/endpoint.js';
 import { resolveBackoff, type BackoffOptions } from './backoff.js';
 import { BREAKER_MODES, type BreakerMode, type ExecuteOptions } from '../options/options.js';
 import { durationOrInfinity, oneOf, positiveInteger } from '../options/validate.js';
-import type { PoolState } from '../state.js';
+import type { ResolvedOptions } from '../options/resolve.js';
+
+/** What a plan is checked against: the pool's options and its endpoints by name. */
+export interface PlanContext<C> {
+  readonly opts: ResolvedOptions;
+  readonly byName: ReadonlyMap<string, EndpointState<C>>;
+}
 
 export interface CallPlan<C> {
   readonly deadlineMs: number;
@@ -26,8 +32,7 @@ export interface CallPlan<C> {
 }
 
 /** The plan of a call made with no options. */
-export function defaultPlan<C>(s: PoolState<C>): CallPlan<C> {
-  const o = s.opts;
+export function defaultPlan<C>(o: ResolvedOptions): CallPlan<C> {
   return {
     deadlineMs: o.deadlineMs,
     attemptTimeoutMs: o.attemptTimeoutMs,
@@ -42,7 +47,7 @@ export function defaultPlan<C>(s: PoolState<C>): CallPlan<C> {
 }
 
 /** Checks `execute()`'s options; throws `INVALID_OPTIONS` (or `PIN_UNAVAILABLE`) on a mistake. */
-export function resolvePlan<C>(s: PoolState<C>, options: ExecuteOptions): CallPlan<C> {
+export function resolvePlan<C>(s: PlanContext<C>, options: ExecuteOptions): CallPlan<C> {
   if (typeof options !== 'object' || options === null) throw invalidOption('options', 'an object', options);
   const o = s.opts;
   const deadlineMs = durationOrInfinity('deadlineMs', options.deadlineMs, o.deadlineMs);

@@ -1,23 +1,8 @@
 /**
- * Every default of the pool in one table, and the ready-made call presets. Each concern's
+ * Every default of the pool in one table. Each concern's
  * resolver (beside the code that uses it) reads its defaults from here, so this file is
  * the one place to look up what an option is when it is not given.
  */
-import type { ExecuteOptions } from './options.js';
-
-/** Ready-made call options that read well at the call site. */
-export const presets = {
-  /** Work nobody waits on (polls, refreshes): one attempt, fail fast when nothing admits. */
-  background: { retry: 'none', breakerMode: 'fail-fast' },
-  /** Work that must get through: retry until cancelled, 250 ms → 10 s, wait for a breaker's probe. */
-  essential: {
-    retry: 'until-deadline',
-    breakerMode: 'wait',
-    deadlineMs: Number.POSITIVE_INFINITY,
-    backoff: { initialMs: 250, maxMs: 10_000 },
-  },
-} as const satisfies Record<string, ExecuteOptions>;
-
 export const DEFAULTS = {
   strategy: 'ordered',
   maxAttempts: 3,

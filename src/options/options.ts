@@ -17,6 +17,9 @@ import type { MetricsSink } from '../base/metrics.js';
 
 export type Priority = 'high' | 'low';
 
+/** Re-acquires an endpoint's credentials (a token, a session) after an `unauthorized` answer. */
+export type RefreshAuth<C> = (conn: C, ctx: AttemptContext) => Promise<unknown>;
+
 /**
  * How an endpoint is chosen within a priority tier: `ordered` (first healthy in config
  * order), `round-robin` (weighted rotation), `random` (a random start per call: spreads
@@ -105,7 +108,7 @@ export interface PoolOptions<C> {
    * Re-acquires an endpoint's credentials after an `unauthorized` answer (single-flight
    * per endpoint); the attempt is then replayed there at once. @default none: `unauthorized` is final
    */
-  readonly refreshAuth?: (conn: C, ctx: AttemptContext) => Promise<unknown>;
+  readonly refreshAuth?: RefreshAuth<C>;
   /** Timeout of one credential refresh. @default the attempt timeout */
   readonly refreshTimeoutMs?: number;
   /** Quotas counted across processes through a shared store (e.g. `endpoint-pool/redis`). @default none */
@@ -178,4 +181,3 @@ export const STRATEGIES: readonly Strategy[] = ['ordered', 'round-robin', 'rando
 export const PRIORITIES: readonly Priority[] = ['high', 'low'];
 export const BREAKER_MODES: readonly BreakerMode[] = ['fail-fast', 'wait'];
 
-export { presets, DEFAULTS } from './defaults.js';

@@ -3,22 +3,48 @@
  * beside the code that uses it (breaker, backoff, limits, latency, hedging, the store, the
  * budget); this file only puts them together.
  */
-import { resolveBackoff } from '../call/backoff.js';
+import { resolveBackoff, type BackoffOptions } from '../call/backoff.js';
 import { systemClock, systemRandom, type Clock, type RandomSource } from '../base/clock.js';
 import { invalidOption } from '../base/errors.js';
 import type { EventListener } from '../base/events.js';
 import type { MetricsSink } from '../base/metrics.js';
-import { resolveBreaker } from '../health/breaker.js';
-import { resolveBudget } from '../limits/budget.js';
+import type { Classifier } from '../base/classify.js';
+import { resolveBreaker, type BreakerOptions } from '../health/breaker.js';
+import { resolveBudget, type RetryBudget } from '../limits/budget.js';
 import { resetHour } from '../limits/daily.js';
-import { resolveStore } from '../limits/store.js';
-import { DEFAULT_HEDGE, resolveHedge } from '../selection/hedge.js';
+import { resolveStore, type ResolvedStore } from '../limits/store.js';
+import { DEFAULT_HEDGE, resolveHedge, type HedgeConfig } from '../selection/hedge.js';
 import { resolveLatency } from '../selection/latency.js';
 import { resolveHealth } from '../selection/selector.js';
-import type { ResolvedOptions } from '../state.js';
 import { DEFAULTS } from './defaults.js';
-import { BREAKER_MODES, STRATEGIES, type PoolOptions } from './options.js';
+import { BREAKER_MODES, STRATEGIES, type BreakerMode, type PoolOptions, type RefreshAuth, type Strategy } from './options.js';
 import { checkFunction, durationOrInfinity, finite, limitOrInfinity, oneOf, percent, plainObject, positiveInteger } from './validate.js';
+
+/** The pool's options after checking, with every default filled in. */
+export interface ResolvedOptions {
+  readonly classify: Classifier;
+  readonly strategy: Strategy;
+  readonly maxAttempts: number;
+  readonly attemptTimeoutMs: number;
+  readonly deadlineMs: number;
+  readonly backoff: BackoffOptions;
+  readonly breaker: BreakerOptions;
+  readonly rateLimitCooldownMs: number;
+  readonly maxConcurrentCalls: number;
+  readonly breakerMode: BreakerMode;
+  readonly dailyResetUtcHour: number;
+  readonly refreshAuth: RefreshAuth<unknown> | undefined;
+  readonly refreshTimeoutMs: number;
+  readonly sharedQuota: ResolvedStore | undefined;
+  readonly retryBudget: RetryBudget | undefined;
+  /** Panic mode threshold; `undefined`: off. */
+  readonly maxEjectedPercent: number | undefined;
+  readonly latency: { readonly decayMs: number; readonly failurePenaltyMs: number; readonly coldStartMs: number | undefined };
+  readonly hedge: HedgeConfig;
+  /** The pool was given `hedge` options (calls may still hedge with options of their own). */
+  readonly hedgeConfigured: boolean;
+  readonly health: { readonly windowMs: number; readonly longWindowMs: number; readonly maxWaitForHealthyMs: number };
+}
 
 export interface PoolSetup {
   readonly resolved: ResolvedOptions;
