@@ -82,7 +82,8 @@ function runNode(args: readonly string[], cwd: string, timeoutMs: number): Promi
   return new Promise((resolve) => {
     const env = { ...process.env };
     // A vitest child must not think it is one of the parent's workers.
-    for (const key of Object.keys(env)) if (key.startsWith('VITEST') || key === 'NODE_OPTIONS') delete env[key];
+    for (const key of Object.keys(env)) if (key.startsWith('VITEST') || key === 'NODE_OPTIONS' || key === 'FORCE_COLOR') delete env[key];
+    env['NO_COLOR'] = '1';
     const child = spawn(process.execPath, args, { cwd, env, stdio: ['ignore', 'pipe', 'pipe'] });
     let output = '';
     child.stdout.on('data', (c: Buffer) => (output += c.toString('utf8')));
