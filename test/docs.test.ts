@@ -8,6 +8,7 @@
 import { existsSync, readFileSync } from 'node:fs';
 import { dirname, join, relative } from 'node:path';
 import { afterAll, beforeAll, describe, expect, test, vi } from 'vitest';
+import ts from 'typescript';
 import { Pool } from '../src/index.js';
 import { docFiles, extractBlocks, typescriptBlocks, type DocBlock } from './helpers/doc-blocks.js';
 import { runBlock, runVitestBlock, scratch, typeCheck, type Scratch } from './helpers/doc-check.js';
@@ -69,6 +70,43 @@ describe('documentation code blocks', () => {
       }
     }
     expect(broken).toEqual([]);
+  });
+});
+
+describe('the options reference', () => {
+  const reference = readFileSync(join(root, 'docs', 'options.md'), 'utf8');
+  const rows = new Set([...reference.matchAll(/^\| `([^`]+)` \|/gm)].map((m) => m[1]!));
+
+  /** Where each documented options interface is declared. */
+  const interfaces: Record<string, string> = {
+    PoolOptions: 'src/options.ts',
+    EndpointConfig: 'src/options.ts',
+    RateLimitOptions: 'src/options.ts',
+    HealthOptions: 'src/options.ts',
+    LatencyOptions: 'src/options.ts',
+    HedgeOptions: 'src/options.ts',
+    ExecuteOptions: 'src/options.ts',
+    BackoffOptions: 'src/backoff.ts',
+    BreakerOptions: 'src/breaker.ts',
+    RetryBudgetOptions: 'src/budget.ts',
+    StoreOptions: 'src/store.ts',
+    RefresherOptions: 'src/refresher.ts',
+    PooledFetchOptions: 'src/fetch/pooled-fetch.ts',
+    PoolTransportOptions: 'src/viem/transport.ts',
+    RedisStoreOptions: 'src/redis/store.ts',
+    RedisHealthOptions: 'src/redis/health.ts',
+  };
+
+  test.each(Object.entries(interfaces))('has a row for every member of %s', (name, file) => {
+    const members = interfaceMembers(join(root, file), name);
+    expect(members.length, `${name} not found in ${file}`).toBeGreaterThan(0);
+    expect(members.filter((m) => !rows.has(m))).toEqual([]);
+  });
+
+  test('lists every strategy the Strategy type takes', () => {
+    const strategies = unionLiterals(join(root, 'src', 'options.ts'), 'Strategy');
+    expect(strategies).toHaveLength(5);
+    expect(strategies.filter((s) => !rows.has(`'${s}'`))).toEqual([]);
   });
 });
 
@@ -162,4 +200,21 @@ function anchors(text: string): Set<string> {
 
 function stripFences(text: string): string {
   return text.replace(/^```[\s\S]*?^```\s*$/gm, '');
+}
+
+function parse(path: string): ts.SourceFile {
+  return ts.createSourceFile(path, readFileSync(path, 'utf8'), ts.ScriptTarget.ES2022, true);
+}
+
+/** The property names an interface declares itself (not those it inherits). */
+function interfaceMembers(path: string, name: string): string[] {
+  const decl = parse(path).statements.find((s): s is ts.InterfaceDeclaration => ts.isInterfaceDeclaration(s) && s.name.text === name);
+  return (decl?.members ?? []).flatMap((m) => (m.name !== undefined && ts.isIdentifier(m.name) ? [m.name.text] : []));
+}
+
+/** The string literals of a union type alias. */
+function unionLiterals(path: string, name: string): string[] {
+  const decl = parse(path).statements.find((s): s is ts.TypeAliasDeclaration => ts.isTypeAliasDeclaration(s) && s.name.text === name);
+  if (decl === undefined || !ts.isUnionTypeNode(decl.type)) return [];
+  return decl.type.types.flatMap((t) => (ts.isLiteralTypeNode(t) && ts.isStringLiteral(t.literal) ? [t.literal.text] : []));
 }
