@@ -75,38 +75,48 @@ describe('documentation code blocks', () => {
 
 describe('the options reference', () => {
   const reference = readFileSync(join(root, 'docs', 'options.md'), 'utf8');
-  const rows = new Set([...reference.matchAll(/^\| `([^`]+)` \|/gm)].map((m) => m[1]!));
+  /** The names in the first column of the table(s) right under each heading. */
+  const sections = new Map<string, Set<string>>();
+  let heading = '';
+  for (const line of reference.split('\n')) {
+    const h = /^#{2,3} (.+)$/.exec(line);
+    if (h !== null) sections.set((heading = h[1]!), new Set());
+    const row = /^\| `([^`]+)` \|/.exec(line);
+    if (row !== null) sections.get(heading)?.add(row[1]!);
+  }
+  const rowsOf = (title: string): Set<string> => sections.get(title) ?? new Set();
 
-  /** Where each documented options interface is declared. */
-  const interfaces: Record<string, string> = {
-    PoolOptions: 'src/options.ts',
-    EndpointConfig: 'src/options.ts',
-    RateLimitOptions: 'src/options.ts',
-    HealthOptions: 'src/options.ts',
-    LatencyOptions: 'src/options.ts',
-    HedgeOptions: 'src/options.ts',
-    ExecuteOptions: 'src/options.ts',
-    BackoffOptions: 'src/backoff.ts',
-    BreakerOptions: 'src/breaker.ts',
-    RetryBudgetOptions: 'src/budget.ts',
-    StoreOptions: 'src/store.ts',
-    RefresherOptions: 'src/refresher.ts',
-    PooledFetchOptions: 'src/fetch/pooled-fetch.ts',
-    PoolTransportOptions: 'src/viem/transport.ts',
-    RedisStoreOptions: 'src/redis/store.ts',
-    RedisHealthOptions: 'src/redis/health.ts',
+  /** Each documented options interface: where it is declared, and the section that lists its members. */
+  const interfaces: Record<string, readonly [file: string, section: string]> = {
+    PoolOptions: ['src/options.ts', 'Pool options'],
+    EndpointConfig: ['src/options.ts', 'Endpoints'],
+    RateLimitOptions: ['src/options.ts', '`rateLimit`'],
+    HealthOptions: ['src/options.ts', '`health`'],
+    LatencyOptions: ['src/options.ts', '`latency`'],
+    HedgeOptions: ['src/options.ts', '`hedge`'],
+    ExecuteOptions: ['src/options.ts', 'Per-call options'],
+    BackoffOptions: ['src/backoff.ts', '`backoff`'],
+    BreakerOptions: ['src/breaker.ts', '`breaker`'],
+    RetryBudgetOptions: ['src/budget.ts', '`retryBudget`'],
+    StoreOptions: ['src/store.ts', '`sharedQuota`'],
+    RefresherOptions: ['src/refresher.ts', '`Refresher`'],
+    PooledFetchOptions: ['src/fetch/pooled-fetch.ts', '`createPooledFetch`'],
+    PoolTransportOptions: ['src/viem/transport.ts', '`poolTransport`'],
+    RedisStoreOptions: ['src/redis/store.ts', '`createRedisStore`'],
+    RedisHealthOptions: ['src/redis/health.ts', '`createRedisHealth`'],
   };
 
-  test.each(Object.entries(interfaces))('has a row for every member of %s', (name, file) => {
+  test.each(Object.entries(interfaces))('has a row for every member of %s', (name, [file, section]) => {
     const members = interfaceMembers(join(root, file), name);
     expect(members.length, `${name} not found in ${file}`).toBeGreaterThan(0);
-    expect(members.filter((m) => !rows.has(m))).toEqual([]);
+    expect(sections.has(section), `no section "${section}"`).toBe(true);
+    expect(members.filter((m) => !rowsOf(section).has(m))).toEqual([]);
   });
 
   test('lists every strategy the Strategy type takes', () => {
     const strategies = unionLiterals(join(root, 'src', 'options.ts'), 'Strategy');
     expect(strategies).toHaveLength(5);
-    expect(strategies.filter((s) => !rows.has(`'${s}'`))).toEqual([]);
+    expect(strategies.filter((s) => !rowsOf('Strategies').has(`'${s}'`))).toEqual([]);
   });
 });
 
