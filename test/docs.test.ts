@@ -7,7 +7,7 @@
  */
 import { existsSync, readFileSync } from 'node:fs';
 import { dirname, join, relative } from 'node:path';
-import { afterAll, beforeAll, describe, expect, test, vi } from 'vitest';
+import { afterAll, describe, expect, test, vi } from 'vitest';
 import ts from 'typescript';
 import { Pool } from '../src/index.js';
 import { docFiles, extractBlocks, typescriptBlocks, type DocBlock } from './helpers/doc-blocks.js';
@@ -20,14 +20,23 @@ const vitestBlocks = blocks.filter((b) => b.mode === 'vitest');
 /** A safety net for a block that never ends; a block that passes takes well under a second or two. */
 const RUN_TIMEOUT_MS = 30_000;
 
-let work: Scratch;
-beforeAll(() => {
-  if (!existsSync(join(root, 'dist', 'index.d.ts'))) throw new Error('dist/ is missing: run `npm run build` (npm test does)');
-  work = scratch(root);
-});
+/**
+ * Stryker runs the suite on a copy without dist/ (`npm run mutation`); these checks read
+ * the built package, not the mutated sources, so they cannot kill a mutant there.
+ */
+const needsBuild = describe.skipIf(process.env['STRYKER_MUTATOR_WORKER'] !== undefined);
+
+let work: Scratch | undefined;
+function workDir(): string {
+  if (work === undefined) {
+    if (!existsSync(join(root, 'dist', 'index.d.ts'))) throw new Error('dist/ is missing: run `npm run build` (npm test does)');
+    work = scratch(root);
+  }
+  return work.dir;
+}
 afterAll(() => work?.remove());
 
-describe('documentation code blocks', () => {
+needsBuild('documentation code blocks', () => {
   test('the guides are there, each with TypeScript blocks, some of them runnable', () => {
     const files = new Set(blocks.map((b) => b.file));
     for (const f of ['README.md', 'docs/options.md', 'docs/migration.md', 'docs/testing.md']) expect(files, f).toContain(f);
@@ -36,17 +45,17 @@ describe('documentation code blocks', () => {
   });
 
   test('every TypeScript block compiles as it is shown (imports included)', () => {
-    expect(typeCheck(blocks, work.dir)).toEqual([]);
+    expect(typeCheck(blocks, workDir())).toEqual([]);
   }, 240_000);
 
   test.each(runnable.map((b) => [`${b.file}:${b.line}`, b] as const))('%s runs to completion', async (_at, block) => {
-    const r = await runBlock(block, work.dir, RUN_TIMEOUT_MS);
+    const r = await runBlock(block, workDir(), RUN_TIMEOUT_MS);
     expect(r.timedOut, r.output).toBe(false);
     expect(r.exitCode, r.output).toBe(0);
   }, RUN_TIMEOUT_MS + 5_000);
 
   test.each(vitestBlocks.map((b) => [`${b.file}:${b.line}`, b] as const))('%s passes under vitest', async (_at, block) => {
-    const r = await runVitestBlock(block, root, work.dir, RUN_TIMEOUT_MS * 2);
+    const r = await runVitestBlock(block, root, workDir(), RUN_TIMEOUT_MS * 2);
     expect(r.timedOut, r.output).toBe(false);
     expect(r.exitCode, r.output).toBe(0);
     expect(r.output).toMatch(/Tests\s+\d+ passed/);
@@ -120,12 +129,12 @@ describe('the options reference', () => {
   });
 });
 
-describe('the checker fails on a broken block', () => {
+needsBuild('the checker fails on a broken block', () => {
   let n = 0;
   const md = (code: string, flag = ''): DocBlock => extractBlocks(`# t\n\ntext\n\n\`\`\`ts ${flag}\n${code}\n\`\`\`\n`, `fake${++n}.md`)[0]!;
 
   test('a block missing an import is reported at its Markdown line', () => {
-    const errors = typeCheck([md(`const pool = new Pool<string>({ endpoints: [], classify: () => 'transient' });`)], work.dir);
+    const errors = typeCheck([md(`const pool = new Pool<string>({ endpoints: [], classify: () => 'transient' });`)], workDir());
     expect(errors).toHaveLength(1);
     expect(errors[0]).toMatch(/^fake\d+\.md:6: TS(2304|2552) Cannot find name 'Pool'/);
   }, 60_000);
@@ -136,21 +145,21 @@ describe('the checker fails on a broken block', () => {
         md(`import { Pool } from 'endpoint-pool';\nnew Pool<string>({ endpoints: [], classify: () => 'transient', strategy: 'fastest' });`),
         md(`import Redis from 'ioredis';\nconst r = new Redis();`),
       ],
-      work.dir,
+      workDir(),
     );
     expect(errors.some((e) => /^fake\d+\.md:7: TS2322 .*fastest.* is not assignable to type 'Strategy'/.test(e))).toBe(true);
     expect(errors.some((e) => /^fake\d+\.md:7: TS2351/.test(e))).toBe(true);
   }, 60_000);
 
   test('a correct block passes', () => {
-    expect(typeCheck([md(`import { Pool } from 'endpoint-pool';\nnew Pool<string>({ endpoints: [{ name: 'a', conn: 'x' }], classify: () => 'transient' });`)], work.dir)).toEqual([]);
+    expect(typeCheck([md(`import { Pool } from 'endpoint-pool';\nnew Pool<string>({ endpoints: [{ name: 'a', conn: 'x' }], classify: () => 'transient' });`)], workDir())).toEqual([]);
   }, 60_000);
 
   test('a runnable block that throws fails, one that never ends is killed', async () => {
-    const thrown = await runBlock(md(`import { isPoolError } from 'endpoint-pool';\nif (!isPoolError(new Error('x'))) throw new Error('documented claim is false');`, 'runnable'), work.dir, RUN_TIMEOUT_MS);
+    const thrown = await runBlock(md(`import { isPoolError } from 'endpoint-pool';\nif (!isPoolError(new Error('x'))) throw new Error('documented claim is false');`, 'runnable'), workDir(), RUN_TIMEOUT_MS);
     expect(thrown.exitCode).not.toBe(0);
     expect(thrown.output).toContain('documented claim is false');
-    const hung = await runBlock(md(`setInterval(() => undefined, 1000);`, 'runnable'), work.dir, 500);
+    const hung = await runBlock(md(`setInterval(() => undefined, 1000);`, 'runnable'), workDir(), 500);
     expect(hung.timedOut).toBe(true);
   }, RUN_TIMEOUT_MS + 5_000);
 
