@@ -97,18 +97,18 @@ describe('the options reference', () => {
 
   /** Each documented options interface: where it is declared, and the section that lists its members. */
   const interfaces: Record<string, readonly [file: string, section: string]> = {
-    PoolOptions: ['src/options.ts', 'Pool options'],
-    EndpointConfig: ['src/options.ts', 'Endpoints'],
-    RateLimitOptions: ['src/options.ts', '`rateLimit`'],
-    HealthOptions: ['src/options.ts', '`health`'],
-    LatencyOptions: ['src/options.ts', '`latency`'],
-    HedgeOptions: ['src/options.ts', '`hedge`'],
-    ExecuteOptions: ['src/options.ts', 'Per-call options'],
-    BackoffOptions: ['src/backoff.ts', '`backoff`'],
-    BreakerOptions: ['src/breaker.ts', '`breaker`'],
-    RetryBudgetOptions: ['src/budget.ts', '`retryBudget`'],
-    StoreOptions: ['src/store.ts', '`sharedQuota`'],
-    RefresherOptions: ['src/refresher.ts', '`Refresher`'],
+    PoolOptions: ['src/options/options.ts', 'Pool options'],
+    EndpointConfig: ['src/options/options.ts', 'Endpoints'],
+    RateLimitOptions: ['src/options/options.ts', '`rateLimit`'],
+    HealthOptions: ['src/options/options.ts', '`health`'],
+    LatencyOptions: ['src/options/options.ts', '`latency`'],
+    HedgeOptions: ['src/options/options.ts', '`hedge`'],
+    ExecuteOptions: ['src/options/options.ts', 'Per-call options'],
+    BackoffOptions: ['src/call/backoff.ts', '`backoff`'],
+    BreakerOptions: ['src/health/breaker.ts', '`breaker`'],
+    RetryBudgetOptions: ['src/limits/budget.ts', '`retryBudget`'],
+    StoreOptions: ['src/limits/store.ts', '`sharedQuota`'],
+    RefresherOptions: ['src/extras/refresher.ts', '`Refresher`'],
     PooledFetchOptions: ['src/fetch/pooled-fetch.ts', '`createPooledFetch`'],
     PoolTransportOptions: ['src/viem/transport.ts', '`poolTransport`'],
     RedisStoreOptions: ['src/redis/store.ts', '`createRedisStore`'],
@@ -123,7 +123,7 @@ describe('the options reference', () => {
   });
 
   test('lists every strategy the Strategy type takes', () => {
-    const strategies = unionLiterals(join(root, 'src', 'options.ts'), 'Strategy');
+    const strategies = unionLiterals(join(root, 'src', 'options', 'options.ts'), 'Strategy');
     expect(strategies).toHaveLength(5);
     expect(strategies.filter((s) => !rowsOf('Strategies').has(`'${s}'`))).toEqual([]);
   });
