@@ -1,7 +1,7 @@
 /**
  * The test set Stryker runs against each mutant (`npm run mutation`): the fake-clock unit
  * tests and the property tests at 25 runs with a fixed seed (so a mutant's verdict is
- * reproducible). Loopback, soak and package tests are left out: they are slow, need the
+ * reproducible). Loopback, soak, package and Redis fleet tests are left out: they are slow, need the
  * build, and test the same code through the real clock.
  */
 import { defineConfig } from 'vitest/config';
@@ -9,7 +9,7 @@ import { defineConfig } from 'vitest/config';
 export default defineConfig({
   test: {
     include: ['test/**/*.test.ts'],
-    exclude: ['test/faults/**', 'test/soak.test.ts', 'test/package.test.ts', 'test/bundle.test.ts', 'node_modules/**'],
+    exclude: ['test/faults/**', 'test/soak.test.ts', 'test/package.test.ts', 'test/bundle.test.ts', 'test/redis/fleet.test.ts', 'node_modules/**'],
     testTimeout: 60_000,
     pool: 'forks',
     env: { FC_RUNS: '25', FC_SEED: '20240607', FC_SHRINK: '0' },
