@@ -13,13 +13,16 @@
  *
  * Launching is lazy, like ethers' `FallbackProvider`: legs are added while the weight
  * still in flight (an unplaced leg counts 1) plus the heaviest group of agreeing answers
- * cannot reach `need`. Answers are grouped by `equals` (default: equal JSON text). A leg
+ * cannot reach `need`. A leg that has not answered after `stallMs` stops counting as in
+ * flight (its answer is still taken if it comes), so a hanging endpoint costs one stall,
+ * not an attempt timeout. Answers are grouped by `equals` (default: equal JSON text). A leg
  * that ends with a node's error answer votes too when `voteOf` gives the error a key
  * (so three nodes reverting alike is a quorum on the revert). The read resolves with the
  * first answer of the winning group (or rejects with its error), aborts the legs still
  * running, and fails with `QuorumError` (`QUORUM_NOT_MET`) when no endpoint is left to
  * ask and no group is heavy enough.
  */
+import type { Clock, TimerHandle } from '../clock.js';
 import { PoolError } from '../errors.js';
 import type { ExecuteOptions } from '../options.js';
 import { QuorumError, type QuorumAnswer } from './quorum-error.js';
@@ -60,6 +63,10 @@ export interface QuorumRead<T> {
   readonly equals?: ((a: T, b: T) => boolean) | undefined;
   /** A key for a leg's error when it is a node's answer (a vote); `undefined` for a failure. */
   readonly voteOf?: ((error: unknown) => string | undefined) | undefined;
+  /** After this long without an answer a leg no longer counts as in flight. `Infinity`: never. */
+  readonly stallMs: number;
+  /** The pool's clock, for the stall timers. */
+  readonly clock: Clock;
   /** The caller's options (signal, exclude, deadline, retry); `pin` is not allowed. */
   readonly exec: ExecuteOptions;
   readonly leg: QuorumLeg<T>;
@@ -68,6 +75,8 @@ export interface QuorumRead<T> {
 interface Leg {
   endpoint: string | undefined;
   done: boolean;
+  stalled: boolean;
+  timer: TimerHandle | undefined;
 }
 
 interface Group<T> {
@@ -131,7 +140,7 @@ class QuorumRun<T> {
     const fresh = this.#candidates();
     if (fresh.length === 0) return false;
     const exclude = [...(this.#q.exec.exclude ?? []), ...this.#touched.keys()];
-    const leg: Leg = { endpoint: undefined, done: false };
+    const leg: Leg = { endpoint: undefined, done: false, stalled: false, timer: undefined };
     this.#legs.push(leg);
     const guard = (endpoint: string) => {
       const holder = this.#touched.get(endpoint);
@@ -145,6 +154,13 @@ class QuorumRun<T> {
     } catch (error) {
       pending = Promise.reject(error);
     }
+    if (this.#q.stallMs !== Number.POSITIVE_INFINITY) {
+      leg.timer = this.#q.clock.setTimeout(() => {
+        leg.timer = undefined;
+        leg.stalled = true;
+        this.#evaluate();
+      }, this.#q.stallMs);
+    }
     pending.then(
       (value) => this.#answered(leg, value),
       (error: unknown) => this.#errored(leg, error),
@@ -152,15 +168,21 @@ class QuorumRun<T> {
     return true;
   }
 
-  #answered(leg: Leg, value: T): void {
+  #endLeg(leg: Leg): void {
     leg.done = true;
+    if (leg.timer !== undefined) this.#q.clock.clearTimeout(leg.timer);
+    leg.timer = undefined;
+  }
+
+  #answered(leg: Leg, value: T): void {
+    this.#endLeg(leg);
     if (this.#settled) return;
     this.#vote(leg, 'result', value, undefined);
     this.#evaluate();
   }
 
   #errored(leg: Leg, error: unknown): void {
-    leg.done = true;
+    this.#endLeg(leg);
     if (this.#settled) return;
     if (leg.endpoint === undefined) this.#stuck = true;
     const key = this.#q.voteOf?.(error);
@@ -227,7 +249,7 @@ class QuorumRun<T> {
 
   #inFlightWeight(): number {
     let w = 0;
-    for (const l of this.#legs) if (!l.done) w += l.endpoint === undefined ? 1 : this.#q.weightOf(l.endpoint);
+    for (const l of this.#legs) if (!l.done && !l.stalled) w += l.endpoint === undefined ? 1 : this.#q.weightOf(l.endpoint);
     return w;
   }
 
@@ -254,6 +276,7 @@ class QuorumRun<T> {
   #finish(): void {
     this.#settled = true;
     this.#q.exec.signal?.removeEventListener('abort', this);
+    for (const l of this.#legs) if (l.timer !== undefined) this.#q.clock.clearTimeout(l.timer);
     // The legs still running are not needed any more.
     if (this.#legs.some((l) => !l.done)) this.#controller.abort(new PoolError('ABORTED', 'the quorum read settled'));
   }

@@ -9,6 +9,7 @@
  * node-bound methods (see `isSendMethod`): in the options at construction, per call at
  * call time, both with `INVALID_OPTIONS`.
  */
+import type { Clock } from '../clock.js';
 import { invalidOption } from '../errors.js';
 import type { ExecuteOptions } from '../options.js';
 import { Coalescer, requestKey, type CoalesceStats } from './coalesce.js';
@@ -22,6 +23,8 @@ export interface QuorumOptions {
   readonly weights?: Readonly<Record<string, number>>;
   /** Whether two results agree. @default equal JSON text */
   readonly equals?: (a: unknown, b: unknown, method: string) => boolean;
+  /** After this long without an answer, an endpoint's leg stops counting and another endpoint is asked (ethers' `stallTimeout`). `Infinity`: wait. @default 400 */
+  readonly stallMs?: number;
 }
 
 export interface RpcReadOptions {
@@ -44,14 +47,17 @@ export class RpcReads {
   readonly #methods: ReadonlyMap<string, number>;
   readonly #weights: Readonly<Record<string, number>>;
   readonly #equals: QuorumOptions['equals'];
+  readonly #stallMs: number;
+  readonly #clock: Clock;
   readonly #coalesce: ReadonlySet<string>;
   readonly #coalescer = new Coalescer();
   readonly #voteOf: ((error: unknown) => string | undefined) | undefined;
   #quorumReads = 0;
 
-  /** `endpoints`: the pool's endpoint names now; `voteOf`: a key for errors that are a node's answer. */
-  constructor(options: RpcReadOptions, endpoints: () => readonly string[], voteOf?: (error: unknown) => string | undefined) {
+  /** `endpoints`: the pool's endpoint names now; `clock`: the pool's; `voteOf`: a key for errors that are a node's answer. */
+  constructor(options: RpcReadOptions, endpoints: () => readonly string[], clock: Clock, voteOf?: (error: unknown) => string | undefined) {
     this.#endpoints = endpoints;
+    this.#clock = clock;
     this.#voteOf = voteOf;
     const q = options.quorum;
     if (q !== undefined && (typeof q !== 'object' || q === null)) throw invalidOption('quorum', 'an object ({ methods, weights, equals })', q);
@@ -67,6 +73,9 @@ export class RpcReads {
     this.#weights = q?.weights ?? {};
     if (q?.equals !== undefined && typeof q.equals !== 'function') throw invalidOption('quorum.equals', 'a function (a, b, method) => boolean', q.equals);
     this.#equals = q?.equals;
+    const stall = q?.stallMs;
+    if (stall !== undefined && (typeof stall !== 'number' || Number.isNaN(stall) || stall < 0)) throw invalidOption('quorum.stallMs', 'a number of milliseconds >= 0, or Infinity', stall);
+    this.#stallMs = stall ?? 400;
     const c = options.coalesce;
     if (c !== undefined && !Array.isArray(c)) throw invalidOption('coalesce', 'an array of method names', c);
     for (const [i, method] of (c ?? []).entries()) {
@@ -105,6 +114,8 @@ export class RpcReads {
       weightOf: (ep) => weights[ep] ?? 1,
       equals: equals === undefined ? undefined : (a, b) => equals(a, b, method),
       voteOf: this.#voteOf,
+      stallMs: this.#stallMs,
+      clock: this.#clock,
       exec,
       leg,
     });

@@ -120,7 +120,7 @@ export function poolTransport(options: PoolTransportOptions): PoolTransport {
     return c;
   };
   const pool = new Pool<TransportFactory>({ ...poolOptions, classify, endpoints: toEndpoints(endpoints, http) });
-  const reads = new RpcReads({ ...(quorum !== undefined ? { quorum } : {}), ...(coalesce !== undefined ? { coalesce } : {}) }, () => pool.endpointNames, rpcAnswerKey);
+  const reads = new RpcReads({ ...(quorum !== undefined ? { quorum } : {}), ...(coalesce !== undefined ? { coalesce } : {}) }, () => pool.endpointNames, pool.clock, rpcAnswerKey);
   // viem reads the transport's timeout for CCIP gateway requests; give it the attempt timeout.
   const timeout = poolOptions.attemptTimeoutMs ?? 10_000;
   const configTimeout = Number.isFinite(timeout) ? { timeout } : {};
