@@ -71,7 +71,7 @@ export function classifyEthersError(error: unknown, options: EthersClassifyOptio
     }
     // ethers keeps the node's JSON-RPC error in `error` or `info.error`: classify that.
     const inner = rpcErrorOf(r);
-    if (inner !== undefined) return classifyViemError({ ...inner, shortMessage: r['shortMessage'] }, options);
+    if (inner !== undefined) return classifyViemError(inner, options);
     if (code === 'SERVER_ERROR') return 'transient';
   }
   return classifyViemError(error, options);
