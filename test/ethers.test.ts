@@ -83,6 +83,22 @@ describe('ethers through the pool, on ganache', () => {
     expect(p.pool.stats()[0]!.attempts).toBeGreaterThan(0);
   }, SLOW);
 
+  test('a send whose answer is lost after forwarding is retried elsewhere and lands exactly once', async () => {
+    const sender = HDNodeWallet.fromPhrase(MNEMONIC, undefined, "m/44'/60'/0'/0/2");
+    const direct = provider({ endpoints: [{ name: 'direct', url: n1.url }] });
+    // ganache 7.9.2 mines a resent nonce-0 transaction twice (real nodes refuse it): start at nonce 1.
+    await (await sender.connect(direct).sendTransaction({ to: other, value: 1n })).wait();
+    const count = async () => Number(await direct.send('eth_getTransactionCount', [sender.address, 'latest'])); // uncached
+    const nonce0 = await count();
+    const flaky = await proxy(n1.url);
+    flaky.dropSendsAfterForward = 1;
+    const p = provider({ endpoints: [{ name: 'flaky', url: flaky.url }, { name: 'n1', url: n1.url }], backoff: { initialMs: 1, maxMs: 5 }, breaker: { threshold: 100 } });
+    const tx = await sender.connect(p).sendTransaction({ to: other, value: 7n });
+    expect(flaky.dropped).toBe(1);
+    expect((await direct.getTransactionReceipt(tx.hash))?.status).toBe(1);
+    expect(await count()).toBe(nonce0 + 1);
+  }, SLOW);
+
   test('every endpoint down: the caller gets a PoolError with a code, and no URL in the message', async () => {
     const [a, b] = await Promise.all([proxy(n1.url), proxy(n1.url)]);
     a.mode = 'dead';

@@ -10,6 +10,10 @@
  * directly), and the network detection loop once a `network` is given (`staticNetwork`).
  * Events are polled (`polling: true`) because a filter id lives on one node only.
  *
+ * A resent `eth_sendRawTransaction` answered "already known" / "nonce too low" is checked
+ * with `eth_getTransactionByHash` on the same endpoint: if the node has that transaction
+ * (an earlier attempt landed it, its answer lost), the send resolves with its hash.
+ *
  * A node's JSON-RPC error answer is handed back to ethers as that answer, so ethers makes
  * its usual errors (`CALL_EXCEPTION` with revert data, `INSUFFICIENT_FUNDS`, ...); any other
  * failure (every endpoint down, rate-limited, the deadline passed) rejects with the
@@ -28,7 +32,8 @@ import { Pool } from '../pool.js';
 import { rpcAnswerKey } from '../rpc/answer-key.js';
 import { RpcReads, type RpcReadOptions, type RpcReadsStats } from '../rpc/reads.js';
 import { classifyEthersError } from './classify.js';
-import { postJsonRpc, RpcAnswerError, type FetchFn, type RpcConnection } from './http.js';
+import { postJsonRpc, RpcAnswerError, type FetchFn, type PostOptions, type RpcConnection } from './http.js';
+import { landedHash } from './landed.js';
 
 /** An endpoint: a URL (and optional headers) plus the pool's per-endpoint settings. */
 export type EthersEndpoint = Omit<EndpointConfig<RpcConnection>, 'conn' | 'name'> & {
@@ -154,15 +159,14 @@ export class PooledJsonRpcProvider extends JsonRpcApiProvider {
     return this.#reads.request(p.method, p.params, exec, quorum, (e, guard) =>
       this.pool.execute(async (conn, ctx) => {
         guard?.(ctx.endpoint);
+        const post: PostOptions = { fetch: this.#fetch, signal: ctx.signal, endpoint: ctx.endpoint, nowMs: this.pool.clock.now(), maxRetryAfterMs: this.#maxRetryAfterMs };
         try {
-          return await postJsonRpc(conn, body, {
-            fetch: this.#fetch,
-            signal: ctx.signal,
-            endpoint: ctx.endpoint,
-            nowMs: this.pool.clock.now(),
-            maxRetryAfterMs: this.#maxRetryAfterMs,
-          });
+          return await postJsonRpc(conn, body, post);
         } catch (error) {
+          if (p.method === 'eth_sendRawTransaction') {
+            const hash = await landedHash(conn, p.params, error, post);
+            if (hash !== undefined) return hash;
+          }
           if (typeof error === 'object' && error !== null) this.#origin.set(error, p.method);
           throw error;
         }
