@@ -180,6 +180,27 @@ describe('quorum reads', () => {
     expect(sent).toEqual([]);
   });
 
+  test('a leg the pool cannot place ends the read: no endless relaunching', async () => {
+    const { h, sent, read } = setup(['a', 'b', 'c']);
+    await h.pool.close();
+    const r = start(read('eth_chainId', 2));
+    await settle(h);
+    const e = r.error as QuorumError;
+    expect(e.code).toBe('QUORUM_NOT_MET');
+    expect(isPoolError(e.cause) && e.cause.code).toBe('CLOSED');
+    expect(e.attempts).toBe(2); // the two legs first launched, none after
+    expect(sent).toEqual([]);
+  });
+
+  test("the caller's exclude is honoured by every leg", async () => {
+    const { h, sent, read } = setup(['a', 'b', 'c']);
+    for (const n of ['a', 'b', 'c']) h.eps[n]!.fallback = ok('v');
+    const r = start(read('eth_chainId', 2, { exclude: ['a'] }));
+    await settle(h);
+    expect(r.value).toBe('v');
+    expect(sent).toEqual(['b', 'c']);
+  });
+
   test('per-method quorum applies to that method only', async () => {
     const { h, sent, read } = setup(['a', 'b'], { quorum: { methods: { eth_call: 2 } } });
     h.eps.a!.fallback = ok('v');
