@@ -8,7 +8,9 @@
  * - faults, quorum 1: 20 sequential `getBalance` over [429, hang, 503, healthy];
  * - faults, quorum 2: the same with a second healthy route, each read needing 2 agreeing;
  * - burst: 100 identical reads at once (raw `send`, and ethers' high-level `getBalance`),
- *   with and without the pool's coalescing.
+ *   with and without the pool's coalescing;
+ * - sustained duplicates (virtual time, no sockets): 2 reads/ms for 1 s over 10 distinct
+ *   keys, upstream answering in 50 ms, with and without coalescing.
  *
  * Counted: JSON-RPC requests reaching each proxy (a batch counts each request in it),
  * caller-visible errors, wall time. ethers' result cache (`cacheTimeout`) is turned off
@@ -22,6 +24,7 @@ import { writeFileSync } from 'node:fs';
 import ganache from 'ganache';
 import { FallbackProvider, FetchRequest, JsonRpcProvider, Network } from 'ethers';
 import { PooledJsonRpcProvider } from '../dist/ethers/index.js';
+import { FakeClock } from '../dist/testing/index.js';
 
 const REPS = Number(process.env.REPS ?? 3);
 const CALLS = 20;
@@ -140,6 +143,31 @@ async function burst(label, proxy, fn, n = 100) {
   return { label, callers: n, upstream: proxy.rpc, httpRequests: proxy.http, perCaller: proxy.rpc / n, errors, wallMs };
 }
 
+/** Virtual time: a fake fetch answering after `latencyMs` on a FakeClock; counts upstream requests. */
+async function sustained(coalesce, { perMs = 2, ms = 1000, keys = 10, latencyMs = 50 } = {}) {
+  const clock = new FakeClock(1_700_000_000_000);
+  let upstream = 0;
+  const fetch = () => {
+    upstream++;
+    return new Promise((resolve) =>
+      clock.setTimeout(() => resolve({ status: 200, ok: true, headers: { get: () => null }, text: async () => '{"jsonrpc":"2.0","id":1,"result":"0x1"}' }), latencyMs),
+    );
+  };
+  const p = new PooledJsonRpcProvider({ endpoints: [{ name: 'sim', url: 'http://sim.invalid' }], network, clock, fetch, coalesce: coalesce ? ['eth_getBalance'] : [] });
+  let seed = 42;
+  const rand = () => ((seed = (seed * 1103515245 + 12345) % 2 ** 31) / 2 ** 31);
+  const pending = [];
+  for (let t = 0; t < ms; t++) {
+    for (let i = 0; i < perMs; i++) pending.push(p.sendWith('eth_getBalance', [`0x${Math.floor(rand() * keys).toString(16).padStart(40, '0')}`, 'latest']));
+    await clock.advance(1);
+  }
+  await clock.advance(latencyMs);
+  const settled = await Promise.allSettled(pending);
+  p.destroy();
+  const callers = pending.length;
+  return { label: coalesce ? 'coalesce' : 'no coalescing', callers, upstream, perCaller: +(upstream / callers).toFixed(4), errors: settled.filter((x) => x.status === 'rejected').length };
+}
+
 const median = (xs) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
 
 async function main() {
@@ -187,6 +215,7 @@ async function main() {
       return out;
     });
   };
+  const sustainedRows = [await sustained(false), await sustained(true)];
   const result = {
     date: new Date().toISOString(),
     node: process.version,
@@ -195,6 +224,7 @@ async function main() {
     quorum1: summarise(runs.quorum1),
     quorum2: summarise(runs.quorum2),
     burst: summarise(runs.burst),
+    sustained: sustainedRows,
     raw: runs,
   };
   writeFileSync(new URL('./results/ethers.json', import.meta.url), JSON.stringify(result, null, 2) + '\n');
@@ -202,6 +232,7 @@ async function main() {
   console.table(result.quorum1.map(({ wallMsAll, ...r }) => r));
   console.table(result.quorum2.map(({ wallMsAll, ...r }) => r));
   console.table(result.burst.map(({ wallMsAll, ...r }) => r));
+  console.table(sustainedRows);
 
   for (const c of closers) (c.close ?? c.destroy).call(c);
   for (const p of [...faults2, counter]) await p.close();
@@ -238,7 +269,10 @@ ${table(r.quorum1, fcols)}
 ${table(r.quorum2, [...fcols.slice(0, 7), 'healthy2', ...fcols.slice(7)])}
 ## Burst of 100 identical reads at once (one healthy node)
 
-${table(r.burst, ['label', 'callers', 'upstream', 'httpRequests', 'perCaller', 'errors', 'wallMs'])}`;
+${table(r.burst, ['label', 'callers', 'upstream', 'httpRequests', 'perCaller', 'errors', 'wallMs'])}
+## Sustained duplicate reads (virtual time): 2 reads/ms for 1 s over 10 keys, upstream answers in 50 ms
+
+${table(r.sustained, ['label', 'callers', 'upstream', 'perCaller', 'errors'])}`;
 }
 
 main().catch((e) => {
