@@ -78,6 +78,8 @@ export class PooledJsonRpcProvider extends JsonRpcApiProvider {
   readonly #fetch: FetchFn;
   readonly #maxRetryAfterMs: number;
   readonly #classify: Classifier;
+  /** The method each attempt's error came from, for the user's per-method `classify`. */
+  readonly #origin = new WeakMap<object, string>();
   #nextId = 1;
 
   constructor(options: PooledProviderOptions) {
@@ -88,18 +90,14 @@ export class PooledJsonRpcProvider extends JsonRpcApiProvider {
     if (typeof f !== 'function') throw invalidOption('fetch', 'a fetch function (none is global here)', f);
     this.#fetch = f;
     this.#maxRetryAfterMs = maxRetryAfterMs;
-    const origin = new WeakMap<object, string>();
     this.#classify = (error) => {
-      const method = typeof error === 'object' && error !== null ? origin.get(error) : undefined;
+      const method = typeof error === 'object' && error !== null ? this.#origin.get(error) : undefined;
       const c = method === undefined ? undefined : override?.(error, method);
       return c ?? classifyEthersError(error, { nowMs: this.pool.clock.now(), maxRetryAfterMs });
     };
-    this.#origin = origin;
     this.pool = new Pool<RpcConnection>({ ...poolOptions, classify: this.#classify, endpoints: toEndpoints(endpoints) });
     this.#reads = new RpcReads({ ...(quorum === undefined ? {} : { quorum }), ...(coalesce === undefined ? {} : { coalesce }) }, () => this.pool.endpointNames, this.pool.clock, rpcAnswerKey);
   }
-
-  readonly #origin: WeakMap<object, string>;
 
   override async send(method: string, params: unknown[] | Record<string, unknown>): Promise<unknown> {
     // Like ethers' JsonRpcProvider: start (and detect the network) on first use.
@@ -178,7 +176,7 @@ export class PooledJsonRpcProvider extends JsonRpcApiProvider {
   #answerOf(error: unknown): JsonRpcError['error'] | undefined {
     const cause = isPoolError(error) && ANSWER_CODES.has(error.code) ? error.cause : undefined;
     if (!(cause instanceof RpcAnswerError)) return undefined;
-    if (error instanceof Error && isPoolError(error) && error.code !== 'PERMANENT' && error.code !== 'RETRY_NARROWER') {
+    if (isPoolError(error) && error.code !== 'PERMANENT' && error.code !== 'RETRY_NARROWER') {
       const c = this.#classify(cause);
       if (!ANSWERS.has(typeof c === 'string' ? c : c.class)) return undefined;
     }
