@@ -9,6 +9,7 @@ export default defineConfig({
     'prometheus/index': 'src/prometheus/index.ts',
     'otel/index': 'src/otel/index.ts',
     'redis/index': 'src/redis/index.ts',
+    'ethers/index': 'src/ethers/index.ts',
   },
   format: ['esm', 'cjs'],
   dts: true,

@@ -36,6 +36,7 @@ describe('public runtime exports', () => {
     expect(all).toMatchInlineSnapshot(`
       {
         ".": [
+          "DEFAULTS: object",
           "METRICS: object",
           "Pool: class",
           "PoolError: class",
@@ -46,6 +47,13 @@ describe('public runtime exports', () => {
           "presets: object",
           "systemClock: object",
           "systemRandom: function",
+        ],
+        "./ethers": [
+          "BadResponseError: class",
+          "PooledJsonRpcProvider: class",
+          "QuorumError: class",
+          "RpcAnswerError: class",
+          "classifyEthersError: function",
         ],
         "./fetch": [
           "DEFAULT_MAX_RETRY_AFTER_MS: number",
@@ -77,6 +85,7 @@ describe('public runtime exports', () => {
           "RecordingMetrics: class",
         ],
         "./viem": [
+          "QuorumError: class",
           "classifyViemError: function",
           "gatherEvidence: function",
           "poolTransport: function",

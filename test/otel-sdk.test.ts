@@ -17,7 +17,7 @@ import {
 } from '@opentelemetry/sdk-metrics';
 import { afterEach, describe, expect, test } from 'vitest';
 import { METRICS, Pool, type MetricsSink } from '../src/index.js';
-import { METRIC_CATALOG } from '../src/metric-catalog.js';
+import { METRIC_CATALOG } from '../src/base/metric-catalog.js';
 import { otelSink } from '../src/otel/index.js';
 import { FakeClock, RecordingMetrics } from '../src/testing/index.js';
 

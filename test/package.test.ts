@@ -11,17 +11,22 @@ const dist = join(import.meta.dirname, '..', 'dist');
 const require = createRequire(import.meta.url);
 const pkg = JSON.parse(readFileSync(join(import.meta.dirname, '..', 'package.json'), 'utf8')) as {
   dependencies?: Record<string, string>;
+  peerDependenciesMeta?: Record<string, { optional?: boolean }>;
   exports: Record<string, unknown>;
   sideEffects: boolean;
 };
 
 /** Subpaths allowed to use Node built-ins (none today). */
 const NODE_ONLY = new Set<string>([]);
+/** Subpaths that import an optional peer dependency by its bare name. */
+const PEER_IMPORTS: Record<string, readonly string[]> = { ethers: ['ethers'] };
 
 describe('built package', () => {
   test('has no runtime dependencies and declares no side effects', () => {
     expect(pkg.dependencies ?? {}).toEqual({});
     expect(pkg.sideEffects).toBe(false);
+    // A peer imported by a subpath must stay optional: users of other subpaths never need it.
+    for (const peer of Object.values(PEER_IMPORTS).flat()) expect(pkg.peerDependenciesMeta?.[peer]?.optional, peer).toBe(true);
   });
 
   test('the core and the browser-safe subpaths import no node: module and no bare specifier', () => {
@@ -34,7 +39,8 @@ describe('built package', () => {
       expect(code, f).not.toMatch(/\bfrom\s*["']node:|require\(["']node:|import\(["']node:/);
       // Any import must be relative: a bare specifier would be a runtime dependency.
       const specifiers = [...code.matchAll(/(?:from\s*|require\(|import\()["']([^"']+)["']/g)].map((m) => m[1]!);
-      for (const s of specifiers) expect(s.startsWith('.'), `${f} imports ${s}`).toBe(true);
+      const peers = PEER_IMPORTS[entry] ?? [];
+      for (const s of specifiers) expect(s.startsWith('.') || peers.includes(s), `${f} imports ${s}`).toBe(true);
     }
   });
 

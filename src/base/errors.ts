@@ -37,7 +37,9 @@ export type PoolErrorCode =
   /** Refreshing credentials failed; `cause` is the refresh's error. */
   | 'AUTH'
   /** A retry was needed but the pool's retry budget is spent; `cause` is the last error. */
-  | 'RETRY_BUDGET_EXHAUSTED';
+  | 'RETRY_BUDGET_EXHAUSTED'
+  /** A quorum read found too few endpoints agreeing (`endpoint-pool/viem`, `endpoint-pool/ethers`); the error carries the answers. */
+  | 'QUORUM_NOT_MET';
 
 const BRAND = Symbol.for('endpoint-pool.PoolError');
 

@@ -6,3 +6,5 @@
 export { poolTransport, type PoolTransport, type PoolTransportOptions, type ViemEndpoint, type ViemClassifier } from './transport.js';
 export { classifyViemError, gatherEvidence, type ErrorEvidence, type ViemClassifyOptions } from './classify.js';
 export type { TransportFactory, TransportInstance, TransportParams, RequestFn, RpcArgs, RpcRequestOptions, HttpFactory } from './types.js';
+export { QuorumError, type QuorumAnswer } from '../rpc/quorum-error.js';
+export type { QuorumOptions, RpcReadOptions } from '../rpc/reads.js';

@@ -28,6 +28,9 @@ import { Pool } from '../pool.js';
 import { classifyViemError } from './classify.js';
 import type { HttpFactory, RequestFn, RpcArgs, RpcRequestOptions, TransportFactory, TransportInstance, TransportParams } from './types.js';
 import { hostOf } from '../extras/host.js';
+import { RpcReads, type RpcReadOptions } from '../rpc/reads.js';
+import { isEndpointTaken } from '../rpc/quorum.js';
+import { rpcAnswerKey } from '../rpc/answer-key.js';
 
 /** An endpoint given as a viem transport or as a URL (then `http` is required). */
 export type ViemEndpoint = Omit<EndpointConfig<TransportFactory>, 'conn' | 'name'> &
@@ -36,7 +39,7 @@ export type ViemEndpoint = Omit<EndpointConfig<TransportFactory>, 'conn' | 'name
 /** Per-method override: return a class to decide, `undefined` to use the default. */
 export type ViemClassifier = (error: unknown, method: string | undefined) => ClassifyResult | undefined;
 
-export interface PoolTransportOptions extends Omit<PoolOptions<TransportFactory>, 'endpoints' | 'classify'> {
+export interface PoolTransportOptions extends Omit<PoolOptions<TransportFactory>, 'endpoints' | 'classify'>, RpcReadOptions {
   readonly endpoints: readonly ViemEndpoint[];
   /** viem's `http`, to build transports for endpoints given as URLs. */
   readonly http?: HttpFactory;
@@ -73,6 +76,10 @@ export interface PoolTransport extends TransportFactory {
   readonly pool: Pool<TransportFactory>;
   /** A transport that sends every request to the endpoint `name` and nowhere else. */
   pin(name: string): TransportFactory;
+  /** A transport whose reads all need this quorum weight (see docs/rpc.md); sends are refused. */
+  quorum(need: number): TransportFactory;
+  /** Quorum reads started and coalesced requests so far. */
+  readStats(): ReturnType<RpcReads['stats']>;
   /**
    * Runs `fn` with a transport bound to one endpoint the pool selects. The whole of `fn`
    * is one attempt: if it fails in a way another endpoint could fix, it runs again there.
@@ -95,12 +102,15 @@ export function poolTransport(options: PoolTransportOptions): PoolTransport {
     rememberUnsupportedMs = 600_000,
     key = 'endpointPool',
     name = 'Endpoint pool',
+    quorum,
+    coalesce,
     ...poolOptions
   } = options;
   /** Where each error came from: the request's method (for overrides) and the endpoint. */
   const origin = new WeakMap<object, { method: string; endpoint: string | undefined }>();
   const unsupported = new UnsupportedMemory(rememberUnsupportedMs);
   const classify: Classifier = (error) => {
+    if (isEndpointTaken(error)) return 'unsupported';
     const from = typeof error === 'object' && error !== null ? origin.get(error) : undefined;
     let c: ClassifyResult | undefined = override?.(error, from?.method);
     c ??= classifyViemError(error);
@@ -110,6 +120,7 @@ export function poolTransport(options: PoolTransportOptions): PoolTransport {
     return c;
   };
   const pool = new Pool<TransportFactory>({ ...poolOptions, classify, endpoints: toEndpoints(endpoints, http) });
+  const reads = new RpcReads({ ...(quorum !== undefined ? { quorum } : {}), ...(coalesce !== undefined ? { coalesce } : {}) }, () => pool.endpointNames, pool.clock, rpcAnswerKey);
   // viem reads the transport's timeout for CCIP gateway requests; give it the attempt timeout.
   const timeout = poolOptions.attemptTimeoutMs ?? 10_000;
   const configTimeout = Number.isFinite(timeout) ? { timeout } : {};
@@ -149,7 +160,7 @@ export function poolTransport(options: PoolTransportOptions): PoolTransport {
     }
   };
 
-  const build = (pin: string | undefined): TransportFactory => (params) => {
+  const build = (pin: string | undefined, need?: number): TransportFactory => (params) => {
     const instanceOf = instances(params);
     const request = (async (args: RpcArgs, reqOptions?: RpcRequestOptions) => {
       const skip = unsupported.excluded(args.method, pool.endpointNames, pool.clock.now());
@@ -160,7 +171,12 @@ export function poolTransport(options: PoolTransportOptions): PoolTransport {
         ...(skip !== undefined ? { exclude: skip.names } : {}),
       };
       try {
-        return await pool.execute((factory, ctx) => attempt(instanceOf(factory), args, passSignal ? ctx.signal : undefined, ctx.endpoint), exec);
+        return await reads.request(args.method, args.params, exec, reqOptions?.quorum ?? need, (e, guard) =>
+          pool.execute(async (factory, ctx) => {
+            guard?.(ctx.endpoint);
+            return attempt(instanceOf(factory), args, passSignal ? ctx.signal : undefined, ctx.endpoint);
+          }, e),
+        );
       } catch (error) {
         throw unwrap(error);
       }
@@ -172,6 +188,8 @@ export function poolTransport(options: PoolTransportOptions): PoolTransport {
   return Object.assign(transport, {
     pool,
     pin: (endpoint: string) => build(endpoint),
+    quorum: (need: number) => build(undefined, need),
+    readStats: () => reads.stats(),
     async withEndpoint<T>(fn: (transport: TransportFactory, endpoint: string) => Promise<T>, execOptions?: ExecuteOptions): Promise<T> {
       try {
         return await pool.execute((factory, ctx) => {

@@ -17,6 +17,8 @@ export interface RpcRequestOptions {
   retryDelay?: number | undefined;
   dedupe?: boolean | undefined;
   uid?: string | undefined;
+  /** `endpoint-pool`'s own: the quorum weight this read needs (see docs/rpc.md). */
+  quorum?: number | undefined;
 }
 
 /**

@@ -1,0 +1,107 @@
+/**
+ * A default `classify` for the ethers adapter and for ethers v6 errors in general.
+ *
+ * It adds only what is particular to ethers and hands the rest to what the library
+ * already knows: HTTP statuses go through `endpoint-pool/fetch`'s table
+ * (`classifyStatus`), JSON-RPC codes and node wording through the viem classifier's
+ * table (`classifyViemError`), which reads any error shaped `{ code, message, status,
+ * cause }`.
+ *
+ * | evidence                                                          | class |
+ * |--------------------------------------------------------------------|-------|
+ * | `EndpointTakenError` (a quorum leg's collision)                    | `unsupported` |
+ * | `HttpStatusError` (non-2xx, no JSON-RPC body)                      | by status (fetch table) |
+ * | `BadResponseError` (2xx that is not JSON-RPC)                      | `transient` |
+ * | ethers `CALL_EXCEPTION`, `INSUFFICIENT_FUNDS`, `NONCE_EXPIRED`, `REPLACEMENT_UNDERPRICED`, `TRANSACTION_REPLACED`, `ACTION_REJECTED`, argument errors | `permanent` |
+ * | ethers `TIMEOUT`, `NETWORK_ERROR`, `BAD_DATA`, `CANCELLED`         | `transient` |
+ * | ethers `SERVER_ERROR` with an HTTP status                           | by status (fetch table) |
+ * | anything else (`RpcAnswerError`, ethers `UNKNOWN_ERROR` / `UNSUPPORTED_OPERATION` wrapping a JSON-RPC error, `fetch`'s `TypeError`) | the viem table, on the JSON-RPC error inside |
+ */
+import type { ClassifyResult } from '../base/classify.js';
+import { classifyFetchError, classifyStatus, isHttpStatusError } from '../fetch/classify.js';
+import { DEFAULT_MAX_RETRY_AFTER_MS, parseRetryAfter } from '../fetch/retry-after.js';
+import { isEndpointTaken } from '../rpc/quorum.js';
+import { classifyViemError } from '../viem/classify.js';
+import { systemClock } from '../base/clock.js';
+
+const PERMANENT: ReadonlySet<string> = new Set([
+  'CALL_EXCEPTION',
+  'INSUFFICIENT_FUNDS',
+  'NONCE_EXPIRED',
+  'REPLACEMENT_UNDERPRICED',
+  'TRANSACTION_REPLACED',
+  'ACTION_REJECTED',
+  'INVALID_ARGUMENT',
+  'MISSING_ARGUMENT',
+  'UNEXPECTED_ARGUMENT',
+  'VALUE_MISMATCH',
+  'NUMERIC_FAULT',
+  'BUFFER_OVERRUN',
+  'UNCONFIGURED_NAME',
+  'NOT_IMPLEMENTED',
+]);
+const TRANSIENT: ReadonlySet<string> = new Set(['TIMEOUT', 'NETWORK_ERROR', 'BAD_DATA', 'CANCELLED']);
+
+export interface EthersClassifyOptions {
+  /** Longest `Retry-After` honoured, in milliseconds. @default 60000 */
+  readonly maxRetryAfterMs?: number;
+  /** For `Retry-After` given as a date. @default the system clock */
+  readonly nowMs?: number;
+}
+
+/** The default classifier for the ethers adapter's and ethers' own errors (see the table above). */
+export function classifyEthersError(error: unknown, options: EthersClassifyOptions = {}): ClassifyResult {
+  if (isEndpointTaken(error)) return 'unsupported';
+  if (isHttpStatusError(error)) return classifyFetchError(error);
+  if (typeof error !== 'object' || error === null) return 'permanent';
+  const r = error as Record<string, unknown>;
+  if (r['name'] === 'BadResponseError') return 'transient';
+  const code = r['code'];
+  if (typeof code === 'string' && typeof r['shortMessage'] === 'string') {
+    if (PERMANENT.has(code)) return 'permanent';
+    if (TRANSIENT.has(code)) return 'transient';
+    if (code === 'SERVER_ERROR') {
+      const status = responseStatus(r);
+      if (status !== undefined && status >= 400) {
+        const nowMs = options.nowMs ?? systemClock.now();
+        const retryAfterMs = parseRetryAfter(responseHeader(r, 'retry-after'), nowMs, options.maxRetryAfterMs ?? DEFAULT_MAX_RETRY_AFTER_MS);
+        const c = classifyStatus(status, retryAfterMs);
+        return c === 'ok' ? 'transient' : c;
+      }
+    }
+    // ethers keeps the node's JSON-RPC error in `error` or `info.error`: classify that.
+    const inner = rpcErrorOf(r);
+    if (inner !== undefined) return classifyViemError(inner, options);
+    if (code === 'SERVER_ERROR') return 'transient';
+  }
+  return classifyViemError(error, options);
+}
+
+function rpcErrorOf(r: Record<string, unknown>): { code: number; message: string } | undefined {
+  const info = r['info'] as Record<string, unknown> | undefined;
+  for (const c of [r['error'], info?.['error']]) {
+    if (typeof c === 'object' && c !== null && typeof (c as { code?: unknown }).code === 'number') {
+      const m = (c as { message?: unknown }).message;
+      return { code: (c as { code: number }).code, message: typeof m === 'string' ? m : '' };
+    }
+  }
+  return undefined;
+}
+
+function responseOf(r: Record<string, unknown>): Record<string, unknown> | undefined {
+  const info = r['info'] as Record<string, unknown> | undefined;
+  const res = r['response'] ?? info?.['response'];
+  return typeof res === 'object' && res !== null ? (res as Record<string, unknown>) : undefined;
+}
+
+function responseStatus(r: Record<string, unknown>): number | undefined {
+  const s = responseOf(r)?.['statusCode'];
+  return typeof s === 'number' ? s : undefined;
+}
+
+function responseHeader(r: Record<string, unknown>, name: string): string | undefined {
+  const headers = responseOf(r)?.['headers'];
+  if (typeof headers !== 'object' || headers === null) return undefined;
+  const v = (headers as Record<string, unknown>)[name];
+  return typeof v === 'string' ? v : undefined;
+}

@@ -1,0 +1,94 @@
+/**
+ * One JSON-RPC request over HTTP with `fetch`, for the ethers adapter. No retries, no
+ * batching: the pool decides what happens next. What can go wrong is thrown as:
+ *
+ * - `RpcAnswerError`: the body carried a JSON-RPC `error` (whatever the HTTP status);
+ * - `HttpStatusError` (from `endpoint-pool/fetch`): a non-2xx status without one;
+ * - `BadResponseError`: a 2xx whose body is not a JSON-RPC response;
+ * - whatever `fetch` throws (a refused connection, an abort).
+ *
+ * Messages carry the endpoint name, never the URL or the request body.
+ */
+import { HttpStatusError } from '../fetch/classify.js';
+import { parseRetryAfter } from '../fetch/retry-after.js';
+import { redactUrls } from '../rpc/redact.js';
+
+/** What each endpoint of the ethers provider connects to. */
+export interface RpcConnection {
+  readonly url: string;
+  /** Extra request headers (an API key header, for one). Never logged. */
+  readonly headers?: Readonly<Record<string, string>>;
+}
+
+export type FetchFn = (url: string, init: { method: string; headers: Record<string, string>; body: string; signal?: AbortSignal }) => Promise<{
+  readonly status: number;
+  readonly ok: boolean;
+  readonly headers: { get(name: string): string | null };
+  text(): Promise<string>;
+}>;
+
+/** A node's JSON-RPC error answer. */
+export class RpcAnswerError extends Error {
+  override readonly name = 'RpcAnswerError' as const;
+  /** The JSON-RPC error code. */
+  readonly code: number | undefined;
+  /** The JSON-RPC error's `data` (revert data, for one). */
+  readonly data: unknown;
+  /** The HTTP status it came with. */
+  readonly status: number;
+  readonly headers: { get(name: string): string | null } | undefined;
+  readonly endpoint: string;
+  /** The error member as the node sent it, for ethers' own error mapping. */
+  readonly rpcError: { code: number; message: string; data?: unknown };
+
+  constructor(error: Record<string, unknown>, status: number, headers: RpcAnswerError['headers'], endpoint: string) {
+    const message = typeof error['message'] === 'string' ? (redactUrls(error['message']) as string) : 'error';
+    super(message);
+    this.code = typeof error['code'] === 'number' ? error['code'] : undefined;
+    this.data = error['data'];
+    this.status = status;
+    this.headers = headers;
+    this.endpoint = endpoint;
+    this.rpcError = { code: this.code ?? -32603, message, ...(this.data === undefined ? {} : { data: this.data }) };
+  }
+}
+
+/** A 2xx answer that is not a JSON-RPC response (an HTML error page, a proxy's banner). */
+export class BadResponseError extends Error {
+  override readonly name = 'BadResponseError' as const;
+  readonly endpoint: string;
+  constructor(endpoint: string, status: number) {
+    super(`endpoint ${JSON.stringify(endpoint)} answered HTTP ${status} with something that is not a JSON-RPC response`);
+    this.endpoint = endpoint;
+  }
+}
+
+export interface PostOptions {
+  readonly fetch: FetchFn;
+  readonly signal: AbortSignal | undefined;
+  readonly endpoint: string;
+  readonly nowMs: number;
+  readonly maxRetryAfterMs: number;
+}
+
+/** Posts one JSON-RPC request and returns its `result`. */
+export async function postJsonRpc(conn: RpcConnection, body: string, o: PostOptions): Promise<unknown> {
+  const init = { method: 'POST', headers: { 'content-type': 'application/json', ...conn.headers }, body, ...(o.signal === undefined ? {} : { signal: o.signal }) };
+  const res = await o.fetch(conn.url, init);
+  const text = await res.text();
+  let json: unknown;
+  try {
+    json = JSON.parse(text);
+  } catch {
+    json = undefined;
+  }
+  const rec = typeof json === 'object' && json !== null && !Array.isArray(json) ? (json as Record<string, unknown>) : undefined;
+  const error = rec?.['error'];
+  if (typeof error === 'object' && error !== null) throw new RpcAnswerError(error as Record<string, unknown>, res.status, res.headers, o.endpoint);
+  if (!res.ok) {
+    const retryAfterMs = parseRetryAfter(res.headers.get('retry-after'), o.nowMs, o.maxRetryAfterMs);
+    throw new HttpStatusError(res.status, { retryAfterMs, endpoint: o.endpoint });
+  }
+  if (rec === undefined || !('result' in rec)) throw new BadResponseError(o.endpoint, res.status);
+  return rec['result'];
+}

@@ -1,0 +1,198 @@
+/**
+ * `PooledJsonRpcProvider`: an ethers v6 `JsonRpcApiProvider` whose JSON-RPC requests go
+ * through a `Pool` of HTTP endpoints.
+ *
+ * Each request ethers hands to `_send` becomes one `pool.execute` (selection, breakers,
+ * limits, retries, deadline), and each attempt is a single `fetch` POST with the
+ * attempt's signal. ethers' own machinery that would multiply or blur this is switched
+ * off: batching (`batchMaxCount: 1`, so one request is one upstream POST and one pool
+ * call), `FetchRequest`'s 429 throttling retries (not used: requests go through `fetch`
+ * directly), and the network detection loop once a `network` is given (`staticNetwork`).
+ * Events are polled (`polling: true`) because a filter id lives on one node only.
+ *
+ * A resent `eth_sendRawTransaction` answered "already known" / "nonce too low" is checked
+ * with `eth_getTransactionByHash` on the same endpoint: if the node has that transaction
+ * (an earlier attempt landed it, its answer lost), the send resolves with its hash.
+ *
+ * A node's JSON-RPC error answer is handed back to ethers as that answer, so ethers makes
+ * its usual errors (`CALL_EXCEPTION` with revert data, `INSUFFICIENT_FUNDS`, ...); any other
+ * failure (every endpoint down, rate-limited, the deadline passed) rejects with the
+ * `PoolError`, whose `cause` is the last error.
+ *
+ * Quorum reads and coalescing (`quorum`, `coalesce`) are shared with the viem adapter
+ * (see docs/rpc.md); `sendWith(method, params, { quorum })` asks a quorum for one call.
+ */
+import { JsonRpcApiProvider, type JsonRpcApiProviderOptions, type JsonRpcError, type JsonRpcPayload, type JsonRpcResult, type Networkish } from 'ethers';
+import type { ClassifyResult, Classifier } from '../base/classify.js';
+import { invalidOption, isPoolError } from '../base/errors.js';
+import { DEFAULT_MAX_RETRY_AFTER_MS } from '../fetch/retry-after.js';
+import { hostOf } from '../extras/host.js';
+import type { EndpointConfig, ExecuteOptions, PoolOptions } from '../options/options.js';
+import { Pool } from '../pool.js';
+import { rpcAnswerKey } from '../rpc/answer-key.js';
+import { RpcReads, type RpcReadOptions, type RpcReadsStats } from '../rpc/reads.js';
+import { classifyEthersError } from './classify.js';
+import { postJsonRpc, RpcAnswerError, type FetchFn, type PostOptions, type RpcConnection } from './http.js';
+import { landedHash } from './landed.js';
+
+/** An endpoint: a URL (and optional headers) plus the pool's per-endpoint settings. */
+export type EthersEndpoint = Omit<EndpointConfig<RpcConnection>, 'conn' | 'name'> & {
+  readonly url: string;
+  /** @default the URL's host */
+  readonly name?: string;
+  /** Extra request headers (an API key header). Never logged. */
+  readonly headers?: Readonly<Record<string, string>>;
+};
+
+/** Per-method override: return a class to decide, `undefined` to use the default. */
+export type EthersClassifier = (error: unknown, method: string) => ClassifyResult | undefined;
+
+export interface PooledProviderOptions extends Omit<PoolOptions<RpcConnection>, 'endpoints' | 'classify'>, RpcReadOptions {
+  readonly endpoints: readonly EthersEndpoint[];
+  /** The network. When given, it is trusted (ethers' `staticNetwork`) and never detected. @default detected with `eth_chainId` */
+  readonly network?: Networkish;
+  /** Overrides the default classification (`classifyEthersError`) where it returns a class. @default none */
+  readonly classify?: EthersClassifier;
+  /** The `fetch` to use. @default globalThis.fetch */
+  readonly fetch?: FetchFn;
+  /** Longest `Retry-After` honoured. @default 60000 */
+  readonly maxRetryAfterMs?: number;
+  /** ethers' provider options, except those the pool owns (`batchMaxCount`, `staticNetwork`). @default { polling: true } */
+  readonly provider?: Omit<JsonRpcApiProviderOptions, 'batchMaxCount' | 'batchStallTime' | 'batchMaxSize' | 'staticNetwork'>;
+}
+
+/** Options of one `sendWith` call. */
+export interface SendOptions extends Omit<ExecuteOptions, 'idempotent' | 'hedge'> {
+  /** Quorum weight this read needs (reads only). @default the method's, or none */
+  readonly quorum?: number;
+}
+
+/** Pool failures whose `cause` may be a node's answer. */
+const ANSWER_CODES: ReadonlySet<string> = new Set(['PERMANENT', 'RETRY_NARROWER', 'RETRIES_EXHAUSTED', 'NO_ENDPOINT', 'PIN_UNAVAILABLE']);
+const ANSWERS: ReadonlySet<string> = new Set(['permanent', 'retry-narrower', 'unsupported']);
+
+export class PooledJsonRpcProvider extends JsonRpcApiProvider {
+  /** The pool underneath: stats, breakers, `setEndpoints`, `close`. */
+  readonly pool: Pool<RpcConnection>;
+  readonly #reads: RpcReads;
+  readonly #fetch: FetchFn;
+  readonly #maxRetryAfterMs: number;
+  readonly #classify: Classifier;
+  /** The method each attempt's error came from, for the user's per-method `classify`. */
+  readonly #origin = new WeakMap<object, string>();
+  #nextId = 1;
+
+  constructor(options: PooledProviderOptions) {
+    if (typeof options !== 'object' || options === null) throw invalidOption('options', 'an object', options);
+    const { endpoints, network, classify: override, fetch: fetchFn, maxRetryAfterMs = DEFAULT_MAX_RETRY_AFTER_MS, provider, quorum, coalesce, ...poolOptions } = options;
+    super(network, { polling: true, ...provider, batchMaxCount: 1, ...(network === undefined ? {} : { staticNetwork: true }) });
+    const f = fetchFn ?? (globalThis.fetch as unknown as FetchFn | undefined);
+    if (typeof f !== 'function') throw invalidOption('fetch', 'a fetch function (none is global here)', f);
+    this.#fetch = f;
+    this.#maxRetryAfterMs = maxRetryAfterMs;
+    this.#classify = (error) => {
+      const method = typeof error === 'object' && error !== null ? this.#origin.get(error) : undefined;
+      const c = method === undefined ? undefined : override?.(error, method);
+      return c ?? classifyEthersError(error, { nowMs: this.pool.clock.now(), maxRetryAfterMs });
+    };
+    this.pool = new Pool<RpcConnection>({ ...poolOptions, classify: this.#classify, endpoints: toEndpoints(endpoints) });
+    this.#reads = new RpcReads({ ...(quorum === undefined ? {} : { quorum }), ...(coalesce === undefined ? {} : { coalesce }) }, () => this.pool.endpointNames, this.pool.clock, rpcAnswerKey);
+  }
+
+  override async send(method: string, params: unknown[] | Record<string, unknown>): Promise<unknown> {
+    // Like ethers' JsonRpcProvider: start (and detect the network) on first use.
+    this._start();
+    return await super.send(method, params);
+  }
+
+  override async _send(payload: JsonRpcPayload | JsonRpcPayload[]): Promise<(JsonRpcResult | JsonRpcError)[]> {
+    const list = Array.isArray(payload) ? payload : [payload];
+    return Promise.all(list.map((p) => this.#one(p)));
+  }
+
+  /**
+   * One request with options of its own (a quorum, a signal, a deadline). Resolves with
+   * the result; a node's error answer is thrown as ethers' error for it.
+   */
+  async sendWith(method: string, params: unknown[] | Record<string, unknown>, options: SendOptions = {}): Promise<unknown> {
+    const { quorum, ...exec } = options;
+    const payload: JsonRpcPayload = { method, params, id: this.#nextId++, jsonrpc: '2.0' };
+    try {
+      return await this.#request(payload, exec, quorum);
+    } catch (error) {
+      const answer = this.#answerOf(error);
+      if (answer !== undefined) throw this.getRpcError(payload, { id: payload.id, error: answer });
+      throw error;
+    }
+  }
+
+  /** Quorum reads started and coalesced requests so far. */
+  readStats(): RpcReadsStats {
+    return this.#reads.stats();
+  }
+
+  /** Stops the provider (ethers' `destroy`) and the pool; resolves when no call is left. */
+  async close(): Promise<void> {
+    this.destroy();
+    await this.pool.close();
+  }
+
+  override destroy(): void {
+    super.destroy();
+    void this.pool.close();
+  }
+
+  async #one(p: JsonRpcPayload): Promise<JsonRpcResult | JsonRpcError> {
+    try {
+      return { id: p.id, result: await this.#request(p, {}, undefined) };
+    } catch (error) {
+      const answer = this.#answerOf(error);
+      if (answer !== undefined) return { id: p.id, error: answer };
+      throw error;
+    }
+  }
+
+  #request(p: JsonRpcPayload, exec: ExecuteOptions, quorum: number | undefined): Promise<unknown> {
+    const body = JSON.stringify({ jsonrpc: '2.0', id: p.id, method: p.method, params: p.params });
+    return this.#reads.request(p.method, p.params, exec, quorum, (e, guard) =>
+      this.pool.execute(async (conn, ctx) => {
+        guard?.(ctx.endpoint);
+        const post: PostOptions = { fetch: this.#fetch, signal: ctx.signal, endpoint: ctx.endpoint, nowMs: this.pool.clock.now(), maxRetryAfterMs: this.#maxRetryAfterMs };
+        try {
+          return await postJsonRpc(conn, body, post);
+        } catch (error) {
+          if (p.method === 'eth_sendRawTransaction') {
+            const hash = await landedHash(conn, p.params, error, post);
+            if (hash !== undefined) return hash;
+          }
+          if (typeof error === 'object' && error !== null) this.#origin.set(error, p.method);
+          throw error;
+        }
+      }, e),
+    );
+  }
+
+  /** The node's JSON-RPC error when the call ended on one, for ethers to turn into its error. */
+  #answerOf(error: unknown): JsonRpcError['error'] | undefined {
+    const cause = isPoolError(error) && ANSWER_CODES.has(error.code) ? error.cause : undefined;
+    if (!(cause instanceof RpcAnswerError)) return undefined;
+    if (isPoolError(error) && error.code !== 'PERMANENT' && error.code !== 'RETRY_NARROWER') {
+      const c = this.#classify(cause);
+      if (!ANSWERS.has(typeof c === 'string' ? c : c.class)) return undefined;
+    }
+    return cause.rpcError;
+  }
+}
+
+function toEndpoints(list: readonly EthersEndpoint[]): EndpointConfig<RpcConnection>[] {
+  if (!Array.isArray(list)) return list as never; // the pool reports the bad option
+  const used = new Set<string>();
+  return list.map((e, i) => {
+    if (typeof e !== 'object' || e === null || typeof e.url !== 'string') throw invalidOption(`endpoints[${i}].url`, 'an http(s) URL string', e?.url);
+    const { url, name: given, headers, ...rest } = e;
+    let name = given ?? hostOf(url) ?? `rpc-${i}`;
+    if (given === undefined && used.has(name)) name = `${name}#${i}`;
+    used.add(name);
+    return { ...rest, name, conn: headers === undefined ? { url } : { url, headers } };
+  });
+}

@@ -1,0 +1,97 @@
+/**
+ * Coalescing: identical reads in flight at the same time share one upstream request.
+ *
+ * `run(key, signal, start)` starts `start` for the first caller of a key and lets every
+ * caller of the same key that arrives before it settles wait on the same promise; the
+ * entry is dropped as soon as it settles, so a later caller gets a fresh answer (this is
+ * not a cache). Each caller keeps its own `signal`: an aborted caller leaves with
+ * `ABORTED` while the others go on waiting, and the shared request is aborted only when
+ * every caller of it has left. What the key covers (method, params, pin, quorum) is the
+ * adapter's choice, made with `requestKey`.
+ */
+import { PoolError } from '../base/errors.js';
+import { stableJson } from './redact.js';
+
+interface Entry {
+  readonly promise: Promise<unknown>;
+  readonly controller: AbortController;
+  /** Callers still waiting on it. */
+  waiting: number;
+}
+
+export interface CoalesceStats {
+  /** Requests actually started. */
+  readonly started: number;
+  /** Callers served by a request another caller started. */
+  readonly joined: number;
+  /** Shared requests in flight now. */
+  readonly inFlight: number;
+}
+
+export class Coalescer {
+  readonly #entries = new Map<string, Entry>();
+  #started = 0;
+  #joined = 0;
+
+  run<T>(key: string, signal: AbortSignal | undefined, start: (signal: AbortSignal) => Promise<T>): Promise<T> {
+    if (signal?.aborted === true) return Promise.reject(aborted(signal.reason));
+    let entry = this.#entries.get(key);
+    if (entry === undefined) {
+      const controller = new AbortController();
+      let promise: Promise<unknown>;
+      try {
+        promise = start(controller.signal);
+      } catch (error) {
+        promise = Promise.reject(error);
+      }
+      const e: Entry = { promise, controller, waiting: 0 };
+      entry = e;
+      this.#entries.set(key, e);
+      this.#started++;
+      // Registered first, so the entry is gone before any caller's continuation runs.
+      const drop = () => {
+        if (this.#entries.get(key) === e) this.#entries.delete(key);
+      };
+      promise.then(drop, drop);
+    } else {
+      this.#joined++;
+    }
+    const e = entry;
+    e.waiting++;
+    if (signal === undefined) return e.promise as Promise<T>;
+    return new Promise<T>((resolve, reject) => {
+      const leave = () => {
+        e.waiting--;
+        reject(aborted(signal.reason));
+        if (e.waiting === 0) {
+          if (this.#entries.get(key) === e) this.#entries.delete(key);
+          e.controller.abort(signal.reason);
+        }
+      };
+      signal.addEventListener('abort', leave, { once: true });
+      e.promise.then(
+        (v) => {
+          signal.removeEventListener('abort', leave);
+          resolve(v as T);
+        },
+        (err: unknown) => {
+          signal.removeEventListener('abort', leave);
+          reject(err);
+        },
+      );
+    });
+  }
+
+  stats(): CoalesceStats {
+    return { started: this.#started, joined: this.#joined, inFlight: this.#entries.size };
+  }
+}
+
+/** The key of a read: method, params (as JSON) and whatever else routes it differently. */
+export function requestKey(method: string, params: unknown, ...routing: readonly (string | number | undefined)[]): string {
+  return `${method}\u0000${stableJson(params)}\u0000${routing.map((r) => (r === undefined ? '' : String(r))).join('\u0000')}`;
+}
+
+function aborted(reason: unknown): PoolError {
+  return new PoolError('ABORTED', 'the call was aborted', reason === undefined ? {} : { cause: reason });
+}

@@ -1,0 +1,128 @@
+/**
+ * The read policies the RPC adapters (`endpoint-pool/viem`, `endpoint-pool/ethers`) share:
+ * quorum reads and coalescing, configured once per adapter and applied per request.
+ *
+ * `request(method, params, exec, callQuorum, send)` runs one JSON-RPC request: `send(exec,
+ * guard?)` is the adapter's own `pool.execute` of it (its operation must call `guard`
+ * with `ctx.endpoint` before sending, when one is given). With neither policy for the
+ * method, it is exactly `send(exec)`. Quorum and coalescing are refused for sends and
+ * node-bound methods (see `isSendMethod`): in the options at construction, per call at
+ * call time, both with `INVALID_OPTIONS`.
+ */
+import type { Clock } from '../base/clock.js';
+import { invalidOption } from '../base/errors.js';
+import type { ExecuteOptions } from '../options/options.js';
+import { Coalescer, requestKey, type CoalesceStats } from './coalesce.js';
+import { isSendMethod } from './methods.js';
+import { quorumRead, type QuorumLeg } from './quorum.js';
+
+export interface QuorumOptions {
+  /** Vote weight needed, per method (e.g. `{ eth_call: 2 }`). Reads only. @default none */
+  readonly methods?: Readonly<Record<string, number>>;
+  /** Vote weight of each endpoint, by name, like ethers' `FallbackProvider` weights. @default 1 each */
+  readonly weights?: Readonly<Record<string, number>>;
+  /** Whether two results agree. @default equal JSON text */
+  readonly equals?: (a: unknown, b: unknown, method: string) => boolean;
+  /** After this long without an answer, an endpoint's leg stops counting and another endpoint is asked (ethers' `stallTimeout`). `Infinity`: wait. @default 400 */
+  readonly stallMs?: number;
+}
+
+export interface RpcReadOptions {
+  /** Quorum reads. @default none */
+  readonly quorum?: QuorumOptions;
+  /** Methods whose identical requests in flight share one upstream request (reads only). @default none */
+  readonly coalesce?: readonly string[];
+}
+
+export interface RpcReadsStats {
+  readonly coalesce: CoalesceStats;
+  /** Quorum reads started. */
+  readonly quorumReads: number;
+}
+
+export type RpcSend<T> = (exec: ExecuteOptions, guard?: (endpoint: string) => void) => Promise<T>;
+
+export class RpcReads {
+  readonly #endpoints: () => readonly string[];
+  readonly #methods: ReadonlyMap<string, number>;
+  readonly #weights: Readonly<Record<string, number>>;
+  readonly #equals: QuorumOptions['equals'];
+  readonly #stallMs: number;
+  readonly #clock: Clock;
+  readonly #coalesce: ReadonlySet<string>;
+  readonly #coalescer = new Coalescer();
+  readonly #voteOf: ((error: unknown) => string | undefined) | undefined;
+  #quorumReads = 0;
+
+  /** `endpoints`: the pool's endpoint names now; `clock`: the pool's; `voteOf`: a key for errors that are a node's answer. */
+  constructor(options: RpcReadOptions, endpoints: () => readonly string[], clock: Clock, voteOf?: (error: unknown) => string | undefined) {
+    this.#endpoints = endpoints;
+    this.#clock = clock;
+    this.#voteOf = voteOf;
+    const q = options.quorum;
+    if (q !== undefined && (typeof q !== 'object' || q === null)) throw invalidOption('quorum', 'an object ({ methods, weights, equals })', q);
+    const methods = new Map<string, number>();
+    for (const [method, need] of Object.entries(q?.methods ?? {})) {
+      if (isSendMethod(method)) throw invalidOption(`quorum.methods.${method}`, 'a read method (quorum is never used for sends)', method);
+      methods.set(method, checkNeed(`quorum.methods.${method}`, need));
+    }
+    this.#methods = methods;
+    for (const [name, w] of Object.entries(q?.weights ?? {})) {
+      if (typeof w !== 'number' || !Number.isFinite(w) || w < 0) throw invalidOption(`quorum.weights.${name}`, 'a finite number >= 0', w);
+    }
+    this.#weights = q?.weights ?? {};
+    if (q?.equals !== undefined && typeof q.equals !== 'function') throw invalidOption('quorum.equals', 'a function (a, b, method) => boolean', q.equals);
+    this.#equals = q?.equals;
+    const stall = q?.stallMs;
+    if (stall !== undefined && (typeof stall !== 'number' || Number.isNaN(stall) || stall < 0)) throw invalidOption('quorum.stallMs', 'a number of milliseconds >= 0, or Infinity', stall);
+    this.#stallMs = stall ?? 400;
+    const c = options.coalesce;
+    if (c !== undefined && !Array.isArray(c)) throw invalidOption('coalesce', 'an array of method names', c);
+    for (const [i, method] of (c ?? []).entries()) {
+      if (typeof method !== 'string' || isSendMethod(method)) throw invalidOption(`coalesce[${i}]`, 'a read method name (sends are never coalesced)', method);
+    }
+    this.#coalesce = new Set(c ?? []);
+  }
+
+  /** Runs one request under the method's policies (see the module comment). */
+  async request<T>(method: string, params: unknown, exec: ExecuteOptions, callQuorum: number | undefined, send: RpcSend<T>): Promise<T> {
+    let need = this.#methods.get(method);
+    if (callQuorum !== undefined) {
+      if (isSendMethod(method)) throw invalidOption('quorum', 'a read method (quorum is never used for sends)', method);
+      need = checkNeed('quorum', callQuorum);
+    }
+    if (need !== undefined && exec.pin !== undefined) throw invalidOption('quorum', 'no quorum on a pinned request (a quorum needs several endpoints)', need);
+    const go = (e: ExecuteOptions): Promise<T> => (need === undefined ? send(e) : this.#quorum(method, need, e, send));
+    if (!this.#coalesce.has(method)) return go(exec);
+    const key = requestKey(method, params, exec.pin, need, exec.exclude?.join(','));
+    return this.#coalescer.run(key, exec.signal, (signal) => go({ ...exec, signal }));
+  }
+
+  stats(): RpcReadsStats {
+    return { coalesce: this.#coalescer.stats(), quorumReads: this.#quorumReads };
+  }
+
+  #quorum<T>(method: string, need: number, exec: ExecuteOptions, send: RpcSend<T>): Promise<T> {
+    this.#quorumReads++;
+    const weights = this.#weights;
+    const equals = this.#equals;
+    const leg: QuorumLeg<T> = (e, guard) => send(e, guard);
+    return quorumRead<T>({
+      method,
+      need,
+      endpoints: this.#endpoints(),
+      weightOf: (ep) => weights[ep] ?? 1,
+      equals: equals === undefined ? undefined : (a, b) => equals(a, b, method),
+      voteOf: this.#voteOf,
+      stallMs: this.#stallMs,
+      clock: this.#clock,
+      exec,
+      leg,
+    });
+  }
+}
+
+function checkNeed(field: string, need: unknown): number {
+  if (typeof need !== 'number' || !Number.isFinite(need) || need <= 0) throw invalidOption(field, 'a quorum weight > 0', need);
+  return need;
+}

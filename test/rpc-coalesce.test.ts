@@ -1,0 +1,109 @@
+/**
+ * Coalescing (src/rpc/coalesce.ts through RpcReads) on the fake clock: identical reads in
+ * flight share one upstream request; nothing else does.
+ */
+import { describe, expect, test } from 'vitest';
+import { isPoolError, type AttemptContext, type ExecuteOptions } from '../src/index.js';
+import { RpcReads, type RpcReadOptions } from '../src/rpc/reads.js';
+import { isEndpointTaken } from '../src/rpc/quorum.js';
+import { classify, fail, harness, hang, ok, start, type FakeEndpoint } from './support.js';
+
+function setup(options: RpcReadOptions = { coalesce: ['eth_getBalance', 'eth_blockNumber'] }, names = ['a', 'b']) {
+  const h = harness(names, { classify: (e) => (isEndpointTaken(e) ? 'unsupported' : classify(e)), maxAttempts: 1 });
+  const reads = new RpcReads(options, () => h.pool.endpointNames, h.clock);
+  const signals: AbortSignal[] = [];
+  let upstream = 0;
+  const send = (exec: ExecuteOptions, guard?: (endpoint: string) => void) =>
+    h.pool.execute(async (ep: FakeEndpoint, ctx: AttemptContext) => {
+      guard?.(ctx.endpoint);
+      upstream++;
+      signals.push(ctx.signal);
+      return h.op(ep, ctx);
+    }, exec);
+  const read = (method: string, params: unknown[] = ['0xabc', 'latest'], exec: ExecuteOptions = {}, quorum?: number) => reads.request(method, params, exec, quorum, send);
+  return { h, reads, signals, read, upstream: () => upstream };
+}
+
+describe('coalescing', () => {
+  test('a burst of 100 identical reads makes one upstream request', async () => {
+    const { h, reads, read, upstream } = setup();
+    h.eps.a!.fallback = ok('0x5', 20);
+    const calls = Array.from({ length: 100 }, () => start(read('eth_getBalance')));
+    await h.clock.advance(20);
+    expect(calls.every((c) => c.value === '0x5')).toBe(true);
+    expect(upstream()).toBe(1);
+    expect(reads.stats().coalesce).toEqual({ started: 1, joined: 99, inFlight: 0 });
+  });
+
+  test('different params, or a method not opted in, are not shared', async () => {
+    const { h, read, upstream } = setup();
+    h.eps.a!.fallback = ok('0x5', 20);
+    start(read('eth_getBalance', ['0xabc', 'latest']));
+    start(read('eth_getBalance', ['0xdef', 'latest']));
+    start(read('eth_chainId', []));
+    start(read('eth_chainId', []));
+    await h.clock.advance(20);
+    expect(upstream()).toBe(4);
+  });
+
+  test('a read arriving after the answer gets a fresh request (not a cache)', async () => {
+    const { h, read, upstream } = setup();
+    h.eps.a!.then(ok('0x1', 10), ok('0x2', 10));
+    const first = start(read('eth_blockNumber', []));
+    await h.clock.advance(10);
+    const second = start(read('eth_blockNumber', []));
+    await h.clock.advance(10);
+    expect([first.value, second.value]).toEqual(['0x1', '0x2']);
+    expect(upstream()).toBe(2);
+  });
+
+  test('a shared failure reaches every caller', async () => {
+    const { h, read, upstream } = setup();
+    h.eps.a!.fallback = fail('permanent', 5);
+    const calls = [start(read('eth_getBalance')), start(read('eth_getBalance'))];
+    await h.clock.advance(5);
+    expect(calls.map((c) => isPoolError(c.error) && c.error.code)).toEqual(['PERMANENT', 'PERMANENT']);
+    expect(upstream()).toBe(1);
+  });
+
+  test("one caller's abort leaves the others waiting; the last one's aborts upstream", async () => {
+    const { h, signals, read } = setup();
+    h.eps.a!.fallback = hang(true);
+    const c1 = new AbortController();
+    const c2 = new AbortController();
+    const r1 = start(read('eth_getBalance', undefined, { signal: c1.signal }));
+    const r2 = start(read('eth_getBalance', undefined, { signal: c2.signal }));
+    await h.clock.advance(1);
+    c1.abort();
+    await h.clock.flush();
+    expect(isPoolError(r1.error) && r1.error.code).toBe('ABORTED');
+    expect(r2.settled).toBe(false);
+    expect(signals[0]!.aborted).toBe(false);
+    c2.abort();
+    await h.clock.flush();
+    expect(isPoolError(r2.error) && r2.error.code).toBe('ABORTED');
+    expect(signals[0]!.aborted).toBe(true);
+  });
+
+  test('a caller without a signal keeps the shared request alive', async () => {
+    const { h, signals, read } = setup();
+    h.eps.a!.fallback = ok('0x7', 50);
+    const c1 = new AbortController();
+    start(read('eth_getBalance', undefined, { signal: c1.signal }));
+    const r2 = start(read('eth_getBalance'));
+    c1.abort();
+    await h.clock.advance(50);
+    expect(r2.value).toBe('0x7');
+    expect(signals[0]!.aborted).toBe(false);
+  });
+
+  test('quorum reads coalesce with identical quorum reads only', async () => {
+    const { h, read, upstream } = setup({ coalesce: ['eth_call'] }, ['a', 'b', 'c']);
+    for (const n of ['a', 'b', 'c']) h.eps[n]!.fallback = ok('0x1', 5);
+    const q = [start(read('eth_call', [], {}, 2)), start(read('eth_call', [], {}, 2))];
+    const single = start(read('eth_call', []));
+    await h.clock.advance(5);
+    expect([...q.map((c) => c.value), single.value]).toEqual(['0x1', '0x1', '0x1']);
+    expect(upstream()).toBe(3); // two legs for both quorum callers, one for the single read
+  });
+});

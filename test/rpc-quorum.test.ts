@@ -1,0 +1,231 @@
+/**
+ * Quorum reads (src/rpc/quorum.ts through RpcReads) on the fake clock: a real Pool over
+ * scripted endpoints, so each leg gets the pool's selection, breakers and retries.
+ */
+import { describe, expect, test } from 'vitest';
+import { isPoolError, type AttemptContext, type ExecuteOptions } from '../src/index.js';
+import { RpcReads, type RpcReadOptions } from '../src/rpc/reads.js';
+import { isEndpointTaken } from '../src/rpc/quorum.js';
+import { QuorumError } from '../src/rpc/quorum-error.js';
+import { classify, fail, hang, harness, ok, start, type FakeEndpoint, type Harness } from './support.js';
+
+function setup(names: string[], options: RpcReadOptions = {}, voteOf?: (e: unknown) => string | undefined) {
+  const h = harness(names, { classify: (e) => (isEndpointTaken(e) ? 'unsupported' : classify(e)) });
+  const reads = new RpcReads(options, () => h.pool.endpointNames, h.clock, voteOf);
+  /** Endpoints each upstream request went to, in order. */
+  const sent: string[] = [];
+  const signals: AbortSignal[] = [];
+  const send = (exec: ExecuteOptions, guard?: (endpoint: string) => void) =>
+    h.pool.execute(async (ep: FakeEndpoint, ctx: AttemptContext) => {
+      guard?.(ctx.endpoint);
+      sent.push(ctx.endpoint);
+      signals.push(ctx.signal);
+      return h.op(ep, ctx);
+    }, exec);
+  const read = (method: string, quorum?: number, exec: ExecuteOptions = {}) => reads.request(method, [], exec, quorum, send);
+  return { h, reads, sent, signals, read };
+}
+
+async function settle(h: Harness, ms = 0) {
+  await h.clock.advance(ms);
+}
+
+describe('quorum reads', () => {
+  test('all agree: resolves after exactly `need` distinct endpoints answer', async () => {
+    const { h, sent, read } = setup(['a', 'b', 'c']);
+    for (const n of ['a', 'b', 'c']) h.eps[n]!.fallback = ok('0x10');
+    const r = start(read('eth_blockNumber', 2));
+    await settle(h);
+    expect(r.value).toBe('0x10');
+    expect(sent).toEqual(['a', 'b']);
+  });
+
+  test('one disagrees: a third endpoint is asked and the majority wins', async () => {
+    const { h, sent, read } = setup(['a', 'b', 'c']);
+    h.eps.a!.fallback = ok('0x10');
+    h.eps.b!.fallback = ok('0x11');
+    h.eps.c!.fallback = ok('0x10');
+    const r = start(read('eth_blockNumber', 2));
+    await settle(h);
+    expect(r.value).toBe('0x10');
+    expect(sent).toEqual(['a', 'b', 'c']);
+  });
+
+  test('nobody agrees: QUORUM_NOT_MET carrying every answer, URLs redacted', async () => {
+    const { h, read } = setup(['a', 'b', 'c']);
+    h.eps.a!.fallback = ok('0x1');
+    h.eps.b!.fallback = ok({ see: 'https://rpc.example/v2/SECRETKEY' });
+    h.eps.c!.fallback = fail('transient');
+    const r = start(read('eth_getBalance', 2, { retry: 'none' }));
+    await settle(h);
+    const e = r.error as QuorumError;
+    expect(isPoolError(e)).toBe(true);
+    expect(e.code).toBe('QUORUM_NOT_MET');
+    expect(e.needed).toBe(2);
+    expect(e.bestWeight).toBe(1);
+    expect(e.message).toContain('eth_getBalance');
+    expect(e.answers.map((a) => [a.endpoint, a.kind])).toEqual([
+      ['a', 'result'],
+      ['b', 'result'],
+      ['c', 'failed'],
+    ]);
+    expect(JSON.stringify(e.answers)).not.toContain('SECRETKEY');
+    expect(e.answers[1]!.value).toEqual({ see: '<url>' });
+  });
+
+  test('weights count toward the quorum, like FallbackProvider', async () => {
+    const { h, sent, read } = setup(['a', 'b', 'c'], { quorum: { weights: { b: 2 } } });
+    h.eps.a!.fallback = ok('x');
+    h.eps.b!.fallback = ok('y');
+    h.eps.c!.fallback = ok('y');
+    // a (1) and b (2) are asked: 3 in flight >= 3. They disagree (best 2), so c is asked: y weighs 3.
+    const r = start(read('eth_call', 3));
+    await settle(h);
+    expect(r.value).toBe('y');
+    expect(sent).toEqual(['a', 'b', 'c']);
+  });
+
+  test('a heavy endpoint alone can make the quorum', async () => {
+    const { h, sent, read } = setup(['a', 'b'], { quorum: { weights: { a: 2 } } });
+    h.eps.a!.fallback = ok('x');
+    const r = start(read('eth_call', 2));
+    await settle(h);
+    expect(r.value).toBe('x');
+    expect(sent).toEqual(['a']);
+  });
+
+  test('a failing leg retries through the pool on an endpoint no other leg holds', async () => {
+    const { h, sent, read } = setup(['a', 'b', 'c']);
+    h.eps.a!.fallback = fail('transient');
+    h.eps.b!.fallback = ok('v');
+    h.eps.c!.fallback = ok('v');
+    const r = start(read('eth_chainId', 2));
+    await settle(h, 1_000);
+    expect(r.value).toBe('v');
+    // a failed; its leg's retry skipped b (held by the other leg) without sending and went to c.
+    expect(sent).toEqual(['a', 'b', 'c']);
+    expect(h.eps.b!.calls).toBe(1);
+  });
+
+  test('a user equals decides agreement', async () => {
+    const { h, read } = setup(['a', 'b'], { quorum: { equals: (x, y) => (x as { n: number }).n === (y as { n: number }).n } });
+    h.eps.a!.fallback = ok({ n: 1, at: 5 });
+    h.eps.b!.fallback = ok({ n: 1, at: 6 });
+    const r = start(read('eth_getBlockByNumber', 2));
+    await settle(h);
+    expect(r.value).toEqual({ n: 1, at: 5 });
+  });
+
+  test('with the default equality the same two answers disagree', async () => {
+    const { h, read } = setup(['a', 'b']);
+    h.eps.a!.fallback = ok({ n: 1, at: 5 });
+    h.eps.b!.fallback = ok({ n: 1, at: 6 });
+    const r = start(read('eth_getBlockByNumber', 2));
+    await settle(h);
+    expect((r.error as QuorumError).code).toBe('QUORUM_NOT_MET');
+  });
+
+  test('nodes answering the same error make a quorum on that error', async () => {
+    const voteOf = (e: unknown) => (isPoolError(e) && e.code === 'PERMANENT' ? 'revert' : undefined);
+    const { h, read } = setup(['a', 'b', 'c'], {}, voteOf);
+    h.eps.a!.fallback = fail('permanent');
+    h.eps.b!.fallback = fail('permanent');
+    const r = start(read('eth_call', 2));
+    await settle(h);
+    expect(isPoolError(r.error) && r.error.code).toBe('PERMANENT');
+  });
+
+  test('a hanging endpoint costs one stall, not an attempt timeout', async () => {
+    const { h, sent, read } = setup(['a', 'b', 'c'], { quorum: { stallMs: 400 } });
+    h.eps.a!.fallback = hang(true);
+    h.eps.b!.fallback = ok('v');
+    h.eps.c!.fallback = ok('v');
+    const r = start(read('eth_chainId', 2));
+    await settle(h, 399);
+    expect(r.settled).toBe(false);
+    await settle(h, 1);
+    expect(r.value).toBe('v');
+    expect(sent).toEqual(['a', 'b', 'c']);
+  });
+
+  test('settling aborts the legs still running', async () => {
+    const { h, signals, read } = setup(['a', 'b', 'c'], { quorum: { stallMs: 0 } });
+    h.eps.a!.fallback = ok('v', 10);
+    h.eps.b!.fallback = ok('v', 10);
+    h.eps.c!.fallback = hang(true);
+    const r = start(read('eth_chainId', 2));
+    await settle(h, 10);
+    expect(r.value).toBe('v');
+    expect(signals.map((s) => s.aborted)).toEqual([false, false, true]);
+  });
+
+  test("the caller's abort rejects with ABORTED and aborts every leg", async () => {
+    const { h, signals, read } = setup(['a', 'b']);
+    h.eps.a!.fallback = hang(true);
+    h.eps.b!.fallback = hang(true);
+    const ac = new AbortController();
+    const r = start(read('eth_chainId', 2, { signal: ac.signal }));
+    await settle(h, 10);
+    ac.abort();
+    await settle(h);
+    expect(isPoolError(r.error) && r.error.code).toBe('ABORTED');
+    expect(signals.every((s) => s.aborted)).toBe(true);
+  });
+
+  test('more weight than the endpoints have fails at once, with nothing sent', async () => {
+    const { h, sent, read } = setup(['a', 'b']);
+    const r = start(read('eth_chainId', 3));
+    await settle(h);
+    expect((r.error as QuorumError).code).toBe('QUORUM_NOT_MET');
+    expect(sent).toEqual([]);
+  });
+
+  test('a leg the pool cannot place ends the read: no endless relaunching', async () => {
+    const { h, sent, read } = setup(['a', 'b', 'c']);
+    await h.pool.close();
+    const r = start(read('eth_chainId', 2));
+    await settle(h);
+    const e = r.error as QuorumError;
+    expect(e.code).toBe('QUORUM_NOT_MET');
+    expect(isPoolError(e.cause) && e.cause.code).toBe('CLOSED');
+    expect(e.attempts).toBe(2); // the two legs first launched, none after
+    expect(sent).toEqual([]);
+  });
+
+  test("the caller's exclude is honoured by every leg", async () => {
+    const { h, sent, read } = setup(['a', 'b', 'c']);
+    for (const n of ['a', 'b', 'c']) h.eps[n]!.fallback = ok('v');
+    const r = start(read('eth_chainId', 2, { exclude: ['a'] }));
+    await settle(h);
+    expect(r.value).toBe('v');
+    expect(sent).toEqual(['b', 'c']);
+  });
+
+  test('per-method quorum applies to that method only', async () => {
+    const { h, sent, read } = setup(['a', 'b'], { quorum: { methods: { eth_call: 2 } } });
+    h.eps.a!.fallback = ok('v');
+    h.eps.b!.fallback = ok('v');
+    const r1 = start(read('eth_call'));
+    const r2 = start(read('eth_chainId'));
+    await settle(h);
+    expect(r1.value).toBe('v');
+    expect(r2.value).toBe('v');
+    expect(sent).toEqual(['a', 'b', 'a']);
+  });
+});
+
+describe('never for sends', () => {
+  test.each(['eth_sendRawTransaction', 'eth_sendTransaction', 'personal_sign', 'eth_newFilter', 'evm_mine'])('%s: refused in the options', (method) => {
+    const h = harness(['a']);
+    expect(() => new RpcReads({ quorum: { methods: { [method]: 2 } } }, () => h.pool.endpointNames, h.clock)).toThrow(/INVALID|quorum/);
+    expect(() => new RpcReads({ coalesce: [method] }, () => h.pool.endpointNames, h.clock)).toThrow(/coalesce/);
+  });
+
+  test('per call: the request is rejected with INVALID_OPTIONS and nothing is sent', async () => {
+    const { h, sent, read } = setup(['a', 'b']);
+    const r = start(read('eth_sendRawTransaction', 2));
+    await settle(h);
+    expect(isPoolError(r.error) && r.error.code).toBe('INVALID_OPTIONS');
+    expect(sent).toEqual([]);
+  });
+});
