@@ -15,7 +15,7 @@ import { deliver, type EventListener, type PoolEvent } from './events.js';
 import { safeIncrement, type MetricsSink } from './metrics.js';
 import type { BreakerMode, Strategy } from './options.js';
 import type { ResolvedRateLimit } from './quota.js';
-import type { ResolvedStore } from './store.js';
+import type { ResolvedStore, SharedChange, SharedState } from './store.js';
 import type { RetryBudget } from './budget.js';
 import { TimeoutQueue } from './timeouts.js';
 import { selectByLatency, selectEndpoint, selectHealthiest, tierInPanic, type Selection } from './selector.js';
@@ -105,6 +105,88 @@ export class PoolState<C> {
     this.tracksLatency = opts.strategy === 'latency' || opts.hedgeConfigured;
     this.timesSuccesses =
       metrics !== undefined || listener !== undefined || this.tracksLatency || opts.breaker.slowCallMs !== Number.POSITIVE_INFINITY || opts.breaker.mode === 'failure-rate';
+    const store = opts.sharedQuota?.store;
+    if (typeof store?.subscribe === 'function') this.#unsubscribe = store.subscribe((key, state) => this.applyShared(key, state));
+    this.#reports = typeof store?.report === 'function';
+  }
+
+  readonly #reports: boolean;
+  #unsubscribe: (() => void) | undefined;
+  /** Set while applying what the fleet shared, so that it is not reported back. */
+  #fromFleet = false;
+  /** Endpoints this pool disabled because the fleet said so (re-enabled when the fleet forgets them). */
+  readonly #fleetDisabled = new Set<string>();
+
+  /** Stops listening to the shared store (on `close()`). */
+  dispose(): void {
+    this.#unsubscribe?.();
+    this.#unsubscribe = undefined;
+  }
+
+  /**
+   * Applies a quota's shared state (from the store) to the quotas with that key: the
+   * learned ceiling, the parking, the endpoints disabled elsewhere. Events are emitted as
+   * for local changes, but nothing is reported back to the store.
+   */
+  applyShared(key: string, state: SharedState): void {
+    const now = this.clock.now();
+    this.#fromFleet = true;
+    try {
+      for (const ep of this.endpoints) {
+        const q = ep.quota;
+        if (q.shared?.key !== key) continue;
+        const first = this.endpoints.find((e) => e.quota === q) === ep;
+        if (first && state.ceilingPerSecond !== undefined && q.ceilingPerSecond !== state.ceilingPerSecond) {
+          q.recalibrate(state.ceilingPerSecond, now);
+          this.emit({ type: 'endpoint-recalibrated', endpoint: ep.name, perSecond: state.ceilingPerSecond });
+        }
+        if (first && state.parkedForMs > 0 && q.parkedUntil < now + state.parkedForMs - 1000) {
+          q.parkedUntil = now + state.parkedForMs;
+          this.emit({ type: 'endpoint-parked', endpoint: ep.name, untilMs: q.parkedUntil });
+        }
+        if (state.disabled.has(ep.name)) {
+          if (!ep.disabled) {
+            ep.disabled = true;
+            this.#fleetDisabled.add(ep.name);
+            this.emit({ type: 'endpoint-disabled', endpoint: ep.name });
+          }
+        } else if (this.#fleetDisabled.delete(ep.name) && ep.disabled) {
+          ep.disabled = false;
+          this.emit({ type: 'endpoint-enabled', endpoint: ep.name });
+          this.wakeParked();
+        }
+      }
+    } finally {
+      this.#fromFleet = false;
+    }
+  }
+
+  /** Shares a learned ceiling, a parking or a disabled/enabled endpoint with the fleet (`store.report`). */
+  #share(event: PoolEvent): void {
+    let change: SharedChange;
+    switch (event.type) {
+      case 'endpoint-recalibrated':
+        change = { type: 'ceiling', perSecond: event.perSecond };
+        break;
+      case 'endpoint-parked':
+        change = { type: 'parked', forMs: event.untilMs - this.clock.now() };
+        break;
+      case 'endpoint-disabled':
+      case 'endpoint-enabled':
+        this.#fleetDisabled.delete(event.endpoint);
+        change = { type: event.type === 'endpoint-disabled' ? 'disabled' : 'enabled', endpoint: event.endpoint };
+        break;
+      default:
+        return;
+    }
+    const limit = this.byName.get(event.endpoint)?.quota.shared;
+    const store = this.opts.sharedQuota?.store;
+    if (limit === undefined || store?.report === undefined) return;
+    try {
+      void Promise.resolve(store.report(limit, change)).catch(() => undefined);
+    } catch {
+      // A store's report must never break the call that learned something.
+    }
   }
 
   /** Validates and installs an endpoint set, keeping the state of endpoints kept by name. */
@@ -226,6 +308,7 @@ export class PoolState<C> {
   }
 
   emit(event: PoolEvent): void {
+    if (this.#reports && !this.#fromFleet) this.#share(event);
     if (this.listener !== undefined) deliver(this.listener, event);
   }
 
