@@ -131,8 +131,9 @@ export class Quota {
 
   /**
    * The shared store is unavailable: allow only `share` of the ceiling locally. A bucket
-   * starts empty: its tokens only counted this process's calls while the fleet shared the
-   * quota, so a nearly full bucket would add a burst on top of what the others just sent.
+   * starts at most `share` full: its tokens only counted this process's calls while the
+   * fleet shared the quota, so a nearly full bucket would add a burst on top of what the
+   * others just sent.
    */
   degrade(share: number, now: number): void {
     const rate = this.rate;
@@ -141,7 +142,8 @@ export class Quota {
     this.#undegraded = rate.perSecond;
     if (rate instanceof TokenBucket) {
       this.#undegradedBurst = rate.burst;
-      this.rate = new TokenBucket(rate.perSecond * share, Math.max(1, rate.burst * share), now, 0);
+      const burst = Math.max(1, rate.burst * share);
+      this.rate = new TokenBucket(rate.perSecond * share, burst, now, Math.min((rate.tokens(now) / rate.burst) * burst, share * burst));
     } else rate.recalibrate(rate.perSecond * share);
   }
 
