@@ -29,4 +29,4 @@ export {
 export { applySlice, parseGroups } from './env.js';
 export type { EndpointStatus } from './pool.js';
 export type { HealthOptions } from './options.js';
-export type { LimiterStore, SharedLimit, StoreOptions } from './store.js';
+export type { LimiterStore, SharedChange, SharedLimit, SharedState, StoreOptions } from './store.js';
