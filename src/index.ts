@@ -5,7 +5,7 @@
  * The core has no runtime dependency and imports no `node:` module.
  */
 export { Pool, type EndpointStats, type ProbeOptions } from './pool.js';
-export { Refresher, type RefresherOptions, type RefreshResult } from './refresher.js';
+export { Refresher, type RefresherOptions, type RefreshResult, type SharedSurvivors } from './refresher.js';
 export { PoolError, isPoolError, type PoolErrorCode } from './errors.js';
 export type { AttemptContext, Operation } from './context.js';
 export type { ErrorClass, Classification, ClassifyResult, Classifier } from './classify.js';

@@ -4,7 +4,7 @@
  */
 import type Redis from 'ioredis';
 import { afterAll, beforeAll, beforeEach, expect, test } from 'vitest';
-import { Pool } from '../../src/index.js';
+import { Pool, Refresher } from '../../src/index.js';
 import { createRedisHealth, fromIoredis } from '../../src/redis/index.js';
 import { client, describeRedis, ready, useRedis } from './redis-env.js';
 import { sleep } from './fleet.js';
@@ -168,5 +168,22 @@ describeRedis('Redis shared health', (server) => {
     await flaky.revalidating;
     down = true;
     expect(await flaky.refreshSurvivors(async () => ['y'], { ttlMs: 10_000 })).toEqual(['x']);
+  });
+
+  test('Refresher wired to the shared list: one process checks, the others install its survivors without checking', async () => {
+    const candidates = ['a', 'b', 'c'].map((n) => ({ name: n, conn: n }));
+    let checks = 0;
+    const make = () => {
+      const pool = new Pool<string>({ endpoints: [{ name: 'seed', conn: 'seed' }], classify: () => 'transient' });
+      const health = createRedisHealth(fromIoredis(redis));
+      const refresher = new Refresher(pool, { candidates, check: async (c) => (checks++, await sleep(20), c !== 'b'), shared: health, intervalMs: 10_000 });
+      return { pool, refresher };
+    };
+    const fleet = [make(), make(), make()];
+    await fleet[0]!.refresher.refresh();
+    const results = await Promise.all(fleet.slice(1).map((m) => m.refresher.refresh()));
+    expect(checks).toBe(3);
+    for (const m of fleet) expect(m.pool.endpointNames).toEqual(['a', 'c']);
+    for (const r of results) expect(r).toMatchObject({ fromShared: true, checked: 0 });
   });
 });
