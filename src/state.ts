@@ -198,7 +198,7 @@ export class PoolState<C> {
     this.groups = next.groups;
     this.#limits = next.limits;
     // Quotas created while the shared store is down start at the degraded share too.
-    if (this.storeDegraded) this.#degradeAll(this.clock.now());
+    if (this.storeDegraded || this.#restoreAt !== 0) this.#degradeAll(this.clock.now());
     this.#buildTiers();
     this.wakeParked();
   }
@@ -288,6 +288,7 @@ export class PoolState<C> {
   storeFailed(now: number, error: unknown): void {
     const store = this.opts.sharedQuota!;
     this.storeRetryAt = now + store.retryAfterMs;
+    this.#restoreAt = 0;
     if (this.storeDegraded) return;
     this.storeDegraded = true;
     this.#degradeAll(now);
@@ -299,12 +300,25 @@ export class PoolState<C> {
     for (const q of new Set(this.endpoints.map((e) => e.quota))) q.degrade(share, now);
   }
 
-  /** The shared store answered: restore full local limits if they were reduced. */
+  /** When the local limits go back to full after a recovery (0: they are). */
+  #restoreAt = 0;
+
+  /**
+   * The shared store answered. After an outage, local limits stay at the degraded share for
+   * `retryAfterMs` + 1 s more: by then every process has asked the store again (each retries
+   * within `retryAfterMs`) and the store's one-second window holds only calls it counted, so
+   * no process runs at full rate through the store while others still run on local shares.
+   */
   storeAnswered(now: number): void {
-    if (!this.storeDegraded) return;
-    this.storeDegraded = false;
+    if (this.storeDegraded) {
+      this.storeDegraded = false;
+      this.#restoreAt = now + this.opts.sharedQuota!.retryAfterMs + 1000;
+      this.emit({ type: 'store-recovered' });
+      return;
+    }
+    if (this.#restoreAt === 0 || now < this.#restoreAt) return;
+    this.#restoreAt = 0;
     for (const q of new Set(this.endpoints.map((e) => e.quota))) q.restore(now);
-    this.emit({ type: 'store-recovered' });
   }
 
   emit(event: PoolEvent): void {

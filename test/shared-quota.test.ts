@@ -59,6 +59,10 @@ describe('shared quota store', () => {
     expect(await h.pool.execute(h.op)).toBe('a');
     expect(asked).toHaveLength(2);
     expect(h.trace((e) => e.type.startsWith('store'))).toEqual(['store-degraded', 'store-recovered']);
+    // Local limits stay at the share for retryAfterMs + 1 s after the recovery (the fleet catches up), then go back.
+    expect(h.pool.stats()[0]!.ceilingPerSecond).toBe(5);
+    await h.clock.advance(2000);
+    await h.pool.execute(h.op);
     expect(h.pool.stats()[0]!.ceilingPerSecond).toBe(10);
   });
 
@@ -102,7 +106,12 @@ describe('shared quota store', () => {
     expect(h.pool.stats()[0]!.ceilingPerSecond).toBe(4);
     await h.clock.advance(1000);
     await h.pool.execute(h.op);
-    expect(h.pool.stats()[0]!.ceilingPerSecond).toBe(8);
+    // Installed during the ramp back: still at the share until it ends.
+    h.pool.setEndpoints([{ name: 'b', conn: h.eps.a!, rateLimit: { perSecond: 8 } }, { name: 'c', conn: h.eps.a!, rateLimit: { perSecond: 6 } }]);
+    expect(h.pool.stats().map((s) => s.ceilingPerSecond)).toEqual([4, 3]);
+    await h.clock.advance(2000);
+    await h.pool.execute(h.op);
+    expect(h.pool.stats().map((s) => s.ceilingPerSecond)).toEqual([8, 6]);
   });
 
   test('aborting a call while it waits for the store leaves nothing behind', async () => {
@@ -115,6 +124,22 @@ describe('shared quota store', () => {
     await call.promise;
     expect(h.clock.pendingForegroundTimers).toBe(0);
     expect(h.eps.a!.calls).toBe(0);
+  });
+
+  test('regression (issue 19): after a recovery the local share holds for retryAfterMs + 1 s, so a recovered process does not run at full rate beside degraded ones', async () => {
+    const { store } = scriptedStore('fail');
+    const h = harness([{ name: 'a', rateLimit: { perSecond: 10, mode: 'paced', marginMs: 0 } }], { sharedQuota: { store, degradedShare: 0.5, retryAfterMs: 500 } });
+    await h.pool.execute(h.op);
+    await h.clock.advance(600);
+    const t0 = h.clock.now();
+    const calls = Array.from({ length: 30 }, () => start(h.pool.execute(h.op)));
+    await h.clock.advance(1400);
+    // Recovered at t0, ramping back until t0 + 1.5 s: 5/s (paced), not 10/s.
+    expect(h.eps.a!.startedAt.filter((t) => t >= t0 && t < t0 + 1000).length).toBeLessThanOrEqual(5);
+    await h.clock.advance(3000);
+    expect(h.eps.a!.startedAt.filter((t) => t >= t0 + 2000 && t < t0 + 3000).length).toBeGreaterThanOrEqual(9);
+    await h.clock.advance(10_000);
+    await Promise.all(calls.map((c) => c.promise));
   });
 
   test('regression (issue 19): a full bucket starts at most degradedShare full when the store fails, not nearly full', async () => {
@@ -144,6 +169,8 @@ describe('shared quota store', () => {
     await first.promise;
     await h.pool.execute(h.op, { pin: 'a' });
     expect(h.events.some((e) => e.type === 'store-recovered')).toBe(true);
+    await h.clock.advance(3000);
+    await h.pool.execute(h.op, { pin: 'a' });
     // Recovered: the learned 4/s, not the configured 10/s.
     expect(h.pool.stats()[0]!.ceilingPerSecond).toBe(4);
   });
