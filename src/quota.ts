@@ -135,10 +135,11 @@ export class Quota {
    * fleet shared the quota, so a nearly full bucket would add a burst on top of what the
    * others just sent.
    */
-  degrade(share: number, now: number): void {
+  degrade(share: number, now: number, holdMs = 0): void {
     const rate = this.rate;
     this.#share = share;
     if (rate === undefined || this.#undegraded !== undefined) return;
+    if (holdMs > 0) this.coolDown(now, holdMs);
     this.#undegraded = rate.perSecond;
     if (rate instanceof TokenBucket) {
       this.#undegradedBurst = rate.burst;

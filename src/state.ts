@@ -291,13 +291,14 @@ export class PoolState<C> {
     this.#restoreAt = 0;
     if (this.storeDegraded) return;
     this.storeDegraded = true;
-    this.#degradeAll(now);
+    this.#degradeAll(now, true);
     this.emit({ type: 'store-degraded', error });
   }
 
-  #degradeAll(now: number): void {
-    const share = this.opts.sharedQuota!.degradedShare;
-    for (const q of new Set(this.endpoints.map((e) => e.quota))) q.degrade(share, now);
+  #degradeAll(now: number, hold = false): void {
+    const shared = this.opts.sharedQuota!;
+    const holdMs = hold ? holdFor(shared.store.degradedHoldMs) : 0;
+    for (const q of new Set(this.endpoints.map((e) => e.quota))) q.degrade(shared.degradedShare, now, holdMs);
   }
 
   /** When the local limits go back to full after a recovery (0: they are). */
@@ -355,6 +356,11 @@ export class PoolState<C> {
 }
 
 const ZERO_STARTS: readonly number[] = [0, 0];
+
+/** A store's `degradedHoldMs`, ignored unless a finite number ≥ 0. */
+function holdFor(value: unknown): number {
+  return typeof value === 'number' && value > 0 && Number.isFinite(value) ? value : 0;
+}
 
 /** An index in [0, n), robust to a random source that returns 1 or garbage. */
 function randomIndex(random: RandomSource, n: number): number {

@@ -64,6 +64,14 @@ export interface LimiterStore {
    */
   acquire(limit: SharedLimit): Promise<number>;
   /**
+   * Optional: how long after the store fails the pool holds calls on each quota before
+   * going on at `degradedShare` locally. Calls the store admitted or reserved before it
+   * failed may still be leaving from other processes for about that long; local calls made
+   * meanwhile would add up with them in one second. A store that reserves slots ahead
+   * declares its horizon plus a second here. @default 0
+   */
+  readonly degradedHoldMs?: number;
+  /**
    * Optional: shares what a classification taught this process about `limit` (a learned
    * ceiling, a parked quota, a disabled or re-enabled endpoint) with every process on the
    * store. The pool calls it after applying the change locally; it must not reject.

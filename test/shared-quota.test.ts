@@ -142,6 +142,19 @@ describe('shared quota store', () => {
     await Promise.all(calls.map((c) => c.promise));
   });
 
+  test('a store that declares degradedHoldMs: after it fails, local calls wait that long (the fleet\'s reserved slots leave first)', async () => {
+    const answers = scriptedStore(...Array<'fail'>(10).fill('fail'));
+    const store: LimiterStore = { acquire: answers.store.acquire, degradedHoldMs: 2000 };
+    const h = harness([{ name: 'a', rateLimit: { perSecond: 10 } }], { sharedQuota: { store, degradedShare: 0.5, retryAfterMs: 60_000 } });
+    const t0 = h.clock.now();
+    const call = start(h.pool.execute(h.op));
+    await h.clock.advance(1999);
+    expect(h.eps.a!.startedAt).toEqual([]);
+    await h.clock.advance(1);
+    await call.promise;
+    expect(h.eps.a!.startedAt).toEqual([t0 + 2000]);
+  });
+
   test('regression (issue 19): a full bucket starts at most degradedShare full when the store fails, not nearly full', async () => {
     const { store } = scriptedStore(...Array<'fail'>(30).fill('fail'));
     const h = harness([{ name: 'a', rateLimit: { perSecond: 10, burst: 10 } }], { sharedQuota: { store, degradedShare: 0.5, retryAfterMs: 60_000 } });

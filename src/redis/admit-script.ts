@@ -11,9 +11,9 @@
  * ARGV    mode ('bucket' | 'paced' | 'none'), perSecond, burst, marginMs, perDay (0: none),
  *         dailyStopFraction, dailyResetUtcHour, slots wanted, horizonMs (the furthest start
  *         accepted: 0 admits only now), the state version the caller has seen, guardMs.
- * Returns { refusedWaitMs, stateVersion, statePairs, wait1, wait2, … }: one wait (ms from
- * now, 0: now) per slot counted, in order; `refusedWaitMs` (0 when every slot wanted was
- * counted) is how long until the next slot would start; `statePairs` is empty when the
+ * Returns { refusedWaitMs, stateVersion, statePairs, redisNowMs, wait1, wait2, … }: one wait
+ * (ms from Redis's now, 0: now) per slot counted, in order; `refusedWaitMs` (0 when every slot wanted was
+ * counted) is how long until the next slot would enter the horizon; `statePairs` is empty when the
  * caller has the current version, else field/value pairs (remaining times in ms).
  *
  * The rules mirror the local limiters:
@@ -85,7 +85,7 @@ if ceiling and ceiling > 0 then
   if mode == 'bucket' then burst = math.max(1, math.ceil(rate)) end
 end
 if parked and parked > now then
-  return { math.max(1, math.ceil(parked - now)), version, pairs_out }
+  return { math.max(1, math.ceil(parked - now)), version, pairs_out, string.format('%.3f', now) }
 end
 
 local interval, spacing, cap, tat
@@ -114,7 +114,7 @@ if perDay > 0 then
   stop = math.max(1, math.floor(perDay * tonumber(ARGV[6])))
 end
 
-local out = { 0, version, pairs_out }
+local out = { 0, version, pairs_out, string.format('%.3f', now) }
 for k = 1, want do
   local s = now
   local n = #w
@@ -129,10 +129,12 @@ for k = 1, want do
     if n >= cap and w[n - cap + 1] + 1000 + guard > s then s = w[n - cap + 1] + 1000 + guard end
   end
   if perDay > 0 and count >= stop then
-    if periodEnd > s then s = periodEnd end
+    out[1] = math.max(1, math.ceil(periodEnd - now))
+    break
   end
   if s - now > horizon then
-    out[1] = math.max(1, math.ceil(s - now))
+    -- Come back when that slot enters the horizon (a caller that cannot reserve now asks once more, not in a loop).
+    out[1] = math.max(1, math.ceil(s - now - horizon))
     break
   end
   if cap then
@@ -147,7 +149,7 @@ for k = 1, want do
   out[#out + 1] = math.ceil(s - now)
 end
 
-local counted = #out - 3
+local counted = #out - 4
 if counted == 0 then return out end
 if mode == 'bucket' then
   redis.call('SET', KEYS[1], string.format('%.3f', tat), 'PX', math.ceil(tat - now) + 1000)

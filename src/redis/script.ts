@@ -86,13 +86,22 @@ export class LuaScript {
     return this.#conn.op(() => this.#run(keys, args));
   }
 
+  /** Whether the last run answered in one round trip (no SCRIPT LOAD, no NOSCRIPT retry). */
+  get lastRunDirect(): boolean {
+    return this.#direct;
+  }
+
+  #direct = false;
+
   async #run(keys: readonly string[], args: readonly string[]): Promise<unknown> {
     const tail = [String(keys.length), ...keys, ...args];
+    this.#direct = this.#sha !== undefined;
     const sha = this.#sha ?? (await this.#load());
     try {
       return await this.#conn.raw(['EVALSHA', sha, ...tail]);
     } catch (error) {
       if (!isNoScript(error)) throw error;
+      this.#direct = false;
       return this.#conn.raw(['EVAL', this.#source, ...tail]);
     }
   }

@@ -42,7 +42,7 @@ export interface RedisStoreOptions {
   readonly prefix?: string;
   /** Commands outstanding on the client beyond which `acquire` rejects at once. @default 1000 */
   readonly maxPending?: number;
-  /** Furthest ahead a refused call gets a slot reserved; beyond it, a plain refusal. @default 5000 */
+  /** Furthest ahead a refused call gets a slot reserved; beyond it, a refusal until the slot is that close. @default 5000 */
   readonly maxReserveMs?: number;
   /** How late a reserved slot may still be taken; also added to the one-second window. @default 25 */
   readonly slotGraceMs?: number;
@@ -52,6 +52,13 @@ export interface RedisStoreOptions {
   readonly disabledTtlMs?: number;
   /** Told about every failed `report` (they never reject). @default none */
   readonly onError?: (error: unknown) => void;
+  /**
+   * How long a process holds calls after the store fails, before going on at its degraded
+   * share: until the slots others reserved have left and a second has passed. By default it
+   * follows the load: the furthest lead of a slot this process was handed in the last
+   * `maxReserveMs` (0 when nothing waits), plus `slotGraceMs`, plus one second.
+   */
+  readonly degradedHoldMs?: number;
   /** For the local times of reserved slots. @default systemClock */
   readonly clock?: Clock;
 }
@@ -65,6 +72,7 @@ export interface RedisLimitKeys {
 }
 
 export interface RedisStore extends LimiterStore {
+  readonly degradedHoldMs: number;
   report(limit: SharedLimit, change: SharedChange): Promise<void>;
   subscribe(listener: (key: string, state: SharedState) => void): () => void;
   /** The keys holding a limit's state. */
@@ -113,6 +121,7 @@ export function createRedisStore(client: RedisCommander, options: RedisStoreOpti
   const slotGraceMs = nonNegative('slotGraceMs', options.slotGraceMs, 25);
   const learnedTtlMs = nonNegative('learnedTtlMs', options.learnedTtlMs, 86_400_000);
   const disabledTtlMs = nonNegative('disabledTtlMs', options.disabledTtlMs, 600_000);
+  const fixedHoldMs = options.degradedHoldMs === undefined ? undefined : nonNegative('degradedHoldMs', options.degradedHoldMs, 0);
   const clock = options.clock ?? systemClock;
   const conn = new Connection(client, maxPending);
   const admit = new LuaScript(conn, ADMIT_LUA);
@@ -123,6 +132,10 @@ export function createRedisStore(client: RedisCommander, options: RedisStoreOpti
   const byKey = new Map<string, KeyState>();
   let waiting = 0;
   let roundTrips = 0;
+  const offsets = new ClockOffset();
+  /** The furthest lead of a slot handed out recently, and when. */
+  let lead = 0;
+  let leadAt = Number.NEGATIVE_INFINITY;
 
   const prepare = (limit: SharedLimit): Prepared => {
     let p = prepared.get(limit);
@@ -170,6 +183,7 @@ export function createRedisStore(client: RedisCommander, options: RedisStoreOpti
     k.next = [];
     k.asking = true;
     roundTrips++;
+    const sentAt = clock.now();
     admit.run(p.keys, [...p.args, String(batch.length), String(maxReserveMs), k.version, String(p.graceMs)]).then(
       (reply) => {
         k.asking = false;
@@ -182,12 +196,20 @@ export function createRedisStore(client: RedisCommander, options: RedisStoreOpti
           return drain(key, k, p);
         }
         const now = clock.now();
+        // A run that had to load the script took two round trips: its midpoint says nothing of the offset.
+        const offset = admit.lastRunDirect || !offsets.known ? offsets.sample(answer.redisNow, sentAt, now, !admit.lastRunDirect) : offsets.value;
         if (answer.version !== k.version) {
           k.version = answer.version;
           k.shared = answer.state;
           publish(key, answer.state);
         }
-        for (const w of answer.slots) k.slots.push(now + w);
+        // On this process's clock: Redis's slot time minus the best estimate of the clocks' offset.
+        for (const w of answer.slots) k.slots.push(answer.redisNow + w - offset);
+        const furthest = answer.slots.length > 0 ? answer.slots[answer.slots.length - 1]! : 0;
+        if (furthest >= lead || now - leadAt > maxReserveMs) {
+          lead = furthest;
+          leadAt = now;
+        }
         k.slots.sort((a, b) => a - b);
         for (const a of batch) a.resolve(fromSlots(k, now, p.graceMs) ?? Math.max(1, answer.refusedMs));
         drain(key, k, p);
@@ -254,6 +276,11 @@ export function createRedisStore(client: RedisCommander, options: RedisStoreOpti
       listeners.add(listener);
       return () => void listeners.delete(listener);
     },
+    get degradedHoldMs() {
+      if (fixedHoldMs !== undefined) return fixedHoldMs;
+      const now = clock.now();
+      return (now - leadAt <= maxReserveMs ? Math.min(lead, maxReserveMs) : 0) + slotGraceMs + 1000;
+    },
     keysOf: (limit) => keysFor(prefix, limit.key),
     stateOf: (key) => byKey.get(key)?.shared,
     get pending() {
@@ -264,6 +291,39 @@ export function createRedisStore(client: RedisCommander, options: RedisStoreOpti
     },
   };
   return api;
+}
+
+/**
+ * The offset between Redis's clock and this process's (Redis ms − local ms), NTP style: from
+ * the sample with the shortest round trip, renewed every 10 s (clocks drift), so that a
+ * slow answer does not shift the slots it brings (a late slot bunches with the next ones).
+ */
+class ClockOffset {
+  #offset = 0;
+  /** Round trip of the sample in use (Infinity for a provisional one). */
+  #rtt = Number.POSITIVE_INFINITY;
+  #at = Number.NEGATIVE_INFINITY;
+  #known = false;
+
+  get known(): boolean {
+    return this.#known;
+  }
+
+  get value(): number {
+    return this.#offset;
+  }
+
+  /** `provisional`: a biased sample (two round trips), kept only until a real one comes. */
+  sample(redisNow: number, sentAt: number, receivedAt: number, provisional = false): number {
+    const rtt = provisional ? Number.POSITIVE_INFINITY : Math.max(0, receivedAt - sentAt);
+    if (!this.#known || rtt <= this.#rtt || receivedAt - this.#at > 10_000) {
+      this.#offset = redisNow - (sentAt + receivedAt) / 2;
+      this.#rtt = rtt;
+      this.#at = receivedAt;
+      this.#known = true;
+    }
+    return this.#offset;
+  }
 }
 
 /** The keys of one limit: one hash tag (`{prefix}`) for the whole pool. */
@@ -297,6 +357,8 @@ function changeArgs(change: SharedChange, learnedTtlMs: number, disabledTtlMs: n
 interface Answer {
   readonly refusedMs: number;
   readonly version: string;
+  /** Redis's clock when it answered, in ms. */
+  readonly redisNow: number;
   /** Meaningful only when `version` differs from the one sent. */
   readonly state: SharedState;
   readonly slots: readonly number[];
@@ -306,11 +368,12 @@ function parseAnswer(reply: unknown): Answer {
   const bad = (): never => {
     throw new RedisStoreError('STORE_REPLY', 'the admission script answered with something other than its reply array');
   };
-  if (!Array.isArray(reply) || reply.length < 3 || !Array.isArray(reply[2])) return bad();
+  if (!Array.isArray(reply) || reply.length < 4 || !Array.isArray(reply[2])) return bad();
   const refusedMs = Number(reply[0]);
-  if (!Number.isFinite(refusedMs) || refusedMs < 0) return bad();
+  const redisNow = Number(reply[3]);
+  if (!Number.isFinite(refusedMs) || refusedMs < 0 || !Number.isFinite(redisNow)) return bad();
   const slots: number[] = [];
-  for (let i = 3; i < reply.length; i++) {
+  for (let i = 4; i < reply.length; i++) {
     const w = Number(reply[i]);
     if (!Number.isFinite(w) || w < 0) return bad();
     slots.push(w);
@@ -328,7 +391,7 @@ function parseAnswer(reply: unknown): Answer {
     else if (field === 'p') parkedForMs = value;
     else if (field.startsWith('d:')) disabled.set(field.slice(2), value);
   }
-  return { refusedMs, version, state: { ceilingPerSecond, parkedForMs, disabled }, slots };
+  return { refusedMs, version, state: { ceilingPerSecond, parkedForMs, disabled }, slots, redisNow };
 }
 
 function reportError(onError: ((error: unknown) => void) | undefined, error: unknown): void {

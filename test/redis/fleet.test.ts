@@ -120,7 +120,7 @@ describeRedis('Redis store (several processes)', (server) => {
     // Every key the fleet left behind expires on its own.
     const redis = new Redis({ host: '127.0.0.1', port });
     try {
-      const keys = await redis.keys('fleet2:*');
+      const keys = await redis.keys('{fleet2:}*');
       expect(keys.length).toBeGreaterThan(0);
       for (const k of keys) expect(await redis.pttl(k), k).toBeGreaterThan(0);
     } finally {

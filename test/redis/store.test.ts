@@ -117,7 +117,7 @@ describeRedis('Redis store (one process)', (server) => {
       const l = limit({ key: 'endpoint:both', perSecond: 1, perDay: 100 });
       await times(none, l, 4);
       expect(await redis.hget(none.keysOf(l).daily, 'n')).toBe('1');
-      const reserving = createRedisStore(commander);
+      const reserving = createRedisStore(commander, { maxReserveMs: 5000 });
       const l2 = limit({ key: 'endpoint:both2', perSecond: 1, perDay: 100 });
       const got = await times(reserving, l2, 4);
       expect(got[0]).toBe(0);
