@@ -44,7 +44,7 @@ export interface RedisStoreOptions {
   readonly maxPending?: number;
   /** Furthest ahead a refused call gets a slot reserved; beyond it, a refusal until the slot is that close. @default 5000 */
   readonly maxReserveMs?: number;
-  /** How late a reserved slot may still be taken; also added to the one-second window. @default 25 */
+  /** How late a reserved slot may still be taken; also added to the one-second window. @default 50 */
   readonly slotGraceMs?: number;
   /** How long a learned ceiling is kept in Redis. @default 86400000 (a day) */
   readonly learnedTtlMs?: number;
@@ -88,6 +88,7 @@ export interface RedisStore extends LimiterStore {
 interface Prepared {
   readonly keys: readonly string[];
   readonly args: readonly string[];
+  readonly guard: string;
   readonly graceMs: number;
 }
 
@@ -118,7 +119,7 @@ export function createRedisStore(client: RedisCommander, options: RedisStoreOpti
   const maxPending = options.maxPending ?? 1000;
   if (!Number.isInteger(maxPending) || maxPending < 1) throw new TypeError(`createRedisStore: maxPending: expected an integer >= 1, got ${String(maxPending)}`);
   const maxReserveMs = nonNegative('maxReserveMs', options.maxReserveMs, 5000);
-  const slotGraceMs = nonNegative('slotGraceMs', options.slotGraceMs, 25);
+  const slotGraceMs = nonNegative('slotGraceMs', options.slotGraceMs, 50);
   const learnedTtlMs = nonNegative('learnedTtlMs', options.learnedTtlMs, 86_400_000);
   const disabledTtlMs = nonNegative('disabledTtlMs', options.disabledTtlMs, 600_000);
   const fixedHoldMs = options.degradedHoldMs === undefined ? undefined : nonNegative('degradedHoldMs', options.degradedHoldMs, 0);
@@ -141,7 +142,10 @@ export function createRedisStore(client: RedisCommander, options: RedisStoreOpti
     let p = prepared.get(limit);
     if (p === undefined) {
       const k = keysFor(prefix, limit.key);
-      p = { keys: [k.bucket, k.paced, k.daily, k.state], args: argsFor(limit), graceMs: slotGraceMs };
+      // A daily-only limit has no one-second window for a late slot to crowd: it never goes stale.
+      const graceMs = limit.perSecond === undefined ? Number.POSITIVE_INFINITY : slotGraceMs;
+      const a = argsFor(limit, slotGraceMs);
+      p = { keys: [k.bucket, k.paced, k.daily, k.state], args: a.args, guard: a.guard, graceMs };
       prepared.set(limit, p);
     }
     return p;
@@ -184,7 +188,7 @@ export function createRedisStore(client: RedisCommander, options: RedisStoreOpti
     k.asking = true;
     roundTrips++;
     const sentAt = clock.now();
-    admit.run(p.keys, [...p.args, String(batch.length), String(maxReserveMs), k.version, String(p.graceMs)]).then(
+    admit.run(p.keys, [...p.args, String(batch.length), String(maxReserveMs), k.version, p.guard]).then(
       (reply) => {
         k.asking = false;
         waiting -= batch.length;
@@ -204,7 +208,9 @@ export function createRedisStore(client: RedisCommander, options: RedisStoreOpti
           publish(key, answer.state);
         }
         // On this process's clock: Redis's slot time minus the best estimate of the clocks' offset.
-        for (const w of answer.slots) k.slots.push(answer.redisNow + w - offset);
+        // A slot admitted "now" leaves as soon as its answer is here, as any admission does
+        // (its lateness is the answer's own latency); a later one leaves at its time.
+        for (const w of answer.slots) k.slots.push(w === 0 ? now : answer.redisNow + w - offset);
         const furthest = answer.slots.length > 0 ? answer.slots[answer.slots.length - 1]! : 0;
         if (furthest >= lead || now - leadAt > maxReserveMs) {
           lead = furthest;
@@ -317,7 +323,8 @@ class ClockOffset {
   sample(redisNow: number, sentAt: number, receivedAt: number, provisional = false): number {
     const rtt = provisional ? Number.POSITIVE_INFINITY : Math.max(0, receivedAt - sentAt);
     if (!this.#known || rtt <= this.#rtt || receivedAt - this.#at > 10_000) {
-      this.#offset = redisNow - (sentAt + receivedAt) / 2;
+      // A provisional sample assumes the answer took no time: slots then look late, never early.
+      this.#offset = redisNow - (provisional ? receivedAt : (sentAt + receivedAt) / 2);
       this.#rtt = rtt;
       this.#at = receivedAt;
       this.#known = true;
@@ -331,11 +338,11 @@ export function keysFor(prefix: string, key: string): RedisLimitKeys {
   return { bucket: keyOf(prefix, 'bucket', key), paced: keyOf(prefix, 'paced', key), daily: keyOf(prefix, 'daily', key), state: keyOf(prefix, 'state', key) };
 }
 
-function argsFor(limit: SharedLimit): string[] {
+function argsFor(limit: SharedLimit, guardMs: number): { args: string[]; guard: string } {
   const perSecond = limit.perSecond;
   const mode = perSecond === undefined ? 'none' : limit.mode;
   const burst = limit.burst ?? Math.max(1, Math.ceil(perSecond ?? 1));
-  return [mode, String(perSecond ?? 0), String(burst), String(limit.marginMs), String(limit.perDay ?? 0), String(limit.dailyStopFraction), String(limit.dailyResetUtcHour)];
+  return { args: [mode, String(perSecond ?? 0), String(burst), String(limit.marginMs), String(limit.perDay ?? 0), String(limit.dailyStopFraction), String(limit.dailyResetUtcHour)], guard: String(guardMs) };
 }
 
 function changeArgs(change: SharedChange, learnedTtlMs: number, disabledTtlMs: number): string[] {

@@ -12,6 +12,7 @@ import Redis from 'ioredis';
 import { expect, test } from 'vitest';
 import { countIn, maxInWindow, merged, runFleet, sleep, type FleetConfig } from './fleet.js';
 import { describeRedis } from './redis-env.js';
+import { fleet16 } from './fleet16.js';
 
 /** Extra arrivals tolerated in a window, for the admission-to-arrival jitter. */
 const JITTER_CALLS = 2;
@@ -73,6 +74,8 @@ describeRedis('Redis store (several processes)', (server) => {
       timeoutMs: 150,
       retryAfterMs: 300,
       degradedShare: share,
+      // This test is about the degraded share itself: no hold before local calls.
+      storeOptions: { degradedHoldMs: 0 },
     };
     const processes = 2;
     let killedAt = 0;
@@ -127,4 +130,6 @@ describeRedis('Redis store (several processes)', (server) => {
       redis.disconnect();
     }
   });
+
+  fleet16(server);
 });

@@ -1,5 +1,5 @@
 /**
- * The fleet test of issue 19: 16 processes share 9 keys through one Redis, calling an
+ * The fleet test of issue 19 (registered by fleet.test.ts): 16 processes share 9 keys through one Redis, calling an
  * upstream HTTP server that logs every arrival on its own clock. From that log, each key's
  * combined rate stays at or under its ceiling in every one-second window, through
  *
@@ -16,7 +16,7 @@ import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { expect, test } from 'vitest';
 import { maxInWindow, sleep } from './fleet.js';
-import { describeRedis } from './redis-env.js';
+import type { RedisServer } from './redis-env.js';
 
 const PROCESSES = Number(process.env['FLEET_PROCESSES'] ?? 16);
 const DURATION_MS = 12_000;
@@ -57,7 +57,8 @@ async function timerLagMs(): Promise<number> {
 
 const DIR = import.meta.dirname;
 
-describeRedis('Redis store: a fleet of 16 processes on 9 keys', (server) => {
+/** Registers the test (called inside fleet.test.ts's block, so that the fleet tests never run at the same time). */
+export function fleet16(server: () => RedisServer): void {
   test('every key at or under its ceiling in every 1 s window of the upstream log, through a rolling mode change and a Redis restart; no call past its deadline', { timeout: 60_000 }, async () => {
     if (!existsSync(join(DIR, '..', '..', 'dist', 'redis', 'index.js'))) throw new Error('the fleet tests run on the built package: run `npm run build` (npm test does) first');
     const children: ChildProcess[] = [];
@@ -69,7 +70,7 @@ describeRedis('Redis store: a fleet of 16 processes on 9 keys', (server) => {
       const upstreamPort = await new Promise<number>((resolve) => upstream.once('message', (m: { port: number }) => resolve(m.port)));
       const lag = await timerLagMs();
       // Arrivals can bunch by about the lag of the busiest process: the store's window is widened by that much.
-      const guardMs = Math.min(300, Math.max(100, Math.ceil(10 * lag)));
+      const guardMs = Math.min(500, Math.max(250, Math.ceil(10 * lag)));
       const cfg = {
         port: server().port,
         upstreamPort,
@@ -80,8 +81,8 @@ describeRedis('Redis store: a fleet of 16 processes on 9 keys', (server) => {
         deadlineMs: DEADLINE_MS,
         timeoutMs: 250,
         retryAfterMs: 500,
-        // Just below 1/16: each process at most one call in any second on local limits.
-        degradedShare: 0.9 / PROCESSES,
+        // Below 1/16: each process at most one call in any second on local limits, with room for lag.
+        degradedShare: 0.8 / PROCESSES,
         guardMs,
       };
       const reports: Promise<Report>[] = [];
@@ -170,4 +171,4 @@ describeRedis('Redis store: a fleet of 16 processes on 9 keys', (server) => {
       killAll();
     }
   });
-});
+}
