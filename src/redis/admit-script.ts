@@ -89,15 +89,28 @@ if parked and parked > now then
 end
 
 local interval, spacing, cap, tat
+-- The common list is read lazily, entry by entry from its tail: only the latest start and
+-- the cap-th latest matter, so an admission costs O(slots), not O(list).
+local n0 = 0
 local w = {}
 local added = 0
+local function at(i)
+  if i > n0 then return w[i - n0] end
+  local v = w[-i]
+  if v == nil then
+    v = tonumber(redis.call('LINDEX', KEYS[2], i - 1 - n0)) or 0
+    w[-i] = v
+  end
+  return v
+end
 if mode == 'bucket' or mode == 'paced' then
   interval = 1000 / rate
   spacing = interval + margin
   if mode == 'paced' then cap = math.max(1, math.floor(rate))
   else cap = math.max(1, math.floor(math.max(burst, rate))) end
-  local list = read('LRANGE', KEYS[2], 0, -1) or {}
-  for i = 1, #list do w[#w + 1] = tonumber(list[i]) or 0 end
+  -- Beyond 100000 a second the window is not checked (the list keeps only the latest start).
+  if cap > 100000 then cap = 0 end
+  n0 = tonumber(read('LLEN', KEYS[2]) or 0) or 0
   if mode == 'bucket' then
     tat = tonumber(read('GET', KEYS[1]) or '0') or 0
   end
@@ -117,16 +130,18 @@ end
 local out = { 0, version, pairs_out, string.format('%.3f', now) }
 for k = 1, want do
   local s = now
-  local n = #w
+  local n = n0 + added
+  local last = n > 0 and cap and at(n) or nil
   if mode == 'bucket' then
     local x = tat - (burst - 1) * interval
     if x > s then s = x end
-  elseif mode == 'paced' and n > 0 and w[n] + spacing > s then
-    s = w[n] + spacing
+  elseif mode == 'paced' and last and last + spacing > s then
+    s = last + spacing
   end
-  if cap then
-    if n > 0 and w[n] > s then s = w[n] end
-    if n >= cap and w[n - cap + 1] + 1000 + guard > s then s = w[n - cap + 1] + 1000 + guard end
+  if last and last > s then s = last end
+  if cap and cap > 0 and n >= cap then
+    local edge = at(n - cap + 1) + 1000 + guard
+    if edge > s then s = edge end
   end
   if perDay > 0 and count >= stop then
     out[1] = math.max(1, math.ceil(periodEnd - now))
@@ -138,8 +153,8 @@ for k = 1, want do
     break
   end
   if cap then
-    w[n + 1] = s
     added = added + 1
+    w[added] = s
     if mode == 'bucket' then
       if s > tat then tat = s end
       tat = tat + interval
@@ -155,9 +170,9 @@ if mode == 'bucket' then
   redis.call('SET', KEYS[1], string.format('%.3f', tat), 'PX', math.ceil(tat - now) + 1000)
 end
 if cap and added > 0 then
-  for i = #w - added + 1, #w do redis.call('RPUSH', KEYS[2], string.format('%.3f', w[i])) end
-  redis.call('LTRIM', KEYS[2], -cap, -1)
-  redis.call('PEXPIRE', KEYS[2], math.ceil(w[#w] - now + spacing + guard) + 2000)
+  for i = 1, added do redis.call('RPUSH', KEYS[2], string.format('%.3f', w[i])) end
+  redis.call('LTRIM', KEYS[2], -math.max(cap, 1), -1)
+  redis.call('PEXPIRE', KEYS[2], math.ceil(w[added] - now + spacing + guard) + 2000)
 end
 if perDay > 0 then
   redis.call('HSET', KEYS[3], 'p', string.format('%.0f', periodEnd), 'n', count)
