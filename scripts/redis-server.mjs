@@ -17,9 +17,15 @@ import { createServer, connect } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 
+/**
+ * The server binary: `redis-server`, or another one that speaks the same protocol and flags
+ * (`REDIS_SERVER_BIN=valkey-server npm test` runs every Redis test against Valkey).
+ */
+const BIN = process.env.REDIS_SERVER_BIN || 'redis-server';
+
 /** True when a `redis-server` binary is on the PATH. */
 export function redisServerAvailable() {
-  const r = spawnSync('redis-server', ['--version'], { stdio: 'ignore' });
+  const r = spawnSync(BIN, ['--version'], { stdio: 'ignore' });
   return r.status === 0;
 }
 
@@ -68,7 +74,7 @@ export async function startRedis(options = {}) {
   let port = options.port ?? (await freePort());
   let child;
   const launch = async () => {
-    child = spawn('redis-server', ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no', '--dir', dir, '--protected-mode', 'yes', '--loglevel', 'warning'], {
+    child = spawn(BIN, ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no', '--dir', dir, '--protected-mode', 'yes', '--loglevel', 'warning'], {
       stdio: 'ignore',
     });
     const exited = new Promise((resolve) => child.once('exit', resolve));
@@ -113,7 +119,7 @@ if (import.meta.url === `file://${process.argv[1]}`) {
       process.exit(1);
     }
     const port = Number(process.argv[3] ?? 0) || (await freePort());
-    const child = spawn('redis-server', ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no', '--daemonize', 'no'], { stdio: 'ignore', detached: true });
+    const child = spawn(BIN, ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no', '--daemonize', 'no'], { stdio: 'ignore', detached: true });
     child.unref();
     await waitForPort(port, 5000);
     writeFileSync(PID_FILE, `${child.pid} ${port}\n`);

@@ -5,7 +5,7 @@
  * The core has no runtime dependency and imports no `node:` module.
  */
 export { Pool, type EndpointStats, type ProbeOptions } from './pool.js';
-export { Refresher, type RefresherOptions, type RefreshResult } from './extras/refresher.js';
+export { Refresher, type RefresherOptions, type RefreshResult, type SharedSurvivors } from './extras/refresher.js';
 export { PoolError, isPoolError, type PoolErrorCode } from './base/errors.js';
 export type { AttemptContext, Operation } from './call/context.js';
 export type { ErrorClass, Classification, ClassifyResult, Classifier } from './base/classify.js';
@@ -34,4 +34,4 @@ export type {
 export { applySlice, parseGroups } from './extras/env.js';
 export type { EndpointStatus } from './pool.js';
 export type { HealthOptions } from './options/options.js';
-export type { LimiterStore, SharedLimit, StoreOptions } from './limits/store.js';
+export type { LimiterStore, SharedChange, SharedLimit, SharedState, StoreOptions } from './limits/store.js';

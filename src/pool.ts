@@ -215,7 +215,10 @@ export class Pool<C> {
     const s = this.#s;
     s.closed = true;
     for (const w of [...s.waiting]) w.closeWaiting();
-    this.#closing = (s.active === 0 ? Promise.resolve() : new Promise<void>((resolve) => (s.onIdle = resolve))).then(() => s.timeouts.stop());
+    this.#closing = (s.active === 0 ? Promise.resolve() : new Promise<void>((resolve) => (s.onIdle = resolve))).then(() => {
+      s.timeouts.stop();
+      s.dispose();
+    });
     return this.#closing;
   }
 

@@ -13,6 +13,7 @@ import { TimeoutQueue } from './call/timeouts.js';
 import { defaultPlan, type CallPlan } from './call/plan.js';
 import type { ResolvedOptions } from './options/resolve.js';
 import { selectByLatency, selectEndpoint, selectHealthiest, tierInPanic, type Selection } from './selection/selector.js';
+import type { SharedChange, SharedState } from './limits/store.js';
 
 /** A call waiting for something: capacity to free up, a permit, or time to pass. */
 export interface Waiter {
@@ -77,6 +78,88 @@ export class PoolState<C> {
     this.tracksLatency = opts.strategy === 'latency' || opts.hedgeConfigured;
     this.timesSuccesses =
       metrics !== undefined || listener !== undefined || this.tracksLatency || opts.breaker.slowCallMs !== Number.POSITIVE_INFINITY || opts.breaker.mode === 'failure-rate';
+    const store = opts.sharedQuota?.store;
+    if (typeof store?.subscribe === 'function') this.#unsubscribe = store.subscribe((key, state) => this.applyShared(key, state));
+    this.#reports = typeof store?.report === 'function';
+  }
+
+  readonly #reports: boolean;
+  #unsubscribe: (() => void) | undefined;
+  /** Set while applying what the fleet shared, so that it is not reported back. */
+  #fromFleet = false;
+  /** Endpoints this pool disabled because the fleet said so (re-enabled when the fleet forgets them). */
+  readonly #fleetDisabled = new Set<string>();
+
+  /** Stops listening to the shared store (on `close()`). */
+  dispose(): void {
+    this.#unsubscribe?.();
+    this.#unsubscribe = undefined;
+  }
+
+  /**
+   * Applies a quota's shared state (from the store) to the quotas with that key: the
+   * learned ceiling, the parking, the endpoints disabled elsewhere. Events are emitted as
+   * for local changes, but nothing is reported back to the store.
+   */
+  applyShared(key: string, state: SharedState): void {
+    const now = this.clock.now();
+    this.#fromFleet = true;
+    try {
+      for (const ep of this.endpoints) {
+        const q = ep.quota;
+        if (q.shared?.key !== key) continue;
+        const first = this.endpoints.find((e) => e.quota === q) === ep;
+        if (first && state.ceilingPerSecond !== undefined && q.ceilingPerSecond !== state.ceilingPerSecond) {
+          q.recalibrate(state.ceilingPerSecond, now);
+          this.emit({ type: 'endpoint-recalibrated', endpoint: ep.name, perSecond: state.ceilingPerSecond });
+        }
+        if (first && state.parkedForMs > 0 && q.parkedUntil < now + state.parkedForMs - 1000) {
+          q.parkedUntil = now + state.parkedForMs;
+          this.emit({ type: 'endpoint-parked', endpoint: ep.name, untilMs: q.parkedUntil });
+        }
+        if (state.disabled.has(ep.name)) {
+          if (!ep.disabled) {
+            ep.disabled = true;
+            this.#fleetDisabled.add(ep.name);
+            this.emit({ type: 'endpoint-disabled', endpoint: ep.name });
+          }
+        } else if (this.#fleetDisabled.delete(ep.name) && ep.disabled) {
+          ep.disabled = false;
+          this.emit({ type: 'endpoint-enabled', endpoint: ep.name });
+          this.wakeParked();
+        }
+      }
+    } finally {
+      this.#fromFleet = false;
+    }
+  }
+
+  /** Shares a learned ceiling, a parking or a disabled/enabled endpoint with the fleet (`store.report`). */
+  #share(event: PoolEvent): void {
+    let change: SharedChange;
+    switch (event.type) {
+      case 'endpoint-recalibrated':
+        change = { type: 'ceiling', perSecond: event.perSecond };
+        break;
+      case 'endpoint-parked':
+        change = { type: 'parked', forMs: event.untilMs - this.clock.now() };
+        break;
+      case 'endpoint-disabled':
+      case 'endpoint-enabled':
+        this.#fleetDisabled.delete(event.endpoint);
+        change = { type: event.type === 'endpoint-disabled' ? 'disabled' : 'enabled', endpoint: event.endpoint };
+        break;
+      default:
+        return;
+    }
+    const limit = this.byName.get(event.endpoint)?.quota.shared;
+    const store = this.opts.sharedQuota?.store;
+    if (limit === undefined || store?.report === undefined) return;
+    try {
+      void Promise.resolve(store.report(limit, change)).catch(() => undefined);
+    } catch {
+      // A store's report must never break the call that learned something.
+    }
   }
 
   /** Validates and installs an endpoint set, keeping the state of endpoints kept by name. */
@@ -88,7 +171,7 @@ export class PoolState<C> {
     this.groups = next.groups;
     this.#limits = next.limits;
     // Quotas created while the shared store is down start at the degraded share too.
-    if (this.storeDegraded) this.#degradeAll(this.clock.now());
+    if (this.storeDegraded || this.#restoreAt !== 0) this.#degradeAll(this.clock.now());
     this.#buildTiers();
     this.wakeParked();
   }
@@ -178,26 +261,42 @@ export class PoolState<C> {
   storeFailed(now: number, error: unknown): void {
     const store = this.opts.sharedQuota!;
     this.storeRetryAt = now + store.retryAfterMs;
+    this.#restoreAt = 0;
     if (this.storeDegraded) return;
     this.storeDegraded = true;
-    this.#degradeAll(now);
+    this.#degradeAll(now, true);
     this.emit({ type: 'store-degraded', error });
   }
 
-  #degradeAll(now: number): void {
-    const share = this.opts.sharedQuota!.degradedShare;
-    for (const q of new Set(this.endpoints.map((e) => e.quota))) q.degrade(share, now);
+  #degradeAll(now: number, hold = false): void {
+    const shared = this.opts.sharedQuota!;
+    const holdMs = hold ? holdFor(shared.store.degradedHoldMs) : 0;
+    for (const q of new Set(this.endpoints.map((e) => e.quota))) q.degrade(shared.degradedShare, now, holdMs);
   }
 
-  /** The shared store answered: restore full local limits if they were reduced. */
+  /** When the local limits go back to full after a recovery (0: they are). */
+  #restoreAt = 0;
+
+  /**
+   * The shared store answered. After an outage, local limits stay at the degraded share for
+   * `retryAfterMs` + 1 s more: by then every process has asked the store again (each retries
+   * within `retryAfterMs`) and the store's one-second window holds only calls it counted, so
+   * no process runs at full rate through the store while others still run on local shares.
+   */
   storeAnswered(now: number): void {
-    if (!this.storeDegraded) return;
-    this.storeDegraded = false;
+    if (this.storeDegraded) {
+      this.storeDegraded = false;
+      this.#restoreAt = now + this.opts.sharedQuota!.retryAfterMs + 1000;
+      this.emit({ type: 'store-recovered' });
+      return;
+    }
+    if (this.#restoreAt === 0 || now < this.#restoreAt) return;
+    this.#restoreAt = 0;
     for (const q of new Set(this.endpoints.map((e) => e.quota))) q.restore(now);
-    this.emit({ type: 'store-recovered' });
   }
 
   emit(event: PoolEvent): void {
+    if (this.#reports && !this.#fromFleet) this.#share(event);
     if (this.listener !== undefined) deliver(this.listener, event);
   }
 
@@ -230,6 +329,11 @@ export class PoolState<C> {
 }
 
 const ZERO_STARTS: readonly number[] = [0, 0];
+
+/** A store's `degradedHoldMs`, ignored unless a finite number ≥ 0. */
+function holdFor(value: unknown): number {
+  return typeof value === 'number' && value > 0 && Number.isFinite(value) ? value : 0;
+}
 
 /** An index in [0, n), robust to a random source that returns 1 or garbage. */
 function randomIndex(random: RandomSource, n: number): number {

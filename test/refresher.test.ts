@@ -151,6 +151,61 @@ describe('Refresher', () => {
     expect(results).toHaveLength(1);
   });
 
+  test('regression (issue 19): when the source fails, the last candidates it gave are checked again, with their time', async () => {
+    let up = true;
+    let healthy = new Set(['a', 'b']);
+    const { pool, r } = setup({
+      candidates: async () => {
+        if (!up) throw new Error('registry down');
+        return ['a', 'b', 'c'].map(ep);
+      },
+      check: async (c) => healthy.has(c),
+    });
+    const first = await r.refresh();
+    expect(pool.endpointNames).toEqual(['a', 'b']);
+    expect(first.lastGoodAt).toBe(first.startedAt);
+    up = false;
+    healthy = new Set(['b']);
+    await clock.advance(60_000);
+    const second = await r.refresh();
+    // Verified again: a died meanwhile and is gone; the source's failure is reported with the age of its list.
+    expect(pool.endpointNames).toEqual(['b']);
+    expect((second.error as Error).message).toBe('registry down');
+    expect(second.lastGoodAt).toBe(first.startedAt);
+    expect(second.checked).toBe(3);
+  });
+
+  test('shared: the fleet list decides; only the process asked to check runs the checks', async () => {
+    const asked: number[] = [];
+    let published: readonly string[] | undefined;
+    const shared = {
+      refreshSurvivors: async (check: () => Promise<readonly string[]>, o: { ttlMs: number }) => {
+        asked.push(o.ttlMs);
+        published ??= await check();
+        return published;
+      },
+    };
+    let checks = 0;
+    const one = setup({ shared, intervalMs: 60_000, check: async (c) => (checks++, c !== 'b') });
+    await one.r.refresh();
+    expect(one.pool.endpointNames).toEqual(['a', 'c']);
+    expect(checks).toBe(3);
+    const two = setup({ shared, check: async () => (checks++, true) });
+    const res = await two.r.refresh();
+    // The second process installed the fleet's list without checking anything.
+    expect(two.pool.endpointNames).toEqual(['a', 'c']);
+    expect(checks).toBe(3);
+    expect(res).toMatchObject({ fromShared: true, checked: 0, installed: ['a', 'c'] });
+    expect(asked).toEqual([60_000, 300_000]);
+  });
+
+  test('shared: no list yet and another process is checking: the current set stays', async () => {
+    const { pool, r } = setup({ shared: { refreshSurvivors: async () => undefined }, check: async () => true });
+    const res = await r.refresh();
+    expect(res.installed).toBeUndefined();
+    expect(pool.endpointNames).toEqual(['seed']);
+  });
+
   test('the candidate source gets used when it answers', async () => {
     const { pool, r } = setup({ candidates: async () => [ep('z')], check: async () => true });
     await r.refresh();

@@ -1,6 +1,6 @@
 import { describe, expect, test } from 'vitest';
-import type { LimiterStore, SharedLimit } from '../src/index.js';
-import { harness, start } from './support.js';
+import type { LimiterStore, SharedChange, SharedLimit, SharedState } from '../src/index.js';
+import { fail, harness, start } from './support.js';
 
 /** A scripted store: answers from a queue (a number, 'fail', or 'hang'). */
 function scriptedStore(...answers: (number | 'fail' | 'hang')[]) {
@@ -59,6 +59,10 @@ describe('shared quota store', () => {
     expect(await h.pool.execute(h.op)).toBe('a');
     expect(asked).toHaveLength(2);
     expect(h.trace((e) => e.type.startsWith('store'))).toEqual(['store-degraded', 'store-recovered']);
+    // Local limits stay at the share for retryAfterMs + 1 s after the recovery (the fleet catches up), then go back.
+    expect(h.pool.stats()[0]!.ceilingPerSecond).toBe(5);
+    await h.clock.advance(2000);
+    await h.pool.execute(h.op);
     expect(h.pool.stats()[0]!.ceilingPerSecond).toBe(10);
   });
 
@@ -102,7 +106,12 @@ describe('shared quota store', () => {
     expect(h.pool.stats()[0]!.ceilingPerSecond).toBe(4);
     await h.clock.advance(1000);
     await h.pool.execute(h.op);
-    expect(h.pool.stats()[0]!.ceilingPerSecond).toBe(8);
+    // Installed during the ramp back: still at the share until it ends.
+    h.pool.setEndpoints([{ name: 'b', conn: h.eps.a!, rateLimit: { perSecond: 8 } }, { name: 'c', conn: h.eps.a!, rateLimit: { perSecond: 6 } }]);
+    expect(h.pool.stats().map((s) => s.ceilingPerSecond)).toEqual([4, 3]);
+    await h.clock.advance(2000);
+    await h.pool.execute(h.op);
+    expect(h.pool.stats().map((s) => s.ceilingPerSecond)).toEqual([8, 6]);
   });
 
   test('aborting a call while it waits for the store leaves nothing behind', async () => {
@@ -115,6 +124,117 @@ describe('shared quota store', () => {
     await call.promise;
     expect(h.clock.pendingForegroundTimers).toBe(0);
     expect(h.eps.a!.calls).toBe(0);
+  });
+
+  test('regression (issue 19): after a recovery the local share holds for retryAfterMs + 1 s, so a recovered process does not run at full rate beside degraded ones', async () => {
+    const { store } = scriptedStore('fail');
+    const h = harness([{ name: 'a', rateLimit: { perSecond: 10, mode: 'paced', marginMs: 0 } }], { sharedQuota: { store, degradedShare: 0.5, retryAfterMs: 500 } });
+    await h.pool.execute(h.op);
+    await h.clock.advance(600);
+    const t0 = h.clock.now();
+    const calls = Array.from({ length: 30 }, () => start(h.pool.execute(h.op)));
+    await h.clock.advance(1400);
+    // Recovered at t0, ramping back until t0 + 1.5 s: 5/s (paced), not 10/s.
+    expect(h.eps.a!.startedAt.filter((t) => t >= t0 && t < t0 + 1000).length).toBeLessThanOrEqual(5);
+    await h.clock.advance(3000);
+    expect(h.eps.a!.startedAt.filter((t) => t >= t0 + 2000 && t < t0 + 3000).length).toBeGreaterThanOrEqual(9);
+    await h.clock.advance(10_000);
+    await Promise.all(calls.map((c) => c.promise));
+  });
+
+  test('a store that declares degradedHoldMs: after it fails, local calls wait that long (the fleet\'s reserved slots leave first)', async () => {
+    const answers = scriptedStore(...Array<'fail'>(10).fill('fail'));
+    const store: LimiterStore = { acquire: answers.store.acquire, degradedHoldMs: 2000 };
+    const h = harness([{ name: 'a', rateLimit: { perSecond: 10 } }], { sharedQuota: { store, degradedShare: 0.5, retryAfterMs: 60_000 } });
+    const t0 = h.clock.now();
+    const call = start(h.pool.execute(h.op));
+    await h.clock.advance(1999);
+    expect(h.eps.a!.startedAt).toEqual([]);
+    await h.clock.advance(1);
+    await call.promise;
+    expect(h.eps.a!.startedAt).toEqual([t0 + 2000]);
+  });
+
+  test('regression (issue 19): a full bucket starts at most degradedShare full when the store fails, not nearly full', async () => {
+    const { store } = scriptedStore(...Array<'fail'>(30).fill('fail'));
+    const h = harness([{ name: 'a', rateLimit: { perSecond: 10, burst: 10 } }], { sharedQuota: { store, degradedShare: 0.5, retryAfterMs: 60_000 } });
+    const t0 = h.clock.now();
+    const calls = Array.from({ length: 20 }, () => start(h.pool.execute(h.op)));
+    await h.clock.advance(999);
+    // Degraded bucket: 5/s, size 5, starting with 2.5 tokens: 2 at once, then 5 more within the second.
+    // (Kept full, it would have let 5 go at once and 10 in the second.)
+    expect(h.eps.a!.startedAt.filter((t) => t === t0)).toHaveLength(2);
+    expect(h.eps.a!.startedAt.filter((t) => t < t0 + 1000).length).toBeLessThanOrEqual(7);
+    await h.clock.advance(5000);
+    await Promise.all(calls.map((c) => c.promise));
+  });
+
+  test('regression (issue 19): a ceiling learned while the store is down applies at degradedShare, and is kept after recovery', async () => {
+    const { store } = scriptedStore('fail', 0, 0, 0);
+    const h = harness([{ name: 'a', rateLimit: { perSecond: 10, mode: 'paced' } }], { sharedQuota: { store, degradedShare: 0.5, retryAfterMs: 1000 } });
+    h.eps.a!.then(fail({ class: 'rate-limited', ceilingPerSecond: 4 }));
+    const first = start(h.pool.execute(h.op));
+    await h.clock.advance(0);
+    expect(h.events.some((e) => e.type === 'store-degraded')).toBe(true);
+    // Learned 4/s while degraded: 2/s locally, not 4/s.
+    expect(h.pool.stats()[0]!.ceilingPerSecond).toBe(2);
+    await h.clock.advance(3000);
+    await first.promise;
+    await h.pool.execute(h.op, { pin: 'a' });
+    expect(h.events.some((e) => e.type === 'store-recovered')).toBe(true);
+    await h.clock.advance(3000);
+    await h.pool.execute(h.op, { pin: 'a' });
+    // Recovered: the learned 4/s, not the configured 10/s.
+    expect(h.pool.stats()[0]!.ceilingPerSecond).toBe(4);
+  });
+
+  test('learned ceilings, parkings and disabled endpoints go to store.report; what the store shares is applied without echo', async () => {
+    const reported: [string, SharedChange][] = [];
+    let listener: ((key: string, state: SharedState) => void) | undefined;
+    let unsubscribed = false;
+    const store: LimiterStore = {
+      acquire: () => Promise.resolve(0),
+      report: (limit, change) => (reported.push([limit.key, change]), Promise.resolve()),
+      subscribe: (l) => ((listener = l), () => void (unsubscribed = true)),
+    };
+    const h = harness(
+      [
+        { name: 'a', rateLimit: { perSecond: 10 } },
+        { name: 'b', rateLimit: { perSecond: 10, perDay: 100 } },
+        { name: 'c', rateLimit: { perSecond: 10 } },
+      ],
+      { sharedQuota: { store }, strategy: 'ordered' },
+    );
+    h.eps.a!.then(fail({ class: 'rate-limited', ceilingPerSecond: 3 }));
+    h.eps.b!.then(fail({ class: 'rate-limited', dailyQuotaExhausted: true }));
+    const first = start(h.pool.execute(h.op));
+    await h.clock.advance(500);
+    expect(first.value).toBe('c');
+    h.eps.c!.then(fail({ class: 'permanent', disableEndpoint: true }));
+    const second = start(h.pool.execute(h.op, { pin: 'c' }));
+    await h.clock.advance(500);
+    await second.promise.catch(() => undefined);
+    expect(reported.map(([k, c]) => `${k} ${c.type}`)).toEqual(['endpoint:a ceiling', 'endpoint:b parked', 'endpoint:c disabled']);
+    expect(reported[0]![1]).toEqual({ type: 'ceiling', perSecond: 3 });
+    expect((reported[1]![1] as { forMs: number }).forMs).toBeGreaterThan(0);
+    reported.length = 0;
+    h.events.length = 0;
+    // Another process learned about a: 2/s, parked for a minute; c re-enabled, a disabled.
+    listener!('endpoint:a', { ceilingPerSecond: 2, parkedForMs: 60_000, disabled: new Map([['a', 600_000]]) });
+    const a = h.pool.stats()[0]!;
+    expect(a.ceilingPerSecond).toBe(2);
+    expect(a.status).toBe('disabled');
+    expect(h.trace()).toEqual(['endpoint-recalibrated:a', 'endpoint-parked:a', 'endpoint-disabled:a']);
+    // Applying it twice changes nothing; the fleet forgetting a's mark re-enables it.
+    listener!('endpoint:a', { ceilingPerSecond: 2, parkedForMs: 59_000, disabled: new Map([['a', 599_000]]) });
+    listener!('endpoint:a', { ceilingPerSecond: 2, parkedForMs: 59_000, disabled: new Map() });
+    expect(h.trace()).toEqual(['endpoint-recalibrated:a', 'endpoint-parked:a', 'endpoint-disabled:a', 'endpoint-enabled:a']);
+    expect(reported).toEqual([]);
+    // Enabling by hand is shared too.
+    h.pool.enableEndpoint('c');
+    expect(reported.map(([k, c]) => `${k} ${c.type}`)).toEqual(['endpoint:c enabled']);
+    await h.pool.close();
+    expect(unsubscribed).toBe(true);
   });
 
   test('a bad store is rejected in the constructor', () => {

@@ -42,6 +42,22 @@ export interface RefresherOptions<C> {
   readonly order?: 'given' | 'latency';
   /** Told about every refresh; whatever it throws is ignored. @default none */
   readonly onRefresh?: (result: RefreshResult) => void;
+  /**
+   * A survivor list shared by the fleet (`createRedisHealth(client)` from
+   * `endpoint-pool/redis`): one process runs the checks and publishes the names that passed,
+   * fresh for `intervalMs`; the others install the candidates with those names, and serve
+   * the last list while it is re-checked. @default none: every process checks on its own
+   */
+  readonly shared?: SharedSurvivors;
+}
+
+/** What `Refresher` needs from a shared survivor list (`RedisHealth` has it). */
+export interface SharedSurvivors {
+  /**
+   * The fleet's survivor names: a published list, or the result of `check` run here when
+   * this process is the one to re-check; `undefined` when there is none yet.
+   */
+  refreshSurvivors(check: () => Promise<readonly string[]>, options: { readonly ttlMs: number }): Promise<readonly string[] | undefined>;
 }
 
 export interface RefreshResult {
@@ -54,6 +70,14 @@ export interface RefreshResult {
   readonly usedFallback: boolean;
   /** Why the refresh failed (the candidate source, or `setEndpoints`), if it did. */
   readonly error?: unknown;
+  /**
+   * When the candidate source last answered (`undefined`: never). When it fails, the
+   * candidates it gave last are checked again, so the set stays verified; this says how
+   * old that candidate list is.
+   */
+  readonly lastGoodAt?: number | undefined;
+  /** The survivors came from the fleet's shared list (checked by another process, or by this one for all). */
+  readonly fromShared?: boolean;
   readonly startedAt: number;
   readonly durationMs: number;
 }
@@ -72,6 +96,9 @@ export class Refresher<C> {
   #started = false;
   #stopped = false;
   #last: RefreshResult | undefined;
+  /** The candidates the source gave last, and when. */
+  #lastGood: readonly EndpointConfig<C>[] | undefined;
+  #lastGoodAt: number | undefined;
 
   constructor(pool: Pool<C>, options: RefresherOptions<C>) {
     if (typeof options !== 'object' || options === null) throw invalidOption('options', 'an object', options);
@@ -152,20 +179,55 @@ export class Refresher<C> {
       return result;
     };
     let candidates: readonly EndpointConfig<C>[];
+    let sourceError: unknown;
+    let failed = false;
     try {
       const source = this.#o.candidates;
       candidates = typeof source === 'function' ? await this.#withTimeout(controller.signal, (s) => source(s)) : source;
       if (!Array.isArray(candidates)) throw invalidOption('candidates()', 'an array of endpoints', candidates);
+      this.#lastGood = candidates;
+      this.#lastGoodAt = startedAt;
     } catch (error) {
-      return done({ checked: 0, healthy: [], installed: undefined, usedFallback: false, error });
+      // The source failed: check the candidates it gave last again rather than keep a set nobody verifies.
+      if (this.#lastGood === undefined) return done({ checked: 0, healthy: [], installed: undefined, usedFallback: false, error, lastGoodAt: undefined });
+      candidates = this.#lastGood;
+      sourceError = error;
+      failed = true;
     }
-    const latencies = await this.#checkAll(candidates, controller.signal);
-    if (this.#stopped) return done({ checked: candidates.length, healthy: [], installed: undefined, usedFallback: false });
-    let survivors = candidates.filter((_, i) => latencies[i] !== undefined);
-    if (this.#o.order === 'latency') {
-      const at = new Map(candidates.map((c, i) => [c, latencies[i]!]));
-      survivors = [...survivors].sort((a, b) => at.get(a)! - at.get(b)!);
+    const extra = { lastGoodAt: this.#lastGoodAt, ...(failed ? { error: sourceError } : {}) };
+    let checked = 0;
+    const checkHere = async (): Promise<EndpointConfig<C>[]> => {
+      const latencies = await this.#checkAll(candidates, controller.signal);
+      checked = candidates.length;
+      let passed = candidates.filter((_, i) => latencies[i] !== undefined);
+      if (this.#o.order === 'latency') {
+        const at = new Map(candidates.map((c, i) => [c, latencies[i]!]));
+        passed = [...passed].sort((a, b) => at.get(a)! - at.get(b)!);
+      }
+      return passed;
+    };
+    let survivors: EndpointConfig<C>[];
+    const shared = this.#o.shared;
+    if (shared === undefined) survivors = await checkHere();
+    else {
+      let names: readonly string[] | undefined;
+      try {
+        const ttlMs = this.#intervalMs === Number.POSITIVE_INFINITY ? 300_000 : Math.max(1, this.#intervalMs);
+        names = await shared.refreshSurvivors(async () => (await checkHere()).map((c) => c.name), { ttlMs });
+      } catch (error) {
+        names = undefined;
+        if (!failed) Object.assign(extra, { error });
+      }
+      if (this.#stopped) return done({ checked, healthy: [], installed: undefined, usedFallback: false, ...extra });
+      if (names === undefined) return done({ checked, healthy: [], installed: undefined, usedFallback: false, fromShared: true, ...extra });
+      const byName = new Map(candidates.map((c) => [c.name, c]));
+      survivors = names.flatMap((n) => {
+        const c = byName.get(n);
+        return c === undefined ? [] : [c];
+      });
+      Object.assign(extra, { fromShared: true });
     }
+    if (this.#stopped) return done({ checked, healthy: [], installed: undefined, usedFallback: false, ...extra });
     const healthy = survivors.map((c) => c.name);
     let next: EndpointConfig<C>[] | undefined = survivors;
     let usedFallback = false;
@@ -177,13 +239,13 @@ export class Refresher<C> {
       }
     }
     if (next !== undefined && this.#o.always !== undefined) next = mergeByName(next, this.#o.always);
-    if (next === undefined || next.length === 0) return done({ checked: candidates.length, healthy, installed: undefined, usedFallback });
+    if (next === undefined || next.length === 0) return done({ checked, healthy, installed: undefined, usedFallback, ...extra });
     try {
       this.#pool.setEndpoints(next);
     } catch (error) {
-      return done({ checked: candidates.length, healthy, installed: undefined, usedFallback, error });
+      return done({ checked, healthy, installed: undefined, usedFallback, ...extra, error });
     }
-    return done({ checked: candidates.length, healthy, installed: next.map((c) => c.name), usedFallback });
+    return done({ checked, healthy, installed: next.map((c) => c.name), usedFallback, ...extra });
   }
 
   /** Each candidate's check latency, or `undefined` when it failed. */

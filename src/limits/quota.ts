@@ -45,6 +45,8 @@ export class Quota {
   /** The ceiling (and bucket size) before a degraded store scaled it down. */
   #undegraded: number | undefined;
   #undegradedBurst: number | undefined;
+  /** The share a degraded store allows (set by `degrade`). */
+  #share = 1;
 
   constructor(limit: ResolvedRateLimit | undefined, resetUtcHour: number, now: number, key = '') {
     this.#resetUtcHour = resetUtcHour;
@@ -102,22 +104,50 @@ export class Quota {
     if (now + ms > this.cooldownUntil) this.cooldownUntil = now + ms;
   }
 
-  /** Adopts a ceiling the server told us about. */
+  /** The ceiling in force when the shared store answers (a degraded store scales `perSecond` down). */
+  get ceilingPerSecond(): number | undefined {
+    return this.#undegraded ?? this.rate?.perSecond;
+  }
+
+  /**
+   * Adopts a ceiling the server told us about. While the shared store is degraded it is
+   * applied at the degraded share, and it is the ceiling `restore` brings back.
+   */
   recalibrate(perSecond: number, now: number): void {
+    if (this.#undegraded !== undefined) {
+      this.#undegraded = perSecond;
+      this.#undegradedBurst = Math.max(1, Math.ceil(perSecond));
+      const scaled = perSecond * this.#share;
+      // No fresh burst while degraded: a bucket keeps its fill.
+      if (this.rate instanceof TokenBucket) this.rate = this.rate.rescaled(scaled, Math.max(1, this.#undegradedBurst * this.#share), now);
+      else this.#setRate(scaled, now);
+      return;
+    }
+    this.#setRate(perSecond, now);
+  }
+
+  #setRate(perSecond: number, now: number): void {
     if (this.rate instanceof PacedLimiter) this.rate.recalibrate(perSecond);
     else if (this.rate instanceof TokenBucket) this.rate = new TokenBucket(perSecond, Math.max(1, Math.ceil(perSecond)), now);
     else this.rate = new PacedLimiter(perSecond, this.#marginMs);
   }
 
-  /** The shared store is unavailable: allow only `share` of the ceiling locally. */
-  degrade(share: number, now: number): void {
+  /**
+   * The shared store is unavailable: allow only `share` of the ceiling locally. A bucket
+   * starts at most `share` full: its tokens only counted this process's calls while the
+   * fleet shared the quota, so a nearly full bucket would add a burst on top of what the
+   * others just sent.
+   */
+  degrade(share: number, now: number, holdMs = 0): void {
     const rate = this.rate;
+    this.#share = share;
     if (rate === undefined || this.#undegraded !== undefined) return;
+    if (holdMs > 0) this.coolDown(now, holdMs);
     this.#undegraded = rate.perSecond;
-    // A bucket keeps the tokens it has: a store outage must not hand out a fresh burst.
     if (rate instanceof TokenBucket) {
       this.#undegradedBurst = rate.burst;
-      this.rate = rate.rescaled(rate.perSecond * share, Math.max(1, rate.burst * share), now);
+      const burst = Math.max(1, rate.burst * share);
+      this.rate = new TokenBucket(rate.perSecond * share, burst, now, Math.min((rate.tokens(now) / rate.burst) * burst, share * burst));
     } else rate.recalibrate(rate.perSecond * share);
   }
 
@@ -129,7 +159,7 @@ export class Quota {
     this.#undegraded = undefined;
     this.#undegradedBurst = undefined;
     if (this.rate instanceof TokenBucket && burst !== undefined) this.rate = this.rate.rescaled(ceiling, burst, now);
-    else this.recalibrate(ceiling, now);
+    else this.#setRate(ceiling, now);
   }
 
   /** The day's quota is spent: admit nothing until the next reset. Returns when that is. */

@@ -33,13 +33,61 @@ export interface SharedLimit {
   readonly dailyResetUtcHour: number;
 }
 
+/**
+ * What one process learned about a quota, for the others: a ceiling the server announced,
+ * the day's quota spent (parked for `forMs`), or an endpoint disabled (an invalid key) or
+ * enabled again.
+ */
+export type SharedChange =
+  | { readonly type: 'ceiling'; readonly perSecond: number }
+  | { readonly type: 'parked'; readonly forMs: number }
+  | { readonly type: 'disabled'; readonly endpoint: string }
+  | { readonly type: 'enabled'; readonly endpoint: string };
+
+/** The fleet's current knowledge about one quota (remaining times measured on the store's clock). */
+export interface SharedState {
+  /** A learned ceiling, replacing the configured one. */
+  readonly ceilingPerSecond: number | undefined;
+  /** How long the quota stays parked (day's quota spent); 0 when it is not. */
+  readonly parkedForMs: number;
+  /** Endpoints of the quota disabled by some process, each with how long the mark holds. */
+  readonly disabled: ReadonlyMap<string, number>;
+}
+
 export interface LimiterStore {
   /**
    * Admits one call under `limit` if the fleet-wide quota allows it now, counting it;
    * otherwise counts nothing. Resolves to 0 when admitted, else to the milliseconds until
    * a call could be admitted.
+   *
+   * A store may reserve a later slot for a refused call: it then resolves to the wait until
+   * that slot starts and admits the next `acquire` on the same key made from then on (for a
+   * short grace), without asking the fleet again. A caller that waits out a refusal and asks
+   * again gets the reservation either way.
    */
   acquire(limit: SharedLimit): Promise<number>;
+  /**
+   * Optional: how long after the store fails the pool holds calls on each quota before
+   * going on at `degradedShare` locally. Calls the store admitted or reserved before it
+   * failed may still be leaving from other processes for about that long; local calls made
+   * meanwhile would add up with them in one second. A store that reserves slots ahead
+   * declares its horizon plus a second here. @default 0
+   */
+  readonly degradedHoldMs?: number;
+  /**
+   * Optional: shares what a classification taught this process about `limit` (a learned
+   * ceiling, a parked quota, a disabled or re-enabled endpoint) with every process on the
+   * store. The pool calls it after applying the change locally; it must not reject.
+   */
+  report?(limit: SharedLimit, change: SharedChange): Promise<void>;
+  /**
+   * Optional: calls `listener` with a quota's shared state whenever the store learns that it
+   * changed (a store returns it with admission answers, so every process hears of a change
+   * on its next admission on that quota). Returns the unsubscribe function. The pool
+   * subscribes once, applies the state to the quotas whose `key` matches, and unsubscribes
+   * on `close()`.
+   */
+  subscribe?(listener: (key: string, state: SharedState) => void): () => void;
 }
 
 export interface StoreOptions {

@@ -7,6 +7,8 @@
 export type RedisStoreErrorCode =
   /** The client threw, or returned something other than a promise. */
   | 'STORE_CLIENT'
+  /** The client is not connected (and fails commands instead of queueing them). */
+  | 'STORE_OFFLINE'
   /** Redis answered with an error, or with a reply the store did not expect. */
   | 'STORE_REPLY'
   /** Too many commands are waiting on the client (`maxPending`): it looks stuck. */

@@ -14,13 +14,22 @@
  * excludes nothing (the local breakers still decide). It never excludes every one of
  * `names`: when the fleet marks them all, the pool's own breakers decide.
  *
+ * Survivors: one health check serves the fleet. The list is published fresh for `ttlMs`
+ * and kept stale for `maxStaleMs` more; once it is stale, every process goes on serving it
+ * while the one that wins a lock re-checks in the background (stale while revalidate), so
+ * no process falls back (to a paid endpoint, say) just because the list aged. `Refresher`
+ * takes this object as its `shared` option.
+ *
+ * Keys: `{prefix}v2:health:marks`, `{prefix}v2:survivors:list|fresh|lock`: the same hash
+ * tag as the store's, so a pool's keys live in one Cluster slot.
+ *
  * Nothing here throws or rejects: failures go to `onError`.
  */
 import { systemClock, type Clock } from '../base/clock.js';
 import type { PoolEvent } from '../base/events.js';
 import type { RedisCommander } from './client.js';
 import { MARK_LUA, READ_LUA } from './health-script.js';
-import { checkCommander, resolvePrefix } from './options.js';
+import { checkCommander, keyOf, resolvePrefix } from './options.js';
 import { Connection, LuaScript } from './script.js';
 
 /** Why the fleet skips an endpoint: its breaker is open, it is disabled, or its daily quota is spent. */
@@ -49,10 +58,12 @@ export interface RedisHealthOptions {
 }
 
 export interface SurvivorsOptions {
-  /** How long a published list is good for. */
+  /** How long a published list is fresh: after it, one process re-checks while the others serve it stale. */
   readonly ttlMs: number;
   /** How long the process that won the refresh has to publish before another may try. @default ttlMs */
   readonly lockMs?: number;
+  /** How long past `ttlMs` a list may still be served stale (while nobody manages to re-check). @default 10 × ttlMs */
+  readonly maxStaleMs?: number;
 }
 
 export interface RedisHealth {
@@ -68,16 +79,21 @@ export interface RedisHealth {
   refresh(): Promise<void>;
   /** Names to skip, from the last view (see the module comment); at most all but one of `names`. */
   exclude(names?: readonly string[]): string[];
-  /** Publishes a refresher's list of healthy endpoints (or URLs) for `ttlMs`. */
-  publishSurvivors(list: readonly string[], ttlMs: number): Promise<void>;
-  /** The last published list, or `undefined` when there is none (or it expired, or Redis failed). */
+  /** Publishes a refresher's list of healthy endpoints (or URLs): fresh for `ttlMs`, served stale for `maxStaleMs` more. */
+  publishSurvivors(list: readonly string[], ttlMs: number, maxStaleMs?: number): Promise<void>;
+  /** The last published list (fresh or stale), or `undefined` when there is none (or Redis failed). */
   readSurvivors(): Promise<string[] | undefined>;
   /**
-   * One health check for the fleet: the published list if there is one; else, in the one
-   * process that wins the lock, runs `check` and publishes its result; elsewhere resolves
-   * `undefined` (use your fallback list until the winner publishes).
+   * One health check for the fleet, stale while revalidate: a fresh published list is
+   * returned as is. A stale one is returned too, and the one process that wins the lock
+   * re-checks in the background and publishes (the others go on with the stale list). With
+   * no list at all, the winner runs `check` and returns its result; the others (and every
+   * process while Redis fails) get the last list this process saw, else `undefined` (use
+   * your fallback until the winner publishes). A failed `check` publishes nothing.
    */
   refreshSurvivors(check: () => Promise<readonly string[]>, options: SurvivorsOptions): Promise<string[] | undefined>;
+  /** The background re-check started by the last `refreshSurvivors`, if one runs (for tests and shutdown). */
+  readonly revalidating: Promise<void> | undefined;
 }
 
 const STATUSES: readonly SharedStatus[] = ['open', 'disabled', 'parked'];
@@ -97,9 +113,13 @@ export function createRedisHealth(client: RedisCommander, options: RedisHealthOp
   const clock = options.clock ?? systemClock;
   const onError = options.onError;
   const maxPending = options.maxPending ?? 100;
-  const setKey = `${prefix}health`;
-  const survivorsKey = `${prefix}survivors`;
-  const lockKey = `${prefix}survivors:lock`;
+  const setKey = keyOf(prefix, 'health', 'marks');
+  const survivorsKey = keyOf(prefix, 'survivors', 'list');
+  const freshKey = keyOf(prefix, 'survivors', 'fresh');
+  const lockKey = keyOf(prefix, 'survivors', 'lock');
+  /** The last list this process read or published: served when Redis fails or another process holds the lock. */
+  let lastList: string[] | undefined;
+  let revalidating: Promise<void> | undefined;
   const plain = new Connection(client, maxPending);
   const mark = new LuaScript(plain, MARK_LUA);
   const read = new LuaScript(plain, READ_LUA);
@@ -119,6 +139,13 @@ export function createRedisHealth(client: RedisCommander, options: RedisHealthOp
     }
     return undefined;
   };
+
+  /** The published list and whether it is still fresh; `undefined` when Redis failed. */
+  const readBoth = (): Promise<{ list: string[] | undefined; fresh: boolean } | undefined> =>
+    plain.send(['MGET', survivorsKey, freshKey]).then(
+      (reply) => (Array.isArray(reply) ? { list: parseList(reply[0]), fresh: reply[1] !== null && reply[1] !== undefined } : (report(new TypeError('MGET did not answer with an array')), undefined)),
+      report,
+    );
 
   const api: RedisHealth = {
     publish(event) {
@@ -170,29 +197,52 @@ export function createRedisHealth(client: RedisCommander, options: RedisHealthOp
       for (const name of names) if ((view.get(name) ?? 0) > now) out.push(name);
       return out.length >= names.length ? [] : out;
     },
-    publishSurvivors(list, ttlMs) {
-      if (!(ttlMs > 0) || !Number.isFinite(ttlMs)) return DONE;
-      return plain.send(['SET', survivorsKey, JSON.stringify(list), 'PX', String(Math.ceil(ttlMs))]).then(noop, report);
+    publishSurvivors(list, ttlMs, maxStaleMs = ttlMs * 10) {
+      if (!(ttlMs > 0) || !Number.isFinite(ttlMs) || !(maxStaleMs >= 0)) return DONE;
+      const copy = [...list];
+      const fresh = String(Math.ceil(ttlMs));
+      const keep = String(Math.ceil(ttlMs + maxStaleMs));
+      return plain
+        .send(['SET', survivorsKey, JSON.stringify(copy), 'PX', keep])
+        .then(() => plain.send(['SET', freshKey, '1', 'PX', fresh]))
+        .then(() => {
+          lastList = copy;
+        }, report);
     },
     readSurvivors() {
-      return plain.send(['GET', survivorsKey]).then(parseList, report);
+      return readBoth().then((r) => r?.list);
     },
     async refreshSurvivors(check, o) {
-      const published = await api.readSurvivors();
-      if (published !== undefined) return published;
+      const published = await readBoth();
+      if (published?.list !== undefined) lastList = published.list;
+      if (published?.list !== undefined && published.fresh) return published.list;
+      if (published === undefined) return lastList;
       const lockMs = o.lockMs ?? o.ttlMs;
       const won = await plain.send(['SET', lockKey, '1', 'NX', 'PX', String(Math.ceil(lockMs))]).then((r) => r === 'OK', (error: unknown) => (report(error), false));
-      if (!won) return undefined;
-      let list: string[];
-      try {
-        list = [...(await check())];
-      } catch (error) {
-        report(error);
-        await plain.send(['DEL', lockKey]).catch(report);
-        return undefined;
-      }
-      await api.publishSurvivors(list, o.ttlMs);
-      return list;
+      if (!won) return published.list ?? lastList;
+      const run = async (): Promise<string[] | undefined> => {
+        let list: string[];
+        try {
+          list = [...(await check())];
+        } catch (error) {
+          report(error);
+          await plain.send(['DEL', lockKey]).catch(report);
+          return undefined;
+        }
+        await api.publishSurvivors(list, o.ttlMs, o.maxStaleMs);
+        return list;
+      };
+      if (published.list === undefined) return (await run()) ?? lastList;
+      // Stale: serve it now, re-check in the background.
+      const job = run().then(noop);
+      revalidating = job;
+      void job.then(() => {
+        if (revalidating === job) revalidating = undefined;
+      });
+      return published.list;
+    },
+    get revalidating() {
+      return revalidating;
     },
   };
   return api;
@@ -221,6 +271,7 @@ function parseMarks(reply: unknown): SharedMark[] {
 }
 
 function parseList(reply: unknown): string[] | undefined {
+  if (reply === null || reply === undefined) return undefined;
   if (typeof reply !== 'string') return undefined;
   try {
     const list: unknown = JSON.parse(reply);

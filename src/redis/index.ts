@@ -8,7 +8,7 @@
  * - `createRedisHealth(client)`: breaker openings, disabled and parked endpoints published
  *   for the fleet, and one refresher's survivor list shared by all.
  */
-export { createRedisStore, type RedisStore, type RedisStoreOptions } from './store.js';
+export { createRedisStore, type RedisStore, type RedisStoreOptions, type RedisLimitKeys } from './store.js';
 export { fromIoredis, fromNodeRedis, type RedisCommander, type IoredisLike, type NodeRedisLike } from './client.js';
 export {
   createRedisHealth,

@@ -7,8 +7,21 @@ export function checkCommander(fn: string, client: unknown): asserts client is R
   }
 }
 
+/**
+ * The prefix becomes the keys' Redis Cluster hash tag (`{prefix}`), so it must be non-empty
+ * (an empty tag hashes the whole key) and hold no braces (the tag ends at the first `}`).
+ */
 export function resolvePrefix(fn: string, prefix: unknown): string {
   if (prefix === undefined) return 'endpoint-pool:';
   if (typeof prefix !== 'string') throw new TypeError(`${fn}: prefix: expected a string, got ${typeof prefix}`);
+  if (prefix === '' || /[{}]/.test(prefix)) throw new TypeError(`${fn}: prefix: expected a non-empty string without braces (it becomes the keys' hash tag), got ${JSON.stringify(prefix)}`);
   return prefix;
+}
+
+/** The layout version of every key: bumped when a key's type or meaning changes. */
+export const KEY_VERSION = 'v2';
+
+/** `{prefix}v2:<kind>:<name>`: every key of a pool in one Cluster slot, its kind in its name. */
+export function keyOf(prefix: string, kind: string, name: string): string {
+  return `{${prefix}}${KEY_VERSION}:${kind}:${name}`;
 }

@@ -6,6 +6,8 @@
  * returns a non-promise, when Redis answers with an error, and at once when `maxPending`
  * commands are already waiting (a stuck client must not pile up promises).
  *
+ * A client that refuses to send while disconnected is reported as `STORE_OFFLINE`.
+ *
  * `LuaScript` runs a script: `SCRIPT LOAD` once (single-flight), then `EVALSHA`; when Redis
  * answers `NOSCRIPT` (it restarted, or someone ran `SCRIPT FLUSH`), the same call is sent
  * again as `EVAL`, which also puts the script back in Redis's cache.
@@ -62,6 +64,7 @@ export class Connection {
       return Promise.reject(new RedisStoreError('STORE_CLIENT', 'the Redis client did not return a promise'));
     }
     return Promise.resolve(reply).catch((error: unknown) => {
+      if (isOffline(error)) throw new RedisStoreError('STORE_OFFLINE', 'the Redis client is not connected (it fails commands while offline instead of queueing them)', error);
       throw new RedisStoreError('STORE_REPLY', `Redis command ${args[0]} failed`, error);
     });
   }
@@ -83,13 +86,22 @@ export class LuaScript {
     return this.#conn.op(() => this.#run(keys, args));
   }
 
+  /** Whether the last run answered in one round trip (no SCRIPT LOAD, no NOSCRIPT retry). */
+  get lastRunDirect(): boolean {
+    return this.#direct;
+  }
+
+  #direct = false;
+
   async #run(keys: readonly string[], args: readonly string[]): Promise<unknown> {
     const tail = [String(keys.length), ...keys, ...args];
+    this.#direct = this.#sha !== undefined;
     const sha = this.#sha ?? (await this.#load());
     try {
       return await this.#conn.raw(['EVALSHA', sha, ...tail]);
     } catch (error) {
       if (!isNoScript(error)) throw error;
+      this.#direct = false;
       return this.#conn.raw(['EVAL', this.#source, ...tail]);
     }
   }
@@ -116,4 +128,21 @@ function isNoScript(error: unknown): boolean {
   const cause = error instanceof RedisStoreError ? error.cause : error;
   const message = (cause as { message?: unknown } | null)?.message;
   return typeof message === 'string' && message.includes('NOSCRIPT');
+}
+
+/**
+ * The client refused to send because it is not connected: ioredis with
+ * `enableOfflineQueue: false` ("Stream isn't writeable…") or after `disconnect()`
+ * ("Connection is closed."), node-redis with `disableOfflineQueue` (`ClientOfflineError`)
+ * or closed (`ClientClosedError`). Redis error replies never look like these.
+ */
+function isOffline(error: unknown): boolean {
+  const e = error as { name?: unknown; message?: unknown } | null;
+  const name = typeof e?.name === 'string' ? e.name : '';
+  const message = typeof e?.message === 'string' ? e.message : '';
+  return (
+    name === 'ClientOfflineError' ||
+    name === 'ClientClosedError' ||
+    /Stream isn't writeable|enableOfflineQueue|^Connection is closed|The client is closed|client is offline/i.test(message)
+  );
 }

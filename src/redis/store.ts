@@ -1,43 +1,111 @@
 /**
  * `createRedisStore`: a `LimiterStore` on Redis, so that every process using the same keys
- * shares one per-second limit and one daily count per endpoint (or per group).
+ * shares one per-second limit and one daily count per endpoint (or per group), and learns
+ * what the others learned about them.
  *
- * Each `acquire` is one `EVALSHA` of the admission script (see admit-script.ts): atomic,
- * timed by Redis, nothing written unless the call is admitted, every key with an expiry.
- * Calls of one process that arrive while an admission on the same key is in flight wait
- * for it: refused together (one script run instead of one each), or asked in turn.
+ * Admission (admit-script.ts) is atomic, timed by Redis, writes nothing unless it counts a
+ * call, and gives every key an expiry. A call the fleet cannot take now gets a slot reserved
+ * for later (at most `maxReserveMs` ahead) instead of a bare refusal: `acquire` resolves to
+ * the wait until the earliest slot this process holds on that key, and the next `acquire`
+ * on the key made from that moment takes it without a round trip. Slots are held per key,
+ * not per caller, so that the pool's cooldown (one per quota) wakes its callers in slot
+ * order; a slot nobody takes within `slotGraceMs` is dropped (it stays counted: the fleet
+ * errs on the safe side). Callers that find no slot while an admission on the key is in
+ * flight are asked for together, in one script run.
  *
- * Failure contract: `acquire` never throws; it returns a promise that rejects when the
- * client throws, returns a non-promise, answers with an error, or already has `maxPending`
- * commands outstanding. The pool bounds each acquire by `sharedQuota.timeoutMs` and, on a
- * rejection or a timeout, carries on at `degradedShare` of each local limit until Redis
- * answers again; a late answer is ignored (it may have counted a call: the fleet errs on
- * the safe side).
+ * Fleet knowledge: `report(limit, change)` writes a learned ceiling, a parked quota or a
+ * disabled endpoint into the limit's state hash; every admission answer carries that state
+ * when it changed since this process last saw it, and `subscribe` listeners (the pool) get
+ * it. The admission script itself obeys a learned ceiling and a parked quota at once.
+ *
+ * Keys: `{<prefix>}v2:<kind>:<limit key>` with kind `bucket`, `paced`, `daily` or `state`.
+ * The braces are a Redis Cluster hash tag: all of a pool's keys (health's included) live in
+ * one slot, so a script may touch several. `v2` changes with the layout, so an older
+ * release's keys are never read as this one's.
+ *
+ * Failure contract: `acquire` never throws; it rejects with a `RedisStoreError` when the
+ * client throws, is not connected, answers with an error, or has `maxPending` commands
+ * outstanding. The pool bounds each acquire by `sharedQuota.timeoutMs` and degrades on a
+ * rejection; a script error is one failed acquire, never a lasting state (the next acquire
+ * runs the script again).
  */
-import type { LimiterStore, SharedLimit } from '../limits/store.js';
+import { systemClock, type Clock } from '../base/clock.js';
+import type { LimiterStore, SharedChange, SharedLimit, SharedState } from '../limits/store.js';
 import type { RedisCommander } from './client.js';
 import { RedisStoreError } from './errors.js';
-import { ADMIT_LUA } from './admit-script.js';
+import { ADMIT_LUA, REPORT_LUA } from './admit-script.js';
 import { Connection, LuaScript } from './script.js';
-import { checkCommander, resolvePrefix } from './options.js';
+import { checkCommander, keyOf, resolvePrefix } from './options.js';
+import { ClockOffset, argsFor, changeArgs, parseAnswer, type Answer } from './wire.js';
 
 export interface RedisStoreOptions {
-  /** Prepended to every key, to keep apart pools (or apps) sharing a Redis. @default 'endpoint-pool:' */
+  /** Names this pool's keys (and their hash tag), to keep apart pools or apps sharing a Redis. @default 'endpoint-pool:' */
   readonly prefix?: string;
   /** Commands outstanding on the client beyond which `acquire` rejects at once. @default 1000 */
   readonly maxPending?: number;
+  /** Furthest ahead a refused call gets a slot reserved; beyond it, a refusal until the slot is that close. @default 5000 */
+  readonly maxReserveMs?: number;
+  /** How late a reserved slot may still be taken; also added to the one-second window. @default 50 */
+  readonly slotGraceMs?: number;
+  /** How long a learned ceiling is kept in Redis. @default 86400000 (a day) */
+  readonly learnedTtlMs?: number;
+  /** How long an endpoint disabled by one process stays disabled for the others. @default 600000 */
+  readonly disabledTtlMs?: number;
+  /** Told about every failed `report` (they never reject). @default none */
+  readonly onError?: (error: unknown) => void;
+  /**
+   * How long a process holds calls after the store fails, before going on at its degraded
+   * share: until the slots others reserved have left and a second has passed. By default it
+   * follows the load: the furthest lead of a slot this process was handed in the last
+   * `maxReserveMs` (0 when nothing waits), plus `slotGraceMs`, plus one second.
+   */
+  readonly degradedHoldMs?: number;
+  /** For the local times of reserved slots. @default systemClock */
+  readonly clock?: Clock;
+}
+
+/** The keys of one limit, by kind. */
+export interface RedisLimitKeys {
+  readonly bucket: string;
+  readonly paced: string;
+  readonly daily: string;
+  readonly state: string;
 }
 
 export interface RedisStore extends LimiterStore {
-  /** The keys holding a limit's state: per-second, then daily. */
-  keysOf(limit: SharedLimit): readonly [string, string];
+  readonly degradedHoldMs: number;
+  report(limit: SharedLimit, change: SharedChange): Promise<void>;
+  subscribe(listener: (key: string, state: SharedState) => void): () => void;
+  /** The keys holding a limit's state. */
+  keysOf(limit: SharedLimit): RedisLimitKeys;
+  /** The last shared state seen for a limit key (from an admission answer). */
+  stateOf(key: string): SharedState | undefined;
   /** `acquire` calls waiting for Redis. */
   readonly pending: number;
+  /** Script runs sent so far (each one round trip). */
+  readonly roundTrips: number;
 }
 
 interface Prepared {
-  readonly keys: readonly [string, string];
+  readonly keys: readonly string[];
   readonly args: readonly string[];
+  readonly guard: string;
+  readonly graceMs: number;
+}
+
+interface Asker {
+  resolve(waitMs: number): void;
+  reject(error: unknown): void;
+}
+
+/** One limit key's local side: slots held, callers waiting for an answer. */
+interface KeyState {
+  /** Local start times of the slots reserved for this process, ascending. */
+  slots: number[];
+  asking: boolean;
+  next: Asker[];
+  version: string;
+  shared: SharedState | undefined;
 }
 
 /**
@@ -51,33 +119,135 @@ export function createRedisStore(client: RedisCommander, options: RedisStoreOpti
   const prefix = resolvePrefix('createRedisStore', options.prefix);
   const maxPending = options.maxPending ?? 1000;
   if (!Number.isInteger(maxPending) || maxPending < 1) throw new TypeError(`createRedisStore: maxPending: expected an integer >= 1, got ${String(maxPending)}`);
+  const maxReserveMs = nonNegative('maxReserveMs', options.maxReserveMs, 5000);
+  const slotGraceMs = nonNegative('slotGraceMs', options.slotGraceMs, 50);
+  const learnedTtlMs = nonNegative('learnedTtlMs', options.learnedTtlMs, 86_400_000);
+  const disabledTtlMs = nonNegative('disabledTtlMs', options.disabledTtlMs, 600_000);
+  const fixedHoldMs = options.degradedHoldMs === undefined ? undefined : nonNegative('degradedHoldMs', options.degradedHoldMs, 0);
+  const clock = options.clock ?? systemClock;
   const conn = new Connection(client, maxPending);
-  const script = new LuaScript(conn, ADMIT_LUA);
+  const admit = new LuaScript(conn, ADMIT_LUA);
+  const reportScript = new LuaScript(conn, REPORT_LUA);
+  const listeners = new Set<(key: string, state: SharedState) => void>();
   // A pool hands the same SharedLimit object for every attempt on a quota.
   const prepared = new WeakMap<SharedLimit, Prepared>();
+  const byKey = new Map<string, KeyState>();
+  let waiting = 0;
+  let roundTrips = 0;
+  const offsets = new ClockOffset();
+  /** The furthest lead of a slot handed out recently, and when. */
+  let lead = 0;
+  let leadAt = Number.NEGATIVE_INFINITY;
 
   const prepare = (limit: SharedLimit): Prepared => {
     let p = prepared.get(limit);
     if (p === undefined) {
-      p = { keys: keysFor(prefix, limit.key), args: argsFor(limit) };
+      const k = keysFor(prefix, limit.key);
+      // A daily-only limit has no one-second window for a late slot to crowd: it never goes stale.
+      const graceMs = limit.perSecond === undefined ? Number.POSITIVE_INFINITY : slotGraceMs;
+      const a = argsFor(limit, slotGraceMs);
+      p = { keys: [k.bucket, k.paced, k.daily, k.state], args: a.args, guard: a.guard, graceMs };
       prepared.set(limit, p);
     }
     return p;
   };
 
-  // Admissions in flight, per key: a call that arrives while one is out shares its refusal.
-  const inflight = new Map<string, Promise<number>>();
-  const ask = (key: string, p: Prepared): Promise<number> => {
-    const answer = script.run(p.keys, p.args).then(toWaitMs);
-    inflight.set(key, answer);
-    const done = (): void => {
-      if (inflight.get(key) === answer) inflight.delete(key);
-    };
-    answer.then(done, done);
-    return answer;
+  const stateFor = (key: string): KeyState => {
+    let k = byKey.get(key);
+    if (k === undefined) {
+      k = { slots: [], asking: false, next: [], version: '', shared: undefined };
+      byKey.set(key, k);
+    }
+    return k;
   };
 
-  return {
+  /** 0: a slot is due and taken; > 0: the wait until the earliest slot held; undefined: none held. */
+  const fromSlots = (k: KeyState, now: number, graceMs: number): number | undefined => {
+    const slots = k.slots;
+    while (slots.length > 0 && slots[0]! < now - graceMs) slots.shift();
+    if (slots.length === 0) return undefined;
+    if (slots[0]! <= now) {
+      slots.shift();
+      return 0;
+    }
+    return Math.max(1, Math.ceil(slots[0]! - now));
+  };
+
+  const publish = (key: string, state: SharedState): void => {
+    for (const l of [...listeners]) {
+      try {
+        l(key, state);
+      } catch {
+        // A listener must not break admissions.
+      }
+    }
+  };
+
+  const ask = (key: string, k: KeyState, p: Prepared): void => {
+    const batch = k.next;
+    k.next = [];
+    k.asking = true;
+    roundTrips++;
+    const sentAt = clock.now();
+    admit.run(p.keys, [...p.args, String(batch.length), String(maxReserveMs), k.version, p.guard]).then(
+      (reply) => {
+        k.asking = false;
+        waiting -= batch.length;
+        let answer: Answer;
+        try {
+          answer = parseAnswer(reply);
+        } catch (error) {
+          for (const a of batch) a.reject(error);
+          return drain(key, k, p);
+        }
+        const now = clock.now();
+        // A run that had to load the script took two round trips: its midpoint says nothing of the offset.
+        const offset = admit.lastRunDirect || !offsets.known ? offsets.sample(answer.redisNow, sentAt, now, !admit.lastRunDirect) : offsets.value;
+        if (answer.version !== k.version) {
+          k.version = answer.version;
+          k.shared = answer.state;
+          publish(key, answer.state);
+        }
+        // On this process's clock: Redis's slot time minus the best estimate of the clocks' offset.
+        // A slot admitted "now" leaves as soon as its answer is here, as any admission does
+        // (its lateness is the answer's own latency); a later one leaves at its time.
+        for (const w of answer.slots) k.slots.push(w === 0 ? now : answer.redisNow + w - offset);
+        const furthest = answer.slots.length > 0 ? answer.slots[answer.slots.length - 1]! : 0;
+        if (furthest >= lead || now - leadAt > maxReserveMs) {
+          lead = furthest;
+          leadAt = now;
+        }
+        k.slots.sort((a, b) => a - b);
+        for (const a of batch) a.resolve(fromSlots(k, now, p.graceMs) ?? Math.max(1, answer.refusedMs));
+        drain(key, k, p);
+      },
+      (error: unknown) => {
+        k.asking = false;
+        waiting -= batch.length;
+        for (const a of batch) a.reject(error);
+        drain(key, k, p);
+      },
+    );
+  };
+
+  /** Callers that arrived during a run: answered from the slots it brought, else asked for together. */
+  const drain = (key: string, k: KeyState, p: Prepared): void => {
+    if (k.next.length === 0) return;
+    const now = clock.now();
+    const still: Asker[] = [];
+    for (const a of k.next) {
+      const w = fromSlots(k, now, p.graceMs);
+      if (w === undefined) still.push(a);
+      else {
+        waiting--;
+        a.resolve(w);
+      }
+    }
+    k.next = still;
+    if (still.length > 0) ask(key, k, p);
+  };
+
+  const api: RedisStore = {
     acquire(limit: SharedLimit): Promise<number> {
       let p: Prepared;
       try {
@@ -85,34 +255,69 @@ export function createRedisStore(client: RedisCommander, options: RedisStoreOpti
       } catch (error) {
         return Promise.reject(error);
       }
-      // Concurrent callers on one key would mostly be refused one by one: when the call
-      // ahead is refused, so is this one, for as long; when it is admitted, ask for this one.
-      const ahead = inflight.get(limit.key);
-      // Waiting on it counts as pending too, so a stuck client still hits `maxPending`.
-      if (ahead !== undefined) return conn.op(() => ahead.then((waitMs) => (waitMs > 0 ? waitMs : ask(limit.key, p))));
-      return ask(limit.key, p);
+      const k = stateFor(limit.key);
+      const held = fromSlots(k, clock.now(), p.graceMs);
+      if (held !== undefined) return Promise.resolve(held);
+      if (waiting >= maxPending) {
+        return Promise.reject(new RedisStoreError('STORE_BUSY', `${waiting} Redis admissions are still waiting for an answer`));
+      }
+      waiting++;
+      return new Promise<number>((resolve, reject) => {
+        k.next.push({ resolve, reject });
+        if (k.asking) return;
+        // Callers arriving in the same tick go in one script run.
+        k.asking = true;
+        queueMicrotask(() => ask(limit.key, k, p));
+      });
+    },
+    report(limit, change) {
+      let args: string[];
+      try {
+        args = changeArgs(change, learnedTtlMs, disabledTtlMs);
+      } catch (error) {
+        return Promise.resolve(reportError(options.onError, error));
+      }
+      return reportScript.run([keysFor(prefix, limit.key).state], args).then(noop, (error: unknown) => reportError(options.onError, error));
+    },
+    subscribe(listener) {
+      listeners.add(listener);
+      return () => void listeners.delete(listener);
+    },
+    get degradedHoldMs() {
+      if (fixedHoldMs !== undefined) return fixedHoldMs;
+      const now = clock.now();
+      return (now - leadAt <= maxReserveMs ? Math.min(lead, maxReserveMs) : 0) + slotGraceMs + 1000;
     },
     keysOf: (limit) => keysFor(prefix, limit.key),
+    stateOf: (key) => byKey.get(key)?.shared,
     get pending() {
-      return conn.pending;
+      return waiting;
+    },
+    get roundTrips() {
+      return roundTrips;
     },
   };
+  return api;
 }
 
-/** Both keys share a hash tag, so they land on one slot of a Redis Cluster. */
-function keysFor(prefix: string, key: string): readonly [string, string] {
-  return [`${prefix}{${key}}:rate`, `${prefix}{${key}}:day`];
+/** The keys of one limit: one hash tag (`{prefix}`) for the whole pool. */
+export function keysFor(prefix: string, key: string): RedisLimitKeys {
+  return { bucket: keyOf(prefix, 'bucket', key), paced: keyOf(prefix, 'paced', key), daily: keyOf(prefix, 'daily', key), state: keyOf(prefix, 'state', key) };
 }
 
-function argsFor(limit: SharedLimit): string[] {
-  const perSecond = limit.perSecond;
-  const mode = perSecond === undefined ? 'none' : limit.mode;
-  const burst = limit.burst ?? Math.max(1, Math.ceil(perSecond ?? 1));
-  return [mode, String(perSecond ?? 0), String(burst), String(limit.marginMs), String(limit.perDay ?? 0), String(limit.dailyStopFraction), String(limit.dailyResetUtcHour)];
+function reportError(onError: ((error: unknown) => void) | undefined, error: unknown): void {
+  if (onError === undefined) return;
+  try {
+    onError(error);
+  } catch {
+    // An error handler that throws must not turn into a rejection.
+  }
 }
 
-function toWaitMs(reply: unknown): number {
-  const n = typeof reply === 'number' ? reply : typeof reply === 'string' ? Number(reply) : Number.NaN;
-  if (!Number.isFinite(n) || n < 0) throw new RedisStoreError('STORE_REPLY', 'the admission script answered with something other than a wait in ms');
-  return n;
+const noop = (): void => undefined;
+
+function nonNegative(field: string, value: number | undefined, fallback: number): number {
+  if (value === undefined) return fallback;
+  if (typeof value !== 'number' || !(value >= 0) || !Number.isFinite(value)) throw new TypeError(`createRedisStore: ${field}: expected a finite number >= 0, got ${String(value)}`);
+  return value;
 }

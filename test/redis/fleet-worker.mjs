@@ -13,7 +13,7 @@ process.once('message', async (cfg) => {
   const redis = new Redis({ host: '127.0.0.1', port: cfg.port, enableOfflineQueue: false, maxRetriesPerRequest: 1, retryStrategy: () => 100 });
   redis.on('error', () => undefined);
   await new Promise((resolve) => redis.once('ready', resolve));
-  const store = createRedisStore(fromIoredis(redis), { prefix: cfg.prefix });
+  const store = createRedisStore(fromIoredis(redis), { ...cfg.storeOptions, prefix: cfg.prefix });
   const events = [];
   const pool = new Pool({
     endpoints: cfg.endpoints.map((e) => ({ ...e, conn: e.name })),

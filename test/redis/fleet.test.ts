@@ -12,6 +12,7 @@ import Redis from 'ioredis';
 import { expect, test } from 'vitest';
 import { countIn, maxInWindow, merged, runFleet, sleep, type FleetConfig } from './fleet.js';
 import { describeRedis } from './redis-env.js';
+import { fleet16 } from './fleet16.js';
 
 /** Extra arrivals tolerated in a window, for the admission-to-arrival jitter. */
 const JITTER_CALLS = 2;
@@ -73,6 +74,8 @@ describeRedis('Redis store (several processes)', (server) => {
       timeoutMs: 150,
       retryAfterMs: 300,
       degradedShare: share,
+      // This test is about the degraded share itself: no hold before local calls.
+      storeOptions: { degradedHoldMs: 0 },
     };
     const processes = 2;
     let killedAt = 0;
@@ -120,11 +123,13 @@ describeRedis('Redis store (several processes)', (server) => {
     // Every key the fleet left behind expires on its own.
     const redis = new Redis({ host: '127.0.0.1', port });
     try {
-      const keys = await redis.keys('fleet2:*');
+      const keys = await redis.keys('{fleet2:}*');
       expect(keys.length).toBeGreaterThan(0);
       for (const k of keys) expect(await redis.pttl(k), k).toBeGreaterThan(0);
     } finally {
       redis.disconnect();
     }
   });
+
+  fleet16(server);
 });

@@ -16,6 +16,8 @@ export interface FleetConfig {
   readonly timeoutMs: number;
   readonly retryAfterMs: number;
   readonly degradedShare: number;
+  /** Passed to createRedisStore. */
+  readonly storeOptions?: object;
 }
 
 export interface WorkerResult {

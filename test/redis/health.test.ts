@@ -4,7 +4,7 @@
  */
 import type Redis from 'ioredis';
 import { afterAll, beforeAll, beforeEach, expect, test } from 'vitest';
-import { Pool } from '../../src/index.js';
+import { Pool, Refresher } from '../../src/index.js';
 import { createRedisHealth, fromIoredis } from '../../src/redis/index.js';
 import { client, describeRedis, ready, useRedis } from './redis-env.js';
 import { sleep } from './fleet.js';
@@ -63,7 +63,7 @@ describeRedis('Redis shared health', (server) => {
     const marks = await health.marks();
     expect(marks.map((m) => `${m.status}:${m.endpoint}`).sort()).toEqual(['disabled:k1', 'parked:k2']);
     expect(marks.find((m) => m.endpoint === 'k2')!.remainingMs).toBeGreaterThan(55_000);
-    expect(await redis.pttl('h:health')).toBeGreaterThan(55_000);
+    expect(await redis.pttl('{h:}v2:health:marks')).toBeGreaterThan(55_000);
     await sleep(250);
     expect((await health.marks()).map((m) => m.endpoint)).toEqual(['k2']);
     await health.clear('k2');
@@ -74,7 +74,7 @@ describeRedis('Redis shared health', (server) => {
     await health.mark('k9', 'open', 50);
     await sleep(120);
     await health.marks();
-    expect(await redis.exists('h:health')).toBe(0);
+    expect(await redis.exists('{h:}v2:health:marks')).toBe(0);
   });
 
   test('exclude() answers at once from the last view, refreshes it in the background, and never excludes every name', async () => {
@@ -105,7 +105,7 @@ describeRedis('Redis shared health', (server) => {
     expect(errors.length).toBeGreaterThanOrEqual(4);
   });
 
-  test('survivors: one process runs the check for the fleet, the others read its list until it expires', async () => {
+  test('survivors: one process runs the check for the fleet, the others read its list while it is fresh', async () => {
     const checks: number[] = [];
     const check = async () => {
       checks.push(Date.now());
@@ -119,12 +119,71 @@ describeRedis('Redis shared health', (server) => {
     const later = await Promise.all(fleet.map((h) => h.refreshSurvivors(check, { ttlMs: 300, lockMs: 100 })));
     expect(later).toEqual(Array(5).fill(['https://rpc-1.example', 'https://rpc-3.example']));
     expect(checks).toHaveLength(1);
-    const ttl = await redis.pttl('endpoint-pool:survivors');
-    expect(ttl).toBeGreaterThan(0);
-    expect(ttl).toBeLessThanOrEqual(300);
-    await sleep(350);
-    expect(await fleet[0]!.readSurvivors()).toBeUndefined();
-    await fleet[1]!.refreshSurvivors(check, { ttlMs: 300 });
-    expect(checks).toHaveLength(2);
+    // Fresh for ttlMs, kept (stale) for maxStaleMs more; all in the pool's hash slot.
+    const fresh = await redis.pttl('{endpoint-pool:}v2:survivors:fresh');
+    expect(fresh).toBeGreaterThan(0);
+    expect(fresh).toBeLessThanOrEqual(300);
+    expect(await redis.pttl('{endpoint-pool:}v2:survivors:list')).toBeGreaterThan(3000);
+  });
+
+  test('regression (issue 19): a stale list is served by every process while exactly one re-checks in the background', async () => {
+    let checks = 0;
+    let release!: () => void;
+    const gate = new Promise<void>((r) => (release = r));
+    const check = async () => {
+      checks++;
+      await gate;
+      return ['new'];
+    };
+    const fleet = Array.from({ length: 5 }, () => createRedisHealth(fromIoredis(redis)));
+    await fleet[0]!.publishSurvivors(['old'], 50);
+    await sleep(80);
+    const t0 = Date.now();
+    const got = await Promise.all(fleet.map((h) => h.refreshSurvivors(check, { ttlMs: 50 })));
+    // Nobody waited for the check, nobody fell back: all five got the stale list.
+    expect(got).toEqual(Array(5).fill(['old']));
+    expect(Date.now() - t0).toBeLessThan(500);
+    expect(checks).toBe(1);
+    const winner = fleet.find((h) => h.revalidating !== undefined)!;
+    release();
+    await winner.revalidating;
+    expect(await fleet[1]!.refreshSurvivors(check, { ttlMs: 5000 })).toEqual(['new']);
+    expect(checks).toBe(1);
+  });
+
+  test('survivors: a failed re-check keeps the stale list and frees the lock; with Redis down each process keeps its last list', async () => {
+    const errors: unknown[] = [];
+    const health = createRedisHealth(fromIoredis(redis), { onError: (e) => errors.push(e) });
+    await health.publishSurvivors(['old'], 30);
+    await sleep(60);
+    expect(await health.refreshSurvivors(() => Promise.reject(new Error('check failed')), { ttlMs: 30, lockMs: 10_000 })).toEqual(['old']);
+    await health.revalidating;
+    expect(errors).toHaveLength(1);
+    expect(await redis.exists('{endpoint-pool:}v2:survivors:lock')).toBe(0);
+    expect(await health.readSurvivors()).toEqual(['old']);
+    let down = false;
+    const io = fromIoredis(redis);
+    const flaky = createRedisHealth({ send: (a) => (down ? Promise.reject(new Error('connection lost')) : io.send(a)) }, { onError: () => undefined });
+    expect(await flaky.refreshSurvivors(async () => ['x'], { ttlMs: 10_000 })).toEqual(['old']);
+    await flaky.revalidating;
+    down = true;
+    expect(await flaky.refreshSurvivors(async () => ['y'], { ttlMs: 10_000 })).toEqual(['x']);
+  });
+
+  test('Refresher wired to the shared list: one process checks, the others install its survivors without checking', async () => {
+    const candidates = ['a', 'b', 'c'].map((n) => ({ name: n, conn: n }));
+    let checks = 0;
+    const make = () => {
+      const pool = new Pool<string>({ endpoints: [{ name: 'seed', conn: 'seed' }], classify: () => 'transient' });
+      const health = createRedisHealth(fromIoredis(redis));
+      const refresher = new Refresher(pool, { candidates, check: async (c) => (checks++, await sleep(20), c !== 'b'), shared: health, intervalMs: 10_000 });
+      return { pool, refresher };
+    };
+    const fleet = [make(), make(), make()];
+    await fleet[0]!.refresher.refresh();
+    const results = await Promise.all(fleet.slice(1).map((m) => m.refresher.refresh()));
+    expect(checks).toBe(3);
+    for (const m of fleet) expect(m.pool.endpointNames).toEqual(['a', 'c']);
+    for (const r of results) expect(r).toMatchObject({ fromShared: true, checked: 0 });
   });
 });

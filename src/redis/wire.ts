@@ -1,0 +1,104 @@
+/**
+ * What crosses the wire between the Redis store and its scripts: the admission script's
+ * arguments, a fleet change's arguments, the parsed reply, and the clock offset that turns
+ * Redis's slot times into local ones.
+ */
+import type { SharedChange, SharedLimit, SharedState } from '../limits/store.js';
+import { RedisStoreError } from './errors.js';
+
+/**
+ * The offset between Redis's clock and this process's (Redis ms − local ms), NTP style: from
+ * the sample with the shortest round trip, renewed every 10 s (clocks drift), so that a
+ * slow answer does not shift the slots it brings (a late slot bunches with the next ones).
+ */
+export class ClockOffset {
+  #offset = 0;
+  /** Round trip of the sample in use (Infinity for a provisional one). */
+  #rtt = Number.POSITIVE_INFINITY;
+  #at = Number.NEGATIVE_INFINITY;
+  #known = false;
+
+  get known(): boolean {
+    return this.#known;
+  }
+
+  get value(): number {
+    return this.#offset;
+  }
+
+  /** `provisional`: a biased sample (two round trips), kept only until a real one comes. */
+  sample(redisNow: number, sentAt: number, receivedAt: number, provisional = false): number {
+    const rtt = provisional ? Number.POSITIVE_INFINITY : Math.max(0, receivedAt - sentAt);
+    if (!this.#known || rtt <= this.#rtt || receivedAt - this.#at > 10_000) {
+      // A provisional sample assumes the answer took no time: slots then look late, never early.
+      this.#offset = redisNow - (provisional ? receivedAt : (sentAt + receivedAt) / 2);
+      this.#rtt = rtt;
+      this.#at = receivedAt;
+      this.#known = true;
+    }
+    return this.#offset;
+  }
+}
+
+export function argsFor(limit: SharedLimit, guardMs: number): { args: string[]; guard: string } {
+  const perSecond = limit.perSecond;
+  const mode = perSecond === undefined ? 'none' : limit.mode;
+  const burst = limit.burst ?? Math.max(1, Math.ceil(perSecond ?? 1));
+  return { args: [mode, String(perSecond ?? 0), String(burst), String(limit.marginMs), String(limit.perDay ?? 0), String(limit.dailyStopFraction), String(limit.dailyResetUtcHour)], guard: String(guardMs) };
+}
+
+export function changeArgs(change: SharedChange, learnedTtlMs: number, disabledTtlMs: number): string[] {
+  switch (change?.type) {
+    case 'ceiling':
+      if (!(change.perSecond > 0) || !Number.isFinite(change.perSecond)) break;
+      return ['ceiling', String(change.perSecond), String(learnedTtlMs)];
+    case 'parked':
+      if (!(change.forMs > 0) || !Number.isFinite(change.forMs)) break;
+      return ['parked', String(Math.ceil(change.forMs)), '0'];
+    case 'disabled':
+    case 'enabled':
+      if (typeof change.endpoint !== 'string') break;
+      return [change.type, change.endpoint, String(disabledTtlMs)];
+  }
+  throw new TypeError(`RedisStore.report: expected a change ({ type: 'ceiling' | 'parked' | 'disabled' | 'enabled', … }), got ${JSON.stringify(change)}`);
+}
+
+export interface Answer {
+  readonly refusedMs: number;
+  readonly version: string;
+  /** Redis's clock when it answered, in ms. */
+  readonly redisNow: number;
+  /** Meaningful only when `version` differs from the one sent. */
+  readonly state: SharedState;
+  readonly slots: readonly number[];
+}
+
+export function parseAnswer(reply: unknown): Answer {
+  const bad = (): never => {
+    throw new RedisStoreError('STORE_REPLY', 'the admission script answered with something other than its reply array');
+  };
+  if (!Array.isArray(reply) || reply.length < 4 || !Array.isArray(reply[2])) return bad();
+  const refusedMs = Number(reply[0]);
+  const redisNow = Number(reply[3]);
+  if (!Number.isFinite(refusedMs) || refusedMs < 0 || !Number.isFinite(redisNow)) return bad();
+  const slots: number[] = [];
+  for (let i = 4; i < reply.length; i++) {
+    const w = Number(reply[i]);
+    if (!Number.isFinite(w) || w < 0) return bad();
+    slots.push(w);
+  }
+  const pairs = reply[2] as unknown[];
+  const version = String(reply[1]);
+  let ceilingPerSecond: number | undefined;
+  let parkedForMs = 0;
+  const disabled = new Map<string, number>();
+  for (let i = 0; i + 1 < pairs.length; i += 2) {
+    const field = String(pairs[i]);
+    const value = Number(pairs[i + 1]);
+    if (!Number.isFinite(value)) continue;
+    if (field === 'c') ceilingPerSecond = value > 0 ? value : undefined;
+    else if (field === 'p') parkedForMs = value;
+    else if (field.startsWith('d:')) disabled.set(field.slice(2), value);
+  }
+  return { refusedMs, version, state: { ceilingPerSecond, parkedForMs, disabled }, slots, redisNow };
+}
