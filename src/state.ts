@@ -193,7 +193,10 @@ export class PoolState<C> {
   storeAnswered(now: number): void {
     if (!this.storeDegraded) return;
     this.storeDegraded = false;
-    for (const q of new Set(this.endpoints.map((e) => e.quota))) q.restore(now);
+    for (const q of new Set(this.endpoints.map((e) => e.quota))) {
+      q.restore(now);
+      q.waiters?.poke();
+    }
     this.emit({ type: 'store-recovered' });
   }
 

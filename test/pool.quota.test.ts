@@ -30,7 +30,7 @@ describe('learned ceilings', () => {
     expect(a.ceilingPerSecond).toBe(3);
     expect(a.cooldownRemainingMs).toBe(1000);
     expect(a.status).toBe('cooling');
-    expect(h.events.find((e) => e.type === 'endpoint-recalibrated')).toEqual({ type: 'endpoint-recalibrated', endpoint: 'a', perSecond: 3 });
+    expect(h.events.find((e) => e.type === 'endpoint-recalibrated')).toEqual({ type: 'endpoint-recalibrated', endpoint: 'a', perSecond: 3, scope: 'key', reason: 'hint' });
     await h.clock.advance(1000);
     expect(await h.pool.execute(h.op)).toBe('a');
   });

@@ -37,7 +37,13 @@ export type PoolErrorCode =
   /** Refreshing credentials failed; `cause` is the refresh's error. */
   | 'AUTH'
   /** A retry was needed but the pool's retry budget is spent; `cause` is the last error. */
-  | 'RETRY_BUDGET_EXHAUSTED';
+  | 'RETRY_BUDGET_EXHAUSTED'
+  /**
+   * Rate limits leave no turn for the call in time: its turn (behind the calls queued
+   * ahead, or after the server's Retry-After) would come after its deadline or after
+   * `maxQueueWaitMs`. Failed at once, with `retryAfterMs` set to when that turn is.
+   */
+  | 'RATE_LIMITED';
 
 const BRAND = Symbol.for('endpoint-pool.PoolError');
 
