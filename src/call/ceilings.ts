@@ -5,11 +5,14 @@
  * the group shares (the account's bucket) and, once a hint described the key alone, the
  * key's own (`ep.own`), which paces that member only. A hint lowers the level it came
  * from: the classifier may say which (`ceilingScope`); otherwise the number decides. A
- * number below both levels in force is taken for the key's own limit (a key's limit
- * never lowers its siblings); a number at or above the key's own level (the key was
- * already paced there and was still refused), or at or above the group's, describes the
- * group. So when a group's shared limit really drops, the first answers lower the keys
- * that gave them, and the next one from an already lowered key lowers the group.
+ * number at or above the group's ceiling in force describes the group (its bucket is
+ * what is full). A number below it is taken for the key's own limit (a key's limit never
+ * lowers its siblings), unless another member of the group reported the same number
+ * within the quiet period of `ceilingRecovery`: two keys saying the same thing describe
+ * the account, and the group is lowered. So when an account's shared limit really drops,
+ * the first answer lowers the key that gave it, the next one from a sibling lowers the
+ * group; a key that keeps repeating its own limit (network jitter at the edge of its
+ * window) never does.
  *
  * Both levels recover (limits/ceiling.ts). A key's own level recovers toward the
  * group's configured rate and is dropped once it reaches the group's ceiling.
@@ -25,7 +28,8 @@ const RETRY_AFTER_JITTER = 0.25;
 
 /**
  * Applies a `ceilingPerSecond` hint to the level it describes (cooling that level down
- * for `rateLimitCooldownMs`). Returns the level the answer came from: the quota to cool
+ * for one interval of the new ceiling: the server said how fast, pacing at that rate is
+ * the remedy). Returns the level the answer came from: the quota to cool
  * after a rate-limited answer.
  */
 export function learnCeiling<C>(s: PoolState<C>, ep: EndpointState<C>, verdict: Verdict, now: number): Quota {
@@ -38,7 +42,7 @@ export function learnCeiling<C>(s: PoolState<C>, ep: EndpointState<C>, verdict: 
     }
     return group;
   }
-  const scope = group.grouped ? (verdict.ceilingScope ?? defaultScope(ep, hinted)) : 'key';
+  const scope = group.grouped ? (verdict.ceilingScope ?? defaultScope(s, ep, hinted, now)) : 'key';
   let level = group;
   let perSecond: number;
   if (scope === 'key' && group.grouped) {
@@ -47,7 +51,8 @@ export function learnCeiling<C>(s: PoolState<C>, ep: EndpointState<C>, verdict: 
   } else {
     perSecond = level.learn(hinted, now);
   }
-  level.coolDown(now, s.opts.rateLimitCooldownMs);
+  // The server said how fast: pacing at that rate is the remedy, so skip one slot, not a whole cooldown.
+  level.coolDown(now, Math.min(s.opts.rateLimitCooldownMs, Math.ceil(level.rate!.intervalMs)));
   if (s.listener !== undefined) {
     s.emit(
       perSecond !== hinted
@@ -58,10 +63,12 @@ export function learnCeiling<C>(s: PoolState<C>, ep: EndpointState<C>, verdict: 
   return level;
 }
 
-function defaultScope<C>(ep: EndpointState<C>, n: number): 'key' | 'group' {
-  const own = ep.own?.perSecond ?? INF;
-  const group = ep.quota.perSecond ?? INF;
-  return n < own && n < group ? 'key' : 'group';
+function defaultScope<C>(s: PoolState<C>, ep: EndpointState<C>, n: number, now: number): 'key' | 'group' {
+  const q = ep.quota;
+  if (n >= (q.perSecond ?? INF)) return 'group';
+  const last = q.lastKeyHint;
+  q.lastKeyHint = { perSecond: n, from: ep.name, at: now };
+  return last !== undefined && last.perSecond === n && last.from !== ep.name && now - last.at <= s.opts.ceilingRecovery.quietMs ? 'group' : 'key';
 }
 
 /**
@@ -76,7 +83,7 @@ export function rateLimitCooldownMs<C>(s: PoolState<C>, level: Quota, verdict: V
     const r = s.random();
     ms = verdict.retryAfterMs * (1 + RETRY_AFTER_JITTER * (r >= 0 && r < 1 ? r : 0));
   } else if (verdict.ceilingPerSecond !== undefined) {
-    ms = s.opts.rateLimitCooldownMs;
+    ms = level.rate === undefined ? s.opts.rateLimitCooldownMs : Math.min(s.opts.rateLimitCooldownMs, Math.ceil(level.rate.intervalMs));
   } else {
     ms = s.opts.rateLimitCooldownMs * 2 ** Math.min(level.limitedRun, 30);
     level.limitedRun++;

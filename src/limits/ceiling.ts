@@ -70,7 +70,9 @@ export class LearnedCeiling {
     if (now < first) return false;
     const step = r.stepFraction * this.target;
     const steps = Math.min(Math.floor((now - first) / r.stepMs) + 1, Math.ceil((this.target - this.value) / step - 1e-9));
-    this.value = Math.min(this.target, this.value + steps * step);
+    const next = this.value + steps * step;
+    // Floating steps must land on the target, not a hair under it.
+    this.value = next >= this.target - step * 1e-6 ? this.target : next;
     this.changedAt = first + (steps - 1) * r.stepMs;
     return true;
   }

@@ -63,6 +63,8 @@ export class Quota {
   limitedRun = 0;
   /** Calls queued for this quota's next token, once any did. */
   waiters: WaitQueue | undefined;
+  /** In a group: the last ceiling a member reported as its own (two members saying the same number describe the group). */
+  lastKeyHint: { readonly perSecond: number; readonly from: string; readonly at: number } | undefined;
   /** Endpoints of one group (`groups`) share this quota. */
   readonly grouped: boolean;
 
