@@ -24,6 +24,10 @@ function lower(a: number | undefined, b: number | undefined): number | undefined
   return a === undefined ? b : b === undefined ? a : Math.min(a, b);
 }
 
+function parkedUntil(until: number, now: number): number | undefined {
+  return until > now ? until : undefined;
+}
+
 function changedAt(a: number | undefined, b: number | undefined): number | undefined {
   return a === undefined ? b : b === undefined ? a : Math.max(a, b);
 }
@@ -127,7 +131,7 @@ export class Pool<C> {
       priority: ep.priority,
       status: ep.disabled
         ? 'disabled'
-        : ep.quota.blockedMs(now) > 0
+        : ep.quota.blockedMs(now) > 0 || (ep.own?.blockedMs(now) ?? 0) > 0
           ? 'parked'
           : ep.breaker.isStrictlyOpen(now)
             ? 'open'
@@ -150,7 +154,7 @@ export class Pool<C> {
       usage15m: ep.usageIn(now, 900_000),
       failures5m: ep.failuresIn(now, 300_000),
       dailyCount: ep.quota.daily?.count(now),
-      parkedUntilMs: ep.quota.parkedUntil > now ? ep.quota.parkedUntil : undefined,
+      parkedUntilMs: parkedUntil(Math.max(ep.quota.parkedUntil, ep.own?.parkedUntil ?? 0), now),
     }));
   }
 

@@ -289,3 +289,16 @@ describe('two levels in a group', () => {
     expect(h.pool.stats()[0]).toMatchObject({ ceilingPerSecond: 6, ownCeilingPerSecond: undefined });
   });
 });
+
+describe('a spent daily quota in a group', () => {
+  test('parks the key that said so, not its siblings', async () => {
+    const h = harness(['k1', 'k2', 'other'], { groups: [['k1', 'k2']] });
+    h.eps.k1!.then(fail({ class: 'rate-limited', dailyQuotaExhausted: true }));
+    expect(await h.pool.execute(h.op, { exclude: ['other'] })).toBe('k2');
+    const [k1, k2] = h.pool.stats();
+    expect(k1!.status).toBe('parked');
+    expect(k1!.parkedUntilMs).toBeGreaterThan(h.clock.now());
+    expect(k2!.status).toBe('ok');
+    expect(h.pool.capacity()).toBe(Number.POSITIVE_INFINITY);
+  });
+});

@@ -13,7 +13,8 @@
  * - limits that drift down (to 40–70 %) and back up without notice, one to three times;
  * - bursty arrivals: Poisson, modulated between a burst rate (1.5×) and a calm rate with
  *   the same mean.
- * True capacity is the lowest over the run of what the valid keys accept (a capped key
+ * A server's window admits whole calls: a nominal 1.7/s admits one call a second (and says
+ * "(1/sec)"). True capacity is the lowest over the run of what the valid keys accept (a capped key
  * counted as gone, drifts applied, a group at the lower of its bucket and its members'
  * own limits); the offered load is a share of that.
  *
@@ -75,6 +76,14 @@ function round1(x) {
   return Math.round(x * 10) / 10;
 }
 
+/**
+ * What a server with a rolling one-second window really admits for a nominal `limit`: a
+ * whole number of calls a second (at least one), or one call per `1000 / limit` ms below 1/s.
+ */
+function admitted(limit) {
+  return limit < 1 ? limit : Math.floor(limit);
+}
+
 /** The factor a drift applies to `name` at `t`. */
 function driftFactor(profile, name, t) {
   let f = 1;
@@ -86,14 +95,14 @@ function driftFactor(profile, name, t) {
 export function capacityAt(profile, t, capped = true) {
   let total = 0;
   const alive = (k) => !k.invalid && !(capped && k.dailyCapAtMs !== undefined && t >= k.dailyCapAtMs);
-  for (const k of profile.keys) if (k.group === undefined && alive(k)) total += k.limit * driftFactor(profile, k.name, t);
+  for (const k of profile.keys) if (k.group === undefined && alive(k)) total += admitted(k.limit * driftFactor(profile, k.name, t));
   for (const g of profile.groups) {
     let own = 0;
     for (const name of g.members) {
       const k = profile.keys.find((x) => x.name === name);
-      if (alive(k)) own += k.limit * driftFactor(profile, k.name, t);
+      if (alive(k)) own += admitted(k.limit * driftFactor(profile, k.name, t));
     }
-    total += Math.min(g.limit * driftFactor(profile, g.name, t), own);
+    total += Math.min(admitted(g.limit * driftFactor(profile, g.name, t)), own);
   }
   return total;
 }
@@ -126,7 +135,7 @@ class Window {
   /** Whether one more request at `t` fits `perSecond` (a limit under 1/s: one per 1000 / perSecond ms). */
   fits(t, perSecond) {
     const span = perSecond >= 1 ? S : S / perSecond;
-    const allowance = perSecond >= 1 ? Math.floor(perSecond) : 1;
+    const allowance = perSecond >= 1 ? perSecond : 1;
     while (this.head < this.times.length && this.times[this.head] <= t - span) this.head++;
     if (this.head > 4096) {
       this.times = this.times.slice(this.head);
@@ -170,14 +179,14 @@ export class KeyServer {
           this.fates.daily++;
           return answer(() => reject(new ApiError('Max daily rate limit reached', 'daily')), 5);
         }
-        const own = k.limit * driftFactor(this.profile, k.name, t);
+        const own = admitted(k.limit * driftFactor(this.profile, k.name, t));
         if (!e.window.fits(t, own)) {
           this.fates.perSecond++;
           return answer(() => reject(new ApiError(`Max calls per sec rate limit reached (${fmt(own)}/sec)`, 'rate')), 5);
         }
         const g = k.group === undefined ? undefined : this.groups.get(k.group);
         if (g !== undefined) {
-          const shared = g.group.limit * driftFactor(this.profile, g.group.name, t);
+          const shared = admitted(g.group.limit * driftFactor(this.profile, g.group.name, t));
           if (!g.window.fits(t, shared)) {
             this.fates.perSecond++;
             return answer(() => reject(new ApiError(`Max calls per sec rate limit reached (${fmt(shared)}/sec)`, 'rate')), 5);
@@ -196,16 +205,20 @@ function fmt(n) {
   return Number.isInteger(n) ? String(n) : n.toFixed(1);
 }
 
-/** README's recommended configuration for a key pool (paced plan rates, accounts as groups, `health`). */
+/**
+ * README's recommended configuration for a key pool: paced plan rates with a margin that
+ * covers the path's jitter (this upstream's one-way transit varies by 60 ms), accounts
+ * as groups, `health`, and queue waits bounded at 40 % of the deadline.
+ */
 export function recommendedOptions(profile, classify, deadlineMs = 10 * S) {
   return {
-    endpoints: profile.keys.map((k) => ({ name: k.name, conn: k.name, rateLimit: { perSecond: k.plan, mode: 'paced' } })),
+    endpoints: profile.keys.map((k) => ({ name: k.name, conn: k.name, rateLimit: { perSecond: k.plan, mode: 'paced', marginMs: 60 } })),
     groups: profile.groups.map((g) => g.members),
     strategy: 'health',
     classify: (err) => classify(err) ?? 'transient',
     deadlineMs,
     attemptTimeoutMs: 5 * S,
-    maxQueueWaitMs: deadlineMs / 2,
+    maxQueueWaitMs: 0.4 * deadlineMs,
   };
 }
 

@@ -36,6 +36,8 @@ export function learnCeiling<C>(s: PoolState<C>, ep: EndpointState<C>, verdict: 
   const hinted = verdict.ceilingPerSecond;
   const group = ep.quota;
   if (hinted === undefined) {
+    // A key's spent day is the key's (it is parked alone, see outcome.ts): its cooldown too.
+    if (verdict.dailyQuotaExhausted && group.grouped) return ownLevel(s, ep, now);
     if (verdict.class === 'rate-limited') {
       group.learned?.limited(now);
       ep.own?.learned?.limited(now);
@@ -46,7 +48,7 @@ export function learnCeiling<C>(s: PoolState<C>, ep: EndpointState<C>, verdict: 
   let level = group;
   let perSecond: number;
   if (scope === 'key' && group.grouped) {
-    level = ep.own ??= new Quota(undefined, s.opts.dailyResetUtcHour, now, `key:${ep.name}`);
+    level = ownLevel(s, ep, now);
     perSecond = level.learn(hinted, now, group.configured ?? group.perSecond);
   } else {
     perSecond = level.learn(hinted, now);
@@ -61,6 +63,11 @@ export function learnCeiling<C>(s: PoolState<C>, ep: EndpointState<C>, verdict: 
     );
   }
   return level;
+}
+
+/** A grouped endpoint's own level, created on first use. */
+export function ownLevel<C>(s: PoolState<C>, ep: EndpointState<C>, now: number): Quota {
+  return (ep.own ??= new Quota(undefined, s.opts.dailyResetUtcHour, now, `key:${ep.name}`));
 }
 
 function defaultScope<C>(s: PoolState<C>, ep: EndpointState<C>, n: number, now: number): 'key' | 'group' {
@@ -105,7 +112,7 @@ export function recoverCeilings<C>(s: PoolState<C>, ep: EndpointState<C>, now: n
   const k = own.recover(now, r);
   if (k === undefined) return;
   // Back at the group's level: the key's own limit has nothing left to say.
-  if (k >= (group.perSecond ?? INF) || own.learned === undefined || k >= own.learned.target) ep.own = undefined;
+  if ((k >= (group.perSecond ?? INF) || own.learned === undefined || k >= own.learned.target) && own.blockedMs(now) === 0) ep.own = undefined;
   group.waiters?.poke();
   s.emit({ type: 'endpoint-recalibrated', endpoint: ep.name, perSecond: k, scope: 'key', reason: 'recovery' });
 }

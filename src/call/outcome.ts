@@ -13,7 +13,7 @@ import { METRICS, noneLabels, safeObserve } from '../base/metrics.js';
 import type { EndpointState } from '../selection/endpoint.js';
 import type { PoolState } from '../state.js';
 import type { Attempt } from './attempt.js';
-import { learnCeiling, rateLimitCooldownMs, recoverCeilings } from './ceilings.js';
+import { learnCeiling, ownLevel, rateLimitCooldownMs, recoverCeilings } from './ceilings.js';
 
 /** A success: the breaker, latency, metrics and `attempt-success`. */
 export function recordSuccess<C>(s: PoolState<C>, a: Attempt<C>, callId: number): void {
@@ -124,7 +124,8 @@ export function recordTimeout<C>(s: PoolState<C>, a: Attempt<C>, now: number, ca
 function applyHints<C>(s: PoolState<C>, ep: EndpointState<C>, verdict: Verdict, now: number): boolean {
   let out = false;
   if (verdict.dailyQuotaExhausted) {
-    const untilMs = ep.quota.park(now);
+    // In a group, the key that said so is parked, not its siblings (they say so themselves if the account's day is spent).
+    const untilMs = (ep.quota.grouped ? ownLevel(s, ep, now) : ep.quota).park(now);
     s.emit({ type: 'endpoint-parked', endpoint: ep.name, untilMs });
     out = true;
   }

@@ -102,7 +102,11 @@ export class EndpointState<C> {
       const w = this.breaker.waitMs(now);
       return w > 0 ? w : Number.POSITIVE_INFINITY;
     }
-    return this.quota.blockedMs(now);
+    const blocked = this.quota.blockedMs(now);
+    const own = this.own;
+    if (own === undefined) return blocked;
+    const b = own.blockedMs(now);
+    return b > blocked ? b : blocked;
   }
 
   /**
