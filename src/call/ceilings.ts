@@ -67,7 +67,9 @@ export function learnCeiling<C>(s: PoolState<C>, ep: EndpointState<C>, verdict: 
 
 /** A grouped endpoint's own level, created on first use. */
 export function ownLevel<C>(s: PoolState<C>, ep: EndpointState<C>, now: number): Quota {
-  return (ep.own ??= new Quota(undefined, s.opts.dailyResetUtcHour, now, `key:${ep.name}`));
+  // Paced with the group's margin: the key's path has the same jitter.
+  const limit = { perSecond: undefined, burst: undefined, mode: 'paced', marginMs: ep.quota.marginMs, perDay: undefined, dailyStopFraction: 1 } as const;
+  return (ep.own ??= new Quota(limit, s.opts.dailyResetUtcHour, now, `key:${ep.name}`));
 }
 
 function defaultScope<C>(s: PoolState<C>, ep: EndpointState<C>, n: number, now: number): 'key' | 'group' {

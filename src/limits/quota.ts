@@ -122,6 +122,11 @@ export class Quota {
     return rate === undefined ? wait : wait + ahead * rate.intervalMs;
   }
 
+  /** The pacing margin a limiter installed by a learned ceiling uses. */
+  get marginMs(): number {
+    return this.#marginMs;
+  }
+
   /** Calls queued for this quota's next token. */
   get queued(): number {
     return this.waiters === undefined ? 0 : this.waiters.size;
