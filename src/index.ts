@@ -32,7 +32,6 @@ export type {
   HedgeOptions,
 } from './options/options.js';
 export { applySlice, parseGroups } from './extras/env.js';
-export { classifyApiKeyMessage } from './extras/api-keys.js';
 export type { EndpointStatus } from './pool.js';
 export type { HealthOptions, CeilingRecoveryOptions } from './options/options.js';
 export type { LimiterStore, SharedLimit, StoreOptions } from './limits/store.js';

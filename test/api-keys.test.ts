@@ -1,5 +1,5 @@
 import { describe, expect, test } from 'vitest';
-import { classifyApiKeyMessage } from '../src/index.js';
+import { classifyApiKeyMessage } from '../src/keys/index.js';
 import { classifyFetchError, HttpStatusError } from '../src/fetch/index.js';
 
 describe('classifyApiKeyMessage', () => {

@@ -8,7 +8,8 @@
  */
 import fs from 'node:fs';
 import path from 'node:path';
-import { Pool, classifyApiKeyMessage } from '../../dist/index.js';
+import { Pool } from '../../dist/index.js';
+import { classifyApiKeyMessage } from '../../dist/keys/index.js';
 import { FakeClock } from '../../dist/testing/index.js';
 import { generateProfile, recommendedOptions, runKeyPool } from './keypools.mjs';
 
@@ -25,7 +26,7 @@ export async function runKeyPools({ profiles = 20, minutes = 10, loads = [0.5, 0
     for (const load of loads) {
       const r = await runKeyPool({ profile, load, Pool, FakeClock, options });
       runs.push({ ...r, keys: profile.keys.length, groups: profile.groups.length });
-      log(`profile ${i} (${profile.keys.length} keys, ${profile.groups.length} groups, ${r.capacity}/s) at ${load * 100} %: failures ${r.failurePct} %, self-inflicted 429 ${r.selfInflicted429Pct} %, median failure ${r.medianFailureMs} ms, served p99 ${r.servedP99Ms} ms ${JSON.stringify(r.codes)}`);
+      log(`profile ${i} (${profile.keys.length} keys, ${profile.groups.length} groups, ${r.capacity}/s) at ${Math.round(load * 100)} %: failures ${r.failurePct} %, self-inflicted 429 ${r.selfInflicted429Pct} %, median failure ${r.medianFailureMs} ms, served p99 ${r.servedP99Ms} ms ${JSON.stringify(r.codes)}`);
     }
   }
   return { minutes, profiles, runs, summary: summarize(runs) };
@@ -62,9 +63,9 @@ export function renderKeyPools(result) {
     '| load | worst caller failures | median caller failures | worst self-inflicted 429s | median failure time (median over profiles) | worst served p99 / deadline |',
     '|---|---|---|---|---|---|',
   ];
-  for (const [load, v] of Object.entries(s)) lines.push(`| ${Number(load) * 100} % | ${v.worstFailurePct} % | ${v.medianFailurePct} % | ${v.worstSelfInflicted429Pct} % | ${v.medianOfMedianFailureMs} ms | ${Math.round(v.worstServedP99OverDeadline * 100) / 100} |`);
+  for (const [load, v] of Object.entries(s)) lines.push(`| ${Math.round(Number(load) * 100)} % | ${v.worstFailurePct} % | ${v.medianFailurePct} % | ${v.worstSelfInflicted429Pct} % | ${v.medianOfMedianFailureMs} ms | ${Math.round(v.worstServedP99OverDeadline * 100) / 100} |`);
   lines.push('', '| profile | keys | groups | capacity/s | load | failures % | self-inflicted 429 % | median failure ms | served p99 ms |', '|---|---|---|---|---|---|---|---|---|');
-  for (const r of result.runs) lines.push(`| ${r.seed} | ${r.keys} | ${r.groups} | ${r.capacity} | ${r.load * 100} % | ${r.failurePct} | ${r.selfInflicted429Pct} | ${r.medianFailureMs} | ${r.servedP99Ms} |`);
+  for (const r of result.runs) lines.push(`| ${r.seed} | ${r.keys} | ${r.groups} | ${r.capacity} | ${Math.round(r.load * 100)} % | ${r.failurePct} | ${r.selfInflicted429Pct} | ${r.medianFailureMs} | ${r.servedP99Ms} |`);
   return lines.join('\n') + '\n';
 }
 

@@ -8,7 +8,8 @@
  */
 import fc from 'fast-check';
 import { describe, expect, test } from 'vitest';
-import { Pool, classifyApiKeyMessage } from '../../src/index.js';
+import { Pool } from '../../src/index.js';
+import { classifyApiKeyMessage } from '../../src/keys/index.js';
 import { FakeClock } from '../../src/testing/index.js';
 import { generateProfile, recommendedOptions, runKeyPool } from '../../bench/sim/keypools.mjs';
 import { seedFor } from './run.js';
