@@ -29,13 +29,13 @@ export type RefreshAuth<C> = (conn: C, ctx: AttemptContext) => Promise<unknown>;
 export type Strategy = 'ordered' | 'round-robin' | 'random' | 'health' | 'latency';
 
 export interface RateLimitOptions {
-  /** Calls per second. Optional when only `perDay` is set. */
+  /** Calls per second, at most 1,000,000. Optional when only `perDay` is set. */
   readonly perSecond?: number;
-  /** `bucket`: a token bucket (bursts allowed); `paced`: calls spaced by `1000 / perSecond + marginMs`, at most `perSecond` in any second. @default 'bucket' */
+  /** `bucket`: a token bucket (bursts allowed); `paced`: calls spaced by `(1000 / perSecond) × (1 + marginMs / 1000)`, at most `floor(perSecond)` in any `1000 + marginMs` ms. @default 'bucket' */
   readonly mode?: 'bucket' | 'paced';
   /** Bucket size (bucket mode). @default perSecond (rounded up) */
   readonly burst?: number;
-  /** Extra spacing between paced calls. @default 25 */
+  /** Milliseconds each second of pacing is stretched by, to absorb network jitter (set it to the spread of your one-way latency). @default 25 */
   readonly marginMs?: number;
   /** Calls per day; admission stops at `dailyStopFraction` of it until the next reset. */
   readonly perDay?: number;
