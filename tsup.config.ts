@@ -5,6 +5,7 @@ export default defineConfig({
     index: 'src/index.ts',
     'testing/index': 'src/testing/index.ts',
     'fetch/index': 'src/fetch/index.ts',
+    'keys/index': 'src/keys/index.ts',
     'viem/index': 'src/viem/index.ts',
     'prometheus/index': 'src/prometheus/index.ts',
     'otel/index': 'src/otel/index.ts',

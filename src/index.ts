@@ -8,7 +8,7 @@ export { Pool, type EndpointStats, type ProbeOptions } from './pool.js';
 export { Refresher, type RefresherOptions, type RefreshResult, type SharedSurvivors } from './extras/refresher.js';
 export { PoolError, isPoolError, type PoolErrorCode } from './base/errors.js';
 export type { AttemptContext, Operation } from './call/context.js';
-export type { ErrorClass, Classification, ClassifyResult, Classifier } from './base/classify.js';
+export type { ErrorClass, Classification, ClassifyResult, Classifier, CeilingScope } from './base/classify.js';
 export type { PoolEvent, PoolEventType, EventListener, CancelReason, FailureClass } from './base/events.js';
 export { METRICS, type MetricsSink, type Labels } from './base/metrics.js';
 export { systemClock, systemRandom, type Clock, type RandomSource, type TimerHandle } from './base/clock.js';
@@ -33,5 +33,5 @@ export type {
 } from './options/options.js';
 export { applySlice, parseGroups } from './extras/env.js';
 export type { EndpointStatus } from './pool.js';
-export type { HealthOptions } from './options/options.js';
+export type { HealthOptions, CeilingRecoveryOptions } from './options/options.js';
 export type { LimiterStore, SharedChange, SharedLimit, SharedState, StoreOptions } from './limits/store.js';

@@ -18,6 +18,19 @@ import { resolvePoolOptions } from './options/resolve.js';
 import { durationOrInfinity, plainObject } from './options/validate.js';
 import { probeEndpoints, type ProbeResult } from './health/probe.js';
 import { PoolState } from './state.js';
+import { recoverCeilings } from './call/ceilings.js';
+
+function lower(a: number | undefined, b: number | undefined): number | undefined {
+  return a === undefined ? b : b === undefined ? a : Math.min(a, b);
+}
+
+function parkedUntil(until: number, now: number): number | undefined {
+  return until > now ? until : undefined;
+}
+
+function changedAt(a: number | undefined, b: number | undefined): number | undefined {
+  return a === undefined ? b : b === undefined ? a : Math.max(a, b);
+}
 
 /** Where an endpoint stands, most severe first. */
 export type EndpointStatus = 'disabled' | 'parked' | 'open' | 'cooling' | 'ok';
@@ -40,8 +53,15 @@ export interface EndpointStats {
   readonly rateLimited: number;
   /** How long selection still skips it after a rate-limited answer. */
   readonly cooldownRemainingMs: number;
-  /** Its per-second ceiling (configured, or learned from the server), if it has one. */
+  /**
+   * Its per-second ceiling in force (configured, or learned from the server and possibly
+   * recovering), if it has one: in a group, the lower of the group's and its own.
+   */
   readonly ceilingPerSecond: number | undefined;
+  /** In a group: its own learned ceiling, when a rate-limited answer described the key alone. */
+  readonly ownCeilingPerSecond: number | undefined;
+  /** When a learned ceiling of this endpoint (its own or its quota's) last changed; `undefined` if none was learned. */
+  readonly ceilingChangedAtMs: number | undefined;
   /** Attempts started in the last 5 and 15 minutes. */
   readonly usage5m: number;
   readonly usage15m: number;
@@ -105,12 +125,13 @@ export class Pool<C> {
   /** A snapshot of every endpoint, in configuration order. */
   stats(): EndpointStats[] {
     const now = this.#s.clock.now();
+    this.#recover(now);
     return this.#s.endpoints.map((ep) => ({
       name: ep.name,
       priority: ep.priority,
       status: ep.disabled
         ? 'disabled'
-        : ep.quota.blockedMs(now) > 0
+        : ep.quota.blockedMs(now) > 0 || (ep.own?.blockedMs(now) ?? 0) > 0
           ? 'parked'
           : ep.breaker.isStrictlyOpen(now)
             ? 'open'
@@ -126,32 +147,44 @@ export class Pool<C> {
       failures: ep.failures,
       rateLimited: ep.rateLimited,
       cooldownRemainingMs: Math.max(0, ep.quota.cooldownUntil - now),
-      ceilingPerSecond: ep.quota.perSecond,
+      ceilingPerSecond: lower(ep.quota.perSecond, ep.own?.perSecond),
+      ownCeilingPerSecond: ep.own?.perSecond,
+      ceilingChangedAtMs: changedAt(ep.quota.learned?.changedAt, ep.own?.learned?.changedAt),
       usage5m: ep.usageIn(now, 300_000),
       usage15m: ep.usageIn(now, 900_000),
       failures5m: ep.failuresIn(now, 300_000),
       dailyCount: ep.quota.daily?.count(now),
-      parkedUntilMs: ep.quota.parkedUntil > now ? ep.quota.parkedUntil : undefined,
+      parkedUntilMs: parkedUntil(Math.max(ep.quota.parkedUntil, ep.own?.parkedUntil ?? 0), now),
     }));
   }
 
   /**
    * Theoretical calls per second of the endpoints that can take calls now (not disabled,
    * parked or behind an open breaker). A group sharing one quota counts once.
-   * `Infinity` when such an endpoint has no per-second limit.
+   * `Infinity` when such an endpoint has no per-second limit. Learned ceilings count at
+   * their current value (recovery steps due are applied first); a group counts at the
+   * lower of its shared ceiling and the sum of its members' own.
    */
   capacity(): number {
     const now = this.#s.clock.now();
-    const seen = new Set<unknown>();
-    let total = 0;
+    this.#recover(now);
+    const members = new Map<unknown, number>();
+    const shared = new Map<unknown, number>();
     for (const ep of this.#s.endpoints) {
-      if (ep.unavailableMs(now) > 0 || seen.has(ep.quota)) continue;
-      seen.add(ep.quota);
+      if (ep.unavailableMs(now) > 0) continue;
       const ceiling = ep.quota.perSecond;
       if (ceiling === undefined) return Number.POSITIVE_INFINITY;
-      total += ceiling;
+      shared.set(ep.quota, ceiling);
+      members.set(ep.quota, (members.get(ep.quota) ?? 0) + (ep.own?.perSecond ?? Number.POSITIVE_INFINITY));
     }
+    let total = 0;
+    for (const [quota, ceiling] of shared) total += Math.min(ceiling, members.get(quota)!);
     return total;
+  }
+
+  /** Applies the recovery steps of learned ceilings that are due. */
+  #recover(now: number): void {
+    for (const ep of this.#s.endpoints) if (ep.quota.learned !== undefined || ep.own !== undefined) recoverCeilings(this.#s, ep, now);
   }
 
   /**

@@ -110,8 +110,8 @@ export class PoolState<C> {
         if (q.shared?.key !== key) continue;
         const first = this.endpoints.find((e) => e.quota === q) === ep;
         if (first && state.ceilingPerSecond !== undefined && q.ceilingPerSecond !== state.ceilingPerSecond) {
-          q.recalibrate(state.ceilingPerSecond, now);
-          this.emit({ type: 'endpoint-recalibrated', endpoint: ep.name, perSecond: state.ceilingPerSecond });
+          const perSecond = q.learn(state.ceilingPerSecond, now);
+          this.emit({ type: 'endpoint-recalibrated', endpoint: ep.name, perSecond, scope: q.grouped ? 'group' : 'key', reason: 'hint' });
         }
         if (first && state.parkedForMs > 0 && q.parkedUntil < now + state.parkedForMs - 1000) {
           q.parkedUntil = now + state.parkedForMs;
@@ -292,7 +292,10 @@ export class PoolState<C> {
     }
     if (this.#restoreAt === 0 || now < this.#restoreAt) return;
     this.#restoreAt = 0;
-    for (const q of new Set(this.endpoints.map((e) => e.quota))) q.restore(now);
+    for (const q of new Set(this.endpoints.map((e) => e.quota))) {
+      q.restore(now);
+      q.waiters?.poke();
+    }
   }
 
   emit(event: PoolEvent): void {

@@ -76,10 +76,11 @@ describe('what each outcome reports', () => {
     const [a] = h.pool.stats();
     expect(a!.rateLimited).toBe(2);
     expect(a!.attempts).toBe(2);
-    expect(a!.cooldownRemainingMs).toBe(490);
+    // Each hint plus its jitter (random 0.5: 12.5 %).
+    expect(a!.cooldownRemainingMs).toBe(553);
     expect(h.events.filter((e) => e.type === 'endpoint-cooling')).toEqual([
-      { type: 'endpoint-cooling', endpoint: 'a', cooldownMs: 500 },
-      { type: 'endpoint-cooling', endpoint: 'a', cooldownMs: 100 },
+      { type: 'endpoint-cooling', endpoint: 'a', cooldownMs: 563 },
+      { type: 'endpoint-cooling', endpoint: 'a', cooldownMs: 113 },
     ]);
   });
 

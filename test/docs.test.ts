@@ -101,6 +101,7 @@ describe('the options reference', () => {
     EndpointConfig: ['src/options/options.ts', 'Endpoints'],
     RateLimitOptions: ['src/options/options.ts', '`rateLimit`'],
     HealthOptions: ['src/options/options.ts', '`health`'],
+    CeilingRecoveryOptions: ['src/options/options.ts', '`ceilingRecovery`'],
     LatencyOptions: ['src/options/options.ts', '`latency`'],
     HedgeOptions: ['src/options/options.ts', '`hedge`'],
     ExecuteOptions: ['src/options/options.ts', 'Per-call options'],

@@ -66,6 +66,9 @@ describe('public runtime exports', () => {
           "joinUrl: function",
           "parseRetryAfter: function",
         ],
+        "./keys": [
+          "classifyApiKeyMessage: function",
+        ],
         "./otel": [
           "otelSink: function",
         ],

@@ -7,13 +7,13 @@ const code = (e: unknown): string | undefined => (isPoolError(e) ? e.code : unde
 const DAY = 86_400_000;
 
 describe('paced admission', () => {
-  test("rateLimit { mode: 'paced' } spaces an endpoint's calls by 1000/perSecond + margin", async () => {
+  test("rateLimit { mode: 'paced' } spaces an endpoint's calls by (1000/perSecond) × (1 + margin/1000)", async () => {
     const h = harness([{ name: 'a', rateLimit: { perSecond: 3, mode: 'paced' } }]);
     const calls = Array.from({ length: 4 }, () => start(h.pool.execute(h.op, { deadlineMs: 60_000 })));
     await h.clock.advance(5000);
     await Promise.all(calls.map((c) => c.promise));
     const gaps = h.eps.a!.startedAt.slice(1).map((t, i) => t - h.eps.a!.startedAt[i]!);
-    expect(gaps).toEqual([359, 359, 359]);
+    expect(gaps).toEqual([342, 342, 342]);
   });
 
   test('paced mode rejects a burst setting', () => {
@@ -22,16 +22,16 @@ describe('paced admission', () => {
 });
 
 describe('learned ceilings', () => {
-  test('a ceiling hint recalibrates the limiter, cools the endpoint for a second, and shows in stats()', async () => {
+  test('a ceiling hint recalibrates the limiter, cools the endpoint for one interval of the new ceiling, and shows in stats()', async () => {
     const h = harness([{ name: 'a', rateLimit: { perSecond: 5 } }, 'b']);
     h.eps.a!.then(fail({ class: 'rate-limited', ceilingPerSecond: 3 }));
     expect(await h.pool.execute(h.op)).toBe('b');
     const a = h.pool.stats()[0]!;
     expect(a.ceilingPerSecond).toBe(3);
-    expect(a.cooldownRemainingMs).toBe(1000);
+    expect(a.cooldownRemainingMs).toBe(334); // one slot at 3/s
     expect(a.status).toBe('cooling');
-    expect(h.events.find((e) => e.type === 'endpoint-recalibrated')).toEqual({ type: 'endpoint-recalibrated', endpoint: 'a', perSecond: 3 });
-    await h.clock.advance(1000);
+    expect(h.events.find((e) => e.type === 'endpoint-recalibrated')).toEqual({ type: 'endpoint-recalibrated', endpoint: 'a', perSecond: 3, scope: 'key', reason: 'hint' });
+    await h.clock.advance(334);
     expect(await h.pool.execute(h.op)).toBe('a');
   });
 
@@ -44,8 +44,8 @@ describe('learned ceilings', () => {
     expect(call.value).toBe('a');
     const second = start(h.pool.execute(h.op));
     await h.clock.advance(0);
-    expect(second.settled).toBe(false); // paced: 525 ms after the last call
-    await h.clock.advance(525);
+    expect(second.settled).toBe(false); // paced: 513 ms after the last call
+    await h.clock.advance(513);
     await second.promise;
     expect(h.pool.stats()[0]!.ceilingPerSecond).toBe(2);
   });
@@ -138,8 +138,8 @@ describe('groups', () => {
     await h.clock.advance(10_000);
     await Promise.all(calls.map((c) => c.promise));
     const group = [...h.eps.k1!.startedAt, ...h.eps.k2!.startedAt, ...h.eps.k3!.startedAt].sort((x, y) => x - y);
-    // Paced as one: consecutive group calls are at least 359 ms apart.
-    for (let i = 1; i < group.length; i++) expect(group[i]! - group[i - 1]!).toBeGreaterThanOrEqual(359);
+    // Paced as one: consecutive group calls are at least 342 ms apart.
+    for (let i = 1; i < group.length; i++) expect(group[i]! - group[i - 1]!).toBeGreaterThanOrEqual(342);
     expect(group.length + h.eps.solo!.calls).toBe(9);
   });
 

@@ -4,13 +4,13 @@ import { PacedLimiter } from '../src/limits/paced.js';
 import { RollingCounter } from '../src/limits/window.js';
 
 describe('PacedLimiter', () => {
-  test('spaces calls by 1000/perSecond + margin: never a burst', () => {
+  test('spaces calls by (1000/perSecond) × (1 + margin/1000): never a burst', () => {
     const p = new PacedLimiter(3, 25);
     expect(p.waitMs(0)).toBe(0);
     p.take(0);
-    expect(p.waitMs(0)).toBe(359); // 333.3 + 25, rounded up
-    expect(p.waitMs(358)).toBe(1);
-    expect(p.waitMs(359)).toBe(0);
+    expect(p.waitMs(0)).toBe(342); // 333.3 × 1.025, rounded up
+    expect(p.waitMs(341)).toBe(1);
+    expect(p.waitMs(342)).toBe(0);
   });
 
   test('at most perSecond calls in any rolling second, even with a zero margin', () => {
@@ -27,9 +27,10 @@ describe('PacedLimiter', () => {
   });
 
   test.each([
-    [0.5, 2025],
+    [0.5, 2050],
     [1, 1025],
-    [10, 125],
+    [10, 103],
+    [20, 52],
   ])('at %f/s the spacing is %i ms', (perSecond, spacing) => {
     const p = new PacedLimiter(perSecond, 25);
     p.take(0);

@@ -154,6 +154,7 @@ describe('scenario: a pool of API keys with hidden, differing acceptance', () =>
     const stats = pool.pool.stats();
     expect(stats.find((s) => s.name === 'k9')!.status).toBe('disabled');
     // Under pressure, the 1/s key told us its real ceiling and was recalibrated.
-    if (load === 0.9) expect(stats.find((s) => s.name === 'k5')!.ceilingPerSecond).toBe(1);
+    // (Its learned ceiling then recovers toward the configured 3/s while the key stays quiet.)
+    if (load === 0.9) expect(stats.find((s) => s.name === 'k5')!.ceilingChangedAtMs).toBeDefined();
   });
 });

@@ -23,7 +23,7 @@ export const contenders = {
   async 'pool-full'(op) {
     const { Pool } = await import(POOL);
     const pool = new Pool({
-      endpoints: threeEndpoints({ rateLimit: { perSecond: 1e12 } }),
+      endpoints: threeEndpoints({ rateLimit: { perSecond: 1e6 } }),
       classify,
       attemptTimeoutMs: 10_000,
       deadlineMs: 30_000,
@@ -37,7 +37,7 @@ export const contenders = {
   async 'pool-full-signal'(op) {
     const { Pool } = await import(POOL);
     const pool = new Pool({
-      endpoints: threeEndpoints({ rateLimit: { perSecond: 1e12 } }),
+      endpoints: threeEndpoints({ rateLimit: { perSecond: 1e6 } }),
       classify,
       attemptTimeoutMs: 10_000,
       deadlineMs: 30_000,
@@ -50,7 +50,7 @@ export const contenders = {
   async 'pool-scale'(op, args) {
     const { Pool } = await import(POOL);
     const pool = new Pool({
-      endpoints: manyEndpoints(args.endpoints, { rateLimit: { perSecond: 1e12 } }),
+      endpoints: manyEndpoints(args.endpoints, { rateLimit: { perSecond: 1e6 } }),
       strategy: args.strategy,
       classify,
       attemptTimeoutMs: 10_000,

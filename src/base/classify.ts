@@ -31,6 +31,12 @@ export interface Classification {
   readonly retryAfterMs?: number;
   /** The server's real per-second ceiling (e.g. parsed from "rate limit reached (3/sec)"): the endpoint is recalibrated to it. */
   readonly ceilingPerSecond?: number;
+  /**
+   * Which limit `ceilingPerSecond` describes, for an endpoint in a group: `key` (this
+   * endpoint's own: paces it alone, never its siblings) or `group` (the quota its group
+   * shares). @default decided by comparing the number with the levels in force (see docs/quotas.md)
+   */
+  readonly ceilingScope?: CeilingScope;
   /** The server says the endpoint's daily quota is spent: it is parked until the next daily reset. */
   readonly dailyQuotaExhausted?: boolean;
   /** The endpoint can never succeed (an invalid key): it is disabled until `enableEndpoint`. */
@@ -38,6 +44,9 @@ export interface Classification {
 }
 
 export type ClassifyResult = ErrorClass | Classification;
+
+/** The level of a group's limits a learned ceiling applies to. */
+export type CeilingScope = 'key' | 'group';
 
 export type Classifier = (error: unknown) => ClassifyResult;
 
@@ -53,6 +62,7 @@ export interface Verdict {
   class: ErrorClass;
   retryAfterMs: number | undefined;
   ceilingPerSecond: number | undefined;
+  ceilingScope: CeilingScope | undefined;
   dailyQuotaExhausted: boolean;
   disableEndpoint: boolean;
   /** False when the classifier threw or answered something unknown (the class is then `permanent`). */
@@ -66,6 +76,7 @@ export interface Verdict {
 export function runClassifier(classify: Classifier, error: unknown, out: Verdict): Verdict {
   out.retryAfterMs = undefined;
   out.ceilingPerSecond = undefined;
+  out.ceilingScope = undefined;
   out.dailyQuotaExhausted = false;
   out.disableEndpoint = false;
   out.valid = true;
@@ -87,6 +98,7 @@ export function runClassifier(classify: Classifier, error: unknown, out: Verdict
     out.retryAfterMs = nonNegative(c.retryAfterMs);
     const ceiling = nonNegative(c.ceilingPerSecond);
     out.ceilingPerSecond = ceiling !== undefined && ceiling > 0 ? ceiling : undefined;
+    out.ceilingScope = c.ceilingScope === 'key' || c.ceilingScope === 'group' ? c.ceilingScope : undefined;
     out.dailyQuotaExhausted = c.dailyQuotaExhausted === true;
     out.disableEndpoint = c.disableEndpoint === true;
     return out;

@@ -39,7 +39,13 @@ export type PoolErrorCode =
   /** A retry was needed but the pool's retry budget is spent; `cause` is the last error. */
   | 'RETRY_BUDGET_EXHAUSTED'
   /** A quorum read found too few endpoints agreeing (`endpoint-pool/viem`, `endpoint-pool/ethers`); the error carries the answers. */
-  | 'QUORUM_NOT_MET';
+  | 'QUORUM_NOT_MET'
+  /**
+   * Rate limits leave no turn for the call in time: its turn (behind the calls queued
+   * ahead, or after the server's Retry-After) would come after its deadline or after
+   * `maxQueueWaitMs`. Failed at once, with `retryAfterMs` set to when that turn is.
+   */
+  | 'RATE_LIMITED';
 
 const BRAND = Symbol.for('endpoint-pool.PoolError');
 

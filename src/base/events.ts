@@ -52,8 +52,19 @@ export type PoolEvent =
     }
   | { readonly type: 'rate-limit-wait'; readonly callId: number; readonly endpoint: string; readonly delayMs: number }
   | { readonly type: 'endpoint-cooling'; readonly endpoint: string; readonly cooldownMs: number }
-  /** A ceiling learned from the server replaced the endpoint's per-second limit. */
-  | { readonly type: 'endpoint-recalibrated'; readonly endpoint: string; readonly perSecond: number }
+  /**
+   * A learned ceiling changed: set from a hint (`reason: 'hint'`; `clampedFrom` when the
+   * hinted number was outside the learned range) or raised by recovery (`'recovery'`).
+   * `scope`: the endpoint's own limit (`key`) or its group's shared one (`group`).
+   */
+  | {
+      readonly type: 'endpoint-recalibrated';
+      readonly endpoint: string;
+      readonly perSecond: number;
+      readonly scope: 'key' | 'group';
+      readonly reason: 'hint' | 'recovery';
+      readonly clampedFrom?: number;
+    }
   /** The endpoint's daily quota is spent: no calls until `untilMs`. */
   | { readonly type: 'endpoint-parked'; readonly endpoint: string; readonly untilMs: number }
   /** The endpoint can never succeed (e.g. an invalid key): out until `enableEndpoint`. */

@@ -50,6 +50,7 @@ export function isThenable(value: unknown): value is PromiseLike<unknown> {
 /** The endpoint takes one more attempt: its limit, in-flight count and usage. */
 export function claimSlot<C>(ep: EndpointState<C>, now: number): void {
   ep.quota.take(now);
+  ep.own?.take(now);
   if (++ep.inFlight > ep.peakInFlight) ep.peakInFlight = ep.inFlight;
   ep.attempts++;
   ep.usage.add(now);

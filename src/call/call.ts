@@ -68,7 +68,7 @@ export class Call<C, T> extends Waiting<C> implements AttemptOwner<C>, Admission
   #panic = false;
   /** The endpoint the shared store is being asked about. */
   #admitting: EndpointState<C> | undefined;
-  readonly #verdict: Verdict = { class: 'transient', retryAfterMs: undefined, ceilingPerSecond: undefined, dailyQuotaExhausted: false, disableEndpoint: false, valid: true };
+  readonly #verdict: Verdict = { class: 'transient', retryAfterMs: undefined, ceilingPerSecond: undefined, ceilingScope: undefined, dailyQuotaExhausted: false, disableEndpoint: false, valid: true };
 
   constructor(s: PoolState<C>, op: Operation<C, T>, options: ExecuteOptions | undefined) {
     super(s);
@@ -149,16 +149,19 @@ export class Call<C, T> extends Waiting<C> implements AttemptOwner<C>, Admission
         this.#panic = sel.panic === true;
         return this.#admit(sel.endpoint, now);
       case 'wait':
-        if (sel.endpoint !== undefined && sel.waitMs !== INF) {
-          s.count(METRICS.rateLimitWaits, sel.endpoint.labels);
-          if (s.listener !== undefined) s.emit({ type: 'rate-limit-wait', callId: this.id, endpoint: sel.endpoint.name, delayMs: sel.waitMs });
-        }
-        return this.#sleep(sel.waitMs, true);
+        if (sel.endpoint === undefined || sel.waitMs === INF) return this.#sleep(sel.waitMs, true);
+        // Deadline-aware admission: a turn that comes too late fails at once (waits.ts).
+        if (this.lateTurn(sel.waitMs, now)) return this.#fail('RATE_LIMITED', this.lateTurn(sel.waitMs, now)!, Math.ceil(sel.waitMs));
+        return this.#sleep(sel.waitMs, true, sel.endpoint);
       case 'none':
         if (this.#plan.breakerMode === 'wait') return this.#sleep(sel.retryAfterMs, true);
         if (pin !== undefined) return this.#pinUnavailable('its breaker is open', sel.retryAfterMs);
         return this.#fail('NO_ENDPOINT', 'no endpoint admits calls: every candidate is excluded or its breaker is open', sel.retryAfterMs);
     }
+  }
+
+  protected tookTurn(ep: EndpointState<C>, now: number): void {
+    return now < this.deadlineAt && !this.s.closed && ep.readyNow(now, this.#panic) ? this.#admit(ep, now) : this.#next(now);
   }
 
   /** With a shared store, asks it first (see admission.ts); otherwise launches at once. */
@@ -185,7 +188,7 @@ export class Call<C, T> extends Waiting<C> implements AttemptOwner<C>, Admission
       this.#deadlineExceeded();
       return false;
     }
-    if (!ep.live || ep.unavailableMs(now, this.#panic) !== 0 || ep.readyInMs(now) !== 0) {
+    if (!ep.readyNow(now, this.#panic)) {
       this.#next();
       return false;
     }
@@ -198,6 +201,7 @@ export class Call<C, T> extends Waiting<C> implements AttemptOwner<C>, Admission
     if (!asHedge) {
       this.#retryPending = false;
       this.#backedOff = false;
+      this.queueWaitEnds();
     }
     const a = new Attempt<C>(this, ep, n, this.deadlineAt, ep.breaker.enter(now), now);
     claimSlot(ep, now);
@@ -344,17 +348,15 @@ export class Call<C, T> extends Waiting<C> implements AttemptOwner<C>, Admission
     this.#next();
   }
 
-  /**
-   * Waits `ms` (`Infinity`: until woken by freed capacity), bounded by the deadline.
-   * `hinted`: the wait comes from a limit or breaker rather than the backoff schedule.
-   */
-  #sleep(ms: number, hinted: boolean): void {
+  /** Waits `ms` (`Infinity`: until freed capacity wakes it) or its turn on `queueOn`'s quota, bounded by the deadline; `hinted`: not a backoff. */
+  #sleep(ms: number, hinted: boolean, queueOn?: EndpointState<C>): void {
     if (this.#retryPending) {
       this.#retryPending = false;
       if (this.s.listener !== undefined) this.s.emit({ type: 'retry-scheduled', callId: this.id, attempt: this.attempts + 1, delayMs: ms, hinted });
     }
     this.#backedOff = true;
-    this.sleep(ms);
+    if (queueOn !== undefined) this.queueFor(queueOn, ms, this.id);
+    else this.sleep(ms);
   }
 
   #deadlineExceeded(): void {

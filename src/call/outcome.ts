@@ -1,7 +1,7 @@
 /**
  * What an attempt's end does to its endpoint: counters, latency, the breaker, cooldowns
- * and the hints a classification carries (a learned ceiling, a spent daily quota, an
- * invalid key), then the metrics and events that report it. State changes come first;
+ * and the hints a classification carries (a learned ceiling: ceilings.ts; a spent daily
+ * quota, an invalid key), then the metrics and events that report it. State changes come first;
  * events and metrics after, so a listener always sees the state the event describes.
  *
  * The call loop decides what the call does next; these functions only record.
@@ -13,6 +13,7 @@ import { METRICS, noneLabels, safeObserve } from '../base/metrics.js';
 import type { EndpointState } from '../selection/endpoint.js';
 import type { PoolState } from '../state.js';
 import type { Attempt } from './attempt.js';
+import { learnCeiling, ownLevel, rateLimitCooldownMs, recoverCeilings } from './ceilings.js';
 
 /** A success: the breaker, latency, metrics and `attempt-success`. */
 export function recordSuccess<C>(s: PoolState<C>, a: Attempt<C>, callId: number): void {
@@ -37,6 +38,9 @@ export function recordSuccess<C>(s: PoolState<C>, a: Attempt<C>, callId: number)
     s.emit({ type: 'attempt-success', callId, endpoint: ep.name, attempt: a.attempt, durationMs });
   }
   if (closed) s.wakeParked();
+  const q = ep.quota;
+  q.limitedRun = 0;
+  if (q.learned !== undefined || ep.own !== undefined) recoverCeilings(s, ep, now);
 }
 
 /** What a failed attempt left behind, for the call loop to act on. */
@@ -64,6 +68,8 @@ export function recordFailure<C>(s: PoolState<C>, a: Attempt<C>, error: unknown,
   }
   const cls = verdict.class;
   ep.failures++;
+  // The limit the answer came from: the group's quota, or the key's own (see ceilings.ts).
+  const level = learnCeiling(s, ep, verdict, now);
   let opened = false;
   let closed = false;
   let cooldownMs = 0;
@@ -74,8 +80,8 @@ export function recordFailure<C>(s: PoolState<C>, a: Attempt<C>, error: unknown,
     case 'rate-limited': {
       ep.breaker.release(a.probe);
       ep.rateLimited++;
-      cooldownMs = Math.min(verdict.retryAfterMs ?? s.opts.rateLimitCooldownMs, maxCooldownMs);
-      ep.quota.coolDown(now, cooldownMs);
+      cooldownMs = rateLimitCooldownMs(s, level, verdict, maxCooldownMs);
+      level.coolDown(now, cooldownMs);
       if (a.probe !== 0) s.wakeParked();
       break;
     }
@@ -116,14 +122,10 @@ export function recordTimeout<C>(s: PoolState<C>, a: Attempt<C>, now: number, ca
  * endpoint is now out of the running (disabled or parked).
  */
 function applyHints<C>(s: PoolState<C>, ep: EndpointState<C>, verdict: Verdict, now: number): boolean {
-  if (verdict.ceilingPerSecond !== undefined) {
-    ep.quota.recalibrate(verdict.ceilingPerSecond, now);
-    ep.quota.coolDown(now, s.opts.rateLimitCooldownMs);
-    s.emit({ type: 'endpoint-recalibrated', endpoint: ep.name, perSecond: verdict.ceilingPerSecond });
-  }
   let out = false;
   if (verdict.dailyQuotaExhausted) {
-    const untilMs = ep.quota.park(now);
+    // In a group, the key that said so is parked, not its siblings (they say so themselves if the account's day is spent).
+    const untilMs = (ep.quota.grouped ? ownLevel(s, ep, now) : ep.quota).park(now);
     s.emit({ type: 'endpoint-parked', endpoint: ep.name, untilMs });
     out = true;
   }

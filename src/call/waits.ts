@@ -4,6 +4,7 @@
  *   permit     queued for a pool-wide concurrency permit        ends: grantPermit()
  *   sleep      backoff, a rate limit, an open breaker            ends: its timer
  *   park       no in-flight or probe slot free                   ends: wake()
+ *   queue      its turn for a rate-limit token (limits/waiters)  ends: turn()
  *   auth       the endpoint's credentials are being refreshed    ends: the refresh settles
  *   admission  the shared store is deciding                      ends: its answer, or its timeout
  *
@@ -12,13 +13,16 @@
  * this class so that a call and its wait are one object: no allocation per wait.
  */
 import type { TimerHandle } from '../base/clock.js';
+import { METRICS } from '../base/metrics.js';
 import type { PoolState, Waiter } from '../state.js';
+import type { EndpointState } from '../selection/endpoint.js';
+import { WaitQueue, type QueuedWaiter } from '../limits/waiters.js';
 
-export type WaitState = 'none' | 'permit' | 'sleep' | 'park' | 'auth' | 'admission';
+export type WaitState = 'none' | 'permit' | 'sleep' | 'park' | 'auth' | 'admission' | 'queue';
 
 const INF = Number.POSITIVE_INFINITY;
 
-export abstract class Waiting<C> implements Waiter {
+export abstract class Waiting<C> implements Waiter, QueuedWaiter {
   protected readonly s: PoolState<C>;
   /** When the call's deadline passes, in clock time (`Infinity`: none). */
   protected deadlineAt = INF;
@@ -28,11 +32,20 @@ export abstract class Waiting<C> implements Waiter {
   #holdsPermit = false;
   #timer: TimerHandle | undefined;
   #onTimer: (() => void) | undefined;
+  /** QueuedWaiter: the ticket of its place in a rate-limit queue (0: none). */
+  queueTicket = 0;
+  /** The endpoint whose quota queue it is in. */
+  #queuedOn: EndpointState<C> | undefined;
+  #queue: WaitQueue | undefined;
+  #waitCounted = false;
+  #hadTurn = false;
 
   constructor(s: PoolState<C>) {
     this.s = s;
   }
 
+  /** Its turn for a token on `ep` came (it is out of the queue): go there, or select again. */
+  protected abstract tookTurn(ep: EndpointState<C>, now: number): void;
   /** Goes on (selects again) after a wait that ended normally. */
   protected abstract resume(): void;
   /** The wait's timer fired: `was` is the wait it ended (its deadline or its own time). */
@@ -45,6 +58,49 @@ export abstract class Waiting<C> implements Waiter {
     if (this.settled || this.waiting !== 'park') return;
     this.stopWaiting();
     this.resume();
+  }
+
+  /** QueuedWaiter: the queue gave this call its turn. */
+  turn(now: number): void {
+    const ep = this.#queuedOn;
+    if (this.settled || this.waiting !== 'queue' || ep === undefined) return;
+    this.stopWaiting();
+    this.#hadTurn = true;
+    this.tookTurn(ep, now);
+  }
+
+  /**
+   * Deadline-aware admission: why a turn `etaMs` away is too late (after the deadline or
+   * after `maxQueueWaitMs`; the call then fails at once), or `undefined`.
+   */
+  protected lateTurn(etaMs: number, now: number): string | undefined {
+    const late = now + etaMs > this.deadlineAt ? 'deadline' : etaMs > this.s.opts.maxQueueWaitMs ? 'maxQueueWaitMs' : undefined;
+    return late && `rate limits leave no turn for the call within its ${late} (next turn in ${Math.ceil(etaMs)} ms)`;
+  }
+
+  /**
+   * Queues for a token of `ep`'s quota, bounded by the deadline. A call that already had
+   * its turn and must wait again goes back to the front. One wait is counted once
+   * (`rate_limit_waits_total`, `rate-limit-wait`), however often it re-queues before its attempt.
+   */
+  protected queueFor(ep: EndpointState<C>, etaMs: number, callId: number): void {
+    const s = this.s;
+    if (!this.#waitCounted) {
+      this.#waitCounted = true;
+      s.count(METRICS.rateLimitWaits, ep.labels);
+      if (s.listener !== undefined) s.emit({ type: 'rate-limit-wait', callId, endpoint: ep.name, delayMs: etaMs });
+    }
+    const q = (ep.quota.waiters ??= new WaitQueue(s.clock));
+    this.#queuedOn = ep;
+    this.#queue = q;
+    this.waitFor('queue', INF);
+    q.join(this, ep, this.#hadTurn);
+  }
+
+  /** An attempt starts: the next rate-limit wait is a new one. */
+  protected queueWaitEnds(): void {
+    this.#waitCounted = false;
+    this.#hadTurn = false;
   }
 
   /** A permit was handed over from a finished call. */
@@ -119,6 +175,10 @@ export abstract class Waiting<C> implements Waiter {
       if (i >= 0) s.permitQueue.splice(i, 1);
     } else if (this.waiting === 'park') {
       s.parked.delete(this);
+    } else if (this.waiting === 'queue') {
+      this.#queue!.leave(this);
+      this.#queue = undefined;
+      this.#queuedOn = undefined;
     }
     if (this.waiting !== 'none') s.waiting.delete(this);
     this.waiting = 'none';

@@ -16,6 +16,8 @@ export interface Limiter {
   take(now: number): void;
   /** Calls per second this limiter currently allows. */
   readonly perSecond: number;
+  /** Milliseconds between two calls at the steady rate. */
+  readonly intervalMs: number;
 }
 
 /**
@@ -39,6 +41,10 @@ export class TokenBucket implements Limiter {
   /** A bucket with another rate and size, filled to the same fraction as this one (not full). */
   rescaled(perSecond: number, burst: number, now: number): TokenBucket {
     return new TokenBucket(perSecond, burst, now, (this.tokens(now) / this.burst) * burst);
+  }
+
+  get intervalMs(): number {
+    return 1000 / this.perSecond;
   }
 
   /** Tokens available at `now` (fractional). */

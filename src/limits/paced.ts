@@ -1,16 +1,23 @@
 /**
  * A paced limiter: calls are spaced, never sent in a burst.
  *
- * A call may leave only when both hold: the rolling one-second window has a free slot
- * (at most `perSecond` calls in any 1,000 ms), and the previous call left at least
- * `1000 / perSecond + marginMs` ago. Upstream windows are not aligned with ours and two
- * paths to the server do not have the same latency, so three calls fired in the same
- * second at a 3/s key are rejected far more often than three calls spaced 358 ms apart;
- * the margin absorbs that jitter.
+ * Calls leave at least `(1000 / perSecond) × (1 + marginMs / 1000)` ms apart, and at most
+ * `floor(perSecond)` of them in any `1000 + marginMs` ms. Upstream windows are not aligned
+ * with ours and two paths to the server do not have the same latency, so the server may
+ * see two of our calls closer together than we sent them; the margin stretches every
+ * second of our pacing by `marginMs`, so jitter up to that much does not put one call too
+ * many in the server's second. It costs the same share at every rate (2.5 % with the
+ * default 25 ms): a 3/s key is spaced 342 ms apart, a 20/s key 51.25 ms apart.
  *
- * Memory is constant: the window is a ring of the last `ceil(perSecond)` start times.
+ * Memory is bounded whatever the rate: the window is a ring of the last
+ * `slots = min(max(1, floor(perSecond)), MAX_SLOTS)` start times. Above `MAX_SLOTS` calls
+ * a second the window covers `slots` spacings instead of a second: the same rate, checked
+ * over a shorter span.
  */
 import type { Limiter } from './bucket.js';
+
+/** The most start times a paced limiter remembers. */
+export const MAX_SLOTS = 64;
 
 export class PacedLimiter implements Limiter {
   #perSecond: number;
@@ -20,12 +27,26 @@ export class PacedLimiter implements Limiter {
   #ring: number[];
   #head = 0;
   #last = Number.NEGATIVE_INFINITY;
+  /** The span the ring's calls must fit in. */
+  #windowMs = 1000;
 
   constructor(perSecond: number, marginMs: number) {
     this.marginMs = marginMs;
     this.#perSecond = perSecond;
-    this.#spacingMs = 1000 / perSecond + marginMs;
-    this.#ring = new Array<number>(Math.max(1, Math.floor(perSecond))).fill(Number.NEGATIVE_INFINITY);
+    this.#spacingMs = (1000 / perSecond) * (1 + marginMs / 1000);
+    this.#ring = this.#newRing(perSecond);
+  }
+
+  #newRing(perSecond: number): number[] {
+    const slots = Math.max(1, Math.min(MAX_SLOTS, Math.floor(perSecond)));
+    this.#windowMs = perSecond >= 1 && perSecond <= MAX_SLOTS ? 1000 + this.marginMs : slots * this.#spacingMs;
+    return new Array<number>(slots).fill(Number.NEGATIVE_INFINITY);
+  }
+
+  /** Milliseconds between two calls at the steady rate. */
+  get intervalMs(): number {
+    const perWindow = this.#windowMs / this.#ring.length;
+    return perWindow > this.#spacingMs ? perWindow : this.#spacingMs;
   }
 
   get perSecond(): number {
@@ -35,7 +56,7 @@ export class PacedLimiter implements Limiter {
   waitMs(now: number): number {
     const spacing = this.#last + this.#spacingMs - now;
     // The oldest of the last `slots` calls must have left the window.
-    const window = this.#ring[this.#head]! + 1000 - now;
+    const window = this.#ring[this.#head]! + this.#windowMs - now;
     const wait = spacing > window ? spacing : window;
     return wait > 0 ? Math.ceil(wait) : 0;
   }
@@ -50,8 +71,8 @@ export class PacedLimiter implements Limiter {
   recalibrate(perSecond: number): void {
     const recent = this.#ordered().filter((t) => t !== Number.NEGATIVE_INFINITY);
     this.#perSecond = perSecond;
-    this.#spacingMs = 1000 / perSecond + this.marginMs;
-    this.#ring = new Array<number>(Math.max(1, Math.floor(perSecond))).fill(Number.NEGATIVE_INFINITY);
+    this.#spacingMs = (1000 / perSecond) * (1 + this.marginMs / 1000);
+    this.#ring = this.#newRing(perSecond);
     this.#head = 0;
     for (const t of recent.slice(-this.#ring.length)) this.take(t);
   }

@@ -12,12 +12,21 @@
  * ceiling, the same pacing, the same cooldown when one of them overflows.
  *
  * A ceiling learned from the server (`ceilingPerSecond` in a classification) replaces the
- * configured one; with no per-second limit configured, it installs a paced limiter.
+ * configured one; with no per-second limit configured, it installs a paced limiter. It is
+ * clamped to a bounded range and recovers after a quiet period (see ceiling.ts).
+ *
+ * Rate-limited answers without a hint cool the quota down for `rateLimitCooldownMs`,
+ * doubled for every further such answer in a row (capped), until a success resets it.
+ *
+ * Calls waiting for this quota's next token queue on `waiters` (see waiters.ts), which
+ * the pool attaches.
  */
 import { DailyCounter, nextDailyReset } from './daily.js';
 import { TokenBucket, type Limiter } from './bucket.js';
 import { PacedLimiter } from './paced.js';
 import type { SharedLimit } from './store.js';
+import { CONFIGURED_MAX_PER_SECOND, LearnedCeiling, clampLearned, type CeilingRecovery } from './ceiling.js';
+import type { WaitQueue } from './waiters.js';
 import { invalidOption } from '../base/errors.js';
 import { DEFAULTS } from '../options/defaults.js';
 import { finite, oneOf, plainObject, positiveInteger } from '../options/validate.js';
@@ -47,11 +56,25 @@ export class Quota {
   #undegradedBurst: number | undefined;
   /** The share a degraded store allows (set by `degrade`). */
   #share = 1;
+  /** The configured per-second rate, if any: where a learned ceiling recovers to. */
+  readonly configured: number | undefined;
+  /** The ceiling learned from the server, once one was. */
+  learned: LearnedCeiling | undefined;
+  /** Rate-limited answers without a hint in a row (each doubles the cooldown); reset by a success. */
+  limitedRun = 0;
+  /** Calls queued for this quota's next token, once any did. */
+  waiters: WaitQueue | undefined;
+  /** In a group: the last ceiling a member reported as its own (two members saying the same number describe the group). */
+  lastKeyHint: { readonly perSecond: number; readonly from: string; readonly at: number } | undefined;
+  /** Endpoints of one group (`groups`) share this quota. */
+  readonly grouped: boolean;
 
   constructor(limit: ResolvedRateLimit | undefined, resetUtcHour: number, now: number, key = '') {
     this.#resetUtcHour = resetUtcHour;
     this.shared = limit === undefined ? undefined : { key, ...limit, dailyResetUtcHour: resetUtcHour };
     this.#marginMs = limit?.marginMs ?? 25;
+    this.configured = limit?.perSecond;
+    this.grouped = key.startsWith('group:');
     if (limit?.perSecond !== undefined) {
       this.rate =
         limit.mode === 'paced'
@@ -89,6 +112,27 @@ export class Quota {
     return wait;
   }
 
+  /**
+   * Milliseconds until the call `ahead + 1` places back in line may leave: the current
+   * wait plus one interval of the steady rate per call ahead.
+   */
+  etaMs(now: number, ahead: number): number {
+    const wait = this.waitMs(now);
+    if (ahead === 0) return wait;
+    const rate = this.rate;
+    return rate === undefined ? wait : wait + ahead * rate.intervalMs;
+  }
+
+  /** The pacing margin a limiter installed by a learned ceiling uses. */
+  get marginMs(): number {
+    return this.#marginMs;
+  }
+
+  /** Calls queued for this quota's next token. */
+  get queued(): number {
+    return this.waiters === undefined ? 0 : this.waiters.size;
+  }
+
   take(now: number): void {
     this.rate?.take(now);
     this.daily?.take(now);
@@ -110,9 +154,32 @@ export class Quota {
   }
 
   /**
-   * Adopts a ceiling the server told us about. While the shared store is degraded it is
-   * applied at the degraded share, and it is the ceiling `restore` brings back.
+   * Adopts a ceiling the server told us about, clamped into the learned range; returns
+   * the value adopted. `target`: where recovery stops (default: the configured rate, else
+   * the highest value ever learned).
    */
+  learn(perSecond: number, now: number, target = this.configured): number {
+    const value = clampLearned(perSecond);
+    if (this.learned === undefined) this.learned = new LearnedCeiling(value, target ?? value, now);
+    else this.learned.set(value, now, target);
+    this.#apply(value, now);
+    return value;
+  }
+
+  /** Recovery steps of a learned ceiling due by `now`; returns the new ceiling when it rose. */
+  recover(now: number, r: CeilingRecovery): number | undefined {
+    const l = this.learned;
+    if (l === undefined || !l.recover(now, r)) return undefined;
+    this.#apply(l.value, now);
+    return l.value;
+  }
+
+  /** `recalibrate` applies it at the degraded share while the shared store is down, and `restore` brings it back. */
+  #apply(value: number, now: number): void {
+    this.recalibrate(value, now);
+  }
+
+  /** Replaces the per-second ceiling (installing a paced limiter when there is none). */
   recalibrate(perSecond: number, now: number): void {
     if (this.#undegraded !== undefined) {
       this.#undegraded = perSecond;
@@ -178,6 +245,7 @@ export function resolveRateLimit(field: string, value: unknown): ResolvedRateLim
   if (rl === undefined) return undefined;
   const d = DEFAULTS.rateLimit;
   const perSecond = rl['perSecond'] === undefined ? undefined : finite(`${field}.perSecond`, rl['perSecond'], 0, 0, true);
+  if (perSecond !== undefined && perSecond > CONFIGURED_MAX_PER_SECOND) throw invalidOption(`${field}.perSecond`, `a number of calls per second up to ${CONFIGURED_MAX_PER_SECOND}`, perSecond);
   const perDay = rl['perDay'] === undefined ? undefined : positiveInteger(`${field}.perDay`, rl['perDay'], 0);
   if (perSecond === undefined && perDay === undefined) throw invalidOption(`${field}.perSecond`, 'a finite number > 0 (or a perDay)', undefined);
   const mode = oneOf(`${field}.mode`, rl['mode'], MODES, d.mode);

@@ -29,13 +29,13 @@ export type RefreshAuth<C> = (conn: C, ctx: AttemptContext) => Promise<unknown>;
 export type Strategy = 'ordered' | 'round-robin' | 'random' | 'health' | 'latency';
 
 export interface RateLimitOptions {
-  /** Calls per second. Optional when only `perDay` is set. */
+  /** Calls per second, at most 1,000,000. Optional when only `perDay` is set. */
   readonly perSecond?: number;
-  /** `bucket`: a token bucket (bursts allowed); `paced`: calls spaced by `1000 / perSecond + marginMs`, at most `perSecond` in any second. @default 'bucket' */
+  /** `bucket`: a token bucket (bursts allowed); `paced`: calls spaced by `(1000 / perSecond) × (1 + marginMs / 1000)`, at most `floor(perSecond)` in any `1000 + marginMs` ms. @default 'bucket' */
   readonly mode?: 'bucket' | 'paced';
   /** Bucket size (bucket mode). @default perSecond (rounded up) */
   readonly burst?: number;
-  /** Extra spacing between paced calls. @default 25 */
+  /** Milliseconds each second of pacing is stretched by, to absorb network jitter (set it to the spread of your one-way latency). @default 25 */
   readonly marginMs?: number;
   /** Calls per day; admission stops at `dailyStopFraction` of it until the next reset. */
   readonly perDay?: number;
@@ -80,8 +80,20 @@ export interface PoolOptions<C> {
   readonly backoff?: Partial<BackoffOptions>;
   /** @default { threshold: 5, cooldownMs: 5000, maxCooldownMs: 60000, mode: 'consecutive' } */
   readonly breaker?: Partial<BreakerOptions>;
-  /** How long a `rate-limited` endpoint is skipped when the error carries no `retryAfterMs`. @default 1000 */
+  /**
+   * How long a `rate-limited` endpoint is skipped when the error carries no `retryAfterMs`;
+   * doubled for each further such answer in a row, up to `backoff.maxMs`, until a success. @default 1000
+   */
   readonly rateLimitCooldownMs?: number;
+  /**
+   * Longest a call queues for a rate-limit token: a call whose turn (behind the calls
+   * queued ahead) would come later, or after its deadline, fails at once with
+   * `RATE_LIMITED`. Under overload this sheds the excess fast and keeps the served
+   * calls' wait bounded. @default Infinity (only the deadline bounds it)
+   */
+  readonly maxQueueWaitMs?: number;
+  /** How learned ceilings come back up after the server stops rejecting. */
+  readonly ceilingRecovery?: CeilingRecoveryOptions;
   /** Calls in progress at once (each holds one permit across all its retries). @default unbounded */
   readonly maxConcurrentCalls?: number;
   /** Default for calls that find no endpoint admitting. @default 'fail-fast' */
@@ -143,6 +155,15 @@ export interface HedgeOptions {
   readonly percentile?: number;
   /** Hedges per call at most. @default 1 */
   readonly maxHedges?: number;
+}
+
+export interface CeilingRecoveryOptions {
+  /** Time with no rate-limited answer before a lowered learned ceiling starts to rise. @default 30000 */
+  readonly quietMs?: number;
+  /** Time between two upward steps. @default 10000 */
+  readonly stepMs?: number;
+  /** Each step adds this fraction of the target (the configured rate, else the highest announced). @default 0.1 */
+  readonly stepFraction?: number;
 }
 
 export interface HealthOptions {

@@ -13,6 +13,7 @@ import { resolveBreaker, type BreakerOptions } from '../health/breaker.js';
 import { resolveBudget, type RetryBudget } from '../limits/budget.js';
 import { resetHour } from '../limits/daily.js';
 import { resolveStore, type ResolvedStore } from '../limits/store.js';
+import type { CeilingRecovery } from '../limits/ceiling.js';
 import { DEFAULT_HEDGE, resolveHedge, type HedgeConfig } from '../selection/hedge.js';
 import { resolveLatency } from '../selection/latency.js';
 import { resolveHealth } from '../selection/selector.js';
@@ -30,6 +31,8 @@ export interface ResolvedOptions {
   readonly backoff: BackoffOptions;
   readonly breaker: BreakerOptions;
   readonly rateLimitCooldownMs: number;
+  readonly maxQueueWaitMs: number;
+  readonly ceilingRecovery: CeilingRecovery;
   readonly maxConcurrentCalls: number;
   readonly breakerMode: BreakerMode;
   readonly dailyResetUtcHour: number;
@@ -81,6 +84,8 @@ export function resolvePoolOptions<C>(options: PoolOptions<C>): PoolSetup {
     backoff: resolveBackoff('backoff', o['backoff'], DEFAULTS.backoff),
     breaker: resolveBreaker(o['breaker']),
     rateLimitCooldownMs: finite('rateLimitCooldownMs', o['rateLimitCooldownMs'], DEFAULTS.rateLimitCooldownMs),
+    maxQueueWaitMs: o['maxQueueWaitMs'] === undefined ? DEFAULTS.maxQueueWaitMs : durationOrInfinity('maxQueueWaitMs', o['maxQueueWaitMs'], DEFAULTS.maxQueueWaitMs),
+    ceilingRecovery: resolveCeilingRecovery(o['ceilingRecovery']),
     maxConcurrentCalls: limitOrInfinity('maxConcurrentCalls', o['maxConcurrentCalls']),
     breakerMode: oneOf('breakerMode', o['breakerMode'], BREAKER_MODES, DEFAULTS.breakerMode),
     dailyResetUtcHour: resetHour(o['dailyResetUtcHour']),
@@ -95,4 +100,17 @@ export function resolvePoolOptions<C>(options: PoolOptions<C>): PoolSetup {
     health: resolveHealth(o['health']),
   };
   return { resolved, clock: options.clock ?? systemClock, random: options.random ?? systemRandom, metrics: options.metrics, listener: options.onEvent, endpoints: o['endpoints'], groups: o['groups'] };
+}
+
+/** Checks `ceilingRecovery`. */
+function resolveCeilingRecovery(value: unknown): CeilingRecovery {
+  const o = plainObject('ceilingRecovery', value) ?? {};
+  const d = DEFAULTS.ceilingRecovery;
+  const stepFraction = finite('ceilingRecovery.stepFraction', o['stepFraction'], d.stepFraction, 0, true);
+  if (stepFraction > 1) throw invalidOption('ceilingRecovery.stepFraction', 'a fraction in (0, 1]', stepFraction);
+  return {
+    quietMs: finite('ceilingRecovery.quietMs', o['quietMs'], d.quietMs),
+    stepMs: finite('ceilingRecovery.stepMs', o['stepMs'], d.stepMs, 0, true),
+    stepFraction,
+  };
 }

@@ -26,6 +26,12 @@ export class EndpointState<C> {
   readonly breaker: Breaker;
   /** Shared with the other members of its group, when it has one. */
   quota: Quota;
+  /**
+   * In a group, the key's own learned ceiling, when a rate-limited answer described the
+   * key rather than the group (see outcome.ts): it paces this member only, never its
+   * siblings, and goes away once it has recovered to the group's level.
+   */
+  own: Quota | undefined;
   inFlight = 0;
   peakInFlight = 0;
   /** False once `setEndpoints` dropped it: calls that still hold it must not start new attempts on it. */
@@ -96,7 +102,11 @@ export class EndpointState<C> {
       const w = this.breaker.waitMs(now);
       return w > 0 ? w : Number.POSITIVE_INFINITY;
     }
-    return this.quota.blockedMs(now);
+    const blocked = this.quota.blockedMs(now);
+    const own = this.own;
+    if (own === undefined) return blocked;
+    const b = own.blockedMs(now);
+    return b > blocked ? b : blocked;
   }
 
   /**
@@ -106,7 +116,38 @@ export class EndpointState<C> {
    */
   readyInMs(now: number): number {
     if (this.inFlight >= this.maxInFlight) return Number.POSITIVE_INFINITY;
-    return this.quota.waitMs(now);
+    // Calls queued on the quota go first: for a newcomer it is busy until they have left.
+    if (this.quota.waiters !== undefined && this.quota.waiters.size > 0) return this.etaMs(now);
+    return this.limitWaitMs(now);
+  }
+
+  /** Whether an attempt could start here now, ahead of any queue (a call whose turn came). */
+  readyNow(now: number, ignoreBreaker = false): boolean {
+    return this.live && this.unavailableMs(now, ignoreBreaker) === 0 && this.inFlight < this.maxInFlight && this.limitWaitMs(now) === 0;
+  }
+
+  /** 0 when its limits (the quota's and the key's own) let a call leave now, else the wait. */
+  limitWaitMs(now: number): number {
+    const wait = this.quota.waitMs(now);
+    const own = this.own;
+    if (own === undefined) return wait;
+    const w = own.waitMs(now);
+    return w > wait ? w : wait;
+  }
+
+  /**
+   * How long a new call would wait for this endpoint: its limits' wait plus its turn
+   * behind the calls already queued on its quota (`Infinity` when only a finishing
+   * attempt can free it). At least 1 when calls are queued.
+   */
+  etaMs(now: number): number {
+    if (this.inFlight >= this.maxInFlight) return Number.POSITIVE_INFINITY;
+    const q = this.quota;
+    const eta = q.etaMs(now, q.queued);
+    const own = this.own;
+    const w = own === undefined ? 0 : own.waitMs(now);
+    const wait = w > eta ? w : eta;
+    return wait === 0 && q.queued > 0 ? 1 : wait;
   }
 
   /** Failures in the last `spanMs`. */

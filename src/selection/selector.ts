@@ -119,22 +119,38 @@ export interface HealthSelectionInput<C> extends Omit<SelectionInput<C>, 'starts
  * Health-weighted selection: within a tier, the endpoint with the fewest failures in the
  * window wins, then the least used (window, then long window), then configuration order.
  * An endpoint that keeps failing sinks to the end of the ranking: it becomes overflow,
- * used when the healthy ones cannot serve. When the best endpoint ready now has failed
- * recently, a healthy endpoint (no failure in the window) the call has not tried will be
- * ready within `maxWaitForHealthyMs`, and the healthy endpoints' combined ceiling covers
- * the tier's recent demand, the call waits for the healthy one instead. Tiers and the
- * tried/excluded rules are as in `selectEndpoint`. Cost is linear in the tier's size.
+ * used when the healthy ones cannot serve. Tiers and the tried/excluded rules are as in
+ * `selectEndpoint`. Cost is linear in the tier's size.
+ *
+ * Waiting, precisely:
+ * - When an untried endpoint is ready now, the best-ranked one goes, with one exception
+ *   (the "wait a little for a healthy key" rule): when that endpoint has failed in the
+ *   window, some healthy untried endpoint (no failure in the window) will be ready within
+ *   `maxWaitForHealthyMs`, and the healthy endpoints' combined ceilings cover the tier's
+ *   recent demand, the call waits for the *soonest* such healthy endpoint instead.
+ * - When no untried endpoint is ready now but one will be within `maxWaitForHealthyMs`,
+ *   the call waits for the soonest untried one rather than retry a tried one at once.
+ * - Otherwise a ready tried endpoint goes (after the call's backoff).
+ * - Otherwise the call waits for the soonest admissible endpoint, whatever its rank (ties
+ *   go to the better rank): ranking decides among endpoints that can serve, never how long
+ *   a call waits.
+ * Waits are `etaMs`: the time until the endpoint could serve this call given the calls
+ * already queued on its quota.
  */
 export function selectHealthiest<C>(input: HealthSelectionInput<C>): Selection<C> {
   const { tiers, now, tried, excluded, windowMs, longWindowMs, maxWaitForHealthyMs } = input;
   let retryAfterMs = Number.POSITIVE_INFINITY;
   for (const ring of tiers) {
     let admissible = false;
-    let bestWait = Number.POSITIVE_INFINITY;
-    let waitFor: EndpointState<C> | undefined;
+    let soonestWait = Number.POSITIVE_INFINITY;
+    let soonest: Ranked<C> | undefined;
     let ready: Ranked<C> | undefined;
     let readyTried: Ranked<C> | undefined;
+    /** The soonest untried endpoint that is not ready now, and the soonest healthy one. */
+    let pendingWait = Number.POSITIVE_INFINITY;
     let pending: Ranked<C> | undefined;
+    let healthyWait = Number.POSITIVE_INFINITY;
+    let healthy: Ranked<C> | undefined;
     for (let i = 0; i < ring.length; i++) {
       const ep = ring[i]!;
       if (excluded !== undefined && excluded.includes(ep)) continue;
@@ -144,15 +160,23 @@ export function selectHealthiest<C>(input: HealthSelectionInput<C>): Selection<C
         continue;
       }
       admissible = true;
-      const wait = ep.readyInMs(now);
+      const wait = ep.etaMs(now);
       const isTried = tried !== undefined && tried.includes(ep);
       const r = rank(ep, now, windowMs, longWindowMs, i);
       if (wait > 0) {
-        if (wait < bestWait || waitFor === undefined) {
-          bestWait = wait;
-          waitFor = ep;
+        if (soonest === undefined || wait < soonestWait || (wait === soonestWait && better(r, soonest))) {
+          soonestWait = wait;
+          soonest = r;
         }
-        if (!isTried && wait <= maxWaitForHealthyMs && (pending === undefined || better(r, pending))) pending = r;
+        if (isTried || wait > maxWaitForHealthyMs) continue;
+        if (pending === undefined || wait < pendingWait || (wait === pendingWait && better(r, pending))) {
+          pendingWait = wait;
+          pending = r;
+        }
+        if (r.failures === 0 && (healthy === undefined || wait < healthyWait || (wait === healthyWait && better(r, healthy)))) {
+          healthyWait = wait;
+          healthy = r;
+        }
         continue;
       }
       if (isTried) {
@@ -162,14 +186,14 @@ export function selectHealthiest<C>(input: HealthSelectionInput<C>): Selection<C
       }
     }
     if (ready !== undefined) {
-      if (ready.failures > 0 && pending !== undefined && pending.failures === 0 && healthyCoverDemand(ring, now, windowMs)) {
-        return { kind: 'wait', waitMs: pending.ep.readyInMs(now), endpoint: pending.ep };
+      if (ready.failures > 0 && healthy !== undefined && healthyCoverDemand(ring, now, windowMs)) {
+        return { kind: 'wait', waitMs: healthyWait, endpoint: healthy.ep };
       }
       return ready.ep.pick;
     }
-    if (pending !== undefined) return { kind: 'wait', waitMs: pending.ep.readyInMs(now), endpoint: pending.ep };
+    if (pending !== undefined) return { kind: 'wait', waitMs: pendingWait, endpoint: pending.ep };
     if (readyTried !== undefined) return { kind: 'endpoint', endpoint: readyTried.ep, tried: true };
-    if (admissible) return { kind: 'wait', waitMs: bestWait, endpoint: waitFor };
+    if (admissible) return { kind: 'wait', waitMs: soonestWait, endpoint: soonest?.ep };
   }
   return { kind: 'none', retryAfterMs };
 }

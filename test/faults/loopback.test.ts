@@ -135,8 +135,9 @@ describe('a hanging endpoint never makes a call exceed its deadline', () => {
 
 describe('429 with Retry-After', () => {
   test.each([
-    ['seconds', 'tooManySeconds', 1000, 1000],
-    ['HTTP-date', 'tooManyDate', 1, 1500],
+    // Retry-After plus up to 25 % jitter.
+    ['seconds', 'tooManySeconds', 1000, 1250],
+    ['HTTP-date', 'tooManyDate', 1, 1875],
   ] as const)('%s: the endpoint cools down for the hinted time and is not asked again before', async (_, fault, minMs, maxMs) => {
     const events: PoolEvent[] = [];
     const p = pool(

@@ -7,7 +7,7 @@ import { dirname, join, relative, resolve } from 'node:path';
 import { describe, expect, it } from 'vitest';
 
 const SRC = resolve(__dirname, '../../src');
-const SUBPATHS = ['fetch', 'viem', 'redis', 'prometheus', 'otel', 'testing', 'ethers'];
+const SUBPATHS = ['fetch', 'viem', 'redis', 'prometheus', 'otel', 'testing', 'ethers', 'keys'];
 const MAX_LINES = 400;
 
 function files(dir: string): string[] {

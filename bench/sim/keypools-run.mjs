@@ -1,0 +1,80 @@
+/**
+ * The key-pool benchmark: `--profiles` generated profiles (default 20) at 50 %, 90 % and
+ * 110 % of their true capacity, 10 simulated minutes each (`--minutes`), README's
+ * recommended configuration. Prints one line per run and a summary against the goals of
+ * issue 14; with `--out <dir>` writes keypools.json and keypools.md there.
+ *
+ *   node bench/sim/keypools-run.mjs [--profiles 20] [--minutes 10] [--out bench/results]
+ */
+import fs from 'node:fs';
+import path from 'node:path';
+import { Pool } from '../../dist/index.js';
+import { classifyApiKeyMessage } from '../../dist/keys/index.js';
+import { FakeClock } from '../../dist/testing/index.js';
+import { generateProfile, recommendedOptions, runKeyPool } from './keypools.mjs';
+
+const arg = (name, dflt) => {
+  const i = process.argv.indexOf(`--${name}`);
+  return i > 0 ? process.argv[i + 1] : dflt;
+};
+
+export async function runKeyPools({ profiles = 20, minutes = 10, loads = [0.5, 0.9, 1.1], log = console.log, options = (p) => recommendedOptions(p, classifyApiKeyMessage) } = {}) {
+  const durationMs = minutes * 60_000;
+  const runs = [];
+  for (let i = 1; i <= profiles; i++) {
+    const profile = generateProfile(1000 + i, durationMs);
+    for (const load of loads) {
+      const r = await runKeyPool({ profile, load, Pool, FakeClock, options });
+      runs.push({ ...r, keys: profile.keys.length, groups: profile.groups.length });
+      log(`profile ${i} (${profile.keys.length} keys, ${profile.groups.length} groups, ${r.capacity}/s) at ${Math.round(load * 100)} %: failures ${r.failurePct} %, self-inflicted 429 ${r.selfInflicted429Pct} %, median failure ${r.medianFailureMs} ms, served p99 ${r.servedP99Ms} ms ${JSON.stringify(r.codes)}`);
+    }
+  }
+  return { minutes, profiles, runs, summary: summarize(runs) };
+}
+
+const median = (xs) => {
+  const s = [...xs].sort((a, b) => a - b);
+  return s.length === 0 ? 0 : s[Math.floor(s.length / 2)];
+};
+
+export function summarize(runs) {
+  const at = (load) => runs.filter((r) => r.load === load);
+  const out = {};
+  for (const load of [0.5, 0.9, 1.1]) {
+    const rs = at(load);
+    if (rs.length === 0) continue;
+    out[load] = {
+      worstFailurePct: Math.max(...rs.map((r) => r.failurePct)),
+      medianFailurePct: median(rs.map((r) => r.failurePct)),
+      worstSelfInflicted429Pct: Math.max(...rs.map((r) => r.selfInflicted429Pct)),
+      medianOfMedianFailureMs: median(rs.map((r) => r.medianFailureMs)),
+      worstServedP99OverDeadline: Math.max(...rs.map((r) => r.servedP99Ms / r.deadlineMs)),
+      unsettled: rs.reduce((n, r) => n + r.unsettled, 0),
+    };
+  }
+  return out;
+}
+
+export function renderKeyPools(result) {
+  const s = result.summary;
+  const lines = [
+    `# Generated key pools (${result.profiles} profiles, ${result.minutes} simulated minutes each, README's configuration)`,
+    '',
+    '| load | worst caller failures | median caller failures | worst self-inflicted 429s | median failure time (median over profiles) | worst served p99 / deadline |',
+    '|---|---|---|---|---|---|',
+  ];
+  for (const [load, v] of Object.entries(s)) lines.push(`| ${Math.round(Number(load) * 100)} % | ${v.worstFailurePct} % | ${v.medianFailurePct} % | ${v.worstSelfInflicted429Pct} % | ${v.medianOfMedianFailureMs} ms | ${Math.round(v.worstServedP99OverDeadline * 100) / 100} |`);
+  lines.push('', '| profile | keys | groups | capacity/s | load | failures % | self-inflicted 429 % | median failure ms | served p99 ms |', '|---|---|---|---|---|---|---|---|---|');
+  for (const r of result.runs) lines.push(`| ${r.seed} | ${r.keys} | ${r.groups} | ${r.capacity} | ${Math.round(r.load * 100)} % | ${r.failurePct} | ${r.selfInflicted429Pct} | ${r.medianFailureMs} | ${r.servedP99Ms} |`);
+  return lines.join('\n') + '\n';
+}
+
+if (import.meta.url === `file://${process.argv[1]}`) {
+  const result = await runKeyPools({ profiles: Number(arg('profiles', 20)), minutes: Number(arg('minutes', 10)) });
+  console.log(JSON.stringify(result.summary, null, 1));
+  const out = arg('out', undefined);
+  if (out !== undefined) {
+    fs.writeFileSync(path.join(out, 'keypools.json'), JSON.stringify(result, null, 1) + '\n');
+    fs.writeFileSync(path.join(out, 'keypools.md'), renderKeyPools(result));
+  }
+}

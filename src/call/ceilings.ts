@@ -1,0 +1,120 @@
+/**
+ * Learned ceilings at two levels, and the cooldown a rate-limited answer sets.
+ *
+ * An endpoint alone has one level: its quota. An endpoint in a group has two: the quota
+ * the group shares (the account's bucket) and, once a hint described the key alone, the
+ * key's own (`ep.own`), which paces that member only. A hint lowers the level it came
+ * from: the classifier may say which (`ceilingScope`); otherwise the number decides. A
+ * number at or above the group's ceiling in force describes the group (its bucket is
+ * what is full). A number below it is taken for the key's own limit (a key's limit never
+ * lowers its siblings), unless another member of the group reported the same number
+ * within the quiet period of `ceilingRecovery`: two keys saying the same thing describe
+ * the account, and the group is lowered. So when an account's shared limit really drops,
+ * the first answer lowers the key that gave it, the next one from a sibling lowers the
+ * group; a key that keeps repeating its own limit (network jitter at the edge of its
+ * window) never does.
+ *
+ * Both levels recover (limits/ceiling.ts). A key's own level recovers toward the
+ * group's configured rate and is dropped once it reaches the group's ceiling.
+ */
+import type { Verdict } from '../base/classify.js';
+import { Quota } from '../limits/quota.js';
+import type { EndpointState } from '../selection/endpoint.js';
+import type { PoolState } from '../state.js';
+
+const INF = Number.POSITIVE_INFINITY;
+/** Retry-After gets up to this much on top, from the pool's random source, so callers hit by one answer do not return together. */
+const RETRY_AFTER_JITTER = 0.25;
+
+/**
+ * Applies a `ceilingPerSecond` hint to the level it describes (cooling that level down
+ * for one interval of the new ceiling: the server said how fast, pacing at that rate is
+ * the remedy). Returns the level the answer came from: the quota to cool
+ * after a rate-limited answer.
+ */
+export function learnCeiling<C>(s: PoolState<C>, ep: EndpointState<C>, verdict: Verdict, now: number): Quota {
+  const hinted = verdict.ceilingPerSecond;
+  const group = ep.quota;
+  if (hinted === undefined) {
+    // A key's spent day is the key's (it is parked alone, see outcome.ts): its cooldown too.
+    if (verdict.dailyQuotaExhausted && group.grouped) return ownLevel(s, ep, now);
+    if (verdict.class === 'rate-limited') {
+      group.learned?.limited(now);
+      ep.own?.learned?.limited(now);
+    }
+    return group;
+  }
+  const scope = group.grouped ? (verdict.ceilingScope ?? defaultScope(s, ep, hinted, now)) : 'key';
+  let level = group;
+  let perSecond: number;
+  if (scope === 'key' && group.grouped) {
+    level = ownLevel(s, ep, now);
+    perSecond = level.learn(hinted, now, group.configured ?? group.perSecond);
+  } else {
+    perSecond = level.learn(hinted, now);
+  }
+  // The server said how fast: pacing at that rate is the remedy, so skip one slot, not a whole cooldown.
+  level.coolDown(now, Math.min(s.opts.rateLimitCooldownMs, Math.ceil(level.rate!.intervalMs)));
+  if (s.listener !== undefined) {
+    s.emit(
+      perSecond !== hinted
+        ? { type: 'endpoint-recalibrated', endpoint: ep.name, perSecond, scope: group.grouped ? scope : 'key', reason: 'hint', clampedFrom: hinted }
+        : { type: 'endpoint-recalibrated', endpoint: ep.name, perSecond, scope: group.grouped ? scope : 'key', reason: 'hint' },
+    );
+  }
+  return level;
+}
+
+/** A grouped endpoint's own level, created on first use. */
+export function ownLevel<C>(s: PoolState<C>, ep: EndpointState<C>, now: number): Quota {
+  // Paced with the group's margin: the key's path has the same jitter.
+  const limit = { perSecond: undefined, burst: undefined, mode: 'paced', marginMs: ep.quota.marginMs, perDay: undefined, dailyStopFraction: 1 } as const;
+  return (ep.own ??= new Quota(limit, s.opts.dailyResetUtcHour, now, `key:${ep.name}`));
+}
+
+function defaultScope<C>(s: PoolState<C>, ep: EndpointState<C>, n: number, now: number): 'key' | 'group' {
+  const q = ep.quota;
+  if (n >= (q.perSecond ?? INF)) return 'group';
+  const last = q.lastKeyHint;
+  q.lastKeyHint = { perSecond: n, from: ep.name, at: now };
+  return last !== undefined && last.perSecond === n && last.from !== ep.name && now - last.at <= s.opts.ceilingRecovery.quietMs ? 'group' : 'key';
+}
+
+/**
+ * The cooldown of a rate-limited answer on `level`: the server's Retry-After plus up to
+ * 25 % jitter; with a learned ceiling and no Retry-After, `rateLimitCooldownMs`; with no
+ * hint at all, `rateLimitCooldownMs` doubled for each such answer in a row (reset by a
+ * success). Capped at `maxCooldownMs` (the backoff's `maxMs`).
+ */
+export function rateLimitCooldownMs<C>(s: PoolState<C>, level: Quota, verdict: Verdict, maxCooldownMs: number): number {
+  let ms: number;
+  if (verdict.retryAfterMs !== undefined) {
+    const r = s.random();
+    ms = verdict.retryAfterMs * (1 + RETRY_AFTER_JITTER * (r >= 0 && r < 1 ? r : 0));
+  } else if (verdict.ceilingPerSecond !== undefined) {
+    ms = level.rate === undefined ? s.opts.rateLimitCooldownMs : Math.min(s.opts.rateLimitCooldownMs, Math.ceil(level.rate.intervalMs));
+  } else {
+    ms = s.opts.rateLimitCooldownMs * 2 ** Math.min(level.limitedRun, 30);
+    level.limitedRun++;
+  }
+  return Math.min(Math.round(ms), maxCooldownMs);
+}
+
+/** Recovery steps due on `ep`'s levels (after a success, or when `stats()`/`capacity()` look). */
+export function recoverCeilings<C>(s: PoolState<C>, ep: EndpointState<C>, now: number): void {
+  const r = s.opts.ceilingRecovery;
+  const group = ep.quota;
+  const g = group.recover(now, r);
+  if (g !== undefined) {
+    group.waiters?.poke();
+    s.emit({ type: 'endpoint-recalibrated', endpoint: ep.name, perSecond: g, scope: group.grouped ? 'group' : 'key', reason: 'recovery' });
+  }
+  const own = ep.own;
+  if (own === undefined) return;
+  const k = own.recover(now, r);
+  if (k === undefined) return;
+  // Back at the group's level: the key's own limit has nothing left to say.
+  if ((k >= (group.perSecond ?? INF) || own.learned === undefined || k >= own.learned.target) && own.blockedMs(now) === 0) ep.own = undefined;
+  group.waiters?.poke();
+  s.emit({ type: 'endpoint-recalibrated', endpoint: ep.name, perSecond: k, scope: 'key', reason: 'recovery' });
+}

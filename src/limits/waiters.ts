@@ -1,0 +1,138 @@
+/**
+ * The calls waiting for one quota's next token, in the order they arrived.
+ *
+ * A call that selection sends to wait on an endpoint joins the queue of that endpoint's
+ * quota (a group's members share one quota, so one queue). The queue keeps one timer, for
+ * the moment its head could leave; when it fires, the head gets its turn (`turn(now)`,
+ * synchronously) and takes the token; if a token is still free after that (a bucket with
+ * several, a head that went elsewhere) the next call gets its turn, and so on. So a token
+ * wakes exactly the calls it can serve: cost per token is constant, however many wait.
+ *
+ * A call leaving early (deadline, abort, close) is dropped lazily: its entry stays until
+ * it reaches the head and is then skipped; `size` counts only calls still waiting.
+ *
+ * While calls are queued, selection treats the quota as busy for newcomers (their wait is
+ * the queue's: `Quota.etaMs(now, size)`), so no newcomer takes a token ahead of the queue.
+ */
+import type { Clock, TimerHandle } from '../base/clock.js';
+
+/** What the head call waits on: the endpoint it chose. */
+export interface QueueSlot {
+  /** 0 when a call may leave toward it now, else milliseconds until one may (its limits only). */
+  limitWaitMs(now: number): number;
+}
+
+/** A waiting call. */
+export interface QueuedWaiter {
+  /** The ticket of its current place in a queue (0: in none); owned by the queue. */
+  queueTicket: number;
+  /** Its turn came: it leaves the queue and takes the token (or selects again) synchronously. */
+  turn(now: number): void;
+}
+
+interface Entry {
+  readonly waiter: QueuedWaiter;
+  readonly slot: QueueSlot;
+  readonly ticket: number;
+}
+
+let tickets = 0;
+
+export class WaitQueue {
+  readonly #clock: Clock;
+  #items: Entry[] = [];
+  #head = 0;
+  /** Calls still waiting (entries of calls that left are skipped when they reach the head). */
+  size = 0;
+  #timer: TimerHandle | undefined;
+  #dueAt = Number.POSITIVE_INFINITY;
+  readonly #fire = (): void => {
+    this.#timer = undefined;
+    this.#dueAt = Number.POSITIVE_INFINITY;
+    this.pump();
+  };
+
+  constructor(clock: Clock) {
+    this.#clock = clock;
+  }
+
+  /** Queues `waiter` (at the back, or at the front when it already had its turn and must wait again). */
+  join(waiter: QueuedWaiter, slot: QueueSlot, front = false): void {
+    const entry: Entry = { waiter, slot, ticket: ++tickets };
+    waiter.queueTicket = entry.ticket;
+    this.size++;
+    if (!front) this.#items.push(entry);
+    else if (this.#head > 0) this.#items[--this.#head] = entry;
+    else this.#items.unshift(entry);
+    if (this.size === 1 || front) this.#arm(slot.limitWaitMs(this.#clock.now()));
+  }
+
+  /** `waiter` leaves before its turn. */
+  leave(waiter: QueuedWaiter): void {
+    if (waiter.queueTicket === 0) return;
+    waiter.queueTicket = 0;
+    this.size--;
+    if (this.size === 0) this.#reset();
+  }
+
+  /** The limits may have changed (a ceiling rose, the store recovered): look again soon. */
+  poke(): void {
+    if (this.size > 0) this.#arm(0);
+  }
+
+  /** Gives turns while the head can leave now; then arms the timer for the head's wait. */
+  pump(): void {
+    for (;;) {
+      const e = this.#peek();
+      if (e === undefined) return this.#reset();
+      const now = this.#clock.now();
+      const wait = e.slot.limitWaitMs(now);
+      if (wait > 0) return this.#arm(wait === Number.POSITIVE_INFINITY ? 1000 : wait);
+      this.#head++;
+      e.waiter.queueTicket = 0;
+      this.size--;
+      e.waiter.turn(now);
+    }
+  }
+
+  /** The first entry whose call still waits here. */
+  #peek(): Entry | undefined {
+    const items = this.#items;
+    while (this.#head < items.length) {
+      const e = items[this.#head]!;
+      if (e.waiter.queueTicket === e.ticket) {
+        if (this.#head > 1024 && this.#head * 2 > items.length) {
+          this.#items = items.slice(this.#head);
+          this.#head = 0;
+        }
+        return e;
+      }
+      this.#head++;
+    }
+    return undefined;
+  }
+
+  #arm(ms: number): void {
+    const due = this.#clock.now() + ms;
+    if (this.#timer !== undefined) {
+      if (due >= this.#dueAt) return;
+      this.#clock.clearTimeout(this.#timer);
+    }
+    this.#dueAt = due;
+    this.#timer = this.#clock.setTimeout(this.#fire, ms);
+  }
+
+  #reset(): void {
+    if (this.#timer !== undefined) this.#clock.clearTimeout(this.#timer);
+    this.#timer = undefined;
+    this.#dueAt = Number.POSITIVE_INFINITY;
+    this.#items = [];
+    this.#head = 0;
+  }
+
+  /** Stops the timer (the pool is closing; the calls themselves are failed by the pool). */
+  close(): void {
+    this.size = 0;
+    this.#reset();
+  }
+}

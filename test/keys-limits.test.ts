@@ -1,0 +1,304 @@
+/**
+ * Issues 14 and 20: waits for the soonest endpoint, per-quota queues, deadline-aware
+ * admission, rate-limit cooldowns, bounded and recovering learned ceilings, and the two
+ * levels of a group. All on the fake clock.
+ */
+import { describe, expect, test } from 'vitest';
+import { isPoolError, type PoolError, type PoolEvent } from '../src/index.js';
+import { PacedLimiter } from '../src/limits/paced.js';
+import { fail, harness, start } from './support.js';
+
+const paced = (perSecond: number) => ({ rateLimit: { perSecond, mode: 'paced' as const } });
+
+describe('a call waits for the soonest acceptable endpoint (regression: issue 14, minimal case)', () => {
+  test.each(['health', 'round-robin', 'ordered', 'random', 'latency'] as const)('%s: keys at 1/s and 5/s, three calls at once: the third waits 205 ms, not ~1 s', async (strategy) => {
+    const h = harness([{ name: 'slow', ...paced(1) }, { name: 'fast', ...paced(5) }], { strategy });
+    const calls = [0, 1, 2].map(() => start(h.pool.execute(h.op)));
+    await h.clock.advance(0);
+    expect(calls.filter((c) => c.settled)).toHaveLength(2);
+    await h.clock.advance(204);
+    expect(calls[2]!.settled).toBe(false);
+    await h.clock.advance(1);
+    await calls[2]!.promise;
+    expect(calls[2]!.value).toBe('fast');
+  });
+});
+
+describe('waiters queue per quota, in order', () => {
+  test('a token wakes exactly the call it serves; calls start in arrival order; each wait counts once', async () => {
+    const h = harness([{ name: 'k', ...paced(5) }], { deadlineMs: 60_000 });
+    const order: number[] = [];
+    const calls = Array.from({ length: 20 }, (_, i) => start(h.pool.execute(async (ep, ctx) => (order.push(i), h.op(ep, ctx)))));
+    await h.clock.advance(20 * 205);
+    await Promise.all(calls.map((c) => c.promise));
+    expect(order).toEqual(Array.from({ length: 20 }, (_, i) => i));
+    const starts = h.eps.k!.startedAt.map((t) => t - h.eps.k!.startedAt[0]!);
+    expect(starts).toEqual(Array.from({ length: 20 }, (_, i) => i * 205));
+    // 19 calls waited, once each (not once per token that went by).
+    expect(h.metrics.counter('endpoint_pool_rate_limit_waits_total')).toBe(19);
+    expect(h.events.filter((e) => e.type === 'rate-limit-wait')).toHaveLength(19);
+  });
+
+  test('a newcomer does not take a token ahead of the queue', async () => {
+    const h = harness([{ name: 'k', ...paced(2) }], { deadlineMs: 60_000 });
+    const order: string[] = [];
+    const run = (tag: string) => start(h.pool.execute(async (ep, ctx) => (order.push(tag), h.op(ep, ctx))));
+    const first = [run('a'), run('b'), run('c')];
+    // Exactly when b's token frees, a newcomer arrives: b still goes first.
+    await h.clock.advance(513);
+    const late = run('d');
+    await h.clock.advance(2000);
+    await Promise.all([...first, late].map((c) => c.promise));
+    expect(order).toEqual(['a', 'b', 'c', 'd']);
+  });
+
+  test('a call that leaves the queue (abort) is skipped; the next one gets the token', async () => {
+    const h = harness([{ name: 'k', ...paced(2) }], { deadlineMs: 60_000 });
+    const ac = new AbortController();
+    const a = start(h.pool.execute(h.op));
+    const b = start(h.pool.execute(h.op, { signal: ac.signal }));
+    const c = start(h.pool.execute(h.op));
+    await h.clock.advance(100);
+    ac.abort();
+    await h.clock.advance(425);
+    await Promise.all([a.promise, b.promise, c.promise]);
+    expect(isPoolError(b.error) && b.error.code).toBe('ABORTED');
+    expect(h.eps.k!.startedAt.map((t) => t - h.eps.k!.startedAt[0]!)).toEqual([0, 513]);
+  });
+});
+
+describe('deadline-aware admission', () => {
+  test('a call whose turn comes after its deadline fails at once with RATE_LIMITED and retryAfterMs', async () => {
+    const h = harness([{ name: 'k', ...paced(1) }], { deadlineMs: 2500 });
+    const calls = [0, 1, 2, 3].map(() => start(h.pool.execute(h.op)));
+    await h.clock.advance(0);
+    // 0 ms, 1025 ms, 2050 ms fit; the fourth would go at 3075 ms.
+    expect(calls[3]!.settled).toBe(true);
+    const e = calls[3]!.error as PoolError;
+    expect([e.code, e.retryAfterMs]).toEqual(['RATE_LIMITED', 3075]);
+    await h.clock.advance(2050);
+    await Promise.all(calls.map((c) => c.promise));
+    expect(calls.slice(0, 3).map((c) => c.value)).toEqual(['k', 'k', 'k']);
+  });
+
+  test('maxQueueWaitMs sheds calls whose turn is further away than that', async () => {
+    const h = harness([{ name: 'k', ...paced(1) }], { deadlineMs: 60_000, maxQueueWaitMs: 1500 });
+    const calls = [0, 1, 2].map(() => start(h.pool.execute(h.op)));
+    await h.clock.advance(0);
+    expect(calls[2]!.settled).toBe(true);
+    expect((calls[2]!.error as PoolError).code).toBe('RATE_LIMITED');
+    expect((calls[2]!.error as PoolError).message).toMatch(/maxQueueWaitMs/);
+    await h.clock.advance(1025);
+    expect(calls[1]!.settled).toBe(true);
+  });
+
+  test('a Retry-After past the deadline fails at once with retryAfterMs set', async () => {
+    const h = harness(['k'], { deadlineMs: 2000, random: () => 0 });
+    h.eps.k!.then(fail({ class: 'rate-limited', retryAfterMs: 5000 }));
+    const call = start(h.pool.execute(h.op));
+    await h.clock.advance(0);
+    expect(call.settled).toBe(true);
+    const e = call.error as PoolError;
+    expect([e.code, e.retryAfterMs]).toEqual(['RATE_LIMITED', 5000]);
+  });
+});
+
+describe('rate-limited cooldowns', () => {
+  const coolings = (events: PoolEvent[]) => events.flatMap((e) => (e.type === 'endpoint-cooling' ? [e.cooldownMs] : []));
+
+  test('without a hint, each further 429 in a row doubles the cooldown (capped at backoff.maxMs); a success resets it', async () => {
+    const h = harness(['k'], { maxAttempts: 1, backoff: { initialMs: 100, maxMs: 5000, jitter: 'none' }, deadlineMs: 60_000 });
+    for (let i = 0; i < 5; i++) {
+      h.eps.k!.then(fail('rate-limited'));
+      await start(h.pool.execute(h.op)).promise;
+      await h.clock.advance(6000);
+    }
+    expect(coolings(h.events)).toEqual([1000, 2000, 4000, 5000, 5000]);
+    expect(await h.pool.execute(h.op)).toBe('k');
+    h.eps.k!.then(fail('rate-limited'));
+    await start(h.pool.execute(h.op)).promise;
+    expect(coolings(h.events).at(-1)).toBe(1000);
+  });
+
+  test.each([
+    [0, 1000],
+    [0.5, 1125],
+    [0.999, 1250],
+  ])('Retry-After gets up to 25 %% jitter from the injected random (random %f: %i ms)', async (r, ms) => {
+    const h = harness(['k', 'other'], { random: () => r });
+    h.eps.k!.then(fail({ class: 'rate-limited', retryAfterMs: 1000 }));
+    await h.pool.execute(h.op);
+    expect(coolings(h.events)).toEqual([ms]);
+  });
+});
+
+describe('learned ceilings are bounded', () => {
+  test('a hint of 1e10/sec is clamped with an event; the call settles and nothing is pinned', async () => {
+    const h = harness([{ name: 'k', ...paced(5) }, 'other']);
+    h.eps.k!.then(fail({ class: 'rate-limited', ceilingPerSecond: 1e10 }));
+    expect(await h.pool.execute(h.op)).toBe('other');
+    expect(h.pool.activeCalls).toBe(0);
+    expect(h.events.find((e) => e.type === 'endpoint-recalibrated')).toMatchObject({ perSecond: 100_000, clampedFrom: 1e10, reason: 'hint' });
+    expect(h.pool.stats()[0]!.ceilingPerSecond).toBe(100_000);
+  });
+
+  test('a hint below the range is clamped up to 0.01/s', async () => {
+    const h = harness(['k', 'other']);
+    h.eps.k!.then(fail({ class: 'rate-limited', ceilingPerSecond: 1e-9 }));
+    await h.pool.execute(h.op);
+    expect(h.pool.stats()[0]!.ceilingPerSecond).toBe(0.01);
+  });
+
+  test.each(['paced', 'bucket'] as const)('a configured %s perSecond out of range is INVALID_OPTIONS, not a RangeError', (mode) => {
+    expect(() => harness([{ name: 'k', rateLimit: { perSecond: 1e10, mode } }])).toThrow(/rateLimit.perSecond: expected a number of calls per second up to 1000000/);
+  });
+
+  test("the paced limiter's memory does not grow with the rate", () => {
+    global.gc?.();
+    const before = process.memoryUsage().heapUsed;
+    const keep = Array.from({ length: 200 }, () => new PacedLimiter(1_000_000, 0));
+    const grown = process.memoryUsage().heapUsed - before;
+    expect(keep).toHaveLength(200);
+    expect(grown).toBeLessThan(20_000_000); // a ring per rate would be 200 × 8 MB
+  });
+
+  test('at a high rate the paced limiter still holds the rate', () => {
+    const p = new PacedLimiter(200, 0);
+    let taken = 0;
+    for (let t = 0; t < 1000; t++) {
+      while (p.waitMs(t) === 0) {
+        p.take(t);
+        taken++;
+      }
+    }
+    expect(taken).toBeLessThanOrEqual(200);
+    expect(taken).toBeGreaterThanOrEqual(190);
+  });
+});
+
+describe('learned ceilings recover', () => {
+  test.each([
+    [29_999, 4],
+    [30_000, 5],
+    [50_000, 7],
+    [80_000, 10],
+    [500_000, 10],
+  ])('hinted 4/s under a configured 10/s: %i ms after the hint the ceiling is %f/s', async (after, perSecond) => {
+    const h = harness([{ name: 'k', ...paced(10) }, 'other']);
+    h.eps.k!.then(fail({ class: 'rate-limited', ceilingPerSecond: 4 }));
+    await h.pool.execute(h.op);
+    const t0 = h.clock.now();
+    await h.clock.advance(after);
+    const s = h.pool.stats()[0]!;
+    expect(s.ceilingPerSecond).toBeCloseTo(perSecond, 9);
+    expect(h.pool.capacity()).toBeCloseTo(perSecond + Number.POSITIVE_INFINITY);
+    if (after >= 30_000) {
+      expect(s.ceilingChangedAtMs).toBe(t0 + Math.min(after - ((after - 30_000) % 10_000), 80_000));
+      expect(h.events.filter((e) => e.type === 'endpoint-recalibrated' && e.reason === 'recovery')).not.toHaveLength(0);
+    }
+  });
+
+  test('another rate-limited answer restarts the quiet period; a success applies due steps', async () => {
+    const h = harness([{ name: 'k', ...paced(10) }], { deadlineMs: 60_000 });
+    const run = async (): Promise<void> => {
+      const c = start(h.pool.execute(h.op));
+      await h.clock.advance(2000);
+      await c.promise;
+    };
+    const t0 = h.clock.now();
+    h.eps.k!.then(fail({ class: 'rate-limited', ceilingPerSecond: 4 }));
+    await run(); // the hint at t0, the retry after the 1 s cooldown
+    await h.clock.advance(t0 + 25_000 - h.clock.now());
+    h.eps.k!.then(fail('rate-limited'));
+    await run(); // a 429 without a number at t0 + 25 s: quiet again until t0 + 55 s
+    await h.clock.advance(t0 + 54_000 - h.clock.now());
+    expect(h.pool.stats()[0]!.ceilingPerSecond).toBe(4);
+    await h.clock.advance(t0 + 56_000 - h.clock.now());
+    await run();
+    const recovered = h.events.filter((e) => e.type === 'endpoint-recalibrated' && e.reason === 'recovery');
+    expect(recovered).toHaveLength(1);
+    expect(recovered[0]).toMatchObject({ perSecond: 5 });
+  });
+
+  test('without a configured rate the target is the highest rate the server announced', async () => {
+    const h = harness(['k', 'other']);
+    h.eps.k!.then(fail({ class: 'rate-limited', ceilingPerSecond: 8 }), fail({ class: 'rate-limited', ceilingPerSecond: 2 }));
+    await h.pool.execute(h.op);
+    await h.clock.advance(2000);
+    await h.pool.execute(h.op, { pin: 'k', retry: 'none' }).catch(() => undefined);
+    expect(h.pool.stats()[0]!.ceilingPerSecond).toBe(2);
+    await h.clock.advance(1_000_000);
+    expect(h.pool.stats()[0]!.ceilingPerSecond).toBe(8);
+  });
+});
+
+describe('two levels in a group', () => {
+  const group = () =>
+    harness(
+      [
+        { name: 'k1', ...paced(6) },
+        { name: 'k2', ...paced(6) },
+        { name: 'other', ...paced(1) },
+      ],
+      { groups: [['k1', 'k2']], strategy: 'round-robin', deadlineMs: 60_000 },
+    );
+
+  test("a key's own limit paces that key and never lowers its siblings", async () => {
+    const h = group();
+    h.eps.k1!.then(fail({ class: 'rate-limited', ceilingPerSecond: 3 }));
+    await h.pool.execute(h.op);
+    const [k1, k2] = h.pool.stats();
+    expect([k1!.ceilingPerSecond, k1!.ownCeilingPerSecond]).toEqual([3, 3]);
+    expect([k2!.ceilingPerSecond, k2!.ownCeilingPerSecond]).toEqual([6, undefined]);
+    expect(k2!.status).toBe('ok'); // the key's cooldown is its own too
+    expect(h.events.find((e) => e.type === 'endpoint-recalibrated')).toMatchObject({ endpoint: 'k1', scope: 'key', perSecond: 3 });
+    expect(h.pool.capacity()).toBe(6 + 1);
+  });
+
+  test('a key repeating its own number never lowers the group; the same number from a sibling does', async () => {
+    const h = group();
+    const once = (pin: string) => h.pool.execute(h.op, { pin, retry: 'none' }).catch(() => undefined);
+    h.eps.k1!.then(fail({ class: 'rate-limited', ceilingPerSecond: 3 }), fail({ class: 'rate-limited', ceilingPerSecond: 3 }));
+    await once('k1');
+    await h.clock.advance(5000);
+    await once('k1');
+    expect(h.pool.stats()[1]!.ceilingPerSecond).toBe(6);
+    h.eps.k2!.then(fail({ class: 'rate-limited', ceilingPerSecond: 3 }));
+    await h.clock.advance(5000);
+    await once('k2');
+    const [k1, k2] = h.pool.stats();
+    expect([k1!.ceilingPerSecond, k2!.ceilingPerSecond]).toEqual([3, 3]);
+    expect(h.events.filter((e) => e.type === 'endpoint-recalibrated').map((e) => e.type === 'endpoint-recalibrated' && e.scope)).toEqual(['key', 'key', 'group']);
+  });
+
+  test.each([
+    ['group', [3, 3]],
+    ['key', [3, 6]],
+  ] as const)('the classifier can say which level: ceilingScope %s', async (scope, ceilings) => {
+    const h = group();
+    h.eps.k1!.then(fail({ class: 'rate-limited', ceilingPerSecond: 3, ceilingScope: scope }));
+    await h.pool.execute(h.op);
+    expect(h.pool.stats().slice(0, 2).map((s) => s.ceilingPerSecond)).toEqual(ceilings);
+  });
+
+  test("a key's own limit recovers to the group's level and then goes away", async () => {
+    const h = group();
+    h.eps.k1!.then(fail({ class: 'rate-limited', ceilingPerSecond: 3 }));
+    await h.pool.execute(h.op);
+    await h.clock.advance(1_000_000);
+    expect(h.pool.stats()[0]).toMatchObject({ ceilingPerSecond: 6, ownCeilingPerSecond: undefined });
+  });
+});
+
+describe('a spent daily quota in a group', () => {
+  test('parks the key that said so, not its siblings', async () => {
+    const h = harness(['k1', 'k2', 'other'], { groups: [['k1', 'k2']] });
+    h.eps.k1!.then(fail({ class: 'rate-limited', dailyQuotaExhausted: true }));
+    expect(await h.pool.execute(h.op, { exclude: ['other'] })).toBe('k2');
+    const [k1, k2] = h.pool.stats();
+    expect(k1!.status).toBe('parked');
+    expect(k1!.parkedUntilMs).toBeGreaterThan(h.clock.now());
+    expect(k2!.status).toBe('ok');
+    expect(h.pool.capacity()).toBe(Number.POSITIVE_INFINITY);
+  });
+});
