@@ -1,6 +1,6 @@
 import { describe, expect, test } from 'vitest';
 import type { LimiterStore, SharedChange, SharedLimit, SharedState } from '../src/index.js';
-import { fail, harness, start } from './support.js';
+import { fail, harness, ok, start } from './support.js';
 
 /** A scripted store: answers from a queue (a number, 'fail', or 'hang'). */
 function scriptedStore(...answers: (number | 'fail' | 'hang')[]) {
@@ -18,6 +18,28 @@ function scriptedStore(...answers: (number | 'fail' | 'hang')[]) {
 }
 
 describe('shared quota store', () => {
+  test('a hedged attempt asks the store too, and a refusal means no hedge (issue 19: hedges went over the fleet ceiling)', async () => {
+    const { store, asked } = scriptedStore(0, 0);
+    const h = harness([{ name: 'a', rateLimit: { perSecond: 10 } }, { name: 'b', rateLimit: { perSecond: 10 } }], { sharedQuota: { store }, hedge: { afterMs: 50 } });
+    h.eps['a']!.then(ok('slow', 200));
+    h.eps['b']!.then(ok('fast', 10));
+    const call = start(h.pool.execute(h.op, { idempotent: true }));
+    await h.clock.advance(100);
+    await call.promise;
+    expect(call.value).toBe('fast');
+    expect(asked.map((l) => l.key)).toEqual(['endpoint:a', 'endpoint:b']);
+
+    const refused = scriptedStore(0, 500);
+    const r = harness([{ name: 'a', rateLimit: { perSecond: 10 } }, { name: 'b', rateLimit: { perSecond: 10 } }], { sharedQuota: { store: refused.store }, hedge: { afterMs: 50 } });
+    r.eps['a']!.then(ok('slow', 200));
+    const c2 = start(r.pool.execute(r.op, { idempotent: true }));
+    await r.clock.advance(300);
+    await c2.promise;
+    expect(c2.value).toBe('slow');
+    expect(refused.asked.map((l) => l.key)).toEqual(['endpoint:a', 'endpoint:b']);
+    expect(r.events.filter((e) => e.type === 'attempt-start').map((e) => 'endpoint' in e && e.endpoint)).toEqual(['a']);
+  });
+
   test('asks the store for every attempt on a limited endpoint, with its key and limit; unlimited endpoints skip it', async () => {
     const { store, asked } = scriptedStore(0);
     const h = harness([{ name: 'a', rateLimit: { perSecond: 3, mode: 'paced' } }, { name: 'free', priority: 'low' }], { sharedQuota: { store } });

@@ -3,7 +3,7 @@
  * within the hedge delay (fixed, or a quantile of its endpoint's recent durations), one
  * more attempt starts on an endpoint the call is not using; the first success wins and
  * the others are cancelled by the call. Hedges count as attempts and against the retry
- * budget, and go through admission like any attempt.
+ * budget, and ask the shared store (when there is one) like any attempt.
  *
  * Allocated only for calls that hedge; the call loop talks to it through `HedgeHost`.
  */
@@ -12,6 +12,8 @@ import type { HedgeConfig } from '../selection/hedge.js';
 import type { EndpointState } from '../selection/endpoint.js';
 import type { PoolState } from '../state.js';
 import type { Attempt } from './attempt.js';
+import { askStore, needsAdmission } from './admission.js';
+import { PoolError } from '../base/errors.js';
 
 /** What hedging needs from its call. */
 export interface HedgeHost<C> {
@@ -31,6 +33,7 @@ export class Hedging<C> {
   readonly #config: HedgeConfig;
   #left: number;
   #timer: TimerHandle | undefined;
+  #admitTimer: TimerHandle | undefined;
   /** Hedged attempts running beside the call's primary attempt. */
   readonly running: Attempt<C>[] = [];
 
@@ -66,7 +69,43 @@ export class Hedging<C> {
     if (budget !== undefined && !budget.tryWithdraw(now)) return;
     this.#left--;
     s.emit({ type: 'hedge', callId: host.id, endpoint: sel.endpoint.name, attempt: host.attempts + 1 });
-    host.launchHedge(sel.endpoint, now);
+    if (needsAdmission(s, sel.endpoint, now)) this.#admit(sel.endpoint);
+    else host.launchHedge(sel.endpoint, now);
+  }
+
+  /**
+   * A hedge on an endpoint whose limit is shared by the fleet asks the store first, like
+   * any attempt. The call does not wait in `admission` for it (its primary attempt is
+   * running): a refusal or a timeout simply means no hedge; a failing store degrades the
+   * pool as usual and the hedge goes on local limits.
+   */
+  #admit(ep: EndpointState<C>): void {
+    const s = this.#s;
+    let pending = true;
+    this.#admitTimer = s.clock.setTimeout(() => {
+      this.#admitTimer = undefined;
+      if (!pending) return;
+      pending = false;
+      s.storeFailed(s.clock.now(), new PoolError('ATTEMPT_TIMEOUT', 'the shared limiter store did not answer in time'));
+    }, s.opts.sharedQuota!.timeoutMs);
+    askStore(s, {
+      awaitingAdmission: () => pending,
+      admissionDone: (_ep, t, refused) => {
+        pending = false;
+        this.#clearAdmitTimer();
+        if (refused) return;
+        const avoid = this.#host.hedgeAvoiding(t);
+        if (avoid === undefined || avoid.includes(ep) || !ep.live || ep.unavailableMs(t) !== 0 || ep.readyInMs(t) !== 0) return;
+        this.#host.launchHedge(ep, t);
+      },
+    }, ep);
+  }
+
+  #clearAdmitTimer(): void {
+    if (this.#admitTimer !== undefined) {
+      this.#s.clock.clearTimeout(this.#admitTimer);
+      this.#admitTimer = undefined;
+    }
   }
 
   remove(a: Attempt<C>): boolean {
@@ -76,8 +115,9 @@ export class Hedging<C> {
     return true;
   }
 
-  /** Stops the hedge timer (the call is ending). */
+  /** Stops the hedge timers (the call is ending); a store answer that comes later launches nothing. */
   stop(): void {
+    this.#clearAdmitTimer();
     if (this.#timer !== undefined) {
       this.#s.clock.clearTimeout(this.#timer);
       this.#timer = undefined;
