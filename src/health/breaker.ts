@@ -37,7 +37,7 @@ import type { RandomSource } from '../base/clock.js';
 import { RollingCounter } from '../limits/window.js';
 import { invalidOption } from '../base/errors.js';
 import { DEFAULTS } from '../options/defaults.js';
-import { durationOrInfinity, finite, oneOf, plainObject, positiveInteger } from '../options/validate.js';
+import { durationOrInfinity, finite, oneOf, optionsObject, positiveInteger, type KnownKeys } from '../options/validate.js';
 
 export interface BreakerOptions {
   /** Consecutive failures that open the breaker (`consecutive` mode). @default 5 */
@@ -224,9 +224,22 @@ export class Breaker {
   }
 }
 
+const BREAKER_KEYS: Record<keyof BreakerOptions, true> & KnownKeys = {
+  threshold: true,
+  cooldownMs: true,
+  maxCooldownMs: true,
+  mode: true,
+  failureRate: true,
+  windowMs: true,
+  minThroughput: true,
+  slowCallMs: true,
+  ejectionGrowth: true,
+  jitter: true,
+};
+
 /** Checks the pool's `breaker` options. */
 export function resolveBreaker(value: unknown): BreakerOptions {
-  const o = plainObject('breaker', value) ?? {};
+  const o = optionsObject('breaker', value, BREAKER_KEYS, { failures: 'threshold', timeoutMs: 'cooldownMs', resetTimeoutMs: 'cooldownMs' }) ?? {};
   const d = DEFAULTS.breaker;
   const threshold = positiveInteger('breaker.threshold', o['threshold'], d.threshold);
   const cooldownMs = finite('breaker.cooldownMs', o['cooldownMs'], d.cooldownMs, 0, true);
