@@ -11,6 +11,7 @@
 import { Call } from './call/call.js';
 import type { BreakerState } from './health/breaker.js';
 import type { Clock } from './base/clock.js';
+import { isEventType, type EventListener, type PoolEventOf, type PoolEventType, type Unsubscribe } from './base/events.js';
 import type { Operation } from './call/context.js';
 import { invalidOption } from './base/errors.js';
 import type { EndpointConfig, ExecuteOptions, PoolOptions, Priority } from './options/options.js';
@@ -95,6 +96,22 @@ export class Pool<C> {
       return Promise.reject(error);
     }
     return probeEndpoints(this.#s, probe, timeoutMs);
+  }
+
+  /**
+   * Subscribes to events: of one type (the listener gets that event, narrowed), or all of
+   * them with `'*'` or no type. Listeners run synchronously, in subscription order, after
+   * the constructor's `onEvent`; one that throws is isolated. Returns the unsubscribe
+   * function, also a `Disposable` (`using sub = pool.on(...)`) where `Symbol.dispose` exists.
+   */
+  on<T extends PoolEventType>(type: T, listener: (event: PoolEventOf<T>) => void): Unsubscribe;
+  on(type: '*', listener: EventListener): Unsubscribe;
+  on(listener: EventListener): Unsubscribe;
+  on(a: PoolEventType | '*' | EventListener, b?: (event: never) => void): Unsubscribe {
+    const [type, listener] = typeof a === 'function' ? (['*', a] as const) : ([a, b as unknown] as const);
+    if (typeof listener !== 'function') throw invalidOption('listener', 'a function (event) => void', listener);
+    if (!isEventType(type)) throw invalidOption('type', "an event type or '*'", type);
+    return this.#s.listeners.add(type, listener as EventListener);
   }
 
   /** The breaker of one endpoint: `'closed'`, `'half-open'` or `{ state: 'open', untilMs }`. */
