@@ -12,7 +12,7 @@ export type { ErrorClass, Classification, ClassifyResult, Classifier } from './b
 export type { PoolEvent, PoolEventType, PoolEventOf, EventListener, Unsubscribe, CancelReason, FailureClass } from './base/events.js';
 export { METRICS, type MetricsSink, type Labels } from './base/metrics.js';
 export { systemClock, systemRandom, type Clock, type RandomSource, type TimerHandle } from './base/clock.js';
-export type { BreakerState, BreakerOptions } from './health/breaker.js';
+export type { BreakerState, BreakerSnapshot, BreakerOptions } from './health/breaker.js';
 export type { BackoffOptions, Jitter } from './call/backoff.js';
 export type { ProbeResult } from './health/probe.js';
 export { DEFAULTS } from './options/defaults.js';

@@ -9,7 +9,7 @@
  * step.
  */
 import { Call } from './call/call.js';
-import type { BreakerState } from './health/breaker.js';
+import type { BreakerSnapshot, BreakerState } from './health/breaker.js';
 import type { Clock } from './base/clock.js';
 import { isEventType, type EventListener, type PoolEventOf, type PoolEventType, type Unsubscribe } from './base/events.js';
 import type { Operation } from './call/context.js';
@@ -29,7 +29,8 @@ export interface EndpointStats {
   readonly priority: Priority;
   /** `disabled` (invalid key), `parked` (daily quota spent), `open` (breaker), `cooling` (after a 429), or `ok`. */
   readonly status: EndpointStatus;
-  readonly breaker: BreakerState;
+  /** `{ state: 'closed' }`, `{ state: 'half-open' }` or `{ state: 'open', untilMs }`. */
+  readonly breaker: BreakerSnapshot;
   /** Consecutive failures the breaker has counted. */
   readonly consecutiveFailures: number;
   readonly inFlight: number;
@@ -114,7 +115,10 @@ export class Pool<C> {
     return this.#s.listeners.add(type, listener as EventListener);
   }
 
-  /** The breaker of one endpoint: `'closed'`, `'half-open'` or `{ state: 'open', untilMs }`. */
+  /**
+   * The breaker of one endpoint: `'closed'`, `'half-open'` or `{ state: 'open', untilMs }`
+   * (a union kept for compatibility; `stats()[i].breaker` has one shape for every state).
+   */
   breakerState(name: string): BreakerState {
     return this.#endpoint(name).breaker.state(this.#s.clock.now());
   }
@@ -134,7 +138,7 @@ export class Pool<C> {
             : ep.quota.cooldownUntil > now
               ? 'cooling'
               : 'ok',
-      breaker: ep.breaker.state(now),
+      breaker: ep.breaker.snapshot(now),
       consecutiveFailures: ep.breaker.failures,
       inFlight: ep.inFlight,
       peakInFlight: ep.peakInFlight,

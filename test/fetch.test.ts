@@ -145,7 +145,7 @@ describe('createPooledFetch against loopback servers', () => {
     expect(s.rateLimited).toBe(1);
     expect(s.cooldownRemainingMs).toBeGreaterThan(1_000);
     expect(s.cooldownRemainingMs).toBeLessThanOrEqual(2_000);
-    expect(s.breaker).toBe('closed');
+    expect(s.breaker).toEqual({ state: 'closed' });
     // While cooling, the next call goes straight to the other endpoint.
     expect((await f('/b')).status).toBe(200);
     expect(limited.hits).toBe(1);

@@ -62,8 +62,18 @@ export interface BreakerOptions {
   readonly jitter: number;
 }
 
-/** What `breakerState()` reports. */
+/** A breaker in `stats()`: one shape whatever the state, so it prints and compares without narrowing. */
+export interface BreakerSnapshot {
+  readonly state: 'closed' | 'half-open' | 'open';
+  /** While `open`: when the breaker lets a probe through. */
+  readonly untilMs?: number;
+}
+
+/** What `breakerState()` reports (kept as it was; `stats()` gives a `BreakerSnapshot`). */
 export type BreakerState = 'closed' | 'half-open' | { readonly state: 'open'; readonly untilMs: number };
+
+const CLOSED: BreakerSnapshot = Object.freeze({ state: 'closed' });
+const HALF_OPEN: BreakerSnapshot = Object.freeze({ state: 'half-open' });
 
 export class Breaker {
   readonly #opts: BreakerOptions;
@@ -205,6 +215,12 @@ export class Breaker {
     if (!this.#open) return 'closed';
     if (now < this.#openUntil) return { state: 'open', untilMs: this.#openUntil };
     return 'half-open';
+  }
+
+  snapshot(now: number): BreakerSnapshot {
+    if (!this.#open) return CLOSED;
+    if (now < this.#openUntil) return { state: 'open', untilMs: this.#openUntil };
+    return HALF_OPEN;
   }
 
   #openAt(now: number): void {
