@@ -80,3 +80,28 @@ describe('unknown option keys are rejected, naming the nearest valid option', ()
     expect(nearest('banana', ['threshold', 'cooldownMs'])).toBeUndefined();
   });
 });
+
+describe("the adapters' options", () => {
+  test('createPooledFetch: its own keys and the pool keys, with suggestions from both', async () => {
+    const { createPooledFetch } = await import('../src/fetch/index.js');
+    expect(rejection(() => createPooledFetch({ endpoints: ['http://127.0.0.1:1'], throwOnHttpErrors: true } as never)).message).toBe(
+      "throwOnHttpErrors: unknown option; did you mean 'throwOnHttpError'?",
+    );
+    expect(rejection(() => createPooledFetch({ endpoints: ['http://127.0.0.1:1'], retries: 2 } as never)).message).toBe("retries: unknown option; did you mean 'maxAttempts'?");
+    expect(rejection(() => createPooledFetch({ endpoints: [{ url: 'http://127.0.0.1:1', wieght: 2 }] } as never)).message).toBe(
+      "endpoints[0].wieght: unknown option; did you mean 'weight'?",
+    );
+  });
+
+  test('poolTransport', async () => {
+    const { poolTransport } = await import('../src/viem/index.js');
+    expect(rejection(() => poolTransport({ endpoints: [], passSignals: false } as never)).message).toBe("passSignals: unknown option; did you mean 'passSignal'?");
+  });
+
+  test('createRedisStore and createRedisHealth', async () => {
+    const { createRedisStore, createRedisHealth } = await import('../src/redis/index.js');
+    const client = { send: () => Promise.resolve(0) };
+    expect(() => createRedisStore(client as never, { prefx: 'a:' } as never)).toThrow("createRedisStore options.prefx: unknown option; did you mean 'prefix'?");
+    expect(() => createRedisHealth(client as never, { maxAge: 5 } as never)).toThrow("createRedisHealth options.maxAge: unknown option; did you mean 'maxAgeMs'?");
+  });
+});

@@ -24,6 +24,8 @@ import { HttpStatusError, classifyFetchError, isHttpStatusError } from './classi
 import { DEFAULT_MAX_RETRY_AFTER_MS, parseRetryAfter } from './retry-after.js';
 import { hostOf } from '../extras/host.js';
 import { PoolError } from '../base/errors.js';
+import { POOL_ALIASES, POOL_KEYS } from '../options/resolve.js';
+import { checkKeys, type KnownKeys } from '../options/validate.js';
 import { resolveInput } from './input.js';
 import { NotReplayableError, ReplayGuard, isReplayable, randomKey, type ReplayOptions } from './replay.js';
 
@@ -85,7 +87,18 @@ export interface PooledFetch {
   readonly pool: Pool<string>;
 }
 
+const FETCH_KEYS: Record<keyof PooledFetchOptions, true> & KnownKeys = {
+  ...POOL_KEYS,
+  fetch: true,
+  maxRetryAfterMs: true,
+  throwOnHttpError: true,
+  getToken: true,
+  replay: true,
+  idempotencyKey: true,
+};
+
 export function createPooledFetch(options: PooledFetchOptions): PooledFetch {
+  if (typeof options === 'object' && options !== null) checkKeys('options', options as unknown as Record<string, unknown>, FETCH_KEYS, POOL_ALIASES);
   const { endpoints, fetch: fetchOption, maxRetryAfterMs = DEFAULT_MAX_RETRY_AFTER_MS, throwOnHttpError = false, classify: userClassify = classifyFetchError, getToken, replay, idempotencyKey, ...poolOptions } = options;
   const replayOptions = resolveReplay(replay, idempotencyKey);
   const classify: Classifier = (error) => (error instanceof NotReplayableError ? 'permanent' : userClassify(error));

@@ -20,7 +20,8 @@ import { DEFAULTS } from './defaults.js';
 import { BREAKER_MODES, STRATEGIES, type BreakerMode, type PoolOptions, type RefreshAuth, type Strategy } from './options.js';
 import { checkFunction, checkKeys, durationOrInfinity, finite, limitOrInfinity, oneOf, percent, plainObject, positiveInteger, type KnownKeys } from './validate.js';
 
-const POOL_KEYS: Record<keyof PoolOptions<unknown>, true> & KnownKeys = {
+/** Every pool option, for `checkKeys` (adapters extend it with their own). */
+export const POOL_KEYS: Record<keyof PoolOptions<unknown>, true> & KnownKeys = {
   endpoints: true,
   classify: true,
   strategy: true,
@@ -49,7 +50,7 @@ const POOL_KEYS: Record<keyof PoolOptions<unknown>, true> & KnownKeys = {
 };
 
 /** Names users reach for that the pool spells differently. */
-const POOL_ALIASES: Readonly<Record<string, string>> = {
+export const POOL_ALIASES: Readonly<Record<string, string>> = {
   retries: 'maxAttempts',
   retry: 'maxAttempts',
   attempts: 'maxAttempts',

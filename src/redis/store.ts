@@ -14,6 +14,7 @@
  * answers again; a late answer is ignored (it may have counted a call: the fleet errs on
  * the safe side).
  */
+import { checkKeys, type KnownKeys } from '../options/validate.js';
 import type { LimiterStore, SharedLimit } from '../limits/store.js';
 import type { RedisCommander } from './client.js';
 import { RedisStoreError } from './errors.js';
@@ -27,6 +28,8 @@ export interface RedisStoreOptions {
   /** Commands outstanding on the client beyond which `acquire` rejects at once. @default 1000 */
   readonly maxPending?: number;
 }
+
+const STORE_OPTION_KEYS: Record<keyof RedisStoreOptions, true> & KnownKeys = { prefix: true, maxPending: true };
 
 export interface RedisStore extends LimiterStore {
   /** The keys holding a limit's state: per-second, then daily. */
@@ -48,6 +51,7 @@ interface Prepared {
  */
 export function createRedisStore(client: RedisCommander, options: RedisStoreOptions = {}): RedisStore {
   checkCommander('createRedisStore', client);
+  checkKeys('createRedisStore options', options as Record<string, unknown>, STORE_OPTION_KEYS);
   const prefix = resolvePrefix('createRedisStore', options.prefix);
   const maxPending = options.maxPending ?? 1000;
   if (!Number.isInteger(maxPending) || maxPending < 1) throw new TypeError(`createRedisStore: maxPending: expected an integer >= 1, got ${String(maxPending)}`);
