@@ -7,6 +7,9 @@
  * budgets, hedging, latency-aware selection, the shared store hook and the refresher
  * landed, and 27.0 KB with all of them (the budget was raised once, on purpose, in that
  * commit). Raise it on purpose, in the commit that needs it, never to make a red build green.
+ * Raised to 32 KB by issue 17's usability work (28.3 KB → 31.3 KB: `pool.on()` and its
+ * typed listener registry, unknown-key checks with suggestions for every option object,
+ * errors that blame the classifier or the operation, the Refresher's config checks).
  */
 import { execFileSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';
@@ -15,7 +18,7 @@ import { gzipSync } from 'node:zlib';
 import { describe, expect, test } from 'vitest';
 
 const root = join(import.meta.dirname, '..');
-export const CORE_BUDGET_BYTES = 30 * 1024;
+export const CORE_BUDGET_BYTES = 32 * 1024;
 
 /** `file` and every chunk it imports, transitively (the build splits shared code into chunks). */
 function withChunks(file: string, seen = new Set<string>()): string[] {
