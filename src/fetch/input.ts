@@ -6,15 +6,23 @@
  * them; its body is read once, so that it can be replayed.
  */
 
-/** `input` as a path relative to the base URLs, with `init` completed from a `Request`. */
-export async function resolveInput<I extends RequestInit>(input: unknown, init: I, bases: readonly string[]): Promise<{ path: string; init: I }> {
+export interface ResolvedInput<I> {
+  readonly path: string;
+  readonly init: I;
+}
+
+/**
+ * `input` as a path relative to the base URLs, with `init` completed from a `Request`.
+ * Synchronous (no promise, no extra turn) except for a `Request` whose body must be read.
+ */
+export function resolveInput<I extends RequestInit>(input: unknown, init: I, bases: readonly string[]): ResolvedInput<I> | Promise<ResolvedInput<I>> {
   if (typeof input === 'string') return { path: relativePath(input, bases), init };
   if (typeof URL !== 'undefined' && input instanceof URL) return { path: relativePath(input.href, bases), init };
   if (typeof Request !== 'undefined' && input instanceof Request) {
     const path = relativePath(input.url, bases);
     const merged: RequestInit = { method: input.method, headers: input.headers, signal: input.signal };
-    if (input.body !== null && init.body === undefined) merged.body = await input.arrayBuffer();
-    return { path, init: { ...merged, ...init } as I };
+    if (input.body === null || init.body !== undefined) return { path, init: { ...merged, ...init } as I };
+    return input.arrayBuffer().then((body) => ({ path, init: { ...merged, body, ...init } as I }));
   }
   throw new TypeError('pooled fetch: expected a path, an absolute URL, a URL or a Request');
 }

@@ -27,7 +27,7 @@ import { PoolError } from '../base/errors.js';
 import { POOL_ALIASES, POOL_KEYS } from '../options/resolve.js';
 import { checkKeys, type KnownKeys } from '../options/validate.js';
 import { resolveInput } from './input.js';
-import { NotReplayableError, ReplayGuard, isReplayable, randomKey, type ReplayOptions } from './replay.js';
+import { NotReplayableError, ReplayGuard, isIdempotentMethod, isReplayable, randomKey, type ReplayOptions } from './replay.js';
 
 /** The subset of `fetch` this adapter calls. */
 export type FetchFn = (url: string, init: RequestInit) => Promise<Response>;
@@ -117,7 +117,8 @@ export function createPooledFetch(options: PooledFetchOptions): PooledFetch {
   const bases = Array.isArray(endpoints) ? endpoints.map((e) => (typeof e === 'string' ? e : e.url)) : [];
 
   const pooled = async (input: string | URL | Request, given: PooledRequestInit = {}): Promise<Response> => {
-    const { path, init } = await resolveInput(input, given, bases);
+    const resolved = resolveInput(input, given, bases);
+    const { path, init } = resolved instanceof Promise ? await resolved : resolved;
     const { pool: callOptions, signal, idempotent, ...rest } = init;
     const replayable = !(typeof ReadableStream !== 'undefined' && rest.body instanceof ReadableStream);
     const replayPlan = replayGuard(rest, idempotent ?? callOptions?.idempotent, replayOptions);
@@ -180,7 +181,8 @@ function resolveReplay(replay: unknown, key: unknown): ReplayOptions {
  * have reached a server, and its headers when a generated idempotency key was added.
  */
 function replayGuard(init: RequestInit, explicit: boolean | undefined, o: ReplayOptions): { guard: ReplayGuard | undefined; headers: Headers | undefined } | undefined {
-  if (o.replay === 'always' && explicit === undefined) return undefined;
+  // The common case (a GET, or replay: 'always') allocates nothing.
+  if (explicit === undefined && (o.replay === 'always' || isIdempotentMethod(init.method))) return undefined;
   const headers = new Headers(init.headers);
   const keyed = headers.has(o.header);
   if (!isReplayable(init.method, headers, explicit, o)) return { guard: new ReplayGuard(init.method), headers: undefined };

@@ -26,10 +26,15 @@ export interface ReplayOptions {
   readonly generate: (() => string) | undefined;
 }
 
+/** GET, HEAD, OPTIONS, PUT, DELETE, TRACE (any case); no method means GET. */
+export function isIdempotentMethod(method: string | undefined): boolean {
+  return method === undefined || IDEMPOTENT_METHODS.has(method.toUpperCase());
+}
+
 /** Whether a request may be sent again after it may have reached a server; may add an idempotency key to `headers`. */
 export function isReplayable(method: string | undefined, headers: Headers, explicit: boolean | undefined, o: ReplayOptions): boolean {
   if (explicit !== undefined) return explicit;
-  if (o.replay === 'always' || IDEMPOTENT_METHODS.has((method ?? 'GET').toUpperCase())) return true;
+  if (o.replay === 'always' || isIdempotentMethod(method)) return true;
   if (headers.has(o.header)) return true;
   if (o.generate === undefined) return false;
   headers.set(o.header, o.generate());
