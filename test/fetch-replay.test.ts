@@ -58,6 +58,19 @@ describe('replays only idempotent requests after a failure that may have reached
     expect(seen.map((s) => s.server)).toEqual(['slow']);
   });
 
+  test("the refused replay sends nothing and does not close the next endpoint's half-open breaker", async () => {
+    const f = make([slow.url, failing.url], { breaker: { threshold: 1, cooldownMs: 1 } });
+    await f('/x', { pool: { pin: 'e1', retry: 'none' } }); // a 502 opens e1's breaker
+    const t0 = Date.now();
+    while (f.pool.breakerState('e1') !== 'half-open' && Date.now() - t0 < 5_000) await new Promise((r) => setTimeout(r, 1));
+    expect(f.pool.breakerState('e1')).toBe('half-open');
+    seen.length = 0;
+    await expect(f('/pay', { method: 'POST', body: 'x' })).rejects.toMatchObject({ code: 'PERMANENT', endpoint: 'e0' });
+    expect(seen.map((s) => s.server)).toEqual(['slow']);
+    // A probe that sent nothing proves nothing: e1 is not closed by it.
+    expect(f.pool.breakerState('e1')).not.toBe('closed');
+  });
+
   test('a POST answered 502 is not replayed: its response is the answer', async () => {
     const f = make([failing.url, echo.url]);
     const res = await f('/pay', { method: 'POST', body: 'x' });

@@ -131,22 +131,23 @@ export function createPooledFetch(options: PooledFetchOptions): PooledFetch {
     };
     const seen: Response[] = [];
     let kept: Response | undefined;
+    const send = async (base: string, ctx: AttemptContext): Promise<Response> => {
+      const headers = tokens === undefined ? rest.headers : tokens.authorize(ctx.endpoint, rest.headers);
+      let res: Response;
+      try {
+        res = await doFetch(joinUrl(base, path), { ...rest, ...(headers === undefined ? {} : { headers }), signal: ctx.signal });
+      } catch (error) {
+        throw guard === undefined ? error : guard.failed(ctx.endpoint, error);
+      }
+      if (res.status < 400) return res;
+      seen.push(res);
+      const retryAfterMs = parseRetryAfter(res.headers.get('retry-after'), pool.clock.now(), maxRetryAfterMs);
+      const failure = new HttpStatusError(res.status, { retryAfterMs, endpoint: ctx.endpoint, response: res });
+      throw guard === undefined || res.status < 500 ? failure : guard.failed(ctx.endpoint, failure);
+    };
     try {
-      kept = await pool.execute(async (base, ctx) => {
-        const headers = tokens === undefined ? rest.headers : tokens.authorize(ctx.endpoint, rest.headers);
-        guard?.enter(ctx);
-        let res: Response;
-        try {
-          res = await doFetch(joinUrl(base, path), { ...rest, ...(headers === undefined ? {} : { headers }), signal: ctx.signal });
-        } catch (error) {
-          throw guard === undefined ? error : guard.failed(ctx.endpoint, error);
-        }
-        if (res.status < 400) return res;
-        seen.push(res);
-        const retryAfterMs = parseRetryAfter(res.headers.get('retry-after'), pool.clock.now(), maxRetryAfterMs);
-        const failure = new HttpStatusError(res.status, { retryAfterMs, endpoint: ctx.endpoint, response: res });
-        throw guard === undefined || res.status < 500 ? failure : guard.failed(ctx.endpoint, failure);
-      }, execOptions);
+      // A replay that must not happen throws synchronously: the call ends, and the endpoint's breaker is not touched.
+      kept = await pool.execute(guard === undefined ? send : (base, ctx) => (guard.enter(ctx), send(base, ctx)), execOptions);
       return kept;
     } catch (thrown) {
       const error = blameNotReplayable(thrown);
