@@ -9,10 +9,10 @@ export { Refresher, type RefresherOptions, type RefreshResult, type SharedSurviv
 export { PoolError, isPoolError, type PoolErrorCode } from './base/errors.js';
 export type { AttemptContext, Operation } from './call/context.js';
 export type { ErrorClass, Classification, ClassifyResult, Classifier, CeilingScope } from './base/classify.js';
-export type { PoolEvent, PoolEventType, EventListener, CancelReason, FailureClass } from './base/events.js';
+export type { PoolEvent, PoolEventType, PoolEventOf, EventListener, Unsubscribe, CancelReason, FailureClass } from './base/events.js';
 export { METRICS, type MetricsSink, type Labels } from './base/metrics.js';
 export { systemClock, systemRandom, type Clock, type RandomSource, type TimerHandle } from './base/clock.js';
-export type { BreakerState, BreakerOptions } from './health/breaker.js';
+export type { BreakerState, BreakerSnapshot, BreakerOptions } from './health/breaker.js';
 export type { BackoffOptions, Jitter } from './call/backoff.js';
 export type { ProbeResult } from './health/probe.js';
 export { DEFAULTS } from './options/defaults.js';

@@ -9,8 +9,9 @@
  * step.
  */
 import { Call } from './call/call.js';
-import type { BreakerState } from './health/breaker.js';
+import type { BreakerSnapshot, BreakerState } from './health/breaker.js';
 import type { Clock } from './base/clock.js';
+import { isEventType, type EventListener, type PoolEventOf, type PoolEventType, type Unsubscribe } from './base/events.js';
 import type { Operation } from './call/context.js';
 import { invalidOption } from './base/errors.js';
 import type { EndpointConfig, ExecuteOptions, PoolOptions, Priority } from './options/options.js';
@@ -41,7 +42,8 @@ export interface EndpointStats {
   readonly priority: Priority;
   /** `disabled` (invalid key), `parked` (daily quota spent), `open` (breaker), `cooling` (after a 429), or `ok`. */
   readonly status: EndpointStatus;
-  readonly breaker: BreakerState;
+  /** `{ state: 'closed' }`, `{ state: 'half-open' }` or `{ state: 'open', untilMs }`. */
+  readonly breaker: BreakerSnapshot;
   /** Consecutive failures the breaker has counted. */
   readonly consecutiveFailures: number;
   readonly inFlight: number;
@@ -117,7 +119,26 @@ export class Pool<C> {
     return probeEndpoints(this.#s, probe, timeoutMs);
   }
 
-  /** The breaker of one endpoint: `'closed'`, `'half-open'` or `{ state: 'open', untilMs }`. */
+  /**
+   * Subscribes to events: of one type (the listener gets that event, narrowed), or all of
+   * them with `'*'` or no type. Listeners run synchronously, in subscription order, after
+   * the constructor's `onEvent`; one that throws is isolated. Returns the unsubscribe
+   * function, also a `Disposable` (`using sub = pool.on(...)`) where `Symbol.dispose` exists.
+   */
+  on<T extends PoolEventType>(type: T, listener: (event: PoolEventOf<T>) => void): Unsubscribe;
+  on(type: '*', listener: EventListener): Unsubscribe;
+  on(listener: EventListener): Unsubscribe;
+  on(a: PoolEventType | '*' | EventListener, b?: (event: never) => void): Unsubscribe {
+    const [type, listener] = typeof a === 'function' ? (['*', a] as const) : ([a, b as unknown] as const);
+    if (typeof listener !== 'function') throw invalidOption('listener', 'a function (event) => void', listener);
+    if (!isEventType(type)) throw invalidOption('type', "an event type or '*'", type);
+    return this.#s.listeners.add(type, listener as EventListener);
+  }
+
+  /**
+   * The breaker of one endpoint: `'closed'`, `'half-open'` or `{ state: 'open', untilMs }`
+   * (a union kept for compatibility; `stats()[i].breaker` has one shape for every state).
+   */
   breakerState(name: string): BreakerState {
     return this.#endpoint(name).breaker.state(this.#s.clock.now());
   }
@@ -138,7 +159,7 @@ export class Pool<C> {
             : ep.quota.cooldownUntil > now
               ? 'cooling'
               : 'ok',
-      breaker: ep.breaker.state(now),
+      breaker: ep.breaker.snapshot(now),
       consecutiveFailures: ep.breaker.failures,
       inFlight: ep.inFlight,
       peakInFlight: ep.peakInFlight,

@@ -6,7 +6,7 @@
 import type { Clock, RandomSource } from './base/clock.js';
 import type { EndpointState } from './selection/endpoint.js';
 import { buildEndpointSet } from './selection/endpoint-set.js';
-import { deliver, type EventListener, type PoolEvent } from './base/events.js';
+import { deliver, Listeners, type EventListener, type PoolEvent } from './base/events.js';
 import { safeIncrement, type MetricsSink } from './base/metrics.js';
 import type { ResolvedRateLimit } from './limits/quota.js';
 import { TimeoutQueue } from './call/timeouts.js';
@@ -30,7 +30,9 @@ export class PoolState<C> {
   readonly clock: Clock;
   readonly random: RandomSource;
   readonly metrics: MetricsSink | undefined;
-  readonly listener: EventListener | undefined;
+  /** Every subscriber behind one function, or `undefined` when nobody listens: the hot path checks it before building an event. */
+  listener: EventListener | undefined;
+  readonly listeners: Listeners;
 
   endpoints: EndpointState<C>[] = [];
   byName = new Map<string, EndpointState<C>>();
@@ -58,7 +60,7 @@ export class PoolState<C> {
   /** Whether attempt durations feed the endpoints' latency trackers. */
   readonly tracksLatency: boolean;
   /** Whether a success's duration is used (metrics, events, slow calls, failure-rate windows). */
-  readonly timesSuccesses: boolean;
+  timesSuccesses = false;
   /** Attempt timeouts, on one shared timer. */
   readonly timeouts: TimeoutQueue;
   callSeq = 0;
@@ -72,15 +74,24 @@ export class PoolState<C> {
     this.random = random;
     this.metrics = metrics;
     this.listener = listener;
+    this.listeners = new Listeners(listener, (current) => {
+      this.listener = current;
+      this.#timeSuccesses();
+    });
     this.permits = opts.maxConcurrentCalls;
     this.timeouts = new TimeoutQueue(clock);
     this.defaultPlan = defaultPlan(opts);
     this.tracksLatency = opts.strategy === 'latency' || opts.hedgeConfigured;
-    this.timesSuccesses =
-      metrics !== undefined || listener !== undefined || this.tracksLatency || opts.breaker.slowCallMs !== Number.POSITIVE_INFINITY || opts.breaker.mode === 'failure-rate';
+    this.#timeSuccesses();
     const store = opts.sharedQuota?.store;
     if (typeof store?.subscribe === 'function') this.#unsubscribe = store.subscribe((key, state) => this.applyShared(key, state));
     this.#reports = typeof store?.report === 'function';
+  }
+
+  #timeSuccesses(): void {
+    const o = this.opts;
+    this.timesSuccesses =
+      this.metrics !== undefined || this.listener !== undefined || this.tracksLatency || o.breaker.slowCallMs !== Number.POSITIVE_INFINITY || o.breaker.mode === 'failure-rate';
   }
 
   readonly #reports: boolean;

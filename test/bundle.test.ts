@@ -11,6 +11,8 @@
  * them (raised to 34 KB, on purpose, in that commit; the API-key message classifier went
  * to the `keys` subpath to keep it out of the core). Raise it on purpose, in the commit
  * that needs it, never to make a red build green.
+ * Then raised to 38 KB by the merge of issue 17's usability work (`pool.on()`, unknown-key
+ * checks with suggestions, errors that blame the classifier or the operation) on top.
  */
 import { execFileSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';
@@ -19,7 +21,7 @@ import { gzipSync } from 'node:zlib';
 import { describe, expect, test } from 'vitest';
 
 const root = join(import.meta.dirname, '..');
-export const CORE_BUDGET_BYTES = 36 * 1024; // raised from 30 KB as quota waiters, ceiling recovery and the fleet sync landed; issue 16 brings it down
+export const CORE_BUDGET_BYTES = 38 * 1024;
 
 /** `file` and every chunk it imports, transitively (the build splits shared code into chunks). */
 function withChunks(file: string, seen = new Set<string>()): string[] {

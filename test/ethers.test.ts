@@ -128,7 +128,7 @@ describe('ethers through the pool, on ganache', () => {
     });
     expect(await p.getBlockNumber()).toBeGreaterThanOrEqual(0);
     const byName = Object.fromEntries(p.pool.stats().map((s) => [s.name, s]));
-    expect(byName['limited']).toMatchObject({ rateLimited: 1, breaker: 'closed' });
+    expect(byName['limited']).toMatchObject({ rateLimited: 1, breaker: { state: 'closed' } });
     expect(byName['limited']!.cooldownRemainingMs).toBeGreaterThan(3_000); // Retry-After: 5
     expect(byName['unavailable']).toMatchObject({ failures: 1, rateLimited: 0 });
     expect(byName['hanging']).toMatchObject({ failures: 1 });

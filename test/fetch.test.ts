@@ -145,7 +145,7 @@ describe('createPooledFetch against loopback servers', () => {
     expect(s.rateLimited).toBe(1);
     expect(s.cooldownRemainingMs).toBeGreaterThan(1_000);
     expect(s.cooldownRemainingMs).toBeLessThanOrEqual(2_500); // the hint plus up to 25 % jitter
-    expect(s.breaker).toBe('closed');
+    expect(s.breaker).toEqual({ state: 'closed' });
     // While cooling, the next call goes straight to the other endpoint.
     expect((await f('/b')).status).toBe(200);
     expect(limited.hits).toBe(1);
@@ -201,17 +201,17 @@ describe('createPooledFetch against loopback servers', () => {
     await expect(p).rejects.toMatchObject({ code: 'ABORTED' });
   });
 
-  test('a POST body is replayed on failover; per-call pool options apply', async () => {
+  test('a POST body marked idempotent is replayed on failover; per-call pool options apply', async () => {
     const f = make([unavailable.url, echo.url]);
-    const res = await f('/rpc', { method: 'POST', body: '{"n":1}' });
+    const res = await f('/rpc', { method: 'POST', body: '{"n":1}', idempotent: true });
     expect(await res.text()).toBe('POST {"n":1}');
     const single = await f('/rpc', { method: 'POST', body: 'x', pool: { retry: 'none' } });
     expect(single.status).toBe(503);
   });
 
-  test('an absolute URL is refused without being echoed', async () => {
+  test('an absolute URL under no base URL is refused without being echoed', async () => {
     const f = make([ok.url]);
-    await expect(f('http://elsewhere.example/x')).rejects.toThrow(/relative/);
+    await expect(f('http://elsewhere.example/x')).rejects.toThrow(/matches none of the 1 endpoints' base URLs/);
     await expect(f('http://elsewhere.example/x')).rejects.not.toThrow(/elsewhere/);
   });
 

@@ -105,7 +105,7 @@ describe('real nodes through the pool', () => {
     const client = createPublicClient({ chain, transport: t });
     expect(await client.getChainId()).toBe(chain.id);
     const byName = Object.fromEntries(t.pool.stats().map((s) => [s.name, s]));
-    expect(byName['limited']).toMatchObject({ rateLimited: 1, breaker: 'closed' });
+    expect(byName['limited']).toMatchObject({ rateLimited: 1, breaker: { state: 'closed' } });
     expect(byName['limited']!.cooldownRemainingMs).toBeGreaterThan(3_000); // Retry-After: 5
     expect(byName['unavailable']).toMatchObject({ failures: 1, rateLimited: 0 });
     expect(byName['hanging']).toMatchObject({ failures: 1 });

@@ -56,8 +56,8 @@ describe('operations that misbehave', () => {
     ['throws synchronously', () => {
       throw new Error('sync');
     }, 'sync'],
-    ['returns a plain value', () => 42, 'the operation must return a promise'],
-    ['returns undefined', () => undefined, 'the operation must return a promise'],
+    ['returns a plain value', () => 42, 'the operation returned a number, not a promise'],
+    ['returns undefined', () => undefined, 'the operation returned undefined, not a promise'],
     ['returns a thenable whose then throws', () => ({
       then() {
         throw new Error('then exploded');

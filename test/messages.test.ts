@@ -45,7 +45,7 @@ describe('failure messages', () => {
     await call.promise;
     const e = call.error as PoolError;
     expect(e.code).toBe('DEADLINE_EXCEEDED');
-    expect(e.message).toBe(`the call's deadline of 250 ms passed after ${e.attempts} attempt(s)`);
+    expect(e.message).toBe(`the call's deadline of 250 ms passed after ${e.attempts} attempt${e.attempts === 1 ? '' : 's'}`);
     expect(e.attempts).toBeGreaterThanOrEqual(2);
     const cause = e.cause as PoolError;
     expect([cause.code, cause.endpoint]).toEqual(['ATTEMPT_TIMEOUT', 'a']);

@@ -186,3 +186,19 @@ describe('slow calls', () => {
     expect(h.pool.breakerState('a')).toMatchObject({ state: 'open' });
   });
 });
+
+describe('stats().breaker is one shape for every state (issue 17)', () => {
+  test('closed, open with untilMs, half-open: always { state }', async () => {
+    const h = harness(['a'], { maxAttempts: 1, breaker: { threshold: 1, cooldownMs: 100 } });
+    expect(h.pool.stats()[0]!.breaker).toEqual({ state: 'closed' });
+    h.eps.a!.then(fail('transient'));
+    await h.pool.execute(h.op).catch(() => undefined);
+    const now = h.clock.now();
+    expect(h.pool.stats()[0]!.breaker).toEqual({ state: 'open', untilMs: now + 100 });
+    expect(h.pool.breakerState('a')).toEqual({ state: 'open', untilMs: now + 100 });
+    await h.clock.advance(100);
+    expect(h.pool.stats()[0]!.breaker).toEqual({ state: 'half-open' });
+    expect(h.pool.breakerState('a')).toBe('half-open');
+    expect(h.pool.stats().map((s) => s.breaker.state)).toEqual(['half-open']);
+  });
+});

@@ -257,3 +257,22 @@ describe('Refresher', () => {
     expect(() => new Refresher(pool, { candidates: [], check: 'no' as never })).toThrow(/check/);
   });
 });
+
+describe('Refresher options name what was wrong (issue 17)', () => {
+  test('URLs where endpoint configs are needed are rejected at construction, with a hint', () => {
+    const pool = new Pool<string>({ endpoints: SEED, classify: () => 'transient', clock: new FakeClock() });
+    const check = async () => true;
+    expect(() => new Refresher(pool, { candidates: ['https://a.example'] as never, check })).toThrow(
+      "candidates[0]: expected an endpoint config { name, conn } (a URL? wrap it: { name: 'eu', conn: url }), got a string of 17 characters",
+    );
+    expect(() => new Refresher(pool, { candidates: [ep('a')], fallback: ['x'] as never, check })).toThrow(/^fallback\[0\]: expected an endpoint config/);
+    expect(() => new Refresher(pool, { candidates: [ep('a')], check, interval: 5 } as never)).toThrow("interval: unknown option; did you mean 'intervalMs'?");
+  });
+
+  test('a candidate source that returns URLs fails the refresh with that message', async () => {
+    const { r } = setup({ candidates: async () => ['https://a.example'] as never, check: async () => true });
+    const result = await r.refresh();
+    expect(String((result.error as Error).message)).toMatch(/^candidates\(\)\[0\]: expected an endpoint config \{ name, conn \} \(a URL\?/);
+    expect(result.installed).toBeUndefined();
+  });
+});

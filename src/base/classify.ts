@@ -22,6 +22,8 @@
  * `disableEndpoint` the call moves on at once to another endpoint.
  */
 
+import { describe } from './errors.js';
+
 export type ErrorClass = 'transient' | 'permanent' | 'rate-limited' | 'retry-narrower' | 'unsupported' | 'unauthorized';
 
 /** A class with hints from the server. */
@@ -67,6 +69,8 @@ export interface Verdict {
   disableEndpoint: boolean;
   /** False when the classifier threw or answered something unknown (the class is then `permanent`). */
   valid: boolean;
+  /** When not `valid`: what was wrong with the classifier's answer, for the call's error message. */
+  problem?: string | undefined;
 }
 
 /**
@@ -83,9 +87,10 @@ export function runClassifier(classify: Classifier, error: unknown, out: Verdict
   let result: unknown;
   try {
     result = classify(error);
-  } catch {
+  } catch (thrown) {
     out.class = 'permanent';
     out.valid = false;
+    out.problem = `classify threw ${thrown instanceof Error ? `a ${thrown.name}` : describe(thrown)}`;
     return out;
   }
   if (isErrorClass(result)) {
@@ -105,6 +110,10 @@ export function runClassifier(classify: Classifier, error: unknown, out: Verdict
   }
   out.class = 'permanent';
   out.valid = false;
+  out.problem =
+    typeof result === 'object' && result !== null
+      ? `classify returned an object whose class is ${describe((result as Classification).class)}, not an error class`
+      : `classify returned ${describe(result)}, not an error class`;
   return out;
 }
 

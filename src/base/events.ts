@@ -102,3 +102,108 @@ export function deliver(listener: EventListener, event: PoolEvent): void {
     // A broken listener must never change a call's outcome.
   }
 }
+
+/** The event of one type, narrowed from the union. */
+export type PoolEventOf<T extends PoolEventType> = Extract<PoolEvent, { readonly type: T }>;
+
+/**
+ * What `pool.on()` returns: call it to unsubscribe (idempotent). It is also a
+ * `Disposable` where the runtime has `Symbol.dispose`, so `using sub = pool.on(...)`
+ * unsubscribes at the end of the block.
+ */
+export interface Unsubscribe {
+  (): void;
+  [Symbol.dispose](): void;
+}
+
+/**
+ * The pool's subscribers: `onEvent` from the constructor plus those added with `on()`,
+ * for one type or all. `current` is a single function, or `undefined` when nobody
+ * listens, so the hot path keeps checking one field before building an event.
+ */
+export class Listeners {
+  #all: readonly EventListener[] = [];
+  #byType = new Map<string, readonly EventListener[]>();
+  #current: EventListener | undefined;
+  readonly #changed: (current: EventListener | undefined) => void;
+
+  constructor(initial: EventListener | undefined, changed: (current: EventListener | undefined) => void) {
+    this.#changed = changed;
+    if (initial !== undefined) this.#all = [initial];
+    this.#current = initial;
+  }
+
+  get current(): EventListener | undefined {
+    return this.#current;
+  }
+
+  add(type: PoolEventType | '*', listener: EventListener): Unsubscribe {
+    // Each subscription is its own entry (the same function twice is called twice, removed once per unsubscribe).
+    const entry: EventListener = (event) => listener(event);
+    if (type === '*') this.#all = [...this.#all, entry];
+    else this.#byType.set(type, [...(this.#byType.get(type) ?? []), entry]);
+    this.#rebuild();
+    let done = false;
+    const off = (() => {
+      if (done) return;
+      done = true;
+      if (type === '*') this.#all = this.#all.filter((l) => l !== entry);
+      else {
+        const rest = (this.#byType.get(type) ?? []).filter((l) => l !== entry);
+        if (rest.length === 0) this.#byType.delete(type);
+        else this.#byType.set(type, rest);
+      }
+      this.#rebuild();
+    }) as Unsubscribe;
+    const dispose = (Symbol as { dispose?: symbol }).dispose;
+    if (typeof dispose === 'symbol') (off as unknown as Record<symbol, () => void>)[dispose] = off;
+    return off;
+  }
+
+  #rebuild(): void {
+    const all = this.#all;
+    const byType = this.#byType;
+    let next: EventListener | undefined;
+    if (byType.size === 0 && all.length <= 1) next = all[0];
+    else {
+      // Snapshots: a listener that (un)subscribes during delivery changes the next event's listeners, not this one's.
+      next = (event) => {
+        for (const l of all) deliver(l, event);
+        const typed = byType.get(event.type);
+        if (typed !== undefined) for (const l of typed) deliver(l, event);
+      };
+    }
+    this.#current = next;
+    this.#changed(next);
+  }
+}
+
+/** Every event type (a record, so that a type added to the union and not here fails to compile). */
+const TYPES: Record<PoolEventType | '*', true> = {
+  '*': true,
+  'attempt-start': true,
+  'attempt-success': true,
+  'attempt-failure': true,
+  'attempt-cancelled': true,
+  'retry-scheduled': true,
+  'rate-limit-wait': true,
+  'endpoint-cooling': true,
+  'endpoint-recalibrated': true,
+  'endpoint-parked': true,
+  'endpoint-disabled': true,
+  'endpoint-enabled': true,
+  'auth-refresh': true,
+  hedge: true,
+  panic: true,
+  'store-degraded': true,
+  'store-recovered': true,
+  report: true,
+  'breaker-opened': true,
+  'breaker-closed': true,
+  'call-failed': true,
+};
+
+/** True for an event type `pool.on()` accepts (or `'*'`). */
+export function isEventType(value: unknown): value is PoolEventType | '*' {
+  return typeof value === 'string' && Object.prototype.hasOwnProperty.call(TYPES, value);
+}

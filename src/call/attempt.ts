@@ -43,6 +43,15 @@ export class Attempt<C> extends LazyContext implements TimeoutEntry {
   }
 }
 
+/** The error an attempt fails with when the operation returns something that is not a promise. */
+export class NotAPromiseError extends TypeError {
+  constructor(value: unknown) {
+    const what = value === null || value === undefined ? String(value) : typeof value === 'object' ? 'an object with no then()' : `a ${typeof value}`;
+    super(`the operation returned ${what}, not a promise`);
+    this.name = 'NotAPromiseError';
+  }
+}
+
 export function isThenable(value: unknown): value is PromiseLike<unknown> {
   return (typeof value === 'object' || typeof value === 'function') && value !== null && typeof (value as PromiseLike<unknown>).then === 'function';
 }

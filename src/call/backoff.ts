@@ -14,7 +14,7 @@
  */
 import type { RandomSource } from '../base/clock.js';
 import { invalidOption } from '../base/errors.js';
-import { finite, oneOf, plainObject } from '../options/validate.js';
+import { finite, oneOf, optionsObject, type KnownKeys } from '../options/validate.js';
 
 export type Jitter = 'none' | 'full' | 'equal' | 'decorrelated';
 
@@ -70,10 +70,11 @@ export function backoffDelay(retry: number, opts: BackoffOptions, random: Random
 }
 
 const JITTERS: readonly Jitter[] = ['none', 'full', 'equal', 'decorrelated'];
+const BACKOFF_KEYS: Record<keyof BackoffOptions, true> & KnownKeys = { initialMs: true, maxMs: true, jitter: true };
 
 /** Checks `backoff` options laid over `base` (the pool's, or the defaults). */
 export function resolveBackoff(field: string, value: unknown, base: BackoffOptions): BackoffOptions {
-  const o = plainObject(field, value);
+  const o = optionsObject(field, value, BACKOFF_KEYS, { baseMs: 'initialMs', minMs: 'initialMs', delayMs: 'initialMs', initialDelayMs: 'initialMs', maxDelayMs: 'maxMs' });
   if (o === undefined) return base;
   const initialMs = finite(`${field}.initialMs`, o['initialMs'], base.initialMs);
   const maxMs = finite(`${field}.maxMs`, o['maxMs'], Math.max(base.maxMs, initialMs));

@@ -26,12 +26,12 @@ import type { EndpointState } from '../selection/endpoint.js';
 import { selectPinned } from '../selection/selector.js';
 import type { PoolState } from '../state.js';
 import { admissionTimedOut, askStore, needsAdmission, type AdmissionHost } from './admission.js';
-import { Attempt, claimSlot, isThenable, releaseSlot, startAttempt, type AttemptOwner } from './attempt.js';
+import { Attempt, claimSlot, isThenable, NotAPromiseError, releaseSlot, startAttempt, type AttemptOwner } from './attempt.js';
 import { reauthenticate, type ReauthHost } from './auth.js';
 import { backoffDelay } from './backoff.js';
 import type { Operation } from './context.js';
 import { Hedging, type HedgeHost } from './hedging.js';
-import { recordCallFailure, recordCancel, recordFailure, recordSuccess, recordTimeout } from './outcome.js';
+import { attemptCount, permanentMessage, recordCallFailure, recordCancel, recordFailure, recordSuccess, recordTimeout } from './outcome.js';
 import { resolvePlan, type CallPlan } from './plan.js';
 import { Waiting, type WaitState } from './waits.js';
 
@@ -218,7 +218,7 @@ export class Call<C, T> extends Waiting<C> implements AttemptOwner<C>, Admission
     } catch (error) {
       return this.#failed(a, error, true);
     }
-    if (!isThenable(pending)) return this.#failed(a, new TypeError('the operation must return a promise'), true);
+    if (!isThenable(pending)) return this.#failed(a, new NotAPromiseError(pending), true);
     try {
       pending.then(
         (value) => this.#succeeded(a, value as T),
@@ -267,7 +267,7 @@ export class Call<C, T> extends Waiting<C> implements AttemptOwner<C>, Admission
     if (movesOn) return this.#retryOrFail();
     switch (cls) {
       case 'permanent':
-        return this.#fail('PERMANENT', `endpoint ${JSON.stringify(ep.name)} answered with a permanent error`);
+        return this.#fail('PERMANENT', permanentMessage(ep.name, error, sync, this.#verdict));
       case 'retry-narrower':
         return this.#fail('RETRY_NARROWER', `endpoint ${JSON.stringify(ep.name)} asked for a narrower request`);
       case 'unsupported':
@@ -339,11 +339,11 @@ export class Call<C, T> extends Waiting<C> implements AttemptOwner<C>, Admission
 
   #retryOrFail(): void {
     if (this.attempts - this.#replays >= this.#plan.maxAttempts) {
-      return this.#fail('RETRIES_EXHAUSTED', `all ${this.attempts} attempts failed`, this.#lastRetryAfterMs);
+      return this.#fail('RETRIES_EXHAUSTED', this.attempts === 1 ? 'the only attempt allowed failed' : `all ${this.attempts} attempts failed`, this.#lastRetryAfterMs);
     }
     const budget = this.s.opts.retryBudget;
     if (budget !== undefined && !budget.tryWithdraw(this.s.clock.now())) {
-      return this.#fail('RETRY_BUDGET_EXHAUSTED', `the pool's retry budget is spent; no retry after ${this.attempts} attempt(s)`, this.#lastRetryAfterMs);
+      return this.#fail('RETRY_BUDGET_EXHAUSTED', `the pool's retry budget is spent; no retry after ${attemptCount(this.attempts)}`, this.#lastRetryAfterMs);
     }
     this.#next();
   }
@@ -360,7 +360,7 @@ export class Call<C, T> extends Waiting<C> implements AttemptOwner<C>, Admission
   }
 
   #deadlineExceeded(): void {
-    this.#fail('DEADLINE_EXCEEDED', `the call's deadline of ${this.#plan.deadlineMs} ms passed after ${this.attempts} attempt(s)`);
+    this.#fail('DEADLINE_EXCEEDED', `the call's deadline of ${this.#plan.deadlineMs} ms passed after ${attemptCount(this.attempts)}`);
   }
 
   #pinUnavailable(why: string, retryAfterMs: number | undefined): void {

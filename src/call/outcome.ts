@@ -12,7 +12,7 @@ import type { CancelReason, FailureClass } from '../base/events.js';
 import { METRICS, noneLabels, safeObserve } from '../base/metrics.js';
 import type { EndpointState } from '../selection/endpoint.js';
 import type { PoolState } from '../state.js';
-import type { Attempt } from './attempt.js';
+import { NotAPromiseError, type Attempt } from './attempt.js';
 import { learnCeiling, ownLevel, rateLimitCooldownMs, recoverCeilings } from './ceilings.js';
 
 /** A success: the breaker, latency, metrics and `attempt-success`. */
@@ -41,6 +41,27 @@ export function recordSuccess<C>(s: PoolState<C>, a: Attempt<C>, callId: number)
   const q = ep.quota;
   q.limitedRun = 0;
   if (q.learned !== undefined || ep.own !== undefined) recoverCeilings(s, ep, now);
+}
+
+/**
+ * The message of a `PERMANENT` failure, blaming what was wrong: the operation (it threw
+ * synchronously or returned a non-promise), the classifier (an answer that is not an
+ * error class), or else the endpoint's answer.
+ */
+export function permanentMessage(endpoint: string, error: unknown, sync: boolean, verdict: Verdict): string {
+  const on = `endpoint ${JSON.stringify(endpoint)}`;
+  if (sync) {
+    return error instanceof NotAPromiseError
+      ? `${error.message} (on ${on}); return a promise, e.g. make it async`
+      : `the operation threw synchronously on ${on} instead of returning a rejected promise; not retried`;
+  }
+  if (!verdict.valid && verdict.problem !== undefined) return `${verdict.problem} for the error from ${on}; treated as permanent`;
+  return `${on} answered with a permanent error`;
+}
+
+/** "1 attempt", "3 attempts". */
+export function attemptCount(n: number): string {
+  return n === 1 ? '1 attempt' : `${n} attempts`;
 }
 
 /** What a failed attempt left behind, for the call loop to act on. */

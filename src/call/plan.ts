@@ -8,7 +8,29 @@ import { resolveHedge, type HedgeConfig } from '../selection/hedge.js';
 import type { EndpointState } from '../selection/endpoint.js';
 import { resolveBackoff, type BackoffOptions } from './backoff.js';
 import { BREAKER_MODES, type BreakerMode, type ExecuteOptions } from '../options/options.js';
-import { durationOrInfinity, oneOf, positiveInteger } from '../options/validate.js';
+import { checkKeys, durationOrInfinity, oneOf, positiveInteger, type KnownKeys } from '../options/validate.js';
+
+const EXECUTE_KEYS: Record<keyof ExecuteOptions, true> & KnownKeys = {
+  pin: true,
+  exclude: true,
+  deadlineMs: true,
+  attemptTimeoutMs: true,
+  signal: true,
+  retry: true,
+  breakerMode: true,
+  backoff: true,
+  idempotent: true,
+  hedge: true,
+};
+
+const EXECUTE_ALIASES: Readonly<Record<string, string>> = {
+  retries: 'retry',
+  maxAttempts: 'retry',
+  timeout: 'attemptTimeoutMs',
+  timeoutMs: 'attemptTimeoutMs',
+  deadline: 'deadlineMs',
+  endpoint: 'pin',
+};
 import type { ResolvedOptions } from '../options/resolve.js';
 
 /** What a plan is checked against: the pool's options and its endpoints by name. */
@@ -49,6 +71,7 @@ export function defaultPlan<C>(o: ResolvedOptions): CallPlan<C> {
 /** Checks `execute()`'s options; throws `INVALID_OPTIONS` (or `PIN_UNAVAILABLE`) on a mistake. */
 export function resolvePlan<C>(s: PlanContext<C>, options: ExecuteOptions): CallPlan<C> {
   if (typeof options !== 'object' || options === null) throw invalidOption('options', 'an object', options);
+  checkKeys('options', options as Record<string, unknown>, EXECUTE_KEYS, EXECUTE_ALIASES);
   const o = s.opts;
   const deadlineMs = durationOrInfinity('deadlineMs', options.deadlineMs, o.deadlineMs);
   const attemptTimeoutMs = durationOrInfinity('attemptTimeoutMs', options.attemptTimeoutMs, o.attemptTimeoutMs);
@@ -98,12 +121,15 @@ export function resolvePlan<C>(s: PlanContext<C>, options: ExecuteOptions): Call
   };
 }
 
+const RETRY_KEYS: KnownKeys = { maxAttempts: true };
+
 /** `retry`: 'none' (1 attempt), 'until-deadline' (unbounded) or `{ maxAttempts }`. */
 export function resolveRetry(field: string, value: unknown, maxAttempts: number): number {
   if (value === undefined) return maxAttempts;
   if (value === 'none') return 1;
   if (value === 'until-deadline') return Number.POSITIVE_INFINITY;
   if (typeof value === 'object' && value !== null && !Array.isArray(value)) {
+    checkKeys(field, value as Record<string, unknown>, RETRY_KEYS);
     return positiveInteger(`${field}.maxAttempts`, (value as Record<string, unknown>)['maxAttempts'], maxAttempts);
   }
   throw invalidOption(field, "'none', 'until-deadline' or { maxAttempts }", value);

@@ -18,7 +18,7 @@
 import type { Clock, TimerHandle } from '../base/clock.js';
 import { invalidOption } from '../base/errors.js';
 import type { EndpointConfig } from '../options/options.js';
-import { durationOrInfinity, positiveInteger } from '../options/validate.js';
+import { checkKeys, durationOrInfinity, positiveInteger, type KnownKeys } from '../options/validate.js';
 import type { Pool } from '../pool.js';
 
 export interface RefresherOptions<C> {
@@ -82,6 +82,34 @@ export interface RefreshResult {
   readonly durationMs: number;
 }
 
+const REFRESHER_KEYS: Record<keyof RefresherOptions<unknown>, true> & KnownKeys = {
+  candidates: true,
+  check: true,
+  shared: true,
+  fallback: true,
+  always: true,
+  intervalMs: true,
+  timeoutMs: true,
+  concurrency: true,
+  minHealthy: true,
+  order: true,
+  onRefresh: true,
+};
+
+/**
+ * Candidates are endpoint configs, not URLs: a list of strings would be checked as
+ * connection-less endpoints and every refresh would fail quietly, so say it at once.
+ */
+function checkConfigs(field: string, list: unknown): void {
+  if (!Array.isArray(list)) throw invalidOption(field, 'an array of endpoint configs { name, conn }', list);
+  list.forEach((c: unknown, i) => {
+    if (typeof c !== 'object' || c === null || typeof (c as { name?: unknown }).name !== 'string' || !('conn' in c)) {
+      const hint = typeof c === 'string' ? " (a URL? wrap it: { name: 'eu', conn: url })" : '';
+      throw invalidOption(`${field}[${i}]`, `an endpoint config { name, conn }${hint}`, c);
+    }
+  });
+}
+
 export class Refresher<C> {
   readonly #pool: Pool<C>;
   readonly #clock: Clock;
@@ -103,9 +131,13 @@ export class Refresher<C> {
   constructor(pool: Pool<C>, options: RefresherOptions<C>) {
     if (typeof options !== 'object' || options === null) throw invalidOption('options', 'an object', options);
     if (typeof options.check !== 'function') throw invalidOption('check', 'a function (conn, signal) => Promise', options.check);
+    checkKeys('options', options as unknown as Record<string, unknown>, REFRESHER_KEYS);
     if (!Array.isArray(options.candidates) && typeof options.candidates !== 'function') {
       throw invalidOption('candidates', 'an array of endpoints or a function returning one', options.candidates);
     }
+    if (Array.isArray(options.candidates)) checkConfigs('candidates', options.candidates);
+    if (options.fallback !== undefined) checkConfigs('fallback', options.fallback);
+    if (options.always !== undefined) checkConfigs('always', options.always);
     this.#pool = pool;
     this.#clock = pool.clock;
     this.#o = options;
@@ -185,6 +217,7 @@ export class Refresher<C> {
       const source = this.#o.candidates;
       candidates = typeof source === 'function' ? await this.#withTimeout(controller.signal, (s) => source(s)) : source;
       if (!Array.isArray(candidates)) throw invalidOption('candidates()', 'an array of endpoints', candidates);
+      checkConfigs('candidates()', candidates);
       this.#lastGood = candidates;
       this.#lastGoodAt = startedAt;
     } catch (error) {

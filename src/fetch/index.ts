@@ -13,3 +13,4 @@ export {
   type ResponseLike,
 } from './classify.js';
 export { parseRetryAfter, DEFAULT_MAX_RETRY_AFTER_MS } from './retry-after.js';
+export { NotReplayableError } from './replay.js';

@@ -10,7 +10,10 @@
  * with `throwOnHttpError`. Bodies of responses it discards are cancelled so their sockets
  * are freed. Error messages name endpoints, never URLs.
  *
- * A request whose body is a stream cannot be replayed, so it gets one attempt.
+ * A request whose body is a stream cannot be replayed, so it gets one attempt. A request
+ * that is not idempotent (POST, PATCH) is not replayed after a failure that may have
+ * reached the server, unless marked or keyed (see `replay.ts`). The first argument may be
+ * a path, or an absolute URL, `URL` or `Request` under one of the base URLs (see `input.ts`).
  */
 import type { Classifier } from '../base/classify.js';
 import type { AttemptContext } from '../call/context.js';
@@ -20,6 +23,11 @@ import { Pool } from '../pool.js';
 import { HttpStatusError, classifyFetchError, isHttpStatusError } from './classify.js';
 import { DEFAULT_MAX_RETRY_AFTER_MS, parseRetryAfter } from './retry-after.js';
 import { hostOf } from '../extras/host.js';
+import { PoolError } from '../base/errors.js';
+import { POOL_ALIASES, POOL_KEYS } from '../options/resolve.js';
+import { checkKeys, type KnownKeys } from '../options/validate.js';
+import { resolveInput } from './input.js';
+import { NotReplayableError, ReplayGuard, isIdempotentMethod, isReplayable, randomKey, type ReplayOptions } from './replay.js';
 
 /** The subset of `fetch` this adapter calls. */
 export type FetchFn = (url: string, init: RequestInit) => Promise<Response>;
@@ -48,19 +56,52 @@ export interface PooledFetchOptions extends Omit<PoolOptions<string>, 'endpoints
    * The token goes in the `authorization` header as `Bearer <token>`. @default none
    */
   readonly getToken?: (endpoint: string, signal: AbortSignal) => Promise<string>;
+  /**
+   * Which requests are sent again after a failure that may have reached the server (a
+   * timeout, a reset, a 5xx): `'idempotent'` replays GET, HEAD, OPTIONS, PUT, DELETE and
+   * TRACE, calls marked `idempotent: true` and requests carrying an idempotency key;
+   * `'always'` replays every request. A failure that proves the request was not processed
+   * (connection refused, 408, 429) moves on whatever this says. @default 'idempotent'
+   */
+  readonly replay?: 'idempotent' | 'always';
+  /**
+   * The idempotency-key header: its presence makes a request replayable. `true` adds a
+   * random UUID to requests that are not idempotent and have none (one key per call, the
+   * same on every attempt); a function makes the key; a string names the header (no key
+   * added). @default 'idempotency-key', none added
+   */
+  readonly idempotencyKey?: boolean | string | (() => string);
 }
 
 /** `init` plus per-call pool options. */
-export type PooledRequestInit = RequestInit & { readonly pool?: ExecuteOptions };
+export type PooledRequestInit = RequestInit & {
+  readonly pool?: ExecuteOptions;
+  /** `true`: safe to send more than once (replayed after any failure); `false`: never replayed after it may have reached the server. @default by method and idempotency key */
+  readonly idempotent?: boolean;
+};
 
 export interface PooledFetch {
-  (path: string, init?: PooledRequestInit): Promise<Response>;
+  /** `input`: a path relative to the base URLs, or an absolute URL, `URL` or `Request` under one of them. */
+  (input: string | URL | Request, init?: PooledRequestInit): Promise<Response>;
   /** The pool underneath: stats, breaker states, `setEndpoints`, `close`. */
   readonly pool: Pool<string>;
 }
 
+const FETCH_KEYS: Record<keyof PooledFetchOptions, true> & KnownKeys = {
+  ...POOL_KEYS,
+  fetch: true,
+  maxRetryAfterMs: true,
+  throwOnHttpError: true,
+  getToken: true,
+  replay: true,
+  idempotencyKey: true,
+};
+
 export function createPooledFetch(options: PooledFetchOptions): PooledFetch {
-  const { endpoints, fetch: fetchOption, maxRetryAfterMs = DEFAULT_MAX_RETRY_AFTER_MS, throwOnHttpError = false, classify = classifyFetchError, getToken, ...poolOptions } = options;
+  if (typeof options === 'object' && options !== null) checkKeys('options', options as unknown as Record<string, unknown>, FETCH_KEYS, POOL_ALIASES);
+  const { endpoints, fetch: fetchOption, maxRetryAfterMs = DEFAULT_MAX_RETRY_AFTER_MS, throwOnHttpError = false, classify: userClassify = classifyFetchError, getToken, replay, idempotencyKey, ...poolOptions } = options;
+  const replayOptions = resolveReplay(replay, idempotencyKey);
+  const classify: Classifier = (error) => (error instanceof NotReplayableError ? 'permanent' : userClassify(error));
   const doFetch: FetchFn = fetchOption ?? ((url, init) => globalThis.fetch(url, init));
   const tokens = getToken === undefined ? undefined : new TokenCache(getToken);
   const pool = new Pool<string>({
@@ -73,13 +114,16 @@ export function createPooledFetch(options: PooledFetchOptions): PooledFetch {
     ...(tokens === undefined ? {} : { refreshAuth: (_base: string, ctx: AttemptContext) => tokens.refresh(ctx.endpoint, ctx.signal) }),
     endpoints: baseUrlEndpoints(endpoints),
   });
+  const bases = Array.isArray(endpoints) ? endpoints.map((e) => (typeof e === 'string' ? e : e.url)) : [];
 
-  const pooled = async (path: string, init: PooledRequestInit = {}): Promise<Response> => {
-    if (typeof path !== 'string' || /^[a-z][a-z0-9+.-]*:/i.test(path)) {
-      throw new TypeError('pooled fetch: expected a path relative to the base URLs, not an absolute URL');
-    }
-    const { pool: callOptions, signal, ...rest } = init;
+  const pooled = async (input: string | URL | Request, given: PooledRequestInit = {}): Promise<Response> => {
+    const resolved = resolveInput(input, given, bases);
+    const { path, init } = resolved instanceof Promise ? await resolved : resolved;
+    const { pool: callOptions, signal, idempotent, ...rest } = init;
     const replayable = !(typeof ReadableStream !== 'undefined' && rest.body instanceof ReadableStream);
+    const replayPlan = replayGuard(rest, idempotent ?? callOptions?.idempotent, replayOptions);
+    if (replayPlan?.headers !== undefined) rest.headers = replayPlan.headers;
+    const guard = replayPlan?.guard;
     const execOptions: ExecuteOptions = {
       ...callOptions,
       ...(signal ? { signal } : {}),
@@ -87,17 +131,26 @@ export function createPooledFetch(options: PooledFetchOptions): PooledFetch {
     };
     const seen: Response[] = [];
     let kept: Response | undefined;
+    const send = async (base: string, ctx: AttemptContext): Promise<Response> => {
+      const headers = tokens === undefined ? rest.headers : tokens.authorize(ctx.endpoint, rest.headers);
+      let res: Response;
+      try {
+        res = await doFetch(joinUrl(base, path), { ...rest, ...(headers === undefined ? {} : { headers }), signal: ctx.signal });
+      } catch (error) {
+        throw guard === undefined ? error : guard.failed(ctx.endpoint, error);
+      }
+      if (res.status < 400) return res;
+      seen.push(res);
+      const retryAfterMs = parseRetryAfter(res.headers.get('retry-after'), pool.clock.now(), maxRetryAfterMs);
+      const failure = new HttpStatusError(res.status, { retryAfterMs, endpoint: ctx.endpoint, response: res });
+      throw guard === undefined || res.status < 500 ? failure : guard.failed(ctx.endpoint, failure);
+    };
     try {
-      kept = await pool.execute(async (base, ctx) => {
-        const headers = tokens === undefined ? rest.headers : tokens.authorize(ctx.endpoint, rest.headers);
-        const res = await doFetch(joinUrl(base, path), { ...rest, ...(headers === undefined ? {} : { headers }), signal: ctx.signal });
-        if (res.status < 400) return res;
-        seen.push(res);
-        const retryAfterMs = parseRetryAfter(res.headers.get('retry-after'), pool.clock.now(), maxRetryAfterMs);
-        throw new HttpStatusError(res.status, { retryAfterMs, endpoint: ctx.endpoint, response: res });
-      }, execOptions);
+      // A replay that must not happen throws synchronously: the call ends, and the endpoint's breaker is not touched.
+      kept = await pool.execute(guard === undefined ? send : (base, ctx) => (guard.enter(ctx), send(base, ctx)), execOptions);
       return kept;
-    } catch (error) {
+    } catch (thrown) {
+      const error = blameNotReplayable(thrown);
       const cause = isPoolError(error) ? error.cause : undefined;
       if (!throwOnHttpError && isHttpStatusError(cause) && cause.response !== undefined && error instanceof Error && isAnswerCode(error)) {
         kept = cause.response;
@@ -109,6 +162,39 @@ export function createPooledFetch(options: PooledFetchOptions): PooledFetch {
     }
   };
   return Object.assign(pooled, { pool });
+}
+
+/** The replay settings, checked once. */
+function resolveReplay(replay: unknown, key: unknown): ReplayOptions {
+  if (replay !== undefined && replay !== 'idempotent' && replay !== 'always') throw new TypeError("createPooledFetch: replay must be 'idempotent' or 'always'");
+  if (key !== undefined && typeof key !== 'boolean' && typeof key !== 'string' && typeof key !== 'function') {
+    throw new TypeError('createPooledFetch: idempotencyKey must be a boolean, a header name or a function');
+  }
+  return {
+    replay: replay ?? 'idempotent',
+    header: typeof key === 'string' ? key.toLowerCase() : 'idempotency-key',
+    generate: key === true ? randomKey : typeof key === 'function' ? (key as () => string) : undefined,
+  };
+}
+
+/**
+ * The replay decision for one request: a guard when it must not be sent again once it may
+ * have reached a server, and its headers when a generated idempotency key was added.
+ */
+function replayGuard(init: RequestInit, explicit: boolean | undefined, o: ReplayOptions): { guard: ReplayGuard | undefined; headers: Headers | undefined } | undefined {
+  // The common case (a GET, or replay: 'always') allocates nothing.
+  if (explicit === undefined && (o.replay === 'always' || isIdempotentMethod(init.method))) return undefined;
+  const headers = new Headers(init.headers);
+  const keyed = headers.has(o.header);
+  if (!isReplayable(init.method, headers, explicit, o)) return { guard: new ReplayGuard(init.method), headers: undefined };
+  return !keyed && headers.has(o.header) ? { guard: undefined, headers } : undefined;
+}
+
+/** A call ended by a non-replayable failure fails with that failure's message and endpoint, its cause the original error. */
+function blameNotReplayable(error: unknown): unknown {
+  if (!isPoolError(error) || !(error.cause instanceof NotReplayableError)) return error;
+  const nr = error.cause;
+  return new PoolError(error.code, nr.message, { cause: nr.cause, attempts: error.attempts, endpoint: nr.endpoint });
 }
 
 /**

@@ -37,7 +37,7 @@ import type { RandomSource } from '../base/clock.js';
 import { RollingCounter } from '../limits/window.js';
 import { invalidOption } from '../base/errors.js';
 import { DEFAULTS } from '../options/defaults.js';
-import { durationOrInfinity, finite, oneOf, plainObject, positiveInteger } from '../options/validate.js';
+import { durationOrInfinity, finite, oneOf, optionsObject, positiveInteger, type KnownKeys } from '../options/validate.js';
 
 export interface BreakerOptions {
   /** Consecutive failures that open the breaker (`consecutive` mode). @default 5 */
@@ -62,8 +62,18 @@ export interface BreakerOptions {
   readonly jitter: number;
 }
 
-/** What `breakerState()` reports. */
+/** A breaker in `stats()`: one shape whatever the state, so it prints and compares without narrowing. */
+export interface BreakerSnapshot {
+  readonly state: 'closed' | 'half-open' | 'open';
+  /** While `open`: when the breaker lets a probe through. */
+  readonly untilMs?: number;
+}
+
+/** What `breakerState()` reports (kept as it was; `stats()` gives a `BreakerSnapshot`). */
 export type BreakerState = 'closed' | 'half-open' | { readonly state: 'open'; readonly untilMs: number };
+
+const CLOSED: BreakerSnapshot = Object.freeze({ state: 'closed' });
+const HALF_OPEN: BreakerSnapshot = Object.freeze({ state: 'half-open' });
 
 export class Breaker {
   readonly #opts: BreakerOptions;
@@ -207,6 +217,12 @@ export class Breaker {
     return 'half-open';
   }
 
+  snapshot(now: number): BreakerSnapshot {
+    if (!this.#open) return CLOSED;
+    if (now < this.#openUntil) return { state: 'open', untilMs: this.#openUntil };
+    return HALF_OPEN;
+  }
+
   #openAt(now: number): void {
     const jitter = this.#opts.jitter;
     this.#periodMs = jitter > 0 ? Math.max(1, Math.round(this.#cooldownMs * (1 + jitter * (2 * this.#random() - 1)))) : this.#cooldownMs;
@@ -224,9 +240,22 @@ export class Breaker {
   }
 }
 
+const BREAKER_KEYS: Record<keyof BreakerOptions, true> & KnownKeys = {
+  threshold: true,
+  cooldownMs: true,
+  maxCooldownMs: true,
+  mode: true,
+  failureRate: true,
+  windowMs: true,
+  minThroughput: true,
+  slowCallMs: true,
+  ejectionGrowth: true,
+  jitter: true,
+};
+
 /** Checks the pool's `breaker` options. */
 export function resolveBreaker(value: unknown): BreakerOptions {
-  const o = plainObject('breaker', value) ?? {};
+  const o = optionsObject('breaker', value, BREAKER_KEYS, { failures: 'threshold', timeoutMs: 'cooldownMs', resetTimeoutMs: 'cooldownMs' }) ?? {};
   const d = DEFAULTS.breaker;
   const threshold = positiveInteger('breaker.threshold', o['threshold'], d.threshold);
   const cooldownMs = finite('breaker.cooldownMs', o['cooldownMs'], d.cooldownMs, 0, true);

@@ -13,7 +13,7 @@
  */
 import { RollingCounter } from './window.js';
 import { DEFAULTS } from '../options/defaults.js';
-import { finite, plainObject } from '../options/validate.js';
+import { finite, optionsObject, type KnownKeys } from '../options/validate.js';
 
 export interface RetryBudgetOptions {
   /** Retries allowed per call, over the window. @default 0.2 */
@@ -54,9 +54,11 @@ export class RetryBudget {
   }
 }
 
+const BUDGET_KEYS: Record<keyof RetryBudgetOptions, true> & KnownKeys = { ratio: true, minPerSecond: true, windowMs: true };
+
 /** Checks `retryBudget`; `undefined` when off. */
 export function resolveBudget(value: unknown): RetryBudget | undefined {
-  const o = plainObject('retryBudget', value);
+  const o = optionsObject('retryBudget', value, BUDGET_KEYS);
   if (o === undefined) return undefined;
   const ratio = finite('retryBudget.ratio', o['ratio'], DEFAULTS.retryBudget.ratio);
   const minPerSecond = finite('retryBudget.minPerSecond', o['minPerSecond'], DEFAULTS.retryBudget.minPerSecond);

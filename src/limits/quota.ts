@@ -29,7 +29,8 @@ import { CONFIGURED_MAX_PER_SECOND, LearnedCeiling, clampLearned, type CeilingRe
 import type { WaitQueue } from './waiters.js';
 import { invalidOption } from '../base/errors.js';
 import { DEFAULTS } from '../options/defaults.js';
-import { finite, oneOf, plainObject, positiveInteger } from '../options/validate.js';
+import type { RateLimitOptions } from '../options/options.js';
+import { finite, oneOf, optionsObject, positiveInteger, type KnownKeys } from '../options/validate.js';
 
 export type RateLimitMode = 'bucket' | 'paced';
 
@@ -238,10 +239,18 @@ export class Quota {
 }
 
 const MODES = ['bucket', 'paced'] as const;
+const RATE_LIMIT_KEYS: Record<keyof RateLimitOptions, true> & KnownKeys = {
+  perSecond: true,
+  mode: true,
+  burst: true,
+  marginMs: true,
+  perDay: true,
+  dailyStopFraction: true,
+};
 
 /** Checks an endpoint's `rateLimit`. */
 export function resolveRateLimit(field: string, value: unknown): ResolvedRateLimit | undefined {
-  const rl = plainObject(field, value);
+  const rl = optionsObject(field, value, RATE_LIMIT_KEYS, { rps: 'perSecond', requestsPerSecond: 'perSecond', daily: 'perDay' });
   if (rl === undefined) return undefined;
   const d = DEFAULTS.rateLimit;
   const perSecond = rl['perSecond'] === undefined ? undefined : finite(`${field}.perSecond`, rl['perSecond'], 0, 0, true);

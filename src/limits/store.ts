@@ -18,7 +18,7 @@
  */
 import { invalidOption } from '../base/errors.js';
 import { DEFAULTS } from '../options/defaults.js';
-import { finite, plainObject } from '../options/validate.js';
+import { finite, optionsObject, type KnownKeys } from '../options/validate.js';
 
 /** One quota as the store sees it. */
 export interface SharedLimit {
@@ -107,9 +107,11 @@ export interface ResolvedStore {
   readonly retryAfterMs: number;
 }
 
+const STORE_KEYS: Record<keyof StoreOptions, true> & KnownKeys = { store: true, timeoutMs: true, degradedShare: true, retryAfterMs: true };
+
 /** Checks `sharedQuota`. */
 export function resolveStore(value: unknown): ResolvedStore | undefined {
-  const o = plainObject('sharedQuota', value);
+  const o = optionsObject('sharedQuota', value, STORE_KEYS);
   if (o === undefined) return undefined;
   const store = o['store'] as { acquire?: unknown } | undefined;
   if (typeof store !== 'object' || store === null || typeof store.acquire !== 'function') {

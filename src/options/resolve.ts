@@ -19,7 +19,53 @@ import { resolveLatency } from '../selection/latency.js';
 import { resolveHealth } from '../selection/selector.js';
 import { DEFAULTS } from './defaults.js';
 import { BREAKER_MODES, STRATEGIES, type BreakerMode, type PoolOptions, type RefreshAuth, type Strategy } from './options.js';
-import { checkFunction, durationOrInfinity, finite, limitOrInfinity, oneOf, percent, plainObject, positiveInteger } from './validate.js';
+import { checkFunction, checkKeys, durationOrInfinity, finite, limitOrInfinity, oneOf, percent, plainObject, positiveInteger, type KnownKeys } from './validate.js';
+
+/** Every pool option, for `checkKeys` (adapters extend it with their own). */
+export const POOL_KEYS: Record<keyof PoolOptions<unknown>, true> & KnownKeys = {
+  endpoints: true,
+  classify: true,
+  maxQueueWaitMs: true,
+  ceilingRecovery: true,
+  strategy: true,
+  maxAttempts: true,
+  attemptTimeoutMs: true,
+  deadlineMs: true,
+  backoff: true,
+  breaker: true,
+  rateLimitCooldownMs: true,
+  maxConcurrentCalls: true,
+  breakerMode: true,
+  clock: true,
+  random: true,
+  metrics: true,
+  onEvent: true,
+  groups: true,
+  dailyResetUtcHour: true,
+  health: true,
+  refreshAuth: true,
+  refreshTimeoutMs: true,
+  sharedQuota: true,
+  retryBudget: true,
+  maxEjectedPercent: true,
+  latency: true,
+  hedge: true,
+};
+
+/** Names users reach for that the pool spells differently. */
+export const POOL_ALIASES: Readonly<Record<string, string>> = {
+  retries: 'maxAttempts',
+  retry: 'maxAttempts',
+  attempts: 'maxAttempts',
+  maxRetries: 'maxAttempts',
+  timeout: 'attemptTimeoutMs',
+  timeoutMs: 'attemptTimeoutMs',
+  deadline: 'deadlineMs',
+  concurrency: 'maxConcurrentCalls',
+  rateLimit: "endpoints[i].rateLimit",
+  listener: 'onEvent',
+  onError: 'onEvent',
+};
 
 /** The pool's options after checking, with every default filled in. */
 export interface ResolvedOptions {
@@ -63,6 +109,7 @@ export interface PoolSetup {
 export function resolvePoolOptions<C>(options: PoolOptions<C>): PoolSetup {
   const o = plainObject('options', options);
   if (o === undefined) throw invalidOption('options', 'an object', options);
+  checkKeys('options', o, POOL_KEYS, POOL_ALIASES);
   checkFunction('classify', o['classify'], false);
   checkFunction('onEvent', o['onEvent'], true);
   const clock = o['clock'] === undefined ? systemClock : o['clock'];

@@ -3,7 +3,7 @@
  * code `INVALID_OPTIONS` whose message names the field, what was expected and what was
  * given (values described, never echoed when they could be secrets).
  */
-import { invalidOption } from '../base/errors.js';
+import { PoolError, invalidOption } from '../base/errors.js';
 
 export function oneOf<T extends string>(field: string, value: unknown, allowed: readonly T[], fallback: T): T {
   if (value === undefined) return fallback;
@@ -60,4 +60,72 @@ export function percent(field: string, value: unknown): number {
   const v = finite(field, value, 0);
   if (v > 100) throw invalidOption(field, 'a percentage from 0 to 100', v);
   return v;
+}
+
+/**
+ * The keys an options object may have, as a record so that TypeScript checks it against
+ * the option interface (`Record<keyof X, true>`): a field added to the interface and not
+ * here fails to compile instead of being rejected at run time.
+ */
+export type KnownKeys = Readonly<Record<string, true>>;
+
+const has = (o: object, key: string): boolean => Object.prototype.hasOwnProperty.call(o, key);
+
+/**
+ * Rejects a key that is not an option (a typo like `threshhold`, or `retries`): a
+ * misspelt option silently left at its default is worse than an error. The message names
+ * the nearest valid option, or the one `aliases` maps a common guess to.
+ */
+export function checkKeys(field: string, o: Record<string, unknown>, known: KnownKeys, aliases?: Readonly<Record<string, string>>): void {
+  for (const key in o) {
+    if (!has(known, key)) throw unknownOption(field, key, Object.keys(known), aliases);
+  }
+}
+
+/** The `INVALID_OPTIONS` error for an unknown key, naming the nearest valid option. */
+export function unknownOption(field: string, key: string, valid: readonly string[], aliases?: Readonly<Record<string, string>>): PoolError {
+  const path = field === 'options' ? key : `${field}.${key}`;
+  const hint = (aliases !== undefined && has(aliases, key) ? aliases[key] : undefined) ?? nearest(key, valid);
+  const tail = hint === undefined ? `valid options are ${valid.map((k) => `'${k}'`).join(', ')}` : `did you mean '${hint}'?`;
+  return new PoolError('INVALID_OPTIONS', `${path}: unknown option; ${tail}`, { field: path });
+}
+
+/** `plainObject` plus `checkKeys`. */
+export function optionsObject(field: string, value: unknown, known: KnownKeys, aliases?: Readonly<Record<string, string>>): Record<string, unknown> | undefined {
+  const o = plainObject(field, value);
+  if (o !== undefined) checkKeys(field, o, known, aliases);
+  return o;
+}
+
+/** The candidate closest to `key` (case-insensitive), if close enough to be a typo. */
+export function nearest(key: string, candidates: readonly string[]): string | undefined {
+  const k = key.toLowerCase();
+  let best: string | undefined;
+  let bestDistance = Number.POSITIVE_INFINITY;
+  for (const c of candidates) {
+    const lc = c.toLowerCase();
+    // One containing the other ("timeout" in "timeoutMs") reads as the same word.
+    const d = lc.includes(k) || k.includes(lc) ? 1 : editDistance(k, lc);
+    if (d < bestDistance) {
+      bestDistance = d;
+      best = c;
+    }
+  }
+  return bestDistance <= Math.max(2, Math.floor(key.length / 3)) ? best : undefined;
+}
+
+/** Levenshtein distance with adjacent swaps counted once (optimal string alignment). */
+function editDistance(a: string, b: string): number {
+  const rows: number[][] = [Array.from({ length: b.length + 1 }, (_, j) => j)];
+  for (let i = 1; i <= a.length; i++) {
+    const row = [i];
+    for (let j = 1; j <= b.length; j++) {
+      const up = rows[i - 1]!;
+      let v = Math.min(up[j]! + 1, row[j - 1]! + 1, up[j - 1]! + (a[i - 1] === b[j - 1] ? 0 : 1));
+      if (i > 1 && j > 1 && a[i - 1] === b[j - 2] && a[i - 2] === b[j - 1]) v = Math.min(v, rows[i - 2]![j - 2]! + 1);
+      row.push(v);
+    }
+    rows.push(row);
+  }
+  return rows[a.length]![b.length]!;
 }

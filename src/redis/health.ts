@@ -25,6 +25,7 @@
  *
  * Nothing here throws or rejects: failures go to `onError`.
  */
+import { checkKeys, type KnownKeys } from '../options/validate.js';
 import { systemClock, type Clock } from '../base/clock.js';
 import type { PoolEvent } from '../base/events.js';
 import type { RedisCommander } from './client.js';
@@ -105,8 +106,18 @@ const STATUSES: readonly SharedStatus[] = ['open', 'disabled', 'parked'];
  * const pool = new Pool({ endpoints, classify, onEvent: (e) => void health.publish(e) });
  * await pool.execute(op, { exclude: health.exclude(pool.endpointNames) });
  */
+const HEALTH_OPTION_KEYS: Record<keyof RedisHealthOptions, true> & KnownKeys = {
+  prefix: true,
+  disabledTtlMs: true,
+  maxAgeMs: true,
+  clock: true,
+  onError: true,
+  maxPending: true,
+};
+
 export function createRedisHealth(client: RedisCommander, options: RedisHealthOptions = {}): RedisHealth {
   checkCommander('createRedisHealth', client);
+  checkKeys('createRedisHealth options', options as Record<string, unknown>, HEALTH_OPTION_KEYS);
   const prefix = resolvePrefix('createRedisHealth', options.prefix);
   const disabledTtlMs = positive('disabledTtlMs', options.disabledTtlMs, 600_000);
   const maxAgeMs = positive('maxAgeMs', options.maxAgeMs, 1000);

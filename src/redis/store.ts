@@ -31,6 +31,7 @@
  */
 import { systemClock, type Clock } from '../base/clock.js';
 import type { LimiterStore, SharedChange, SharedLimit, SharedState } from '../limits/store.js';
+import { checkKeys, type KnownKeys } from '../options/validate.js';
 import type { RedisCommander } from './client.js';
 import { RedisStoreError } from './errors.js';
 import { ADMIT_LUA, REPORT_LUA } from './admit-script.js';
@@ -71,6 +72,18 @@ export interface RedisLimitKeys {
   readonly daily: string;
   readonly state: string;
 }
+
+const STORE_OPTION_KEYS: Record<keyof RedisStoreOptions, true> & KnownKeys = {
+  prefix: true,
+  maxPending: true,
+  maxReserveMs: true,
+  slotGraceMs: true,
+  learnedTtlMs: true,
+  disabledTtlMs: true,
+  onError: true,
+  degradedHoldMs: true,
+  clock: true,
+};
 
 export interface RedisStore extends LimiterStore {
   readonly degradedHoldMs: number;
@@ -116,6 +129,7 @@ interface KeyState {
  */
 export function createRedisStore(client: RedisCommander, options: RedisStoreOptions = {}): RedisStore {
   checkCommander('createRedisStore', client);
+  checkKeys('createRedisStore options', options as Record<string, unknown>, STORE_OPTION_KEYS);
   const prefix = resolvePrefix('createRedisStore', options.prefix);
   const maxPending = options.maxPending ?? 1000;
   if (!Number.isInteger(maxPending) || maxPending < 1) throw new TypeError(`createRedisStore: maxPending: expected an integer >= 1, got ${String(maxPending)}`);

@@ -10,7 +10,18 @@ import { EndpointState } from './endpoint.js';
 import { invalidOption } from '../base/errors.js';
 import { DEFAULTS } from '../options/defaults.js';
 import { PRIORITIES, type EndpointConfig } from '../options/options.js';
-import { limitOrInfinity, oneOf, plainObject, positiveInteger } from '../options/validate.js';
+import { limitOrInfinity, oneOf, optionsObject, positiveInteger, type KnownKeys } from '../options/validate.js';
+
+const ENDPOINT_KEYS: Record<keyof EndpointConfig<unknown>, true> & KnownKeys = {
+  name: true,
+  conn: true,
+  priority: true,
+  weight: true,
+  rateLimit: true,
+  maxInFlight: true,
+};
+
+const ENDPOINT_ALIASES: Readonly<Record<string, string>> = { url: 'conn', client: 'conn', connection: 'conn', tier: 'priority', concurrency: 'maxInFlight' };
 import { Quota, resolveRateLimit, type ResolvedRateLimit } from '../limits/quota.js';
 
 const MAX_WEIGHT = 1000;
@@ -46,7 +57,7 @@ export function buildEndpointSet<C>(
   const byName = new Map<string, EndpointState<C>>();
   for (let i = 0; i < configs.length; i++) {
     const field = `endpoints[${i}]`;
-    const c = plainObject(field, configs[i]) as Partial<EndpointConfig<C>> | undefined;
+    const c = optionsObject(field, configs[i], ENDPOINT_KEYS, ENDPOINT_ALIASES) as Partial<EndpointConfig<C>> | undefined;
     if (c === undefined) throw invalidOption(field, 'an endpoint object', undefined);
     if (typeof c.name !== 'string' || c.name.length === 0) throw invalidOption(`${field}.name`, 'a non-empty string', c.name);
     if (byName.has(c.name)) throw invalidOption(`${field}.name`, 'a name not used by another endpoint', c.name);

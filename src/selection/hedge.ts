@@ -7,7 +7,8 @@
  */
 import { invalidOption } from '../base/errors.js';
 import { DEFAULTS } from '../options/defaults.js';
-import { finite, plainObject, positiveInteger } from '../options/validate.js';
+import type { HedgeOptions } from '../options/options.js';
+import { finite, optionsObject, positiveInteger, type KnownKeys } from '../options/validate.js';
 
 export interface HedgeConfig {
   readonly afterMs: number;
@@ -17,8 +18,10 @@ export interface HedgeConfig {
 
 export const DEFAULT_HEDGE: HedgeConfig = { ...DEFAULTS.hedge, percentile: undefined };
 
+const HEDGE_KEYS: Record<keyof HedgeOptions, true> & KnownKeys = { afterMs: true, percentile: true, maxHedges: true };
+
 export function resolveHedge(field: string, value: unknown, base: HedgeConfig): HedgeConfig {
-  const o = plainObject(field, value);
+  const o = optionsObject(field, value, HEDGE_KEYS, { delayMs: 'afterMs', max: 'maxHedges' });
   if (o === undefined) return base;
   const percentile = o['percentile'] === undefined ? base.percentile : finite(`${field}.percentile`, o['percentile'], 0.95, 0, true);
   if (percentile !== undefined && percentile >= 1) throw invalidOption(`${field}.percentile`, 'a quantile in (0, 1)', percentile);

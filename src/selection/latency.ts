@@ -10,7 +10,8 @@
  * A ring of the last 64 durations gives percentiles for `hedge: { percentile }`.
  */
 import { DEFAULTS } from '../options/defaults.js';
-import { finite, plainObject } from '../options/validate.js';
+import type { LatencyOptions } from '../options/options.js';
+import { finite, optionsObject, type KnownKeys } from '../options/validate.js';
 
 const RING = 64;
 
@@ -80,9 +81,11 @@ export interface ResolvedLatency {
   readonly coldStartMs: number | undefined;
 }
 
+const LATENCY_KEYS: Record<keyof LatencyOptions, true> & KnownKeys = { decayMs: true, failurePenaltyMs: true, coldStartMs: true };
+
 /** Checks `latency`; the failure penalty defaults to the attempt timeout. */
 export function resolveLatency(value: unknown, attemptTimeout: unknown): ResolvedLatency {
-  const o = plainObject('latency', value) ?? {};
+  const o = optionsObject('latency', value, LATENCY_KEYS) ?? {};
   const timeout = typeof attemptTimeout === 'number' && Number.isFinite(attemptTimeout) ? attemptTimeout : DEFAULTS.attemptTimeoutMs;
   return {
     decayMs: finite('latency.decayMs', o['decayMs'], DEFAULTS.latency.decayMs, 0, true),

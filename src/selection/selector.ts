@@ -19,7 +19,8 @@
  */
 import type { EndpointState } from './endpoint.js';
 import { DEFAULTS } from '../options/defaults.js';
-import { finite, plainObject } from '../options/validate.js';
+import type { HealthOptions } from '../options/options.js';
+import { finite, optionsObject, type KnownKeys } from '../options/validate.js';
 
 export type Selection<C> =
   /** Go to this endpoint now (`tried`: the call has used it before, so back off first). */
@@ -303,9 +304,11 @@ export interface ResolvedHealth {
   readonly maxWaitForHealthyMs: number;
 }
 
+const HEALTH_KEYS: Record<keyof HealthOptions, true> & KnownKeys = { windowMs: true, longWindowMs: true, maxWaitForHealthyMs: true };
+
 /** Checks `health` (tuning of `strategy: 'health'`). */
 export function resolveHealth(value: unknown): ResolvedHealth {
-  const o = plainObject('health', value) ?? {};
+  const o = optionsObject('health', value, HEALTH_KEYS) ?? {};
   const d = DEFAULTS.health;
   return {
     windowMs: finite('health.windowMs', o['windowMs'], d.windowMs, 0, true),

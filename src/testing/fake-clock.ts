@@ -21,6 +21,14 @@ interface FakeTimer {
 /** How many microtask turns `flush()` yields; deep enough for the pool's own chains. */
 const FLUSH_TURNS = 40;
 
+/** Bounds of `FakeClock.runUntilSettled`. */
+export interface RunUntilSettledOptions {
+  /** Virtual time it may move at most. @default 3600000 (one hour) */
+  readonly maxMs?: number;
+  /** Timers it may fire at most (a guard against code that reschedules itself). @default 100000 */
+  readonly maxSteps?: number;
+}
+
 export class FakeClock implements Clock {
   #now: number;
   #seq = 0;
@@ -121,6 +129,43 @@ export class FakeClock implements Clock {
       await this.flush();
     }
     return fired;
+  }
+
+  /**
+   * Moves time, timer by timer, until `promise` settles; resolves with its value or
+   * rejects with its error. This is `await pool.execute(...)` for a clock nobody else
+   * moves: a call with a backoff or a rate-limit wait ahead of it settles instead of
+   * waiting for ever. Throws a `RangeError` if the promise is still pending after `maxMs`
+   * of virtual time, after `maxSteps` timers, or when no timer is left to fire (it then
+   * waits on something other than this clock).
+   */
+  async runUntilSettled<T>(promise: PromiseLike<T>, options: RunUntilSettledOptions = {}): Promise<T> {
+    const maxMs = options.maxMs ?? 3_600_000;
+    const maxSteps = options.maxSteps ?? 100_000;
+    if (!(maxMs >= 0) || !(maxSteps >= 0)) throw new RangeError('FakeClock.runUntilSettled: maxMs and maxSteps must be numbers >= 0');
+    let settled = false;
+    // Observed at once, so a rejection is never reported as unhandled while time moves.
+    const observed = Promise.resolve(promise).then(
+      (value) => {
+        settled = true;
+        return value;
+      },
+      (error: unknown) => {
+        settled = true;
+        throw error;
+      },
+    );
+    observed.catch(() => undefined);
+    const until = this.#now + maxMs;
+    await this.flush();
+    for (let step = 0; !settled; step++) {
+      const next = this.#earliest();
+      if (next === undefined) throw new RangeError('FakeClock.runUntilSettled: the promise is pending and no timer is left to fire (it waits on something other than this clock)');
+      if (next.due > until) throw new RangeError(`FakeClock.runUntilSettled: still pending after ${maxMs} ms of virtual time`);
+      if (step >= maxSteps) throw new RangeError(`FakeClock.runUntilSettled: still pending after ${maxSteps} timers fired`);
+      await this.advance(Math.max(0, next.due - this.#now));
+    }
+    return observed;
   }
 
   #earliest(): FakeTimer | undefined {

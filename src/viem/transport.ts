@@ -23,6 +23,8 @@
  */
 import type { Classifier, ClassifyResult } from '../base/classify.js';
 import { invalidOption, isPoolError } from '../base/errors.js';
+import { POOL_ALIASES, POOL_KEYS } from '../options/resolve.js';
+import { checkKeys, type KnownKeys } from '../options/validate.js';
 import type { EndpointConfig, ExecuteOptions, PoolOptions } from '../options/options.js';
 import { Pool } from '../pool.js';
 import { classifyViemError } from './classify.js';
@@ -92,7 +94,20 @@ const ANSWERS: ReadonlySet<string> = new Set(['permanent', 'retry-narrower', 'un
 const ANSWER_CODES: ReadonlySet<string> = new Set(['PERMANENT', 'RETRY_NARROWER', 'RETRIES_EXHAUSTED', 'NO_ENDPOINT', 'PIN_UNAVAILABLE']);
 const SEND_RAW = 'eth_sendRawTransaction';
 
+const TRANSPORT_KEYS: Record<keyof PoolTransportOptions, true> & KnownKeys = {
+  ...POOL_KEYS,
+  http: true,
+  passSignal: true,
+  quorum: true,
+  coalesce: true,
+  keccak256: true,
+  rememberUnsupportedMs: true,
+  key: true,
+  name: true,
+};
+
 export function poolTransport(options: PoolTransportOptions): PoolTransport {
+  if (typeof options === 'object' && options !== null) checkKeys('options', options as unknown as Record<string, unknown>, TRANSPORT_KEYS, POOL_ALIASES);
   const {
     endpoints,
     http,

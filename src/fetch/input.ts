@@ -1,0 +1,42 @@
+/**
+ * What `createPooledFetch` accepts as its first argument, so that it can be handed to an
+ * SDK as its `fetch`: a path relative to the base URLs, or an absolute URL (a string, a
+ * `URL`, a `Request`) that starts with one of the endpoints' base URLs, whose remainder is
+ * then the path. A `Request`'s method, headers and body are used unless `init` overrides
+ * them; its body is read once, so that it can be replayed.
+ */
+
+export interface ResolvedInput<I> {
+  readonly path: string;
+  readonly init: I;
+}
+
+/**
+ * `input` as a path relative to the base URLs, with `init` completed from a `Request`.
+ * Synchronous (no promise, no extra turn) except for a `Request` whose body must be read.
+ */
+export function resolveInput<I extends RequestInit>(input: unknown, init: I, bases: readonly string[]): ResolvedInput<I> | Promise<ResolvedInput<I>> {
+  if (typeof input === 'string') return { path: relativePath(input, bases), init };
+  if (typeof URL !== 'undefined' && input instanceof URL) return { path: relativePath(input.href, bases), init };
+  if (typeof Request !== 'undefined' && input instanceof Request) {
+    const path = relativePath(input.url, bases);
+    const merged: RequestInit = { method: input.method, headers: input.headers, signal: input.signal };
+    if (input.body === null || init.body !== undefined) return { path, init: { ...merged, ...init } as I };
+    return input.arrayBuffer().then((body) => ({ path, init: { ...merged, body, ...init } as I }));
+  }
+  throw new TypeError('pooled fetch: expected a path, an absolute URL, a URL or a Request');
+}
+
+/** The path of `url` under the first base URL it starts with; a relative path as it is. */
+function relativePath(url: string, bases: readonly string[]): string {
+  if (!/^[a-z][a-z0-9+.-]*:/i.test(url)) return url;
+  for (const base of bases) {
+    const b = base.endsWith('/') ? base.slice(0, -1) : base;
+    if (!url.startsWith(b)) continue;
+    const rest = url.slice(b.length);
+    // A boundary, so that https://api.example.com does not match https://api.example.community.
+    if (rest === '' || rest[0] === '/' || rest[0] === '?' || rest[0] === '#') return rest;
+  }
+  // The URL is not echoed: it may carry a key.
+  throw new TypeError(`pooled fetch: the absolute URL matches none of the ${bases.length} endpoints' base URLs; pass a path relative to them, or a URL that starts with one`);
+}
