@@ -58,6 +58,7 @@ describe('public runtime exports', () => {
         "./fetch": [
           "DEFAULT_MAX_RETRY_AFTER_MS: number",
           "HttpStatusError: class",
+          "NotReplayableError: class",
           "classifyFetchError: function",
           "classifyResponse: function",
           "classifyStatus: function",
