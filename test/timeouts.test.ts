@@ -3,7 +3,7 @@ import { TimeoutQueue, type TimeoutEntry } from '../src/call/timeouts.js';
 import { FakeClock } from '../src/testing/index.js';
 
 function entry(log: string[], name: string): TimeoutEntry {
-  return { dueAt: 0, prevTimeout: undefined, nextTimeout: undefined, queued: false, expire: (now) => log.push(`${name}@${now}`) };
+  return { dueAt: 0, prevTimeout: undefined, nextTimeout: undefined, queued: false, heapIndex: -1, expire: (now) => log.push(`${name}@${now}`) };
 }
 
 describe('TimeoutQueue', () => {

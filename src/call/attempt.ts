@@ -27,6 +27,7 @@ export class Attempt<C> extends LazyContext implements TimeoutEntry {
   dueAt = Number.POSITIVE_INFINITY;
   prevTimeout: TimeoutEntry | undefined = undefined;
   nextTimeout: TimeoutEntry | undefined = undefined;
+  heapIndex = -1;
   queued = false;
 
   constructor(owner: AttemptOwner<C>, ep: EndpointState<C>, attempt: number, deadlineAt: number, probe: number, now: number) {

@@ -12,10 +12,10 @@
  *
  * Beside it: waits.ts, plan.ts (the call's options), admission.ts (shared store),
  * hedging.ts, auth.ts (credential replay), attempt.ts and outcome.ts (what an attempt's
- * end records). Rules: the permit is held across retries; each attempt runs under
- * min(attempt timeout, time left); a retry to an untried endpoint goes at once, to a tried
- * one after the backoff; state changes before events; every exit cancels running
- * attempts, releases slots and the permit, clears timers, removes the abort listener.
+ * end records). Rules: the permit is held across retries (`permitScope: 'call'`) or per
+ * attempt; each attempt runs under min(attempt timeout, time left); an untried endpoint
+ * goes at once, a tried one after the backoff; state changes before events; every exit
+ * cancels running attempts, releases slots and permit, timers and the abort watch.
  */
 import type { Verdict } from '../base/classify.js';
 import { PoolError, invalidOption, type PoolErrorCode } from '../base/errors.js';
@@ -34,16 +34,17 @@ import { Hedging, type HedgeHost } from './hedging.js';
 import { recordCallFailure, recordCancel, recordFailure, recordSuccess, recordTimeout } from './outcome.js';
 import { resolvePlan, type CallPlan } from './plan.js';
 import { Waiting, type WaitState } from './waits.js';
+import { attemptLimit, keepError, lastPoolError, nothingCanAdmit } from './limits-of-a-call.js';
+import { unwatchAbort, watchAbort, type AbortWatcher } from './signals.js';
 
 const INF = Number.POSITIVE_INFINITY;
 
-export class Call<C, T> extends Waiting<C> implements AttemptOwner<C>, AdmissionHost<C>, ReauthHost<C>, HedgeHost<C> {
+export class Call<C, T> extends Waiting<C> implements AttemptOwner<C>, AdmissionHost<C>, ReauthHost<C>, HedgeHost<C>, AbortWatcher {
   readonly id: number;
   readonly #op: Operation<C, T>;
   readonly #plan: CallPlan<C>;
   #resolve!: (value: T) => void;
   #reject!: (error: unknown) => void;
-
   #excluded: EndpointState<C>[] | undefined;
   tried: EndpointState<C>[] | undefined;
   /** Attempts started so far. */
@@ -97,7 +98,7 @@ export class Call<C, T> extends Waiting<C> implements AttemptOwner<C>, Admission
     if (s.closed) return this.#fail('CLOSED', 'the pool is closed');
     if (signal !== undefined) {
       if (signal.aborted) return this.#fail('ABORTED', 'the call was aborted before it started', undefined, 'aborted', signal.reason);
-      signal.addEventListener('abort', this);
+      watchAbort(signal, this);
     }
     if (pin !== undefined && this.#excluded?.includes(pin) === true) {
       return this.#fail('PIN_UNAVAILABLE', `pinned endpoint ${JSON.stringify(pin.name)} is also excluded`);
@@ -107,11 +108,11 @@ export class Call<C, T> extends Waiting<C> implements AttemptOwner<C>, Admission
     const deadlineMs = this.#plan.deadlineMs;
     if (deadlineMs !== INF) this.deadlineAt = now + deadlineMs;
     s.opts.retryBudget?.deposit(now);
-    if (this.takePermit()) this.#next(now);
+    if (s.opts.permitScope === 'attempt' || this.takePermit()) this.#next(now);
   }
 
-  /** The caller's signal fired (the call is its own abort listener: no closure per call). */
-  handleEvent(): void {
+  /** The caller's signal fired (the call is its own watcher: no closure per call; see signals.ts). */
+  aborted(): void {
     this.#fail('ABORTED', 'the call was aborted', undefined, 'aborted', this.#plan.signal?.reason);
   }
 
@@ -155,7 +156,8 @@ export class Call<C, T> extends Waiting<C> implements AttemptOwner<C>, Admission
         }
         return this.#sleep(sel.waitMs, true);
       case 'none':
-        if (this.#plan.breakerMode === 'wait') return this.#sleep(sel.retryAfterMs, true);
+        // 'wait' waits for a cooldown or a probe, never when nothing can admit (all excluded or disabled).
+        if (this.#plan.breakerMode === 'wait' && (sel.retryAfterMs !== INF || !nothingCanAdmit(s, pin, this.#excluded))) return this.#sleep(sel.retryAfterMs, true);
         if (pin !== undefined) return this.#pinUnavailable('its breaker is open', sel.retryAfterMs);
         return this.#fail('NO_ENDPOINT', 'no endpoint admits calls: every candidate is excluded or its breaker is open', sel.retryAfterMs);
     }
@@ -163,6 +165,7 @@ export class Call<C, T> extends Waiting<C> implements AttemptOwner<C>, Admission
 
   /** With a shared store, asks it first (see admission.ts); otherwise launches at once. */
   #admit(ep: EndpointState<C>, now: number): void {
+    if (!this.permitToSend()) return;
     if (!needsAdmission(this.s, ep, now)) return this.#launch(ep, now);
     this.#admitting = ep;
     this.waitFor('admission', this.s.opts.sharedQuota!.timeoutMs);
@@ -232,6 +235,7 @@ export class Call<C, T> extends Waiting<C> implements AttemptOwner<C>, Admission
     if (this.#running === a) this.#running = undefined;
     else this.#hedging?.remove(a);
     releaseSlot(this.s, a);
+    if (!this.#othersRunning()) this.releaseAfterSend();
   }
 
   #succeeded(a: Attempt<C>, value: T): void {
@@ -251,6 +255,7 @@ export class Call<C, T> extends Waiting<C> implements AttemptOwner<C>, Admission
     const ep = a.ep;
     const { cls, retryAfterMs, movesOn } = recordFailure(this.s, a, error, sync, this.#verdict, this.#plan.backoff.maxMs, this.id);
     this.#lastRetryAfterMs = retryAfterMs;
+    if (cls === 'transient') keepError(ep, error, this.s.clock.now());
     if (this.settled) return;
     const final = cls === 'permanent' || cls === 'retry-narrower';
     if (!final && this.#othersRunning()) {
@@ -281,8 +286,7 @@ export class Call<C, T> extends Waiting<C> implements AttemptOwner<C>, Admission
   }
 
   #markTried(ep: EndpointState<C>): void {
-    if (this.tried === undefined) this.tried = [ep];
-    else if (!this.tried.includes(ep)) this.tried.push(ep);
+    if (!(this.tried ??= []).includes(ep)) this.tried.push(ep);
   }
 
   #othersRunning(): boolean {
@@ -309,6 +313,7 @@ export class Call<C, T> extends Waiting<C> implements AttemptOwner<C>, Admission
     this.#endAttempt(a);
     const now = s.clock.now();
     this.#lastError = recordTimeout(s, a, now, this.id);
+    keepError(a.ep, this.#lastError, now);
     this.#lastRetryAfterMs = undefined;
     if (this.settled) return;
     if (now >= this.deadlineAt) return this.#deadlineExceeded();
@@ -334,7 +339,7 @@ export class Call<C, T> extends Waiting<C> implements AttemptOwner<C>, Admission
   }
 
   #retryOrFail(): void {
-    if (this.attempts - this.#replays >= this.#plan.maxAttempts) {
+    if (this.attempts - this.#replays >= attemptLimit(this.s, this.#plan.maxAttempts)) {
       return this.#fail('RETRIES_EXHAUSTED', `all ${this.attempts} attempts failed`, this.#lastRetryAfterMs);
     }
     const budget = this.s.opts.retryBudget;
@@ -344,10 +349,7 @@ export class Call<C, T> extends Waiting<C> implements AttemptOwner<C>, Admission
     this.#next();
   }
 
-  /**
-   * Waits `ms` (`Infinity`: until woken by freed capacity), bounded by the deadline.
-   * `hinted`: the wait comes from a limit or breaker rather than the backoff schedule.
-   */
+  /** Waits `ms` (`Infinity`: until woken), bounded by the deadline; `hinted`: a limit or breaker wait, not a backoff. */
   #sleep(ms: number, hinted: boolean): void {
     if (this.#retryPending) {
       this.#retryPending = false;
@@ -368,7 +370,7 @@ export class Call<C, T> extends Waiting<C> implements AttemptOwner<C>, Admission
   #fail(code: PoolErrorCode, message: string, retryAfterMs?: number, cancel: CancelReason = 'aborted', abortReason?: unknown): void {
     if (this.settled) return;
     this.settled = true;
-    const cause = this.#lastError !== undefined ? this.#lastError : abortReason;
+    const cause = this.#lastError !== undefined ? this.#lastError : code === 'NO_ENDPOINT' ? lastPoolError(this.s) : abortReason;
     const error = new PoolError(code, message, { cause, attempts: this.attempts, endpoint: this.#lastEndpoint?.name, retryAfterMs: retryAfterMs === INF ? undefined : retryAfterMs });
     this.#cleanup(code === 'CLOSED' ? 'closed' : cancel, abortReason ?? error);
     recordCallFailure(this.s, this.id, error, this.#lastEndpoint);
@@ -390,7 +392,7 @@ export class Call<C, T> extends Waiting<C> implements AttemptOwner<C>, Admission
     }
     this.stopWaiting();
     this.releasePermit();
-    this.#plan.signal?.removeEventListener('abort', this);
+    if (this.#plan.signal !== undefined) unwatchAbort(this.#plan.signal, this);
     s.callEnded();
   }
 }

@@ -13,6 +13,7 @@
  */
 import type { TimerHandle } from '../base/clock.js';
 import type { PoolState, Waiter } from '../state.js';
+import type { PermitWaiter } from './permit-queue.js';
 
 export type WaitState = 'none' | 'permit' | 'sleep' | 'park' | 'auth' | 'admission';
 
@@ -26,6 +27,10 @@ export abstract class Waiting<C> implements Waiter {
   /** The call's promise has settled: nothing may resume it. */
   protected settled = false;
   #holdsPermit = false;
+  // Its place in the pool's permit queue (see permit-queue.ts).
+  permitPrev: PermitWaiter | undefined = undefined;
+  permitNext: PermitWaiter | undefined = undefined;
+  inPermitQueue = false;
   #timer: TimerHandle | undefined;
   #onTimer: (() => void) | undefined;
 
@@ -74,6 +79,16 @@ export abstract class Waiting<C> implements Waiter {
     return false;
   }
 
+  /** Before an attempt: true when the call holds a permit (or calls are not limited); otherwise it queues for one. */
+  protected permitToSend(): boolean {
+    return this.#holdsPermit || this.takePermit();
+  }
+
+  /** After an attempt or before a wait: under `permitScope: 'attempt'` the permit goes back. */
+  protected releaseAfterSend(): void {
+    if (this.s.opts.permitScope === 'attempt') this.releasePermit();
+  }
+
   /** Returns the permit, if the call holds one. */
   protected releasePermit(): void {
     if (!this.#holdsPermit) return;
@@ -83,6 +98,7 @@ export abstract class Waiting<C> implements Waiter {
 
   /** Parks until capacity frees up (`Infinity`) or sleeps `ms`, bounded by the deadline. */
   protected sleep(ms: number): void {
+    this.releaseAfterSend();
     if (ms === INF) {
       this.s.parked.add(this);
       return this.waitFor('park', INF);
@@ -115,8 +131,7 @@ export abstract class Waiting<C> implements Waiter {
       this.#timer = undefined;
     }
     if (this.waiting === 'permit') {
-      const i = s.permitQueue.indexOf(this);
-      if (i >= 0) s.permitQueue.splice(i, 1);
+      s.permitQueue.remove(this);
     } else if (this.waiting === 'park') {
       s.parked.delete(this);
     }

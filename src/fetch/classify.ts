@@ -15,7 +15,7 @@
  * and the endpoint name, never a URL.
  */
 import type { ClassifyResult } from '../base/classify.js';
-import { systemClock } from '../base/clock.js';
+import { systemClock, wallNow } from '../base/clock.js';
 import { DEFAULT_MAX_RETRY_AFTER_MS, parseRetryAfter } from './retry-after.js';
 
 const BRAND = Symbol.for('endpoint-pool.HttpStatusError');
@@ -77,7 +77,7 @@ export interface ResponseLike {
 /** The class of a response: `'ok'`, or how the pool should treat it. */
 export function classifyResponse(res: ResponseLike, options: ClassifyResponseOptions = {}): ClassifyResult | 'ok' {
   if (res.status < 400) return 'ok';
-  const retryAfterMs = parseRetryAfter(res.headers.get('retry-after'), options.nowMs ?? systemClock.now(), options.maxRetryAfterMs ?? DEFAULT_MAX_RETRY_AFTER_MS);
+  const retryAfterMs = parseRetryAfter(res.headers.get('retry-after'), options.nowMs ?? wallNow(systemClock), options.maxRetryAfterMs ?? DEFAULT_MAX_RETRY_AFTER_MS);
   return classifyStatus(res.status, retryAfterMs);
 }
 

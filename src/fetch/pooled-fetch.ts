@@ -20,6 +20,7 @@ import { Pool } from '../pool.js';
 import { HttpStatusError, classifyFetchError, isHttpStatusError } from './classify.js';
 import { DEFAULT_MAX_RETRY_AFTER_MS, parseRetryAfter } from './retry-after.js';
 import { hostOf } from '../extras/host.js';
+import { wallNow } from '../base/clock.js';
 
 /** The subset of `fetch` this adapter calls. */
 export type FetchFn = (url: string, init: RequestInit) => Promise<Response>;
@@ -93,7 +94,7 @@ export function createPooledFetch(options: PooledFetchOptions): PooledFetch {
         const res = await doFetch(joinUrl(base, path), { ...rest, ...(headers === undefined ? {} : { headers }), signal: ctx.signal });
         if (res.status < 400) return res;
         seen.push(res);
-        const retryAfterMs = parseRetryAfter(res.headers.get('retry-after'), pool.clock.now(), maxRetryAfterMs);
+        const retryAfterMs = parseRetryAfter(res.headers.get('retry-after'), wallNow(pool.clock), maxRetryAfterMs);
         throw new HttpStatusError(res.status, { retryAfterMs, endpoint: ctx.endpoint, response: res });
       }, execOptions);
       return kept;

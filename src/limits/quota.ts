@@ -40,14 +40,17 @@ export class Quota {
   parkedUntil = 0;
   readonly #marginMs: number;
   readonly #resetUtcHour: number;
+  /** The calendar clock, for the daily reset (see daily.ts); `undefined`: `now` is the calendar. */
+  readonly #wall: (() => number) | undefined;
   /** What a shared store counts for this quota; `undefined` without a `rateLimit`. */
   readonly shared: SharedLimit | undefined;
   /** The ceiling (and bucket size) before a degraded store scaled it down. */
   #undegraded: number | undefined;
   #undegradedBurst: number | undefined;
 
-  constructor(limit: ResolvedRateLimit | undefined, resetUtcHour: number, now: number, key = '') {
+  constructor(limit: ResolvedRateLimit | undefined, resetUtcHour: number, now: number, key = '', wall?: () => number) {
     this.#resetUtcHour = resetUtcHour;
+    this.#wall = wall;
     this.shared = limit === undefined ? undefined : { key, ...limit, dailyResetUtcHour: resetUtcHour };
     this.#marginMs = limit?.marginMs ?? 25;
     if (limit?.perSecond !== undefined) {
@@ -56,7 +59,7 @@ export class Quota {
           ? new PacedLimiter(limit.perSecond, limit.marginMs)
           : new TokenBucket(limit.perSecond, limit.burst ?? Math.max(1, Math.ceil(limit.perSecond)), now);
     }
-    if (limit?.perDay !== undefined) this.daily = new DailyCounter(limit.perDay, limit.dailyStopFraction, resetUtcHour, now);
+    if (limit?.perDay !== undefined) this.daily = new DailyCounter(limit.perDay, limit.dailyStopFraction, resetUtcHour, now, wall);
   }
 
   /**
@@ -134,7 +137,8 @@ export class Quota {
 
   /** The day's quota is spent: admit nothing until the next reset. Returns when that is. */
   park(now: number): number {
-    const until = this.daily !== undefined ? this.daily.exhaust(now) : nextDailyReset(now, this.#resetUtcHour);
+    const wall = this.#wall === undefined ? now : this.#wall();
+    const until = this.daily !== undefined ? this.daily.exhaust(now) : now + (nextDailyReset(wall, this.#resetUtcHour) - wall);
     this.parkedUntil = until;
     return until;
   }

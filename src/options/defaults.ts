@@ -12,6 +12,7 @@ export const DEFAULTS = {
   breaker: { threshold: 5, cooldownMs: 5_000, maxCooldownMs: 60_000, mode: 'consecutive', failureRate: 0.5, windowMs: 10_000, minThroughput: 10 },
   rateLimitCooldownMs: 1_000,
   breakerMode: 'fail-fast',
+  permitScope: 'call',
   dailyResetUtcHour: 0,
   health: { windowMs: 300_000, longWindowMs: 900_000, maxWaitForHealthyMs: 1_500 },
   rateLimit: { mode: 'bucket', marginMs: 25, dailyStopFraction: 0.95 },
@@ -22,3 +23,10 @@ export const DEFAULTS = {
   priority: 'high',
   weight: 1,
 } as const;
+
+/**
+ * `maxAttempts` left unset: a call may try every endpoint of the pool once, and at least
+ * `DEFAULTS.maxAttempts` times (so `max(3, endpoints)`), bounded by the deadline and the
+ * retry budget. An explicit `maxAttempts` (pool or call) is the exact cap.
+ */
+export const AUTO_ATTEMPTS = 0;

@@ -4,7 +4,7 @@
  * budget); this file only puts them together.
  */
 import { resolveBackoff, type BackoffOptions } from '../call/backoff.js';
-import { systemClock, systemRandom, type Clock, type RandomSource } from '../base/clock.js';
+import { guardRandom, systemClock, systemRandom, type Clock, type RandomSource } from '../base/clock.js';
 import { invalidOption } from '../base/errors.js';
 import type { EventListener } from '../base/events.js';
 import type { MetricsSink } from '../base/metrics.js';
@@ -16,8 +16,8 @@ import { resolveStore, type ResolvedStore } from '../limits/store.js';
 import { DEFAULT_HEDGE, resolveHedge, type HedgeConfig } from '../selection/hedge.js';
 import { resolveLatency } from '../selection/latency.js';
 import { resolveHealth } from '../selection/selector.js';
-import { DEFAULTS } from './defaults.js';
-import { BREAKER_MODES, STRATEGIES, type BreakerMode, type PoolOptions, type RefreshAuth, type Strategy } from './options.js';
+import { AUTO_ATTEMPTS, DEFAULTS } from './defaults.js';
+import { BREAKER_MODES, PERMIT_SCOPES, STRATEGIES, type BreakerMode, type PermitScope, type PoolOptions, type RefreshAuth, type Strategy } from './options.js';
 import { checkFunction, durationOrInfinity, finite, limitOrInfinity, oneOf, percent, plainObject, positiveInteger } from './validate.js';
 
 /** The pool's options after checking, with every default filled in. */
@@ -32,6 +32,7 @@ export interface ResolvedOptions {
   readonly rateLimitCooldownMs: number;
   readonly maxConcurrentCalls: number;
   readonly breakerMode: BreakerMode;
+  readonly permitScope: PermitScope;
   readonly dailyResetUtcHour: number;
   readonly refreshAuth: RefreshAuth<unknown> | undefined;
   readonly refreshTimeoutMs: number;
@@ -75,7 +76,7 @@ export function resolvePoolOptions<C>(options: PoolOptions<C>): PoolSetup {
   const resolved: ResolvedOptions = {
     classify: options.classify,
     strategy: oneOf('strategy', o['strategy'], STRATEGIES, DEFAULTS.strategy),
-    maxAttempts: positiveInteger('maxAttempts', o['maxAttempts'], DEFAULTS.maxAttempts),
+    maxAttempts: o['maxAttempts'] === undefined ? AUTO_ATTEMPTS : positiveInteger('maxAttempts', o['maxAttempts'], DEFAULTS.maxAttempts),
     attemptTimeoutMs: durationOrInfinity('attemptTimeoutMs', o['attemptTimeoutMs'], DEFAULTS.attemptTimeoutMs),
     deadlineMs: durationOrInfinity('deadlineMs', o['deadlineMs'], DEFAULTS.deadlineMs),
     backoff: resolveBackoff('backoff', o['backoff'], DEFAULTS.backoff),
@@ -83,6 +84,7 @@ export function resolvePoolOptions<C>(options: PoolOptions<C>): PoolSetup {
     rateLimitCooldownMs: finite('rateLimitCooldownMs', o['rateLimitCooldownMs'], DEFAULTS.rateLimitCooldownMs),
     maxConcurrentCalls: limitOrInfinity('maxConcurrentCalls', o['maxConcurrentCalls']),
     breakerMode: oneOf('breakerMode', o['breakerMode'], BREAKER_MODES, DEFAULTS.breakerMode),
+    permitScope: oneOf('permitScope', o['permitScope'], PERMIT_SCOPES, DEFAULTS.permitScope),
     dailyResetUtcHour: resetHour(o['dailyResetUtcHour']),
     refreshAuth: o['refreshAuth'] as ResolvedOptions['refreshAuth'],
     sharedQuota: resolveStore(o['sharedQuota']),
@@ -94,5 +96,5 @@ export function resolvePoolOptions<C>(options: PoolOptions<C>): PoolSetup {
     refreshTimeoutMs: durationOrInfinity('refreshTimeoutMs', o['refreshTimeoutMs'], durationOrInfinity('attemptTimeoutMs', o['attemptTimeoutMs'], DEFAULTS.attemptTimeoutMs)),
     health: resolveHealth(o['health']),
   };
-  return { resolved, clock: options.clock ?? systemClock, random: options.random ?? systemRandom, metrics: options.metrics, listener: options.onEvent, endpoints: o['endpoints'], groups: o['groups'] };
+  return { resolved, clock: options.clock ?? systemClock, random: options.random === undefined ? systemRandom : guardRandom(options.random), metrics: options.metrics, listener: options.onEvent, endpoints: o['endpoints'], groups: o['groups'] };
 }

@@ -33,6 +33,10 @@ export class EndpointState<C> {
   /** Set when the server says this endpoint can never succeed (an invalid key); cleared by `enableEndpoint`. */
   disabled = false;
 
+  /** The last error that counted against this endpoint (a transient failure, a timeout) and when: the cause of a later `NO_ENDPOINT`. */
+  lastError: unknown = undefined;
+  lastErrorAt = Number.NEGATIVE_INFINITY;
+
   attempts = 0;
   successes = 0;
   failures = 0;
