@@ -275,7 +275,7 @@ export class Call<C, T> extends Waiting<C> implements AttemptOwner<C>, Admission
         (this.#excluded ??= []).push(ep);
         return this.#retryOrFail();
       case 'unauthorized': {
-        const why = reauthenticate(this.s, ep, (this.#refreshed ??= []), this);
+        const why = reauthenticate(this.s, ep, (this.#refreshed ??= []), this, a.authGeneration);
         return why === undefined ? this.waitFor('auth', INF) : this.#fail('UNAUTHORIZED', why);
       }
       default:
