@@ -17,7 +17,8 @@ import type { AttemptContext } from '../call/context.js';
 import { isPoolError } from '../base/errors.js';
 import type { EndpointConfig, ExecuteOptions, PoolOptions } from '../options/options.js';
 import { Pool } from '../pool.js';
-import { HttpStatusError, classifyFetchError, isHttpStatusError } from './classify.js';
+import { HttpStatusError, ResponseBodyError, classifyFetchError, isHttpStatusError } from './classify.js';
+import { redactError } from '../extras/redact.js';
 import { DEFAULT_MAX_RETRY_AFTER_MS, parseRetryAfter } from './retry-after.js';
 import { hostOf } from '../extras/host.js';
 import { wallNow } from '../base/clock.js';
@@ -51,11 +52,28 @@ export interface PooledFetchOptions extends Omit<PoolOptions<string>, 'endpoints
   readonly getToken?: (endpoint: string, signal: AbortSignal) => Promise<string>;
 }
 
+/**
+ * How an attempt reads the body of a successful answer: `'json'`, `'text'`, or a function
+ * of the `Response`. The read is part of the attempt: a connection reset mid-body, a
+ * truncated or malformed body, or a read that outlasts the attempt timeout fails the
+ * attempt (a `ResponseBodyError`, `transient` for `classifyFetchError`) and fails over.
+ */
+export type ParseBody<T = unknown> = 'json' | 'text' | ((res: Response) => Promise<T>);
+
 /** `init` plus per-call pool options. */
-export type PooledRequestInit = RequestInit & { readonly pool?: ExecuteOptions };
+export type PooledRequestInit = RequestInit & {
+  readonly pool?: ExecuteOptions;
+  /**
+   * Read the body inside the attempt and resolve with it (see `ParseBody`). With `parse`,
+   * an HTTP error answer rejects (as with `throwOnHttpError`). @default none: resolve with the `Response`, body unread
+   */
+  readonly parse?: ParseBody;
+};
 
 export interface PooledFetch {
-  (path: string, init?: PooledRequestInit): Promise<Response>;
+  (path: string, init?: PooledRequestInit & { readonly parse?: undefined }): Promise<Response>;
+  (path: string, init: PooledRequestInit & { readonly parse: 'text' }): Promise<string>;
+  <T = unknown>(path: string, init: PooledRequestInit & { readonly parse: 'json' | ((res: Response) => Promise<T>) }): Promise<T>;
   /** The pool underneath: stats, breaker states, `setEndpoints`, `close`. */
   readonly pool: Pool<string>;
 }
@@ -75,11 +93,14 @@ export function createPooledFetch(options: PooledFetchOptions): PooledFetch {
     endpoints: baseUrlEndpoints(endpoints),
   });
 
-  const pooled = async (path: string, init: PooledRequestInit = {}): Promise<Response> => {
+  const pooled = async (path: string, init: PooledRequestInit = {}): Promise<unknown> => {
     if (typeof path !== 'string' || /^[a-z][a-z0-9+.-]*:/i.test(path)) {
       throw new TypeError('pooled fetch: expected a path relative to the base URLs, not an absolute URL');
     }
-    const { pool: callOptions, signal, ...rest } = init;
+    const { pool: callOptions, signal, parse, ...rest } = init;
+    if (parse !== undefined && parse !== 'json' && parse !== 'text' && typeof parse !== 'function') {
+      throw new TypeError("pooled fetch: parse must be 'json', 'text' or a function (res) => Promise");
+    }
     const replayable = !(typeof ReadableStream !== 'undefined' && rest.body instanceof ReadableStream);
     const execOptions: ExecuteOptions = {
       ...callOptions,
@@ -89,18 +110,24 @@ export function createPooledFetch(options: PooledFetchOptions): PooledFetch {
     const seen: Response[] = [];
     let kept: Response | undefined;
     try {
-      kept = await pool.execute(async (base, ctx) => {
+      const answer = await pool.execute(async (base, ctx) => {
         const headers = tokens === undefined ? rest.headers : tokens.authorize(ctx.endpoint, rest.headers);
-        const res = await doFetch(joinUrl(base, path), { ...rest, ...(headers === undefined ? {} : { headers }), signal: ctx.signal });
-        if (res.status < 400) return res;
+        let res: Response;
+        try {
+          res = await doFetch(joinUrl(base, path), { ...rest, ...(headers === undefined ? {} : { headers }), signal: ctx.signal });
+        } catch (error) {
+          throw redactError(error);
+        }
+        if (res.status < 400) return parse === undefined ? res : readBody(res, parse, ctx.endpoint);
         seen.push(res);
         const retryAfterMs = parseRetryAfter(res.headers.get('retry-after'), wallNow(pool.clock), maxRetryAfterMs);
         throw new HttpStatusError(res.status, { retryAfterMs, endpoint: ctx.endpoint, response: res });
       }, execOptions);
-      return kept;
+      if (parse === undefined) kept = answer as Response;
+      return answer;
     } catch (error) {
       const cause = isPoolError(error) ? error.cause : undefined;
-      if (!throwOnHttpError && isHttpStatusError(cause) && cause.response !== undefined && error instanceof Error && isAnswerCode(error)) {
+      if (!throwOnHttpError && parse === undefined && isHttpStatusError(cause) && cause.response !== undefined && error instanceof Error && isAnswerCode(error)) {
         kept = cause.response;
         return kept;
       }
@@ -109,7 +136,18 @@ export function createPooledFetch(options: PooledFetchOptions): PooledFetch {
       for (const res of seen) if (res !== kept) discard(res);
     }
   };
-  return Object.assign(pooled, { pool });
+  return Object.assign(pooled, { pool }) as PooledFetch;
+}
+
+/** Reads and parses a body inside the attempt; a failure is a `ResponseBodyError` (redacted). */
+async function readBody(res: Response, parse: ParseBody, endpoint: string): Promise<unknown> {
+  try {
+    if (parse === 'json') return await res.json();
+    if (parse === 'text') return await res.text();
+    return await parse(res);
+  } catch (error) {
+    throw new ResponseBodyError(res.status, endpoint, redactError(error));
+  }
 }
 
 /**
