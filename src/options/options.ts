@@ -102,7 +102,7 @@ export interface PoolOptions<C> {
   readonly breakerMode?: BreakerMode;
   /** @default the system clock */
   readonly clock?: Clock;
-  /** @default Math.random */
+  /** Jitter and random selection; each draw is guarded (a throw or an answer outside [0, 1) counts as 0.5). @default Math.random */
   readonly random?: RandomSource;
   /** Where counters and durations go. @default none */
   readonly metrics?: MetricsSink;
