@@ -29,7 +29,7 @@ function upstream(clock: FakeClock) {
         state.held = state.accepted;
       },
     });
-  return state && { state, pool };
+  return { state, pool };
 }
 
 describe('core refreshAuth: one refresh per rotation', () => {
