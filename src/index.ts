@@ -25,6 +25,7 @@ export type {
   RateLimitOptions,
   RetryMode,
   BreakerMode,
+  PermitScope,
   Strategy,
   Priority,
   RefreshAuth,

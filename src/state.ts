@@ -3,24 +3,23 @@
  * queue, parked calls, and the helpers that emit events and metrics. `Pool` is the public
  * facade over it; `Call` (one per `execute`) reads and updates it.
  */
-import type { Clock, RandomSource } from './base/clock.js';
+import { wallNow, type Clock, type RandomSource } from './base/clock.js';
 import type { EndpointState } from './selection/endpoint.js';
 import { buildEndpointSet } from './selection/endpoint-set.js';
 import { deliver, Listeners, type EventListener, type PoolEvent } from './base/events.js';
 import { safeIncrement, type MetricsSink } from './base/metrics.js';
 import type { ResolvedRateLimit } from './limits/quota.js';
 import { TimeoutQueue } from './call/timeouts.js';
+import { PermitQueue, type PermitWaiter } from './call/permit-queue.js';
 import { defaultPlan, type CallPlan } from './call/plan.js';
 import type { ResolvedOptions } from './options/resolve.js';
 import { selectByLatency, selectEndpoint, selectHealthiest, tierInPanic, type Selection } from './selection/selector.js';
 import type { SharedChange, SharedState } from './limits/store.js';
 
 /** A call waiting for something: capacity to free up, a permit, or time to pass. */
-export interface Waiter {
+export interface Waiter extends PermitWaiter {
   /** An in-flight or probe slot may have freed up. */
   wake(): void;
-  /** A permit was handed to it. */
-  grantPermit(): void;
   /** The pool is closing: fail if still waiting. */
   closeWaiting(): void;
 }
@@ -44,7 +43,7 @@ export class PoolState<C> {
 
   /** Permits left; `Infinity` when calls are not limited. */
   permits: number;
-  readonly permitQueue: Waiter[] = [];
+  readonly permitQueue = new PermitQueue();
   /** Calls waiting for an in-flight or probe slot to free up. */
   readonly parked = new Set<Waiter>();
   /** Every call in any kind of wait (so that `close()` can end them). */
@@ -67,6 +66,8 @@ export class PoolState<C> {
   /** The plan of a call made with no options (shared: nothing allocated per call). */
   readonly defaultPlan: CallPlan<C>;
   onIdle: (() => void) | undefined;
+  /** The calendar reading, for daily resets only (everything else runs on the monotonic `clock.now()`). */
+  readonly #wall = (): number => wallNow(this.clock);
 
   constructor(opts: ResolvedOptions, clock: Clock, random: RandomSource, metrics: MetricsSink | undefined, listener: EventListener | undefined) {
     this.opts = opts;
@@ -176,7 +177,7 @@ export class PoolState<C> {
   /** Validates and installs an endpoint set, keeping the state of endpoints kept by name. */
   setEndpoints(configs: unknown, groups: unknown = this.groups): void {
     const previous = this.endpoints.length === 0 ? undefined : { endpoints: this.endpoints, byName: this.byName, groups: this.groups };
-    const next = buildEndpointSet<C>(configs, groups, previous, this.#limits, this.opts.breaker, this.opts.dailyResetUtcHour, this.clock.now(), this.random);
+    const next = buildEndpointSet<C>(configs, groups, previous, this.#limits, this.opts.breaker, this.opts.dailyResetUtcHour, this.clock.now(), this.random, this.#wall);
     this.endpoints = next.endpoints;
     this.byName = next.byName;
     this.groups = next.groups;

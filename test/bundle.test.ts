@@ -21,7 +21,7 @@ import { gzipSync } from 'node:zlib';
 import { describe, expect, test } from 'vitest';
 
 const root = join(import.meta.dirname, '..');
-export const CORE_BUDGET_BYTES = 40 * 1024;
+export const CORE_BUDGET_BYTES = 42 * 1024;
 
 /** `file` and every chunk it imports, transitively (the build splits shared code into chunks). */
 function withChunks(file: string, seen = new Set<string>()): string[] {

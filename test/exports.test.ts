@@ -59,6 +59,7 @@ describe('public runtime exports', () => {
           "DEFAULT_MAX_RETRY_AFTER_MS: number",
           "HttpStatusError: class",
           "NotReplayableError: class",
+          "ResponseBodyError: class",
           "classifyFetchError: function",
           "classifyResponse: function",
           "classifyStatus: function",

@@ -3,7 +3,7 @@
  * hands its `fetch`: absolute URLs, `URL`s and `Request`s under a base URL.
  */
 import { afterAll, afterEach, beforeAll, describe, expect, test } from 'vitest';
-import { createPooledFetch, NotReplayableError, type PooledFetch, type PooledFetchOptions } from '../src/fetch/index.js';
+import { createPooledFetch, NotReplayableError, type PooledFetch, type PooledFetchOptions, type PooledRequestInit } from '../src/fetch/index.js';
 import { isPoolError } from '../src/index.js';
 import { refusedPort, startLoopback, type Loopback } from './helpers/loopback.js';
 
@@ -93,7 +93,7 @@ describe('replays only idempotent requests after a failure that may have reached
     expect(await res.text()).toBe('POST /pay x');
   });
 
-  test.each<[string, Parameters<PooledFetch>[1], Partial<PooledFetchOptions>]>([
+  test.each<[string, PooledRequestInit & { readonly parse?: undefined }, Partial<PooledFetchOptions>]>([
     ['idempotent: true in the init', { method: 'POST', body: 'x', idempotent: true }, {}],
     ['idempotent: true in the pool options', { method: 'POST', body: 'x', pool: { idempotent: true } }, {}],
     ['an Idempotency-Key header', { method: 'POST', body: 'x', headers: { 'Idempotency-Key': 'k1' } }, {}],

@@ -7,13 +7,21 @@ import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { createPooledFetch } from '../src/fetch/index.js';
 import type { PoolEvent } from '../src/index.js';
 import { startLoopback, type Loopback } from './helpers/loopback.js';
+import { timerLag, withLag } from './helpers/lag.js';
 
 let server: Loopback;
 let accepted = 'token-1';
 let generation = 1;
 let rejected = 0;
 
+/** Real-time budgets grown with the timer lag measured first (a loaded machine). */
+let attemptTimeoutMs = 2000;
+let deadlineMs = 30_000;
+
 beforeAll(async () => {
+  const lag = await timerLag();
+  attemptTimeoutMs = withLag(2000, lag, 40);
+  deadlineMs = withLag(30_000, lag, 100);
   server = await startLoopback((req, res) => {
     if (req.headers.authorization !== `Bearer ${accepted}`) {
       rejected++;
@@ -37,7 +45,8 @@ describe('fetch adapter: token provider', () => {
         return accepted;
       },
       onEvent: (e) => events.push(e),
-      attemptTimeoutMs: 2000,
+      attemptTimeoutMs,
+      deadlineMs,
     });
     expect(tokenCalls).toBe(0); // lazily: nothing before the first request
 
@@ -58,7 +67,7 @@ describe('fetch adapter: token provider', () => {
   });
 
   test('without a token provider a 401 is final', async () => {
-    const pooled = createPooledFetch({ endpoints: [server.url], attemptTimeoutMs: 2000 });
+    const pooled = createPooledFetch({ endpoints: [server.url], attemptTimeoutMs, deadlineMs });
     const res = await pooled('/items');
     expect(res.status).toBe(401);
     await pooled.pool.close();
@@ -68,7 +77,8 @@ describe('fetch adapter: token provider', () => {
     const hitsBefore = server.hits;
     const pooled = createPooledFetch({
       endpoints: [server.url],
-      attemptTimeoutMs: 2000,
+      attemptTimeoutMs,
+      deadlineMs,
       getToken: async () => {
         throw new Error('token service down');
       },

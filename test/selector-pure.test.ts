@@ -147,10 +147,10 @@ describe("strategy: 'random'", () => {
     expect(counts).toEqual({ a: 300, b: 100 });
   });
 
-  test('a random source returning 1 or NaN does not break selection', async () => {
+  test('a random source returning 1 or NaN does not break selection: the draw counts as 0.5', async () => {
     for (const r of [1, Number.NaN, -0.5]) {
       const pool = new Pool<string>({ endpoints: [{ name: 'a', conn: 'a' }, { name: 'b', conn: 'b' }], classify: () => 'transient', strategy: 'random', clock: new FakeClock(), random: () => r });
-      expect(await pool.execute(async (c) => c)).toBe('a');
+      expect(await pool.execute(async (c) => c)).toBe('b');
     }
   });
 });

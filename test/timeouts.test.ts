@@ -3,7 +3,7 @@ import { TimeoutQueue, type TimeoutEntry } from '../src/call/timeouts.js';
 import { FakeClock } from '../src/testing/index.js';
 
 function entry(log: string[], name: string): TimeoutEntry {
-  return { dueAt: 0, prevTimeout: undefined, nextTimeout: undefined, queued: false, expire: (now) => log.push(`${name}@${now}`) };
+  return { dueAt: 0, prevTimeout: undefined, nextTimeout: undefined, queued: false, heapIndex: -1, expire: (now) => log.push(`${name}@${now}`) };
 }
 
 describe('TimeoutQueue', () => {
@@ -82,5 +82,30 @@ describe('TimeoutQueue', () => {
     q.add(entry(log, 'between'), 407);
     await clock.advance(500);
     expect(log).toEqual(['first@386', 'between@407', 'later@440']);
+  });
+
+  test('random due times, random removals (list and heap alike): the rest expire in due order, each once', async () => {
+    let seed = 7;
+    const rand = (n: number): number => {
+      seed = (seed * 1_103_515_245 + 12_345) % 2 ** 31;
+      return seed % n;
+    };
+    for (let round = 0; round < 50; round++) {
+      const clock = new FakeClock();
+      const q = new TimeoutQueue(clock);
+      const fired: number[] = [];
+      const entries = Array.from({ length: 40 }, () => {
+        const e: TimeoutEntry = { dueAt: 0, prevTimeout: undefined, nextTimeout: undefined, queued: false, heapIndex: -1, expire: () => fired.push(e.dueAt) };
+        return e;
+      });
+      for (const e of entries) q.add(e, 1 + rand(500));
+      const removed = new Set(entries.filter(() => rand(3) === 0));
+      for (const e of removed) q.remove(e);
+      await clock.advance(1_000);
+      const expected = entries.filter((e) => !removed.has(e)).map((e) => e.dueAt).sort((a, b) => a - b);
+      expect(fired).toEqual(expected);
+      expect(entries.every((e) => !e.queued && e.heapIndex === -1)).toBe(true);
+      expect(clock.pendingForegroundTimers).toBe(0);
+    }
   });
 });

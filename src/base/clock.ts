@@ -1,25 +1,40 @@
 /**
  * Time and randomness, injected once into a pool and handed down to every part of it.
  *
- * Nothing else in the library reads `Date.now()`, calls `setTimeout` or `Math.random()`:
- * that is what lets the whole pool run on `FakeClock` (from `endpoint-pool/testing`)
- * with no real sleeps.
+ * Nothing else in the library reads `Date.now()` or `performance.now()`, calls
+ * `setTimeout` or `Math.random()`: that is what lets the whole pool run on `FakeClock`
+ * (from `endpoint-pool/testing`) with no real sleeps.
  *
- * `now()` is wall-clock milliseconds (like `Date.now()`), because daily quotas reset at
- * a calendar boundary. Durations are always computed as differences of `now()` and
- * clamped at zero, so a clock step backwards can only shorten a wait, never hang it.
+ * Two readings of time, for two purposes. `now()` is monotonic: every duration (deadlines,
+ * attempt timeouts, token buckets, paced windows, cooldowns, breaker periods) is a
+ * difference of `now()`, so stepping the system clock (NTP, a VM resumed, an operator)
+ * changes none of them. `wallNow()` is the calendar time, read only where a calendar is
+ * meant: the hour at which daily quotas reset and HTTP dates in `Retry-After`.
+ *
+ * Every draw of the random source goes through {@link guardRandom}: a source that throws
+ * or answers outside [0, 1) (NaN, Infinity, 1, a string) counts as 0.5 for that draw.
  */
 
 /** An opaque handle returned by {@link Clock.setTimeout}. */
 export type TimerHandle = unknown;
 
 export interface Clock {
-  /** Milliseconds since the Unix epoch. */
+  /**
+   * Milliseconds on a monotonic clock: never steps back, never jumps with the wall clock.
+   * Only differences are meaningful (the system clock starts near the Unix epoch time of
+   * the process start).
+   */
   now(): number;
   /**
-   * Calls `fn` once after `ms` milliseconds. With `background: true` the timer must not
-   * keep the process alive on its own (Node's `unref`); a call's own waits pass `false`
-   * so that `await pool.execute()` in a script is not cut short.
+   * Milliseconds since the Unix epoch, on the wall clock (like `Date.now()`): read only for
+   * calendar boundaries (the daily reset hour) and HTTP dates. Optional: a clock without it
+   * uses `now()`.
+   */
+  wallNow?(): number;
+  /**
+   * Calls `fn` once after `ms` milliseconds (`Infinity`: never). With `background: true`
+   * the timer must not keep the process alive on its own (Node's `unref`); a call's own
+   * waits pass `false` so that `await pool.execute()` in a script is not cut short.
    */
   setTimeout(fn: () => void, ms: number, background?: boolean): TimerHandle;
   /** Cancels a timer; a handle that already fired or was cleared is ignored. */
@@ -34,6 +49,27 @@ export interface Clock {
 /** A source of uniformly distributed numbers in [0, 1). */
 export type RandomSource = () => number;
 
+/**
+ * The one guard every draw goes through: `random`'s answer if it is a number in [0, 1),
+ * else 0.5 (a source that throws, answers NaN, Infinity, 1 or a non-number).
+ */
+export function guardRandom(random: RandomSource): RandomSource {
+  return () => {
+    let r: unknown;
+    try {
+      r = random();
+    } catch {
+      return 0.5;
+    }
+    return typeof r === 'number' && r >= 0 && r < 1 ? r : 0.5;
+  };
+}
+
+/** The wall-clock reading of `clock` (`wallNow()`, or `now()` for a clock without one). */
+export function wallNow(clock: Clock): number {
+  return clock.wallNow !== undefined ? clock.wallNow() : clock.now();
+}
+
 interface Unrefable {
   unref?: () => unknown;
   ref?: () => unknown;
@@ -42,9 +78,25 @@ interface Unrefable {
 /** Hosts run a timer longer than this at once (Node: after 1 ms), so longer waits are taken in steps. */
 const MAX_HOST_DELAY_MS = 2_147_483_647;
 
-/** A wait longer than the host allows: re-armed until its due time. */
-class LongTimer {
+/**
+ * A wait longer than the host allows: re-armed until its due time. Its keep-alive state
+ * (`ref`/`unref`) is remembered and applied to every step, so an unref'd long timer never
+ * keeps the process alive. An infinite wait arms nothing at all.
+ */
+class LongTimer implements Unrefable {
   handle: ReturnType<typeof setTimeout> | undefined;
+  background: boolean;
+  constructor(background: boolean) {
+    this.background = background;
+  }
+  ref(): void {
+    this.background = false;
+    (this.handle as Unrefable | undefined)?.ref?.();
+  }
+  unref(): void {
+    this.background = true;
+    (this.handle as Unrefable | undefined)?.unref?.();
+  }
 }
 
 function hostTimeout(fn: () => void, ms: number, background: boolean): ReturnType<typeof setTimeout> {
@@ -53,17 +105,27 @@ function hostTimeout(fn: () => void, ms: number, background: boolean): ReturnTyp
   return handle;
 }
 
-/** The clock of the host: `Date.now()` and the global timers. */
+/** A monotonic millisecond reading: `performance.now()` from the time origin (near the epoch). */
+const monotonic: () => number =
+  typeof performance !== 'undefined' && typeof performance.now === 'function'
+    ? (() => {
+        const origin = typeof performance.timeOrigin === 'number' ? performance.timeOrigin : Date.now() - performance.now();
+        return () => origin + performance.now();
+      })()
+    : () => Date.now();
+
+/** The clock of the host: `performance.now()` for durations, `Date.now()` for the calendar, the global timers. */
 export const systemClock: Clock = {
-  now: () => Date.now(),
+  now: monotonic,
+  wallNow: () => Date.now(),
   setTimeout(fn, ms, background) {
     if (!(ms > MAX_HOST_DELAY_MS)) return hostTimeout(fn, ms, background === true);
-    const timer = new LongTimer();
+    const timer = new LongTimer(background === true);
     if (ms === Number.POSITIVE_INFINITY) return timer;
-    const due = Date.now() + ms;
+    const due = monotonic() + ms;
     const step = (): void => {
-      const left = due - Date.now();
-      if (left > 0) timer.handle = hostTimeout(step, Math.min(left, MAX_HOST_DELAY_MS), background === true);
+      const left = due - monotonic();
+      if (left > 0) timer.handle = hostTimeout(step, Math.min(left, MAX_HOST_DELAY_MS), timer.background);
       else fn();
     };
     step();

@@ -22,11 +22,14 @@ export class Attempt<C> extends LazyContext implements TimeoutEntry {
   readonly generation: number;
   readonly probe: number;
   readonly startedAt: number;
+  /** The endpoint's credential generation when the attempt started (see auth.ts). */
+  readonly authGeneration: number;
   done = false;
   // Its place in the pool's timeout queue.
   dueAt = Number.POSITIVE_INFINITY;
   prevTimeout: TimeoutEntry | undefined = undefined;
   nextTimeout: TimeoutEntry | undefined = undefined;
+  heapIndex = -1;
   queued = false;
 
   constructor(owner: AttemptOwner<C>, ep: EndpointState<C>, attempt: number, deadlineAt: number, probe: number, now: number) {
@@ -36,6 +39,7 @@ export class Attempt<C> extends LazyContext implements TimeoutEntry {
     this.generation = ep.breaker.generation;
     this.probe = probe;
     this.startedAt = now;
+    this.authGeneration = ep.authGeneration;
   }
 
   expire(): void {

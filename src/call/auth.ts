@@ -7,6 +7,12 @@
  * call that hits `unauthorized` meanwhile waits on the same refresh) and then replays the
  * attempt there at once. A refresh has its own timeout; a caller that gives up waiting
  * (deadline, abort) does not cancel it for the others.
+ *
+ * Credentials carry a generation (`ep.authGeneration`, bumped by each successful
+ * refresh; each attempt notes the one it was sent with). An `unauthorized` answer to an
+ * attempt sent before the latest refresh finished says nothing about the current
+ * credentials: it is replayed with them at once, with no new refresh. So the 401s of a
+ * wave of requests sent before a rotation cost one refresh, however they straggle in.
  */
 import type { Clock } from '../base/clock.js';
 import { LazyContext, type AttemptContext } from './context.js';
@@ -39,6 +45,7 @@ export function refreshOnce<C>(ep: EndpointState<C>, refresh: RefreshAuth<C>, cl
       Promise.resolve(refresh(ep.conn, ctx)).then(
         () => {
           clear();
+          ep.authGeneration++;
           resolve();
         },
         (error: unknown) => {
@@ -74,14 +81,20 @@ export interface ReauthHost<C> {
 }
 
 /**
- * An `unauthorized` answer from `ep`: refresh its credentials (once per endpoint per call,
- * single-flight across calls), then `host` replays the attempt there at once, with no
- * backoff and no retry spent. Returns why the call must fail instead (no `refreshAuth`,
+ * An `unauthorized` answer from `ep` to an attempt sent with credential generation
+ * `sentWith`: refresh its credentials (once per endpoint per call, single-flight across
+ * calls; none when a refresh has finished since the attempt was sent), then `host`
+ * replays the attempt there at once, with no backoff and no retry spent. Returns why the call must fail instead (no `refreshAuth`,
  * or `ep` already refreshed for this call), or `undefined` while the refresh runs.
  */
-export function reauthenticate<C>(s: PoolState<C>, ep: EndpointState<C>, refreshed: EndpointState<C>[], host: ReauthHost<C>): string | undefined {
+export function reauthenticate<C>(s: PoolState<C>, ep: EndpointState<C>, refreshed: EndpointState<C>[], host: ReauthHost<C>, sentWith: number): string | undefined {
   const name = JSON.stringify(ep.name);
   if (s.opts.refreshAuth === undefined) return `endpoint ${name} answered unauthorized`;
+  if (sentWith < ep.authGeneration) {
+    // Sent with credentials a refresh has replaced since: replay with the current ones.
+    queueMicrotask(() => host.refreshed(ep));
+    return undefined;
+  }
   if (refreshed.includes(ep)) return `endpoint ${name} answered unauthorized again after its credentials were refreshed`;
   refreshed.push(ep);
   refreshThenReplay(s, ep, host);

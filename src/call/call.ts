@@ -6,16 +6,12 @@
  *   start ─▶ permit ─▶ select ─┬─▶ [admission] ─▶ attempt ─▶ success ─▶ resolve
  *                       ▲      │                         └▶ failure ─▶ classify ─┬─▶ fail (final class, exhausted)
  *                       │      ├─▶ sleep (backoff, rate limit, breaker wait)       ├─▶ auth (refresh, replay)
- *                       │      ├─▶ park (no free in-flight / probe slot)           │
- *                       │      └─▶ fail (NO_ENDPOINT, PIN_UNAVAILABLE)             │
+ *                       │      ├─▶ park (no free slot) · fail (NO_ENDPOINT, PIN_UNAVAILABLE) │
  *                       └───────────────────────────────────────────────────────────┘ retry
  *
- * Beside it: waits.ts, plan.ts (the call's options), admission.ts (shared store),
- * hedging.ts, auth.ts (credential replay), attempt.ts and outcome.ts (what an attempt's
- * end records). Rules: the permit is held across retries; each attempt runs under
- * min(attempt timeout, time left); a retry to an untried endpoint goes at once, to a tried
- * one after the backoff; state changes before events; every exit cancels running
- * attempts, releases slots and the permit, clears timers, removes the abort listener.
+ * Beside it: waits, plan, admission, hedging, auth, attempt and outcome (see ARCHITECTURE.md
+ * for the rules: permit scope, attempt timeouts under the deadline, backoff only before a
+ * tried endpoint, state before events, nothing left behind on any exit).
  */
 import type { Verdict } from '../base/classify.js';
 import { PoolError, invalidOption, type PoolErrorCode } from '../base/errors.js';
@@ -34,16 +30,17 @@ import { Hedging, type HedgeHost } from './hedging.js';
 import { attemptCount, permanentMessage, recordCallFailure, recordCancel, recordFailure, recordSuccess, recordTimeout } from './outcome.js';
 import { resolvePlan, type CallPlan } from './plan.js';
 import { Waiting, type WaitState } from './waits.js';
+import { attemptLimit, keepError, lastPoolError, nothingCanAdmit } from './limits-of-a-call.js';
+import { unwatchAbort, watchAbort, type AbortWatcher } from './signals.js';
 
 const INF = Number.POSITIVE_INFINITY;
 
-export class Call<C, T> extends Waiting<C> implements AttemptOwner<C>, AdmissionHost<C>, ReauthHost<C>, HedgeHost<C> {
+export class Call<C, T> extends Waiting<C> implements AttemptOwner<C>, AdmissionHost<C>, ReauthHost<C>, HedgeHost<C>, AbortWatcher {
   readonly id: number;
   readonly #op: Operation<C, T>;
   readonly #plan: CallPlan<C>;
   #resolve!: (value: T) => void;
   #reject!: (error: unknown) => void;
-
   #excluded: EndpointState<C>[] | undefined;
   tried: EndpointState<C>[] | undefined;
   /** Attempts started so far. */
@@ -97,7 +94,7 @@ export class Call<C, T> extends Waiting<C> implements AttemptOwner<C>, Admission
     if (s.closed) return this.#fail('CLOSED', 'the pool is closed');
     if (signal !== undefined) {
       if (signal.aborted) return this.#fail('ABORTED', 'the call was aborted before it started', undefined, 'aborted', signal.reason);
-      signal.addEventListener('abort', this);
+      watchAbort(signal, this);
     }
     if (pin !== undefined && this.#excluded?.includes(pin) === true) {
       return this.#fail('PIN_UNAVAILABLE', `pinned endpoint ${JSON.stringify(pin.name)} is also excluded`);
@@ -107,11 +104,11 @@ export class Call<C, T> extends Waiting<C> implements AttemptOwner<C>, Admission
     const deadlineMs = this.#plan.deadlineMs;
     if (deadlineMs !== INF) this.deadlineAt = now + deadlineMs;
     s.opts.retryBudget?.deposit(now);
-    if (this.takePermit()) this.#next(now);
+    if (s.opts.permitScope === 'attempt' || this.takePermit()) this.#next(now);
   }
 
-  /** The caller's signal fired (the call is its own abort listener: no closure per call). */
-  handleEvent(): void {
+  /** The caller's signal fired (the call is its own watcher: no closure per call; see signals.ts). */
+  aborted(): void {
     this.#fail('ABORTED', 'the call was aborted', undefined, 'aborted', this.#plan.signal?.reason);
   }
 
@@ -154,7 +151,8 @@ export class Call<C, T> extends Waiting<C> implements AttemptOwner<C>, Admission
         if (this.lateTurn(sel.waitMs, now)) return this.#fail('RATE_LIMITED', this.lateTurn(sel.waitMs, now)!, Math.ceil(sel.waitMs));
         return this.#sleep(sel.waitMs, true, sel.endpoint);
       case 'none':
-        if (this.#plan.breakerMode === 'wait') return this.#sleep(sel.retryAfterMs, true);
+        // 'wait' waits for a cooldown or a probe, never when nothing can admit (all excluded or disabled).
+        if (this.#plan.breakerMode === 'wait' && (sel.retryAfterMs !== INF || !nothingCanAdmit(s, pin, this.#excluded))) return this.#sleep(sel.retryAfterMs, true);
         if (pin !== undefined) return this.#pinUnavailable('its breaker is open', sel.retryAfterMs);
         return this.#fail('NO_ENDPOINT', 'no endpoint admits calls: every candidate is excluded or its breaker is open', sel.retryAfterMs);
     }
@@ -166,6 +164,7 @@ export class Call<C, T> extends Waiting<C> implements AttemptOwner<C>, Admission
 
   /** With a shared store, asks it first (see admission.ts); otherwise launches at once. */
   #admit(ep: EndpointState<C>, now: number): void {
+    if (!this.permitToSend()) return;
     if (!needsAdmission(this.s, ep, now)) return this.#launch(ep, now);
     this.#admitting = ep;
     this.waitFor('admission', this.s.opts.sharedQuota!.timeoutMs);
@@ -236,6 +235,7 @@ export class Call<C, T> extends Waiting<C> implements AttemptOwner<C>, Admission
     if (this.#running === a) this.#running = undefined;
     else this.#hedging?.remove(a);
     releaseSlot(this.s, a);
+    if (!this.#othersRunning()) this.releaseAfterSend();
   }
 
   #succeeded(a: Attempt<C>, value: T): void {
@@ -255,6 +255,7 @@ export class Call<C, T> extends Waiting<C> implements AttemptOwner<C>, Admission
     const ep = a.ep;
     const { cls, retryAfterMs, movesOn } = recordFailure(this.s, a, error, sync, this.#verdict, this.#plan.backoff.maxMs, this.id);
     this.#lastRetryAfterMs = retryAfterMs;
+    if (cls === 'transient') keepError(ep, error, this.s.clock.now());
     if (this.settled) return;
     const final = cls === 'permanent' || cls === 'retry-narrower';
     if (!final && this.#othersRunning()) {
@@ -274,7 +275,7 @@ export class Call<C, T> extends Waiting<C> implements AttemptOwner<C>, Admission
         (this.#excluded ??= []).push(ep);
         return this.#retryOrFail();
       case 'unauthorized': {
-        const why = reauthenticate(this.s, ep, (this.#refreshed ??= []), this);
+        const why = reauthenticate(this.s, ep, (this.#refreshed ??= []), this, a.authGeneration);
         return why === undefined ? this.waitFor('auth', INF) : this.#fail('UNAUTHORIZED', why);
       }
       default:
@@ -285,8 +286,7 @@ export class Call<C, T> extends Waiting<C> implements AttemptOwner<C>, Admission
   }
 
   #markTried(ep: EndpointState<C>): void {
-    if (this.tried === undefined) this.tried = [ep];
-    else if (!this.tried.includes(ep)) this.tried.push(ep);
+    if (!(this.tried ??= []).includes(ep)) this.tried.push(ep);
   }
 
   #othersRunning(): boolean {
@@ -313,6 +313,7 @@ export class Call<C, T> extends Waiting<C> implements AttemptOwner<C>, Admission
     this.#endAttempt(a);
     const now = s.clock.now();
     this.#lastError = recordTimeout(s, a, now, this.id);
+    keepError(a.ep, this.#lastError, now);
     this.#lastRetryAfterMs = undefined;
     if (this.settled) return;
     if (now >= this.deadlineAt) return this.#deadlineExceeded();
@@ -338,7 +339,7 @@ export class Call<C, T> extends Waiting<C> implements AttemptOwner<C>, Admission
   }
 
   #retryOrFail(): void {
-    if (this.attempts - this.#replays >= this.#plan.maxAttempts) {
+    if (this.attempts - this.#replays >= attemptLimit(this.s, this.#plan.maxAttempts)) {
       return this.#fail('RETRIES_EXHAUSTED', this.attempts === 1 ? 'the only attempt allowed failed' : `all ${this.attempts} attempts failed`, this.#lastRetryAfterMs);
     }
     const budget = this.s.opts.retryBudget;
@@ -370,7 +371,7 @@ export class Call<C, T> extends Waiting<C> implements AttemptOwner<C>, Admission
   #fail(code: PoolErrorCode, message: string, retryAfterMs?: number, cancel: CancelReason = 'aborted', abortReason?: unknown): void {
     if (this.settled) return;
     this.settled = true;
-    const cause = this.#lastError !== undefined ? this.#lastError : abortReason;
+    const cause = this.#lastError !== undefined ? this.#lastError : code === 'NO_ENDPOINT' ? lastPoolError(this.s) : abortReason;
     const error = new PoolError(code, message, { cause, attempts: this.attempts, endpoint: this.#lastEndpoint?.name, retryAfterMs: retryAfterMs === INF ? undefined : retryAfterMs });
     this.#cleanup(code === 'CLOSED' ? 'closed' : cancel, abortReason ?? error);
     recordCallFailure(this.s, this.id, error, this.#lastEndpoint);
@@ -392,7 +393,7 @@ export class Call<C, T> extends Waiting<C> implements AttemptOwner<C>, Admission
     }
     this.stopWaiting();
     this.releasePermit();
-    this.#plan.signal?.removeEventListener('abort', this);
+    if (this.#plan.signal !== undefined) unwatchAbort(this.#plan.signal, this);
     s.callEnded();
   }
 }

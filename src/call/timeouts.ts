@@ -3,12 +3,15 @@
  *
  * Arming and clearing a host timer per attempt is the largest single cost of a call that
  * succeeds (Node's timer lists are rebuilt when a list empties). Attempts of one pool
- * mostly share one timeout, so their deadlines arrive in order: the queue is a doubly
- * linked list sorted by due time, appended at the tail in O(1) in the common case, and
- * unlinked in O(1) when an attempt ends. One clock timer is armed for the head; it is
- * not cleared when the head leaves early (it simply fires, finds nothing due, and re-arms
- * for the new head), and while the queue is empty it is told not to keep the process
- * alive.
+ * mostly share one timeout, so their deadlines arrive in order: those go to a doubly
+ * linked list sorted by due time, appended at the tail in O(1) and unlinked in O(1) when
+ * an attempt ends. An entry due before the list's tail (a shorter per-call timeout, a
+ * deadline closer than the attempt timeout) goes to a binary min-heap instead: O(log n)
+ * to add or remove, so due times arriving in decreasing order never make the queue
+ * quadratic. The earliest entry is the earlier of the list's head and the heap's top. One
+ * clock timer is armed for it; it is not cleared when that entry leaves early (it simply
+ * fires, finds nothing due, and re-arms), and while the queue is empty it is told not to
+ * keep the process alive.
  */
 import type { Clock, TimerHandle } from '../base/clock.js';
 
@@ -18,6 +21,8 @@ export interface TimeoutEntry {
   prevTimeout: TimeoutEntry | undefined;
   nextTimeout: TimeoutEntry | undefined;
   queued: boolean;
+  /** Its index in the heap, or -1 while it is in the list (or not queued). */
+  heapIndex: number;
   /** Called once when `dueAt` has passed and the entry is still queued. */
   expire(now: number): void;
 }
@@ -26,6 +31,7 @@ export class TimeoutQueue {
   readonly #clock: Clock;
   #head: TimeoutEntry | undefined;
   #tail: TimeoutEntry | undefined;
+  readonly #heap: TimeoutEntry[] = [];
   #timer: TimerHandle | undefined;
   /** When the armed timer fires. */
   #armedAt = Number.POSITIVE_INFINITY;
@@ -40,32 +46,40 @@ export class TimeoutQueue {
   add(entry: TimeoutEntry, dueAt: number): void {
     entry.dueAt = dueAt;
     entry.queued = true;
-    let after = this.#tail;
-    while (after !== undefined && after.dueAt > dueAt) after = after.prevTimeout;
-    entry.prevTimeout = after;
-    entry.nextTimeout = after === undefined ? this.#head : after.nextTimeout;
-    if (entry.nextTimeout === undefined) this.#tail = entry;
-    else entry.nextTimeout.prevTimeout = entry;
-    if (after === undefined) this.#head = entry;
-    else after.nextTimeout = entry;
-    // Arm for the head, which is not always the new entry (an expiry handler may add a
-    // later entry while earlier ones are still queued).
-    const headDue = this.#head!.dueAt;
-    if (headDue < this.#armedAt) this.#arm(headDue);
+    const tail = this.#tail;
+    if (tail === undefined || tail.dueAt <= dueAt) {
+      entry.heapIndex = -1;
+      entry.prevTimeout = tail;
+      entry.nextTimeout = undefined;
+      if (tail === undefined) this.#head = entry;
+      else tail.nextTimeout = entry;
+      this.#tail = entry;
+    } else {
+      this.#heapPush(entry);
+    }
+    // Arm for the earliest entry, which is not always the new one (an expiry handler may
+    // add a later entry while earlier ones are still queued).
+    const firstDue = this.#earliest()!.dueAt;
+    if (firstDue < this.#armedAt) this.#arm(firstDue);
     else if (!this.#refed) this.#setRef(true);
   }
 
   remove(entry: TimeoutEntry): void {
     if (!entry.queued) return;
     entry.queued = false;
-    const prev = entry.prevTimeout;
-    const next = entry.nextTimeout;
-    if (prev === undefined) this.#head = next;
-    else prev.nextTimeout = next;
-    if (next === undefined) this.#tail = prev;
-    else next.prevTimeout = prev;
-    entry.prevTimeout = entry.nextTimeout = undefined;
-    if (this.#head === undefined) this.#setRef(false);
+    const i = entry.heapIndex;
+    if (i >= 0) {
+      this.#heapRemove(i);
+    } else {
+      const prev = entry.prevTimeout;
+      const next = entry.nextTimeout;
+      if (prev === undefined) this.#head = next;
+      else prev.nextTimeout = next;
+      if (next === undefined) this.#tail = prev;
+      else next.prevTimeout = prev;
+      entry.prevTimeout = entry.nextTimeout = undefined;
+    }
+    if (this.#head === undefined && this.#heap.length === 0) this.#setRef(false);
   }
 
   /** Stops the timer (the pool is closed and nothing is queued). */
@@ -73,6 +87,13 @@ export class TimeoutQueue {
     if (this.#timer !== undefined) this.#clock.clearTimeout(this.#timer);
     this.#timer = undefined;
     this.#armedAt = Number.POSITIVE_INFINITY;
+  }
+
+  #earliest(): TimeoutEntry | undefined {
+    const h = this.#head;
+    const top = this.#heap[0];
+    if (top === undefined) return h;
+    return h === undefined || top.dueAt < h.dueAt ? top : h;
   }
 
   #arm(dueAt: number): void {
@@ -92,10 +113,63 @@ export class TimeoutQueue {
     this.#timer = undefined;
     this.#armedAt = Number.POSITIVE_INFINITY;
     const now = this.#clock.now();
-    for (let e = this.#head; e !== undefined && e.dueAt <= now; e = this.#head) {
+    for (let e = this.#earliest(); e !== undefined && e.dueAt <= now; e = this.#earliest()) {
       this.remove(e);
       e.expire(now);
     }
-    if (this.#head !== undefined && this.#head.dueAt < this.#armedAt) this.#arm(this.#head.dueAt);
+    const next = this.#earliest();
+    if (next !== undefined && next.dueAt < this.#armedAt) this.#arm(next.dueAt);
+  }
+
+  #heapPush(e: TimeoutEntry): void {
+    const heap = this.#heap;
+    e.heapIndex = heap.length;
+    heap.push(e);
+    this.#up(heap.length - 1);
+  }
+
+  #heapRemove(i: number): void {
+    const heap = this.#heap;
+    const e = heap[i]!;
+    e.heapIndex = -1;
+    const last = heap.pop()!;
+    if (last === e) return;
+    heap[i] = last;
+    last.heapIndex = i;
+    this.#up(i);
+    this.#down(last.heapIndex);
+  }
+
+  #up(i: number): void {
+    const heap = this.#heap;
+    const e = heap[i]!;
+    while (i > 0) {
+      const p = (i - 1) >> 1;
+      const parent = heap[p]!;
+      if (parent.dueAt <= e.dueAt) break;
+      heap[i] = parent;
+      parent.heapIndex = i;
+      i = p;
+    }
+    heap[i] = e;
+    e.heapIndex = i;
+  }
+
+  #down(i: number): void {
+    const heap = this.#heap;
+    const n = heap.length;
+    const e = heap[i]!;
+    for (;;) {
+      const l = 2 * i + 1;
+      if (l >= n) break;
+      const r = l + 1;
+      const c = r < n && heap[r]!.dueAt < heap[l]!.dueAt ? r : l;
+      if (heap[c]!.dueAt >= e.dueAt) break;
+      heap[i] = heap[c]!;
+      heap[i]!.heapIndex = i;
+      i = c;
+    }
+    heap[i] = e;
+    e.heapIndex = i;
   }
 }

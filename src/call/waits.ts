@@ -17,6 +17,7 @@ import { METRICS } from '../base/metrics.js';
 import type { PoolState, Waiter } from '../state.js';
 import type { EndpointState } from '../selection/endpoint.js';
 import { WaitQueue, type QueuedWaiter } from '../limits/waiters.js';
+import type { PermitWaiter } from './permit-queue.js';
 
 export type WaitState = 'none' | 'permit' | 'sleep' | 'park' | 'auth' | 'admission' | 'queue';
 
@@ -30,6 +31,10 @@ export abstract class Waiting<C> implements Waiter, QueuedWaiter {
   /** The call's promise has settled: nothing may resume it. */
   protected settled = false;
   #holdsPermit = false;
+  // Its place in the pool's permit queue (see permit-queue.ts).
+  permitPrev: PermitWaiter | undefined = undefined;
+  permitNext: PermitWaiter | undefined = undefined;
+  inPermitQueue = false;
   #timer: TimerHandle | undefined;
   #onTimer: (() => void) | undefined;
   /** QueuedWaiter: the ticket of its place in a rate-limit queue (0: none). */
@@ -130,6 +135,16 @@ export abstract class Waiting<C> implements Waiter, QueuedWaiter {
     return false;
   }
 
+  /** Before an attempt: true when the call holds a permit (or calls are not limited); otherwise it queues for one. */
+  protected permitToSend(): boolean {
+    return this.#holdsPermit || this.takePermit();
+  }
+
+  /** After an attempt or before a wait: under `permitScope: 'attempt'` the permit goes back. */
+  protected releaseAfterSend(): void {
+    if (this.s.opts.permitScope === 'attempt') this.releasePermit();
+  }
+
   /** Returns the permit, if the call holds one. */
   protected releasePermit(): void {
     if (!this.#holdsPermit) return;
@@ -139,6 +154,7 @@ export abstract class Waiting<C> implements Waiter, QueuedWaiter {
 
   /** Parks until capacity frees up (`Infinity`) or sleeps `ms`, bounded by the deadline. */
   protected sleep(ms: number): void {
+    this.releaseAfterSend();
     if (ms === INF) {
       this.s.parked.add(this);
       return this.waitFor('park', INF);
@@ -171,8 +187,7 @@ export abstract class Waiting<C> implements Waiter, QueuedWaiter {
       this.#timer = undefined;
     }
     if (this.waiting === 'permit') {
-      const i = s.permitQueue.indexOf(this);
-      if (i >= 0) s.permitQueue.splice(i, 1);
+      s.permitQueue.remove(this);
     } else if (this.waiting === 'park') {
       s.parked.delete(this);
     } else if (this.waiting === 'queue') {

@@ -15,7 +15,7 @@
  * and the endpoint name, never a URL.
  */
 import type { ClassifyResult } from '../base/classify.js';
-import { systemClock } from '../base/clock.js';
+import { systemClock, wallNow } from '../base/clock.js';
 import { DEFAULT_MAX_RETRY_AFTER_MS, parseRetryAfter } from './retry-after.js';
 
 const BRAND = Symbol.for('endpoint-pool.HttpStatusError');
@@ -29,20 +29,43 @@ export class HttpStatusError extends Error {
   readonly retryAfterMs: number | undefined;
   /** The endpoint that answered. */
   readonly endpoint: string | undefined;
-  /** The response itself (body unread), so a caller can still inspect it. */
-  readonly response: Response | undefined;
+  /**
+   * The response itself (body unread), so a caller can still inspect it. Not enumerable:
+   * its `url` holds the full request URL (keys included), so `console.log(error)` and
+   * events printed as they are never show it.
+   */
+  declare readonly response: Response | undefined;
 
   constructor(status: number, details: { retryAfterMs?: number | undefined; endpoint?: string | undefined; response?: Response | undefined } = {}) {
     super(details.endpoint === undefined ? `HTTP ${status}` : `endpoint ${JSON.stringify(details.endpoint)} answered HTTP ${status}`);
     this.status = status;
     this.retryAfterMs = details.retryAfterMs;
     this.endpoint = details.endpoint;
-    this.response = details.response;
+    Object.defineProperty(this, 'response', { value: details.response, enumerable: false });
   }
 
   /** @internal marks instances for `isHttpStatusError` across package copies. */
   get [BRAND](): true {
     return true;
+  }
+}
+
+/**
+ * The body of a successful answer could not be read or parsed (a reset mid-body, a
+ * truncated or malformed JSON, a `parse` function that threw): the attempt failed.
+ * `classifyFetchError` counts it `transient` (fine for reads); classify it `permanent`
+ * for requests that must not be repeated.
+ */
+export class ResponseBodyError extends Error {
+  override readonly name = 'ResponseBodyError' as const;
+  readonly code = 'RESPONSE_BODY' as const;
+  readonly status: number;
+  readonly endpoint: string;
+
+  constructor(status: number, endpoint: string, cause: unknown) {
+    super(`endpoint ${JSON.stringify(endpoint)} answered HTTP ${status} with a body that could not be read`, { cause });
+    this.status = status;
+    this.endpoint = endpoint;
   }
 }
 
@@ -77,7 +100,7 @@ export interface ResponseLike {
 /** The class of a response: `'ok'`, or how the pool should treat it. */
 export function classifyResponse(res: ResponseLike, options: ClassifyResponseOptions = {}): ClassifyResult | 'ok' {
   if (res.status < 400) return 'ok';
-  const retryAfterMs = parseRetryAfter(res.headers.get('retry-after'), options.nowMs ?? systemClock.now(), options.maxRetryAfterMs ?? DEFAULT_MAX_RETRY_AFTER_MS);
+  const retryAfterMs = parseRetryAfter(res.headers.get('retry-after'), options.nowMs ?? wallNow(systemClock), options.maxRetryAfterMs ?? DEFAULT_MAX_RETRY_AFTER_MS);
   return classifyStatus(res.status, retryAfterMs);
 }
 

@@ -20,9 +20,11 @@ import type { AttemptContext } from '../call/context.js';
 import { isPoolError } from '../base/errors.js';
 import type { EndpointConfig, ExecuteOptions, PoolOptions } from '../options/options.js';
 import { Pool } from '../pool.js';
-import { HttpStatusError, classifyFetchError, isHttpStatusError } from './classify.js';
+import { HttpStatusError, ResponseBodyError, classifyFetchError, isHttpStatusError } from './classify.js';
 import { DEFAULT_MAX_RETRY_AFTER_MS, parseRetryAfter } from './retry-after.js';
 import { hostOf } from '../extras/host.js';
+import { redactError } from '../extras/redact.js';
+import { wallNow } from '../base/clock.js';
 import { PoolError } from '../base/errors.js';
 import { POOL_ALIASES, POOL_KEYS } from '../options/resolve.js';
 import { checkKeys, type KnownKeys } from '../options/validate.js';
@@ -74,15 +76,29 @@ export interface PooledFetchOptions extends Omit<PoolOptions<string>, 'endpoints
 }
 
 /** `init` plus per-call pool options. */
+/**
+ * How the attempt reads the body: `'json'`, `'text'` or your own function. A body that
+ * cannot be read (reset mid-body, truncated JSON) fails the attempt (a `ResponseBodyError`,
+ * `transient` for `classifyFetchError`) and fails over.
+ */
+export type ParseBody<T = unknown> = 'json' | 'text' | ((res: Response) => Promise<T>);
+
 export type PooledRequestInit = RequestInit & {
   readonly pool?: ExecuteOptions;
+  /**
+   * Read the body inside the attempt and resolve with it (see `ParseBody`). With `parse`,
+   * an HTTP error answer rejects (as with `throwOnHttpError`). @default none: resolve with the `Response`, body unread
+   */
+  readonly parse?: ParseBody;
   /** `true`: safe to send more than once (replayed after any failure); `false`: never replayed after it may have reached the server. @default by method and idempotency key */
   readonly idempotent?: boolean;
 };
 
 export interface PooledFetch {
   /** `input`: a path relative to the base URLs, or an absolute URL, `URL` or `Request` under one of them. */
-  (input: string | URL | Request, init?: PooledRequestInit): Promise<Response>;
+  (input: string | URL | Request, init?: PooledRequestInit & { readonly parse?: undefined }): Promise<Response>;
+  (input: string | URL | Request, init: PooledRequestInit & { readonly parse: 'text' }): Promise<string>;
+  <T = unknown>(input: string | URL | Request, init: PooledRequestInit & { readonly parse: 'json' | ((res: Response) => Promise<T>) }): Promise<T>;
   /** The pool underneath: stats, breaker states, `setEndpoints`, `close`. */
   readonly pool: Pool<string>;
 }
@@ -116,10 +132,13 @@ export function createPooledFetch(options: PooledFetchOptions): PooledFetch {
   });
   const bases = Array.isArray(endpoints) ? endpoints.map((e) => (typeof e === 'string' ? e : e.url)) : [];
 
-  const pooled = async (input: string | URL | Request, given: PooledRequestInit = {}): Promise<Response> => {
+  const pooled = async (input: string | URL | Request, given: PooledRequestInit = {}): Promise<unknown> => {
     const resolved = resolveInput(input, given, bases);
     const { path, init } = resolved instanceof Promise ? await resolved : resolved;
-    const { pool: callOptions, signal, idempotent, ...rest } = init;
+    const { pool: callOptions, signal, idempotent, parse, ...rest } = init;
+    if (parse !== undefined && parse !== 'json' && parse !== 'text' && typeof parse !== 'function') {
+      throw new TypeError("pooled fetch: parse must be 'json', 'text' or a function (res) => Promise");
+    }
     const replayable = !(typeof ReadableStream !== 'undefined' && rest.body instanceof ReadableStream);
     const replayPlan = replayGuard(rest, idempotent ?? callOptions?.idempotent, replayOptions);
     if (replayPlan?.headers !== undefined) rest.headers = replayPlan.headers;
@@ -131,28 +150,30 @@ export function createPooledFetch(options: PooledFetchOptions): PooledFetch {
     };
     const seen: Response[] = [];
     let kept: Response | undefined;
-    const send = async (base: string, ctx: AttemptContext): Promise<Response> => {
+    const send = async (base: string, ctx: AttemptContext): Promise<unknown> => {
       const headers = tokens === undefined ? rest.headers : tokens.authorize(ctx.endpoint, rest.headers);
       let res: Response;
       try {
         res = await doFetch(joinUrl(base, path), { ...rest, ...(headers === undefined ? {} : { headers }), signal: ctx.signal });
       } catch (error) {
-        throw guard === undefined ? error : guard.failed(ctx.endpoint, error);
+        const redacted = redactError(error);
+        throw guard === undefined ? redacted : guard.failed(ctx.endpoint, redacted);
       }
-      if (res.status < 400) return res;
+      if (res.status < 400) return parse === undefined ? res : readBody(res, parse, ctx.endpoint);
       seen.push(res);
-      const retryAfterMs = parseRetryAfter(res.headers.get('retry-after'), pool.clock.now(), maxRetryAfterMs);
+      const retryAfterMs = parseRetryAfter(res.headers.get('retry-after'), wallNow(pool.clock), maxRetryAfterMs);
       const failure = new HttpStatusError(res.status, { retryAfterMs, endpoint: ctx.endpoint, response: res });
       throw guard === undefined || res.status < 500 ? failure : guard.failed(ctx.endpoint, failure);
     };
     try {
       // A replay that must not happen throws synchronously: the call ends, and the endpoint's breaker is not touched.
-      kept = await pool.execute(guard === undefined ? send : (base, ctx) => (guard.enter(ctx), send(base, ctx)), execOptions);
-      return kept;
+      const answer = await pool.execute(guard === undefined ? send : (base, ctx) => (guard.enter(ctx), send(base, ctx)), execOptions);
+      if (parse === undefined) kept = answer as Response;
+      return answer;
     } catch (thrown) {
       const error = blameNotReplayable(thrown);
       const cause = isPoolError(error) ? error.cause : undefined;
-      if (!throwOnHttpError && isHttpStatusError(cause) && cause.response !== undefined && error instanceof Error && isAnswerCode(error)) {
+      if (!throwOnHttpError && parse === undefined && isHttpStatusError(cause) && cause.response !== undefined && error instanceof Error && isAnswerCode(error)) {
         kept = cause.response;
         return kept;
       }
@@ -161,7 +182,7 @@ export function createPooledFetch(options: PooledFetchOptions): PooledFetch {
       for (const res of seen) if (res !== kept) discard(res);
     }
   };
-  return Object.assign(pooled, { pool });
+  return Object.assign(pooled, { pool }) as PooledFetch;
 }
 
 /** The replay settings, checked once. */
@@ -278,3 +299,14 @@ function baseUrlEndpoints(list: readonly (string | BaseUrlEndpoint)[]): Endpoint
   });
 }
 
+
+/** Reads and parses a body inside the attempt; a failure is a `ResponseBodyError` (redacted). */
+async function readBody(res: Response, parse: ParseBody, endpoint: string): Promise<unknown> {
+  try {
+    if (parse === 'json') return await res.json();
+    if (parse === 'text') return await res.text();
+    return await parse(res);
+  } catch (error) {
+    throw new ResponseBodyError(res.status, endpoint, redactError(error));
+  }
+}

@@ -5,6 +5,10 @@
  *
  * `exhaust(now)` parks the counter until the next reset: used when the server says the
  * day's quota is spent, whatever our own count says.
+ *
+ * `now` is the pool's monotonic time; the day boundaries are calendar (wall) time, read
+ * from `wall()` when one is given (the pool passes its clock's `wallNow`), else taken to
+ * be `now` itself. Waits come out as durations, so a caller never mixes the two clocks.
  */
 import { invalidOption } from '../base/errors.js';
 import { DEFAULTS } from '../options/defaults.js';
@@ -24,42 +28,50 @@ export class DailyCounter {
   #count = 0;
   #periodEnd: number;
   #exhausted = false;
+  readonly #wall: (() => number) | undefined;
 
-  constructor(perDay: number, stopFraction: number, resetUtcHour: number, now: number) {
+  constructor(perDay: number, stopFraction: number, resetUtcHour: number, now: number, wall?: () => number) {
     this.perDay = perDay;
     this.stopAt = Math.max(1, Math.floor(perDay * stopFraction));
     this.resetUtcHour = resetUtcHour;
-    this.#periodEnd = nextDailyReset(now, resetUtcHour);
+    this.#wall = wall;
+    this.#periodEnd = nextDailyReset(wall === undefined ? now : wall(), resetUtcHour);
   }
 
   /** Calls counted since the last reset. */
   count(now: number): number {
-    this.#roll(now);
+    this.#roll(this.#wallAt(now));
     return this.#count;
   }
 
   waitMs(now: number): number {
-    this.#roll(now);
-    return this.#exhausted || this.#count >= this.stopAt ? this.#periodEnd - now : 0;
+    const wall = this.#wallAt(now);
+    this.#roll(wall);
+    return this.#exhausted || this.#count >= this.stopAt ? this.#periodEnd - wall : 0;
   }
 
   take(now: number): void {
-    this.#roll(now);
+    this.#roll(this.#wallAt(now));
     this.#count++;
   }
 
-  /** The server says today's quota is spent: admit nothing until the next reset. Returns that time. */
+  /** The server says today's quota is spent: admit nothing until the next reset. Returns that time (on `now`'s clock). */
   exhaust(now: number): number {
-    this.#roll(now);
+    const wall = this.#wallAt(now);
+    this.#roll(wall);
     this.#exhausted = true;
-    return this.#periodEnd;
+    return now + (this.#periodEnd - wall);
   }
 
-  #roll(now: number): void {
-    if (now < this.#periodEnd) return;
+  #wallAt(now: number): number {
+    return this.#wall === undefined ? now : this.#wall();
+  }
+
+  #roll(wall: number): void {
+    if (wall < this.#periodEnd) return;
     this.#count = 0;
     this.#exhausted = false;
-    this.#periodEnd = nextDailyReset(now, this.resetUtcHour);
+    this.#periodEnd = nextDailyReset(wall, this.resetUtcHour);
   }
 }
 

@@ -50,6 +50,8 @@ export class Quota {
   parkedUntil = 0;
   readonly #marginMs: number;
   readonly #resetUtcHour: number;
+  /** The calendar clock, for the daily reset (see daily.ts); `undefined`: `now` is the calendar. */
+  readonly #wall: (() => number) | undefined;
   /** What a shared store counts for this quota; `undefined` without a `rateLimit`. */
   readonly shared: SharedLimit | undefined;
   /** The ceiling (and bucket size) before a degraded store scaled it down. */
@@ -70,8 +72,9 @@ export class Quota {
   /** Endpoints of one group (`groups`) share this quota. */
   readonly grouped: boolean;
 
-  constructor(limit: ResolvedRateLimit | undefined, resetUtcHour: number, now: number, key = '') {
+  constructor(limit: ResolvedRateLimit | undefined, resetUtcHour: number, now: number, key = '', wall?: () => number) {
     this.#resetUtcHour = resetUtcHour;
+    this.#wall = wall;
     this.shared = limit === undefined ? undefined : { key, ...limit, dailyResetUtcHour: resetUtcHour };
     this.#marginMs = limit?.marginMs ?? 25;
     this.configured = limit?.perSecond;
@@ -82,7 +85,7 @@ export class Quota {
           ? new PacedLimiter(limit.perSecond, limit.marginMs)
           : new TokenBucket(limit.perSecond, limit.burst ?? Math.max(1, Math.ceil(limit.perSecond)), now);
     }
-    if (limit?.perDay !== undefined) this.daily = new DailyCounter(limit.perDay, limit.dailyStopFraction, resetUtcHour, now);
+    if (limit?.perDay !== undefined) this.daily = new DailyCounter(limit.perDay, limit.dailyStopFraction, resetUtcHour, now, wall);
   }
 
   /**
@@ -232,7 +235,8 @@ export class Quota {
 
   /** The day's quota is spent: admit nothing until the next reset. Returns when that is. */
   park(now: number): number {
-    const until = this.daily !== undefined ? this.daily.exhaust(now) : nextDailyReset(now, this.#resetUtcHour);
+    const wall = this.#wall === undefined ? now : this.#wall();
+    const until = this.daily !== undefined ? this.daily.exhaust(now) : now + (nextDailyReset(wall, this.#resetUtcHour) - wall);
     this.parkedUntil = until;
     return until;
   }

@@ -14,6 +14,7 @@ export const DEFAULTS = {
   maxQueueWaitMs: Number.POSITIVE_INFINITY,
   ceilingRecovery: { quietMs: 30_000, stepMs: 10_000, stepFraction: 0.1 },
   breakerMode: 'fail-fast',
+  permitScope: 'call',
   dailyResetUtcHour: 0,
   health: { windowMs: 300_000, longWindowMs: 900_000, maxWaitForHealthyMs: 1_500 },
   rateLimit: { mode: 'bucket', marginMs: 25, dailyStopFraction: 0.95 },
@@ -24,3 +25,10 @@ export const DEFAULTS = {
   priority: 'high',
   weight: 1,
 } as const;
+
+/**
+ * `maxAttempts` left unset: a call may try every endpoint of the pool once, and at least
+ * `DEFAULTS.maxAttempts` times (so `max(3, endpoints)`), bounded by the deadline and the
+ * retry budget. An explicit `maxAttempts` (pool or call) is the exact cap.
+ */
+export const AUTO_ATTEMPTS = 0;

@@ -61,6 +61,15 @@ export interface EndpointConfig<C> {
 /** How many attempts a call may make. */
 export type RetryMode = 'none' | 'until-deadline' | { readonly maxAttempts: number };
 
+/**
+ * How long a call holds its `maxConcurrentCalls` permit: `'call'`, from its start to its
+ * end, across backoffs and waits (the number of calls in progress is bounded, and a call
+ * that has started never queues again behind newer ones); `'attempt'`, only while an
+ * attempt is being sent (the number of requests in flight is bounded, and a call sleeping
+ * in a backoff holds nothing; each attempt queues for a permit, first come first served).
+ */
+export type PermitScope = 'call' | 'attempt';
+
 /** What a call does when no endpoint admits it: fail at once, or wait for a breaker to let a probe through. */
 export type BreakerMode = 'fail-fast' | 'wait';
 
@@ -70,7 +79,10 @@ export interface PoolOptions<C> {
   readonly classify: Classifier;
   /** @default 'ordered' */
   readonly strategy?: Strategy;
-  /** Attempts per call, the first included (the default retry mode). @default 3 */
+  /**
+   * Attempts per call, the first included (the default retry mode); an explicit value is
+   * the exact cap. @default max(3, the number of endpoints): every endpoint may be tried once
+   */
   readonly maxAttempts?: number;
   /** Timeout of one attempt. @default 10000 */
   readonly attemptTimeoutMs?: number;
@@ -94,13 +106,15 @@ export interface PoolOptions<C> {
   readonly maxQueueWaitMs?: number;
   /** How learned ceilings come back up after the server stops rejecting. */
   readonly ceilingRecovery?: CeilingRecoveryOptions;
-  /** Calls in progress at once (each holds one permit across all its retries). @default unbounded */
+  /** Calls in progress at once (each holds one permit across all its retries; see `permitScope`). @default unbounded */
   readonly maxConcurrentCalls?: number;
+  /** How long a call holds its permit: its whole life (`'call'`) or only while an attempt is sent (`'attempt'`). @default 'call' */
+  readonly permitScope?: PermitScope;
   /** Default for calls that find no endpoint admitting. @default 'fail-fast' */
   readonly breakerMode?: BreakerMode;
   /** @default the system clock */
   readonly clock?: Clock;
-  /** @default Math.random */
+  /** Jitter and random selection; each draw is guarded (a throw or an answer outside [0, 1) counts as 0.5). @default Math.random */
   readonly random?: RandomSource;
   /** Where counters and durations go. @default none */
   readonly metrics?: MetricsSink;
@@ -201,4 +215,5 @@ export interface ExecuteOptions {
 export const STRATEGIES: readonly Strategy[] = ['ordered', 'round-robin', 'random', 'health', 'latency'];
 export const PRIORITIES: readonly Priority[] = ['high', 'low'];
 export const BREAKER_MODES: readonly BreakerMode[] = ['fail-fast', 'wait'];
+export const PERMIT_SCOPES: readonly PermitScope[] = ['call', 'attempt'];
 

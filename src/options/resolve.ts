@@ -4,7 +4,7 @@
  * budget); this file only puts them together.
  */
 import { resolveBackoff, type BackoffOptions } from '../call/backoff.js';
-import { systemClock, systemRandom, type Clock, type RandomSource } from '../base/clock.js';
+import { guardRandom, systemClock, systemRandom, type Clock, type RandomSource } from '../base/clock.js';
 import { invalidOption } from '../base/errors.js';
 import type { EventListener } from '../base/events.js';
 import type { MetricsSink } from '../base/metrics.js';
@@ -17,8 +17,8 @@ import type { CeilingRecovery } from '../limits/ceiling.js';
 import { DEFAULT_HEDGE, resolveHedge, type HedgeConfig } from '../selection/hedge.js';
 import { resolveLatency } from '../selection/latency.js';
 import { resolveHealth } from '../selection/selector.js';
-import { DEFAULTS } from './defaults.js';
-import { BREAKER_MODES, STRATEGIES, type BreakerMode, type PoolOptions, type RefreshAuth, type Strategy } from './options.js';
+import { AUTO_ATTEMPTS, DEFAULTS } from './defaults.js';
+import { BREAKER_MODES, STRATEGIES, PERMIT_SCOPES, type BreakerMode, type PermitScope, type PoolOptions, type RefreshAuth, type Strategy } from './options.js';
 import { checkFunction, checkKeys, durationOrInfinity, finite, limitOrInfinity, oneOf, percent, plainObject, positiveInteger, type KnownKeys } from './validate.js';
 
 /** Every pool option, for `checkKeys` (adapters extend it with their own). */
@@ -26,6 +26,7 @@ export const POOL_KEYS: Record<keyof PoolOptions<unknown>, true> & KnownKeys = {
   endpoints: true,
   classify: true,
   maxQueueWaitMs: true,
+  permitScope: true,
   ceilingRecovery: true,
   strategy: true,
   maxAttempts: true,
@@ -81,6 +82,7 @@ export interface ResolvedOptions {
   readonly ceilingRecovery: CeilingRecovery;
   readonly maxConcurrentCalls: number;
   readonly breakerMode: BreakerMode;
+  readonly permitScope: PermitScope;
   readonly dailyResetUtcHour: number;
   readonly refreshAuth: RefreshAuth<unknown> | undefined;
   readonly refreshTimeoutMs: number;
@@ -125,7 +127,7 @@ export function resolvePoolOptions<C>(options: PoolOptions<C>): PoolSetup {
   const resolved: ResolvedOptions = {
     classify: options.classify,
     strategy: oneOf('strategy', o['strategy'], STRATEGIES, DEFAULTS.strategy),
-    maxAttempts: positiveInteger('maxAttempts', o['maxAttempts'], DEFAULTS.maxAttempts),
+    maxAttempts: o['maxAttempts'] === undefined ? AUTO_ATTEMPTS : positiveInteger('maxAttempts', o['maxAttempts'], DEFAULTS.maxAttempts),
     attemptTimeoutMs: durationOrInfinity('attemptTimeoutMs', o['attemptTimeoutMs'], DEFAULTS.attemptTimeoutMs),
     deadlineMs: durationOrInfinity('deadlineMs', o['deadlineMs'], DEFAULTS.deadlineMs),
     backoff: resolveBackoff('backoff', o['backoff'], DEFAULTS.backoff),
@@ -135,6 +137,7 @@ export function resolvePoolOptions<C>(options: PoolOptions<C>): PoolSetup {
     ceilingRecovery: resolveCeilingRecovery(o['ceilingRecovery']),
     maxConcurrentCalls: limitOrInfinity('maxConcurrentCalls', o['maxConcurrentCalls']),
     breakerMode: oneOf('breakerMode', o['breakerMode'], BREAKER_MODES, DEFAULTS.breakerMode),
+    permitScope: oneOf('permitScope', o['permitScope'], PERMIT_SCOPES, DEFAULTS.permitScope),
     dailyResetUtcHour: resetHour(o['dailyResetUtcHour']),
     refreshAuth: o['refreshAuth'] as ResolvedOptions['refreshAuth'],
     sharedQuota: resolveStore(o['sharedQuota']),
@@ -146,7 +149,7 @@ export function resolvePoolOptions<C>(options: PoolOptions<C>): PoolSetup {
     refreshTimeoutMs: durationOrInfinity('refreshTimeoutMs', o['refreshTimeoutMs'], durationOrInfinity('attemptTimeoutMs', o['attemptTimeoutMs'], DEFAULTS.attemptTimeoutMs)),
     health: resolveHealth(o['health']),
   };
-  return { resolved, clock: options.clock ?? systemClock, random: options.random ?? systemRandom, metrics: options.metrics, listener: options.onEvent, endpoints: o['endpoints'], groups: o['groups'] };
+  return { resolved, clock: options.clock ?? systemClock, random: options.random === undefined ? systemRandom : guardRandom(options.random), metrics: options.metrics, listener: options.onEvent, endpoints: o['endpoints'], groups: o['groups'] };
 }
 
 /** Checks `ceilingRecovery`. */

@@ -40,6 +40,20 @@ function sameLimit(a: ResolvedRateLimit | undefined, b: ResolvedRateLimit | unde
 interface Built<C> {
   readonly state: EndpointState<C>;
   readonly limit: ResolvedRateLimit | undefined;
+  /** A kept endpoint whose rate limit changed: it gets a fresh quota once everything is validated. */
+  readonly newQuota: boolean;
+}
+
+/** The rate limit a group's members share; throws when members disagree. */
+function groupLimit<C>(group: string[], g: number, byName: Map<string, EndpointState<C>>, limits: Map<EndpointState<C>, ResolvedRateLimit | undefined>): ResolvedRateLimit | undefined {
+  let limit: ResolvedRateLimit | undefined;
+  for (const n of group) {
+    const l = limits.get(byName.get(n)!);
+    if (l === undefined) continue;
+    if (limit !== undefined && !sameLimit(limit, l)) throw invalidOption(`groups[${g}]`, 'members whose rateLimit settings agree', group);
+    limit = l;
+  }
+  return limit;
 }
 
 export function buildEndpointSet<C>(
@@ -51,6 +65,7 @@ export function buildEndpointSet<C>(
   resetUtcHour: number,
   now: number,
   random: RandomSource,
+  wall?: () => number,
 ): EndpointSet<C> & { readonly limits: Map<EndpointState<C>, ResolvedRateLimit | undefined> } {
   if (!Array.isArray(configs) || configs.length === 0) throw invalidOption('endpoints', 'a non-empty array', configs);
   const built: Built<C>[] = [];
@@ -71,28 +86,24 @@ export function buildEndpointSet<C>(
     const old = previous?.byName.get(c.name);
     const keep = old !== undefined && old.conn === c.conn && old.priority === priority && old.weight === weight && old.maxInFlight === maxInFlight;
     const key = `endpoint:${c.name}`;
-    const state = keep ? old : new EndpointState(c.name, c.conn as C, priority, weight, maxInFlight, breaker, new Quota(limit, resetUtcHour, now, key), random);
-    if (keep && !sameLimit(previousLimits.get(old), limit)) state.quota = new Quota(limit, resetUtcHour, now, key);
-    built.push({ state, limit });
+    const state = keep ? old : new EndpointState(c.name, c.conn as C, priority, weight, maxInFlight, breaker, new Quota(limit, resetUtcHour, now, key, wall), random);
+    built.push({ state, limit, newQuota: keep && !sameLimit(previousLimits.get(old), limit) });
     byName.set(c.name, state);
   }
   const groups = resolveGroups(groupsValue, byName, previous === undefined);
   const limits = new Map<EndpointState<C>, ResolvedRateLimit | undefined>();
   for (const b of built) limits.set(b.state, b.limit);
+  const groupLimits = groups.map((group, g) => groupLimit(group, g, byName, limits));
+  // Everything is valid: only now is any kept endpoint changed (a throw above changes nothing).
+  for (const b of built) if (b.newQuota) b.state.quota = new Quota(b.limit, resetUtcHour, now, `endpoint:${b.state.name}`, wall);
   const grouped = new Set<EndpointState<C>>();
   for (let g = 0; g < groups.length; g++) {
     const members = groups[g]!.map((n) => byName.get(n)!);
-    let limit: ResolvedRateLimit | undefined;
-    for (const m of members) {
-      const l = limits.get(m);
-      if (l === undefined) continue;
-      if (limit !== undefined && !sameLimit(limit, l)) throw invalidOption(`groups[${g}]`, 'members whose rateLimit settings agree', groups[g]);
-      limit = l;
-    }
+    const limit = groupLimits[g];
     // Keep the shared quota if every member already shared one with the same limit.
     const first = members[0]!.quota;
     const reuse = members.every((m) => m.quota === first && sameLimit(previousLimits.get(m), limit) && isKeptMember(m, previous));
-    const quota = reuse ? first : new Quota(limit, resetUtcHour, now, `group:${groups[g]!.join('+')}`);
+    const quota = reuse ? first : new Quota(limit, resetUtcHour, now, `group:${groups[g]!.join('+')}`, wall);
     for (const m of members) {
       m.quota = quota;
       limits.set(m, limit);
@@ -103,7 +114,7 @@ export function buildEndpointSet<C>(
   const holders = new Map<Quota, number>();
   for (const b of built) holders.set(b.state.quota, (holders.get(b.state.quota) ?? 0) + 1);
   for (const b of built) {
-    if (!grouped.has(b.state) && holders.get(b.state.quota)! > 1) b.state.quota = new Quota(b.limit, resetUtcHour, now, `endpoint:${b.state.name}`);
+    if (!grouped.has(b.state) && holders.get(b.state.quota)! > 1) b.state.quota = new Quota(b.limit, resetUtcHour, now, `endpoint:${b.state.name}`, wall);
   }
   if (previous !== undefined) for (const old of previous.endpoints) if (byName.get(old.name) !== old) old.live = false;
   return { endpoints: built.map((b) => b.state), byName, groups, limits };

@@ -39,6 +39,12 @@ export class EndpointState<C> {
   /** Set when the server says this endpoint can never succeed (an invalid key); cleared by `enableEndpoint`. */
   disabled = false;
 
+  /** Bumped by every successful credential refresh: an attempt started under an older one replays without refreshing. */
+  authGeneration = 0;
+  /** The last error that counted against this endpoint (a transient failure, a timeout) and when: the cause of a later `NO_ENDPOINT`. */
+  lastError: unknown = undefined;
+  lastErrorAt = Number.NEGATIVE_INFINITY;
+
   attempts = 0;
   successes = 0;
   failures = 0;

@@ -8,6 +8,12 @@
  *
  * It implements {@link Clock}, so a pool built with `clock: new FakeClock()` never
  * sleeps for real. Users can hand the same clock to their own code under test.
+ *
+ * Like the system clock it has two readings: `now()` (monotonic, moved only by
+ * `advance`/`runAll`) and `wallNow()` (the calendar, which `advance` moves too and
+ * `stepWall(ms)` steps on its own, as NTP or an operator would), so a test can show that
+ * a wall-clock step changes no duration. `setTimeout(fn, Infinity)` never fires, as on the
+ * system clock.
  */
 import type { Clock, TimerHandle } from '../base/clock.js';
 
@@ -31,6 +37,8 @@ export interface RunUntilSettledOptions {
 
 export class FakeClock implements Clock {
   #now: number;
+  /** `wallNow() - now()`: changed only by `stepWall`. */
+  #wallOffset = 0;
   #seq = 0;
   #timers = new Map<number, FakeTimer>();
   /** Min-heap of pending timers by (due, id); cleared timers are dropped lazily. */
@@ -46,8 +54,24 @@ export class FakeClock implements Clock {
     return this.#now;
   }
 
+  /** The wall clock: `now()` plus every `stepWall` so far. */
+  wallNow(): number {
+    return this.#now + this.#wallOffset;
+  }
+
+  /**
+   * Steps the wall clock by `ms` (negative: back) without moving monotonic time: no timer
+   * fires and `now()` is unchanged; only what reads the calendar (`wallNow()`) sees it.
+   */
+  stepWall(ms: number): void {
+    if (!Number.isFinite(ms)) throw new RangeError(`FakeClock.stepWall: ms must be a finite number, got ${String(ms)}`);
+    this.#wallOffset += ms;
+  }
+
   setTimeout(fn: () => void, ms: number, background = false): TimerHandle {
     const id = ++this.#seq;
+    // Never due, as on the system clock: a handle that is never pending (and never fires).
+    if (ms === Number.POSITIVE_INFINITY) return id;
     const delay = Number.isFinite(ms) && ms > 0 ? ms : 0;
     const timer: FakeTimer = { id, due: this.#now + delay, fn, background };
     this.#timers.set(id, timer);

@@ -22,7 +22,7 @@
  */
 import type { ClassifyResult } from '../base/classify.js';
 import { DEFAULT_MAX_RETRY_AFTER_MS, parseRetryAfter } from '../fetch/retry-after.js';
-import { systemClock } from '../base/clock.js';
+import { systemClock, wallNow } from '../base/clock.js';
 
 /** What the chain of causes says, gathered once. */
 export interface ErrorEvidence {
@@ -115,7 +115,7 @@ export function classifyViemError(error: unknown, options: ViemClassifyOptions =
   if (status === 413 || ev.names.has('ResponseBodyTooLargeError') || NARROWER.test(text)) return 'retry-narrower';
   if (code === -32601 || code === -32004 || code === 4200 || status === 401 || status === 403 || status === 405 || UNSUPPORTED.test(text)) return 'unsupported';
   if (status === 429 || status === 408 || code === -32005 || code === 429 || code === -32007 || RATE.test(text)) {
-    const retryAfterMs = parseRetryAfter(ev.retryAfter, options.nowMs ?? systemClock.now(), options.maxRetryAfterMs ?? DEFAULT_MAX_RETRY_AFTER_MS);
+    const retryAfterMs = parseRetryAfter(ev.retryAfter, options.nowMs ?? wallNow(systemClock), options.maxRetryAfterMs ?? DEFAULT_MAX_RETRY_AFTER_MS);
     return retryAfterMs === undefined ? 'rate-limited' : { class: 'rate-limited', retryAfterMs };
   }
   if ((status !== undefined && status >= 500) || code === -32603 || code === -32002 || LAGGING.test(text) || SHUTTING_DOWN.test(text)) return 'transient';

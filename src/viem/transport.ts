@@ -10,7 +10,8 @@
  * per-request signal to `fetch`).
  *
  * What the caller sees: a node's answer (a revert, invalid params, nonce too low, ...) is
- * rethrown as viem's own error, unchanged, so viem's revert decoding keeps working;
+ * rethrown as viem's own error, so viem's revert decoding keeps working, with every URL
+ * in it cut to its host (viem puts the endpoint URL, API key included, in its messages);
  * anything else (every endpoint down, rate-limited, timed out, the deadline passed) is a
  * `PoolError` whose `cause` is the last error.
  *
@@ -33,6 +34,7 @@ import { hostOf } from '../extras/host.js';
 import { RpcReads, type RpcReadOptions } from '../rpc/reads.js';
 import { isEndpointTaken } from '../rpc/quorum.js';
 import { rpcAnswerKey } from '../rpc/answer-key.js';
+import { redactError } from '../extras/redact.js';
 
 /** An endpoint given as a viem transport or as a URL (then `http` is required). */
 export type ViemEndpoint = Omit<EndpointConfig<TransportFactory>, 'conn' | 'name'> &
@@ -166,6 +168,8 @@ export function poolTransport(options: PoolTransportOptions): PoolTransport {
     try {
       return await t.request(args, opts);
     } catch (error) {
+      // viem's errors carry the request URL (and an API key in its path): cut it to the host.
+      redactError(error);
       if (typeof error === 'object' && error !== null) origin.set(error, { method: args.method, endpoint });
       if (keccak256 !== undefined && args.method === SEND_RAW) {
         const hash = await alreadyLanded(t, args, error, keccak256, opts);

@@ -122,6 +122,9 @@ export const json = (res: ServerResponse, body: unknown, status = 200, headers: 
 };
 
 /** The fault catalogue: each server misbehaves in one way, forever. */
+/** How slow `slow` is: tests set it from the attempt timeout they derive from measured lag. */
+export const timing = { slowMs: 400 };
+
 export const faults = {
   healthy: ((_req, res) => json(res, { ok: true })) as Handler,
   /** Sends the head and half a body, then resets the connection. */
@@ -132,9 +135,9 @@ export const faults = {
   }) as Handler,
   /** Accepts the request and never answers. */
   hang: (() => undefined) as Handler,
-  /** Answers correctly, but after 400 ms (twice the attempt timeout used here). */
+  /** Answers correctly, but after `timing.slowMs` (twice the attempt timeout used here). */
   slow: ((_req, res) => {
-    const t = setTimeout(() => json(res, { ok: 'slow' }), 400);
+    const t = setTimeout(() => json(res, { ok: 'slow' }), timing.slowMs);
     res.on('close', () => clearTimeout(t));
   }) as Handler,
   tooManySeconds: ((_req, res) => json(res, { error: 'slow down' }, 429, { 'retry-after': '1' })) as Handler,

@@ -66,6 +66,7 @@ export interface Scenario {
   readonly breaker: { readonly threshold: number; readonly cooldownMs: number; readonly maxCooldownMs: number };
   readonly rateLimitCooldownMs: number;
   readonly maxConcurrentCalls: number | undefined;
+  readonly permitScope: 'call' | 'attempt';
   readonly breakerMode: BreakerMode;
   readonly calls: readonly CallGen[];
   /** How the run ends: let it drain, or `close()` the pool at `closeAt`. */
@@ -182,6 +183,7 @@ export function scenarioArb(b: Bias = {}): fc.Arbitrary<Scenario> {
         .map(({ threshold, cooldownMs, factor }) => ({ threshold, cooldownMs, maxCooldownMs: cooldownMs * factor })),
       rateLimitCooldownMs: fc.integer({ min: 0, max: 500 }),
       maxConcurrentCalls: maybe(fc.integer({ min: 1, max: b.maxCalls ?? 4 }), 0.5),
+      permitScope: fc.constantFrom('call' as const, 'attempt' as const),
       breakerMode: fc.constantFrom<BreakerMode>('fail-fast', 'wait'),
       closeAt: maybe(fc.integer({ min: 0, max: 1500 }), b.close ?? 0.15),
       tailMs: fc.integer({ min: 0, max: 2500 }),
@@ -319,8 +321,9 @@ export async function simulate(sc: Scenario, hooks: SimHooks = {}): Promise<Outc
   let pool: Pool<SimEndpoint>;
 
   const checkPermits = (where: string): void => {
-    const holding = pool.activeCalls - pool.pendingCalls;
-    if (holding > maxCalls) v(`${where}: ${holding} calls hold permits, limit ${maxCalls}`);
+    // 'call': a permit per call in progress; 'attempt': a permit per attempt being sent.
+    const holding = sc.permitScope === 'attempt' ? open.size : pool.activeCalls - pool.pendingCalls;
+    if (holding > maxCalls) v(`${where}: ${holding} ${sc.permitScope === 'attempt' ? 'attempts' : 'calls'} hold permits, limit ${maxCalls}`);
   };
 
   const onEvent = (e: PoolEvent): void => {
@@ -448,6 +451,7 @@ export async function simulate(sc: Scenario, hooks: SimHooks = {}): Promise<Outc
     breaker: sc.breaker,
     rateLimitCooldownMs: sc.rateLimitCooldownMs,
     ...(sc.maxConcurrentCalls === undefined ? {} : { maxConcurrentCalls: sc.maxConcurrentCalls }),
+    permitScope: sc.permitScope,
     breakerMode: sc.breakerMode,
     clock,
     random: seeded(sc.seed),
@@ -576,7 +580,11 @@ export async function simulate(sc: Scenario, hooks: SimHooks = {}): Promise<Outc
       calls.set(calls.size + 1, { ...blankCall(calls.size + 1, fake.now()), maxAttempts: INF });
       waits.push(pool.execute(hold, { signal: ac.signal, deadlineMs: INF, breakerMode: 'wait', retry: 'until-deadline' }).catch(() => undefined));
       const expected = i < maxCalls ? 0 : 1;
-      if (pool.pendingCalls !== expected) v(`idle pool: after ${i + 1} calls, ${pool.pendingCalls} wait for a permit (expected ${expected}, limit ${maxCalls})`);
+      // Under 'attempt' a call queues for a permit only once an endpoint is ready (a full or
+      // rate-limited endpoint parks it first): there, only the bound on attempts is checked.
+      if (sc.permitScope === 'attempt') {
+        if (open.size > maxCalls) v(`idle pool: ${open.size} attempts hold permits, limit ${maxCalls}`);
+      } else if (pool.pendingCalls !== expected) v(`idle pool: after ${i + 1} calls, ${pool.pendingCalls} wait for a permit (expected ${expected}, limit ${maxCalls})`);
     }
     for (const ac of probes) ac.abort();
     await fake.flush();

@@ -1,0 +1,42 @@
+/**
+ * When a call has nowhere left to go: how many attempts it may make, whether any wait
+ * could still end in an attempt, and what to give as the cause when it made none.
+ */
+import { AUTO_ATTEMPTS, DEFAULTS } from '../options/defaults.js';
+import type { EndpointState } from '../selection/endpoint.js';
+import type { PoolState } from '../state.js';
+
+/**
+ * The attempt cap (replays after a credential refresh not counted). `maxAttempts` left
+ * unset (`AUTO_ATTEMPTS`): every endpoint of the pool once, and at least
+ * `DEFAULTS.maxAttempts`, so that with a, b and c down a call still reaches d.
+ */
+export function attemptLimit<C>(s: PoolState<C>, maxAttempts: number): number {
+  return maxAttempts === AUTO_ATTEMPTS ? Math.max(DEFAULTS.maxAttempts, s.endpoints.length) : maxAttempts;
+}
+
+/** Every candidate is excluded for this call or disabled: no wait can end in an attempt. */
+export function nothingCanAdmit<C>(s: PoolState<C>, pin: EndpointState<C> | undefined, excluded: readonly EndpointState<C>[] | undefined): boolean {
+  if (pin !== undefined) return pin.disabled || excluded?.includes(pin) === true;
+  for (const ep of s.endpoints) if (!ep.disabled && excluded?.includes(ep) !== true) return false;
+  return true;
+}
+
+/** Remembers an error that counted against `ep` (a transient failure, a timeout). */
+export function keepError<C>(ep: EndpointState<C>, error: unknown, now: number): void {
+  ep.lastError = error;
+  ep.lastErrorAt = now;
+}
+
+/** The most recent error any endpoint recorded: why a call that made no attempt found nothing open. */
+export function lastPoolError<C>(s: PoolState<C>): unknown {
+  let at = Number.NEGATIVE_INFINITY;
+  let error: unknown;
+  for (const ep of s.endpoints) {
+    if (ep.lastErrorAt > at) {
+      at = ep.lastErrorAt;
+      error = ep.lastError;
+    }
+  }
+  return error;
+}

@@ -1,0 +1,25 @@
+/**
+ * Issue 15: leaving the permit queue, the timeout queue with decreasing due times and a
+ * signal shared by many calls each cost O(log n) or less per call. The same cases as
+ * `npm run bench:queues`, at 5,000 and 50,000 calls: linear work grows about 10×,
+ * quadratic work 100× (before the fix, `close()` with 80,000 queued calls took 5.3 s and
+ * 100,000 aborts 24 s). Both sizes run under the same load, so the ratio holds on a busy
+ * machine where an absolute bound would not.
+ */
+import { expect, test } from 'vitest';
+import { Pool } from '../../src/index.js';
+import { FakeClock } from '../../src/testing/index.js';
+// @ts-expect-error: a plain .mjs benchmark module, shared with `npm run bench:queues`
+import { runQueueCases } from '../../bench/queues.mjs';
+
+type Times = Record<string, number>;
+const run = runQueueCases as (libs: { Pool: typeof Pool; FakeClock: typeof FakeClock }, n: number) => Promise<Times>;
+
+test('the queues grow about linearly: 10× the calls, well under 30× the time', async () => {
+  await run({ Pool, FakeClock }, 1_000);
+  const small = await run({ Pool, FakeClock }, 5_000);
+  const large = await run({ Pool, FakeClock }, 50_000);
+  const growth = Object.fromEntries(Object.keys(large).map((k) => [k, Math.round(large[k]! / Math.max(small[k]!, 2))]));
+  console.log('queue growth (5k → 50k):', JSON.stringify(growth), JSON.stringify(large));
+  for (const k of Object.keys(large)) expect(large[k]! / Math.max(small[k]!, 2), k).toBeLessThan(30);
+}, 120_000);
