@@ -2,11 +2,14 @@
  * What an operation receives besides its connection: the attempt's signal, the endpoint's
  * name, the attempt number and the call's deadline.
  *
- * The `AbortController` behind `signal` is created only when the operation reads
- * `signal`: creating and aborting one costs more than the rest of a call, and most
- * attempts end normally. A normal end never aborts it. If the attempt was already cut
- * short when `signal` is first read, the signal comes back already aborted.
+ * The `AbortController` behind `signal` is taken only when the operation reads `signal`:
+ * creating and aborting one costs more than the rest of a call, and most attempts end
+ * normally. A normal end never aborts it; it hands the controller back for a later
+ * attempt, which gets it only if nothing is listening to it any more (signals.ts). If the
+ * attempt was already cut short when `signal` is first read, the signal comes back already
+ * aborted.
  */
+import { acquireSignal, type AttemptSignal } from './signals.js';
 
 export interface AttemptContext {
   /** Aborts when the attempt times out, the deadline passes, the caller aborts or the pool gives up on it. */
@@ -25,7 +28,7 @@ export class LazyContext implements AttemptContext {
   readonly endpoint: string;
   readonly attempt: number;
   readonly deadlineAt: number;
-  #controller: AbortController | undefined;
+  #controller: AttemptSignal | undefined;
   #aborted = false;
   #reason: unknown;
 
@@ -37,10 +40,21 @@ export class LazyContext implements AttemptContext {
 
   get signal(): AbortSignal {
     if (this.#controller === undefined) {
-      this.#controller = new AbortController();
+      this.#controller = acquireSignal();
       if (this.#aborted) this.#controller.abort(this.#reason);
     }
     return this.#controller.signal;
+  }
+
+  /**
+   * The attempt ended normally (its operation settled; nothing will abort it): its
+   * controller may serve a later attempt. A later read of `signal` gets a fresh one.
+   */
+  release(): void {
+    const c = this.#controller;
+    if (c === undefined || this.#aborted) return;
+    this.#controller = undefined;
+    c.release();
   }
 
   /** Aborts the signal if anyone holds it; remembers the reason for anyone who reads it later. */

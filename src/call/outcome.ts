@@ -16,6 +16,7 @@ import type { Attempt } from './attempt.js';
 
 /** A success: the breaker, latency, metrics and `attempt-success`. */
 export function recordSuccess<C>(s: PoolState<C>, a: Attempt<C>, callId: number): void {
+  a.release();
   const ep = a.ep;
   ep.successes++;
   // Reading the clock costs as much as the rest of this function: only when something uses it.
@@ -53,6 +54,7 @@ export interface FailureRecord {
  * operation threw synchronously or returned a non-promise, which is treated as permanent.
  */
 export function recordFailure<C>(s: PoolState<C>, a: Attempt<C>, error: unknown, sync: boolean, verdict: Verdict, maxCooldownMs: number, callId: number): FailureRecord {
+  a.release();
   const now = s.clock.now();
   const ep = a.ep;
   if (sync) {
