@@ -84,6 +84,21 @@ const ANSWERS: ReadonlySet<string> = new Set(['permanent', 'retry-narrower', 'un
 /** Pool failures after which the last error may be a node's answer (not an abort, close or deadline). */
 const ANSWER_CODES: ReadonlySet<string> = new Set(['PERMANENT', 'RETRY_NARROWER', 'RETRIES_EXHAUSTED', 'NO_ENDPOINT', 'PIN_UNAVAILABLE']);
 const SEND_RAW = 'eth_sendRawTransaction';
+/** Request options without a signal, shared (viem only reads them). */
+const NO_SIGNAL: RpcRequestOptions = { retryCount: 0 };
+
+/**
+ * Whether a transport can do anything with a per-request signal. viem's `custom(provider)`
+ * hands the signal to `provider.request` as its second argument; a provider whose
+ * `request` declares a single parameter (EIP-1193's shape) never reads it, and passing one
+ * anyway costs more than the rest of the request on Node 20 (viem spreads it into its
+ * options and adds and removes an abort listener). Every other transport (`http`, whose
+ * fetch it aborts; wrappers such as `fallback`, which pass it on) gets the signal.
+ */
+function hearsSignal(t: TransportInstance): boolean {
+  const c = t.config;
+  return c.type !== 'custom' || typeof c.request !== 'function' || c.request.length >= 2;
+}
 
 export function poolTransport(options: PoolTransportOptions): PoolTransport {
   const {
@@ -136,7 +151,7 @@ export function poolTransport(options: PoolTransportOptions): PoolTransport {
   };
 
   const attempt = async (t: TransportInstance, args: RpcArgs, signal: AbortSignal | undefined, endpoint: string | undefined): Promise<unknown> => {
-    const opts: RpcRequestOptions = signal === undefined ? { retryCount: 0 } : { retryCount: 0, signal };
+    const opts: RpcRequestOptions = signal === undefined ? NO_SIGNAL : { retryCount: 0, signal };
     try {
       return await t.request(args, opts);
     } catch (error) {
@@ -148,22 +163,28 @@ export function poolTransport(options: PoolTransportOptions): PoolTransport {
       throw error;
     }
   };
+  const rethrow = (error: unknown): never => {
+    throw unwrap(error);
+  };
 
   const build = (pin: string | undefined): TransportFactory => (params) => {
     const instanceOf = instances(params);
-    const request = (async (args: RpcArgs, reqOptions?: RpcRequestOptions) => {
-      const skip = unsupported.excluded(args.method, pool.endpointNames, pool.clock.now());
-      if (skip !== undefined && (skip.all || (pin !== undefined && skip.names.includes(pin)))) throw skip.error;
-      const exec: ExecuteOptions = {
-        ...(reqOptions?.signal !== undefined ? { signal: reqOptions.signal } : {}),
-        ...(pin !== undefined ? { pin } : {}),
-        ...(skip !== undefined ? { exclude: skip.names } : {}),
-      };
-      try {
-        return await pool.execute((factory, ctx) => attempt(instanceOf(factory), args, passSignal ? ctx.signal : undefined, ctx.endpoint), exec);
-      } catch (error) {
-        throw unwrap(error);
-      }
+    const request = ((args: RpcArgs, reqOptions?: RpcRequestOptions) => {
+      // The common request (no caller signal, no pin, nothing remembered as unsupported)
+      // runs on the pool's shared default plan: no options object per request.
+      const skip = unsupported.has(args.method) ? unsupported.excluded(args.method, pool.endpointNames, pool.clock.now()) : undefined;
+      if (skip !== undefined && (skip.all || (pin !== undefined && skip.names.includes(pin)))) return Promise.reject(skip.error);
+      const signal = reqOptions?.signal ?? undefined;
+      const exec: ExecuteOptions | undefined =
+        signal === undefined && pin === undefined && skip === undefined
+          ? undefined
+          : { ...(signal !== undefined ? { signal } : {}), ...(pin !== undefined ? { pin } : {}), ...(skip !== undefined ? { exclude: skip.names } : {}) };
+      return pool
+        .execute((factory, ctx) => {
+          const t = instanceOf(factory);
+          return attempt(t, args, passSignal && hearsSignal(t) ? ctx.signal : undefined, ctx.endpoint);
+        }, exec)
+        .then(undefined, rethrow);
     }) as RequestFn;
     return { config: { key, name, type: 'endpointPool', request, retryCount: 0, ...configTimeout }, request, value: { pool } };
   };
@@ -177,7 +198,7 @@ export function poolTransport(options: PoolTransportOptions): PoolTransport {
         return await pool.execute((factory, ctx) => {
           const direct: TransportFactory = (params) => {
             const t = factory({ ...params, retryCount: 0 });
-            const request = ((args: RpcArgs) => attempt(t, args, passSignal ? ctx.signal : undefined, undefined)) as RequestFn;
+            const request = ((args: RpcArgs) => attempt(t, args, passSignal && hearsSignal(t) ? ctx.signal : undefined, undefined)) as RequestFn;
             return { config: { key, name, type: 'endpointPool', request, retryCount: 0 }, request, value: { pool, endpoint: ctx.endpoint } };
           };
           return fn(direct, ctx.endpoint);
@@ -199,6 +220,11 @@ class UnsupportedMemory {
 
   constructor(ttlMs: number) {
     this.#ttlMs = ttlMs;
+  }
+
+  /** Whether anything is remembered for `method` (cheap: the hot path asks this first). */
+  has(method: string): boolean {
+    return this.#byMethod.size !== 0 && this.#byMethod.has(method);
   }
 
   remember(method: string, endpoint: string, error: unknown, now: number): void {
