@@ -1,0 +1,92 @@
+/**
+ * The paths users take, side by side with their peers in one run, on one or more Node
+ * binaries (issue 16): an operation reading `ctx.signal`, a viem client over
+ * `poolTransport` against viem's own `custom` and `fallback`, and `endpoint-pool/fetch`
+ * against a bare `fetch` of the same loopback URL. Each case runs in a fresh process;
+ * runs are interleaved; the result keeps every sample and the medians.
+ *
+ *   node bench/paths/run.mjs [--runs 5] [--ms 300] [--node /path/to/node ...] [--smoke]
+ */
+import fs from 'node:fs';
+import { fileURLToPath } from 'node:url';
+import { runChild } from '../lib/child.mjs';
+import { median, round } from '../lib/stats.mjs';
+
+const WORKER = fileURLToPath(new URL('../overhead/worker.mjs', import.meta.url));
+const HEAP_WORKER = fileURLToPath(new URL('../overhead/heap-worker.mjs', import.meta.url));
+
+/** Groups compared within themselves; the first contender of each is the floor. */
+export const GROUPS = {
+  signal: { contenders: ['bare', 'pool-full', 'pool-signal'], op: 'value' },
+  viem: { contenders: ['viem-custom', 'viem-fallback', 'viem-pool'], op: 'value' },
+  fetch: { contenders: ['fetch-bare', 'fetch-pooled'], op: 'value', batch: { 1: 200, 100: 5 } },
+};
+export const HEAP = ['bare', 'pool-full', 'pool-signal', 'viem-custom', 'viem-fallback', 'viem-pool'];
+
+/** @param {{ runs: number, ms: number, nodes: string[], heapCalls: number, smoke?: boolean, log: (s: string) => void }} o */
+export async function runPaths(o) {
+  const out = [];
+  for (const node of o.nodes) {
+    const version = (await runChild(fileURLToPath(new URL('./version.mjs', import.meta.url)), {}, [], node)).version;
+    const cases = [];
+    for (const [group, g] of Object.entries(GROUPS)) for (const callers of [1, 100]) for (const contender of g.contenders) cases.push({ group, contender, op: g.op, callers, batch: g.batch?.[callers] });
+    if (o.smoke) cases.splice(0, cases.length, ...cases.filter((c) => c.callers === 1));
+    const samples = new Map(cases.map((c) => [key(c), []]));
+    for (let r = 0; r < o.runs; r++) {
+      o.log(`paths (${version}): run ${r + 1}/${o.runs}`);
+      for (const c of cases) {
+        const { group, ...args } = c;
+        const res = await runChild(WORKER, { ...args, ms: c.group === 'fetch' ? o.ms * 2 : o.ms, warmupMs: Math.min(150, o.ms) }, [], node);
+        samples.get(key(c)).push(res.nsPerOp);
+      }
+    }
+    const timing = cases.map((c) => ({ ...c, medianNs: round(median(samples.get(key(c))), 1), samplesNs: samples.get(key(c)).map((x) => round(x, 1)) }));
+    for (const t of timing) {
+      const floor = timing.find((x) => x.group === t.group && x.callers === t.callers && x.contender === GROUPS[t.group].contenders[0]);
+      t.ratioToFloor = round(t.medianNs / floor.medianNs, 3);
+      t.opsPerSec = Math.round((1e9 / t.medianNs));
+    }
+    const heap = [];
+    for (const contender of HEAP) {
+      const res = await runChild(HEAP_WORKER, { contender, calls: o.heapCalls }, ['--expose-gc'], node);
+      heap.push({ contender, bytesPerCall: Math.round(res.bytesPerCall) });
+    }
+    out.push({ node: version, timing, heap });
+  }
+  return out;
+}
+
+function key(c) {
+  return `${c.group}|${c.contender}|${c.callers}`;
+}
+
+/** The ratios issue 16 asks for, per Node. */
+export function pathRatios(run) {
+  const t = (c, callers) => run.timing.find((x) => x.contender === c && x.callers === callers);
+  const r = (a, b, callers) => (t(a, callers) && t(b, callers) ? round(t(a, callers).medianNs / t(b, callers).medianNs, 2) : Number.NaN);
+  return {
+    node: run.node,
+    signalAboveFull1: t('pool-signal', 1) && round(t('pool-signal', 1).medianNs - t('pool-full', 1).medianNs, 0),
+    viemCostVsFallback1: r('viem-pool', 'viem-fallback', 1),
+    viemThroughputVsFallback100: r('viem-fallback', 'viem-pool', 100),
+    fetchVsBare1: r('fetch-pooled', 'fetch-bare', 1),
+    fetchVsBare100: r('fetch-pooled', 'fetch-bare', 100),
+  };
+}
+
+if (import.meta.url === `file://${process.argv[1]}`) {
+  const arg = (name, d) => {
+    const i = process.argv.indexOf(name);
+    return i < 0 ? d : process.argv[i + 1];
+  };
+  const nodes = process.argv.flatMap((a, i) => (process.argv[i - 1] === '--node' ? [a] : []));
+  const smoke = process.argv.includes('--smoke');
+  const res = await runPaths({ runs: Number(arg('--runs', smoke ? 1 : 5)), ms: Number(arg('--ms', smoke ? 20 : 300)), heapCalls: smoke ? 500 : 10_000, nodes: nodes.length ? nodes : [process.execPath], smoke, log: console.log });
+  const file = arg('--out', undefined);
+  if (file) fs.writeFileSync(file, JSON.stringify(res, null, 1) + '\n');
+  for (const run of res) {
+    console.log(JSON.stringify(pathRatios(run)));
+    for (const t of run.timing) console.log(`${run.node} ${t.group} ${t.callers} ${t.contender} ${(t.medianNs / 1000).toFixed(2)} µs ×${t.ratioToFloor} ${t.opsPerSec}/s`);
+    for (const h of run.heap) console.log(`${run.node} heap ${h.contender} ${h.bytesPerCall} B`);
+  }
+}
