@@ -36,6 +36,7 @@ import { resolvePlan, type CallPlan } from './plan.js';
 import { Waiting, type WaitState } from './waits.js';
 
 const INF = Number.POSITIVE_INFINITY;
+const newVerdict = (): Verdict => ({ class: 'transient', retryAfterMs: undefined, ceilingPerSecond: undefined, dailyQuotaExhausted: false, disableEndpoint: false, valid: true });
 
 export class Call<C, T> extends Waiting<C> implements AttemptOwner<C>, AdmissionHost<C>, ReauthHost<C>, HedgeHost<C> {
   readonly id: number;
@@ -68,7 +69,8 @@ export class Call<C, T> extends Waiting<C> implements AttemptOwner<C>, Admission
   #panic = false;
   /** The endpoint the shared store is being asked about. */
   #admitting: EndpointState<C> | undefined;
-  readonly #verdict: Verdict = { class: 'transient', retryAfterMs: undefined, ceilingPerSecond: undefined, dailyQuotaExhausted: false, disableEndpoint: false, valid: true };
+  /** Made at the first failure (most calls never fail): heap per call in flight. */
+  #verdict: Verdict | undefined;
 
   constructor(s: PoolState<C>, op: Operation<C, T>, options: ExecuteOptions | undefined) {
     super(s);
@@ -249,7 +251,7 @@ export class Call<C, T> extends Waiting<C> implements AttemptOwner<C>, Admission
     this.#endAttempt(a);
     this.#lastError = error;
     const ep = a.ep;
-    const { cls, retryAfterMs, movesOn } = recordFailure(this.s, a, error, sync, this.#verdict, this.#plan.backoff.maxMs, this.id);
+    const { cls, retryAfterMs, movesOn } = recordFailure(this.s, a, error, sync, (this.#verdict ??= newVerdict()), this.#plan.backoff.maxMs, this.id);
     this.#lastRetryAfterMs = retryAfterMs;
     if (this.settled) return;
     const final = cls === 'permanent' || cls === 'retry-narrower';

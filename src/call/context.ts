@@ -24,13 +24,15 @@ export interface AttemptContext {
 
 export type Operation<C, T> = (conn: C, ctx: AttemptContext) => Promise<T>;
 
+const NOT_ABORTED: unique symbol = Symbol('not aborted');
+
 export class LazyContext implements AttemptContext {
   readonly endpoint: string;
   readonly attempt: number;
   readonly deadlineAt: number;
   #controller: AttemptSignal | undefined;
-  #aborted = false;
-  #reason: unknown;
+  /** The abort reason once aborted; `NOT_ABORTED` until then (one field: heap per attempt). */
+  #reason: unknown = NOT_ABORTED;
 
   constructor(endpoint: string, attempt: number, deadlineAt: number) {
     this.endpoint = endpoint;
@@ -41,7 +43,7 @@ export class LazyContext implements AttemptContext {
   get signal(): AbortSignal {
     if (this.#controller === undefined) {
       this.#controller = acquireSignal();
-      if (this.#aborted) this.#controller.abort(this.#reason);
+      if (this.#reason !== NOT_ABORTED) this.#controller.abort(this.#reason);
     }
     return this.#controller.signal;
   }
@@ -52,15 +54,14 @@ export class LazyContext implements AttemptContext {
    */
   release(): void {
     const c = this.#controller;
-    if (c === undefined || this.#aborted) return;
+    if (c === undefined || this.#reason !== NOT_ABORTED) return;
     this.#controller = undefined;
     c.release();
   }
 
   /** Aborts the signal if anyone holds it; remembers the reason for anyone who reads it later. */
   abort(reason: unknown): void {
-    if (this.#aborted) return;
-    this.#aborted = true;
+    if (this.#reason !== NOT_ABORTED) return;
     this.#reason = reason;
     this.#controller?.abort(reason);
   }
