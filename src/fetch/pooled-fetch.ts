@@ -79,20 +79,22 @@ export function createPooledFetch(options: PooledFetchOptions): PooledFetch {
       throw new TypeError('pooled fetch: expected a path relative to the base URLs, not an absolute URL');
     }
     const { pool: callOptions, signal, ...rest } = init;
-    const replayable = !(typeof ReadableStream !== 'undefined' && rest.body instanceof ReadableStream);
-    const execOptions: ExecuteOptions = {
-      ...callOptions,
-      ...(signal ? { signal } : {}),
-      ...(replayable ? {} : { retry: 'none' as const }),
-    };
-    const seen: Response[] = [];
+    const replayable = rest.body === undefined || rest.body === null || !(typeof ReadableStream !== 'undefined' && rest.body instanceof ReadableStream);
+    // A plain request (no per-call options, no caller signal) runs on the pool's shared plan.
+    const execOptions: ExecuteOptions | undefined =
+      callOptions === undefined && !signal && replayable
+        ? undefined
+        : { ...callOptions, ...(signal ? { signal } : {}), ...(replayable ? {} : { retry: 'none' as const }) };
+    let seen: Response[] | undefined;
     let kept: Response | undefined;
     try {
       kept = await pool.execute(async (base, ctx) => {
         const headers = tokens === undefined ? rest.headers : tokens.authorize(ctx.endpoint, rest.headers);
-        const res = await doFetch(joinUrl(base, path), { ...rest, ...(headers === undefined ? {} : { headers }), signal: ctx.signal });
+        const req: RequestInit = { ...rest, signal: ctx.signal };
+        if (headers !== undefined) req.headers = headers;
+        const res = await doFetch(joinUrl(base, path), req);
         if (res.status < 400) return res;
-        seen.push(res);
+        (seen ??= []).push(res);
         const retryAfterMs = parseRetryAfter(res.headers.get('retry-after'), pool.clock.now(), maxRetryAfterMs);
         throw new HttpStatusError(res.status, { retryAfterMs, endpoint: ctx.endpoint, response: res });
       }, execOptions);
@@ -105,7 +107,7 @@ export function createPooledFetch(options: PooledFetchOptions): PooledFetch {
       }
       throw error;
     } finally {
-      for (const res of seen) if (res !== kept) discard(res);
+      if (seen !== undefined) for (const res of seen) if (res !== kept) discard(res);
     }
   };
   return Object.assign(pooled, { pool });
