@@ -14,12 +14,12 @@ import { median, round } from '../lib/stats.mjs';
 
 const WORKER = fileURLToPath(new URL('../overhead/worker.mjs', import.meta.url));
 const HEAP_WORKER = fileURLToPath(new URL('../overhead/heap-worker.mjs', import.meta.url));
+const FETCH_WORKER = fileURLToPath(new URL('./fetch-worker.mjs', import.meta.url));
 
 /** Groups compared within themselves; the first contender of each is the floor. */
 export const GROUPS = {
   signal: { contenders: ['bare', 'pool-full', 'pool-signal'], op: 'value' },
   viem: { contenders: ['viem-custom', 'viem-fallback', 'viem-pool'], op: 'value' },
-  fetch: { contenders: ['fetch-bare', 'fetch-pooled'], op: 'value', batch: { 1: 200, 100: 5 } },
 };
 export const HEAP = ['bare', 'pool-full', 'pool-signal', 'viem-custom', 'viem-fallback', 'viem-pool'];
 
@@ -46,12 +46,19 @@ export async function runPaths(o) {
       t.ratioToFloor = round(t.medianNs / floor.medianNs, 3);
       t.opsPerSec = Math.round((1e9 / t.medianNs));
     }
+    // fetch: both clients in one process against one loopback server, alternating (fetch-worker.mjs).
+    const fetch = [];
+    for (const callers of o.smoke ? [1] : [1, 100]) {
+      const rs = [];
+      for (let r = 0; r < o.runs; r++) rs.push(await runChild(FETCH_WORKER, { callers, ms: o.smoke ? 100 : o.ms * 6 }, [], node));
+      fetch.push({ callers, bareNs: round(median(rs.map((x) => x.bareNs)), 0), pooledNs: round(median(rs.map((x) => x.pooledNs)), 0), ratio: round(median(rs.map((x) => x.ratio)), 3), ratios: rs.map((x) => round(x.ratio, 3)) });
+    }
     const heap = [];
     for (const contender of HEAP) {
       const res = await runChild(HEAP_WORKER, { contender, calls: o.heapCalls }, ['--expose-gc'], node);
       heap.push({ contender, bytesPerCall: Math.round(res.bytesPerCall) });
     }
-    out.push({ node: version, timing, heap });
+    out.push({ node: version, timing, fetch, heap });
   }
   return out;
 }
@@ -69,8 +76,8 @@ export function pathRatios(run) {
     signalAboveFull1: t('pool-signal', 1) && round(t('pool-signal', 1).medianNs - t('pool-full', 1).medianNs, 0),
     viemCostVsFallback1: r('viem-pool', 'viem-fallback', 1),
     viemThroughputVsFallback100: r('viem-fallback', 'viem-pool', 100),
-    fetchVsBare1: r('fetch-pooled', 'fetch-bare', 1),
-    fetchVsBare100: r('fetch-pooled', 'fetch-bare', 100),
+    fetchVsBare1: run.fetch.find((f) => f.callers === 1)?.ratio,
+    fetchVsBare100: run.fetch.find((f) => f.callers === 100)?.ratio,
   };
 }
 
@@ -87,6 +94,7 @@ if (import.meta.url === `file://${process.argv[1]}`) {
   for (const run of res) {
     console.log(JSON.stringify(pathRatios(run)));
     for (const t of run.timing) console.log(`${run.node} ${t.group} ${t.callers} ${t.contender} ${(t.medianNs / 1000).toFixed(2)} µs ×${t.ratioToFloor} ${t.opsPerSec}/s`);
+    for (const f of run.fetch) console.log(`${run.node} fetch ${f.callers} bare ${(f.bareNs / 1000).toFixed(1)} µs pooled ${(f.pooledNs / 1000).toFixed(1)} µs ×${f.ratio} (${f.ratios.join(', ')})`);
     for (const h of run.heap) console.log(`${run.node} heap ${h.contender} ${h.bytesPerCall} B`);
   }
 }
