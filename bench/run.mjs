@@ -13,6 +13,7 @@ import { runScale } from './overhead/scale.mjs';
 import { renderSummary } from './report.mjs';
 import { runSim } from './sim/run.mjs';
 import { renderBeyond, runBeyond } from './beyond/sims.mjs';
+import { pathRatios, runPaths } from './paths/run.mjs';
 
 const smoke = process.argv.includes('--smoke');
 const here = path.dirname(fileURLToPath(import.meta.url));
@@ -31,6 +32,10 @@ const overhead = await runOverhead({ ...settings.overhead, log });
 write('overhead.json', { environment, ...overhead });
 const scale = await runScale({ ...settings.scale, log });
 write('scale.json', { environment, ...scale });
+// The paths users take (issue 16), on this Node and on any others listed in BENCH_NODES (colon-separated binaries).
+const nodes = [process.execPath, ...(process.env.BENCH_NODES ?? '').split(':').filter(Boolean)];
+const paths = await runPaths({ runs: smoke ? 1 : 5, ms: smoke ? 20 : 300, heapCalls: smoke ? 500 : 10_000, nodes, smoke, log });
+write('paths.json', { environment, runs: paths, ratios: paths.map(pathRatios) });
 const sim = await runSim({ ...settings.sim, outDir, log });
 write('sim.json', { environment, ...sim });
 const beyond = await runBeyond({ scale: smoke ? 0.1 : 1 });

@@ -84,6 +84,12 @@ const ANSWERS: ReadonlySet<string> = new Set(['permanent', 'retry-narrower', 'un
 /** Pool failures after which the last error may be a node's answer (not an abort, close or deadline). */
 const ANSWER_CODES: ReadonlySet<string> = new Set(['PERMANENT', 'RETRY_NARROWER', 'RETRIES_EXHAUSTED', 'NO_ENDPOINT', 'PIN_UNAVAILABLE']);
 const SEND_RAW = 'eth_sendRawTransaction';
+/** A transport instance, and whether the attempt's signal is passed to it. */
+interface Built {
+  readonly t: TransportInstance;
+  readonly hears: boolean;
+}
+
 /** Request options without a signal, shared (viem only reads them). */
 const NO_SIGNAL: RpcRequestOptions = { retryCount: 0 };
 
@@ -137,16 +143,17 @@ export function poolTransport(options: PoolTransportOptions): PoolTransport {
     return ANSWERS.has(typeof c === 'string' ? c : c.class) ? error.cause : error;
   };
 
-  /** One client's instances of the endpoint transports (each built once, with no retries). */
+  /** One client's instances of the endpoint transports (each built once, with no retries), and whether each hears a signal. */
   const instances = (params: TransportParams) => {
-    const built = new Map<TransportFactory, TransportInstance>();
-    return (factory: TransportFactory): TransportInstance => {
-      let t = built.get(factory);
-      if (t === undefined) {
-        t = factory({ ...params, retryCount: 0 });
-        built.set(factory, t);
+    const built = new Map<TransportFactory, Built>();
+    return (factory: TransportFactory): Built => {
+      let b = built.get(factory);
+      if (b === undefined) {
+        const t = factory({ ...params, retryCount: 0 });
+        b = { t, hears: passSignal && hearsSignal(t) };
+        built.set(factory, b);
       }
-      return t;
+      return b;
     };
   };
 
@@ -181,8 +188,8 @@ export function poolTransport(options: PoolTransportOptions): PoolTransport {
           : { ...(signal !== undefined ? { signal } : {}), ...(pin !== undefined ? { pin } : {}), ...(skip !== undefined ? { exclude: skip.names } : {}) };
       return pool
         .execute((factory, ctx) => {
-          const t = instanceOf(factory);
-          return attempt(t, args, passSignal && hearsSignal(t) ? ctx.signal : undefined, ctx.endpoint);
+          const b = instanceOf(factory);
+          return attempt(b.t, args, b.hears ? ctx.signal : undefined, ctx.endpoint);
         }, exec)
         .then(undefined, rethrow);
     }) as RequestFn;
