@@ -15,11 +15,11 @@ import { median, round } from '../lib/stats.mjs';
 const WORKER = fileURLToPath(new URL('../overhead/worker.mjs', import.meta.url));
 const HEAP_WORKER = fileURLToPath(new URL('../overhead/heap-worker.mjs', import.meta.url));
 const FETCH_WORKER = fileURLToPath(new URL('./fetch-worker.mjs', import.meta.url));
+const VIEM_WORKER = fileURLToPath(new URL('./viem-worker.mjs', import.meta.url));
 
 /** Groups compared within themselves; the first contender of each is the floor. */
 export const GROUPS = {
   signal: { contenders: ['bare', 'pool-full', 'pool-signal'], op: 'value' },
-  viem: { contenders: ['viem-custom', 'viem-fallback', 'viem-pool'], op: 'value' },
 };
 export const HEAP = ['bare', 'pool-full', 'pool-signal', 'viem-custom', 'viem-fallback', 'viem-pool'];
 
@@ -46,6 +46,14 @@ export async function runPaths(o) {
       t.ratioToFloor = round(t.medianNs / floor.medianNs, 3);
       t.opsPerSec = Math.round((1e9 / t.medianNs));
     }
+    // viem: custom, fallback and poolTransport alternating in one process (viem-worker.mjs).
+    const viem = [];
+    for (const callers of o.smoke ? [1] : [1, 100]) {
+      const rs = [];
+      for (let r = 0; r < o.runs; r++) rs.push(await runChild(VIEM_WORKER, { callers, ms: o.smoke ? 100 : o.ms * 6 }, [], node));
+      const m = (k) => round(median(rs.map((x) => x[k])), 0);
+      viem.push({ callers, customNs: m('customNs'), fallbackNs: m('fallbackNs'), poolNs: m('poolNs'), costVsFallback: round(median(rs.map((x) => x.costVsFallback)), 3), ratios: rs.map((x) => round(x.costVsFallback, 3)) });
+    }
     // fetch: both clients in one process against one loopback server, alternating (fetch-worker.mjs).
     const fetch = [];
     for (const callers of o.smoke ? [1] : [1, 100]) {
@@ -58,7 +66,7 @@ export async function runPaths(o) {
       const res = await runChild(HEAP_WORKER, { contender, calls: o.heapCalls }, ['--expose-gc'], node);
       heap.push({ contender, bytesPerCall: Math.round(res.bytesPerCall) });
     }
-    out.push({ node: version, timing, fetch, heap });
+    out.push({ node: version, timing, viem, fetch, heap });
   }
   return out;
 }
@@ -70,12 +78,11 @@ function key(c) {
 /** The ratios issue 16 asks for, per Node. */
 export function pathRatios(run) {
   const t = (c, callers) => run.timing.find((x) => x.contender === c && x.callers === callers);
-  const r = (a, b, callers) => (t(a, callers) && t(b, callers) ? round(t(a, callers).medianNs / t(b, callers).medianNs, 2) : Number.NaN);
   return {
     node: run.node,
     signalAboveFull1: t('pool-signal', 1) && round(t('pool-signal', 1).medianNs - t('pool-full', 1).medianNs, 0),
-    viemCostVsFallback1: r('viem-pool', 'viem-fallback', 1),
-    viemThroughputVsFallback100: r('viem-fallback', 'viem-pool', 100),
+    viemCostVsFallback1: run.viem.find((v) => v.callers === 1)?.costVsFallback,
+    viemThroughputVsFallback100: run.viem.some((v) => v.callers === 100) ? round(1 / run.viem.find((v) => v.callers === 100).costVsFallback, 2) : undefined,
     fetchVsBare1: run.fetch.find((f) => f.callers === 1)?.ratio,
     fetchVsBare100: run.fetch.find((f) => f.callers === 100)?.ratio,
   };
@@ -94,6 +101,7 @@ if (import.meta.url === `file://${process.argv[1]}`) {
   for (const run of res) {
     console.log(JSON.stringify(pathRatios(run)));
     for (const t of run.timing) console.log(`${run.node} ${t.group} ${t.callers} ${t.contender} ${(t.medianNs / 1000).toFixed(2)} µs ×${t.ratioToFloor} ${t.opsPerSec}/s`);
+    for (const v of run.viem) console.log(`${run.node} viem ${v.callers} custom ${(v.customNs / 1000).toFixed(2)} µs fallback ${(v.fallbackNs / 1000).toFixed(2)} µs pool ${(v.poolNs / 1000).toFixed(2)} µs ×${v.costVsFallback} (${v.ratios.join(', ')})`);
     for (const f of run.fetch) console.log(`${run.node} fetch ${f.callers} bare ${(f.bareNs / 1000).toFixed(1)} µs pooled ${(f.pooledNs / 1000).toFixed(1)} µs ×${f.ratio} (${f.ratios.join(', ')})`);
     for (const h of run.heap) console.log(`${run.node} heap ${h.contender} ${h.bytesPerCall} B`);
   }
