@@ -19,7 +19,7 @@ const root = join(import.meta.dirname, '..');
 export const CORE_BUDGET_BYTES = 30 * 1024;
 /**
  * `import { Pool }` bundled by esbuild, minified: 48.6 KB when issue 16 measured it, 50.7 KB
- * with the reusable attempt signals (call/signals.ts, 2.0 KB). The issue's goal is 20 KB
+ * with the reusable attempt signals (base/signals.ts, 2.0 KB). The issue's goal is 20 KB
  * with every optional feature shaken away; the optional modules weigh 7.4 KB in all, and
  * shaking them needs an API in which options carry their feature's code (see
  * docs/performance.md). So this budget holds today's figure: it catches growth, and is

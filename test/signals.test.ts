@@ -1,11 +1,11 @@
 /**
  * Attempt signals are reused only when nothing registered by an earlier operation can
- * hear them fire (src/call/signals.ts), and reuse leaks nothing.
+ * hear them fire (src/base/signals.ts), and reuse leaks nothing.
  */
 import { getEventListeners } from 'node:events';
 import { describe, expect, test } from 'vitest';
 import { Pool, isPoolError } from '../src/index.js';
-import { freeSignals } from '../src/call/signals.js';
+import { freeSignals } from '../src/base/signals.js';
 import { FakeClock } from '../src/testing/index.js';
 
 function pool(clock = new FakeClock(), attemptTimeoutMs = 1_000) {

@@ -9,7 +9,7 @@
  * attempt was already cut short when `signal` is first read, the signal comes back already
  * aborted.
  */
-import { acquireSignal, type AttemptSignal } from './signals.js';
+import { acquireSignal, type AttemptSignal } from '../base/signals.js';
 
 export interface AttemptContext {
   /** Aborts when the attempt times out, the deadline passes, the caller aborts or the pool gives up on it. */
