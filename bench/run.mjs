@@ -15,6 +15,7 @@ import { runSim } from './sim/run.mjs';
 import { renderBeyond, runBeyond } from './beyond/sims.mjs';
 import { renderKeyPools, runKeyPools } from './sim/keypools-run.mjs';
 import { measure as measureWaiters } from './waiters/run.mjs';
+import { pathRatios, runPaths } from './paths/run.mjs';
 
 const smoke = process.argv.includes('--smoke');
 const here = path.dirname(fileURLToPath(import.meta.url));
@@ -33,6 +34,10 @@ const overhead = await runOverhead({ ...settings.overhead, log });
 write('overhead.json', { environment, ...overhead });
 const scale = await runScale({ ...settings.scale, log });
 write('scale.json', { environment, ...scale });
+// The paths users take (issue 16), on this Node and on any others listed in BENCH_NODES (colon-separated binaries).
+const nodes = [process.execPath, ...(process.env.BENCH_NODES ?? '').split(':').filter(Boolean)];
+const paths = await runPaths({ runs: smoke ? 1 : 5, ms: smoke ? 20 : 300, heapCalls: smoke ? 500 : 10_000, nodes, smoke, log });
+write('paths.json', { environment, runs: paths, ratios: paths.map(pathRatios) });
 const sim = await runSim({ ...settings.sim, outDir, log });
 write('sim.json', { environment, ...sim });
 const keypools = await runKeyPools(smoke ? { profiles: 2, minutes: 1, log } : { log });

@@ -18,10 +18,22 @@ import { execFileSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { gzipSync } from 'node:zlib';
+import { build } from 'esbuild';
 import { describe, expect, test } from 'vitest';
 
 const root = join(import.meta.dirname, '..');
 export const CORE_BUDGET_BYTES = 42 * 1024;
+/**
+ * `import { Pool }` bundled by esbuild, minified: 48.6 KB when issue 16 measured it, 50.7 KB
+ * with the reusable attempt signals (base/signals.ts, 2.0 KB). The issue's goal is 20 KB
+ * with every optional feature shaken away; the optional modules weigh 7.4 KB in all, and
+ * shaking them needs an API in which options carry their feature's code (see
+ * docs/performance.md). So this budget holds today's figure: it catches growth, and is
+ * lowered when that lands. Raise it on purpose, never to make a red build green.
+ */
+export const POOL_MIN_BUDGET_BYTES = 72 * 1024; // 69.5 KB after issues 14, 15, 17, 19 and 20 merged: far from the 20 KB goal (see the closing note)
+/** Modules an `import { Pool }` must never pull in. */
+const NEVER_WITH_POOL = ['src/extras/refresher.ts', 'src/extras/env.ts', 'src/options/presets.ts'];
 
 /** `file` and every chunk it imports, transitively (the build splits shared code into chunks). */
 function withChunks(file: string, seen = new Set<string>()): string[] {
@@ -47,4 +59,17 @@ describe('package contents', () => {
     console.log(`dist/index.js with ${files.length - 1} chunk(s): ${(gz / 1024).toFixed(1)} KB gzipped (budget ${CORE_BUDGET_BYTES / 1024} KB)`);
     expect(gz).toBeLessThanOrEqual(CORE_BUDGET_BYTES);
   });
+
+  test(`import { Pool } bundles (esbuild, minified) within ${POOL_MIN_BUDGET_BYTES / 1024} KB, without the extras`, async () => {
+    const entry = "import { Pool } from './dist/index.js'; globalThis.keep = Pool;";
+    const out = await build({ stdin: { contents: entry, resolveDir: root, loader: 'js' }, bundle: true, minify: true, format: 'esm', write: false });
+    const bytes = out.outputFiles[0]!.contents.length;
+    // The same from the sources, to see which modules an import of Pool reaches.
+    const src = await build({ stdin: { contents: entry.replace('./dist/index.js', './src/index.ts'), resolveDir: root, loader: 'ts' }, bundle: true, minify: true, format: 'esm', write: false, metafile: true });
+    const reached = Object.entries(src.metafile!.outputs)[0]![1].inputs;
+    const included = Object.keys(reached).filter((f) => reached[f]!.bytesInOutput > 0);
+    console.log(`import { Pool }: ${(bytes / 1024).toFixed(1)} KB minified (budget ${POOL_MIN_BUDGET_BYTES / 1024} KB), ${included.length} modules`);
+    expect(bytes).toBeLessThanOrEqual(POOL_MIN_BUDGET_BYTES);
+    for (const m of NEVER_WITH_POOL) expect(included).not.toContain(m);
+  }, 60_000);
 });

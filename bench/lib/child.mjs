@@ -9,10 +9,11 @@ import { execFile } from 'node:child_process';
  * @param {string} script path of the worker module
  * @param {object} args passed to the worker as one JSON argument
  * @param {string[]} [nodeFlags] e.g. ['--expose-gc']
+ * @param {string} [node] the Node binary (default: the one running this script)
  */
-export function runChild(script, args, nodeFlags = []) {
+export function runChild(script, args, nodeFlags = [], node = process.execPath) {
   return new Promise((resolve, reject) => {
-    execFile(process.execPath, [...nodeFlags, script, JSON.stringify(args)], { maxBuffer: 16 << 20, timeout: 180_000 }, (error, stdout, stderr) => {
+    execFile(node, [...nodeFlags, script, JSON.stringify(args)], { maxBuffer: 16 << 20, timeout: 180_000 }, (error, stdout, stderr) => {
       if (error) {
         reject(new Error(`${script} ${JSON.stringify(args)} failed: ${error.message}\n${stderr}`));
         return;

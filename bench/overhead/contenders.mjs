@@ -120,3 +120,63 @@ export const operations = {
   /** Resolves on the next turn of the event loop. */
   immediate: () => () => new Promise((resolve) => setImmediate(resolve, 42)),
 };
+
+/**
+ * The paths users take (bench/paths/): an operation reading `ctx.signal`, viem clients,
+ * and fetch against a loopback server. Same `{ call, close }` shape.
+ */
+export const pathContenders = {
+  /** pool-full-signal with every core option on, listed here so the paths run compares it side by side. */
+  'pool-signal': (op) => contenders['pool-full-signal'](op),
+
+  /** viem: one `custom` transport, through client.request (the floor of every viem path). */
+  async 'viem-custom'(op) {
+    const { createClient, custom } = await import('viem');
+    const request = async () => op();
+    const client = createClient({ transport: custom({ request }) });
+    return { call: () => client.request({ method: 'eth_blockNumber' }), close() {} };
+  },
+
+  'viem-fallback': (op) => contenders['viem-fallback'](op),
+
+  /** endpoint-pool/viem: poolTransport over the same two custom transports, every option at its default. */
+  async 'viem-pool'(op) {
+    const { createClient, custom } = await import('viem');
+    const { poolTransport } = await import(VIEM);
+    const request = async () => op();
+    const transport = poolTransport({ endpoints: [{ name: 'a', transport: custom({ request }) }, { name: 'b', transport: custom({ request }) }] });
+    const client = createClient({ transport });
+    return { call: () => client.request({ method: 'eth_blockNumber' }), close: () => transport.pool.close() };
+  },
+
+  /** A bare `fetch` of a loopback URL (server in the same process), body read. */
+  async 'fetch-bare'(_op, args) {
+    const server = await loopback();
+    const url = `${server.base}/x`;
+    return { call: async () => (await fetch(url)).text(), close: server.close };
+  },
+
+  /** endpoint-pool/fetch over the same server, defaults, body read. */
+  async 'fetch-pooled'(_op, args) {
+    const { createPooledFetch } = await import(FETCH);
+    const server = await loopback();
+    const pooled = createPooledFetch({ endpoints: [server.base] });
+    return { call: async () => (await pooled('/x')).text(), close: async () => (await pooled.pool.close(), server.close()) };
+  },
+};
+
+const VIEM = new URL('../../dist/viem/index.js', import.meta.url).href;
+const FETCH = new URL('../../dist/fetch/index.js', import.meta.url).href;
+
+/** An HTTP server on 127.0.0.1 answering every request with a short body (keep-alive). */
+async function loopback() {
+  const http = await import('node:http');
+  const server = http.createServer((_req, res) => {
+    res.writeHead(200, { 'content-type': 'text/plain', 'content-length': '2' });
+    res.end('ok');
+  });
+  server.keepAliveTimeout = 60_000;
+  await new Promise((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const { port } = server.address();
+  return { base: `http://127.0.0.1:${port}`, close: () => new Promise((resolve) => (server.closeAllConnections?.(), server.close(resolve))) };
+}

@@ -4,7 +4,7 @@
  * Starts `calls` calls whose operation never settles until released, and compares
  * `heapUsed` (after a full GC) before and after. Prints `{ bytesPerCall, parked }`.
  */
-import { contenders } from './contenders.mjs';
+import { contenders, pathContenders } from './contenders.mjs';
 
 const args = JSON.parse(process.argv[2]);
 const { contender, calls = 10_000 } = args;
@@ -12,7 +12,7 @@ if (typeof globalThis.gc !== 'function') throw new Error('run with --expose-gc')
 
 const parked = [];
 const op = () => new Promise((resolve) => parked.push(resolve));
-const c = await contenders[contender](op);
+const c = await (contenders[contender] ?? pathContenders[contender])(op);
 
 // Warm the code paths (and any lazily built state) with a few calls first.
 const warm = [];

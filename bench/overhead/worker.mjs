@@ -4,13 +4,13 @@
  * Warms up, then runs the contender for about `ms` milliseconds of wall time with
  * `callers` concurrent loops, and prints `{ nsPerOp, ops }` as one JSON line.
  */
-import { contenders, operations } from './contenders.mjs';
+import { contenders, operations, pathContenders } from './contenders.mjs';
 
 const args = JSON.parse(process.argv[2]);
 const { contender, op: opName, callers = 1, ms = 300, warmupMs = 150 } = args;
 
 const op = operations[opName]();
-const c = await contenders[contender](op, args);
+const c = await (contenders[contender] ?? pathContenders[contender])(op, args);
 
 async function loop(n) {
   for (let i = 0; i < n; i++) await c.call();
@@ -31,7 +31,7 @@ async function runFor(budgetMs, batch) {
   }
 }
 
-const batch = callers === 1 ? 2_000 : 100;
+const batch = args.batch ?? (callers === 1 ? 2_000 : 100);
 await runFor(warmupMs, batch);
 const [ops, ns] = await runFor(ms, batch);
 await c.close();

@@ -27,14 +27,13 @@ import { reauthenticate, type ReauthHost } from './auth.js';
 import { backoffDelay } from './backoff.js';
 import type { Operation } from './context.js';
 import { Hedging, type HedgeHost } from './hedging.js';
-import { attemptCount, permanentMessage, recordCallFailure, recordCancel, recordFailure, recordSuccess, recordTimeout } from './outcome.js';
+import { attemptCount, newVerdict, permanentMessage, recordCallFailure, recordCancel, recordFailure, recordSuccess, recordTimeout } from './outcome.js';
 import { resolvePlan, type CallPlan } from './plan.js';
 import { Waiting, type WaitState } from './waits.js';
 import { attemptLimit, keepError, lastPoolError, nothingCanAdmit } from './limits-of-a-call.js';
 import { unwatchAbort, watchAbort, type AbortWatcher } from './signals.js';
 
 const INF = Number.POSITIVE_INFINITY;
-
 export class Call<C, T> extends Waiting<C> implements AttemptOwner<C>, AdmissionHost<C>, ReauthHost<C>, HedgeHost<C>, AbortWatcher {
   readonly id: number;
   readonly #op: Operation<C, T>;
@@ -65,7 +64,8 @@ export class Call<C, T> extends Waiting<C> implements AttemptOwner<C>, Admission
   #panic = false;
   /** The endpoint the shared store is being asked about. */
   #admitting: EndpointState<C> | undefined;
-  readonly #verdict: Verdict = { class: 'transient', retryAfterMs: undefined, ceilingPerSecond: undefined, ceilingScope: undefined, dailyQuotaExhausted: false, disableEndpoint: false, valid: true };
+  /** Made at the first failure (most calls never fail): heap per call in flight. */
+  #verdict: Verdict | undefined;
 
   constructor(s: PoolState<C>, op: Operation<C, T>, options: ExecuteOptions | undefined) {
     super(s);
@@ -253,7 +253,7 @@ export class Call<C, T> extends Waiting<C> implements AttemptOwner<C>, Admission
     this.#endAttempt(a);
     this.#lastError = error;
     const ep = a.ep;
-    const { cls, retryAfterMs, movesOn } = recordFailure(this.s, a, error, sync, this.#verdict, this.#plan.backoff.maxMs, this.id);
+    const { cls, retryAfterMs, movesOn } = recordFailure(this.s, a, error, sync, (this.#verdict ??= newVerdict()), this.#plan.backoff.maxMs, this.id);
     this.#lastRetryAfterMs = retryAfterMs;
     if (cls === 'transient') keepError(ep, error, this.s.clock.now());
     if (this.settled) return;

@@ -17,6 +17,7 @@ import { learnCeiling, ownLevel, rateLimitCooldownMs, recoverCeilings } from './
 
 /** A success: the breaker, latency, metrics and `attempt-success`. */
 export function recordSuccess<C>(s: PoolState<C>, a: Attempt<C>, callId: number): void {
+  a.release();
   const ep = a.ep;
   ep.successes++;
   // Reading the clock costs as much as the rest of this function: only when something uses it.
@@ -78,6 +79,7 @@ export interface FailureRecord {
  * operation threw synchronously or returned a non-promise, which is treated as permanent.
  */
 export function recordFailure<C>(s: PoolState<C>, a: Attempt<C>, error: unknown, sync: boolean, verdict: Verdict, maxCooldownMs: number, callId: number): FailureRecord {
+  a.release();
   const now = s.clock.now();
   const ep = a.ep;
   if (sync) {
@@ -189,3 +191,6 @@ export function recordCallFailure<C>(s: PoolState<C>, callId: number, error: Poo
   if (s.metrics !== undefined) s.count(METRICS.exhausted, last?.codeLabels(error.code) ?? noneLabels(error.code));
   if (s.listener !== undefined) s.emit({ type: 'call-failed', callId, error });
 }
+
+/** A classification slot, made at a call's first failure (most calls never fail). */
+export const newVerdict = (): Verdict => ({ class: 'transient', retryAfterMs: undefined, ceilingPerSecond: undefined, ceilingScope: undefined, dailyQuotaExhausted: false, disableEndpoint: false, valid: true });

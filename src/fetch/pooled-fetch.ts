@@ -179,7 +179,7 @@ export function createPooledFetch(options: PooledFetchOptions): PooledFetch {
       }
       throw error;
     } finally {
-      for (const res of seen) if (res !== kept) discard(res);
+      if (seen !== undefined) for (const res of seen) if (res !== kept) discard(res);
     }
   };
   return Object.assign(pooled, { pool }) as PooledFetch;

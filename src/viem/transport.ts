@@ -95,6 +95,27 @@ const ANSWERS: ReadonlySet<string> = new Set(['permanent', 'retry-narrower', 'un
 /** Pool failures after which the last error may be a node's answer (not an abort, close or deadline). */
 const ANSWER_CODES: ReadonlySet<string> = new Set(['PERMANENT', 'RETRY_NARROWER', 'RETRIES_EXHAUSTED', 'NO_ENDPOINT', 'PIN_UNAVAILABLE']);
 const SEND_RAW = 'eth_sendRawTransaction';
+/** A transport instance, and whether the attempt's signal is passed to it. */
+interface Built {
+  readonly t: TransportInstance;
+  readonly hears: boolean;
+}
+
+/** Request options without a signal, shared (viem only reads them). */
+const NO_SIGNAL: RpcRequestOptions = { retryCount: 0 };
+
+/**
+ * Whether a transport can do anything with a per-request signal. viem's `custom(provider)`
+ * hands the signal to `provider.request` as its second argument; a provider whose
+ * `request` declares a single parameter (EIP-1193's shape) never reads it, and passing one
+ * anyway costs more than the rest of the request on Node 20 (viem spreads it into its
+ * options and adds and removes an abort listener). Every other transport (`http`, whose
+ * fetch it aborts; wrappers such as `fallback`, which pass it on) gets the signal.
+ */
+function hearsSignal(t: TransportInstance): boolean {
+  const c = t.config;
+  return c.type !== 'custom' || typeof c.request !== 'function' || c.request.length >= 2;
+}
 
 const TRANSPORT_KEYS: Record<keyof PoolTransportOptions, true> & KnownKeys = {
   ...POOL_KEYS,
@@ -150,21 +171,22 @@ export function poolTransport(options: PoolTransportOptions): PoolTransport {
     return ANSWERS.has(typeof c === 'string' ? c : c.class) ? error.cause : error;
   };
 
-  /** One client's instances of the endpoint transports (each built once, with no retries). */
+  /** One client's instances of the endpoint transports (each built once, with no retries), and whether each hears a signal. */
   const instances = (params: TransportParams) => {
-    const built = new Map<TransportFactory, TransportInstance>();
-    return (factory: TransportFactory): TransportInstance => {
-      let t = built.get(factory);
-      if (t === undefined) {
-        t = factory({ ...params, retryCount: 0 });
-        built.set(factory, t);
+    const built = new Map<TransportFactory, Built>();
+    return (factory: TransportFactory): Built => {
+      let b = built.get(factory);
+      if (b === undefined) {
+        const t = factory({ ...params, retryCount: 0 });
+        b = { t, hears: passSignal && hearsSignal(t) };
+        built.set(factory, b);
       }
-      return t;
+      return b;
     };
   };
 
   const attempt = async (t: TransportInstance, args: RpcArgs, signal: AbortSignal | undefined, endpoint: string | undefined): Promise<unknown> => {
-    const opts: RpcRequestOptions = signal === undefined ? { retryCount: 0 } : { retryCount: 0, signal };
+    const opts: RpcRequestOptions = signal === undefined ? NO_SIGNAL : { retryCount: 0, signal };
     try {
       return await t.request(args, opts);
     } catch (error) {
@@ -177,6 +199,9 @@ export function poolTransport(options: PoolTransportOptions): PoolTransport {
       }
       throw error;
     }
+  };
+  const rethrow = (error: unknown): never => {
+    throw unwrap(error);
   };
 
   const build = (pin: string | undefined, need?: number): TransportFactory => (params) => {
@@ -193,7 +218,8 @@ export function poolTransport(options: PoolTransportOptions): PoolTransport {
         return await reads.request(args.method, args.params, exec, reqOptions?.quorum ?? need, (e, guard) =>
           pool.execute(async (factory, ctx) => {
             guard?.(ctx.endpoint);
-            return attempt(instanceOf(factory), args, passSignal ? ctx.signal : undefined, ctx.endpoint);
+            const b = instanceOf(factory);
+            return attempt(b.t, args, b.hears ? ctx.signal : undefined, ctx.endpoint);
           }, e),
         );
       } catch (error) {
@@ -214,7 +240,7 @@ export function poolTransport(options: PoolTransportOptions): PoolTransport {
         return await pool.execute((factory, ctx) => {
           const direct: TransportFactory = (params) => {
             const t = factory({ ...params, retryCount: 0 });
-            const request = ((args: RpcArgs) => attempt(t, args, passSignal ? ctx.signal : undefined, undefined)) as RequestFn;
+            const request = ((args: RpcArgs) => attempt(t, args, passSignal && hearsSignal(t) ? ctx.signal : undefined, undefined)) as RequestFn;
             return { config: { key, name, type: 'endpointPool', request, retryCount: 0 }, request, value: { pool, endpoint: ctx.endpoint } };
           };
           return fn(direct, ctx.endpoint);
@@ -236,6 +262,11 @@ class UnsupportedMemory {
 
   constructor(ttlMs: number) {
     this.#ttlMs = ttlMs;
+  }
+
+  /** Whether anything is remembered for `method` (cheap: the hot path asks this first). */
+  has(method: string): boolean {
+    return this.#byMethod.size !== 0 && this.#byMethod.has(method);
   }
 
   remember(method: string, endpoint: string, error: unknown, now: number): void {
