@@ -35,6 +35,7 @@ import { RpcReads, type RpcReadOptions } from '../rpc/reads.js';
 import { isEndpointTaken } from '../rpc/quorum.js';
 import { rpcAnswerKey } from '../rpc/answer-key.js';
 import { redactError } from '../extras/redact.js';
+import { HeadTracker, headFromAnswer, requiredHead, type HeadOptions } from '../rpc/heads.js';
 
 /** An endpoint given as a viem transport or as a URL (then `http` is required). */
 export type ViemEndpoint = Omit<EndpointConfig<TransportFactory>, 'conn' | 'name'> &
@@ -69,6 +70,12 @@ export interface PoolTransportOptions extends Omit<PoolOptions<TransportFactory>
    * once. 0 turns this off. @default 600000
    */
   readonly rememberUnsupportedMs?: number;
+  /**
+   * Head-aware routing: endpoints more than `maxLagBlocks` behind the best head seen in
+   * answers (or stalled `stallMs` while others advance) are left out of reads of
+   * latest/pending and of blocks they do not have yet. @default undefined (off)
+   */
+  readonly heads?: HeadOptions | undefined;
   /** @default 'endpointPool' */
   readonly key?: string;
   /** @default 'Endpoint pool' */
@@ -122,6 +129,7 @@ const TRANSPORT_KEYS: Record<keyof PoolTransportOptions, true> & KnownKeys = {
   http: true,
   passSignal: true,
   quorum: true,
+  heads: true,
   coalesce: true,
   keccak256: true,
   rememberUnsupportedMs: true,
@@ -142,11 +150,13 @@ export function poolTransport(options: PoolTransportOptions): PoolTransport {
     name = 'Endpoint pool',
     quorum,
     coalesce,
+    heads,
     ...poolOptions
   } = options;
   /** Where each error came from: the request's method (for overrides) and the endpoint. */
   const origin = new WeakMap<object, { method: string; endpoint: string | undefined }>();
   const unsupported = new UnsupportedMemory(rememberUnsupportedMs);
+  const tracker = heads !== undefined ? new HeadTracker(heads) : undefined;
   const classify: Classifier = (error) => {
     if (isEndpointTaken(error)) return 'unsupported';
     const from = typeof error === 'object' && error !== null ? origin.get(error) : undefined;
@@ -188,7 +198,9 @@ export function poolTransport(options: PoolTransportOptions): PoolTransport {
   const attempt = async (t: TransportInstance, args: RpcArgs, signal: AbortSignal | undefined, endpoint: string | undefined): Promise<unknown> => {
     const opts: RpcRequestOptions = signal === undefined ? NO_SIGNAL : { retryCount: 0, signal };
     try {
-      return await t.request(args, opts);
+      const result = await t.request(args, opts);
+      if (tracker !== undefined && endpoint !== undefined) { const b = headFromAnswer(args.method, args.params, result); if (b !== undefined) tracker.observe(endpoint, b, pool.clock.now()); }
+      return result;
     } catch (error) {
       // viem's errors carry the request URL (and an API key in its path): cut it to the host.
       redactError(error);
@@ -209,11 +221,16 @@ export function poolTransport(options: PoolTransportOptions): PoolTransport {
     const request = (async (args: RpcArgs, reqOptions?: RpcRequestOptions) => {
       const skip = unsupported.excluded(args.method, pool.endpointNames, pool.clock.now());
       if (skip !== undefined && (skip.all || (pin !== undefined && skip.names.includes(pin)))) throw skip.error;
-      const exec: ExecuteOptions = {
+      let exec: ExecuteOptions = {
         ...(reqOptions?.signal !== undefined ? { signal: reqOptions.signal } : {}),
         ...(pin !== undefined ? { pin } : {}),
         ...(skip !== undefined ? { exclude: skip.names } : {}),
       };
+      if (tracker !== undefined) {
+        const need = requiredHead(args.method, args.params);
+        const behind = need === undefined ? [] : tracker.cannotServe(need, pool.clock.now());
+        if (behind.length > 0 && behind.length < pool.endpointNames.length) exec = { ...exec, exclude: [...(exec.exclude ?? []), ...behind] };
+      }
       try {
         return await reads.request(args.method, args.params, exec, reqOptions?.quorum ?? need, (e, guard) =>
           pool.execute(async (factory, ctx) => {

@@ -1,0 +1,54 @@
+import { describe, expect, it } from 'vitest';
+import { HeadTracker, headFromAnswer, requiredHead } from '../src/rpc/heads.js';
+
+describe('HeadTracker', () => {
+  it('marks an endpoint more than maxLagBlocks behind the best head', () => {
+    const t = new HeadTracker({ maxLagBlocks: 2, stallMs: 1000 });
+    t.observe('a', 10, 0); t.observe('b', 8, 0); t.observe('c', 7, 0);
+    expect(t.lagging(0)).toEqual(['c']);
+    t.observe('c', 9, 1);
+    expect(t.lagging(1)).toEqual([]);
+    expect(t.best()).toBe(10);
+  });
+  it('ignores lower or invalid observations', () => {
+    const t = new HeadTracker();
+    t.observe('a', 10, 0); t.observe('a', 5, 1); t.observe('a', Number.NaN, 2);
+    expect(t.head('a')).toBe(10);
+  });
+  it('treats a stalled head as lagging only while another advances', () => {
+    const t = new HeadTracker({ maxLagBlocks: 5, stallMs: 1000 });
+    t.observe('a', 10, 0); t.observe('b', 10, 0);
+    expect(t.lagging(5000)).toEqual([]); // nobody advanced: chain idle, not a stall
+    t.observe('a', 11, 500);
+    expect(t.lagging(999)).toEqual([]);
+    expect(t.lagging(1000)).toEqual(['b']);
+    t.observe('b', 11, 1001);
+    expect(t.lagging(1001)).toEqual([]);
+  });
+  it('cannotServe adds endpoints whose head is below a named block', () => {
+    const t = new HeadTracker({ maxLagBlocks: 2 });
+    t.observe('a', 10, 0); t.observe('b', 9, 0);
+    expect(t.cannotServe(10, 0)).toEqual(['b']);
+    expect(t.cannotServe(9, 0)).toEqual([]);
+    expect(t.cannotServe('latest', 0)).toEqual([]);
+  });
+});
+
+describe('requiredHead / headFromAnswer', () => {
+  it('names the block a read needs', () => {
+    expect(requiredHead('eth_blockNumber', [])).toBe('latest');
+    expect(requiredHead('eth_getBlockByNumber', ['latest', false])).toBe('latest');
+    expect(requiredHead('eth_getBlockByNumber', ['0x1f', false])).toBe(31);
+    expect(requiredHead('eth_call', [{}, '0xa'])).toBe(10);
+    expect(requiredHead('eth_getBalance', ['0xabc', 'pending'])).toBe('latest');
+    expect(requiredHead('eth_getBalance', ['0xabc', 'earliest'])).toBeUndefined();
+    expect(requiredHead('eth_call', [{}, { blockNumber: '0x2' }])).toBe(2);
+    expect(requiredHead('eth_sendRawTransaction', ['0x00'])).toBeUndefined();
+  });
+  it('reads heads from answers', () => {
+    expect(headFromAnswer('eth_blockNumber', [], '0x10')).toBe(16);
+    expect(headFromAnswer('eth_getBlockByNumber', ['latest', false], { number: '0x5' })).toBe(5);
+    expect(headFromAnswer('eth_getBlockByNumber', ['latest', false], null)).toBeUndefined();
+    expect(headFromAnswer('eth_getBalance', [], '0x10')).toBeUndefined();
+  });
+});
