@@ -54,15 +54,18 @@ export type RandomSource = () => number;
  * else 0.5 (a source that throws, answers NaN, Infinity, 1 or a non-number).
  */
 export function guardRandom(random: RandomSource): RandomSource {
-  return () => {
-    let r: unknown;
-    try {
-      r = random();
-    } catch {
-      return 0.5;
-    }
-    return typeof r === 'number' && r >= 0 && r < 1 ? r : 0.5;
-  };
+  return () => safeDraw(random);
+}
+
+/** One draw from `random`, or 0.5 when it throws or answers outside [0, 1). */
+export function safeDraw(random: RandomSource): number {
+  let r: unknown;
+  try {
+    r = random();
+  } catch {
+    return 0.5;
+  }
+  return typeof r === 'number' && r >= 0 && r < 1 ? r : 0.5;
 }
 
 /** The wall-clock reading of `clock` (`wallNow()`, or `now()` for a clock without one). */

@@ -12,7 +12,7 @@
  * A random source that throws or answers outside [0, 1) (NaN, Infinity) counts as 0.5 for
  * that draw, so it cannot turn a backoff into an endless wait.
  */
-import type { RandomSource } from '../base/clock.js';
+import { safeDraw, type RandomSource } from '../base/clock.js';
 import { invalidOption } from '../base/errors.js';
 import { finite, oneOf, optionsObject, type KnownKeys } from '../options/validate.js';
 
@@ -30,16 +30,7 @@ export interface BackoffOptions {
 /** 2^30 × initialMs already exceeds any sane ceiling; clamping keeps the arithmetic finite. */
 const MAX_EXPONENT = 30;
 
-/** One draw from `random`, or 0.5 when it throws or answers outside [0, 1). */
-function draw(random: RandomSource): number {
-  let r: unknown;
-  try {
-    r = random();
-  } catch {
-    return 0.5;
-  }
-  return typeof r === 'number' && r >= 0 && r < 1 ? r : 0.5;
-}
+const draw = safeDraw;
 
 /**
  * The delay before retry number `retry` (1 for the first retry). `previousMs` is the
