@@ -2,19 +2,12 @@
 import { describe, expect, test } from 'vitest';
 import { Pool, isPoolError, type PoolError } from '../src/index.js';
 import { FakeClock } from '../src/testing/index.js';
+import { failure } from './support.js';
 
 function pool(classify: (e: unknown) => unknown, maxAttempts = 3): Pool<string> {
   return new Pool<string>({ endpoints: [{ name: 'a', conn: 'a' }], classify: classify as never, clock: new FakeClock(), maxAttempts });
 }
 
-async function failure(p: Promise<unknown>): Promise<PoolError> {
-  const e = await p.then(
-    () => undefined,
-    (err: unknown) => err,
-  );
-  if (!isPoolError(e)) throw new Error(`expected a PoolError, got ${String(e)}`);
-  return e;
-}
 
 const rejects = () => Promise.reject(new Error('boom'));
 

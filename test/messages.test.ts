@@ -5,16 +5,8 @@
  */
 import { describe, expect, test } from 'vitest';
 import { isPoolError, type PoolError } from '../src/index.js';
-import { fail, harness, hang, ok, start } from './support.js';
+import { fail, failure, harness, hang, ok, start } from './support.js';
 
-async function failure(p: Promise<unknown>): Promise<PoolError> {
-  const e = await p.then(
-    () => undefined,
-    (err: unknown) => err,
-  );
-  if (!isPoolError(e)) throw new Error(`expected a PoolError, got ${String(e)}`);
-  return e;
-}
 
 describe('failure messages', () => {
   test('PERMANENT and RETRY_NARROWER name the endpoint', async () => {

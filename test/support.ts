@@ -5,7 +5,7 @@
  * takes the next behaviour from its queue (or the default) and settles after its delay on
  * the fake clock. Errors carry the class the test's classifier returns.
  */
-import { Pool, type ClassifyResult, type PoolEvent, type PoolOptions } from '../src/index.js';
+import { Pool, isPoolError, type ClassifyResult, type PoolError, type PoolEvent, type PoolOptions } from '../src/index.js';
 import { FakeClock, RecordingMetrics } from '../src/testing/index.js';
 import type { AttemptContext } from '../src/index.js';
 
@@ -120,4 +120,14 @@ export function start<T>(p: Promise<T>): { readonly settled: boolean; readonly v
     },
   );
   return box;
+}
+
+/** The `PoolError` a call rejected with (throws if it resolved or rejected with something else). */
+export async function failure(p: Promise<unknown>): Promise<PoolError> {
+  const e = await p.then(
+    () => undefined,
+    (err: unknown) => err,
+  );
+  if (!isPoolError(e)) throw new Error(`expected a PoolError, got ${String(e)}`);
+  return e;
 }
