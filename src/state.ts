@@ -8,7 +8,7 @@ import type { EndpointState } from './selection/endpoint.js';
 import { buildEndpointSet } from './selection/endpoint-set.js';
 import { deliver, Listeners, type EventListener, type PoolEvent } from './base/events.js';
 import { safeIncrement, type MetricsSink } from './base/metrics.js';
-import type { ResolvedRateLimit } from './limits/quota.js';
+import { keyLevel, type ResolvedRateLimit } from './limits/quota.js';
 import { TimeoutQueue } from './call/timeouts.js';
 import { PermitQueue, type PermitWaiter } from './call/permit-queue.js';
 import { defaultPlan, type CallPlan } from './call/plan.js';
@@ -67,7 +67,7 @@ export class PoolState<C> {
   readonly defaultPlan: CallPlan<C>;
   onIdle: (() => void) | undefined;
   /** The calendar reading, for daily resets only (everything else runs on the monotonic `clock.now()`). */
-  readonly #wall = (): number => wallNow(this.clock);
+  readonly wall = (): number => wallNow(this.clock);
 
   constructor(opts: ResolvedOptions, clock: Clock, random: RandomSource, metrics: MetricsSink | undefined, listener: EventListener | undefined) {
     this.opts = opts;
@@ -86,7 +86,7 @@ export class PoolState<C> {
     this.#timeSuccesses();
     const store = opts.sharedQuota?.store;
     if (typeof store?.subscribe === 'function') this.#unsubscribe = store.subscribe((key, state) => this.applyShared(key, state));
-    this.#reports = typeof store?.report === 'function';
+    this.#reports = typeof store?.report === 'function' || typeof store?.parkEndpoint === 'function';
   }
 
   #timeSuccesses(): void {
@@ -129,6 +129,15 @@ export class PoolState<C> {
           q.parkedUntil = now + state.parkedForMs;
           this.emit({ type: 'endpoint-parked', endpoint: ep.name, untilMs: q.parkedUntil });
         }
+        const keyParkMs = state.parkedEndpoints?.get(ep.name);
+        if (keyParkMs !== undefined && keyParkMs > 0) {
+          // A key parked elsewhere: parked here too (its own level in a group), until the same reset.
+          const level = q.grouped ? (ep.own ??= keyLevel(q, ep.name, this.opts.dailyResetUtcHour, now, this.wall)) : q;
+          if (level.parkedUntil < now + keyParkMs - 1000) {
+            level.parkedUntil = now + keyParkMs;
+            this.emit({ type: 'endpoint-parked', endpoint: ep.name, untilMs: level.parkedUntil });
+          }
+        }
         if (state.disabled.has(ep.name)) {
           if (!ep.disabled) {
             ep.disabled = true;
@@ -154,6 +163,8 @@ export class PoolState<C> {
         change = { type: 'ceiling', perSecond: event.perSecond };
         break;
       case 'endpoint-parked':
+        // In a group only the key is parked (call/outcome.ts): a `parked` change would park its siblings too.
+        if (this.byName.get(event.endpoint)?.quota.grouped === true) return this.#shareKeyPark(event.endpoint, event.untilMs);
         change = { type: 'parked', forMs: event.untilMs - this.clock.now() };
         break;
       case 'endpoint-disabled':
@@ -174,10 +185,22 @@ export class PoolState<C> {
     }
   }
 
+  /** Parks a key of a group for the fleet (`store.parkEndpoint`), when the store can. */
+  #shareKeyPark(endpoint: string, untilMs: number): void {
+    const limit = this.byName.get(endpoint)?.quota.shared;
+    const store = this.opts.sharedQuota?.store;
+    if (limit === undefined || typeof store?.parkEndpoint !== 'function') return;
+    try {
+      void Promise.resolve(store.parkEndpoint(limit, endpoint, untilMs - this.clock.now())).catch(() => undefined);
+    } catch {
+      // As with report: a store must never break the call that learned something.
+    }
+  }
+
   /** Validates and installs an endpoint set, keeping the state of endpoints kept by name. */
   setEndpoints(configs: unknown, groups: unknown = this.groups): void {
     const previous = this.endpoints.length === 0 ? undefined : { endpoints: this.endpoints, byName: this.byName, groups: this.groups };
-    const next = buildEndpointSet<C>(configs, groups, previous, this.#limits, this.opts.breaker, this.opts.dailyResetUtcHour, this.clock.now(), this.random, this.#wall);
+    const next = buildEndpointSet<C>(configs, groups, previous, this.#limits, this.opts.breaker, this.opts.dailyResetUtcHour, this.clock.now(), this.random, this.wall);
     this.endpoints = next.endpoints;
     this.byName = next.byName;
     this.groups = next.groups;

@@ -18,7 +18,7 @@
  * group's configured rate and is dropped once it reaches the group's ceiling.
  */
 import type { Verdict } from '../base/classify.js';
-import { Quota } from '../limits/quota.js';
+import { keyLevel, type Quota } from '../limits/quota.js';
 import type { EndpointState } from '../selection/endpoint.js';
 import type { PoolState } from '../state.js';
 
@@ -67,9 +67,7 @@ export function learnCeiling<C>(s: PoolState<C>, ep: EndpointState<C>, verdict: 
 
 /** A grouped endpoint's own level, created on first use. */
 export function ownLevel<C>(s: PoolState<C>, ep: EndpointState<C>, now: number): Quota {
-  // Paced with the group's margin: the key's path has the same jitter.
-  const limit = { perSecond: undefined, burst: undefined, mode: 'paced', marginMs: ep.quota.marginMs, perDay: undefined, dailyStopFraction: 1 } as const;
-  return (ep.own ??= new Quota(limit, s.opts.dailyResetUtcHour, now, `key:${ep.name}`));
+  return (ep.own ??= keyLevel(ep.quota, ep.name, s.opts.dailyResetUtcHour, now, s.wall));
 }
 
 function defaultScope<C>(s: PoolState<C>, ep: EndpointState<C>, n: number, now: number): 'key' | 'group' {

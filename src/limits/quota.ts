@@ -242,6 +242,16 @@ export class Quota {
   }
 }
 
+/**
+ * A grouped key's own level (see call/ceilings.ts): no limit of its own until a hint
+ * describes the key, paced with the group's margin (the key's path has the same jitter),
+ * parked alone when the key's own day is spent. `wall` is the calendar, for that reset.
+ */
+export function keyLevel(group: Quota, endpoint: string, resetUtcHour: number, now: number, wall?: () => number): Quota {
+  const limit = { perSecond: undefined, burst: undefined, mode: 'paced', marginMs: group.marginMs, perDay: undefined, dailyStopFraction: 1 } as const;
+  return new Quota(limit, resetUtcHour, now, `key:${endpoint}`, wall);
+}
+
 const MODES = ['bucket', 'paced'] as const;
 const RATE_LIMIT_KEYS: Record<keyof RateLimitOptions, true> & KnownKeys = {
   perSecond: true,

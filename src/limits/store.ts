@@ -52,6 +52,12 @@ export interface SharedState {
   readonly parkedForMs: number;
   /** Endpoints of the quota disabled by some process, each with how long the mark holds. */
   readonly disabled: ReadonlyMap<string, number>;
+  /**
+   * Endpoints of the quota parked by some process (a key of a group whose own day is spent,
+   * see `parkEndpoint`), each with how long until the daily reset frees it. Absent from a
+   * store without `parkEndpoint`.
+   */
+  readonly parkedEndpoints?: ReadonlyMap<string, number>;
 }
 
 export interface LimiterStore {
@@ -80,6 +86,16 @@ export interface LimiterStore {
    * store. The pool calls it after applying the change locally; it must not reject.
    */
   report?(limit: SharedLimit, change: SharedChange): Promise<void>;
+  /**
+   * Optional: parks one endpoint of `limit` for every process on the store, for `forMs`
+   * (until the next daily reset, as the reporting process reads its wall clock). The pool
+   * calls it when a key of a group says its own day is spent: the group's quota stays open
+   * to the other keys, so a `parked` change (which parks the whole quota) would be wrong.
+   * The store hands the mark back in `SharedState.parkedEndpoints` and forgets it once
+   * `forMs` has passed. Without it, such a park stays in the process that learned it (the
+   * others find out by asking the key). It must not reject.
+   */
+  parkEndpoint?(limit: SharedLimit, endpoint: string, forMs: number): Promise<void>;
   /**
    * Optional: calls `listener` with a quota's shared state whenever the store learns that it
    * changed (a store returns it with admission answers, so every process hears of a change
