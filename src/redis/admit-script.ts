@@ -186,8 +186,11 @@ return out
  * script to every process whose version differs.
  *
  * KEYS[1] the limit's `state` hash. ARGV kind ('ceiling' | 'parked' | 'disabled' |
- * 'enabled'), value (ceiling per second | ms until unparked | endpoint name), ttlMs.
- * Fields: `c` learned ceiling, `p` parked until, `d:<endpoint>` disabled until (Redis ms);
+ * 'enabled' | 'key-parked'), value (ceiling per second | ms until unparked | endpoint name),
+ * ttlMs (for 'key-parked': ms until the endpoint is unparked).
+ * Fields: `c` learned ceiling, `p` parked until, `d:<endpoint>` disabled until, `k:<endpoint>`
+ * one endpoint of the limit parked until (Redis ms; the admission script hands it back like
+ * `d:` and does not refuse on it: `acquire` does not say which endpoint it is for);
  * `v` the version, Redis's time of the last change. The hash expires with its longest entry.
  */
 export const REPORT_LUA = `
@@ -204,6 +207,8 @@ elseif kind == 'parked' then
   redis.call('HSET', KEYS[1], 'p', string.format('%.0f', now + ttl))
 elseif kind == 'disabled' then
   redis.call('HSET', KEYS[1], 'd:' .. ARGV[2], string.format('%.0f', now + ttl))
+elseif kind == 'key-parked' then
+  redis.call('HSET', KEYS[1], 'k:' .. ARGV[2], string.format('%.0f', now + ttl))
 elseif kind == 'enabled' then
   redis.call('HDEL', KEYS[1], 'd:' .. ARGV[2])
   ttl = 0

@@ -14,7 +14,8 @@
  * flight are asked for together, in one script run.
  *
  * Fleet knowledge: `report(limit, change)` writes a learned ceiling, a parked quota or a
- * disabled endpoint into the limit's state hash; every admission answer carries that state
+ * disabled endpoint into the limit's state hash, `parkEndpoint` one key of a group parked
+ * until the daily reset (handed out until then, not after); every admission answer carries that state
  * when it changed since this process last saw it, and `subscribe` listeners (the pool) get
  * it. The admission script itself obeys a learned ceiling and a parked quota at once.
  *
@@ -37,7 +38,7 @@ import { RedisStoreError } from './errors.js';
 import { ADMIT_LUA, REPORT_LUA } from './admit-script.js';
 import { Connection, LuaScript } from './script.js';
 import { checkCommander, keyOf, resolvePrefix } from './options.js';
-import { ClockOffset, argsFor, changeArgs, parseAnswer, type Answer } from './wire.js';
+import { ClockOffset, argsFor, changeArgs, keyParkArgs, parseAnswer, type Answer } from './wire.js';
 
 export interface RedisStoreOptions {
   /** Names this pool's keys (and their hash tag), to keep apart pools or apps sharing a Redis. @default 'endpoint-pool:' */
@@ -88,6 +89,7 @@ const STORE_OPTION_KEYS: Record<keyof RedisStoreOptions, true> & KnownKeys = {
 export interface RedisStore extends LimiterStore {
   readonly degradedHoldMs: number;
   report(limit: SharedLimit, change: SharedChange): Promise<void>;
+  parkEndpoint(limit: SharedLimit, endpoint: string, forMs: number): Promise<void>;
   subscribe(listener: (key: string, state: SharedState) => void): () => void;
   /** The keys holding a limit's state. */
   keysOf(limit: SharedLimit): RedisLimitKeys;
@@ -288,6 +290,15 @@ export function createRedisStore(client: RedisCommander, options: RedisStoreOpti
       let args: string[];
       try {
         args = changeArgs(change, learnedTtlMs, disabledTtlMs);
+      } catch (error) {
+        return Promise.resolve(reportError(options.onError, error));
+      }
+      return reportScript.run([keysFor(prefix, limit.key).state], args).then(noop, (error: unknown) => reportError(options.onError, error));
+    },
+    parkEndpoint(limit, endpoint, forMs) {
+      let args: string[];
+      try {
+        args = keyParkArgs(endpoint, forMs);
       } catch (error) {
         return Promise.resolve(reportError(options.onError, error));
       }

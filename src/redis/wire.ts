@@ -63,6 +63,14 @@ export function changeArgs(change: SharedChange, learnedTtlMs: number, disabledT
   throw new TypeError(`RedisStore.report: expected a change ({ type: 'ceiling' | 'parked' | 'disabled' | 'enabled', … }), got ${JSON.stringify(change)}`);
 }
 
+/** The report script's arguments for one endpoint of a limit parked for `forMs`. */
+export function keyParkArgs(endpoint: string, forMs: number): string[] {
+  if (typeof endpoint !== 'string' || endpoint === '' || !(forMs > 0) || !Number.isFinite(forMs)) {
+    throw new TypeError(`RedisStore.parkEndpoint: expected an endpoint name and a duration > 0 in ms, got ${JSON.stringify(endpoint)} and ${String(forMs)}`);
+  }
+  return ['key-parked', endpoint, String(Math.ceil(forMs))];
+}
+
 export interface Answer {
   readonly refusedMs: number;
   readonly version: string;
@@ -92,6 +100,7 @@ export function parseAnswer(reply: unknown): Answer {
   let ceilingPerSecond: number | undefined;
   let parkedForMs = 0;
   const disabled = new Map<string, number>();
+  const parkedEndpoints = new Map<string, number>();
   for (let i = 0; i + 1 < pairs.length; i += 2) {
     const field = String(pairs[i]);
     const value = Number(pairs[i + 1]);
@@ -99,6 +108,7 @@ export function parseAnswer(reply: unknown): Answer {
     if (field === 'c') ceilingPerSecond = value > 0 ? value : undefined;
     else if (field === 'p') parkedForMs = value;
     else if (field.startsWith('d:')) disabled.set(field.slice(2), value);
+    else if (field.startsWith('k:')) parkedEndpoints.set(field.slice(2), value);
   }
-  return { refusedMs, version, state: { ceilingPerSecond, parkedForMs, disabled }, slots, redisNow };
+  return { refusedMs, version, state: { ceilingPerSecond, parkedForMs, disabled, parkedEndpoints }, slots, redisNow };
 }
