@@ -122,6 +122,16 @@ describe("a group key's spent day, shared through the store", () => {
     expect(await one.pool.execute(one.op)).toBe('k2');
   });
 
+  test('a parkEndpoint that throws or rejects changes nothing for the call that learned the spent day', async () => {
+    for (const bad of [() => { throw new Error('sync'); }, () => Promise.reject(new Error('async'))]) {
+      const { one, store } = fleet();
+      store.parkEndpoint = bad as never;
+      one.eps.k1!.then(fail({ class: 'rate-limited', dailyQuotaExhausted: true }));
+      expect(await one.pool.execute(one.op)).toBe('k2');
+      expect(one.pool.stats()[0]!.status).toBe('parked');
+    }
+  });
+
   test('an endpoint alone still parks its quota for the fleet through report', async () => {
     const clock = new FakeClock(START);
     const { store, reported, keyParked } = memoryStore(clock);
