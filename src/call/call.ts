@@ -22,7 +22,7 @@ import type { EndpointState } from '../selection/endpoint.js';
 import { selectPinned } from '../selection/selector.js';
 import type { PoolState } from '../state.js';
 import { admissionTimedOut, askStore, needsAdmission, type AdmissionHost } from './admission.js';
-import { Attempt, claimSlot, isThenable, NotAPromiseError, releaseSlot, startAttempt, type AttemptOwner } from './attempt.js';
+import { Attempt, claimSlot, isThenable, NotAPromiseError, releaseSlot, startAttempt, watchAttempt, type AttemptOwner } from './attempt.js';
 import { reauthenticate, type ReauthHost } from './auth.js';
 import { backoffDelay } from './backoff.js';
 import type { Operation } from './context.js';
@@ -202,7 +202,7 @@ export class Call<C, T> extends Waiting<C> implements AttemptOwner<C>, Admission
       this.#backedOff = false;
       this.queueWaitEnds();
     }
-    const a = new Attempt<C>(this, ep, n, this.deadlineAt, ep.breaker.enter(now), now);
+    const a = new Attempt<C>(this, ep, n, ep.breaker.enter(now), now);
     claimSlot(ep, now);
     if (asHedge) this.#hedging!.running.push(a);
     else {
@@ -215,16 +215,13 @@ export class Call<C, T> extends Waiting<C> implements AttemptOwner<C>, Admission
     try {
       pending = this.#op(ep.conn, a);
     } catch (error) {
-      return this.#failed(a, error, true);
+      return this.attemptFailed(a, error, true);
     }
-    if (!isThenable(pending)) return this.#failed(a, new NotAPromiseError(pending), true);
+    if (!isThenable(pending)) return this.attemptFailed(a, new NotAPromiseError(pending), true);
     try {
-      pending.then(
-        (value) => this.#succeeded(a, value as T),
-        (error: unknown) => this.#failed(a, error, false),
-      );
+      watchAttempt(a, pending);
     } catch (error) {
-      this.#failed(a, error, true);
+      this.attemptFailed(a, error, true);
     }
   }
 
@@ -238,17 +235,17 @@ export class Call<C, T> extends Waiting<C> implements AttemptOwner<C>, Admission
     if (!this.#othersRunning()) this.releaseAfterSend();
   }
 
-  #succeeded(a: Attempt<C>, value: T): void {
+  attemptSucceeded(a: Attempt<C>, value: unknown): void {
     if (a.done) return;
     this.#endAttempt(a);
     recordSuccess(this.s, a, this.id);
     if (this.settled) return;
     this.settled = true;
     this.#cleanup('superseded');
-    this.#resolve(value);
+    this.#resolve(value as T);
   }
 
-  #failed(a: Attempt<C>, error: unknown, sync: boolean): void {
+  attemptFailed(a: Attempt<C>, error: unknown, sync: boolean): void {
     if (a.done) return;
     this.#endAttempt(a);
     this.#lastError = error;

@@ -26,7 +26,7 @@ const INF = Number.POSITIVE_INFINITY;
 export abstract class Waiting<C> implements Waiter, QueuedWaiter {
   protected readonly s: PoolState<C>;
   /** When the call's deadline passes, in clock time (`Infinity`: none). */
-  protected deadlineAt = INF;
+  deadlineAt = INF;
   protected waiting: WaitState = 'none';
   /** The call's promise has settled: nothing may resume it. */
   protected settled = false;
