@@ -13,7 +13,6 @@
  * for the rules: permit scope, attempt timeouts under the deadline, backoff only before a
  * tried endpoint, state before events, nothing left behind on any exit).
  */
-import type { Verdict } from '../base/classify.js';
 import { PoolError, invalidOption, type PoolErrorCode } from '../base/errors.js';
 import type { CancelReason } from '../base/events.js';
 import { METRICS } from '../base/metrics.js';
@@ -30,7 +29,7 @@ import { Hedging, type HedgeHost } from './hedging.js';
 import { attemptCount, newVerdict, permanentMessage, recordCallFailure, recordCancel, recordFailure, recordSuccess, recordTimeout } from './outcome.js';
 import { resolvePlan, type CallPlan } from './plan.js';
 import { Waiting, type WaitState } from './waits.js';
-import { attemptLimit, keepError, lastPoolError, nothingCanAdmit } from './limits-of-a-call.js';
+import { attemptLimit, CallHistory, keepError, lastPoolError, nothingCanAdmit } from './limits-of-a-call.js';
 import { unwatchAbort, watchAbort, type AbortWatcher } from './signals.js';
 
 const INF = Number.POSITIVE_INFINITY;
@@ -44,16 +43,7 @@ export class Call<C, T> extends Waiting<C> implements AttemptOwner<C>, Admission
   tried: EndpointState<C>[] | undefined;
   /** Attempts started so far. */
   attempts = 0;
-  /** Replays after a credential refresh: attempts that spend no retry budget. */
-  #replays = 0;
-  /** Endpoints whose credentials this call already refreshed. */
-  #refreshed: EndpointState<C>[] | undefined;
-  #retries = 0;
-  #lastDelay = 0;
-  #lastError: unknown = undefined;
   #lastEndpoint: EndpointState<C> | undefined;
-  /** The cooldown set by the last failure when it was rate-limited. */
-  #lastRetryAfterMs: number | undefined;
   /** Set by a retryable failure; cleared by the next attempt or the `retry-scheduled` event. */
   #retryPending = false;
   /** A sleep happened since the last failure, so a tried endpoint may be used at once. */
@@ -62,10 +52,8 @@ export class Call<C, T> extends Waiting<C> implements AttemptOwner<C>, Admission
   readonly #hedging: Hedging<C> | undefined;
   /** The current selection came from a tier in panic mode (its breakers are ignored). */
   #panic = false;
-  /** The endpoint the shared store is being asked about. */
-  #admitting: EndpointState<C> | undefined;
-  /** Made at the first failure (most calls never fail): heap per call in flight. */
-  #verdict: Verdict | undefined;
+  /** Failures, retries, replays, the store: made at first need (most calls never fail). */
+  #h: CallHistory<C> | undefined;
 
   constructor(s: PoolState<C>, op: Operation<C, T>, options: ExecuteOptions | undefined) {
     super(s);
@@ -122,7 +110,7 @@ export class Call<C, T> extends Waiting<C> implements AttemptOwner<C>, Admission
 
   protected waitTimedOut(was: WaitState): void {
     if (was === 'sleep') this.#next();
-    else if (was === 'admission' && this.s.clock.now() < this.deadlineAt) admissionTimedOut(this.s, this, this.#admitting!);
+    else if (was === 'admission' && this.s.clock.now() < this.deadlineAt) admissionTimedOut(this.s, this, this.#h!.admitting!);
     else this.#deadlineExceeded();
   }
 
@@ -139,8 +127,9 @@ export class Call<C, T> extends Waiting<C> implements AttemptOwner<C>, Admission
     switch (sel.kind) {
       case 'endpoint':
         if (sel.tried && !this.#backedOff) {
-          const delay = backoffDelay(++this.#retries, this.#plan.backoff, s.random, this.#lastDelay);
-          this.#lastDelay = delay;
+          const h = this.#history();
+          const delay = backoffDelay(++h.retries, this.#plan.backoff, s.random, h.lastDelay);
+          h.lastDelay = delay;
           return this.#sleep(delay, false);
         }
         this.#panic = sel.panic === true;
@@ -166,13 +155,13 @@ export class Call<C, T> extends Waiting<C> implements AttemptOwner<C>, Admission
   #admit(ep: EndpointState<C>, now: number): void {
     if (!this.permitToSend()) return;
     if (!needsAdmission(this.s, ep, now)) return this.#launch(ep, now);
-    this.#admitting = ep;
+    this.#history().admitting = ep;
     this.waitFor('admission', this.s.opts.sharedQuota!.timeoutMs);
     askStore(this.s, this, ep);
   }
 
   awaitingAdmission(ep: EndpointState<C>): boolean {
-    return !this.settled && this.waiting === 'admission' && this.#admitting === ep;
+    return !this.settled && this.waiting === 'admission' && this.#h?.admitting === ep;
   }
 
   /** The store answered, failed or timed out: launch on `ep` if it can still take the attempt, else select again. */
@@ -248,10 +237,11 @@ export class Call<C, T> extends Waiting<C> implements AttemptOwner<C>, Admission
   attemptFailed(a: Attempt<C>, error: unknown, sync: boolean): void {
     if (a.done) return;
     this.#endAttempt(a);
-    this.#lastError = error;
+    const h = this.#history();
+    h.lastError = error;
     const ep = a.ep;
-    const { cls, retryAfterMs, movesOn } = recordFailure(this.s, a, error, sync, (this.#verdict ??= newVerdict()), this.#plan.backoff.maxMs, this.id);
-    this.#lastRetryAfterMs = retryAfterMs;
+    const { cls, retryAfterMs, movesOn } = recordFailure(this.s, a, error, sync, (h.verdict ??= newVerdict()), this.#plan.backoff.maxMs, this.id);
+    h.lastRetryAfterMs = retryAfterMs;
     if (cls === 'transient') keepError(ep, error, this.s.clock.now());
     if (this.settled) return;
     const final = cls === 'permanent' || cls === 'retry-narrower';
@@ -265,14 +255,14 @@ export class Call<C, T> extends Waiting<C> implements AttemptOwner<C>, Admission
     if (movesOn) return this.#retryOrFail();
     switch (cls) {
       case 'permanent':
-        return this.#fail('PERMANENT', permanentMessage(ep.name, error, sync, this.#verdict));
+        return this.#fail('PERMANENT', permanentMessage(ep.name, error, sync, h.verdict));
       case 'retry-narrower':
         return this.#fail('RETRY_NARROWER', `endpoint ${JSON.stringify(ep.name)} asked for a narrower request`);
       case 'unsupported':
         (this.#excluded ??= []).push(ep);
         return this.#retryOrFail();
       case 'unauthorized': {
-        const why = reauthenticate(this.s, ep, (this.#refreshed ??= []), this, a.authGeneration);
+        const why = reauthenticate(this.s, ep, (h.refreshed ??= []), this, a.authGeneration);
         return why === undefined ? this.waitFor('auth', INF) : this.#fail('UNAUTHORIZED', why);
       }
       default:
@@ -280,6 +270,10 @@ export class Call<C, T> extends Waiting<C> implements AttemptOwner<C>, Admission
         this.#retryPending = true;
         return this.#retryOrFail();
     }
+  }
+
+  #history(): CallHistory<C> {
+    return (this.#h ??= new CallHistory<C>());
   }
 
   #markTried(ep: EndpointState<C>): void {
@@ -309,9 +303,10 @@ export class Call<C, T> extends Waiting<C> implements AttemptOwner<C>, Admission
     const s = this.s;
     this.#endAttempt(a);
     const now = s.clock.now();
-    this.#lastError = recordTimeout(s, a, now, this.id);
-    keepError(a.ep, this.#lastError, now);
-    this.#lastRetryAfterMs = undefined;
+    const h = this.#history();
+    h.lastError = recordTimeout(s, a, now, this.id);
+    keepError(a.ep, h.lastError, now);
+    h.lastRetryAfterMs = undefined;
     if (this.settled) return;
     if (now >= this.deadlineAt) return this.#deadlineExceeded();
     this.#markTried(a.ep);
@@ -324,24 +319,24 @@ export class Call<C, T> extends Waiting<C> implements AttemptOwner<C>, Admission
   refreshed(ep: EndpointState<C>): void {
     if (this.settled || this.waiting !== 'auth') return;
     this.stopWaiting();
-    this.#replays++;
+    this.#history().replays++;
     const now = this.s.clock.now();
     if (this.#stillAdmissible(ep, now)) this.#admit(ep, now);
   }
 
   refreshFailed(ep: EndpointState<C>, error: unknown): void {
     if (this.settled || this.waiting !== 'auth') return;
-    this.#lastError = error;
+    this.#history().lastError = error;
     this.#fail('AUTH', `refreshing the credentials of endpoint ${JSON.stringify(ep.name)} failed`);
   }
 
   #retryOrFail(): void {
-    if (this.attempts - this.#replays >= attemptLimit(this.s, this.#plan.maxAttempts)) {
-      return this.#fail('RETRIES_EXHAUSTED', this.attempts === 1 ? 'the only attempt allowed failed' : `all ${this.attempts} attempts failed`, this.#lastRetryAfterMs);
+    if (this.attempts - (this.#h?.replays ?? 0) >= attemptLimit(this.s, this.#plan.maxAttempts)) {
+      return this.#fail('RETRIES_EXHAUSTED', this.attempts === 1 ? 'the only attempt allowed failed' : `all ${this.attempts} attempts failed`, this.#h?.lastRetryAfterMs);
     }
     const budget = this.s.opts.retryBudget;
     if (budget !== undefined && !budget.tryWithdraw(this.s.clock.now())) {
-      return this.#fail('RETRY_BUDGET_EXHAUSTED', `the pool's retry budget is spent; no retry after ${attemptCount(this.attempts)}`, this.#lastRetryAfterMs);
+      return this.#fail('RETRY_BUDGET_EXHAUSTED', `the pool's retry budget is spent; no retry after ${attemptCount(this.attempts)}`, this.#h?.lastRetryAfterMs);
     }
     this.#next();
   }
@@ -368,7 +363,8 @@ export class Call<C, T> extends Waiting<C> implements AttemptOwner<C>, Admission
   #fail(code: PoolErrorCode, message: string, retryAfterMs?: number, cancel: CancelReason = 'aborted', abortReason?: unknown): void {
     if (this.settled) return;
     this.settled = true;
-    const cause = this.#lastError !== undefined ? this.#lastError : code === 'NO_ENDPOINT' ? lastPoolError(this.s) : abortReason;
+    const lastError = this.#h?.lastError;
+    const cause = lastError !== undefined ? lastError : code === 'NO_ENDPOINT' ? lastPoolError(this.s) : abortReason;
     const error = new PoolError(code, message, { cause, attempts: this.attempts, endpoint: this.#lastEndpoint?.name, retryAfterMs: retryAfterMs === INF ? undefined : retryAfterMs });
     this.#cleanup(code === 'CLOSED' ? 'closed' : cancel, abortReason ?? error);
     recordCallFailure(this.s, this.id, error, this.#lastEndpoint);
