@@ -27,7 +27,7 @@ import { backoffDelay } from './backoff.js';
 import type { Operation } from './context.js';
 import { Hedging, type HedgeHost } from './hedging.js';
 import { attemptCount, newVerdict, permanentMessage, recordCallFailure, recordCancel, recordFailure, recordSuccess, recordTimeout } from './outcome.js';
-import { resolvePlan, type CallPlan } from './plan.js';
+import { rejectionOf, resolvePlan, type CallPlan } from './plan.js';
 import { Waiting, type WaitState } from './waits.js';
 import { attemptLimit, CallHistory, keepError, lastPoolError, nothingCanAdmit } from './limits-of-a-call.js';
 import { unwatchAbort, watchAbort, type AbortWatcher } from './signals.js';
@@ -55,12 +55,12 @@ export class Call<C, T> extends Waiting<C> implements AttemptOwner<C>, Admission
   /** Failures, retries, replays, the store: made at first need (most calls never fail). */
   #h: CallHistory<C> | undefined;
 
-  constructor(s: PoolState<C>, op: Operation<C, T>, options: ExecuteOptions | undefined) {
+  constructor(s: PoolState<C>, op: Operation<C, T>, options: ExecuteOptions | undefined, given?: CallPlan<C>) {
     super(s);
     this.#op = op;
     this.id = ++s.callSeq;
     if (typeof op !== 'function') throw invalidOption('operation', 'a function (conn, ctx) => Promise', op);
-    const plan = options === undefined ? s.defaultPlan : resolvePlan(s, options);
+    const plan = given ?? (options === undefined ? s.defaultPlan : resolvePlan(s, options));
     this.#plan = plan;
     this.#excluded = plan.excluded;
     if (plan.hedge !== undefined) this.#hedging = new Hedging(s, this, plan.hedge);
@@ -368,7 +368,7 @@ export class Call<C, T> extends Waiting<C> implements AttemptOwner<C>, Admission
     const error = new PoolError(code, message, { cause, attempts: this.attempts, endpoint: this.#lastEndpoint?.name, retryAfterMs: retryAfterMs === INF ? undefined : retryAfterMs });
     this.#cleanup(code === 'CLOSED' ? 'closed' : cancel, abortReason ?? error);
     recordCallFailure(this.s, this.id, error, this.#lastEndpoint);
-    this.#reject(error);
+    this.#reject(rejectionOf(this.#plan, error));
   }
 
   #cancel(a: Attempt<C>, cancel: CancelReason, abortReason: unknown): void {

@@ -28,7 +28,7 @@ import { invalidOption, isPoolError } from '../base/errors.js';
 import { POOL_ALIASES, POOL_KEYS } from '../options/resolve.js';
 import { checkKeys, type KnownKeys } from '../options/validate.js';
 import type { EndpointConfig, ExecuteOptions, PoolOptions } from '../options/options.js';
-import { Pool } from '../pool.js';
+import { Pool, executeAs } from '../pool.js';
 import { classifyViemError } from './classify.js';
 import { UnsupportedMemory } from './unsupported.js';
 import type { HttpFactory, RequestFn, RpcArgs, RpcRequestOptions, TransportFactory, TransportInstance, TransportParams } from './types.js';
@@ -230,9 +230,6 @@ export function poolTransport(options: PoolTransportOptions): PoolTransport {
     }
     throw error;
   };
-  const rethrow = (error: unknown): never => {
-    throw unwrap(error);
-  };
 
   const build = (pin: string | undefined, need?: number): TransportFactory => (params) => {
     const instanceOf = instances(params);
@@ -283,7 +280,7 @@ export function poolTransport(options: PoolTransportOptions): PoolTransport {
     const request = ((args: RpcArgs, reqOptions?: RpcRequestOptions): Promise<unknown> => {
       try {
         if (plain && reqOptions?.signal === undefined && reqOptions?.quorum === undefined && !unsupported.has(args.method) && reads.isPlain(args.method)) {
-          return pool.execute(operation(args)).then(undefined, rethrow);
+          return executeAs(pool, operation(args), unwrap);
         }
       } catch (error) {
         return Promise.reject(error);
