@@ -16,6 +16,8 @@ import { renderBeyond, runBeyond } from './beyond/sims.mjs';
 import { renderKeyPools, runKeyPools } from './sim/keypools-run.mjs';
 import { measure as measureWaiters } from './waiters/run.mjs';
 import { pathRatios, runPaths } from './paths/run.mjs';
+import { markdown as profilesMarkdown, profilePaths } from './paths/profile.mjs';
+import { measureBundle } from './bundle.mjs';
 
 const smoke = process.argv.includes('--smoke');
 const here = path.dirname(fileURLToPath(import.meta.url));
@@ -38,6 +40,12 @@ write('scale.json', { environment, ...scale });
 const nodes = [process.execPath, ...(process.env.BENCH_NODES ?? '').split(':').filter(Boolean)];
 const paths = await runPaths({ runs: smoke ? 1 : 5, ms: smoke ? 20 : 300, heapCalls: smoke ? 500 : 10_000, nodes, smoke, log });
 write('paths.json', { environment, runs: paths, ratios: paths.map(pathRatios) });
+// Where each path's time goes (CPU profiles; the tables of results/profiles.md, whose summary
+// is written by hand), and what import { Pool } bundles to (results/bundle.json, read in results/bundle.md).
+const profiles = await profilePaths({ ms: smoke ? 100 : 3000, nodes, log });
+write('profiles.json', { environment, profiles });
+fs.writeFileSync(path.join(outDir, 'profiles-tables.md'), profilesMarkdown(profiles));
+write('bundle.json', await measureBundle());
 const sim = await runSim({ ...settings.sim, outDir, log });
 write('sim.json', { environment, ...sim });
 const keypools = await runKeyPools(smoke ? { profiles: 2, minutes: 1, log } : { log });

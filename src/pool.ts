@@ -13,7 +13,8 @@ import type { BreakerSnapshot, BreakerState } from './health/breaker.js';
 import type { Clock } from './base/clock.js';
 import { isEventType, type EventListener, type PoolEventOf, type PoolEventType, type Unsubscribe } from './base/events.js';
 import type { Operation } from './call/context.js';
-import { invalidOption } from './base/errors.js';
+import { invalidOption, type PoolError } from './base/errors.js';
+import { rejectionOf, type CallPlan } from './call/plan.js';
 import type { EndpointConfig, ExecuteOptions, PoolOptions, Priority } from './options/options.js';
 import { resolvePoolOptions } from './options/resolve.js';
 import { durationOrInfinity, plainObject } from './options/validate.js';
@@ -80,9 +81,16 @@ export interface ProbeOptions {
   readonly timeoutMs?: number;
 }
 
+/** The pool's state, for `executeAs` (set once by Pool's static block). */
+let stateOf: <C>(pool: Pool<C>) => PoolState<C>;
+
 export class Pool<C> {
   readonly #s: PoolState<C>;
   #closing: Promise<void> | undefined;
+
+  static {
+    stateOf = (pool) => pool.#s;
+  }
 
   constructor(options: PoolOptions<C>) {
     const r = resolvePoolOptions(options);
@@ -285,4 +293,28 @@ export class Pool<C> {
     if (ep === undefined) throw invalidOption('name', 'the name of an endpoint of this pool', name);
     return ep;
   }
+}
+
+/** Plans on the pool's defaults that map rejections, one per pool and mapping. */
+const mappedPlans = new WeakMap<object, WeakMap<object, CallPlan<unknown>>>();
+
+/**
+ * @internal For the adapters: `pool.execute(op)` with no options, whose promise rejects with
+ * `rejectAs(poolError)` instead of the `PoolError` (events and metrics still get the
+ * `PoolError`). The same as `pool.execute(op).then(undefined, (e) => { throw rejectAs(e) })`
+ * without the extra promise a request in flight would hold.
+ */
+export function executeAs<C, T>(pool: Pool<C>, op: Operation<C, T>, rejectAs: (error: PoolError) => unknown): Promise<T> {
+  const s = stateOf(pool);
+  let plans = mappedPlans.get(s);
+  if (plans === undefined) mappedPlans.set(s, (plans = new WeakMap()));
+  let plan = plans.get(rejectAs) as CallPlan<C> | undefined;
+  if (plan === undefined) plans.set(rejectAs, (plan = { ...s.defaultPlan, rejectAs }) as CallPlan<unknown>);
+  let call: Call<C, T>;
+  try {
+    call = new Call(s, op, undefined, plan);
+  } catch (error) {
+    return Promise.reject(rejectionOf(plan, error as PoolError));
+  }
+  return call.run();
 }

@@ -3,7 +3,8 @@
  *   node fetch-worker.mjs '{"callers":1,"ms":2000}'
  * One server on 127.0.0.1 in this process; the two clients alternate in short blocks
  * (ABBA order) so that both see the same machine load, and the per-request times of each
- * are summed over all blocks. Prints `{ bareNs, pooledNs, ratio }`.
+ * are summed over all blocks, in wall time and in process CPU time. Prints
+ * `{ bareNs, pooledNs, ratio, bareCpuNs, pooledCpuNs, cpuRatio }`.
  */
 import http from 'node:http';
 
@@ -25,12 +26,18 @@ const clients = {
   pooled: async () => (await pooled('/x')).text(),
 };
 
-async function runBlock(call) {
+/** Process CPU time (user + system, µs) of each client's blocks: steadier than wall time on a loaded machine. */
+const cpu = {};
+async function runBlock(call, name) {
   const loops = [];
+  const c0 = process.cpuUsage();
   const t = process.hrtime.bigint();
   for (let k = 0; k < callers; k++) loops.push((async () => { for (let i = 0; i < block; i++) await call(); })());
   await Promise.all(loops);
-  return Number(process.hrtime.bigint() - t);
+  const ns = Number(process.hrtime.bigint() - t);
+  const d = process.cpuUsage(c0);
+  if (name !== undefined) cpu[name] = (cpu[name] ?? 0) + d.user + d.system;
+  return ns;
 }
 
 const total = { bare: 0, pooled: 0 };
@@ -40,7 +47,7 @@ while (Date.now() < warmEnd) for (const c of ['bare', 'pooled']) await runBlock(
 const end = Date.now() + ms;
 while (Date.now() < end) {
   for (const c of ['bare', 'pooled', 'pooled', 'bare']) {
-    total[c] += await runBlock(clients[c]);
+    total[c] += await runBlock(clients[c], c);
     count[c] += block * callers;
   }
 }
@@ -49,4 +56,6 @@ server.closeAllConnections?.();
 server.close();
 const bareNs = total.bare / count.bare;
 const pooledNs = total.pooled / count.pooled;
-console.log(JSON.stringify({ ...args, requests: count.bare + count.pooled, bareNs, pooledNs, ratio: pooledNs / bareNs }));
+const bareCpuNs = (cpu.bare * 1000) / count.bare;
+const pooledCpuNs = (cpu.pooled * 1000) / count.pooled;
+console.log(JSON.stringify({ ...args, requests: count.bare + count.pooled, bareNs, pooledNs, ratio: pooledNs / bareNs, bareCpuNs, pooledCpuNs, cpuRatio: pooledCpuNs / bareCpuNs }));

@@ -52,14 +52,34 @@ export async function runPaths(o) {
       const rs = [];
       for (let r = 0; r < o.runs; r++) rs.push(await runChild(VIEM_WORKER, { callers, ms: o.smoke ? 100 : o.ms * 6 }, [], node));
       const m = (k) => round(median(rs.map((x) => x[k])), 0);
-      viem.push({ callers, customNs: m('customNs'), fallbackNs: m('fallbackNs'), poolNs: m('poolNs'), costVsFallback: round(median(rs.map((x) => x.costVsFallback)), 3), ratios: rs.map((x) => round(x.costVsFallback, 3)) });
+      viem.push({
+        callers,
+        customNs: m('customNs'),
+        fallbackNs: m('fallbackNs'),
+        poolNs: m('poolNs'),
+        costVsFallback: round(median(rs.map((x) => x.costVsFallback)), 3),
+        ratios: rs.map((x) => round(x.costVsFallback, 3)),
+        customCpuNs: m('customCpuNs'),
+        fallbackCpuNs: m('fallbackCpuNs'),
+        poolCpuNs: m('poolCpuNs'),
+        cpuVsFallback: round(median(rs.map((x) => x.cpuVsFallback)), 3),
+        cpuRatios: rs.map((x) => round(x.cpuVsFallback, 3)),
+      });
     }
     // fetch: both clients in one process against one loopback server, alternating (fetch-worker.mjs).
     const fetch = [];
     for (const callers of o.smoke ? [1] : [1, 100]) {
       const rs = [];
       for (let r = 0; r < o.runs; r++) rs.push(await runChild(FETCH_WORKER, { callers, ms: o.smoke ? 100 : o.ms * 6 }, [], node));
-      fetch.push({ callers, bareNs: round(median(rs.map((x) => x.bareNs)), 0), pooledNs: round(median(rs.map((x) => x.pooledNs)), 0), ratio: round(median(rs.map((x) => x.ratio)), 3), ratios: rs.map((x) => round(x.ratio, 3)) });
+      fetch.push({
+        callers,
+        bareNs: round(median(rs.map((x) => x.bareNs)), 0),
+        pooledNs: round(median(rs.map((x) => x.pooledNs)), 0),
+        ratio: round(median(rs.map((x) => x.ratio)), 3),
+        ratios: rs.map((x) => round(x.ratio, 3)),
+        cpuRatio: round(median(rs.map((x) => x.cpuRatio)), 3),
+        cpuRatios: rs.map((x) => round(x.cpuRatio, 3)),
+      });
     }
     const heap = [];
     for (const contender of HEAP) {
@@ -83,8 +103,15 @@ export function pathRatios(run) {
     signalAboveFull1: t('pool-signal', 1) && round(t('pool-signal', 1).medianNs - t('pool-full', 1).medianNs, 0),
     viemCostVsFallback1: run.viem.find((v) => v.callers === 1)?.costVsFallback,
     viemThroughputVsFallback100: run.viem.some((v) => v.callers === 100) ? round(1 / run.viem.find((v) => v.callers === 100).costVsFallback, 2) : undefined,
+    viemCpuVsFallback1: run.viem.find((v) => v.callers === 1)?.cpuVsFallback,
+    viemCpuVsFallback100: run.viem.find((v) => v.callers === 100)?.cpuVsFallback,
     fetchVsBare1: run.fetch.find((f) => f.callers === 1)?.ratio,
     fetchVsBare100: run.fetch.find((f) => f.callers === 100)?.ratio,
+    fetchCpuVsBare1: run.fetch.find((f) => f.callers === 1)?.cpuRatio,
+    fetchCpuVsBare100: run.fetch.find((f) => f.callers === 100)?.cpuRatio,
+    heapPoolFull: run.heap.find((h) => h.contender === 'pool-full')?.bytesPerCall,
+    heapViemPool: run.heap.find((h) => h.contender === 'viem-pool')?.bytesPerCall,
+    heapViemCustom: run.heap.find((h) => h.contender === 'viem-custom')?.bytesPerCall,
   };
 }
 
@@ -101,8 +128,8 @@ if (import.meta.url === `file://${process.argv[1]}`) {
   for (const run of res) {
     console.log(JSON.stringify(pathRatios(run)));
     for (const t of run.timing) console.log(`${run.node} ${t.group} ${t.callers} ${t.contender} ${(t.medianNs / 1000).toFixed(2)} µs ×${t.ratioToFloor} ${t.opsPerSec}/s`);
-    for (const v of run.viem) console.log(`${run.node} viem ${v.callers} custom ${(v.customNs / 1000).toFixed(2)} µs fallback ${(v.fallbackNs / 1000).toFixed(2)} µs pool ${(v.poolNs / 1000).toFixed(2)} µs ×${v.costVsFallback} (${v.ratios.join(', ')})`);
-    for (const f of run.fetch) console.log(`${run.node} fetch ${f.callers} bare ${(f.bareNs / 1000).toFixed(1)} µs pooled ${(f.pooledNs / 1000).toFixed(1)} µs ×${f.ratio} (${f.ratios.join(', ')})`);
+    for (const v of run.viem) console.log(`${run.node} viem ${v.callers} custom ${(v.customNs / 1000).toFixed(2)} µs fallback ${(v.fallbackNs / 1000).toFixed(2)} µs pool ${(v.poolNs / 1000).toFixed(2)} µs ×${v.costVsFallback} (${v.ratios.join(', ')}) cpu ×${v.cpuVsFallback} (${v.cpuRatios.join(', ')})`);
+    for (const f of run.fetch) console.log(`${run.node} fetch ${f.callers} bare ${(f.bareNs / 1000).toFixed(1)} µs pooled ${(f.pooledNs / 1000).toFixed(1)} µs ×${f.ratio} (${f.ratios.join(', ')}) cpu ×${f.cpuRatio} (${f.cpuRatios.join(', ')})`);
     for (const h of run.heap) console.log(`${run.node} heap ${h.contender} ${h.bytesPerCall} B`);
   }
 }

@@ -7,17 +7,22 @@
 import { METRICS } from '../base/metrics.js';
 import type { EndpointState } from '../selection/endpoint.js';
 import type { PoolState } from '../state.js';
-import { LazyContext } from './context.js';
+import { SignalContext } from './context.js';
 import type { TimeoutEntry } from './timeouts.js';
 
-/** Whoever runs attempts: told when one of them passes its due time. */
+/** Whoever runs attempts: told when one of them answers, fails or passes its due time. */
 export interface AttemptOwner<C> {
+  /** When the call's deadline passes (the attempt's `deadlineAt`). */
+  readonly deadlineAt: number;
+  attemptSucceeded(a: Attempt<C>, value: unknown): void;
+  attemptFailed(a: Attempt<C>, error: unknown, sync: boolean): void;
   attemptTimedOut(a: Attempt<C>): void;
 }
 
-export class Attempt<C> extends LazyContext implements TimeoutEntry {
+export class Attempt<C> extends SignalContext implements TimeoutEntry {
   readonly owner: AttemptOwner<C>;
   readonly ep: EndpointState<C>;
+  readonly attempt: number;
   /** The breaker ticket: generation at start and probe epoch (0 unless this is the half-open probe). */
   readonly generation: number;
   readonly probe: number;
@@ -32,19 +37,45 @@ export class Attempt<C> extends LazyContext implements TimeoutEntry {
   heapIndex = -1;
   queued = false;
 
-  constructor(owner: AttemptOwner<C>, ep: EndpointState<C>, attempt: number, deadlineAt: number, probe: number, now: number) {
-    super(ep.name, attempt, deadlineAt);
+  constructor(owner: AttemptOwner<C>, ep: EndpointState<C>, attempt: number, probe: number, now: number) {
+    super();
     this.owner = owner;
     this.ep = ep;
+    this.attempt = attempt;
     this.generation = ep.breaker.generation;
     this.probe = probe;
     this.startedAt = now;
     this.authGeneration = ep.authGeneration;
   }
 
+  // Read through, not copied: two fields fewer per attempt in flight.
+  get endpoint(): string {
+    return this.ep.name;
+  }
+
+  get deadlineAt(): number {
+    return this.owner.deadlineAt;
+  }
+
   expire(): void {
     this.owner.attemptTimedOut(this);
   }
+}
+
+function answered<C>(this: Attempt<C>, value: unknown): void {
+  this.owner.attemptSucceeded(this, value);
+}
+
+function threw<C>(this: Attempt<C>, error: unknown): void {
+  this.owner.attemptFailed(this, error, false);
+}
+
+/**
+ * Hands the operation's outcome to the attempt's owner. The handlers are bound to the
+ * attempt (two small bound functions, no closure context): heap per attempt in flight.
+ */
+export function watchAttempt<C>(a: Attempt<C>, pending: PromiseLike<unknown>): void {
+  pending.then(answered.bind(a), threw.bind(a));
 }
 
 /** The error an attempt fails with when the operation returns something that is not a promise. */

@@ -13,7 +13,6 @@
  * for the rules: permit scope, attempt timeouts under the deadline, backoff only before a
  * tried endpoint, state before events, nothing left behind on any exit).
  */
-import type { Verdict } from '../base/classify.js';
 import { PoolError, invalidOption, type PoolErrorCode } from '../base/errors.js';
 import type { CancelReason } from '../base/events.js';
 import { METRICS } from '../base/metrics.js';
@@ -22,15 +21,15 @@ import type { EndpointState } from '../selection/endpoint.js';
 import { selectPinned } from '../selection/selector.js';
 import type { PoolState } from '../state.js';
 import { admissionTimedOut, askStore, needsAdmission, type AdmissionHost } from './admission.js';
-import { Attempt, claimSlot, isThenable, NotAPromiseError, releaseSlot, startAttempt, type AttemptOwner } from './attempt.js';
+import { Attempt, claimSlot, isThenable, NotAPromiseError, releaseSlot, startAttempt, watchAttempt, type AttemptOwner } from './attempt.js';
 import { reauthenticate, type ReauthHost } from './auth.js';
 import { backoffDelay } from './backoff.js';
 import type { Operation } from './context.js';
 import { Hedging, type HedgeHost } from './hedging.js';
 import { attemptCount, newVerdict, permanentMessage, recordCallFailure, recordCancel, recordFailure, recordSuccess, recordTimeout } from './outcome.js';
-import { resolvePlan, type CallPlan } from './plan.js';
+import { rejectionOf, resolvePlan, type CallPlan } from './plan.js';
 import { Waiting, type WaitState } from './waits.js';
-import { attemptLimit, keepError, lastPoolError, nothingCanAdmit } from './limits-of-a-call.js';
+import { attemptLimit, CallHistory, keepError, lastPoolError, nothingCanAdmit } from './limits-of-a-call.js';
 import { unwatchAbort, watchAbort, type AbortWatcher } from './signals.js';
 
 const INF = Number.POSITIVE_INFINITY;
@@ -44,16 +43,7 @@ export class Call<C, T> extends Waiting<C> implements AttemptOwner<C>, Admission
   tried: EndpointState<C>[] | undefined;
   /** Attempts started so far. */
   attempts = 0;
-  /** Replays after a credential refresh: attempts that spend no retry budget. */
-  #replays = 0;
-  /** Endpoints whose credentials this call already refreshed. */
-  #refreshed: EndpointState<C>[] | undefined;
-  #retries = 0;
-  #lastDelay = 0;
-  #lastError: unknown = undefined;
   #lastEndpoint: EndpointState<C> | undefined;
-  /** The cooldown set by the last failure when it was rate-limited. */
-  #lastRetryAfterMs: number | undefined;
   /** Set by a retryable failure; cleared by the next attempt or the `retry-scheduled` event. */
   #retryPending = false;
   /** A sleep happened since the last failure, so a tried endpoint may be used at once. */
@@ -62,17 +52,15 @@ export class Call<C, T> extends Waiting<C> implements AttemptOwner<C>, Admission
   readonly #hedging: Hedging<C> | undefined;
   /** The current selection came from a tier in panic mode (its breakers are ignored). */
   #panic = false;
-  /** The endpoint the shared store is being asked about. */
-  #admitting: EndpointState<C> | undefined;
-  /** Made at the first failure (most calls never fail): heap per call in flight. */
-  #verdict: Verdict | undefined;
+  /** Failures, retries, replays, the store: made at first need (most calls never fail). */
+  #h: CallHistory<C> | undefined;
 
-  constructor(s: PoolState<C>, op: Operation<C, T>, options: ExecuteOptions | undefined) {
+  constructor(s: PoolState<C>, op: Operation<C, T>, options: ExecuteOptions | undefined, given?: CallPlan<C>) {
     super(s);
     this.#op = op;
     this.id = ++s.callSeq;
     if (typeof op !== 'function') throw invalidOption('operation', 'a function (conn, ctx) => Promise', op);
-    const plan = options === undefined ? s.defaultPlan : resolvePlan(s, options);
+    const plan = given ?? (options === undefined ? s.defaultPlan : resolvePlan(s, options));
     this.#plan = plan;
     this.#excluded = plan.excluded;
     if (plan.hedge !== undefined) this.#hedging = new Hedging(s, this, plan.hedge);
@@ -122,7 +110,7 @@ export class Call<C, T> extends Waiting<C> implements AttemptOwner<C>, Admission
 
   protected waitTimedOut(was: WaitState): void {
     if (was === 'sleep') this.#next();
-    else if (was === 'admission' && this.s.clock.now() < this.deadlineAt) admissionTimedOut(this.s, this, this.#admitting!);
+    else if (was === 'admission' && this.s.clock.now() < this.deadlineAt) admissionTimedOut(this.s, this, this.#h!.admitting!);
     else this.#deadlineExceeded();
   }
 
@@ -139,8 +127,9 @@ export class Call<C, T> extends Waiting<C> implements AttemptOwner<C>, Admission
     switch (sel.kind) {
       case 'endpoint':
         if (sel.tried && !this.#backedOff) {
-          const delay = backoffDelay(++this.#retries, this.#plan.backoff, s.random, this.#lastDelay);
-          this.#lastDelay = delay;
+          const h = this.#history();
+          const delay = backoffDelay(++h.retries, this.#plan.backoff, s.random, h.lastDelay);
+          h.lastDelay = delay;
           return this.#sleep(delay, false);
         }
         this.#panic = sel.panic === true;
@@ -166,13 +155,13 @@ export class Call<C, T> extends Waiting<C> implements AttemptOwner<C>, Admission
   #admit(ep: EndpointState<C>, now: number): void {
     if (!this.permitToSend()) return;
     if (!needsAdmission(this.s, ep, now)) return this.#launch(ep, now);
-    this.#admitting = ep;
+    this.#history().admitting = ep;
     this.waitFor('admission', this.s.opts.sharedQuota!.timeoutMs);
     askStore(this.s, this, ep);
   }
 
   awaitingAdmission(ep: EndpointState<C>): boolean {
-    return !this.settled && this.waiting === 'admission' && this.#admitting === ep;
+    return !this.settled && this.waiting === 'admission' && this.#h?.admitting === ep;
   }
 
   /** The store answered, failed or timed out: launch on `ep` if it can still take the attempt, else select again. */
@@ -202,7 +191,7 @@ export class Call<C, T> extends Waiting<C> implements AttemptOwner<C>, Admission
       this.#backedOff = false;
       this.queueWaitEnds();
     }
-    const a = new Attempt<C>(this, ep, n, this.deadlineAt, ep.breaker.enter(now), now);
+    const a = new Attempt<C>(this, ep, n, ep.breaker.enter(now), now);
     claimSlot(ep, now);
     if (asHedge) this.#hedging!.running.push(a);
     else {
@@ -215,16 +204,13 @@ export class Call<C, T> extends Waiting<C> implements AttemptOwner<C>, Admission
     try {
       pending = this.#op(ep.conn, a);
     } catch (error) {
-      return this.#failed(a, error, true);
+      return this.attemptFailed(a, error, true);
     }
-    if (!isThenable(pending)) return this.#failed(a, new NotAPromiseError(pending), true);
+    if (!isThenable(pending)) return this.attemptFailed(a, new NotAPromiseError(pending), true);
     try {
-      pending.then(
-        (value) => this.#succeeded(a, value as T),
-        (error: unknown) => this.#failed(a, error, false),
-      );
+      watchAttempt(a, pending);
     } catch (error) {
-      this.#failed(a, error, true);
+      this.attemptFailed(a, error, true);
     }
   }
 
@@ -238,23 +224,24 @@ export class Call<C, T> extends Waiting<C> implements AttemptOwner<C>, Admission
     if (!this.#othersRunning()) this.releaseAfterSend();
   }
 
-  #succeeded(a: Attempt<C>, value: T): void {
+  attemptSucceeded(a: Attempt<C>, value: unknown): void {
     if (a.done) return;
     this.#endAttempt(a);
     recordSuccess(this.s, a, this.id);
     if (this.settled) return;
     this.settled = true;
     this.#cleanup('superseded');
-    this.#resolve(value);
+    this.#resolve(value as T);
   }
 
-  #failed(a: Attempt<C>, error: unknown, sync: boolean): void {
+  attemptFailed(a: Attempt<C>, error: unknown, sync: boolean): void {
     if (a.done) return;
     this.#endAttempt(a);
-    this.#lastError = error;
+    const h = this.#history();
+    h.lastError = error;
     const ep = a.ep;
-    const { cls, retryAfterMs, movesOn } = recordFailure(this.s, a, error, sync, (this.#verdict ??= newVerdict()), this.#plan.backoff.maxMs, this.id);
-    this.#lastRetryAfterMs = retryAfterMs;
+    const { cls, retryAfterMs, movesOn } = recordFailure(this.s, a, error, sync, (h.verdict ??= newVerdict()), this.#plan.backoff.maxMs, this.id);
+    h.lastRetryAfterMs = retryAfterMs;
     if (cls === 'transient') keepError(ep, error, this.s.clock.now());
     if (this.settled) return;
     const final = cls === 'permanent' || cls === 'retry-narrower';
@@ -268,14 +255,14 @@ export class Call<C, T> extends Waiting<C> implements AttemptOwner<C>, Admission
     if (movesOn) return this.#retryOrFail();
     switch (cls) {
       case 'permanent':
-        return this.#fail('PERMANENT', permanentMessage(ep.name, error, sync, this.#verdict));
+        return this.#fail('PERMANENT', permanentMessage(ep.name, error, sync, h.verdict));
       case 'retry-narrower':
         return this.#fail('RETRY_NARROWER', `endpoint ${JSON.stringify(ep.name)} asked for a narrower request`);
       case 'unsupported':
         (this.#excluded ??= []).push(ep);
         return this.#retryOrFail();
       case 'unauthorized': {
-        const why = reauthenticate(this.s, ep, (this.#refreshed ??= []), this, a.authGeneration);
+        const why = reauthenticate(this.s, ep, (h.refreshed ??= []), this, a.authGeneration);
         return why === undefined ? this.waitFor('auth', INF) : this.#fail('UNAUTHORIZED', why);
       }
       default:
@@ -283,6 +270,10 @@ export class Call<C, T> extends Waiting<C> implements AttemptOwner<C>, Admission
         this.#retryPending = true;
         return this.#retryOrFail();
     }
+  }
+
+  #history(): CallHistory<C> {
+    return (this.#h ??= new CallHistory<C>());
   }
 
   #markTried(ep: EndpointState<C>): void {
@@ -312,9 +303,10 @@ export class Call<C, T> extends Waiting<C> implements AttemptOwner<C>, Admission
     const s = this.s;
     this.#endAttempt(a);
     const now = s.clock.now();
-    this.#lastError = recordTimeout(s, a, now, this.id);
-    keepError(a.ep, this.#lastError, now);
-    this.#lastRetryAfterMs = undefined;
+    const h = this.#history();
+    h.lastError = recordTimeout(s, a, now, this.id);
+    keepError(a.ep, h.lastError, now);
+    h.lastRetryAfterMs = undefined;
     if (this.settled) return;
     if (now >= this.deadlineAt) return this.#deadlineExceeded();
     this.#markTried(a.ep);
@@ -327,24 +319,24 @@ export class Call<C, T> extends Waiting<C> implements AttemptOwner<C>, Admission
   refreshed(ep: EndpointState<C>): void {
     if (this.settled || this.waiting !== 'auth') return;
     this.stopWaiting();
-    this.#replays++;
+    this.#history().replays++;
     const now = this.s.clock.now();
     if (this.#stillAdmissible(ep, now)) this.#admit(ep, now);
   }
 
   refreshFailed(ep: EndpointState<C>, error: unknown): void {
     if (this.settled || this.waiting !== 'auth') return;
-    this.#lastError = error;
+    this.#history().lastError = error;
     this.#fail('AUTH', `refreshing the credentials of endpoint ${JSON.stringify(ep.name)} failed`);
   }
 
   #retryOrFail(): void {
-    if (this.attempts - this.#replays >= attemptLimit(this.s, this.#plan.maxAttempts)) {
-      return this.#fail('RETRIES_EXHAUSTED', this.attempts === 1 ? 'the only attempt allowed failed' : `all ${this.attempts} attempts failed`, this.#lastRetryAfterMs);
+    if (this.attempts - (this.#h?.replays ?? 0) >= attemptLimit(this.s, this.#plan.maxAttempts)) {
+      return this.#fail('RETRIES_EXHAUSTED', this.attempts === 1 ? 'the only attempt allowed failed' : `all ${this.attempts} attempts failed`, this.#h?.lastRetryAfterMs);
     }
     const budget = this.s.opts.retryBudget;
     if (budget !== undefined && !budget.tryWithdraw(this.s.clock.now())) {
-      return this.#fail('RETRY_BUDGET_EXHAUSTED', `the pool's retry budget is spent; no retry after ${attemptCount(this.attempts)}`, this.#lastRetryAfterMs);
+      return this.#fail('RETRY_BUDGET_EXHAUSTED', `the pool's retry budget is spent; no retry after ${attemptCount(this.attempts)}`, this.#h?.lastRetryAfterMs);
     }
     this.#next();
   }
@@ -371,11 +363,12 @@ export class Call<C, T> extends Waiting<C> implements AttemptOwner<C>, Admission
   #fail(code: PoolErrorCode, message: string, retryAfterMs?: number, cancel: CancelReason = 'aborted', abortReason?: unknown): void {
     if (this.settled) return;
     this.settled = true;
-    const cause = this.#lastError !== undefined ? this.#lastError : code === 'NO_ENDPOINT' ? lastPoolError(this.s) : abortReason;
+    const lastError = this.#h?.lastError;
+    const cause = lastError !== undefined ? lastError : code === 'NO_ENDPOINT' ? lastPoolError(this.s) : abortReason;
     const error = new PoolError(code, message, { cause, attempts: this.attempts, endpoint: this.#lastEndpoint?.name, retryAfterMs: retryAfterMs === INF ? undefined : retryAfterMs });
     this.#cleanup(code === 'CLOSED' ? 'closed' : cancel, abortReason ?? error);
     recordCallFailure(this.s, this.id, error, this.#lastEndpoint);
-    this.#reject(error);
+    this.#reject(rejectionOf(this.#plan, error));
   }
 
   #cancel(a: Attempt<C>, cancel: CancelReason, abortReason: unknown): void {

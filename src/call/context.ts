@@ -9,7 +9,7 @@
  * attempt was already cut short when `signal` is first read, the signal comes back already
  * aborted.
  */
-import { acquireSignal, type AttemptSignal } from '../base/signals.js';
+import { AttemptSignal, acquireSignal } from '../base/signals.js';
 
 export interface AttemptContext {
   /** Aborts when the attempt times out, the deadline passes, the caller aborts or the pool gives up on it. */
@@ -24,28 +24,32 @@ export interface AttemptContext {
 
 export type Operation<C, T> = (conn: C, ctx: AttemptContext) => Promise<T>;
 
-const NOT_ABORTED: unique symbol = Symbol('not aborted');
-
-export class LazyContext implements AttemptContext {
-  readonly endpoint: string;
-  readonly attempt: number;
-  readonly deadlineAt: number;
-  #controller: AttemptSignal | undefined;
-  /** The abort reason once aborted; `NOT_ABORTED` until then (one field: heap per attempt). */
-  #reason: unknown = NOT_ABORTED;
-
-  constructor(endpoint: string, attempt: number, deadlineAt: number) {
-    this.endpoint = endpoint;
-    this.attempt = attempt;
-    this.deadlineAt = deadlineAt;
+/** An abort that came before anyone read `signal` (most attempts never read it). */
+class EarlyAbort {
+  readonly reason: unknown;
+  constructor(reason: unknown) {
+    this.reason = reason;
   }
+}
+
+/**
+ * The signal half of a context: one field holds nothing, the controller once `signal` is
+ * read, or the abort reason when the attempt was cut short before (heap per attempt in
+ * flight). An attempt supplies `endpoint`, `attempt` and `deadlineAt` as it likes.
+ */
+export abstract class SignalContext implements AttemptContext {
+  abstract readonly endpoint: string;
+  abstract readonly attempt: number;
+  abstract readonly deadlineAt: number;
+  #state: AttemptSignal | EarlyAbort | undefined = undefined;
 
   get signal(): AbortSignal {
-    if (this.#controller === undefined) {
-      this.#controller = acquireSignal();
-      if (this.#reason !== NOT_ABORTED) this.#controller.abort(this.#reason);
-    }
-    return this.#controller.signal;
+    const state = this.#state;
+    if (state instanceof AttemptSignal) return state.signal;
+    const c = acquireSignal();
+    this.#state = c;
+    if (state !== undefined) c.abort(state.reason);
+    return c.signal;
   }
 
   /**
@@ -53,16 +57,30 @@ export class LazyContext implements AttemptContext {
    * controller may serve a later attempt. A later read of `signal` gets a fresh one.
    */
   release(): void {
-    const c = this.#controller;
-    if (c === undefined || this.#reason !== NOT_ABORTED) return;
-    this.#controller = undefined;
+    const c = this.#state;
+    if (!(c instanceof AttemptSignal) || c.signal.aborted) return;
+    this.#state = undefined;
     c.release();
   }
 
   /** Aborts the signal if anyone holds it; remembers the reason for anyone who reads it later. */
   abort(reason: unknown): void {
-    if (this.#reason !== NOT_ABORTED) return;
-    this.#reason = reason;
-    this.#controller?.abort(reason);
+    const state = this.#state;
+    if (state === undefined) this.#state = new EarlyAbort(reason);
+    else if (state instanceof AttemptSignal && !state.signal.aborted) state.abort(reason);
+  }
+}
+
+/** A context with its own fields (probes and credential refreshes). */
+export class LazyContext extends SignalContext {
+  readonly endpoint: string;
+  readonly attempt: number;
+  readonly deadlineAt: number;
+
+  constructor(endpoint: string, attempt: number, deadlineAt: number) {
+    super();
+    this.endpoint = endpoint;
+    this.attempt = attempt;
+    this.deadlineAt = deadlineAt;
   }
 }

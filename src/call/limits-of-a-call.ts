@@ -3,6 +3,7 @@
  * could still end in an attempt, and what to give as the cause when it made none.
  */
 import { AUTO_ATTEMPTS, DEFAULTS } from '../options/defaults.js';
+import type { Verdict } from '../base/classify.js';
 import type { EndpointState } from '../selection/endpoint.js';
 import type { PoolState } from '../state.js';
 
@@ -39,4 +40,25 @@ export function lastPoolError<C>(s: PoolState<C>): unknown {
     }
   }
   return error;
+}
+
+/**
+ * What only a call that fails, retries, backs off, refreshes credentials or asks the
+ * shared store keeps: made on first need, so a call that succeeds at once carries one
+ * empty field instead of eight (heap per call in flight).
+ */
+export class CallHistory<C> {
+  /** Replays after a credential refresh: attempts that spend no retry budget. */
+  replays = 0;
+  /** Endpoints whose credentials this call already refreshed. */
+  refreshed: EndpointState<C>[] | undefined = undefined;
+  retries = 0;
+  lastDelay = 0;
+  lastError: unknown = undefined;
+  /** The cooldown set by the last failure when it was rate-limited. */
+  lastRetryAfterMs: number | undefined = undefined;
+  /** The endpoint the shared store is being asked about. */
+  admitting: EndpointState<C> | undefined = undefined;
+  /** The classifier's verdict, reused across failures. */
+  verdict: Verdict | undefined = undefined;
 }

@@ -51,6 +51,19 @@ export interface CallPlan<C> {
   readonly signal: AbortSignal | undefined;
   /** Set when the call hedges. */
   readonly hedge: HedgeConfig | undefined;
+  /** What the call's promise rejects with instead of its `PoolError` (adapters only; see `executeAs`). */
+  readonly rejectAs?: ((error: PoolError) => unknown) | undefined;
+}
+
+/** What a failed call rejects with: its `PoolError`, or what the plan maps it to (a mapping that throws gives what it threw). */
+export function rejectionOf<C>(plan: CallPlan<C>, error: PoolError): unknown {
+  const map = plan.rejectAs;
+  if (map === undefined) return error;
+  try {
+    return map(error);
+  } catch (thrown) {
+    return thrown;
+  }
 }
 
 /** The plan of a call made with no options. */

@@ -23,27 +23,75 @@ export type WaitState = 'none' | 'permit' | 'sleep' | 'park' | 'auth' | 'admissi
 
 const INF = Number.POSITIVE_INFINITY;
 
+// Bits of `Waiting.#flags` (one field instead of five booleans: heap per call in flight).
+const SETTLED = 1;
+const HOLDS_PERMIT = 2;
+const IN_PERMIT_QUEUE = 4;
+const WAIT_COUNTED = 8;
+const HAD_TURN = 16;
+
+/** What only a call that waits in a queue or on a timer needs; made at its first such wait. */
+class WaitSlots {
+  permitPrev: PermitWaiter | undefined = undefined;
+  permitNext: PermitWaiter | undefined = undefined;
+  timer: TimerHandle | undefined = undefined;
+  onTimer: (() => void) | undefined = undefined;
+  queueTicket = 0;
+  queuedOn: unknown = undefined;
+  queue: WaitQueue | undefined = undefined;
+}
+
 export abstract class Waiting<C> implements Waiter, QueuedWaiter {
   protected readonly s: PoolState<C>;
   /** When the call's deadline passes, in clock time (`Infinity`: none). */
-  protected deadlineAt = INF;
+  deadlineAt = INF;
   protected waiting: WaitState = 'none';
+  #flags = 0;
+  #slots: WaitSlots | undefined = undefined;
+
   /** The call's promise has settled: nothing may resume it. */
-  protected settled = false;
-  #holdsPermit = false;
+  protected get settled(): boolean {
+    return (this.#flags & SETTLED) !== 0;
+  }
+  protected set settled(on: boolean) {
+    this.#flag(SETTLED, on);
+  }
+
+  #flag(bit: number, on: boolean): void {
+    this.#flags = on ? this.#flags | bit : this.#flags & ~bit;
+  }
+
+  #more(): WaitSlots {
+    return (this.#slots ??= new WaitSlots());
+  }
+
   // Its place in the pool's permit queue (see permit-queue.ts).
-  permitPrev: PermitWaiter | undefined = undefined;
-  permitNext: PermitWaiter | undefined = undefined;
-  inPermitQueue = false;
-  #timer: TimerHandle | undefined;
-  #onTimer: (() => void) | undefined;
+  get permitPrev(): PermitWaiter | undefined {
+    return this.#slots?.permitPrev;
+  }
+  set permitPrev(w: PermitWaiter | undefined) {
+    this.#more().permitPrev = w;
+  }
+  get permitNext(): PermitWaiter | undefined {
+    return this.#slots?.permitNext;
+  }
+  set permitNext(w: PermitWaiter | undefined) {
+    this.#more().permitNext = w;
+  }
+  get inPermitQueue(): boolean {
+    return (this.#flags & IN_PERMIT_QUEUE) !== 0;
+  }
+  set inPermitQueue(on: boolean) {
+    this.#flag(IN_PERMIT_QUEUE, on);
+  }
+
   /** QueuedWaiter: the ticket of its place in a rate-limit queue (0: none). */
-  queueTicket = 0;
-  /** The endpoint whose quota queue it is in. */
-  #queuedOn: EndpointState<C> | undefined;
-  #queue: WaitQueue | undefined;
-  #waitCounted = false;
-  #hadTurn = false;
+  get queueTicket(): number {
+    return this.#slots?.queueTicket ?? 0;
+  }
+  set queueTicket(ticket: number) {
+    this.#more().queueTicket = ticket;
+  }
 
   constructor(s: PoolState<C>) {
     this.s = s;
@@ -67,10 +115,10 @@ export abstract class Waiting<C> implements Waiter, QueuedWaiter {
 
   /** QueuedWaiter: the queue gave this call its turn. */
   turn(now: number): void {
-    const ep = this.#queuedOn;
+    const ep = this.#slots?.queuedOn as EndpointState<C> | undefined;
     if (this.settled || this.waiting !== 'queue' || ep === undefined) return;
     this.stopWaiting();
-    this.#hadTurn = true;
+    this.#flag(HAD_TURN, true);
     this.tookTurn(ep, now);
   }
 
@@ -90,28 +138,28 @@ export abstract class Waiting<C> implements Waiter, QueuedWaiter {
    */
   protected queueFor(ep: EndpointState<C>, etaMs: number, callId: number): void {
     const s = this.s;
-    if (!this.#waitCounted) {
-      this.#waitCounted = true;
+    if ((this.#flags & WAIT_COUNTED) === 0) {
+      this.#flag(WAIT_COUNTED, true);
       s.count(METRICS.rateLimitWaits, ep.labels);
       if (s.listener !== undefined) s.emit({ type: 'rate-limit-wait', callId, endpoint: ep.name, delayMs: etaMs });
     }
     const q = (ep.quota.waiters ??= new WaitQueue(s.clock));
-    this.#queuedOn = ep;
-    this.#queue = q;
+    const slots = this.#more();
+    slots.queuedOn = ep;
+    slots.queue = q;
     this.waitFor('queue', INF);
-    q.join(this, ep, this.#hadTurn);
+    q.join(this, ep, (this.#flags & HAD_TURN) !== 0);
   }
 
   /** An attempt starts: the next rate-limit wait is a new one. */
   protected queueWaitEnds(): void {
-    this.#waitCounted = false;
-    this.#hadTurn = false;
+    this.#flags &= ~(WAIT_COUNTED | HAD_TURN);
   }
 
   /** A permit was handed over from a finished call. */
   grantPermit(): void {
     if (this.settled) return this.s.releasePermit();
-    this.#holdsPermit = true;
+    this.#flag(HOLDS_PERMIT, true);
     this.stopWaiting();
     this.resume();
   }
@@ -127,7 +175,7 @@ export abstract class Waiting<C> implements Waiter, QueuedWaiter {
     if (s.permits === INF) return true;
     if (s.permits > 0) {
       s.permits--;
-      this.#holdsPermit = true;
+      this.#flag(HOLDS_PERMIT, true);
       return true;
     }
     s.permitQueue.push(this);
@@ -137,7 +185,7 @@ export abstract class Waiting<C> implements Waiter, QueuedWaiter {
 
   /** Before an attempt: true when the call holds a permit (or calls are not limited); otherwise it queues for one. */
   protected permitToSend(): boolean {
-    return this.#holdsPermit || this.takePermit();
+    return (this.#flags & HOLDS_PERMIT) !== 0 || this.takePermit();
   }
 
   /** After an attempt or before a wait: under `permitScope: 'attempt'` the permit goes back. */
@@ -147,8 +195,8 @@ export abstract class Waiting<C> implements Waiter, QueuedWaiter {
 
   /** Returns the permit, if the call holds one. */
   protected releasePermit(): void {
-    if (!this.#holdsPermit) return;
-    this.#holdsPermit = false;
+    if ((this.#flags & HOLDS_PERMIT) === 0) return;
+    this.#flag(HOLDS_PERMIT, false);
     this.s.releasePermit();
   }
 
@@ -170,30 +218,32 @@ export abstract class Waiting<C> implements Waiter, QueuedWaiter {
     const left = this.deadlineAt - s.clock.now();
     const delay = ms < left ? ms : left;
     if (delay === INF) return;
-    this.#onTimer ??= () => {
-      this.#timer = undefined;
+    const slots = this.#more();
+    slots.onTimer ??= () => {
+      slots.timer = undefined;
       const was = this.waiting;
       this.stopWaiting();
       this.waitTimedOut(was);
     };
-    this.#timer = s.clock.setTimeout(this.#onTimer, delay);
+    slots.timer = s.clock.setTimeout(slots.onTimer, delay);
   }
 
   /** Leaves the current wait (if any): its timer is cleared and it leaves the pool's queues. */
   protected stopWaiting(): void {
     const s = this.s;
-    if (this.#timer !== undefined) {
-      s.clock.clearTimeout(this.#timer);
-      this.#timer = undefined;
+    const slots = this.#slots;
+    if (slots?.timer !== undefined) {
+      s.clock.clearTimeout(slots.timer);
+      slots.timer = undefined;
     }
     if (this.waiting === 'permit') {
       s.permitQueue.remove(this);
     } else if (this.waiting === 'park') {
       s.parked.delete(this);
     } else if (this.waiting === 'queue') {
-      this.#queue!.leave(this);
-      this.#queue = undefined;
-      this.#queuedOn = undefined;
+      slots!.queue!.leave(this);
+      slots!.queue = undefined;
+      slots!.queuedOn = undefined;
     }
     if (this.waiting !== 'none') s.waiting.delete(this);
     this.waiting = 'none';

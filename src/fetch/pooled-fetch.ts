@@ -139,28 +139,31 @@ export function createPooledFetch(options: PooledFetchOptions): PooledFetch {
     if (parse !== undefined && parse !== 'json' && parse !== 'text' && typeof parse !== 'function') {
       throw new TypeError("pooled fetch: parse must be 'json', 'text' or a function (res) => Promise");
     }
-    const replayable = !(typeof ReadableStream !== 'undefined' && rest.body instanceof ReadableStream);
+    const body = rest.body;
+    const replayable = body === undefined || body === null || !(typeof ReadableStream !== 'undefined' && body instanceof ReadableStream);
     const replayPlan = replayGuard(rest, idempotent ?? callOptions?.idempotent, replayOptions);
     if (replayPlan?.headers !== undefined) rest.headers = replayPlan.headers;
     const guard = replayPlan?.guard;
-    const execOptions: ExecuteOptions = {
-      ...callOptions,
-      ...(signal ? { signal } : {}),
-      ...(replayable ? {} : { retry: 'none' as const }),
-    };
-    const seen: Response[] = [];
+    // A plain request (no per-call options, no caller signal, a replayable body) runs on
+    // the pool's shared default plan: no options object to check per request.
+    const execOptions: ExecuteOptions | undefined =
+      callOptions === undefined && !signal && replayable ? undefined : { ...callOptions, ...(signal ? { signal } : {}), ...(replayable ? {} : { retry: 'none' as const }) };
+    // Error answers seen by the attempts (most requests see none).
+    let seen: Response[] | undefined;
     let kept: Response | undefined;
     const send = async (base: string, ctx: AttemptContext): Promise<unknown> => {
       const headers = tokens === undefined ? rest.headers : tokens.authorize(ctx.endpoint, rest.headers);
+      const req: RequestInit = { ...rest, signal: ctx.signal };
+      if (headers !== undefined) req.headers = headers;
       let res: Response;
       try {
-        res = await doFetch(joinUrl(base, path), { ...rest, ...(headers === undefined ? {} : { headers }), signal: ctx.signal });
+        res = await doFetch(joinUrl(base, path), req);
       } catch (error) {
         const redacted = redactError(error);
         throw guard === undefined ? redacted : guard.failed(ctx.endpoint, redacted);
       }
       if (res.status < 400) return parse === undefined ? res : readBody(res, parse, ctx.endpoint);
-      seen.push(res);
+      (seen ??= []).push(res);
       const retryAfterMs = parseRetryAfter(res.headers.get('retry-after'), wallNow(pool.clock), maxRetryAfterMs);
       const failure = new HttpStatusError(res.status, { retryAfterMs, endpoint: ctx.endpoint, response: res });
       throw guard === undefined || res.status < 500 ? failure : guard.failed(ctx.endpoint, failure);

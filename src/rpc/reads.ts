@@ -84,6 +84,11 @@ export class RpcReads {
     this.#coalesce = new Set(c ?? []);
   }
 
+  /** Whether `method` has neither a quorum nor coalescing configured (then `request` is exactly `send(exec)`). */
+  isPlain(method: string): boolean {
+    return !this.#methods.has(method) && !this.#coalesce.has(method);
+  }
+
   /** Runs one request under the method's policies (see the module comment). */
   async request<T>(method: string, params: unknown, exec: ExecuteOptions, callQuorum: number | undefined, send: RpcSend<T>): Promise<T> {
     let need = this.#methods.get(method);

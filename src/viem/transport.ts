@@ -23,12 +23,14 @@
  * a way another endpoint could fix, runs the whole of it again elsewhere.
  */
 import type { Classifier, ClassifyResult } from '../base/classify.js';
+import type { AttemptContext } from '../call/context.js';
 import { invalidOption, isPoolError } from '../base/errors.js';
 import { POOL_ALIASES, POOL_KEYS } from '../options/resolve.js';
 import { checkKeys, type KnownKeys } from '../options/validate.js';
 import type { EndpointConfig, ExecuteOptions, PoolOptions } from '../options/options.js';
-import { Pool } from '../pool.js';
+import { Pool, executeAs } from '../pool.js';
 import { classifyViemError } from './classify.js';
+import { UnsupportedMemory } from './unsupported.js';
 import type { HttpFactory, RequestFn, RpcArgs, RpcRequestOptions, TransportFactory, TransportInstance, TransportParams } from './types.js';
 import { hostOf } from '../extras/host.js';
 import { RpcReads, type RpcReadOptions } from '../rpc/reads.js';
@@ -195,30 +197,58 @@ export function poolTransport(options: PoolTransportOptions): PoolTransport {
     };
   };
 
-  const attempt = async (t: TransportInstance, args: RpcArgs, signal: AbortSignal | undefined, endpoint: string | undefined): Promise<unknown> => {
+  /**
+   * One attempt on transport `t`. Written with `then` rather than `async`/`await`: each
+   * async layer keeps a generator and its await closures alive while the request is in
+   * flight (about 440 B), and this runs once per attempt.
+   */
+  const attempt = (t: TransportInstance, args: RpcArgs, signal: AbortSignal | undefined, endpoint: string | undefined): Promise<unknown> => {
     const opts: RpcRequestOptions = signal === undefined ? NO_SIGNAL : { retryCount: 0, signal };
+    let sent: Promise<unknown>;
     try {
-      const result = await t.request(args, opts);
-      if (tracker !== undefined && endpoint !== undefined) { const b = headFromAnswer(args.method, args.params, result); if (b !== undefined) tracker.observe(endpoint, b, pool.clock.now()); }
-      return result;
+      sent = Promise.resolve(t.request(args, opts));
     } catch (error) {
-      // viem's errors carry the request URL (and an API key in its path): cut it to the host.
-      redactError(error);
-      if (typeof error === 'object' && error !== null) origin.set(error, { method: args.method, endpoint });
-      if (keccak256 !== undefined && args.method === SEND_RAW) {
-        const hash = await alreadyLanded(t, args, error, keccak256, opts);
-        if (hash !== undefined) return hash;
-      }
-      throw error;
+      sent = Promise.reject(error);
     }
+    const onAnswer =
+      tracker === undefined || endpoint === undefined
+        ? undefined
+        : (result: unknown): unknown => {
+            const b = headFromAnswer(args.method, args.params, result);
+            if (b !== undefined) tracker.observe(endpoint, b, pool.clock.now());
+            return result;
+          };
+    return sent.then(onAnswer, (error: unknown) => attemptFailed(t, args, endpoint, opts, error));
   };
-  const rethrow = (error: unknown): never => {
-    throw unwrap(error);
+  const attemptFailed = async (t: TransportInstance, args: RpcArgs, endpoint: string | undefined, opts: RpcRequestOptions, error: unknown): Promise<unknown> => {
+    // viem's errors carry the request URL (and an API key in its path): cut it to the host.
+    redactError(error);
+    if (typeof error === 'object' && error !== null) origin.set(error, { method: args.method, endpoint });
+    if (keccak256 !== undefined && args.method === SEND_RAW) {
+      const hash = await alreadyLanded(t, args, error, keccak256, opts);
+      if (hash !== undefined) return hash;
+    }
+    throw error;
   };
 
   const build = (pin: string | undefined, need?: number): TransportFactory => (params) => {
     const instanceOf = instances(params);
-    const request = (async (args: RpcArgs, reqOptions?: RpcRequestOptions) => {
+    /** The operation of a request: one attempt on the endpoint's transport (a throw becomes a rejection, as from an async function). */
+    const operation =
+      (args: RpcArgs) =>
+      (factory: TransportFactory, ctx: AttemptContext): Promise<unknown> => {
+        try {
+          const b = instanceOf(factory);
+          return attempt(b.t, args, b.hears ? ctx.signal : undefined, ctx.endpoint);
+        } catch (error) {
+          return Promise.reject(error);
+        }
+      };
+    // Most requests need none of the per-request machinery below (no caller signal, pin,
+    // quorum, coalescing, remembered "unsupported" answer or head tracking): they go
+    // straight to one `pool.execute` on the pool's shared plan, with no async layer.
+    const plain = pin === undefined && need === undefined && tracker === undefined;
+    const slow = async (args: RpcArgs, reqOptions?: RpcRequestOptions): Promise<unknown> => {
       const skip = unsupported.excluded(args.method, pool.endpointNames, pool.clock.now());
       if (skip !== undefined && (skip.all || (pin !== undefined && skip.names.includes(pin)))) throw skip.error;
       let exec: ExecuteOptions = {
@@ -232,16 +262,30 @@ export function poolTransport(options: PoolTransportOptions): PoolTransport {
         if (behind.length > 0 && behind.length < pool.endpointNames.length) exec = { ...exec, exclude: [...(exec.exclude ?? []), ...behind] };
       }
       try {
+        const op = operation(args);
         return await reads.request(args.method, args.params, exec, reqOptions?.quorum ?? need, (e, guard) =>
-          pool.execute(async (factory, ctx) => {
-            guard?.(ctx.endpoint);
-            const b = instanceOf(factory);
-            return attempt(b.t, args, b.hears ? ctx.signal : undefined, ctx.endpoint);
+          pool.execute(guard === undefined ? op : (factory, ctx) => {
+            try {
+              guard(ctx.endpoint);
+            } catch (error) {
+              return Promise.reject(error);
+            }
+            return op(factory, ctx);
           }, e),
         );
       } catch (error) {
         throw unwrap(error);
       }
+    };
+    const request = ((args: RpcArgs, reqOptions?: RpcRequestOptions): Promise<unknown> => {
+      try {
+        if (plain && reqOptions?.signal === undefined && reqOptions?.quorum === undefined && !unsupported.has(args.method) && reads.isPlain(args.method)) {
+          return executeAs(pool, operation(args), unwrap);
+        }
+      } catch (error) {
+        return Promise.reject(error);
+      }
+      return slow(args, reqOptions);
     }) as RequestFn;
     return { config: { key, name, type: 'endpointPool', request, retryCount: 0, ...configTimeout }, request, value: { pool } };
   };
@@ -267,48 +311,6 @@ export function poolTransport(options: PoolTransportOptions): PoolTransport {
       }
     },
   });
-}
-
-/**
- * Which endpoints answered "unsupported" for which method, until when (pool clock), and
- * the answer itself, so it can be rethrown when no endpoint is left.
- */
-class UnsupportedMemory {
-  readonly #ttlMs: number;
-  readonly #byMethod = new Map<string, Map<string, { until: number; error: unknown }>>();
-
-  constructor(ttlMs: number) {
-    this.#ttlMs = ttlMs;
-  }
-
-  /** Whether anything is remembered for `method` (cheap: the hot path asks this first). */
-  has(method: string): boolean {
-    return this.#byMethod.size !== 0 && this.#byMethod.has(method);
-  }
-
-  remember(method: string, endpoint: string, error: unknown, now: number): void {
-    if (!(this.#ttlMs > 0)) return;
-    let m = this.#byMethod.get(method);
-    if (m === undefined) this.#byMethod.set(method, (m = new Map()));
-    m.set(endpoint, { until: now + this.#ttlMs, error });
-  }
-
-  /** The live endpoints to leave out for `method`, or `undefined` when none. */
-  excluded(method: string, live: readonly string[], now: number): { names: string[]; all: boolean; error: unknown } | undefined {
-    const m = this.#byMethod.get(method);
-    if (m === undefined) return undefined;
-    const names: string[] = [];
-    let error: unknown;
-    for (const [endpoint, rec] of m) {
-      if (rec.until <= now) m.delete(endpoint);
-      else if (live.includes(endpoint)) {
-        names.push(endpoint);
-        error = rec.error;
-      }
-    }
-    if (m.size === 0) this.#byMethod.delete(method);
-    return names.length === 0 ? undefined : { names, all: names.length >= live.length, error };
-  }
 }
 
 /**
