@@ -35,7 +35,8 @@ import { RpcReads, type RpcReadOptions } from '../rpc/reads.js';
 import { isEndpointTaken } from '../rpc/quorum.js';
 import { rpcAnswerKey } from '../rpc/answer-key.js';
 import { redactError } from '../extras/redact.js';
-import { HeadTracker, headFromAnswer, requiredHead, type HeadOptions } from '../rpc/heads.js';
+import type { HeadOptions, HeadSnapshot } from '../rpc/heads.js';
+import { HeadRouting } from '../rpc/head-poll.js';
 
 /** An endpoint given as a viem transport or as a URL (then `http` is required). */
 export type ViemEndpoint = Omit<EndpointConfig<TransportFactory>, 'conn' | 'name'> &
@@ -71,9 +72,10 @@ export interface PoolTransportOptions extends Omit<PoolOptions<TransportFactory>
    */
   readonly rememberUnsupportedMs?: number;
   /**
-   * Head-aware routing: endpoints more than `maxLagBlocks` behind the best head seen in
-   * answers (or stalled `stallMs` while others advance) are left out of reads of
-   * latest/pending and of blocks they do not have yet. @default undefined (off)
+   * Head-aware routing: endpoints more than `maxLagBlocks` behind the best head (learned
+   * from answers and, with `pollMs`, from an `eth_blockNumber` poll), or stalled while
+   * others advance, are left out of reads of latest/pending and of blocks they do not have
+   * yet, and asked last by quorum reads (see docs/viem.md). @default undefined (off)
    */
   readonly heads?: HeadOptions | undefined;
   /** @default 'endpointPool' */
@@ -91,6 +93,10 @@ export interface PoolTransport extends TransportFactory {
   quorum(need: number): TransportFactory;
   /** Quorum reads started and coalesced requests so far. */
   readStats(): ReturnType<RpcReads['stats']>;
+  /** What head-aware routing knows now (each endpoint's head, which lag and why); `undefined` without `heads`. */
+  heads(): HeadSnapshot | undefined;
+  /** Stops the head poll and closes the pool (`pool.close()` also ends the poll, at its next tick). */
+  close(): Promise<void>;
   /**
    * Runs `fn` with a transport bound to one endpoint the pool selects. The whole of `fn`
    * is one attempt: if it fails in a way another endpoint could fix, it runs again there.
@@ -102,6 +108,7 @@ const ANSWERS: ReadonlySet<string> = new Set(['permanent', 'retry-narrower', 'un
 /** Pool failures after which the last error may be a node's answer (not an abort, close or deadline). */
 const ANSWER_CODES: ReadonlySet<string> = new Set(['PERMANENT', 'RETRY_NARROWER', 'RETRIES_EXHAUSTED', 'NO_ENDPOINT', 'PIN_UNAVAILABLE']);
 const SEND_RAW = 'eth_sendRawTransaction';
+const BLOCK_NUMBER: RpcArgs = { method: 'eth_blockNumber', params: [] };
 /** A transport instance, and whether the attempt's signal is passed to it. */
 interface Built {
   readonly t: TransportInstance;
@@ -156,7 +163,6 @@ export function poolTransport(options: PoolTransportOptions): PoolTransport {
   /** Where each error came from: the request's method (for overrides) and the endpoint. */
   const origin = new WeakMap<object, { method: string; endpoint: string | undefined }>();
   const unsupported = new UnsupportedMemory(rememberUnsupportedMs);
-  const tracker = heads !== undefined ? new HeadTracker(heads) : undefined;
   const classify: Classifier = (error) => {
     if (isEndpointTaken(error)) return 'unsupported';
     const from = typeof error === 'object' && error !== null ? origin.get(error) : undefined;
@@ -168,7 +174,23 @@ export function poolTransport(options: PoolTransportOptions): PoolTransport {
     return c;
   };
   const pool = new Pool<TransportFactory>({ ...poolOptions, classify, endpoints: toEndpoints(endpoints, http) });
-  const reads = new RpcReads({ ...(quorum !== undefined ? { quorum } : {}), ...(coalesce !== undefined ? { coalesce } : {}) }, () => pool.endpointNames, pool.clock, rpcAnswerKey);
+  const routing =
+    heads === undefined
+      ? undefined
+      : new HeadRouting(heads, pool, (exec) => {
+          const instanceOf = instances({});
+          return pool.execute((factory, ctx) => {
+            const b = instanceOf(factory);
+            return attempt(b.t, BLOCK_NUMBER, b.hears ? ctx.signal : undefined, ctx.endpoint);
+          }, exec);
+        });
+  const reads = new RpcReads(
+    { ...(quorum !== undefined ? { quorum } : {}), ...(coalesce !== undefined ? { coalesce } : {}) },
+    () => pool.endpointNames,
+    pool.clock,
+    rpcAnswerKey,
+    routing === undefined ? undefined : (method, params) => routing.unfit(method, params),
+  );
   // viem reads the transport's timeout for CCIP gateway requests; give it the attempt timeout.
   const timeout = poolOptions.attemptTimeoutMs ?? 10_000;
   const configTimeout = Number.isFinite(timeout) ? { timeout } : {};
@@ -199,7 +221,7 @@ export function poolTransport(options: PoolTransportOptions): PoolTransport {
     const opts: RpcRequestOptions = signal === undefined ? NO_SIGNAL : { retryCount: 0, signal };
     try {
       const result = await t.request(args, opts);
-      if (tracker !== undefined && endpoint !== undefined) { const b = headFromAnswer(args.method, args.params, result); if (b !== undefined) tracker.observe(endpoint, b, pool.clock.now()); }
+      if (routing !== undefined && endpoint !== undefined) routing.observe(endpoint, args.method, args.params, result);
       return result;
     } catch (error) {
       // viem's errors carry the request URL (and an API key in its path): cut it to the host.
@@ -221,16 +243,11 @@ export function poolTransport(options: PoolTransportOptions): PoolTransport {
     const request = (async (args: RpcArgs, reqOptions?: RpcRequestOptions) => {
       const skip = unsupported.excluded(args.method, pool.endpointNames, pool.clock.now());
       if (skip !== undefined && (skip.all || (pin !== undefined && skip.names.includes(pin)))) throw skip.error;
-      let exec: ExecuteOptions = {
+      const exec: ExecuteOptions = {
         ...(reqOptions?.signal !== undefined ? { signal: reqOptions.signal } : {}),
         ...(pin !== undefined ? { pin } : {}),
         ...(skip !== undefined ? { exclude: skip.names } : {}),
       };
-      if (tracker !== undefined) {
-        const need = requiredHead(args.method, args.params);
-        const behind = need === undefined ? [] : tracker.cannotServe(need, pool.clock.now());
-        if (behind.length > 0 && behind.length < pool.endpointNames.length) exec = { ...exec, exclude: [...(exec.exclude ?? []), ...behind] };
-      }
       try {
         return await reads.request(args.method, args.params, exec, reqOptions?.quorum ?? need, (e, guard) =>
           pool.execute(async (factory, ctx) => {
@@ -252,6 +269,11 @@ export function poolTransport(options: PoolTransportOptions): PoolTransport {
     pin: (endpoint: string) => build(endpoint),
     quorum: (need: number) => build(undefined, need),
     readStats: () => reads.stats(),
+    heads: () => routing?.snapshot(),
+    close: () => {
+      routing?.stop();
+      return pool.close();
+    },
     async withEndpoint<T>(fn: (transport: TransportFactory, endpoint: string) => Promise<T>, execOptions?: ExecuteOptions): Promise<T> {
       try {
         return await pool.execute((factory, ctx) => {
