@@ -29,6 +29,16 @@ describe('HeadTracker stall in block times', () => {
     expect(t.snapshot(3000)).toEqual({ best: 104, blockTimeMs: expect.closeTo(1000, 5), endpoints: [{ name: 'a', head: 104, lagging: undefined }, { name: 'b', head: 101, lagging: 'stalled' }] });
   });
 
+  test('first sightings of endpoints a block apart are no block time (no spurious stall)', () => {
+    const t = new HeadTracker({ maxLagBlocks: 3, stallBlocks: 2 });
+    t.observe('l', 95, 0); t.observe('b', 99, 1); t.observe('a', 100, 2);
+    expect(t.blockTimeMs).toBeUndefined();
+    expect(t.lagging(1000)).toEqual(['l']);
+    t.observe('a', 101, 12_002);
+    expect(t.blockTimeMs).toBe(12_000);
+    expect(t.lagging(12_003)).toEqual(['l']); // b is 2 behind, within maxLagBlocks, and not stalled yet
+  });
+
   test('a given blockTimeMs wins over the measure; stallMs wins over both; 30 s before anything is known', () => {
     expect(new HeadTracker().stallMs).toBe(30_000);
     const t = new HeadTracker({ blockTimeMs: 12_000 });

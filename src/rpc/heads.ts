@@ -6,8 +6,8 @@
  * An endpoint is lagging when its head is more than `maxLagBlocks` behind the best head seen
  * (`behind`), or when its head has not advanced for the stall time while the best head did
  * (`stalled`). The stall time is `stallMs` when given, else `stallBlocks` block times, the block
- * time being `blockTimeMs` when given, else measured from the best head's advances (30 s until
- * two advances have been seen).
+ * time being `blockTimeMs` when given, else measured from the advances of the endpoints at the
+ * front of the chain (30 s until one has been seen advancing).
  */
 
 export interface HeadOptions {
@@ -76,15 +76,21 @@ export class HeadTracker {
     if (!Number.isSafeInteger(block) || block < 0) return;
     const head = this.#heads.get(endpoint);
     if (head === undefined) this.#heads.set(endpoint, { block, advancedAt: now });
-    else if (block > head.block) { head.block = block; head.advancedAt = now; }
+    else if (block > head.block) {
+      // The block time is measured on one endpoint's own advances at the front of the chain,
+      // never across endpoints (first sightings of two endpoints a block apart say nothing of it).
+      if (block >= this.#best && now > head.advancedAt) this.#sample((now - head.advancedAt) / (block - head.block));
+      head.block = block;
+      head.advancedAt = now;
+    }
     if (block > this.#best) {
-      if (this.#best >= 0 && now > this.#bestAt) {
-        const sample = (now - this.#bestAt) / (block - this.#best);
-        this.#measured = this.#measured === undefined ? sample : this.#measured + ALPHA * (sample - this.#measured);
-      }
       this.#best = block;
       this.#bestAt = now;
     }
+  }
+
+  #sample(ms: number): void {
+    this.#measured = this.#measured === undefined ? ms : this.#measured + ALPHA * (ms - this.#measured);
   }
 
   /** The best head seen, or undefined before any observation. */

@@ -174,11 +174,13 @@ export function poolTransport(options: PoolTransportOptions): PoolTransport {
     return c;
   };
   const pool = new Pool<TransportFactory>({ ...poolOptions, classify, endpoints: toEndpoints(endpoints, http) });
+  /** The poll's own instances of the endpoint transports, built at its first tick. */
+  let pollInstances: ((factory: TransportFactory) => Built) | undefined;
   const routing =
     heads === undefined
       ? undefined
       : new HeadRouting(heads, pool, (exec) => {
-          const instanceOf = instances({});
+          const instanceOf = (pollInstances ??= instances({}));
           return pool.execute((factory, ctx) => {
             const b = instanceOf(factory);
             return attempt(b.t, BLOCK_NUMBER, b.hears ? ctx.signal : undefined, ctx.endpoint);
