@@ -3,7 +3,7 @@
  * three scenarios, real ganache nodes on 127.0.0.1 behind counting proxies:
  *
  * - lag: four chains driven block by block (A leads, B follows, L is kept 5 blocks behind,
- *   S stops mining after block 2 of 8). After each block every contender gets the same
+ *   S stops mining after block 2 of 8), REPS runs (default 3) per contender. After each block every contender gets the same
  *   pause (two poll periods) and then makes 12 reads: 4 of the newest block by number, 4
  *   `eth_blockNumber`, 4 of the `latest` block. Counted: reads answered "not found" (null),
  *   errors, and `latest` answers behind the newest block (stale) or behind it by more than 1.
@@ -31,6 +31,7 @@ const OTHER = '0x70997970C51812dc3A010C7d01b50e0d17dc79C8';
 const network = new Network('ganache', 1337n);
 const T = Number(process.env.BLOCK_MS ?? 400);
 const POLL = Math.ceil(T / 5);
+const REPS = Number(process.env.REPS ?? 3);
 const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
 const hex = (n) => `0x${n.toString(16)}`;
 
@@ -109,27 +110,28 @@ function fallbackProvider(urls, quorum) {
   return new FallbackProvider(providers, network, { quorum, cacheTimeout: -1 });
 }
 
-async function lagScenario(nodes, proxies) {
+async function lagScenario(nodes) {
   const [A, B, L, S] = nodes;
-  const urls = proxies.map((p) => p.url);
-  const named = proxies.map((p) => ({ name: p.name, url: p.url }));
   const heads = { maxLagBlocks: 1, stallBlocks: 2, pollMs: POLL };
   const contenders = [
-    ['viem fallback, lagging nodes listed last', () => ({ r: viemReader(fallback(urls.map((u) => http(u)))) })],
-    ['viem fallback, lagging nodes listed first', () => ({ r: viemReader(fallback([urls[2], urls[3], urls[0], urls[1]].map((u) => http(u)))) })],
-    ['viem fallback, rank: true', () => ({ r: viemReader(fallback(urls.map((u) => http(u)), { rank: { interval: POLL } })) })],
-    ['ethers FallbackProvider (quorum 1)', () => { const p = fallbackProvider(urls, 1); return { r: ethersReader(p), close: () => p.destroy() }; }],
-    ['endpoint-pool/viem, round-robin, no heads', () => { const t = poolTransport({ endpoints: named, http, strategy: 'round-robin' }); return { r: viemReader(t), close: () => t.close() }; }],
-    ['endpoint-pool/viem, heads (poll, maxLagBlocks 1, stallBlocks 2)', () => { const t = poolTransport({ endpoints: named, http, strategy: 'round-robin', heads }); return { r: viemReader(t), close: () => t.close() }; }],
-    ['endpoint-pool/ethers, heads (same)', () => { const p = new PooledJsonRpcProvider({ endpoints: named, network, strategy: 'round-robin', heads, provider: { cacheTimeout: -1 } }); return { r: ethersReader(p), close: () => p.close() }; }],
+    ['viem fallback, lagging nodes listed last', (urls, named) => ({ r: viemReader(fallback(urls.map((u) => http(u)))) })],
+    ['viem fallback, lagging nodes listed first', (urls, named) => ({ r: viemReader(fallback([urls[2], urls[3], urls[0], urls[1]].map((u) => http(u)))) })],
+    ['viem fallback, rank: true', (urls, named) => ({ r: viemReader(fallback(urls.map((u) => http(u)), { rank: { interval: POLL } })) })],
+    ['ethers FallbackProvider (quorum 1)', (urls, named) => { const p = fallbackProvider(urls, 1); return { r: ethersReader(p), close: () => p.destroy() }; }],
+    ['endpoint-pool/viem, round-robin, no heads', (urls, named) => { const t = poolTransport({ endpoints: named, http, strategy: 'round-robin' }); return { r: viemReader(t), close: () => t.close() }; }],
+    ['endpoint-pool/viem, heads (poll, maxLagBlocks 1, stallBlocks 2)', (urls, named) => { const t = poolTransport({ endpoints: named, http, strategy: 'round-robin', heads }); return { r: viemReader(t), close: () => t.close() }; }],
+    ['endpoint-pool/ethers, heads (same)', (urls, named) => { const p = new PooledJsonRpcProvider({ endpoints: named, network, strategy: 'round-robin', heads, provider: { cacheTimeout: -1 } }); return { r: ethersReader(p), close: () => p.close() }; }],
   ];
-  const rows = [];
-  for (const [label, make] of contenders) {
+  const runs = new Map(contenders.map(([label]) => [label, []]));
+  for (let rep = 0; rep < REPS; rep++) for (const [label, make] of contenders) {
     // Same start for everyone: A, B, S level, L 5 behind.
     const base = Math.max(...(await Promise.all([A, B, S].map((n) => num(n.url))))) + 1;
     for (const n of [A, B, S]) while ((await num(n.url)) < base) await raw(n.url, 'evm_mine');
     while ((await num(L.url)) < base - 5) await raw(L.url, 'evm_mine');
-    const { r, close } = make();
+    // Fresh proxies per run: what a contender keeps doing after it is closed (viem's `rank`
+    // loop cannot be stopped) is never counted against the next one.
+    const proxies = await Promise.all(['A', 'B', 'L', 'S'].map((name, i) => startProxy(name, nodes[i].url)));
+    const { r, close } = make(proxies.map((p) => p.url), proxies.map((p) => ({ name: p.name, url: p.url })));
     await sleep(2 * POLL);
     for (const p of proxies) p.rpc = 0;
     const row = { label, reads: 0, notFound: 0, errors: 0, stale: 0, staleBy2: 0 };
@@ -161,10 +163,31 @@ async function lagScenario(nodes, proxies) {
     row.wallMs = Math.round(performance.now() - t0);
     row.upstream = Object.fromEntries(proxies.map((p) => [p.name, p.rpc]));
     await close?.();
-    rows.push(row);
+    await Promise.all(proxies.map((p) => p.close()));
+    runs.get(label).push(row);
     console.log(JSON.stringify(row));
   }
-  return rows;
+  // Per contender: the median of each count over the runs, and its range.
+  return contenders.map(([label]) => {
+    const rs = runs.get(label);
+    const stat = (f) => {
+      const xs = rs.map(f).sort((a, b) => a - b);
+      return { median: xs[Math.floor(xs.length / 2)], min: xs[0], max: xs[xs.length - 1] };
+    };
+    return {
+      label,
+      runs: rs.length,
+      reads: rs[0].reads,
+      notFound: stat((r) => r.notFound),
+      errors: stat((r) => r.errors),
+      stale: stat((r) => r.stale),
+      staleBy2: stat((r) => r.staleBy2),
+      toL: stat((r) => r.upstream.L),
+      toS: stat((r) => r.upstream.S),
+      upstream: stat((r) => Object.values(r.upstream).reduce((a, b) => a + b, 0)),
+      each: rs,
+    };
+  });
 }
 
 async function disagreementScenario() {
@@ -245,15 +268,15 @@ async function burstScenario() {
   return rows;
 }
 
+const fmt = (s) => (s.min === s.max ? `${s.median}` : `${s.median} [${s.min}–${s.max}]`);
+
 function table(head, rows) {
   return [`| ${head.join(' | ')} |`, `|${head.map(() => '---').join('|')}|`, ...rows.map((r) => `| ${r.join(' | ')} |`)].join('\n');
 }
 
 async function main() {
   const nodes = await Promise.all([startNode(), startNode(), startNode(), startNode()]);
-  const proxies = await Promise.all(['A', 'B', 'L', 'S'].map((name, i) => startProxy(name, nodes[i].url)));
-  const lag = await lagScenario(nodes, proxies);
-  await Promise.all(proxies.map((p) => p.close()));
+  const lag = await lagScenario(nodes);
   await Promise.all(nodes.map((n) => n.close()));
   const disagreement = await disagreementScenario();
   const burst = await burstScenario();
@@ -264,9 +287,11 @@ async function main() {
     '',
     `Generated by \`node bench/rpc-peers.mjs\` (Node ${process.version}); ganache nodes on 127.0.0.1, block time ${T} ms, head poll ${POLL} ms.`,
     '',
-    '## A lagging and a stalled node (96 reads over 8 blocks)',
+    `## A lagging and a stalled node (96 reads over 8 blocks; median of ${REPS} runs, range in brackets)`,
     '',
-    table(['contender', 'not found (null)', 'errors', '`latest` behind newest', 'behind by ≥ 2', 'reads to L / S', 'upstream total'], lag.map((r) => [r.label, r.notFound, r.errors, r.stale, r.staleBy2, `${r.upstream.L} / ${r.upstream.S}`, Object.values(r.upstream).reduce((a, b) => a + b, 0)])),
+    'Requests to L / S and the upstream total include the head poll where there is one.',
+    '',
+    table(['contender', 'not found (null)', 'errors', '`latest` behind newest', 'behind by ≥ 2', 'requests to L / S', 'upstream total'], lag.map((r) => [r.label, fmt(r.notFound), fmt(r.errors), fmt(r.stale), fmt(r.staleBy2), `${r.toL.median} / ${r.toS.median}`, r.upstream.median])),
     '',
     '## Quorum disagreement (20 getBalance reads)',
     '',
