@@ -112,6 +112,9 @@ describe('the options reference', () => {
     RefresherOptions: ['src/extras/refresher.ts', '`Refresher`'],
     PooledFetchOptions: ['src/fetch/pooled-fetch.ts', '`createPooledFetch`'],
     PoolTransportOptions: ['src/viem/transport.ts', '`poolTransport`'],
+    PooledProviderOptions: ['src/ethers/provider.ts', '`PooledJsonRpcProvider`'],
+    QuorumOptions: ['src/rpc/reads.ts', '`quorum`'],
+    HeadOptions: ['src/rpc/heads.ts', '`heads`'],
     RedisStoreOptions: ['src/redis/store.ts', '`createRedisStore`'],
     RedisHealthOptions: ['src/redis/health.ts', '`createRedisHealth`'],
   };

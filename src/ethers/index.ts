@@ -8,3 +8,4 @@ export { classifyEthersError, type EthersClassifyOptions } from './classify.js';
 export { RpcAnswerError, BadResponseError, type RpcConnection, type FetchFn } from './http.js';
 export { QuorumError, type QuorumAnswer } from '../rpc/quorum-error.js';
 export type { QuorumOptions, RpcReadOptions, RpcReadsStats } from '../rpc/reads.js';
+export type { HeadOptions, HeadSnapshot, LagReason } from '../rpc/heads.js';

@@ -19,8 +19,9 @@
  * failure (every endpoint down, rate-limited, the deadline passed) rejects with the
  * `PoolError`, whose `cause` is the last error.
  *
- * Quorum reads and coalescing (`quorum`, `coalesce`) are shared with the viem adapter
- * (see docs/rpc.md); `sendWith(method, params, { quorum })` asks a quorum for one call.
+ * Quorum reads, coalescing and head-aware routing (`quorum`, `coalesce`, `heads`) are
+ * shared with the viem adapter (see docs/rpc.md); `sendWith(method, params, { quorum })`
+ * asks a quorum for one call.
  */
 import { JsonRpcApiProvider, type JsonRpcApiProviderOptions, type JsonRpcError, type JsonRpcPayload, type JsonRpcResult, type Networkish } from 'ethers';
 import type { ClassifyResult, Classifier } from '../base/classify.js';
@@ -31,6 +32,8 @@ import type { EndpointConfig, ExecuteOptions, PoolOptions } from '../options/opt
 import { Pool } from '../pool.js';
 import { rpcAnswerKey } from '../rpc/answer-key.js';
 import { RpcReads, type RpcReadOptions, type RpcReadsStats } from '../rpc/reads.js';
+import { HeadRouting } from '../rpc/head-poll.js';
+import type { HeadOptions, HeadSnapshot } from '../rpc/heads.js';
 import { classifyEthersError } from './classify.js';
 import { postJsonRpc, RpcAnswerError, type FetchFn, type PostOptions, type RpcConnection } from './http.js';
 import { landedHash } from './landed.js';
@@ -57,6 +60,12 @@ export interface PooledProviderOptions extends Omit<PoolOptions<RpcConnection>, 
   readonly fetch?: FetchFn;
   /** Longest `Retry-After` honoured. @default 60000 */
   readonly maxRetryAfterMs?: number;
+  /**
+   * Head-aware routing, as in the viem transport: endpoints behind the best head (learned
+   * from answers and, with `pollMs`, an `eth_blockNumber` poll) or stalled are left out of
+   * reads of latest/pending and of blocks they lack, and asked last by quorum reads. @default undefined (off)
+   */
+  readonly heads?: HeadOptions | undefined;
   /** ethers' provider options, except those the pool owns (`batchMaxCount`, `staticNetwork`). @default { polling: true } */
   readonly provider?: Omit<JsonRpcApiProviderOptions, 'batchMaxCount' | 'batchStallTime' | 'batchMaxSize' | 'staticNetwork'>;
 }
@@ -70,6 +79,7 @@ export interface SendOptions extends Omit<ExecuteOptions, 'idempotent' | 'hedge'
 /** Pool failures whose `cause` may be a node's answer. */
 const ANSWER_CODES: ReadonlySet<string> = new Set(['PERMANENT', 'RETRY_NARROWER', 'RETRIES_EXHAUSTED', 'NO_ENDPOINT', 'PIN_UNAVAILABLE']);
 const ANSWERS: ReadonlySet<string> = new Set(['permanent', 'retry-narrower', 'unsupported']);
+const BLOCK_NUMBER = { id: 0, method: 'eth_blockNumber', params: [] } as const;
 
 export class PooledJsonRpcProvider extends JsonRpcApiProvider {
   /** The pool underneath: stats, breakers, `setEndpoints`, `close`. */
@@ -78,13 +88,14 @@ export class PooledJsonRpcProvider extends JsonRpcApiProvider {
   readonly #fetch: FetchFn;
   readonly #maxRetryAfterMs: number;
   readonly #classify: Classifier;
+  readonly #routing: HeadRouting | undefined;
   /** The method each attempt's error came from, for the user's per-method `classify`. */
   readonly #origin = new WeakMap<object, string>();
   #nextId = 1;
 
   constructor(options: PooledProviderOptions) {
     if (typeof options !== 'object' || options === null) throw invalidOption('options', 'an object', options);
-    const { endpoints, network, classify: override, fetch: fetchFn, maxRetryAfterMs = DEFAULT_MAX_RETRY_AFTER_MS, provider, quorum, coalesce, ...poolOptions } = options;
+    const { endpoints, network, classify: override, fetch: fetchFn, maxRetryAfterMs = DEFAULT_MAX_RETRY_AFTER_MS, provider, quorum, coalesce, heads, ...poolOptions } = options;
     super(network, { polling: true, ...provider, batchMaxCount: 1, ...(network === undefined ? {} : { staticNetwork: true }) });
     const f = fetchFn ?? (globalThis.fetch as unknown as FetchFn | undefined);
     if (typeof f !== 'function') throw invalidOption('fetch', 'a fetch function (none is global here)', f);
@@ -96,7 +107,15 @@ export class PooledJsonRpcProvider extends JsonRpcApiProvider {
       return c ?? classifyEthersError(error, { nowMs: this.pool.clock.now(), maxRetryAfterMs });
     };
     this.pool = new Pool<RpcConnection>({ ...poolOptions, classify: this.#classify, endpoints: toEndpoints(endpoints) });
-    this.#reads = new RpcReads({ ...(quorum === undefined ? {} : { quorum }), ...(coalesce === undefined ? {} : { coalesce }) }, () => this.pool.endpointNames, this.pool.clock, rpcAnswerKey);
+    const routing = heads === undefined ? undefined : new HeadRouting(heads, this.pool, (exec) => this.#post(BLOCK_NUMBER, exec));
+    this.#routing = routing;
+    this.#reads = new RpcReads(
+      { ...(quorum === undefined ? {} : { quorum }), ...(coalesce === undefined ? {} : { coalesce }) },
+      () => this.pool.endpointNames,
+      this.pool.clock,
+      rpcAnswerKey,
+      routing === undefined ? undefined : (method, params) => routing.unfit(method, params),
+    );
   }
 
   override async send(method: string, params: unknown[] | Record<string, unknown>): Promise<unknown> {
@@ -131,13 +150,19 @@ export class PooledJsonRpcProvider extends JsonRpcApiProvider {
     return this.#reads.stats();
   }
 
-  /** Stops the provider (ethers' `destroy`) and the pool; resolves when no call is left. */
+  /** What head-aware routing knows now (each endpoint's head, which lag and why); `undefined` without `heads`. */
+  heads(): HeadSnapshot | undefined {
+    return this.#routing?.snapshot();
+  }
+
+  /** Stops the provider (ethers' `destroy`), the head poll and the pool; resolves when no call is left. */
   async close(): Promise<void> {
     this.destroy();
     await this.pool.close();
   }
 
   override destroy(): void {
+    this.#routing?.stop();
     super.destroy();
     void this.pool.close();
   }
@@ -153,23 +178,28 @@ export class PooledJsonRpcProvider extends JsonRpcApiProvider {
   }
 
   #request(p: JsonRpcPayload, exec: ExecuteOptions, quorum: number | undefined): Promise<unknown> {
+    return this.#reads.request(p.method, p.params, exec, quorum, (e, guard) => this.#post(p, e, guard));
+  }
+
+  /** One `pool.execute` of `p`: each attempt one POST; answers feed head-aware routing. */
+  #post(p: Pick<JsonRpcPayload, 'id' | 'method' | 'params'>, e: ExecuteOptions, guard?: (endpoint: string) => void): Promise<unknown> {
     const body = JSON.stringify({ jsonrpc: '2.0', id: p.id, method: p.method, params: p.params });
-    return this.#reads.request(p.method, p.params, exec, quorum, (e, guard) =>
-      this.pool.execute(async (conn, ctx) => {
-        guard?.(ctx.endpoint);
-        const post: PostOptions = { fetch: this.#fetch, signal: ctx.signal, endpoint: ctx.endpoint, nowMs: this.pool.clock.now(), maxRetryAfterMs: this.#maxRetryAfterMs };
-        try {
-          return await postJsonRpc(conn, body, post);
-        } catch (error) {
-          if (p.method === 'eth_sendRawTransaction') {
-            const hash = await landedHash(conn, p.params, error, post);
-            if (hash !== undefined) return hash;
-          }
-          if (typeof error === 'object' && error !== null) this.#origin.set(error, p.method);
-          throw error;
+    return this.pool.execute(async (conn, ctx) => {
+      guard?.(ctx.endpoint);
+      const post: PostOptions = { fetch: this.#fetch, signal: ctx.signal, endpoint: ctx.endpoint, nowMs: this.pool.clock.now(), maxRetryAfterMs: this.#maxRetryAfterMs };
+      try {
+        const result = await postJsonRpc(conn, body, post);
+        this.#routing?.observe(ctx.endpoint, p.method, p.params, result);
+        return result;
+      } catch (error) {
+        if (p.method === 'eth_sendRawTransaction') {
+          const hash = await landedHash(conn, p.params, error, post);
+          if (hash !== undefined) return hash;
         }
-      }, e),
-    );
+        if (typeof error === 'object' && error !== null) this.#origin.set(error, p.method);
+        throw error;
+      }
+    }, e);
   }
 
   /** The node's JSON-RPC error when the call ended on one, for ethers to turn into its error. */

@@ -1,28 +1,74 @@
 /**
  * Head-aware routing, transport-agnostic: what each endpoint's latest block is, which endpoints
  * lag the best head (or stall while others advance), and which block a read needs.
- * Pure: time comes in as `now`; adapters feed it answers and poll results.
+ * Pure: time comes in as `now`; adapters feed it answers and poll results (see `head-poll.ts`).
+ *
+ * An endpoint is lagging when its head is more than `maxLagBlocks` behind the best head seen
+ * (`behind`), or when its head has not advanced for the stall time while the best head did
+ * (`stalled`). The stall time is `stallMs` when given, else `stallBlocks` block times, the block
+ * time being `blockTimeMs` when given, else measured from the advances of the endpoints at the
+ * front of the chain (30 s until one has been seen advancing).
  */
 
 export interface HeadOptions {
-  /** An endpoint more than this many blocks behind the best head is lagging. Default 2. */
-  maxLagBlocks?: number;
-  /** A head that has not advanced for this long while another endpoint's did is stalled. Default 30000. */
-  stallMs?: number;
+  /** An endpoint more than this many blocks behind the best head is lagging. @default 2 */
+  readonly maxLagBlocks?: number;
+  /** A head that has not advanced for this long while the best head did is stalled. @default stallBlocks block times */
+  readonly stallMs?: number;
+  /** Without `stallMs`: block times without an advance (while the best head advances) that make a stall. @default 3 */
+  readonly stallBlocks?: number;
+  /** The chain's block time. @default measured from the best head's advances */
+  readonly blockTimeMs?: number;
+  /** Ask every endpoint for `eth_blockNumber` this often (0: never; heads are then learned from answers only). @default 0 */
+  readonly pollMs?: number;
+}
+
+/** Why an endpoint is left out: too far behind the best head, or not advancing while it does. */
+export type LagReason = 'behind' | 'stalled';
+
+export interface HeadSnapshot {
+  /** The best head seen, if any. */
+  readonly best: number | undefined;
+  /** The block time in use (given or measured), if known. */
+  readonly blockTimeMs: number | undefined;
+  /** Each endpoint whose head is known: its head and, when lagging, why. */
+  readonly endpoints: readonly { readonly name: string; readonly head: number; readonly lagging: LagReason | undefined }[];
 }
 
 interface Head { block: number; advancedAt: number }
 
+/** Stall time before the block time is known. */
+const UNKNOWN_STALL_MS = 30_000;
+/** Weight of a new block-time sample. */
+const ALPHA = 0.3;
+
 export class HeadTracker {
   readonly maxLagBlocks: number;
-  readonly stallMs: number;
+  readonly #stallMs: number | undefined;
+  readonly #stallBlocks: number;
+  readonly #blockTimeMs: number | undefined;
   readonly #heads = new Map<string, Head>();
   #best = -1;
   #bestAt = -Infinity;
+  #measured: number | undefined;
 
   constructor(options: HeadOptions = {}) {
     this.maxLagBlocks = options.maxLagBlocks ?? 2;
-    this.stallMs = options.stallMs ?? 30_000;
+    this.#stallMs = options.stallMs;
+    this.#stallBlocks = options.stallBlocks ?? 3;
+    this.#blockTimeMs = options.blockTimeMs;
+  }
+
+  /** The block time in use: given, or measured from the best head's advances. */
+  get blockTimeMs(): number | undefined {
+    return this.#blockTimeMs ?? this.#measured;
+  }
+
+  /** How long a head may stay put while the best advances before it is stalled. */
+  get stallMs(): number {
+    if (this.#stallMs !== undefined) return this.#stallMs;
+    const bt = this.blockTimeMs;
+    return bt === undefined ? UNKNOWN_STALL_MS : this.#stallBlocks * bt;
   }
 
   /** Records that `endpoint` has `block` at `now`; lower numbers than known are ignored. */
@@ -30,8 +76,21 @@ export class HeadTracker {
     if (!Number.isSafeInteger(block) || block < 0) return;
     const head = this.#heads.get(endpoint);
     if (head === undefined) this.#heads.set(endpoint, { block, advancedAt: now });
-    else if (block > head.block) { head.block = block; head.advancedAt = now; }
-    if (block > this.#best) { this.#best = block; this.#bestAt = now; }
+    else if (block > head.block) {
+      // The block time is measured on one endpoint's own advances at the front of the chain,
+      // never across endpoints (first sightings of two endpoints a block apart say nothing of it).
+      if (block >= this.#best && now > head.advancedAt) this.#sample((now - head.advancedAt) / (block - head.block));
+      head.block = block;
+      head.advancedAt = now;
+    }
+    if (block > this.#best) {
+      this.#best = block;
+      this.#bestAt = now;
+    }
+  }
+
+  #sample(ms: number): void {
+    this.#measured = this.#measured === undefined ? ms : this.#measured + ALPHA * (ms - this.#measured);
   }
 
   /** The best head seen, or undefined before any observation. */
@@ -41,26 +100,48 @@ export class HeadTracker {
 
   forget(endpoint: string): void { this.#heads.delete(endpoint); }
 
+  /** Why `endpoint` is lagging at `now`, or undefined when it is not (or its head is unknown). */
+  reason(endpoint: string, now: number): LagReason | undefined {
+    const head = this.#heads.get(endpoint);
+    return head === undefined ? undefined : this.#reason(head, now, this.stallMs);
+  }
+
+  #reason(head: Head, now: number, stallMs: number): LagReason | undefined {
+    if (this.#best - head.block > this.maxLagBlocks) return 'behind';
+    if (now - head.advancedAt >= stallMs && this.#bestAt > head.advancedAt) return 'stalled';
+    return undefined;
+  }
+
   /** Endpoints more than maxLagBlocks behind the best head, or stalled while the best advanced. */
   lagging(now: number): string[] {
     const out: string[] = [];
-    for (const [name, head] of this.#heads) {
-      const behind = this.#best - head.block > this.maxLagBlocks;
-      const stalled = now - head.advancedAt >= this.stallMs && this.#bestAt > head.advancedAt;
-      if (behind || stalled) out.push(name);
-    }
+    const stallMs = this.stallMs;
+    for (const [name, head] of this.#heads) if (this.#reason(head, now, stallMs) !== undefined) out.push(name);
     return out;
   }
 
-  /** Endpoints that cannot serve `block` (head known and below it), plus lagging ones. */
+  /**
+   * Endpoints that cannot serve `block`: lagging ones, and those whose known head is below it.
+   * A block beyond the best head seen (the caller knows of it before the tracker does) is
+   * taken as the best head: endpoints at the best head are kept, being the likeliest to have it.
+   */
   cannotServe(block: number | 'latest', now: number): string[] {
     const lag = this.lagging(now);
     if (block === 'latest') return lag;
-    for (const [name, head] of this.#heads) if (head.block < block && !lag.includes(name)) lag.push(name);
+    const need = Math.min(block, this.#best);
+    for (const [name, head] of this.#heads) if (head.block < need && !lag.includes(name)) lag.push(name);
     return lag;
   }
-}
 
+  snapshot(now: number): HeadSnapshot {
+    const stallMs = this.stallMs;
+    return {
+      best: this.best(),
+      blockTimeMs: this.blockTimeMs,
+      endpoints: [...this.#heads].map(([name, head]) => ({ name, head: head.block, lagging: this.#reason(head, now, stallMs) })),
+    };
+  }
+}
 /** Position of the block parameter for methods that take one. */
 const BLOCK_PARAM: Readonly<Record<string, number>> = {
   eth_getBlockByNumber: 0, eth_getBlockTransactionCountByNumber: 0, eth_getUncleCountByBlockNumber: 0,

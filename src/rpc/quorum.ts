@@ -20,7 +20,8 @@
  * (so three nodes reverting alike is a quorum on the revert). The read resolves with the
  * first answer of the winning group (or rejects with its error), aborts the legs still
  * running, and fails with `QuorumError` (`QUORUM_NOT_MET`) when no endpoint is left to
- * ask and no group is heavy enough.
+ * ask and no group is heavy enough. Endpoints the live `avoid` predicate names (lagging
+ * behind the chain head, breaker open) are asked only once no other endpoint is left.
  */
 import type { Clock, TimerHandle } from '../base/clock.js';
 import { PoolError } from '../base/errors.js';
@@ -67,6 +68,11 @@ export interface QuorumRead<T> {
   readonly stallMs: number;
   /** The pool's clock, for the stall timers. */
   readonly clock: Clock;
+  /**
+   * Endpoints to leave to last (lagging, unhealthy): asked, live at each leg's launch, only
+   * once no other endpoint is left. @default none
+   */
+  readonly avoid?: ((endpoint: string) => boolean) | undefined;
   /** The caller's options (signal, exclude, deadline, retry); `pin` is not allowed. */
   readonly exec: ExecuteOptions;
   readonly leg: QuorumLeg<T>;
@@ -140,6 +146,11 @@ class QuorumRun<T> {
     const fresh = this.#candidates();
     if (fresh.length === 0) return false;
     const exclude = [...(this.#q.exec.exclude ?? []), ...this.#touched.keys()];
+    const avoid = this.#q.avoid;
+    if (avoid !== undefined) {
+      const avoided = fresh.filter((ep) => safe(avoid, ep));
+      if (avoided.length < fresh.length) exclude.push(...avoided);
+    }
     const leg: Leg = { endpoint: undefined, done: false, stalled: false, timer: undefined };
     this.#legs.push(leg);
     const guard = (endpoint: string) => {
@@ -279,6 +290,14 @@ class QuorumRun<T> {
     for (const l of this.#legs) if (l.timer !== undefined) this.#q.clock.clearTimeout(l.timer);
     // The legs still running are not needed any more.
     if (this.#legs.some((l) => !l.done)) this.#controller.abort(new PoolError('ABORTED', 'the quorum read settled'));
+  }
+}
+
+function safe(avoid: (endpoint: string) => boolean, endpoint: string): boolean {
+  try {
+    return avoid(endpoint) === true;
+  } catch {
+    return false;
   }
 }
 

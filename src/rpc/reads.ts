@@ -8,6 +8,11 @@
  * method, it is exactly `send(exec)`. Quorum and coalescing are refused for sends and
  * node-bound methods (see `isSendMethod`): in the options at construction, per call at
  * call time, both with `INVALID_OPTIONS`.
+ *
+ * `unfit(method, params)`, when given, names the endpoints a request should not go to now
+ * (head-aware routing: behind the chain head, or breaker open). A single read leaves them out
+ * (`exclude`) unless that would leave no endpoint; a quorum read asks them last, deciding
+ * afresh at each leg (the quorum's `avoid`).
  */
 import type { Clock } from '../base/clock.js';
 import { invalidOption } from '../base/errors.js';
@@ -40,6 +45,9 @@ export interface RpcReadsStats {
   readonly quorumReads: number;
 }
 
+/** The endpoints a request of `method` with `params` should not go to now. */
+export type Unfit = (method: string, params: unknown) => readonly string[];
+
 export type RpcSend<T> = (exec: ExecuteOptions, guard?: (endpoint: string) => void) => Promise<T>;
 
 export class RpcReads {
@@ -52,11 +60,16 @@ export class RpcReads {
   readonly #coalesce: ReadonlySet<string>;
   readonly #coalescer = new Coalescer();
   readonly #voteOf: ((error: unknown) => string | undefined) | undefined;
+  readonly #unfit: Unfit | undefined;
   #quorumReads = 0;
 
-  /** `endpoints`: the pool's endpoint names now; `clock`: the pool's; `voteOf`: a key for errors that are a node's answer. */
-  constructor(options: RpcReadOptions, endpoints: () => readonly string[], clock: Clock, voteOf?: (error: unknown) => string | undefined) {
+  /**
+   * `endpoints`: the pool's endpoint names now; `clock`: the pool's; `voteOf`: a key for
+   * errors that are a node's answer; `unfit`: the endpoints a request should not go to now.
+   */
+  constructor(options: RpcReadOptions, endpoints: () => readonly string[], clock: Clock, voteOf?: (error: unknown) => string | undefined, unfit?: Unfit) {
     this.#endpoints = endpoints;
+    this.#unfit = unfit;
     this.#clock = clock;
     this.#voteOf = voteOf;
     const q = options.quorum;
@@ -97,7 +110,8 @@ export class RpcReads {
       need = checkNeed('quorum', callQuorum);
     }
     if (need !== undefined && exec.pin !== undefined) throw invalidOption('quorum', 'no quorum on a pinned request (a quorum needs several endpoints)', need);
-    const go = (e: ExecuteOptions): Promise<T> => (need === undefined ? send(e) : this.#quorum(method, need, e, send));
+    if (need === undefined && exec.pin === undefined && this.#unfit !== undefined) exec = this.#leaveOut(exec, this.#unfit(method, params));
+    const go = (e: ExecuteOptions): Promise<T> => (need === undefined ? send(e) : this.#quorum(method, params, need, e, send));
     if (!this.#coalesce.has(method)) return go(exec);
     const key = requestKey(method, params, exec.pin, need, exec.exclude?.join(','));
     return this.#coalescer.run(key, exec.signal, (signal) => go({ ...exec, signal }));
@@ -107,11 +121,20 @@ export class RpcReads {
     return { coalesce: this.#coalescer.stats(), quorumReads: this.#quorumReads };
   }
 
-  #quorum<T>(method: string, need: number, exec: ExecuteOptions, send: RpcSend<T>): Promise<T> {
+  /** `exec` with `out` added to its `exclude`, unless that would leave no endpoint. */
+  #leaveOut(exec: ExecuteOptions, out: readonly string[]): ExecuteOptions {
+    if (out.length === 0) return exec;
+    const exclude = exec.exclude ?? [];
+    const left = this.#endpoints().some((ep) => !exclude.includes(ep) && !out.includes(ep));
+    return left ? { ...exec, exclude: [...exclude, ...out] } : exec;
+  }
+
+  #quorum<T>(method: string, params: unknown, need: number, exec: ExecuteOptions, send: RpcSend<T>): Promise<T> {
     this.#quorumReads++;
     const weights = this.#weights;
     const equals = this.#equals;
     const leg: QuorumLeg<T> = (e, guard) => send(e, guard);
+    const unfit = this.#unfit;
     return quorumRead<T>({
       method,
       need,
@@ -120,6 +143,7 @@ export class RpcReads {
       equals: equals === undefined ? undefined : (a, b) => equals(a, b, method),
       voteOf: this.#voteOf,
       stallMs: this.#stallMs,
+      avoid: unfit === undefined ? undefined : (ep) => unfit(method, params).includes(ep),
       clock: this.#clock,
       exec,
       leg,

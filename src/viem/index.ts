@@ -8,3 +8,4 @@ export { classifyViemError, gatherEvidence, type ErrorEvidence, type ViemClassif
 export type { TransportFactory, TransportInstance, TransportParams, RequestFn, RpcArgs, RpcRequestOptions, HttpFactory } from './types.js';
 export { QuorumError, type QuorumAnswer } from '../rpc/quorum-error.js';
 export type { QuorumOptions, RpcReadOptions } from '../rpc/reads.js';
+export type { HeadOptions, HeadSnapshot, LagReason } from '../rpc/heads.js';

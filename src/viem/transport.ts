@@ -37,7 +37,8 @@ import { RpcReads, type RpcReadOptions } from '../rpc/reads.js';
 import { isEndpointTaken } from '../rpc/quorum.js';
 import { rpcAnswerKey } from '../rpc/answer-key.js';
 import { redactError } from '../extras/redact.js';
-import { HeadTracker, headFromAnswer, requiredHead, type HeadOptions } from '../rpc/heads.js';
+import type { HeadOptions, HeadSnapshot } from '../rpc/heads.js';
+import { HeadRouting } from '../rpc/head-poll.js';
 
 /** An endpoint given as a viem transport or as a URL (then `http` is required). */
 export type ViemEndpoint = Omit<EndpointConfig<TransportFactory>, 'conn' | 'name'> &
@@ -73,9 +74,10 @@ export interface PoolTransportOptions extends Omit<PoolOptions<TransportFactory>
    */
   readonly rememberUnsupportedMs?: number;
   /**
-   * Head-aware routing: endpoints more than `maxLagBlocks` behind the best head seen in
-   * answers (or stalled `stallMs` while others advance) are left out of reads of
-   * latest/pending and of blocks they do not have yet. @default undefined (off)
+   * Head-aware routing: endpoints more than `maxLagBlocks` behind the best head (learned
+   * from answers and, with `pollMs`, from an `eth_blockNumber` poll), or stalled while
+   * others advance, are left out of reads of latest/pending and of blocks they do not have
+   * yet, and asked last by quorum reads (see docs/viem.md). @default undefined (off)
    */
   readonly heads?: HeadOptions | undefined;
   /** @default 'endpointPool' */
@@ -93,6 +95,10 @@ export interface PoolTransport extends TransportFactory {
   quorum(need: number): TransportFactory;
   /** Quorum reads started and coalesced requests so far. */
   readStats(): ReturnType<RpcReads['stats']>;
+  /** What head-aware routing knows now (each endpoint's head, which lag and why); `undefined` without `heads`. */
+  heads(): HeadSnapshot | undefined;
+  /** Stops the head poll and closes the pool (`pool.close()` also ends the poll, at its next tick). */
+  close(): Promise<void>;
   /**
    * Runs `fn` with a transport bound to one endpoint the pool selects. The whole of `fn`
    * is one attempt: if it fails in a way another endpoint could fix, it runs again there.
@@ -104,6 +110,7 @@ const ANSWERS: ReadonlySet<string> = new Set(['permanent', 'retry-narrower', 'un
 /** Pool failures after which the last error may be a node's answer (not an abort, close or deadline). */
 const ANSWER_CODES: ReadonlySet<string> = new Set(['PERMANENT', 'RETRY_NARROWER', 'RETRIES_EXHAUSTED', 'NO_ENDPOINT', 'PIN_UNAVAILABLE']);
 const SEND_RAW = 'eth_sendRawTransaction';
+const BLOCK_NUMBER: RpcArgs = { method: 'eth_blockNumber', params: [] };
 /** A transport instance, and whether the attempt's signal is passed to it. */
 interface Built {
   readonly t: TransportInstance;
@@ -158,7 +165,6 @@ export function poolTransport(options: PoolTransportOptions): PoolTransport {
   /** Where each error came from: the request's method (for overrides) and the endpoint. */
   const origin = new WeakMap<object, { method: string; endpoint: string | undefined }>();
   const unsupported = new UnsupportedMemory(rememberUnsupportedMs);
-  const tracker = heads !== undefined ? new HeadTracker(heads) : undefined;
   const classify: Classifier = (error) => {
     if (isEndpointTaken(error)) return 'unsupported';
     const from = typeof error === 'object' && error !== null ? origin.get(error) : undefined;
@@ -170,7 +176,25 @@ export function poolTransport(options: PoolTransportOptions): PoolTransport {
     return c;
   };
   const pool = new Pool<TransportFactory>({ ...poolOptions, classify, endpoints: toEndpoints(endpoints, http) });
-  const reads = new RpcReads({ ...(quorum !== undefined ? { quorum } : {}), ...(coalesce !== undefined ? { coalesce } : {}) }, () => pool.endpointNames, pool.clock, rpcAnswerKey);
+  /** The poll's own instances of the endpoint transports, built at its first tick. */
+  let pollInstances: ((factory: TransportFactory) => Built) | undefined;
+  const routing =
+    heads === undefined
+      ? undefined
+      : new HeadRouting(heads, pool, (exec) => {
+          const instanceOf = (pollInstances ??= instances({}));
+          return pool.execute((factory, ctx) => {
+            const b = instanceOf(factory);
+            return attempt(b.t, BLOCK_NUMBER, b.hears ? ctx.signal : undefined, ctx.endpoint);
+          }, exec);
+        });
+  const reads = new RpcReads(
+    { ...(quorum !== undefined ? { quorum } : {}), ...(coalesce !== undefined ? { coalesce } : {}) },
+    () => pool.endpointNames,
+    pool.clock,
+    rpcAnswerKey,
+    routing === undefined ? undefined : (method, params) => routing.unfit(method, params),
+  );
   // viem reads the transport's timeout for CCIP gateway requests; give it the attempt timeout.
   const timeout = poolOptions.attemptTimeoutMs ?? 10_000;
   const configTimeout = Number.isFinite(timeout) ? { timeout } : {};
@@ -211,11 +235,10 @@ export function poolTransport(options: PoolTransportOptions): PoolTransport {
       sent = Promise.reject(error);
     }
     const onAnswer =
-      tracker === undefined || endpoint === undefined
+      routing === undefined || endpoint === undefined
         ? undefined
         : (result: unknown): unknown => {
-            const b = headFromAnswer(args.method, args.params, result);
-            if (b !== undefined) tracker.observe(endpoint, b, pool.clock.now());
+            routing.observe(endpoint, args.method, args.params, result);
             return result;
           };
     return sent.then(onAnswer, (error: unknown) => attemptFailed(t, args, endpoint, opts, error));
@@ -247,20 +270,15 @@ export function poolTransport(options: PoolTransportOptions): PoolTransport {
     // Most requests need none of the per-request machinery below (no caller signal, pin,
     // quorum, coalescing, remembered "unsupported" answer or head tracking): they go
     // straight to one `pool.execute` on the pool's shared plan, with no async layer.
-    const plain = pin === undefined && need === undefined && tracker === undefined;
+    const plain = pin === undefined && need === undefined && routing === undefined;
     const slow = async (args: RpcArgs, reqOptions?: RpcRequestOptions): Promise<unknown> => {
       const skip = unsupported.excluded(args.method, pool.endpointNames, pool.clock.now());
       if (skip !== undefined && (skip.all || (pin !== undefined && skip.names.includes(pin)))) throw skip.error;
-      let exec: ExecuteOptions = {
+      const exec: ExecuteOptions = {
         ...(reqOptions?.signal !== undefined ? { signal: reqOptions.signal } : {}),
         ...(pin !== undefined ? { pin } : {}),
         ...(skip !== undefined ? { exclude: skip.names } : {}),
       };
-      if (tracker !== undefined) {
-        const need = requiredHead(args.method, args.params);
-        const behind = need === undefined ? [] : tracker.cannotServe(need, pool.clock.now());
-        if (behind.length > 0 && behind.length < pool.endpointNames.length) exec = { ...exec, exclude: [...(exec.exclude ?? []), ...behind] };
-      }
       try {
         const op = operation(args);
         return await reads.request(args.method, args.params, exec, reqOptions?.quorum ?? need, (e, guard) =>
@@ -296,6 +314,11 @@ export function poolTransport(options: PoolTransportOptions): PoolTransport {
     pin: (endpoint: string) => build(endpoint),
     quorum: (need: number) => build(undefined, need),
     readStats: () => reads.stats(),
+    heads: () => routing?.snapshot(),
+    close: () => {
+      routing?.stop();
+      return pool.close();
+    },
     async withEndpoint<T>(fn: (transport: TransportFactory, endpoint: string) => Promise<T>, execOptions?: ExecuteOptions): Promise<T> {
       try {
         return await pool.execute((factory, ctx) => {

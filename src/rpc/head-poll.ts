@@ -1,0 +1,121 @@
+/**
+ * Head-aware routing as the RPC adapters use it: a `HeadTracker` fed by the adapter's
+ * answers and by a cheap poll, and the endpoints a read should not go to now.
+ *
+ * The poll (`pollMs` > 0) asks every endpoint for `eth_blockNumber` once per period, each as
+ * a pinned `pool.execute` with no retry (so breakers, rate limits and stats see it like any
+ * call), skipping endpoints whose breaker is open and endpoints whose previous poll has not
+ * answered yet. Its timer is a background one (it never keeps the process alive) and
+ * `stop()` ends it; so does the pool's closing (a poll refused with `CLOSED`).
+ */
+import type { Clock, TimerHandle } from '../base/clock.js';
+import { invalidOption, isPoolError } from '../base/errors.js';
+import type { ExecuteOptions } from '../options/options.js';
+import { checkKeys } from '../options/validate.js';
+import { HeadTracker, headFromAnswer, requiredHead, type HeadOptions, type HeadSnapshot } from './heads.js';
+
+/** What the routing needs from the pool. */
+export interface HeadPool {
+  readonly clock: Clock;
+  readonly endpointNames: readonly string[];
+  breakerState(name: string): unknown;
+}
+
+/** Sends `eth_blockNumber` to one endpoint with these options (pinned, no retry); resolves with the result. */
+export type PollOne = (exec: ExecuteOptions) => Promise<unknown>;
+
+const KEYS = { maxLagBlocks: true, stallMs: true, stallBlocks: true, blockTimeMs: true, pollMs: true } as const;
+
+/** Validates `heads` options once, naming the field on error. */
+export function checkHeadOptions(o: unknown): HeadOptions {
+  if (typeof o !== 'object' || o === null) throw invalidOption('heads', 'an object ({ maxLagBlocks, pollMs, ... })', o);
+  checkKeys('heads', o as Record<string, unknown>, KEYS);
+  const h = o as HeadOptions;
+  const num = (field: keyof HeadOptions, min: number, integer = false) => {
+    const v = h[field];
+    if (v !== undefined && (typeof v !== 'number' || !Number.isFinite(v) || v < min || (integer && !Number.isInteger(v)))) {
+      throw invalidOption(`heads.${field}`, `a finite ${integer ? 'integer' : 'number'} >= ${min}`, v);
+    }
+  };
+  num('maxLagBlocks', 0, true);
+  num('stallMs', 0);
+  num('stallBlocks', 0);
+  num('blockTimeMs', 0);
+  num('pollMs', 0);
+  return h;
+}
+
+export class HeadRouting {
+  readonly tracker: HeadTracker;
+  readonly #pool: HeadPool;
+  readonly #pollMs: number;
+  readonly #pollOne: PollOne;
+  readonly #polling = new Set<string>();
+  #timer: TimerHandle | undefined;
+  #stopped = false;
+
+  constructor(options: HeadOptions, pool: HeadPool, pollOne: PollOne) {
+    this.tracker = new HeadTracker(checkHeadOptions(options));
+    this.#pool = pool;
+    this.#pollMs = options.pollMs ?? 0;
+    this.#pollOne = pollOne;
+    // The first poll on the next turn: nothing is sent from inside the adapter's constructor.
+    if (this.#pollMs > 0) this.#timer = pool.clock.setTimeout(() => this.#tick(), 0, true);
+  }
+
+  /** Feeds an answer the adapter got from `endpoint`. */
+  observe(endpoint: string, method: string, params: unknown, result: unknown): void {
+    const block = headFromAnswer(method, params, result);
+    if (block !== undefined) this.tracker.observe(endpoint, block, this.#pool.clock.now());
+  }
+
+  /** The endpoints a request should not go to now: those that cannot serve the block it needs, and open breakers. */
+  unfit(method: string, params: unknown): string[] {
+    const need = requiredHead(method, params);
+    const out = need === undefined ? [] : this.tracker.cannotServe(need, this.#pool.clock.now());
+    for (const name of this.#pool.endpointNames) if (isOpen(this.#pool.breakerState(name)) && !out.includes(name)) out.push(name);
+    return out;
+  }
+
+  snapshot(): HeadSnapshot {
+    return this.tracker.snapshot(this.#pool.clock.now());
+  }
+
+  /** Stops the poll. Idempotent. */
+  stop(): void {
+    this.#stopped = true;
+    if (this.#timer !== undefined) this.#pool.clock.clearTimeout(this.#timer);
+    this.#timer = undefined;
+  }
+
+  #tick(): void {
+    this.#timer = undefined;
+    if (this.#stopped) return;
+    for (const name of this.#pool.endpointNames) {
+      if (this.#polling.has(name) || isOpen(this.#pool.breakerState(name))) continue;
+      this.#polling.add(name);
+      let pending: Promise<unknown>;
+      try {
+        pending = this.#pollOne({ pin: name, retry: 'none' });
+      } catch (error) {
+        pending = Promise.reject(error);
+      }
+      pending.then(
+        (result) => {
+          this.#polling.delete(name);
+          this.observe(name, 'eth_blockNumber', [], result);
+        },
+        (error: unknown) => {
+          this.#polling.delete(name);
+          if (isPoolError(error) && error.code === 'CLOSED') this.stop();
+        },
+      );
+    }
+    if (!this.#stopped) this.#timer = this.#pool.clock.setTimeout(() => this.#tick(), this.#pollMs, true);
+  }
+}
+
+/** `breakerState` answers an object only when open. */
+function isOpen(state: unknown): boolean {
+  return typeof state === 'object' && state !== null;
+}

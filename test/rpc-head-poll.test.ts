@@ -1,0 +1,193 @@
+/**
+ * Head-aware routing's moving parts on the fake clock: the block-time-based stall, the
+ * `eth_blockNumber` poll (HeadRouting) over a real Pool of scripted endpoints, the
+ * exclusion of unfit endpoints from single reads, and the quorum's live `avoid`.
+ */
+import { describe, expect, test } from 'vitest';
+import type { AttemptContext, ExecuteOptions } from '../src/index.js';
+import { HeadRouting, checkHeadOptions } from '../src/rpc/head-poll.js';
+import { HeadTracker } from '../src/rpc/heads.js';
+import { RpcReads } from '../src/rpc/reads.js';
+import { isEndpointTaken } from '../src/rpc/quorum.js';
+import { classify, fail, harness, ok, start, type FakeEndpoint } from './support.js';
+
+const hex = (n: number) => `0x${n.toString(16)}`;
+
+describe('HeadTracker stall in block times', () => {
+  test('measures the block time from the best head and stalls after stallBlocks of them', () => {
+    const t = new HeadTracker({ maxLagBlocks: 10, stallBlocks: 2 });
+    for (let i = 0; i <= 4; i++) {
+      t.observe('a', 100 + i, i * 1000);
+      if (i <= 1) t.observe('b', 100 + i, i * 1000);
+    }
+    expect(t.blockTimeMs).toBeCloseTo(1000, 5);
+    expect(t.stallMs).toBeCloseTo(2000, 5);
+    // b last advanced at 1000; a is only 3 blocks ahead (within maxLagBlocks 10).
+    expect(t.reason('b', 2999)).toBeUndefined();
+    expect(t.reason('b', 3000)).toBe('stalled');
+    expect(t.lagging(3000)).toEqual(['b']);
+    expect(t.snapshot(3000)).toEqual({ best: 104, blockTimeMs: expect.closeTo(1000, 5), endpoints: [{ name: 'a', head: 104, lagging: undefined }, { name: 'b', head: 101, lagging: 'stalled' }] });
+  });
+
+  test('first sightings of endpoints a block apart are no block time (no spurious stall)', () => {
+    const t = new HeadTracker({ maxLagBlocks: 3, stallBlocks: 2 });
+    t.observe('l', 95, 0); t.observe('b', 99, 1); t.observe('a', 100, 2);
+    expect(t.blockTimeMs).toBeUndefined();
+    expect(t.lagging(1000)).toEqual(['l']);
+    t.observe('a', 101, 12_002);
+    expect(t.blockTimeMs).toBe(12_000);
+    expect(t.lagging(12_003)).toEqual(['l']); // b is 2 behind, within maxLagBlocks, and not stalled yet
+  });
+
+  test('a given blockTimeMs wins over the measure; stallMs wins over both; 30 s before anything is known', () => {
+    expect(new HeadTracker().stallMs).toBe(30_000);
+    const t = new HeadTracker({ blockTimeMs: 12_000 });
+    t.observe('a', 1, 0); t.observe('a', 2, 100);
+    expect(t.blockTimeMs).toBe(12_000);
+    expect(t.stallMs).toBe(36_000);
+    expect(new HeadTracker({ blockTimeMs: 12_000, stallMs: 5 }).stallMs).toBe(5);
+  });
+
+  test('a block beyond the best head keeps the endpoints at the best head', () => {
+    const t = new HeadTracker({ maxLagBlocks: 5 });
+    t.observe('a', 10, 0); t.observe('b', 10, 0); t.observe('c', 8, 0);
+    expect(t.cannotServe(11, 0)).toEqual(['c']);
+    expect(t.cannotServe(10, 0)).toEqual(['c']);
+    expect(t.cannotServe(8, 0)).toEqual([]);
+  });
+
+  test.each([
+    [{ maxLagBlocks: -1 }, 'heads.maxLagBlocks'],
+    [{ maxLagBlocks: 1.5 }, 'heads.maxLagBlocks'],
+    [{ pollMs: Number.NaN }, 'heads.pollMs'],
+    [{ stallBlocks: -2 }, 'heads.stallBlocks'],
+    [{ pollms: 100 }, 'pollms'],
+  ])('rejects %j naming %s', (o, field) => {
+    expect(() => checkHeadOptions(o)).toThrow(field);
+  });
+});
+
+function pollSetup(names: string[], pollMs: number) {
+  const h = harness(names, { breaker: { threshold: 1, cooldownMs: 60_000 } });
+  const polled: string[] = [];
+  const heads: Record<string, number> = Object.fromEntries(names.map((n) => [n, 100]));
+  const routing = new HeadRouting({ pollMs, maxLagBlocks: 1 }, h.pool, (exec) =>
+    h.pool.execute(async (ep: FakeEndpoint, ctx: AttemptContext) => {
+      polled.push(ctx.endpoint);
+      const r = await h.op(ep, ctx);
+      return r === ep.name ? hex(heads[ctx.endpoint]!) : r;
+    }, exec),
+  );
+  return { h, routing, polled, heads };
+}
+
+describe('HeadRouting poll', () => {
+  test('polls every endpoint each period on a background timer, learning heads without traffic', async () => {
+    const { h, routing, polled, heads } = pollSetup(['a', 'b', 'c'], 1000);
+    expect(polled).toEqual([]); // nothing sent from the constructor
+    expect(h.clock.pendingForegroundTimers).toBe(0);
+    await h.clock.advance(0);
+    expect(polled).toEqual(['a', 'b', 'c']);
+    heads.a = 105; heads.b = 104;
+    await h.clock.advance(1000);
+    expect(polled).toHaveLength(6);
+    expect(routing.snapshot().best).toBe(105);
+    expect(routing.unfit('eth_getBalance', ['0x0', 'latest'])).toEqual(['c']);
+    expect(routing.unfit('eth_getBlockByNumber', [hex(105), false])).toEqual(['c', 'b']);
+    expect(routing.unfit('eth_chainId', [])).toEqual([]);
+    expect(h.clock.pendingForegroundTimers).toBe(0);
+    routing.stop();
+    await h.clock.advance(10_000);
+    expect(polled).toHaveLength(6);
+    expect(h.clock.pendingTimers).toBe(0);
+  });
+
+  test('skips an endpoint whose breaker is open (and names it unfit), and one whose poll is still out', async () => {
+    const { h, routing, polled } = pollSetup(['a', 'b', 'c'], 1000);
+    h.eps.b!.fallback = fail('transient');
+    h.eps.c!.fallback = { hang: true };
+    await h.clock.advance(0);
+    expect(polled).toEqual(['a', 'b', 'c']);
+    expect(h.pool.breakerState('b')).toMatchObject({ state: 'open' });
+    await h.clock.advance(1000);
+    await h.clock.advance(1000);
+    expect(polled).toEqual(['a', 'b', 'c', 'a', 'a']);
+    // Not even asked of the pool: no pinned call refused for the open breaker.
+    expect(h.events.filter((e) => e.type === 'call-failed' && e.error.code === 'PIN_UNAVAILABLE')).toEqual([]);
+    expect(routing.unfit('eth_chainId', [])).toEqual(['b']);
+    routing.stop();
+  });
+
+  test("the pool's close ends the poll at its next tick", async () => {
+    const { h, polled } = pollSetup(['a'], 1000);
+    await h.clock.advance(0);
+    await h.pool.close();
+    await h.clock.advance(1000);
+    await h.clock.advance(5000);
+    expect(polled).toEqual(['a']);
+    expect(h.clock.pendingTimers).toBe(0);
+  });
+});
+
+function readSetup(names: string[], unfit: () => readonly string[]) {
+  const h = harness(names, { classify: (e) => (isEndpointTaken(e) ? 'unsupported' : classify(e)), strategy: 'ordered' });
+  const reads = new RpcReads({ quorum: { stallMs: Number.POSITIVE_INFINITY } }, () => h.pool.endpointNames, h.clock, undefined, () => unfit());
+  const sent: string[] = [];
+  const send = (exec: ExecuteOptions, guard?: (endpoint: string) => void) =>
+    h.pool.execute(async (ep: FakeEndpoint, ctx: AttemptContext) => {
+      guard?.(ctx.endpoint);
+      sent.push(ctx.endpoint);
+      return h.op(ep, ctx);
+    }, exec);
+  return { h, sent, read: (quorum?: number) => reads.request('eth_blockNumber', [], {}, quorum, send) };
+}
+
+describe('unfit endpoints in reads', () => {
+  test('a single read leaves them out, unless none would be left', async () => {
+    let unfit: string[] = ['a'];
+    const { h, sent, read } = readSetup(['a', 'b'], () => unfit);
+    const r1 = start(read());
+    await h.clock.advance(0);
+    expect(r1.value).toBe('b');
+    unfit = ['a', 'b'];
+    const r2 = start(read());
+    await h.clock.advance(0);
+    expect(r2.value).toBe('a');
+    expect(sent).toEqual(['b', 'a']);
+  });
+
+  test('a quorum asks them last, deciding afresh at each leg', async () => {
+    let unfit: string[] = ['a', 'b'];
+    const { h, sent, read } = readSetup(['a', 'b', 'c', 'd'], () => unfit);
+    for (const n of ['a', 'b', 'c', 'd']) h.eps[n]!.fallback = ok('0x10');
+    h.eps.c!.fallback = ok('0x11');
+    const r = start(read(2));
+    await h.clock.advance(0);
+    // c and d disagree; the third leg goes to an avoided endpoint only because none is left.
+    expect(r.value).toBe('0x10');
+    expect(sent).toEqual(['c', 'd', 'a']);
+    sent.length = 0;
+    unfit = [];
+    h.eps.c!.fallback = ok('0x10');
+    const r2 = start(read(2));
+    await h.clock.advance(0);
+    expect(r2.value).toBe('0x10');
+    expect(sent).toEqual(['a', 'b']);
+  });
+
+  test('the predicate is live: an endpoint that becomes unfit mid-read is not asked', async () => {
+    let unfit: string[] = [];
+    const { h, sent, read } = readSetup(['a', 'b', 'c', 'd'], () => unfit);
+    h.eps.a!.fallback = ok('0x1');
+    h.eps.b!.fallback = { ok: '0x2', delayMs: 10 };
+    h.eps.c!.fallback = ok('0x2');
+    h.eps.d!.fallback = ok('0x2');
+    const r = start(read(2));
+    await h.clock.advance(0);
+    expect(sent).toEqual(['a', 'b']);
+    unfit = ['c'];
+    await h.clock.advance(10);
+    expect(r.value).toBe('0x2');
+    expect(sent).toEqual(['a', 'b', 'd']);
+  });
+});
