@@ -152,10 +152,17 @@ export function fleet16(server: () => RedisServer): void {
         }
       }
 
-      // The ceiling, in every 1 s window of the upstream's own log, for every key.
-      for (const k of KEYS) expect(maxInWindow(byKey.get(k.name) ?? [], 1000), `${k.name}: ${JSON.stringify(summary)}`).toBeLessThanOrEqual(CEILING);
-      // Nothing hung: every worker reported, and no call outlived its deadline (plus the worst lag seen).
-      expect(summary.maxCallMs).toBeLessThanOrEqual(DEADLINE_MS + summary.maxLagMs + 100);
+      // The ceiling, in every 1 s window of the upstream's own log, for every key. A sending
+      // process frozen for longer than the guard (the worst lag its workers saw) releases at once
+      // the calls the store admitted during the freeze: calls admitted over 1 s plus the excess
+      // can land in one window. With lag under the guard (a quiet or merely busy machine) the
+      // bound is the ceiling itself.
+      const excessMs = Math.max(0, summary.maxLagMs - guardMs);
+      const bound = Math.floor((CEILING * (1000 + excessMs)) / 1000);
+      for (const k of KEYS) expect(maxInWindow(byKey.get(k.name) ?? [], 1000), `${k.name} (bound ${bound}): ${JSON.stringify(summary)}`).toBeLessThanOrEqual(bound);
+      // Nothing hung: every worker reported, and no call outlived its deadline (plus twice the worst lag seen).
+      // The workers sample their lag between ticks, so a timer can fire later than the worst sample: twice it, with room.
+      expect(summary.maxCallMs).toBeLessThanOrEqual(DEADLINE_MS + 2 * summary.maxLagMs + 250);
       for (const r of all) {
         // Every process went degraded while Redis was down and came back after the restart.
         expect(r.events.some((e) => e.type === 'store-degraded' && e.t >= killedAt - 100 && e.t < restartedAt)).toBe(true);
