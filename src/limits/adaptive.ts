@@ -112,12 +112,13 @@ export class AdaptiveLimit {
   limited(now: number, sentAt: number): number | undefined {
     this.#roll(now);
     if (sentAt < this.decreasedAt || now - this.decreasedAt < this.o.windowMs) return undefined;
-    const accepted = this.#accepted();
+    const accepted = this.#accepted(now);
     const before = this.rate;
     const found = accepted === undefined ? before * this.o.decrease : Math.min(before, accepted);
     const a = this.anchor;
     this.hold = a !== undefined && found >= a * (1 - SAME) && found <= a * (1 + SAME) ? Math.min(this.hold * 2, this.o.maxHoldMs) : this.o.holdMs;
-    this.anchor = found;
+    // Servers count whole calls per window: an accepted rate of 4.8/s over a few windows is a limit of 5.
+    this.anchor = found >= 1 ? Math.round(found) : found;
     const next = accepted === undefined ? found : Math.max(before / 2, found * BACKOFF);
     this.rate = clamp(next, this.o);
     this.#from = this.rate;
@@ -164,12 +165,14 @@ export class AdaptiveLimit {
     return this.#sentIn(2 * PER_WINDOW) >= (BUSY * 2 * this.o.windowMs) / this.#intervalMs;
   }
 
-  /** Successes per second over the shortest recent span that holds enough of them. */
-  #accepted(): number | undefined {
-    // The current slot is partly over: spans end at `now` and count it whole.
+  /** Successes per second over the shortest recent span (one, two or four windows, ending now) that holds enough of them. */
+  #accepted(now: number): number | undefined {
+    // The spans start at a slot boundary and end now, inside the current slot.
+    const into = now - this.#slot * this.#slotMs;
     for (const windows of [1, 2, 4]) {
-      const n = this.#okIn(windows * PER_WINDOW);
-      if (n >= MIN_COUNT) return (n * 1000) / (windows * this.o.windowMs);
+      const slots = windows * PER_WINDOW;
+      const n = this.#okIn(slots);
+      if (n >= MIN_COUNT) return (n * 1000) / ((slots - 1) * this.#slotMs + into);
     }
     return undefined;
   }
