@@ -48,7 +48,7 @@ export interface ResolvedAdaptive {
 
 /** Counting slots per window, and windows of history. */
 const PER_WINDOW = 2;
-const SLOTS = 8;
+const SLOTS = 16;
 /** Below this many successes a window's count is too coarse to set the rate from. */
 const MIN_COUNT = 4;
 /** The share of its limiter's allowance an endpoint must send to count as busy. */
@@ -56,6 +56,8 @@ const BUSY = 0.7;
 /** Under the accepted rate after a decrease, and the span (in windows) to climb back to the anchor. */
 const BACKOFF = 0.95;
 const APPROACH_WINDOWS = 2;
+/** A probe (and the rate-limited answer it costs when it fails) at most once per this many calls, within `maxHoldMs`. */
+const PROBE_CALLS = 50;
 /** A failure within this ratio of the anchor is "the same limit again". */
 const SAME = 0.1;
 
@@ -114,12 +116,16 @@ export class AdaptiveLimit {
     if (sentAt < this.decreasedAt || now - this.decreasedAt < this.o.windowMs) return undefined;
     const accepted = this.#accepted(now);
     const before = this.rate;
-    const found = accepted === undefined ? before * this.o.decrease : Math.min(before, accepted);
+    // Refused at a rate the server had been accepting: its limit moved under the reading, so the reading is no limit.
+    const measured = accepted !== undefined && accepted < before * (1 - SAME / 2);
+    const found = measured ? accepted : before * this.o.decrease;
     const a = this.anchor;
     this.hold = a !== undefined && found >= a * (1 - SAME) && found <= a * (1 + SAME) ? Math.min(this.hold * 2, this.o.maxHoldMs) : this.o.holdMs;
     // Servers count whole calls per window: an accepted rate of 4.8/s over a few windows is a limit of 5.
-    this.anchor = found >= 1 ? Math.round(found) : found;
-    const next = accepted === undefined ? found : Math.max(before / 2, found * BACKOFF);
+    this.anchor = measured && found >= 1 ? Math.round(found) : found;
+    // Just under what the server accepted, in whole calls per window (a paced 1.9/s sends 1 a second).
+    const under = found * BACKOFF;
+    const next = measured ? Math.max(before / 2, under >= 1 ? Math.ceil(under) : under) : found;
     this.rate = clamp(next, this.o);
     this.#from = this.rate;
     this.#elapsed = 0;
@@ -151,10 +157,12 @@ export class AdaptiveLimit {
     } else {
       const approach = APPROACH_WINDOWS * o.windowMs;
       if (t < approach) r = this.#from + (Math.max(a, this.#from) - this.#from) * (t / approach);
-      else if (t < approach + this.hold) r = Math.max(a, this.#from);
+      else if (t < approach + this.#holdFor(Math.max(a, this.#from))) r = Math.max(a, this.#from);
       else {
-        const p = (t - approach - this.hold) / o.doublingMs;
-        r = Math.max(a, this.#from) * (1 + p * p);
+        // The probe starts one call per window above the anchor (less is the same rate to a server counting whole calls).
+        const base = Math.max(a, this.#from);
+        const p = (t - approach - this.#holdFor(base)) / o.doublingMs + (base >= 1 ? Math.min(1, Math.sqrt(1 / base)) : 0);
+        r = base * (1 + p * p);
       }
     }
     return clamp(r, o);
@@ -165,11 +173,20 @@ export class AdaptiveLimit {
     return this.#sentIn(2 * PER_WINDOW) >= (BUSY * 2 * this.o.windowMs) / this.#intervalMs;
   }
 
-  /** Successes per second over the shortest recent span (one, two or four windows, ending now) that holds enough of them. */
+  /**
+   * The hold at `rate`: every probe that fails costs at least one rate-limited answer, so a
+   * slow endpoint holds longer, to spend at most one on `PROBE_CALLS` calls (up to `maxHoldMs`).
+   */
+  #holdFor(rate: number): number {
+    const perCalls = (PROBE_CALLS * 1000) / rate;
+    return Math.max(this.hold, Math.min(this.o.maxHoldMs, perCalls));
+  }
+
+  /** Successes per second over the shortest recent span (one, two, four or eight windows, ending now) that holds enough of them. */
   #accepted(now: number): number | undefined {
     // The spans start at a slot boundary and end now, inside the current slot.
     const into = now - this.#slot * this.#slotMs;
-    for (const windows of [1, 2, 4]) {
+    for (const windows of [1, 2, 4, 8]) {
       const slots = windows * PER_WINDOW;
       const n = this.#okIn(slots);
       if (n >= MIN_COUNT) return (n * 1000) / ((slots - 1) * this.#slotMs + into);
@@ -220,7 +237,7 @@ const ADAPTIVE_KEYS: Record<keyof ResolvedAdaptive, true> & KnownKeys = {
 };
 
 /** Defaults of `rateLimit.adaptive` (min: 1 % of max). */
-export const ADAPTIVE_DEFAULTS = { decrease: 0.8, windowMs: 1_000, holdMs: 5_000, maxHoldMs: 15_000, doublingMs: 8_000 } as const;
+export const ADAPTIVE_DEFAULTS = { decrease: 0.8, windowMs: 1_000, holdMs: 5_000, maxHoldMs: 25_000, doublingMs: 8_000 } as const;
 
 /**
  * Checks `rateLimit.adaptive`. `perSecond`: the configured rate, the start rate and the
