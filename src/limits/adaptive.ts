@@ -48,7 +48,7 @@ export interface ResolvedAdaptive {
 
 /** Counting slots per window, and windows of history. */
 const PER_WINDOW = 2;
-const SLOTS = 16;
+const SLOTS = 18;
 /** Below this many successes a window's count is too coarse to set the rate from. */
 const MIN_COUNT = 4;
 /** The share of its limiter's allowance an endpoint must send to count as busy. */
@@ -114,17 +114,27 @@ export class AdaptiveLimit {
   limited(now: number, sentAt: number): number | undefined {
     this.#roll(now);
     if (sentAt < this.decreasedAt || now - this.decreasedAt < this.o.windowMs) return undefined;
-    const accepted = this.#accepted(now);
+    const accepted = this.#accepted();
     const before = this.rate;
-    // Refused at a rate the server had been accepting: its limit moved under the reading, so the reading is no limit.
-    const measured = accepted !== undefined && accepted < before * (1 - SAME / 2);
-    const found = measured ? accepted : before * this.o.decrease;
     const a = this.anchor;
-    this.hold = a !== undefined && found >= a * (1 - SAME) && found <= a * (1 + SAME) ? Math.min(this.hold * 2, this.o.maxHoldMs) : this.o.holdMs;
+    let found: number;
+    let measured: boolean;
+    if (a !== undefined && before > a * (1 + SAME / 2)) {
+      // A probe failed: the limit is at least the anchor (accepted through the hold) and under the probe.
+      measured = true;
+      found = accepted !== undefined && accepted > a * (1 + SAME / 2) && accepted < before ? accepted : a;
+      this.hold = found <= a * (1 + SAME) ? Math.min(this.hold * 2, this.o.maxHoldMs) : this.o.holdMs;
+    } else {
+      // Refused at or under the rate last found: the limit moved down. A reading of what the
+      // server accepted counts only if it is under the refused rate (else the limit moved under it).
+      measured = accepted !== undefined && accepted < before * (1 - SAME / 2);
+      found = measured ? accepted! : before * this.o.decrease;
+      this.hold = this.o.holdMs;
+    }
     // Servers count whole calls per window: an accepted rate of 4.8/s over a few windows is a limit of 5.
     this.anchor = measured && found >= 1 ? Math.round(found) : found;
     // Just under what the server accepted, in whole calls per window (a paced 1.9/s sends 1 a second).
-    const under = found * BACKOFF;
+    const under = this.anchor * BACKOFF;
     const next = measured ? Math.max(before / 2, under >= 1 ? Math.ceil(under) : under) : found;
     this.rate = clamp(next, this.o);
     this.#from = this.rate;
@@ -182,14 +192,12 @@ export class AdaptiveLimit {
     return Math.max(this.hold, Math.min(this.o.maxHoldMs, perCalls));
   }
 
-  /** Successes per second over the shortest recent span (one, two, four or eight windows, ending now) that holds enough of them. */
-  #accepted(now: number): number | undefined {
-    // The spans start at a slot boundary and end now, inside the current slot.
-    const into = now - this.#slot * this.#slotMs;
+  /** Successes per second over the shortest span of whole slots before the current one (one, two, four or eight windows) that holds enough of them. */
+  #accepted(): number | undefined {
     for (const windows of [1, 2, 4, 8]) {
       const slots = windows * PER_WINDOW;
-      const n = this.#okIn(slots);
-      if (n >= MIN_COUNT) return (n * 1000) / ((slots - 1) * this.#slotMs + into);
+      const n = this.#okIn(slots + 1) - this.#ok[this.#slot % SLOTS]!;
+      if (n >= MIN_COUNT) return (n * 1000) / (windows * this.o.windowMs);
     }
     return undefined;
   }
