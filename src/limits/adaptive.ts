@@ -75,6 +75,8 @@ export class AdaptiveLimit {
   hold: number;
   /** Rate right after the last decrease (or the start). */
   #from: number;
+  /** The rate before the last increase (held at least a window). */
+  #held = 0;
   /** Busy time since the last decrease (or the start). */
   #elapsed = 0;
   readonly #slotMs: number;
@@ -119,10 +121,12 @@ export class AdaptiveLimit {
     const a = this.anchor;
     let found: number;
     let measured: boolean;
-    if (a !== undefined && before > a * (1 + SAME / 2)) {
+    if (a !== undefined && before > a * 1.001) {
       // A probe failed: the limit is at least the anchor (accepted through the hold) and under the probe.
       measured = true;
-      found = accepted !== undefined && accepted > a * (1 + SAME / 2) && accepted < before ? accepted : a;
+      // The step before the refused one was held a whole window: a paced limiter sent floor(rate) calls in each.
+      const held = this.#held >= 1 ? Math.floor(this.#held) : this.#held;
+      found = Math.max(a, held < before ? held : a, accepted !== undefined && accepted < before ? accepted : a);
       this.hold = found <= a * (1 + SAME) ? Math.min(this.hold * 2, this.o.maxHoldMs) : this.o.holdMs;
     } else {
       // Refused at or under the rate last found: the limit moved down. A reading of what the
@@ -138,6 +142,7 @@ export class AdaptiveLimit {
     const next = measured ? Math.max(before / 2, under >= 1 ? Math.ceil(under) : under) : found;
     this.rate = clamp(next, this.o);
     this.#from = this.rate;
+    this.#held = 0;
     this.#elapsed = 0;
     this.decreasedAt = now;
     this.changedAt = now;
@@ -148,8 +153,11 @@ export class AdaptiveLimit {
   increase(now: number, intervalMs: number): number | undefined {
     this.#intervalMs = intervalMs;
     this.#roll(now);
+    // One step a window at most: each rate of a probe is held long enough for the server to judge it.
+    if (now - this.changedAt < this.o.windowMs) return undefined;
     const target = this.#schedule();
     if (target <= this.rate * 1.001 || !this.#busy()) return undefined;
+    this.#held = this.rate;
     this.rate = target;
     this.changedAt = now;
     return target;
