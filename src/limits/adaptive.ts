@@ -192,10 +192,13 @@ export class AdaptiveLimit {
   }
 
   /**
-   * The hold at `rate`: every probe that fails costs at least one rate-limited answer, so a
-   * slow endpoint holds longer, to spend at most one on `PROBE_CALLS` calls (up to `maxHoldMs`).
+   * The hold at `rate`: every probe that fails costs at least one rate-limited answer, so once
+   * a probe failed at the same anchor, a slow endpoint holds longer, to spend at most one on
+   * `PROBE_CALLS` calls (up to `maxHoldMs`).
    */
   #holdFor(rate: number): number {
+    // The first probe after the limit moved comes soon: the reading that set the anchor may be short.
+    if (this.hold === this.o.holdMs) return this.hold;
     const perCalls = (PROBE_CALLS * 1000) / rate;
     return Math.max(this.hold, Math.min(this.o.maxHoldMs, perCalls));
   }
@@ -253,7 +256,7 @@ const ADAPTIVE_KEYS: Record<keyof ResolvedAdaptive, true> & KnownKeys = {
 };
 
 /** Defaults of `rateLimit.adaptive` (min: 1 % of max). */
-export const ADAPTIVE_DEFAULTS = { decrease: 0.8, windowMs: 1_000, holdMs: 5_000, maxHoldMs: 25_000, doublingMs: 8_000 } as const;
+export const ADAPTIVE_DEFAULTS = { decrease: 0.8, windowMs: 1_000, holdMs: 5_000, maxHoldMs: 20_000, doublingMs: 8_000 } as const;
 
 /**
  * Checks `rateLimit.adaptive`. `perSecond`: the configured rate, the start rate and the
