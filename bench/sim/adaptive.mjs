@@ -14,6 +14,7 @@
  *
  *   node bench/sim/adaptive.mjs [--rates 2,10,50] [--seeds 1,2,3] [--phase 120] [--out bench/results]
  */
+import { pathToFileURL } from 'node:url';
 import { Rng } from './prng.mjs';
 import { Scheduler } from './scheduler.mjs';
 import { Ceiling, Upstream, UpstreamError } from './upstream.mjs';
@@ -247,7 +248,7 @@ export function worst(results) {
   return [...by.values()];
 }
 
-const main = process.argv[1] !== undefined && import.meta.url.endsWith(process.argv[1].split('/').pop());
+const main = process.argv[1] !== undefined && import.meta.url === pathToFileURL(process.argv[1]).href;
 if (main) {
   const arg = (name, dflt) => {
     const i = process.argv.indexOf(`--${name}`);
