@@ -87,6 +87,9 @@ describe('the controller (limits/adaptive.ts)', () => {
     a.limited(t, t);
     t = traffic(a, t, 30_000, 2); // 2/s against a limit of 10: not busy
     expect(a.rate).toBe(10);
+    // Idle time did not count towards the hold: two busy seconds later it has not started probing.
+    t = traffic(a, t, 2000, 40);
+    expect(a.rate).toBe(10);
     traffic(a, t, 30_000, 40); // asking for more than it allows
     expect(a.rate).toBeGreaterThan(10);
   });
