@@ -248,6 +248,44 @@ export function worst(results) {
   return [...by.values()];
 }
 
+/** Every rate and seed; what bench/run.mjs and the command line call. */
+export async function runAdaptiveAll({ Pool, FakeClock, rates = [2, 10, 50], seeds = [1, 2, 3], phaseMs = 120 * S, only, log = () => {} }) {
+  const results = [];
+  for (const rate of rates) {
+    for (const seed of seeds) {
+      const rs = await runAdaptive({ Pool, FakeClock, rate, seed, phaseMs, only });
+      results.push(...rs);
+      for (const r of rs) {
+        const ph = r.phases.map((p) => `${p.limit}/s: ${(p.utilisationAfter30s * 100).toFixed(1)} % (90 % at ${p.reach90Ms === null ? 'never' : `${p.reach90Ms / 1000} s`})`).join(', ');
+        log(`rate ${rate} seed ${seed} ${r.contender.padEnd(40)} 429 ${String(r.limitedPct).padStart(5)} %  failed ${String(r.failedPct).padStart(5)} %  ${ph}`);
+      }
+    }
+  }
+  return { rates, seeds, phaseMs, worst: worst(results), results };
+}
+
+/** The markdown table of a run (results/adaptive.md): worst over seeds, per rate and contender. */
+export function renderAdaptive({ rates, seeds, phaseMs, results }) {
+  const pct = (x) => `${(x * 100).toFixed(1)} %`;
+  const lines = [
+    `Worst over seeds ${seeds.join(', ')}; phases of ${phaseMs / 1000} s at the rate, half of it, the rate again.`,
+    'Utilisation: successes ÷ the true limit, from 30 s after a change to the next; "90 % by": the end of the first',
+    '5-second stretch at 90 % of the limit, after the change that took longest; 429: share of upstream attempts refused.',
+    '',
+    '| true rate | contender | utilisation after 30 s (worst phase) | 90 % by | 429s | calls failed |',
+    '| ---: | --- | ---: | ---: | ---: | ---: |',
+  ];
+  for (const rate of rates) {
+    for (const w of worst(results.filter((r) => r.rate === rate))) {
+      const by = w.maxReach90Ms === null ? 'never' : `${w.maxReach90Ms / 1000} s`;
+      lines.push(`| ${rate}/s | ${w.contender} | ${pct(w.minUtilisationAfter30s)} | ${by} | ${w.maxLimitedPct} % | ${w.maxFailedPct} % |`);
+    }
+  }
+  lines.push('', '| all rates | contender | utilisation after 30 s | 90 % by | 429s | calls failed |', '| --- | --- | ---: | ---: | ---: | ---: |');
+  for (const w of worst(results)) lines.push(`| worst | ${w.contender} | ${pct(w.minUtilisationAfter30s)} | ${w.maxReach90Ms === null ? 'never' : `${w.maxReach90Ms / 1000} s`} | ${w.maxLimitedPct} % | ${w.maxFailedPct} % |`);
+  return lines.join('\n') + '\n';
+}
+
 const main = process.argv[1] !== undefined && import.meta.url === pathToFileURL(process.argv[1]).href;
 if (main) {
   const arg = (name, dflt) => {
@@ -260,25 +298,13 @@ if (main) {
   const seeds = arg('seeds', '1,2,3').split(',').map(Number);
   const phaseMs = Number(arg('phase', '120')) * S;
   const only = arg('only', undefined)?.split('|');
-  const results = [];
-  for (const rate of rates) {
-    for (const seed of seeds) {
-      const started = Date.now();
-      const rs = await runAdaptive({ Pool, FakeClock, rate, seed, phaseMs, only });
-      results.push(...rs);
-      for (const r of rs) {
-        const ph = r.phases.map((p) => `${p.limit}/s: ${(p.utilisationAfter30s * 100).toFixed(1)} % (90 % at ${p.reach90Ms === null ? 'never' : `${p.reach90Ms / 1000} s`})`).join(', ');
-        console.log(`rate ${rate} seed ${seed} ${r.contender.padEnd(40)} 429 ${String(r.limitedPct).padStart(5)} %  failed ${String(r.failedPct).padStart(5)} %  ${ph}`);
-      }
-      console.log(`  (${Date.now() - started} ms)`);
-    }
-  }
-  const w = worst(results);
+  const run = await runAdaptiveAll({ Pool, FakeClock, rates, seeds, phaseMs, only, log: console.log });
   console.log('\nworst over runs:');
-  for (const x of w) console.log(`${x.contender.padEnd(40)} utilisation after 30 s >= ${(x.minUtilisationAfter30s * 100).toFixed(1)} %, 90 % reached by ${x.maxReach90Ms === null ? 'never' : `${x.maxReach90Ms / 1000} s`}, 429 <= ${x.maxLimitedPct} %, failed <= ${x.maxFailedPct} %`);
+  for (const x of run.worst) console.log(`${x.contender.padEnd(40)} utilisation after 30 s >= ${(x.minUtilisationAfter30s * 100).toFixed(1)} %, 90 % reached by ${x.maxReach90Ms === null ? 'never' : `${x.maxReach90Ms / 1000} s`}, 429 <= ${x.maxLimitedPct} %, failed <= ${x.maxFailedPct} %`);
   const out = arg('out', undefined);
   if (out !== undefined) {
     const fs = await import('node:fs');
-    fs.writeFileSync(`${out}/adaptive.json`, JSON.stringify({ rates, seeds, phaseMs, worst: w, results }, null, 1) + '\n');
+    fs.writeFileSync(`${out}/adaptive.json`, JSON.stringify(run, null, 1) + '\n');
+    fs.writeFileSync(`${out}/adaptive-table.md`, renderAdaptive(run));
   }
 }
