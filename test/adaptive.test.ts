@@ -46,10 +46,13 @@ describe('the controller (limits/adaptive.ts)', () => {
     t = traffic(a, t + 1500, 1000, 12, 12);
     // Refused at the rate it had been accepting: the limit moved under the reading, so multiply.
     expect(a.limited(t, t - 20)).toBeCloseTo(rate * 0.8);
-    // Never under half: the server accepting 2/s of the rate in force gives half of it.
+    // Sending little (3/s of the rate in force), a reading of 2/s says more about the demand than the server: never under half.
     const before = a.rate;
-    t = traffic(a, t + 1000, 2000, before, 2);
+    t = traffic(a, t + 1000, 2000, 3, 2);
     expect(a.limited(t, t)).toBeCloseTo(before / 2);
+    // Sending all it may, the same reading is the server's limit: straight there.
+    t = traffic(a, t + 1000, 2000, a.rate, 2);
+    expect(a.limited(t, t)).toBe(2);
   });
 
   test('with too few successes to read, a refusal multiplies the rate by `decrease`', () => {

@@ -139,7 +139,9 @@ export class AdaptiveLimit {
     this.anchor = measured && found >= 1 ? Math.round(found) : found;
     // Just under what the server accepted, in whole calls per window (a paced 1.9/s sends 1 a second).
     const under = this.anchor * BACKOFF;
-    const next = measured ? Math.max(before / 2, under >= 1 ? Math.ceil(under) : under) : found;
+    // A reading taken while the endpoint sent all it could is the server's doing: go there at once.
+    // Otherwise (demand was low), never under half the rate in force.
+    const next = measured ? Math.max(this.#busy() ? 0 : before / 2, under >= 1 ? Math.ceil(under) : under) : found;
     this.rate = clamp(next, this.o);
     this.#from = this.rate;
     this.#held = 0;
@@ -188,7 +190,9 @@ export class AdaptiveLimit {
 
   /** Only a busy endpoint has shown that it needs more: it sent 70 % of what its limiter allowed over the last two windows. */
   #busy(): boolean {
-    return this.#sentIn(2 * PER_WINDOW) >= (BUSY * 2 * this.o.windowMs) / this.#intervalMs;
+    // Whole slots only: the current one has only begun.
+    const sent = this.#sentIn(2 * PER_WINDOW + 1) - this.#sent[this.#slot % SLOTS]!;
+    return sent >= (BUSY * 2 * this.o.windowMs) / this.#intervalMs;
   }
 
   /**
