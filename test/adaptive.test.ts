@@ -202,7 +202,7 @@ describe('rateLimit.adaptive in the pool', () => {
   });
 
   test('resolved defaults', () => {
-    expect(resolveAdaptive('x', { max: 50 }, undefined)).toEqual({ min: 0.5, max: 50, decrease: 0.8, windowMs: 1000, holdMs: 5000, maxHoldMs: 20_000, doublingMs: 8000 });
+    expect(resolveAdaptive('x', { max: 50 }, undefined)).toEqual({ min: 0.5, max: 50, decrease: 0.8, windowMs: 1000, holdMs: 5000, maxHoldMs: 15_000, doublingMs: 8000 });
     expect(resolveAdaptive('x', undefined, 5)).toBeUndefined();
   });
 });

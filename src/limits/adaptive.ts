@@ -260,7 +260,7 @@ const ADAPTIVE_KEYS: Record<keyof ResolvedAdaptive, true> & KnownKeys = {
 };
 
 /** Defaults of `rateLimit.adaptive` (min: 1 % of max). */
-export const ADAPTIVE_DEFAULTS = { decrease: 0.8, windowMs: 1_000, holdMs: 5_000, maxHoldMs: 20_000, doublingMs: 8_000 } as const;
+export const ADAPTIVE_DEFAULTS = { decrease: 0.8, windowMs: 1_000, holdMs: 5_000, maxHoldMs: 15_000, doublingMs: 8_000 } as const;
 
 /**
  * Checks `rateLimit.adaptive`. `perSecond`: the configured rate, the start rate and the
