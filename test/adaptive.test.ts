@@ -162,6 +162,15 @@ describe('rateLimit.adaptive in the pool', () => {
     expect(h.pool.stats()[0]!.adaptive!.perSecond).toBe(10);
   });
 
+  test('in a group, the shared quota adapts: a bare 429 on one key lowers the account for both', async () => {
+    const h = harness([{ name: 'a', ...adaptive }, { name: 'b', ...adaptive }], { groups: [['a', 'b']], maxAttempts: 1 });
+    h.eps.a!.then(fail('rate-limited'));
+    await h.pool.execute(h.op).catch(() => undefined);
+    expect(h.events.filter((e) => e.type === 'endpoint-adapted')).toEqual([{ type: 'endpoint-adapted', endpoint: 'a', perSecond: 8, previous: 10, reason: 'decrease' }]);
+    expect(h.pool.stats().map((x) => x.ceilingPerSecond)).toEqual([8, 8]);
+    expect(h.pool.capacity()).toBe(8);
+  });
+
   test('without it, nothing changes: a bare 429 cools down and doubles, no endpoint-adapted', async () => {
     const h = harness([{ name: 'a', rateLimit: { perSecond: 10, mode: 'paced' } }], { maxAttempts: 1 });
     h.eps.a!.then(fail('rate-limited'));
