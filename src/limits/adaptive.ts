@@ -9,19 +9,27 @@
  * - **Decrease**, on a rate-limited answer, at most once per `windowMs` (the server's
  *   counting window, one second at most providers), and only for an attempt sent after the
  *   last decrease (an answer to a call sent at the old rate says nothing about the new one).
- *   The new rate is the rate the server actually accepted over the last window (successes
- *   per second, counted here), less 5 %; never below half the rate in force, so one bad
- *   reading cannot collapse it. With too few successes to count, the rate is multiplied by
- *   `decrease`. The accepted rate is remembered as the *anchor*: where the server's limit
- *   was found.
- * - **Plateau**: back up to the anchor within two windows, then hold there for `holdMs`.
- *   Each time a probe fails near the same anchor the hold doubles (up to `maxHoldMs`), so
- *   an endpoint whose limit does not move is probed less and less often; a limit found
- *   elsewhere (it moved) resets the hold.
- * - **Probe**: past the hold, the rate grows as `anchor × (1 + (t / doublingMs)²)`: a few
- *   per cent in the first second (a probe that fails overshoots by little), twice the
- *   anchor after `doublingMs`, so a limit that came back up is found within
- *   `maxHoldMs + doublingMs` at worst.
+ *   The pool counts successes in half-window slots; the *accepted* rate is their count over
+ *   the shortest span of 1, 2, 4 or 8 windows that holds at least 4. Two cases:
+ *   - refused while *probing* above the anchor: the limit is at least the anchor (accepted
+ *     through the hold) and under the probe; the new anchor is the highest of the anchor, the
+ *     probe's previous step (held a whole window) and the accepted rate. Same anchor again:
+ *     the hold doubles;
+ *   - refused at or under the anchor (or before any): the limit moved down. The accepted
+ *     rate is the new anchor if it is clearly under the refused rate; otherwise (the limit
+ *     moved under the reading, or too few successes) the rate is multiplied by `decrease`.
+ *   An anchor read from successes is rounded to whole calls (servers count whole calls per
+ *   window: 4.8/s over a few windows is a limit of 5); the rate restarts 5 % under it, in
+ *   whole calls, and never under half the rate in force unless the endpoint was busy (a
+ *   reading taken while demand was low says more about the demand than the server).
+ * - **Plateau**: back up to the anchor within two windows, then hold there for `holdMs`;
+ *   after a failed probe, for the doubled hold, and at least the time of `PROBE_CALLS` calls
+ *   at the anchor, up to `maxHoldMs`: a slow endpoint probes less often, since each failed
+ *   probe costs a whole 429.
+ * - **Probe**: past the hold, one call per window above the anchor, then faster and faster:
+ *   `anchor × (1 + p²)` with `p` growing by 1 every `doublingMs`, one step per window (each
+ *   step held long enough for the server to judge it). A limit that came back up is found
+ *   within `maxHoldMs` and a few steps.
  *
  * Time counts only while the endpoint is busy (it sent at least 70 % of what its limiter
  * allowed over the last two windows): an idle endpoint keeps its rate, so a burst after a
@@ -135,13 +143,16 @@ export class AdaptiveLimit {
       found = measured ? accepted! : before * this.o.decrease;
       this.hold = this.o.holdMs;
     }
-    // Servers count whole calls per window: an accepted rate of 4.8/s over a few windows is a limit of 5.
-    this.anchor = measured && found >= 1 ? Math.round(found) : found;
-    // Just under what the server accepted, in whole calls per window (a paced 1.9/s sends 1 a second).
-    const under = this.anchor * BACKOFF;
+    // Servers count whole calls per window: an accepted rate of 4.8/s over a few windows is a limit
+    // of 5 (but never the rate just refused, or above it).
+    const whole = Math.round(found);
+    const anchor = measured && found >= 1 && whole < before ? whole : found;
+    this.anchor = anchor;
+    // Just under what the server accepted, in whole calls per window when the anchor is (a paced 1.9/s sends 1 a second).
+    const under = anchor * BACKOFF;
     // A reading taken while the endpoint sent all it could is the server's doing: go there at once.
     // Otherwise (demand was low), never under half the rate in force.
-    const next = measured ? Math.max(this.#busy() ? 0 : before / 2, under >= 1 ? Math.ceil(under) : under) : found;
+    const next = measured ? Math.max(this.#busy() ? 0 : before / 2, under >= 1 && anchor === whole ? Math.ceil(under) : under) : found;
     this.rate = clamp(next, this.o);
     this.#from = this.rate;
     this.#held = 0;
