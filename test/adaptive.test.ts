@@ -111,6 +111,22 @@ describe('the controller (limits/adaptive.ts)', () => {
     expect(holds).toEqual([10_000, 12_000, 12_000, 12_000]);
   });
 
+  test('a counted refusal always lowers the rate (above the floor), whatever the reading', () => {
+    let seed = 7;
+    const rnd = () => ((seed = (seed * 16807) % 2147483647) / 2147483647);
+    for (let run = 0; run < 200; run++) {
+      const a = new AdaptiveLimit(opts({ min: 0.5, max: 20 }), 1 + rnd() * 19, 0);
+      let t = 0;
+      for (let step = 0; step < 20; step++) {
+        const rate = a.rate;
+        t = traffic(a, t, 500 + rnd() * 5000, rate * (0.2 + rnd()), 0.1 + rnd() * rate);
+        const before = a.rate;
+        const r = a.limited(t, t);
+        if (r !== undefined && before > 0.5) expect(r).toBeLessThan(before);
+      }
+    }
+  });
+
   test('floor and ceiling: never under min, never over max', () => {
     const a = new AdaptiveLimit(opts({ min: 3, max: 12 }), 12, 0);
     for (let t = 1000; t < 20_000; t += 1000) a.limited(t, t);
