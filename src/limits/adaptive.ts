@@ -125,7 +125,8 @@ export class AdaptiveLimit {
     this.#roll(now);
     if (sentAt < this.decreasedAt || now - this.decreasedAt < this.o.windowMs) return undefined;
     const accepted = this.#accepted();
-    const before = this.rate;
+    // The rate the refused call was sent at: the step before the last increase, if it left before that increase.
+    const before = sentAt < this.changedAt && this.#held > 0 ? this.#held : this.rate;
     const a = this.anchor;
     let found: number;
     let measured: boolean;
@@ -133,7 +134,7 @@ export class AdaptiveLimit {
       // A probe failed: the limit is at least the anchor (accepted through the hold) and under the probe.
       measured = true;
       // The step before the refused one was held a whole window: a paced limiter sent floor(rate) calls in each.
-      const held = this.#held >= 1 ? Math.floor(this.#held) : this.#held;
+      const held = before === this.rate && this.#held >= 1 ? Math.floor(this.#held) : a;
       found = Math.max(a, held < before ? held : a, accepted !== undefined && accepted < before ? accepted : a);
       this.hold = found <= a * (1 + SAME) ? Math.min(this.hold * 2, this.o.maxHoldMs) : this.o.holdMs;
     } else {
@@ -144,9 +145,9 @@ export class AdaptiveLimit {
       this.hold = this.o.holdMs;
     }
     // Servers count whole calls per window: an accepted rate of 4.8/s over a few windows is a limit
-    // of 5 (but never the rate just refused, or above it).
+    // of 5, 0.9/s one of 1 (but never the rate just refused, or above it).
     const whole = Math.round(found);
-    const anchor = measured && found >= 1 && whole < before ? whole : found;
+    const anchor = measured && found >= 0.75 && whole < before ? whole : found;
     this.anchor = anchor;
     // Just under what the server accepted, in whole calls per window when the anchor is (a paced 1.9/s sends 1 a second).
     const under = anchor * BACKOFF;
