@@ -245,4 +245,14 @@ describe('the simulator (bench/sim/adaptive.mjs), one run', () => {
     expect(fixed.phases[1]!.utilisationAfter30s).toBeLessThan(0.9);
     expect(fixed.limitedPct).toBeGreaterThan(adaptive.limitedPct);
   }, 60_000);
+
+  test('2/s (1/s in the middle), the hardest case with max at the plan rate: still >= 90 %, <= 2 % 429s, 90 % within 30 s of each change', async () => {
+    const [run] = await runAdaptive({ Pool, FakeClock, rate: 2, seed: 1, phaseMs: 90_000, only: ['adaptive, max = plan rate'] });
+    for (const p of run!.phases) {
+      expect(p.utilisationAfter30s).toBeGreaterThanOrEqual(0.9);
+      expect(p.reach90Ms).not.toBeNull();
+      expect(p.reach90Ms!).toBeLessThanOrEqual(30_000);
+    }
+    expect(run!.limitedPct).toBeLessThanOrEqual(2);
+  }, 60_000);
 });
