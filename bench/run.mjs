@@ -18,6 +18,9 @@ import { measure as measureWaiters } from './waiters/run.mjs';
 import { pathRatios, runPaths } from './paths/run.mjs';
 import { markdown as profilesMarkdown, profilePaths } from './paths/profile.mjs';
 import { measureBundle } from './bundle.mjs';
+import { renderAdaptive, runAdaptiveAll } from './sim/adaptive.mjs';
+import { Pool } from '../dist/index.js';
+import { FakeClock } from '../dist/testing/index.js';
 
 const smoke = process.argv.includes('--smoke');
 const here = path.dirname(fileURLToPath(import.meta.url));
@@ -51,6 +54,11 @@ write('sim.json', { environment, ...sim });
 const keypools = await runKeyPools(smoke ? { profiles: 2, minutes: 1, log } : { log });
 write('keypools.json', { environment, ...keypools });
 fs.writeFileSync(path.join(outDir, 'keypools.md'), renderKeyPools(keypools));
+// Limits that tune themselves (issue 18): results/adaptive-table.md, read in results/adaptive.md.
+const adaptive = await runAdaptiveAll(smoke ? { Pool, FakeClock, rates: [10], seeds: [1], phaseMs: 40_000 } : { Pool, FakeClock });
+write('adaptive.json', { environment, ...adaptive });
+fs.writeFileSync(path.join(outDir, 'adaptive-table.md'), renderAdaptive(adaptive));
+log(`adaptive: ${adaptive.worst.map((w) => `${w.contender}: ${(w.minUtilisationAfter30s * 100).toFixed(1)} %, 429 ${w.maxLimitedPct} %`).join('; ')}`);
 const waiters = [];
 for (const n of smoke ? [1000] : [10_000, 50_000, 100_000]) waiters.push(await measureWaiters(n, smoke ? 200 : 3000));
 write('waiters.json', { environment, waiters });

@@ -23,6 +23,7 @@ export type {
   EndpointConfig,
   ExecuteOptions,
   RateLimitOptions,
+  AdaptiveRateOptions,
   RetryMode,
   BreakerMode,
   PermitScope,

@@ -21,6 +21,8 @@ import { durationOrInfinity, plainObject } from './options/validate.js';
 import { probeEndpoints, type ProbeResult } from './health/probe.js';
 import { PoolState } from './state.js';
 import { recoverCeilings } from './call/ceilings.js';
+import { adaptUp } from './call/adaptive.js';
+import type { AdaptiveLimit } from './limits/adaptive.js';
 
 function lower(a: number | undefined, b: number | undefined): number | undefined {
   return a === undefined ? b : b === undefined ? a : Math.min(a, b);
@@ -28,6 +30,10 @@ function lower(a: number | undefined, b: number | undefined): number | undefined
 
 function parkedUntil(until: number, now: number): number | undefined {
   return until > now ? until : undefined;
+}
+
+function adaptiveStats(a: AdaptiveLimit | undefined): EndpointStats['adaptive'] {
+  return a === undefined ? undefined : { perSecond: a.rate, foundPerSecond: a.anchor, changedAtMs: a.changedAt };
 }
 
 function changedAt(a: number | undefined, b: number | undefined): number | undefined {
@@ -65,6 +71,11 @@ export interface EndpointStats {
   readonly ownCeilingPerSecond: number | undefined;
   /** When a learned ceiling of this endpoint (its own or its quota's) last changed; `undefined` if none was learned. */
   readonly ceilingChangedAtMs: number | undefined;
+  /**
+   * With `rateLimit.adaptive`: the rate the adaptive limit allows now, the rate at which the
+   * server last refused (`undefined` before it did), and when the limit last moved.
+   */
+  readonly adaptive: { readonly perSecond: number; readonly foundPerSecond: number | undefined; readonly changedAtMs: number } | undefined;
   /** Attempts started in the last 5 and 15 minutes. */
   readonly usage5m: number;
   readonly usage15m: number;
@@ -179,6 +190,7 @@ export class Pool<C> {
       ceilingPerSecond: lower(ep.quota.perSecond, ep.own?.perSecond),
       ownCeilingPerSecond: ep.own?.perSecond,
       ceilingChangedAtMs: changedAt(ep.quota.learned?.changedAt, ep.own?.learned?.changedAt),
+      adaptive: adaptiveStats(ep.quota.adaptive),
       usage5m: ep.usageIn(now, 300_000),
       usage15m: ep.usageIn(now, 900_000),
       failures5m: ep.failuresIn(now, 300_000),
@@ -211,9 +223,12 @@ export class Pool<C> {
     return total;
   }
 
-  /** Applies the recovery steps of learned ceilings that are due. */
+  /** Applies the recovery steps of learned ceilings, and the increases of adaptive limits, that are due. */
   #recover(now: number): void {
-    for (const ep of this.#s.endpoints) if (ep.quota.learned !== undefined || ep.own !== undefined) recoverCeilings(this.#s, ep, now);
+    for (const ep of this.#s.endpoints) {
+      if (ep.quota.learned !== undefined || ep.own !== undefined) recoverCeilings(this.#s, ep, now);
+      if (ep.quota.adaptive !== undefined) adaptUp(this.#s, ep, now, false);
+    }
   }
 
   /**

@@ -65,6 +65,11 @@ export type PoolEvent =
       readonly reason: 'hint' | 'recovery';
       readonly clampedFrom?: number;
     }
+  /**
+   * An adaptive limit (`rateLimit.adaptive`) moved: down after a rate-limited answer with no
+   * number (`reason: 'decrease'`), up while the server accepts (`'increase'`).
+   */
+  | { readonly type: 'endpoint-adapted'; readonly endpoint: string; readonly perSecond: number; readonly previous: number; readonly reason: 'decrease' | 'increase' }
   /** The endpoint's daily quota is spent: no calls until `untilMs`. */
   | { readonly type: 'endpoint-parked'; readonly endpoint: string; readonly untilMs: number }
   /** The endpoint can never succeed (e.g. an invalid key): out until `enableEndpoint`. */
@@ -189,6 +194,7 @@ const TYPES: Record<PoolEventType | '*', true> = {
   'rate-limit-wait': true,
   'endpoint-cooling': true,
   'endpoint-recalibrated': true,
+  'endpoint-adapted': true,
   'endpoint-parked': true,
   'endpoint-disabled': true,
   'endpoint-enabled': true,

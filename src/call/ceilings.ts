@@ -80,7 +80,8 @@ function defaultScope<C>(s: PoolState<C>, ep: EndpointState<C>, n: number, now: 
 
 /**
  * The cooldown of a rate-limited answer on `level`: the server's Retry-After plus up to
- * 25 % jitter; with a learned ceiling and no Retry-After, `rateLimitCooldownMs`; with no
+ * 25 % jitter; with a learned ceiling or an adaptive limit and no Retry-After, one
+ * interval of that rate (at most `rateLimitCooldownMs`); with no
  * hint at all, `rateLimitCooldownMs` doubled for each such answer in a row (reset by a
  * success). Capped at `maxCooldownMs` (the backoff's `maxMs`).
  */
@@ -89,7 +90,8 @@ export function rateLimitCooldownMs<C>(s: PoolState<C>, level: Quota, verdict: V
   if (verdict.retryAfterMs !== undefined) {
     const r = s.random();
     ms = verdict.retryAfterMs * (1 + RETRY_AFTER_JITTER * (r >= 0 && r < 1 ? r : 0));
-  } else if (verdict.ceilingPerSecond !== undefined) {
+  } else if (verdict.ceilingPerSecond !== undefined || level.adaptive !== undefined) {
+    // A rate the server stated, or one an adaptive limit just set: pacing at it is the remedy, so skip one slot.
     ms = level.rate === undefined ? s.opts.rateLimitCooldownMs : Math.min(s.opts.rateLimitCooldownMs, Math.ceil(level.rate.intervalMs));
   } else {
     ms = s.opts.rateLimitCooldownMs * 2 ** Math.min(level.limitedRun, 30);

@@ -14,6 +14,7 @@ import type { EndpointState } from '../selection/endpoint.js';
 import type { PoolState } from '../state.js';
 import { NotAPromiseError, type Attempt } from './attempt.js';
 import { learnCeiling, ownLevel, rateLimitCooldownMs, recoverCeilings } from './ceilings.js';
+import { adaptDown, adaptUp } from './adaptive.js';
 
 /** A success: the breaker, latency, metrics and `attempt-success`. */
 export function recordSuccess<C>(s: PoolState<C>, a: Attempt<C>, callId: number): void {
@@ -42,6 +43,7 @@ export function recordSuccess<C>(s: PoolState<C>, a: Attempt<C>, callId: number)
   const q = ep.quota;
   q.limitedRun = 0;
   if (q.learned !== undefined || ep.own !== undefined) recoverCeilings(s, ep, now);
+  if (q.adaptive !== undefined) adaptUp(s, ep, s.timesSuccesses ? now : s.clock.now(), true);
 }
 
 /**
@@ -103,6 +105,8 @@ export function recordFailure<C>(s: PoolState<C>, a: Attempt<C>, error: unknown,
     case 'rate-limited': {
       ep.breaker.release(a.probe);
       ep.rateLimited++;
+      // A bare 429 on an adaptive limit lowers it (a number went to the learned ceiling above).
+      if (level.adaptive !== undefined && verdict.ceilingPerSecond === undefined) adaptDown(s, ep, level, a.startedAt, now);
       cooldownMs = rateLimitCooldownMs(s, level, verdict, maxCooldownMs);
       level.coolDown(now, cooldownMs);
       if (a.probe !== 0) s.wakeParked();

@@ -27,6 +27,7 @@ import { PacedLimiter } from './paced.js';
 import type { SharedLimit } from './store.js';
 import { CONFIGURED_MAX_PER_SECOND, LearnedCeiling, clampLearned, type CeilingRecovery } from './ceiling.js';
 import type { WaitQueue } from './waiters.js';
+import { AdaptiveLimit, resolveAdaptive, type ResolvedAdaptive } from './adaptive.js';
 import { invalidOption } from '../base/errors.js';
 import { DEFAULTS } from '../options/defaults.js';
 import type { RateLimitOptions } from '../options/options.js';
@@ -41,6 +42,8 @@ export interface ResolvedRateLimit {
   readonly marginMs: number;
   readonly perDay: number | undefined;
   readonly dailyStopFraction: number;
+  /** A limit that tunes itself (adaptive.ts); `perSecond` is then its start rate. */
+  readonly adaptive?: ResolvedAdaptive;
 }
 
 export class Quota {
@@ -71,6 +74,8 @@ export class Quota {
   lastKeyHint: { readonly perSecond: number; readonly from: string; readonly at: number } | undefined;
   /** Endpoints of one group (`groups`) share this quota. */
   readonly grouped: boolean;
+  /** The per-second limit that tunes itself from bare rate-limited answers, when `rateLimit.adaptive` is set. */
+  readonly adaptive: AdaptiveLimit | undefined;
 
   constructor(limit: ResolvedRateLimit | undefined, resetUtcHour: number, now: number, key = '', wall?: () => number) {
     this.#resetUtcHour = resetUtcHour;
@@ -79,6 +84,7 @@ export class Quota {
     this.#marginMs = limit?.marginMs ?? 25;
     this.configured = limit?.perSecond;
     this.grouped = key.startsWith('group:');
+    this.adaptive = limit?.adaptive === undefined ? undefined : new AdaptiveLimit(limit.adaptive, limit.perSecond!, now);
     if (limit?.perSecond !== undefined) {
       this.rate =
         limit.mode === 'paced'
@@ -140,6 +146,7 @@ export class Quota {
   take(now: number): void {
     this.rate?.take(now);
     this.daily?.take(now);
+    this.adaptive?.taken(now);
   }
 
   /** Calls per second currently allowed, `undefined` when unlimited. */
@@ -178,9 +185,20 @@ export class Quota {
     return l.value;
   }
 
-  /** `recalibrate` applies it at the degraded share while the shared store is down, and `restore` brings it back. */
+  /**
+   * `recalibrate` applies it at the degraded share while the shared store is down, and
+   * `restore` brings it back. With an adaptive limit too, the lower of the two is in force.
+   */
   #apply(value: number, now: number): void {
-    this.recalibrate(value, now);
+    const a = this.adaptive;
+    this.recalibrate(a === undefined || a.rate >= value ? value : a.rate, now);
+  }
+
+  /** The adaptive limit changed: the lower of it and a learned ceiling is in force. */
+  adapted(now: number): void {
+    const l = this.learned;
+    const r = this.adaptive!.rate;
+    this.recalibrate(l === undefined || l.value >= r ? r : l.value, now);
   }
 
   /** Replaces the per-second ceiling (installing a paced limiter when there is none). */
@@ -199,6 +217,8 @@ export class Quota {
 
   #setRate(perSecond: number, now: number): void {
     if (this.rate instanceof PacedLimiter) this.rate.recalibrate(perSecond);
+    // An adaptive limit moves often: its bucket keeps its fill rather than starting full.
+    else if (this.rate instanceof TokenBucket && this.adaptive !== undefined) this.rate = this.rate.rescaled(perSecond, Math.max(1, Math.ceil(perSecond)), now);
     else if (this.rate instanceof TokenBucket) this.rate = new TokenBucket(perSecond, Math.max(1, Math.ceil(perSecond)), now);
     else this.rate = new PacedLimiter(perSecond, this.#marginMs);
   }
@@ -260,6 +280,7 @@ const RATE_LIMIT_KEYS: Record<keyof RateLimitOptions, true> & KnownKeys = {
   marginMs: true,
   perDay: true,
   dailyStopFraction: true,
+  adaptive: true,
 };
 
 /** Checks an endpoint's `rateLimit`. */
@@ -267,8 +288,11 @@ export function resolveRateLimit(field: string, value: unknown): ResolvedRateLim
   const rl = optionsObject(field, value, RATE_LIMIT_KEYS, { rps: 'perSecond', requestsPerSecond: 'perSecond', daily: 'perDay' });
   if (rl === undefined) return undefined;
   const d = DEFAULTS.rateLimit;
-  const perSecond = rl['perSecond'] === undefined ? undefined : finite(`${field}.perSecond`, rl['perSecond'], 0, 0, true);
+  let perSecond = rl['perSecond'] === undefined ? undefined : finite(`${field}.perSecond`, rl['perSecond'], 0, 0, true);
   if (perSecond !== undefined && perSecond > CONFIGURED_MAX_PER_SECOND) throw invalidOption(`${field}.perSecond`, `a number of calls per second up to ${CONFIGURED_MAX_PER_SECOND}`, perSecond);
+  const adaptive = resolveAdaptive(`${field}.adaptive`, rl['adaptive'], perSecond);
+  // An adaptive limit with no perSecond starts at its ceiling.
+  if (adaptive !== undefined) perSecond ??= adaptive.max;
   const perDay = rl['perDay'] === undefined ? undefined : positiveInteger(`${field}.perDay`, rl['perDay'], 0);
   if (perSecond === undefined && perDay === undefined) throw invalidOption(`${field}.perSecond`, 'a finite number > 0 (or a perDay)', undefined);
   const mode = oneOf(`${field}.mode`, rl['mode'], MODES, d.mode);
@@ -277,5 +301,5 @@ export function resolveRateLimit(field: string, value: unknown): ResolvedRateLim
   const marginMs = finite(`${field}.marginMs`, rl['marginMs'], d.marginMs);
   const dailyStopFraction = finite(`${field}.dailyStopFraction`, rl['dailyStopFraction'], d.dailyStopFraction, 0, true);
   if (dailyStopFraction > 1) throw invalidOption(`${field}.dailyStopFraction`, 'a fraction in (0, 1]', dailyStopFraction);
-  return { perSecond, burst, mode, marginMs, perDay, dailyStopFraction };
+  return adaptive === undefined ? { perSecond, burst, mode, marginMs, perDay, dailyStopFraction } : { perSecond, burst, mode, marginMs, perDay, dailyStopFraction, adaptive };
 }

@@ -41,6 +41,31 @@ export interface RateLimitOptions {
   readonly perDay?: number;
   /** Share of `perDay` at which admission stops. @default 0.95 */
   readonly dailyStopFraction?: number;
+  /**
+   * Tune the per-second limit from rate-limited answers that carry no number (a bare 429):
+   * down when the server refuses, back up while it accepts, within [`min`, `max`]. `true`:
+   * the defaults. `perSecond`, if given, is the start rate (and the default `max`).
+   * Best with `mode: 'paced'`. See docs/adaptive.md. @default off
+   */
+  readonly adaptive?: true | AdaptiveRateOptions;
+}
+
+/** `rateLimit.adaptive`: a per-second limit that tunes itself (see limits/adaptive.ts). */
+export interface AdaptiveRateOptions {
+  /** The floor, in calls per second. @default 1 % of max */
+  readonly min?: number;
+  /** The ceiling, in calls per second. @default rateLimit.perSecond (one of the two is required) */
+  readonly max?: number;
+  /** Factor a rate-limited answer multiplies the rate by when too few successes were seen to measure what the server accepts. @default 0.8 */
+  readonly decrease?: number;
+  /** The server's counting window: at most one decrease per window. @default 1000 */
+  readonly windowMs?: number;
+  /** Time at the rate last found before probing above it; doubles each time a probe fails at the same rate. @default 5000 */
+  readonly holdMs?: number;
+  /** The longest hold. @default 15000 */
+  readonly maxHoldMs?: number;
+  /** A probe reaches twice the rate last found after this long. @default 8000 */
+  readonly doublingMs?: number;
 }
 
 export interface EndpointConfig<C> {
