@@ -27,15 +27,26 @@ const deadlineMs = options(profile).deadlineMs;
 
 console.log(JSON.stringify({ keys: profile.keys, groups: profile.groups, drifts: profile.drifts }));
 const buckets = new Map();
+// Per call: when it was first seen, the wait it was told, its attempts and how they ended.
+const calls = new Map();
+function event(now, e) {
+  if (e.callId === undefined) return;
+  let c = calls.get(e.callId);
+  if (c === undefined) calls.set(e.callId, (c = { at: now, told: undefined, attempts: [], done: undefined }));
+  if (e.type === 'rate-limit-wait') c.told ??= Math.round(e.delayMs);
+  if (e.type === 'attempt-start') c.attempts.push(`${now - c.at}:${e.endpoint}`);
+  if (e.type === 'attempt-failure') c.attempts.push(`${e.class}`);
+  if (e.type === 'attempt-success') c.done = now;
+}
 const reasons = {};
 const r = await runKeyPool({
   profile, load, Pool, FakeClock, options,
-  trace: (t, end, e) => {
+  trace: { event, failed: (t, end, e) => {
     const b = Math.floor(t / bucketMs);
     buckets.set(b, (buckets.get(b) ?? 0) + 1);
     const why = `${e.code}: ${String(e.message).replace(/\d+ ms/g, 'N ms')}`;
     reasons[why] = (reasons[why] ?? 0) + 1;
-  },
+  } },
 });
 console.log(`seed ${seed} at ${load * 100} %: failures ${r.failurePct} % of ${r.calls}, 429 ${r.selfInflicted429Pct} %, served p99 ${r.servedP99Ms} ms`, r.fates);
 console.log(reasons);
@@ -48,3 +59,13 @@ rng.fork('server');
 rng.fork('pool');
 const times = arrivalTimes(profile, load * cap, profile.durationMs, rng.fork('arrivals'));
 for (const w of [0.4 * deadlineMs, 0.5 * deadlineMs, deadlineMs - 300]) console.log(`oracle, wait bound ${w} ms: ${oracleFailurePct(profile, times, w)} %`);
+
+const slow = [...calls.values()].filter((c) => c.done !== undefined && c.done - c.at > deadlineMs / 2);
+console.log(`served calls over half the deadline: ${slow.length}`);
+const kinds = {};
+for (const c of slow) {
+  const k = c.attempts.length > 2 ? 'retried' : c.told === undefined ? 'no wait told' : c.told > deadlineMs / 2 - 500 ? 'told a long wait' : 'waited longer than told';
+  kinds[k] = (kinds[k] ?? 0) + 1;
+}
+console.log(kinds);
+for (const c of slow.slice(0, Number(arg('show', 8)))) console.log(`  took ${c.done - c.at} ms, told ${c.told}, attempts ${c.attempts.join(' ')}`);

@@ -231,7 +231,8 @@ export async function runKeyPool({ profile, load, Pool, FakeClock, options, dura
   const rng = new Rng(seed ^ 0x5bd1e995);
   const server = new KeyServer(profile, clock, rng.fork('server'));
   const opts = options(profile);
-  const pool = new Pool({ ...opts, clock, random: rng.fork('pool').next });
+  const onEvent = trace?.event === undefined ? {} : { onEvent: (e) => trace.event(clock.now(), e) };
+  const pool = new Pool({ ...opts, ...onEvent, clock, random: rng.fork('pool').next });
   const capacity = trueCapacity(profile);
   const times = arrivalTimes(profile, load * capacity, durationMs, rng.fork('arrivals'));
   const results = { calls: 0, failures: 0, failTimes: [], okTimes: [], codes: {} };
@@ -252,7 +253,7 @@ export async function runKeyPool({ profile, load, Pool, FakeClock, options, dura
         results.failures++;
         results.failTimes.push(clock.now() - t);
         results.codes[e.code] = (results.codes[e.code] ?? 0) + 1;
-        trace?.(t, clock.now(), e);
+        trace?.failed?.(t, clock.now(), e);
       },
     );
     if (++next < times.length) clock.setTimeout(arrive, times[next] - t);

@@ -146,6 +146,7 @@ export abstract class Waiting<C> implements Waiter, QueuedWaiter {
     const q = (ep.quota.waiters ??= new WaitQueue(s.clock));
     const slots = this.#more();
     slots.queuedOn = ep;
+    ep.queued++;
     slots.queue = q;
     this.waitFor('queue', INF);
     q.join(this, ep, (this.#flags & HAD_TURN) !== 0);
@@ -241,6 +242,7 @@ export abstract class Waiting<C> implements Waiter, QueuedWaiter {
     } else if (this.waiting === 'park') {
       s.parked.delete(this);
     } else if (this.waiting === 'queue') {
+      (slots!.queuedOn as EndpointState<C>).queued--;
       slots!.queue!.leave(this);
       slots!.queue = undefined;
       slots!.queuedOn = undefined;

@@ -8,6 +8,11 @@
  * several, a head that went elsewhere) the next call gets its turn, and so on. So a token
  * wakes exactly the calls it can serve: cost per token is constant, however many wait.
  *
+ * In a group the calls in one queue wait on different members, and a member may also be
+ * paced by a ceiling of its own: when the head's member is not ready, the next few calls
+ * (`LOOKAHEAD`) are looked at, and the first whose member can take the token now gets the
+ * turn instead of the token going unused. The head keeps its place.
+ *
  * A call leaving early (deadline, abort, close) is dropped lazily: its entry stays until
  * it reaches the head and is then skipped; `size` counts only calls still waiting.
  *
@@ -38,6 +43,9 @@ interface Entry {
 
 let tickets = 0;
 
+/** How many calls behind a head that cannot leave are looked at for one that can. */
+export const LOOKAHEAD = 8;
+
 export class WaitQueue {
   readonly #clock: Clock;
   #items: Entry[] = [];
@@ -64,7 +72,8 @@ export class WaitQueue {
     if (!front) this.#items.push(entry);
     else if (this.#head > 0) this.#items[--this.#head] = entry;
     else this.#items.unshift(entry);
-    if (this.size === 1 || front) this.#arm(slot.limitWaitMs(this.#clock.now()));
+    // A call within the look-ahead may leave before the head: look at its wait too.
+    if (this.size === 1 || front || this.#items.length - this.#head <= LOOKAHEAD + 1) this.#arm(slot.limitWaitMs(this.#clock.now()));
   }
 
   /** `waiter` leaves before its turn. */
@@ -80,19 +89,49 @@ export class WaitQueue {
     if (this.size > 0) this.#arm(0);
   }
 
-  /** Gives turns while the head can leave now; then arms the timer for the head's wait. */
+  /**
+   * Gives turns while the head, or one of the `LOOKAHEAD` calls behind it, can leave now;
+   * then arms the timer for the soonest of their waits.
+   */
   pump(): void {
     for (;;) {
       const e = this.#peek();
       if (e === undefined) return this.#reset();
       const now = this.#clock.now();
-      const wait = e.slot.limitWaitMs(now);
-      if (wait > 0) return this.#arm(wait === Number.POSITIVE_INFINITY ? 1000 : wait);
-      this.#head++;
-      e.waiter.queueTicket = 0;
-      this.size--;
-      e.waiter.turn(now);
+      let wait = e.slot.limitWaitMs(now);
+      if (wait === 0) {
+        this.#head++;
+        this.#give(e, now);
+        continue;
+      }
+      const behind = this.#ready(now);
+      if (typeof behind === 'number') {
+        if (behind < wait) wait = behind;
+        return this.#arm(wait === Number.POSITIVE_INFINITY ? 1000 : wait);
+      }
+      this.#give(behind, now);
     }
+  }
+
+  #give(e: Entry, now: number): void {
+    e.waiter.queueTicket = 0;
+    this.size--;
+    e.waiter.turn(now);
+  }
+
+  /** Among the calls just behind the head: the first that can leave now, else the soonest wait. */
+  #ready(now: number): Entry | number {
+    const items = this.#items;
+    let soonest = Number.POSITIVE_INFINITY;
+    for (let i = this.#head + 1, seen = 0; i < items.length && seen < LOOKAHEAD; i++) {
+      const e = items[i]!;
+      if (e.waiter.queueTicket !== e.ticket) continue;
+      seen++;
+      const w = e.slot.limitWaitMs(now);
+      if (w === 0) return e;
+      if (w < soonest) soonest = w;
+    }
+    return soonest;
   }
 
   /** The first entry whose call still waits here. */
