@@ -68,4 +68,4 @@ for (const c of slow) {
   kinds[k] = (kinds[k] ?? 0) + 1;
 }
 console.log(kinds);
-for (const c of slow.slice(0, Number(arg('show', 8)))) console.log(`  took ${c.done - c.at} ms, told ${c.told}, attempts ${c.attempts.join(' ')}`);
+for (const c of slow.slice(0, Number(arg('show', 8)))) console.log(`  at ${c.at}: took ${c.done - c.at} ms, told ${c.told}, attempts ${c.attempts.join(' ')}`);

@@ -71,6 +71,8 @@ export class Quota {
   lastKeyHint: { readonly perSecond: number; readonly from: string; readonly at: number } | undefined;
   /** Endpoints of one group (`groups`) share this quota. */
   readonly grouped: boolean;
+  /** A grouped key's own level: paced by its window only (see paced.ts). */
+  readonly #spaced: boolean;
 
   constructor(limit: ResolvedRateLimit | undefined, resetUtcHour: number, now: number, key = '', wall?: () => number) {
     this.#resetUtcHour = resetUtcHour;
@@ -79,10 +81,11 @@ export class Quota {
     this.#marginMs = limit?.marginMs ?? 25;
     this.configured = limit?.perSecond;
     this.grouped = key.startsWith('group:');
+    this.#spaced = !key.startsWith('key:');
     if (limit?.perSecond !== undefined) {
       this.rate =
         limit.mode === 'paced'
-          ? new PacedLimiter(limit.perSecond, limit.marginMs)
+          ? new PacedLimiter(limit.perSecond, limit.marginMs, this.#spaced)
           : new TokenBucket(limit.perSecond, limit.burst ?? Math.max(1, Math.ceil(limit.perSecond)), now);
     }
     if (limit?.perDay !== undefined) this.daily = new DailyCounter(limit.perDay, limit.dailyStopFraction, resetUtcHour, now, wall);
@@ -200,7 +203,7 @@ export class Quota {
   #setRate(perSecond: number, now: number): void {
     if (this.rate instanceof PacedLimiter) this.rate.recalibrate(perSecond);
     else if (this.rate instanceof TokenBucket) this.rate = new TokenBucket(perSecond, Math.max(1, Math.ceil(perSecond)), now);
-    else this.rate = new PacedLimiter(perSecond, this.#marginMs);
+    else this.rate = new PacedLimiter(perSecond, this.#marginMs, this.#spaced);
   }
 
   /**
