@@ -278,6 +278,7 @@ export async function runKeyPool({ profile, load, Pool, FakeClock, options, dura
     unsettled: open,
     codes: results.codes,
     fates: server.fates,
+    oracleFailurePct: oracleFailurePct(profile, times, opts.maxQueueWaitMs ?? opts.deadlineMs, 1 / (1 + (opts.endpoints[0]?.rateLimit?.marginMs ?? 0) / S)),
   };
 }
 
