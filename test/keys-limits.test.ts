@@ -271,6 +271,27 @@ describe('two levels in a group', () => {
     expect(h.events.filter((e) => e.type === 'endpoint-recalibrated').map((e) => e.type === 'endpoint-recalibrated' && e.scope)).toEqual(['key', 'key', 'group']);
   });
 
+  test('the same number from two keys does not lower a group just seen carrying more than that', async () => {
+    const h = group();
+    const once = (pin: string) => start(h.pool.execute(h.op, { pin, retry: 'none' }).catch(() => undefined));
+    // Four calls accepted within about half a second: the account admits more than 3 a second.
+    const warm = ['k1', 'k2', 'k1', 'k2'].map(once);
+    await h.clock.advance(600);
+    await Promise.all(warm.map((c) => c.promise));
+    h.eps.k1!.then(fail({ class: 'rate-limited', ceilingPerSecond: 3 }));
+    h.eps.k2!.then(fail({ class: 'rate-limited', ceilingPerSecond: 3 }));
+    const limited = [once('k1'), once('k2')];
+    await h.clock.advance(400);
+    await Promise.all(limited.map((c) => c.promise));
+    const scopes = h.events.flatMap((e) => (e.type === 'endpoint-recalibrated' ? [e.scope] : []));
+    expect(scopes).toEqual(['key', 'key']);
+    expect(h.pool.stats().slice(0, 2).map((e) => [e.ceilingPerSecond, e.ownCeilingPerSecond])).toEqual([
+      [3, 3],
+      [3, 3],
+    ]);
+    expect(h.pool.capacity()).toBe(6 + 1);
+  });
+
   test.each([
     ['group', [3, 3]],
     ['key', [3, 6]],

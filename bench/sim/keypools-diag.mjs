@@ -58,7 +58,7 @@ const rng = new Rng(seed ^ 0x5bd1e995);
 rng.fork('server');
 rng.fork('pool');
 const times = arrivalTimes(profile, load * cap, profile.durationMs, rng.fork('arrivals'));
-for (const w of [0.4 * deadlineMs, 0.5 * deadlineMs, deadlineMs - 300]) console.log(`oracle, wait bound ${w} ms: ${oracleFailurePct(profile, times, w)} %`);
+for (const share of [1, 1 / 1.06]) for (const w of [0.4 * deadlineMs, 0.5 * deadlineMs, deadlineMs - 300]) console.log(`oracle at ${share.toFixed(3)} of capacity, wait bound ${w} ms: ${oracleFailurePct(profile, times, w, share)} %`);
 
 const slow = [...calls.values()].filter((c) => c.done !== undefined && c.done - c.at > deadlineMs / 2);
 console.log(`served calls over half the deadline: ${slow.length}`);

@@ -233,6 +233,7 @@ export async function runKeyPool({ profile, load, Pool, FakeClock, options, dura
   const opts = options(profile);
   const onEvent = trace?.event === undefined ? {} : { onEvent: (e) => trace.event(clock.now(), e) };
   const pool = new Pool({ ...opts, ...onEvent, clock, random: rng.fork('pool').next });
+  trace?.started?.(pool, clock);
   const capacity = trueCapacity(profile);
   const times = arrivalTimes(profile, load * capacity, durationMs, rng.fork('arrivals'));
   const results = { calls: 0, failures: 0, failTimes: [], okTimes: [], codes: {} };
