@@ -49,6 +49,7 @@ export function learnCeiling<C>(s: PoolState<C>, ep: EndpointState<C>, verdict: 
     return group;
   }
   const scope = group.grouped ? (verdict.ceilingScope ?? defaultScope(s, ep, hinted, now)) : 'key';
+  const before = scope === 'key' && group.grouped ? (ep.own?.perSecond ?? group.perSecond) : group.perSecond;
   let level = group;
   let perSecond: number;
   if (scope === 'key' && group.grouped) {
@@ -57,6 +58,8 @@ export function learnCeiling<C>(s: PoolState<C>, ep: EndpointState<C>, verdict: 
   } else {
     perSecond = level.learn(hinted, now);
   }
+  // Calls queued on the group were promised turns at the old ceiling (see waiters.ts `recheck`).
+  if (perSecond < (before ?? INF)) group.waiters?.recheck(now);
   // The server said how fast: pacing at that rate is the remedy, so skip one slot, not a whole cooldown.
   level.coolDown(now, Math.min(s.opts.rateLimitCooldownMs, Math.ceil(level.rate!.intervalMs)));
   if (s.listener !== undefined) {

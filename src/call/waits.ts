@@ -37,6 +37,8 @@ class WaitSlots {
   timer: TimerHandle | undefined = undefined;
   onTimer: (() => void) | undefined = undefined;
   queueTicket = 0;
+  /** When its current rate-limit wait began (its first queueing since its last attempt). */
+  queuedAt = 0;
   queuedOn: unknown = undefined;
   queue: WaitQueue | undefined = undefined;
 }
@@ -122,12 +124,26 @@ export abstract class Waiting<C> implements Waiter, QueuedWaiter {
     this.tookTurn(ep, now);
   }
 
+  /** QueuedWaiter: its ceiling dropped; whether a turn `etaMs` away is now too late for it. */
+  overdue(now: number, etaMs: number): boolean {
+    return this.lateTurn(etaMs, now) !== undefined;
+  }
+
+  /** QueuedWaiter: taken out of the queue (its turn came too late): it selects again, from scratch. */
+  readmit(): void {
+    if (this.settled || this.waiting !== 'queue') return;
+    this.stopWaiting();
+    this.resume();
+  }
+
   /**
-   * Deadline-aware admission: why a turn `etaMs` away is too late (after the deadline or
-   * after `maxQueueWaitMs`; the call then fails at once), or `undefined`.
+   * Deadline-aware admission: why a turn `etaMs` away is too late (after the deadline, or
+   * more than `maxQueueWaitMs` after this wait began: time already queued counts), or
+   * `undefined`. The call then fails at once.
    */
   protected lateTurn(etaMs: number, now: number): string | undefined {
-    const late = now + etaMs > this.deadlineAt ? 'deadline' : etaMs > this.s.opts.maxQueueWaitMs ? 'maxQueueWaitMs' : undefined;
+    const waited = (this.#flags & WAIT_COUNTED) !== 0 ? now - this.#slots!.queuedAt : 0;
+    const late = now + etaMs > this.deadlineAt ? 'deadline' : waited + etaMs > this.s.opts.maxQueueWaitMs ? 'maxQueueWaitMs' : undefined;
     return late && `rate limits leave no turn for the call within its ${late} (next turn in ${Math.ceil(etaMs)} ms)`;
   }
 
@@ -140,6 +156,7 @@ export abstract class Waiting<C> implements Waiter, QueuedWaiter {
     const s = this.s;
     if ((this.#flags & WAIT_COUNTED) === 0) {
       this.#flag(WAIT_COUNTED, true);
+      this.#more().queuedAt = s.clock.now();
       s.count(METRICS.rateLimitWaits, ep.labels);
       if (s.listener !== undefined) s.emit({ type: 'rate-limit-wait', callId, endpoint: ep.name, delayMs: etaMs });
     }

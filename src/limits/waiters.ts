@@ -25,6 +25,8 @@ import type { Clock, TimerHandle } from '../base/clock.js';
 export interface QueueSlot {
   /** 0 when a call may leave toward it now, else milliseconds until one may (its limits only). */
   limitWaitMs(now: number): number;
+  /** When a call with `ahead` calls before it in this queue, `aheadHere` of them for this slot, would get its turn. */
+  turnEtaMs(now: number, ahead: number, aheadHere: number): number;
 }
 
 /** A waiting call. */
@@ -33,6 +35,10 @@ export interface QueuedWaiter {
   queueTicket: number;
   /** Its turn came: it leaves the queue and takes the token (or selects again) synchronously. */
   turn(now: number): void;
+  /** Whether a turn `etaMs` away is too late for it (see `recheck`). */
+  overdue(now: number, etaMs: number): boolean;
+  /** It was taken out of the queue by `recheck`: it selects again, as a newcomer. */
+  readmit(): void;
 }
 
 interface Entry {
@@ -82,6 +88,35 @@ export class WaitQueue {
     waiter.queueTicket = 0;
     this.size--;
     if (this.size === 0) this.#reset();
+  }
+
+  /**
+   * A ceiling fell: the turns promised to the calls queued here come later. Walks the queue
+   * in order, works out each call's new turn (behind the calls that stay), and takes out
+   * those for which it is now too late (`overdue`); they then select again in their order
+   * (another endpoint may be sooner; if none is in time they fail at once), so the calls
+   * that stay keep the wait they were admitted with. Cost: one pass over the queue, per fall.
+   */
+  recheck(now: number): void {
+    const items = this.#items;
+    const out: QueuedWaiter[] = [];
+    const here = new Map<QueueSlot, number>();
+    let ahead = 0;
+    for (let i = this.#head; i < items.length; i++) {
+      const e = items[i]!;
+      if (e.waiter.queueTicket !== e.ticket) continue;
+      const mine = here.get(e.slot) ?? 0;
+      if (e.waiter.overdue(now, e.slot.turnEtaMs(now, ahead, mine))) {
+        e.waiter.queueTicket = 0;
+        this.size--;
+        out.push(e.waiter);
+        continue;
+      }
+      ahead++;
+      here.set(e.slot, mine + 1);
+    }
+    if (this.size === 0) this.#reset();
+    for (const w of out) w.readmit();
   }
 
   /** The limits may have changed (a ceiling rose, the store recovered): look again soon. */

@@ -163,6 +163,14 @@ export class EndpointState<C> {
     return wait === 0 && q.queued > 0 ? 1 : wait;
   }
 
+  /** QueueSlot: the turn of a queued call with `ahead` calls before it on its quota, `aheadHere` of them for this endpoint. */
+  turnEtaMs(now: number, ahead: number, aheadHere: number): number {
+    const eta = this.quota.etaMs(now, ahead);
+    const own = this.own;
+    const w = own === undefined ? 0 : own.etaMs(now, aheadHere);
+    return w > eta ? w : eta;
+  }
+
   /** Failures in the last `spanMs`. */
   failuresIn(now: number, spanMs: number): number {
     return this.recentFailures.sum(now, spanMs);
