@@ -232,6 +232,38 @@ describe('learned ceilings recover', () => {
   });
 });
 
+describe('a ceiling that falls under a queue', () => {
+  test('calls whose turn now comes too late leave at once (RATE_LIMITED); those that stay keep the wait they were admitted with', async () => {
+    const h = harness([{ name: 'k', ...paced(10) }], { maxQueueWaitMs: 2000, deadlineMs: 30_000 });
+    // The first answer says the key takes 2/s, not 10: the queue behind it now moves 5x slower.
+    h.eps.k!.then(fail({ class: 'rate-limited', ceilingPerSecond: 2 }));
+    const t0 = h.clock.now();
+    const took: (number | string)[] = [];
+    const calls = Array.from({ length: 15 }, () => h.pool.execute(h.op).then(() => took.push(h.clock.now() - t0), (e: PoolError) => took.push(`${e.code}@${h.clock.now() - t0}`)));
+    await h.clock.advance(10_000);
+    await Promise.all(calls);
+    const shed = took.filter((x) => typeof x === 'string');
+    const served = took.filter((x): x is number => typeof x === 'number');
+    // At 2/s a wait of 2 s holds about four calls: the others are shed as soon as the answer came.
+    expect(shed.length).toBeGreaterThanOrEqual(10);
+    expect(shed.every((x) => /^RATE_LIMITED@[0-9]$/.test(x))).toBe(true);
+    expect(served.length).toBe(15 - shed.length);
+    expect(Math.max(...served)).toBeLessThanOrEqual(2000 + 600);
+  });
+
+  test('a call whose attempt was rate-limited queues again at the front, not behind the calls that arrived meanwhile', async () => {
+    const h = harness([{ name: 'k', ...paced(2) }], { deadlineMs: 60_000 });
+    const order: string[] = [];
+    // a's attempt is refused 50 ms after it left, while b and c queue behind it.
+    h.eps.k!.then(fail({ class: 'rate-limited' }, 50));
+    const run = (tag: string) => start(h.pool.execute(async (ep, ctx) => (order.push(tag), h.op(ep, ctx))));
+    const calls = [run('a'), run('b'), run('c')];
+    await h.clock.advance(10_000);
+    await Promise.all(calls.map((c) => c.promise));
+    expect(order).toEqual(['a', 'a', 'b', 'c']);
+  });
+});
+
 describe('two levels in a group', () => {
   const group = () =>
     harness(

@@ -141,7 +141,9 @@ export abstract class Waiting<C> implements Waiter, QueuedWaiter {
    * more than `maxQueueWaitMs` after this wait began: time already queued counts), or
    * `undefined`. The call then fails at once.
    */
-  protected lateTurn(etaMs: number, now: number): string | undefined {
+  protected lateTurn(etaMs: number, now: number, ep?: EndpointState<C>): string | undefined {
+    // A call that goes back to the front (see `queueFor`) waits only for the limits themselves.
+    if (ep !== undefined && (this.#flags & HAD_TURN) !== 0) etaMs = ep.limitWaitMs(now);
     const waited = (this.#flags & WAIT_COUNTED) !== 0 ? now - this.#slots!.queuedAt : 0;
     const late = now + etaMs > this.deadlineAt ? 'deadline' : waited + etaMs > this.s.opts.maxQueueWaitMs ? 'maxQueueWaitMs' : undefined;
     return late && `rate limits leave no turn for the call within its ${late} (next turn in ${Math.ceil(etaMs)} ms)`;
@@ -149,7 +151,7 @@ export abstract class Waiting<C> implements Waiter, QueuedWaiter {
 
   /**
    * Queues for a token of `ep`'s quota, bounded by the deadline. A call that already had
-   * its turn and must wait again goes back to the front. One wait is counted once
+   * its turn and must wait again (or lost it to a rate-limited answer) goes back to the front. One wait is counted once
    * (`rate_limit_waits_total`, `rate-limit-wait`), however often it re-queues before its attempt.
    */
   protected queueFor(ep: EndpointState<C>, etaMs: number, callId: number): void {
@@ -167,6 +169,15 @@ export abstract class Waiting<C> implements Waiter, QueuedWaiter {
     slots.queue = q;
     this.waitFor('queue', INF);
     q.join(this, ep, (this.#flags & HAD_TURN) !== 0);
+  }
+
+  /**
+   * Its attempt was rejected by a rate limit: the turn it queued for was spent on an answer
+   * the server refused, so if it must queue again it goes to the front, not behind the
+   * calls that arrived while it waited (its latency would otherwise be two queues long).
+   */
+  protected lostTurn(): void {
+    this.#flag(HAD_TURN, true);
   }
 
   /** An attempt starts: the next rate-limit wait is a new one. */

