@@ -55,6 +55,10 @@ export function summarize(runs) {
       worstSelfInflicted429Pct: Math.max(...rs.map((r) => r.selfInflicted429Pct)),
       medianOfMedianFailureMs: median(rs.map((r) => r.medianFailureMs)),
       worstServedP99OverDeadline: Math.max(...rs.map((r) => r.servedP99Ms / r.deadlineMs)),
+      profilesAtMost1Pct: rs.filter((r) => r.failurePct <= 1).length,
+      oracleProfilesAtMost1Pct: rs.filter((r) => r.oracleFailurePct <= 1).length,
+      servedP99UnderHalf: rs.filter((r) => r.servedP99Ms < r.deadlineMs / 2).length,
+      profiles: rs.length,
       unsettled: rs.reduce((n, r) => n + r.unsettled, 0),
     };
   }
@@ -72,7 +76,7 @@ export function renderKeyPools(result) {
   for (const [load, v] of Object.entries(s)) lines.push(`| ${Math.round(Number(load) * 100)} % | ${v.worstFailurePct} % | ${v.medianFailurePct} % | ${v.oracleWorstFailurePct} % / ${v.oracleMedianFailurePct} % | ${v.worstSelfInflicted429Pct} % | ${v.medianOfMedianFailureMs} ms | ${Math.round(v.worstServedP99OverDeadline * 100) / 100} |`);
   lines.push(
     '',
-    "The oracle (`oracleFailurePct` in keypools.mjs) is one FIFO line served at the capacity the valid keys really have at each moment, at the share the configuration's pacing margin leaves (1 / 1.06 for 60 ms), turning a call away when its wait would exceed the configuration's `maxQueueWaitMs`: it knows every limit in advance, so no pool with that configuration can fail fewer calls on the same arrivals.",
+    "The oracle (`oracleFailurePct` in keypools.mjs) is one FIFO line served at the capacity the valid keys really have at each moment (drifts applied, capped keys gone once capped), at the share the configuration's pacing margin leaves (1 / 1.06 for 60 ms), turning a call away when its wait would exceed the configuration's `maxQueueWaitMs`. It knows every limit in advance and never draws a 429: what an ideal scheduler with this configuration would fail on the same arrivals. (The pool can beat it by a few hundredths of a percent: the server's rolling windows admit small bursts that the evenly spaced line does not use.)",
     '',
     '| profile | keys | groups | capacity/s | load | failures % | oracle % | self-inflicted 429 % | median failure ms | served p99 ms |',
     '|---|---|---|---|---|---|---|---|---|---|',
