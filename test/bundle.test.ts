@@ -15,6 +15,10 @@
  * checks with suggestions, errors that blame the classifier or the operation) on top.
  * Raised to 43 KB, on purpose, by issue 16's heap work (42.2 KB: the call's lazily made wait
  * slots and failure history, the attempt's bound handlers and signal state, `executeAs`).
+ * Raised to 45 KB, on purpose, by the key-pool round of issues 14 and 20 (44.3 KB: a group
+ * member's share of the queue in its turn, the queue's look-ahead, re-admission of queued
+ * calls when a ceiling falls, the front rule after a 429, the proof that keeps two equal key
+ * limits from lowering their account).
  */
 import { execFileSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';
@@ -24,7 +28,7 @@ import { build } from 'esbuild';
 import { describe, expect, test } from 'vitest';
 
 const root = join(import.meta.dirname, '..');
-export const CORE_BUDGET_BYTES = 43 * 1024;
+export const CORE_BUDGET_BYTES = 45 * 1024;
 /**
  * `import { Pool }` bundled by esbuild, minified: 48.6 KB when issue 16 measured it, 50.7 KB
  * with the reusable attempt signals (base/signals.ts, 2.0 KB). The issue's goal is 20 KB
@@ -33,7 +37,7 @@ export const CORE_BUDGET_BYTES = 43 * 1024;
  * docs/performance.md). So this budget holds today's figure: it catches growth, and is
  * lowered when that lands. Raise it on purpose, never to make a red build green.
  */
-export const POOL_MIN_BUDGET_BYTES = 72 * 1024; // 69.5 KB after issues 14, 15, 17, 19 and 20 merged, 70.9 KB with issue 16's heap work: far from the 20 KB goal (bench/results/bundle.md)
+export const POOL_MIN_BUDGET_BYTES = 74 * 1024; // 69.5 KB after issues 14, 15, 17, 19 and 20 merged, 70.9 KB with issue 16's heap work, 73.3 KB with the key-pool round of issues 14 and 20 (71.5 KB before it): far from the 20 KB goal (bench/results/bundle.md)
 /** Modules an `import { Pool }` must never pull in. */
 const NEVER_WITH_POOL = ['src/extras/refresher.ts', 'src/extras/env.ts', 'src/options/presets.ts'];
 
