@@ -19,6 +19,10 @@
  * main measured 42.5 KB before, 45.4 KB with it; the controller is 3.5 KB minified, its
  * option checks and wiring the rest). Moving it behind a subpath, with the option carrying its
  * code, would take most of it out of the core (see POOL_MIN_BUDGET_BYTES).
+ * Raised to 48 KB, on purpose, when the key-pool round of issues 14 and 20 merged beside it
+ * (47.1 KB: a group member's share of the queue in its turn, the queue's look-ahead,
+ * re-admission of queued calls when a ceiling falls, the front rule after a 429, the record
+ * that keeps two equal key limits from lowering their account).
  */
 import { execFileSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';
@@ -28,7 +32,7 @@ import { build } from 'esbuild';
 import { describe, expect, test } from 'vitest';
 
 const root = join(import.meta.dirname, '..');
-export const CORE_BUDGET_BYTES = 46 * 1024;
+export const CORE_BUDGET_BYTES = 48 * 1024;
 /**
  * `import { Pool }` bundled by esbuild, minified: 48.6 KB when issue 16 measured it, 50.7 KB
  * with the reusable attempt signals (base/signals.ts, 2.0 KB). The issue's goal is 20 KB
@@ -37,7 +41,7 @@ export const CORE_BUDGET_BYTES = 46 * 1024;
  * docs/performance.md). So this budget holds today's figure: it catches growth, and is
  * lowered when that lands. Raise it on purpose, never to make a red build green.
  */
-export const POOL_MIN_BUDGET_BYTES = 77 * 1024; // 69.5 KB after issues 14, 15, 17, 19 and 20 merged, 70.9 KB with issue 16's heap work, 71.5 KB on main before issue 18's adaptive limits and 76.3 KB with them: far from the 20 KB goal (bench/results/bundle.md)
+export const POOL_MIN_BUDGET_BYTES = 79 * 1024; // 69.5 KB after issues 14, 15, 17, 19 and 20 merged, 70.9 KB with issue 16's heap work, 71.5 KB on main before issue 18's adaptive limits and 76.3 KB with them, 78.1 KB with the key-pool round of issues 14 and 20 beside them: far from the 20 KB goal (bench/results/bundle.md)
 /** Modules an `import { Pool }` must never pull in. */
 const NEVER_WITH_POOL = ['src/extras/refresher.ts', 'src/extras/env.ts', 'src/options/presets.ts'];
 

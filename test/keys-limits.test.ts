@@ -232,6 +232,38 @@ describe('learned ceilings recover', () => {
   });
 });
 
+describe('a ceiling that falls under a queue', () => {
+  test('calls whose turn now comes too late leave at once (RATE_LIMITED); those that stay keep the wait they were admitted with', async () => {
+    const h = harness([{ name: 'k', ...paced(10) }], { maxQueueWaitMs: 2000, deadlineMs: 30_000 });
+    // The first answer says the key takes 2/s, not 10: the queue behind it now moves 5x slower.
+    h.eps.k!.then(fail({ class: 'rate-limited', ceilingPerSecond: 2 }));
+    const t0 = h.clock.now();
+    const took: (number | string)[] = [];
+    const calls = Array.from({ length: 15 }, () => h.pool.execute(h.op).then(() => took.push(h.clock.now() - t0), (e: PoolError) => took.push(`${e.code}@${h.clock.now() - t0}`)));
+    await h.clock.advance(10_000);
+    await Promise.all(calls);
+    const shed = took.filter((x) => typeof x === 'string');
+    const served = took.filter((x): x is number => typeof x === 'number');
+    // At 2/s a wait of 2 s holds about four calls: the others are shed as soon as the answer came.
+    expect(shed.length).toBeGreaterThanOrEqual(10);
+    expect(shed.every((x) => /^RATE_LIMITED@[0-9]$/.test(x))).toBe(true);
+    expect(served.length).toBe(15 - shed.length);
+    expect(Math.max(...served)).toBeLessThanOrEqual(2000 + 600);
+  });
+
+  test('a call whose attempt was rate-limited queues again at the front, not behind the calls that arrived meanwhile', async () => {
+    const h = harness([{ name: 'k', ...paced(2) }], { deadlineMs: 60_000 });
+    const order: string[] = [];
+    // a's attempt is refused 50 ms after it left, while b and c queue behind it.
+    h.eps.k!.then(fail({ class: 'rate-limited' }, 50));
+    const run = (tag: string) => start(h.pool.execute(async (ep, ctx) => (order.push(tag), h.op(ep, ctx))));
+    const calls = [run('a'), run('b'), run('c')];
+    await h.clock.advance(10_000);
+    await Promise.all(calls.map((c) => c.promise));
+    expect(order).toEqual(['a', 'a', 'b', 'c']);
+  });
+});
+
 describe('two levels in a group', () => {
   const group = () =>
     harness(
@@ -269,6 +301,27 @@ describe('two levels in a group', () => {
     const [k1, k2] = h.pool.stats();
     expect([k1!.ceilingPerSecond, k2!.ceilingPerSecond]).toEqual([3, 3]);
     expect(h.events.filter((e) => e.type === 'endpoint-recalibrated').map((e) => e.type === 'endpoint-recalibrated' && e.scope)).toEqual(['key', 'key', 'group']);
+  });
+
+  test('the same number from two keys does not lower a group just seen carrying more than that', async () => {
+    const h = group();
+    const once = (pin: string) => start(h.pool.execute(h.op, { pin, retry: 'none' }).catch(() => undefined));
+    // Four calls accepted within about half a second: the account admits more than 3 a second.
+    const warm = ['k1', 'k2', 'k1', 'k2'].map(once);
+    await h.clock.advance(600);
+    await Promise.all(warm.map((c) => c.promise));
+    h.eps.k1!.then(fail({ class: 'rate-limited', ceilingPerSecond: 3 }));
+    h.eps.k2!.then(fail({ class: 'rate-limited', ceilingPerSecond: 3 }));
+    const limited = [once('k1'), once('k2')];
+    await h.clock.advance(400);
+    await Promise.all(limited.map((c) => c.promise));
+    const scopes = h.events.flatMap((e) => (e.type === 'endpoint-recalibrated' ? [e.scope] : []));
+    expect(scopes).toEqual(['key', 'key']);
+    expect(h.pool.stats().slice(0, 2).map((e) => [e.ceilingPerSecond, e.ownCeilingPerSecond])).toEqual([
+      [3, 3],
+      [3, 3],
+    ]);
+    expect(h.pool.capacity()).toBe(6 + 1);
   });
 
   test.each([

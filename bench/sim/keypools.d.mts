@@ -17,6 +17,8 @@ export interface KeyRun {
   readonly capacity: number;
   readonly codes: Record<string, number>;
   readonly fates: { readonly ok: number; readonly perSecond: number; readonly daily: number; readonly invalid: number };
+  /** What an ideal scheduler with the same margin and queue bound fails on the same arrivals (%). */
+  readonly oracleFailurePct: number;
 }
 export function generateProfile(seed: number, durationMs?: number): KeyProfile;
 export function trueCapacity(profile: KeyProfile): number;
@@ -29,4 +31,9 @@ export function runKeyPool(o: {
   options: (profile: KeyProfile) => Record<string, unknown>;
   durationMs?: number;
   seed?: number;
+  /** Diagnostics: `started(pool, clock)`, `event(now, event)`, `failed(arrivedAt, now, error)`. */
+  trace?: { started?: (pool: unknown, clock: unknown) => void; event?: (now: number, e: unknown) => void; failed?: (arrivedAt: number, now: number, e: unknown) => void };
 }): Promise<KeyRun>;
+export function capacityAt(profile: KeyProfile, t: number, capped?: boolean): number;
+export function arrivalTimes(profile: KeyProfile, mean: number, durationMs: number, arrivals: { next(): number; exponential(mean: number): number }): number[];
+export function oracleFailurePct(profile: KeyProfile, times: readonly number[], maxWaitMs: number, share?: number): number;

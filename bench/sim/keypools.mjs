@@ -226,28 +226,22 @@ export function recommendedOptions(profile, classify, deadlineMs = 10 * S) {
  * Runs `options` (a function of the profile) through the profile at `load` × its true
  * capacity, on a fresh FakeClock. Returns the figures the goals are stated in.
  */
-export async function runKeyPool({ profile, load, Pool, FakeClock, options, durationMs = profile.durationMs, seed = profile.seed }) {
+export async function runKeyPool({ profile, load, Pool, FakeClock, options, durationMs = profile.durationMs, seed = profile.seed, trace = undefined }) {
   const clock = new FakeClock(0);
   const rng = new Rng(seed ^ 0x5bd1e995);
   const server = new KeyServer(profile, clock, rng.fork('server'));
   const opts = options(profile);
-  const pool = new Pool({ ...opts, clock, random: rng.fork('pool').next });
+  const onEvent = trace?.event === undefined ? {} : { onEvent: (e) => trace.event(clock.now(), e) };
+  const pool = new Pool({ ...opts, ...onEvent, clock, random: rng.fork('pool').next });
+  trace?.started?.(pool, clock);
   const capacity = trueCapacity(profile);
-  const mean = load * capacity;
-  const arrivals = rng.fork('arrivals');
-  const { factor, share, meanMs } = profile.burst;
-  const calm = (1 - share * factor) / (1 - share);
-  let bursting = false;
-  let phaseEnds = 0;
+  const times = arrivalTimes(profile, load * capacity, durationMs, rng.fork('arrivals'));
   const results = { calls: 0, failures: 0, failTimes: [], okTimes: [], codes: {} };
   let open = 0;
   const op = (name) => server.request(name);
+  let next = 0;
   const arrive = () => {
     const t = clock.now();
-    if (t >= phaseEnds) {
-      bursting = arrivals.next() < share;
-      phaseEnds = t + arrivals.exponential(meanMs);
-    }
     results.calls++;
     open++;
     pool.execute(op).then(
@@ -260,13 +254,12 @@ export async function runKeyPool({ profile, load, Pool, FakeClock, options, dura
         results.failures++;
         results.failTimes.push(clock.now() - t);
         results.codes[e.code] = (results.codes[e.code] ?? 0) + 1;
+        trace?.failed?.(t, clock.now(), e);
       },
     );
-    const rate = mean * (bursting ? factor : calm);
-    const next = t + arrivals.exponential(S / rate);
-    if (next < durationMs) clock.setTimeout(arrive, Math.max(0, Math.round(next - t)));
+    if (++next < times.length) clock.setTimeout(arrive, times[next] - t);
   };
-  clock.setTimeout(arrive, 0);
+  if (times.length > 0) clock.setTimeout(arrive, times[0]);
   await clock.advance(durationMs);
   for (let waited = 0; open > 0 && waited < 60 * S; waited += S) await clock.advance(S);
   await pool.close();
@@ -286,7 +279,55 @@ export async function runKeyPool({ profile, load, Pool, FakeClock, options, dura
     unsettled: open,
     codes: results.codes,
     fates: server.fates,
+    oracleFailurePct: oracleFailurePct(profile, times, opts.maxQueueWaitMs ?? opts.deadlineMs, 1 / (1 + (opts.endpoints[0]?.rateLimit?.marginMs ?? 0) / S)),
   };
+}
+
+/**
+ * The arrival times (whole ms) of a run at `mean` calls a second: Poisson, modulated
+ * between bursts (`burst.factor` × the mean, a `burst.share` of the phases) and a calm rate
+ * with the same overall mean; phases last `burst.meanMs` on average (exponential).
+ */
+export function arrivalTimes(profile, mean, durationMs, arrivals) {
+  const { factor, share, meanMs } = profile.burst;
+  const calm = (1 - share * factor) / (1 - share);
+  const times = [];
+  let bursting = false;
+  let phaseEnds = 0;
+  for (let t = 0; t < durationMs; ) {
+    times.push(t);
+    if (t >= phaseEnds) {
+      bursting = arrivals.next() < share;
+      phaseEnds = t + arrivals.exponential(meanMs);
+    }
+    const rate = mean * (bursting ? factor : calm);
+    t += Math.max(0, Math.round(arrivals.exponential(S / rate)));
+  }
+  return times;
+}
+
+/**
+ * What an ideal scheduler would fail: one FIFO line served at the capacity the valid keys
+ * really have at each moment (`capacityAt`: drifts applied, capped keys gone once capped),
+ * evenly spaced, that turns a call away when its wait would exceed `maxWaitMs`. It knows
+ * every limit in advance and never sends a call too many, so it bounds what any pool
+ * configuration can reach on the same arrivals. `share`: the part of that capacity it may
+ * use (a pacing margin against the path's jitter costs `marginMs / 1000`). Returns the
+ * share of calls it fails (%).
+ */
+export function oracleFailurePct(profile, times, maxWaitMs, share = 1) {
+  let free = 0;
+  let failed = 0;
+  for (const t of times) {
+    const start = Math.max(free, t);
+    if (start - t > maxWaitMs) {
+      failed++;
+      continue;
+    }
+    const c = share * capacityAt(profile, start);
+    free = start + (c > 0 ? S / c : Number.POSITIVE_INFINITY);
+  }
+  return pct(failed, times.length);
 }
 
 function pct(n, d) {

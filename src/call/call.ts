@@ -137,7 +137,7 @@ export class Call<C, T> extends Waiting<C> implements AttemptOwner<C>, Admission
       case 'wait':
         if (sel.endpoint === undefined || sel.waitMs === INF) return this.#sleep(sel.waitMs, true);
         // Deadline-aware admission: a turn that comes too late fails at once (waits.ts).
-        if (this.lateTurn(sel.waitMs, now)) return this.#fail('RATE_LIMITED', this.lateTurn(sel.waitMs, now)!, Math.ceil(sel.waitMs));
+        if (this.lateTurn(sel.waitMs, now, sel.endpoint)) return this.#fail('RATE_LIMITED', this.lateTurn(sel.waitMs, now, sel.endpoint)!, Math.ceil(sel.waitMs));
         return this.#sleep(sel.waitMs, true, sel.endpoint);
       case 'none':
         // 'wait' waits for a cooldown or a probe, never when nothing can admit (all excluded or disabled).
@@ -267,6 +267,7 @@ export class Call<C, T> extends Waiting<C> implements AttemptOwner<C>, Admission
       }
       default:
         this.#markTried(ep);
+        if (cls === 'rate-limited') this.lostTurn();
         this.#retryPending = true;
         return this.#retryOrFail();
     }

@@ -9,7 +9,9 @@
  * what is full). A number below it is taken for the key's own limit (a key's limit never
  * lowers its siblings), unless another member of the group reported the same number
  * within the quiet period of `ceilingRecovery`: two keys saying the same thing describe
- * the account, and the group is lowered. So when an account's shared limit really drops,
+ * the account, and the group is lowered; except when, in the last 2 s, the server
+ * accepted more than that number of the group's calls started within one second less the
+ * pacing margin (two keys whose own limits happen to be equal, under a faster account). So when an account's shared limit really drops,
  * the first answer lowers the key that gave it, the next one from a sibling lowers the
  * group; a key that keeps repeating its own limit (network jitter at the edge of its
  * window) never does.
@@ -23,6 +25,8 @@ import type { EndpointState } from '../selection/endpoint.js';
 import type { PoolState } from '../state.js';
 
 const INF = Number.POSITIVE_INFINITY;
+/** How far back accepted attempts prove that a group admits more than a hinted number. */
+const PROOF_MS = 2000;
 /** Retry-After gets up to this much on top, from the pool's random source, so callers hit by one answer do not return together. */
 const RETRY_AFTER_JITTER = 0.25;
 
@@ -45,6 +49,7 @@ export function learnCeiling<C>(s: PoolState<C>, ep: EndpointState<C>, verdict: 
     return group;
   }
   const scope = group.grouped ? (verdict.ceilingScope ?? defaultScope(s, ep, hinted, now)) : 'key';
+  const before = scope === 'key' && group.grouped ? (ep.own?.perSecond ?? group.perSecond) : group.perSecond;
   let level = group;
   let perSecond: number;
   if (scope === 'key' && group.grouped) {
@@ -53,6 +58,8 @@ export function learnCeiling<C>(s: PoolState<C>, ep: EndpointState<C>, verdict: 
   } else {
     perSecond = level.learn(hinted, now);
   }
+  // Calls queued on the group were promised turns at the old ceiling (see waiters.ts `recheck`).
+  if (perSecond < (before ?? INF)) group.waiters?.recheck(now);
   // The server said how fast: pacing at that rate is the remedy, so skip one slot, not a whole cooldown.
   level.coolDown(now, Math.min(s.opts.rateLimitCooldownMs, Math.ceil(level.rate!.intervalMs)));
   if (s.listener !== undefined) {
@@ -75,6 +82,8 @@ function defaultScope<C>(s: PoolState<C>, ep: EndpointState<C>, n: number, now: 
   if (n >= (q.perSecond ?? INF)) return 'group';
   const last = q.lastKeyHint;
   q.lastKeyHint = { perSecond: n, from: ep.name, at: now };
+  // The group was just seen carrying more than n calls in a second: n is not its limit.
+  if (q.acceptedMoreThan(n, 1000 - q.marginMs, now - PROOF_MS)) return 'key';
   return last !== undefined && last.perSecond === n && last.from !== ep.name && now - last.at <= s.opts.ceilingRecovery.quietMs ? 'group' : 'key';
 }
 

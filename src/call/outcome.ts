@@ -42,6 +42,7 @@ export function recordSuccess<C>(s: PoolState<C>, a: Attempt<C>, callId: number)
   if (closed) s.wakeParked();
   const q = ep.quota;
   q.limitedRun = 0;
+  if (q.grouped) q.noteAccepted(a.startedAt);
   if (q.learned !== undefined || ep.own !== undefined) recoverCeilings(s, ep, now);
   if (q.adaptive !== undefined) adaptUp(s, ep, s.timesSuccesses ? now : s.clock.now(), true);
 }

@@ -37,6 +37,8 @@ class WaitSlots {
   timer: TimerHandle | undefined = undefined;
   onTimer: (() => void) | undefined = undefined;
   queueTicket = 0;
+  /** When its current rate-limit wait began (its first queueing since its last attempt). */
+  queuedAt = 0;
   queuedOn: unknown = undefined;
   queue: WaitQueue | undefined = undefined;
 }
@@ -122,33 +124,60 @@ export abstract class Waiting<C> implements Waiter, QueuedWaiter {
     this.tookTurn(ep, now);
   }
 
+  /** QueuedWaiter: its ceiling dropped; whether a turn `etaMs` away is now too late for it. */
+  overdue(now: number, etaMs: number): boolean {
+    return this.lateTurn(etaMs, now) !== undefined;
+  }
+
+  /** QueuedWaiter: taken out of the queue (its turn came too late): it selects again, from scratch. */
+  readmit(): void {
+    if (this.settled || this.waiting !== 'queue') return;
+    this.stopWaiting();
+    this.resume();
+  }
+
   /**
-   * Deadline-aware admission: why a turn `etaMs` away is too late (after the deadline or
-   * after `maxQueueWaitMs`; the call then fails at once), or `undefined`.
+   * Deadline-aware admission: why a turn `etaMs` away is too late (after the deadline, or
+   * more than `maxQueueWaitMs` after this wait began: time already queued counts), or
+   * `undefined`. The call then fails at once.
    */
-  protected lateTurn(etaMs: number, now: number): string | undefined {
-    const late = now + etaMs > this.deadlineAt ? 'deadline' : etaMs > this.s.opts.maxQueueWaitMs ? 'maxQueueWaitMs' : undefined;
+  protected lateTurn(etaMs: number, now: number, ep?: EndpointState<C>): string | undefined {
+    // A call that goes back to the front (see `queueFor`) waits only for the limits themselves.
+    if (ep !== undefined && (this.#flags & HAD_TURN) !== 0) etaMs = ep.limitWaitMs(now);
+    const waited = (this.#flags & WAIT_COUNTED) !== 0 ? now - this.#slots!.queuedAt : 0;
+    const late = now + etaMs > this.deadlineAt ? 'deadline' : waited + etaMs > this.s.opts.maxQueueWaitMs ? 'maxQueueWaitMs' : undefined;
     return late && `rate limits leave no turn for the call within its ${late} (next turn in ${Math.ceil(etaMs)} ms)`;
   }
 
   /**
    * Queues for a token of `ep`'s quota, bounded by the deadline. A call that already had
-   * its turn and must wait again goes back to the front. One wait is counted once
+   * its turn and must wait again (or lost it to a rate-limited answer) goes back to the front. One wait is counted once
    * (`rate_limit_waits_total`, `rate-limit-wait`), however often it re-queues before its attempt.
    */
   protected queueFor(ep: EndpointState<C>, etaMs: number, callId: number): void {
     const s = this.s;
     if ((this.#flags & WAIT_COUNTED) === 0) {
       this.#flag(WAIT_COUNTED, true);
+      this.#more().queuedAt = s.clock.now();
       s.count(METRICS.rateLimitWaits, ep.labels);
       if (s.listener !== undefined) s.emit({ type: 'rate-limit-wait', callId, endpoint: ep.name, delayMs: etaMs });
     }
     const q = (ep.quota.waiters ??= new WaitQueue(s.clock));
     const slots = this.#more();
     slots.queuedOn = ep;
+    ep.queued++;
     slots.queue = q;
     this.waitFor('queue', INF);
     q.join(this, ep, (this.#flags & HAD_TURN) !== 0);
+  }
+
+  /**
+   * Its attempt was rejected by a rate limit: the turn it queued for was spent on an answer
+   * the server refused, so if it must queue again it goes to the front, not behind the
+   * calls that arrived while it waited (its latency would otherwise be two queues long).
+   */
+  protected lostTurn(): void {
+    this.#flag(HAD_TURN, true);
   }
 
   /** An attempt starts: the next rate-limit wait is a new one. */
@@ -241,6 +270,7 @@ export abstract class Waiting<C> implements Waiter, QueuedWaiter {
     } else if (this.waiting === 'park') {
       s.parked.delete(this);
     } else if (this.waiting === 'queue') {
+      (slots!.queuedOn as EndpointState<C>).queued--;
       slots!.queue!.leave(this);
       slots!.queue = undefined;
       slots!.queuedOn = undefined;

@@ -9,6 +9,11 @@
  * many in the server's second. It costs the same share at every rate (2.5 % with the
  * default 25 ms): a 3/s key is spaced 342 ms apart, a 20/s key 51.25 ms apart.
  *
+ * A key's own level inside a group (see quota.ts `keyLevel`) is not spaced
+ * (`spaced = false`): only the window applies. The group's limiter already spaces the
+ * members' calls; spacing each member as well would make them miss the group's slots
+ * (two members paced at 3/s and 2/s under a 5/s group carried 4 calls a second, not 5).
+ *
  * Memory is bounded whatever the rate: the window is a ring of the last
  * `slots = min(max(1, floor(perSecond)), MAX_SLOTS)` start times. Above `MAX_SLOTS` calls
  * a second the window covers `slots` spacings instead of a second: the same rate, checked
@@ -30,8 +35,12 @@ export class PacedLimiter implements Limiter {
   /** The span the ring's calls must fit in. */
   #windowMs = 1000;
 
-  constructor(perSecond: number, marginMs: number) {
+  /** Whether calls are spaced (`false`: only the window applies). */
+  readonly spaced: boolean;
+
+  constructor(perSecond: number, marginMs: number, spaced = true) {
     this.marginMs = marginMs;
+    this.spaced = spaced;
     this.#perSecond = perSecond;
     this.#spacingMs = (1000 / perSecond) * (1 + marginMs / 1000);
     this.#ring = this.#newRing(perSecond);
@@ -54,7 +63,7 @@ export class PacedLimiter implements Limiter {
   }
 
   waitMs(now: number): number {
-    const spacing = this.#last + this.#spacingMs - now;
+    const spacing = this.spaced ? this.#last + this.#spacingMs - now : 0;
     // The oldest of the last `slots` calls must have left the window.
     const window = this.#ring[this.#head]! + this.#windowMs - now;
     const wait = spacing > window ? spacing : window;

@@ -46,6 +46,9 @@ export interface ResolvedRateLimit {
   readonly adaptive?: ResolvedAdaptive;
 }
 
+/** How many accepted start times a group's quota keeps (see `acceptedMoreThan`). */
+export const ACCEPTED_KEPT = 64;
+
 export class Quota {
   rate: TokenBucket | PacedLimiter | undefined;
   daily: DailyCounter | undefined;
@@ -76,6 +79,11 @@ export class Quota {
   readonly grouped: boolean;
   /** The per-second limit that tunes itself from bare rate-limited answers, when `rateLimit.adaptive` is set. */
   readonly adaptive: AdaptiveLimit | undefined;
+  /** In a group: start times of the last `ACCEPTED_KEPT` accepted attempts (a ring), once any was. */
+  #accepted: number[] | undefined;
+  #acceptedNext = 0;
+  /** A grouped key's own level: paced by its window only (see paced.ts). */
+  readonly #spaced: boolean;
 
   constructor(limit: ResolvedRateLimit | undefined, resetUtcHour: number, now: number, key = '', wall?: () => number) {
     this.#resetUtcHour = resetUtcHour;
@@ -85,10 +93,11 @@ export class Quota {
     this.configured = limit?.perSecond;
     this.grouped = key.startsWith('group:');
     this.adaptive = limit?.adaptive === undefined ? undefined : new AdaptiveLimit(limit.adaptive, limit.perSecond!, now);
+    this.#spaced = !key.startsWith('key:');
     if (limit?.perSecond !== undefined) {
       this.rate =
         limit.mode === 'paced'
-          ? new PacedLimiter(limit.perSecond, limit.marginMs)
+          ? new PacedLimiter(limit.perSecond, limit.marginMs, this.#spaced)
           : new TokenBucket(limit.perSecond, limit.burst ?? Math.max(1, Math.ceil(limit.perSecond)), now);
     }
     if (limit?.perDay !== undefined) this.daily = new DailyCounter(limit.perDay, limit.dailyStopFraction, resetUtcHour, now, wall);
@@ -136,6 +145,32 @@ export class Quota {
   /** The pacing margin a limiter installed by a learned ceiling uses. */
   get marginMs(): number {
     return this.#marginMs;
+  }
+
+  /** In a group, an attempt started at `startedAt` was accepted (see `acceptedMoreThan`). */
+  noteAccepted(startedAt: number): void {
+    if (!this.grouped) return;
+    const ring = (this.#accepted ??= []);
+    if (ring.length < ACCEPTED_KEPT) ring.push(startedAt);
+    else ring[this.#acceptedNext] = startedAt;
+    this.#acceptedNext = (this.#acceptedNext + 1) % ACCEPTED_KEPT;
+  }
+
+  /**
+   * Whether the server accepted more than `n` of this group's attempts that started within
+   * `spanMs` of one another, among those started since `since`. With `spanMs` one second
+   * less the pacing margin (the most the path's jitter can stretch a span by), the server
+   * then admitted more than `n` calls in one of its seconds: `n` is not the group's limit.
+   * Other processes' calls only add to what the server saw, so the proof holds for a
+   * fleet too. `false` when it cannot tell (`n` of `ACCEPTED_KEPT` or more, or under 1).
+   */
+  acceptedMoreThan(n: number, spanMs: number, since: number): boolean {
+    const ring = this.#accepted;
+    const k = Math.floor(n);
+    if (ring === undefined || n < 1 || k + 1 > ring.length) return false;
+    const recent = ring.filter((t) => t >= since).sort((a, b) => a - b);
+    for (let i = 0; i + k < recent.length; i++) if (recent[i + k]! - recent[i]! < spanMs) return true;
+    return false;
   }
 
   /** Calls queued for this quota's next token. */
@@ -220,7 +255,7 @@ export class Quota {
     // An adaptive limit moves often: its bucket keeps its fill rather than starting full.
     else if (this.rate instanceof TokenBucket && this.adaptive !== undefined) this.rate = this.rate.rescaled(perSecond, Math.max(1, Math.ceil(perSecond)), now);
     else if (this.rate instanceof TokenBucket) this.rate = new TokenBucket(perSecond, Math.max(1, Math.ceil(perSecond)), now);
-    else this.rate = new PacedLimiter(perSecond, this.#marginMs);
+    else this.rate = new PacedLimiter(perSecond, this.#marginMs, this.#spaced);
   }
 
   /**

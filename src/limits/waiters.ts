@@ -8,6 +8,11 @@
  * several, a head that went elsewhere) the next call gets its turn, and so on. So a token
  * wakes exactly the calls it can serve: cost per token is constant, however many wait.
  *
+ * In a group the calls in one queue wait on different members, and a member may also be
+ * paced by a ceiling of its own: when the head's member is not ready, the next few calls
+ * (`LOOKAHEAD`) are looked at, and the first whose member can take the token now gets the
+ * turn instead of the token going unused. The head keeps its place.
+ *
  * A call leaving early (deadline, abort, close) is dropped lazily: its entry stays until
  * it reaches the head and is then skipped; `size` counts only calls still waiting.
  *
@@ -20,6 +25,8 @@ import type { Clock, TimerHandle } from '../base/clock.js';
 export interface QueueSlot {
   /** 0 when a call may leave toward it now, else milliseconds until one may (its limits only). */
   limitWaitMs(now: number): number;
+  /** When a call with `ahead` calls before it in this queue, `aheadHere` of them for this slot, would get its turn. */
+  turnEtaMs(now: number, ahead: number, aheadHere: number): number;
 }
 
 /** A waiting call. */
@@ -28,6 +35,10 @@ export interface QueuedWaiter {
   queueTicket: number;
   /** Its turn came: it leaves the queue and takes the token (or selects again) synchronously. */
   turn(now: number): void;
+  /** Whether a turn `etaMs` away is too late for it (see `recheck`). */
+  overdue(now: number, etaMs: number): boolean;
+  /** It was taken out of the queue by `recheck`: it selects again, as a newcomer. */
+  readmit(): void;
 }
 
 interface Entry {
@@ -37,6 +48,9 @@ interface Entry {
 }
 
 let tickets = 0;
+
+/** How many calls behind a head that cannot leave are looked at for one that can. */
+export const LOOKAHEAD = 8;
 
 export class WaitQueue {
   readonly #clock: Clock;
@@ -64,7 +78,8 @@ export class WaitQueue {
     if (!front) this.#items.push(entry);
     else if (this.#head > 0) this.#items[--this.#head] = entry;
     else this.#items.unshift(entry);
-    if (this.size === 1 || front) this.#arm(slot.limitWaitMs(this.#clock.now()));
+    // A call within the look-ahead may leave before the head: look at its wait too.
+    if (this.size === 1 || front || this.#items.length - this.#head <= LOOKAHEAD + 1) this.#arm(slot.limitWaitMs(this.#clock.now()));
   }
 
   /** `waiter` leaves before its turn. */
@@ -75,24 +90,83 @@ export class WaitQueue {
     if (this.size === 0) this.#reset();
   }
 
+  /**
+   * A ceiling fell: the turns promised to the calls queued here come later. Walks the queue
+   * in order, works out each call's new turn (behind the calls that stay), and takes out
+   * those for which it is now too late (`overdue`); they then select again in their order
+   * (another endpoint may be sooner; if none is in time they fail at once), so the calls
+   * that stay keep the wait they were admitted with. Cost: one pass over the queue, per fall.
+   */
+  recheck(now: number): void {
+    const items = this.#items;
+    const out: QueuedWaiter[] = [];
+    const here = new Map<QueueSlot, number>();
+    let ahead = 0;
+    for (let i = this.#head; i < items.length; i++) {
+      const e = items[i]!;
+      if (e.waiter.queueTicket !== e.ticket) continue;
+      const mine = here.get(e.slot) ?? 0;
+      if (e.waiter.overdue(now, e.slot.turnEtaMs(now, ahead, mine))) {
+        e.waiter.queueTicket = 0;
+        this.size--;
+        out.push(e.waiter);
+        continue;
+      }
+      ahead++;
+      here.set(e.slot, mine + 1);
+    }
+    if (this.size === 0) this.#reset();
+    for (const w of out) w.readmit();
+  }
+
   /** The limits may have changed (a ceiling rose, the store recovered): look again soon. */
   poke(): void {
     if (this.size > 0) this.#arm(0);
   }
 
-  /** Gives turns while the head can leave now; then arms the timer for the head's wait. */
+  /**
+   * Gives turns while the head, or one of the `LOOKAHEAD` calls behind it, can leave now;
+   * then arms the timer for the soonest of their waits.
+   */
   pump(): void {
     for (;;) {
       const e = this.#peek();
       if (e === undefined) return this.#reset();
       const now = this.#clock.now();
-      const wait = e.slot.limitWaitMs(now);
-      if (wait > 0) return this.#arm(wait === Number.POSITIVE_INFINITY ? 1000 : wait);
-      this.#head++;
-      e.waiter.queueTicket = 0;
-      this.size--;
-      e.waiter.turn(now);
+      let wait = e.slot.limitWaitMs(now);
+      if (wait === 0) {
+        this.#head++;
+        this.#give(e, now);
+        continue;
+      }
+      const behind = this.#ready(now);
+      if (typeof behind === 'number') {
+        if (behind < wait) wait = behind;
+        return this.#arm(wait === Number.POSITIVE_INFINITY ? 1000 : wait);
+      }
+      this.#give(behind, now);
     }
+  }
+
+  #give(e: Entry, now: number): void {
+    e.waiter.queueTicket = 0;
+    this.size--;
+    e.waiter.turn(now);
+  }
+
+  /** Among the calls just behind the head: the first that can leave now, else the soonest wait. */
+  #ready(now: number): Entry | number {
+    const items = this.#items;
+    let soonest = Number.POSITIVE_INFINITY;
+    for (let i = this.#head + 1, seen = 0; i < items.length && seen < LOOKAHEAD; i++) {
+      const e = items[i]!;
+      if (e.waiter.queueTicket !== e.ticket) continue;
+      seen++;
+      const w = e.slot.limitWaitMs(now);
+      if (w === 0) return e;
+      if (w < soonest) soonest = w;
+    }
+    return soonest;
   }
 
   /** The first entry whose call still waits here. */

@@ -34,6 +34,11 @@ export class EndpointState<C> {
   own: Quota | undefined;
   inFlight = 0;
   peakInFlight = 0;
+  /**
+   * Calls queued on its quota that chose this endpoint (in a group the queue is shared;
+   * this counts this member's part of it, which its own ceiling paces).
+   */
+  queued = 0;
   /** False once `setEndpoints` dropped it: calls that still hold it must not start new attempts on it. */
   live = true;
   /** Set when the server says this endpoint can never succeed (an invalid key); cleared by `enableEndpoint`. */
@@ -144,16 +149,26 @@ export class EndpointState<C> {
   /**
    * How long a new call would wait for this endpoint: its limits' wait plus its turn
    * behind the calls already queued on its quota (`Infinity` when only a finishing
-   * attempt can free it). At least 1 when calls are queued.
+   * attempt can free it). In a group, the later of two turns: behind every call queued
+   * on the group's quota at the group's rate, and behind the calls queued for this
+   * member at its own ceiling (when it has one). At least 1 when calls are queued.
    */
   etaMs(now: number): number {
     if (this.inFlight >= this.maxInFlight) return Number.POSITIVE_INFINITY;
     const q = this.quota;
     const eta = q.etaMs(now, q.queued);
     const own = this.own;
-    const w = own === undefined ? 0 : own.waitMs(now);
+    const w = own === undefined ? 0 : own.etaMs(now, this.queued);
     const wait = w > eta ? w : eta;
     return wait === 0 && q.queued > 0 ? 1 : wait;
+  }
+
+  /** QueueSlot: the turn of a queued call with `ahead` calls before it on its quota, `aheadHere` of them for this endpoint. */
+  turnEtaMs(now: number, ahead: number, aheadHere: number): number {
+    const eta = this.quota.etaMs(now, ahead);
+    const own = this.own;
+    const w = own === undefined ? 0 : own.etaMs(now, aheadHere);
+    return w > eta ? w : eta;
   }
 
   /** Failures in the last `spanMs`. */
