@@ -305,7 +305,7 @@ export class Call<C, T> extends Waiting<C> implements AttemptOwner<C>, Admission
     this.#endAttempt(a);
     const now = s.clock.now();
     const h = this.#history();
-    h.lastError = recordTimeout(s, a, now, this.id);
+    h.lastError = recordTimeout(s, a, now, this.id, this.#starved(a, now));
     keepError(a.ep, h.lastError, now);
     h.lastRetryAfterMs = undefined;
     if (this.settled) return;
@@ -314,6 +314,12 @@ export class Call<C, T> extends Waiting<C> implements AttemptOwner<C>, Admission
     if (this.#othersRunning()) return;
     this.#retryPending = true;
     this.#retryOrFail();
+  }
+
+  /** Cut by the deadline before half its fair time (timeout or deadline, the shorter): a late turn, not the endpoint's fault. */
+  #starved(a: Attempt<C>, now: number): boolean {
+    const { attemptTimeoutMs: t, deadlineMs: d } = this.#plan;
+    return now >= this.deadlineAt && now - a.startedAt < (t < d ? t : d) / 2;
   }
 
   /** ReauthHost: the refresh succeeded; replay on `ep` (an attempt that spends no retry). */

@@ -22,8 +22,10 @@ export function recordSuccess<C>(s: PoolState<C>, a: Attempt<C>, callId: number)
   const ep = a.ep;
   ep.successes++;
   // Reading the clock costs as much as the rest of this function: only when something uses it.
-  const now = s.timesSuccesses ? s.clock.now() : a.startedAt;
+  const limited = ep.quota.rate !== undefined;
+  const now = s.timesSuccesses || limited ? s.clock.now() : a.startedAt;
   const durationMs = now - a.startedAt;
+  if (limited) ep.okMs = ep.okMs === 0 ? durationMs : ep.okMs + (durationMs - ep.okMs) / 8;
   if (s.tracksLatency) ep.latency.observe(now, durationMs, false, s.opts.latency.decayMs, s.opts.latency.failurePenaltyMs);
   let closed = false;
   let opened = false;
@@ -129,8 +131,12 @@ export function recordFailure<C>(s: PoolState<C>, a: Attempt<C>, error: unknown,
   return { cls, retryAfterMs: cls === 'rate-limited' ? cooldownMs : undefined, movesOn };
 }
 
-/** An attempt past its timeout: aborted, counted as a failure of its endpoint. Returns the error. */
-export function recordTimeout<C>(s: PoolState<C>, a: Attempt<C>, now: number, callId: number): PoolError {
+/**
+ * An attempt past its timeout: aborted, counted as a failure of its endpoint unless `starved`
+ * (the call's deadline cut it short before it had a fair share of time: see `Call.attemptTimedOut`),
+ * in which case the endpoint's breaker and health ranking do not hear of it. Returns the error.
+ */
+export function recordTimeout<C>(s: PoolState<C>, a: Attempt<C>, now: number, callId: number, starved = false): PoolError {
   const ep = a.ep;
   const error = new PoolError('ATTEMPT_TIMEOUT', `attempt ${a.attempt} on endpoint ${JSON.stringify(ep.name)} timed out after ${now - a.startedAt} ms`, {
     attempts: a.attempt,
@@ -138,6 +144,12 @@ export function recordTimeout<C>(s: PoolState<C>, a: Attempt<C>, now: number, ca
   });
   a.abort(error);
   ep.failures++;
+  if (starved) {
+    ep.breaker.release(a.probe);
+    if (a.probe !== 0) s.wakeParked();
+    reportFailure(s, a, 'timeout', error, now, false, false, callId);
+    return error;
+  }
   ep.recentFailures.add(now);
   if (s.tracksLatency) ep.latency.observe(now, now - a.startedAt, true, s.opts.latency.decayMs, s.opts.latency.failurePenaltyMs);
   const opened = ep.breaker.recordFailure(a.generation, a.probe, now);

@@ -137,7 +137,8 @@ export abstract class Waiting<C> implements Waiter, QueuedWaiter {
   }
 
   /**
-   * Deadline-aware admission: why a turn `etaMs` away is too late (after the deadline, or
+   * Deadline-aware admission: why a turn `etaMs` away is too late (later than the deadline
+   * less twice the endpoint's smoothed success duration, or
    * more than `maxQueueWaitMs` after this wait began: time already queued counts), or
    * `undefined`. The call then fails at once.
    */
@@ -145,7 +146,11 @@ export abstract class Waiting<C> implements Waiter, QueuedWaiter {
     // A call that goes back to the front (see `queueFor`) waits only for the limits themselves.
     if (ep !== undefined && (this.#flags & HAD_TURN) !== 0) etaMs = ep.limitWaitMs(now);
     const waited = (this.#flags & WAIT_COUNTED) !== 0 ? now - this.#slots!.queuedAt : 0;
-    const late = now + etaMs > this.deadlineAt ? 'deadline' : waited + etaMs > this.s.opts.maxQueueWaitMs ? 'maxQueueWaitMs' : undefined;
+    // The turn must leave the attempt its usual time (twice the endpoint's smoothed success
+    // duration): a turn at the last millisecond would spend a token on a call that then fails.
+    const on = ep ?? (this.#slots?.queuedOn as EndpointState<C> | undefined);
+    const reserveMs = on === undefined ? 0 : 2 * on.okMs;
+    const late = now + etaMs + reserveMs > this.deadlineAt ? 'deadline' : waited + etaMs > this.s.opts.maxQueueWaitMs ? 'maxQueueWaitMs' : undefined;
     return late && `rate limits leave no turn for the call within its ${late} (next turn in ${Math.ceil(etaMs)} ms)`;
   }
 

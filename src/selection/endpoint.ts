@@ -39,6 +39,11 @@ export class EndpointState<C> {
    * this counts this member's part of it, which its own ceiling paces).
    */
   queued = 0;
+  /**
+   * Smoothed duration of its successes (ms; an EWMA over about 8), kept for endpoints with a
+   * rate limit: deadline-aware admission leaves a queued call twice this much time to run.
+   */
+  okMs = 0;
   /** False once `setEndpoints` dropped it: calls that still hold it must not start new attempts on it. */
   live = true;
   /** Set when the server says this endpoint can never succeed (an invalid key); cleared by `enableEndpoint`. */
