@@ -30,8 +30,14 @@ export class Attempt<C> extends SignalContext implements TimeoutEntry {
   /** The endpoint's credential generation when the attempt started (see auth.ts). */
   readonly authGeneration: number;
   done = false;
+  /**
+   * Its timeout (`undefined`: none). The due time is derived from it rather than stored:
+   * a whole number of ms is stored unboxed, where a `dueAt` would be one more boxed double
+   * per attempt in flight. (It starts as `undefined`, not `Infinity`, so that V8 keeps the
+   * field tagged, not as a double that every attempt would box.)
+   */
+  timeoutMs: number | undefined = undefined;
   // Its place in the pool's timeout queue.
-  dueAt = Number.POSITIVE_INFINITY;
   prevTimeout: TimeoutEntry | undefined = undefined;
   nextTimeout: TimeoutEntry | undefined = undefined;
   heapIndex = -1;
@@ -55,6 +61,15 @@ export class Attempt<C> extends SignalContext implements TimeoutEntry {
 
   get deadlineAt(): number {
     return this.owner.deadlineAt;
+  }
+
+  /** TimeoutEntry: when the attempt times out. */
+  get dueAt(): number {
+    return this.startedAt + (this.timeoutMs ?? Number.POSITIVE_INFINITY);
+  }
+  set dueAt(at: number) {
+    // startAttempt sets timeoutMs first, so the queue writes back the same value.
+    if (at !== this.dueAt) this.timeoutMs = at - this.startedAt;
   }
 
   expire(): void {
@@ -104,7 +119,10 @@ export function claimSlot<C>(ep: EndpointState<C>, now: number): void {
 export function startAttempt<C>(s: PoolState<C>, a: Attempt<C>, attemptTimeoutMs: number, now: number, callId: number): void {
   const left = a.deadlineAt - now;
   const timeout = attemptTimeoutMs < left ? attemptTimeoutMs : left;
-  if (timeout !== Number.POSITIVE_INFINITY) s.timeouts.add(a, now + timeout);
+  if (timeout !== Number.POSITIVE_INFINITY) {
+    a.timeoutMs = timeout;
+    s.timeouts.add(a, a.dueAt);
+  }
   const ep = a.ep;
   s.count(METRICS.attempts, ep.labels);
   if (s.listener !== undefined) s.emit({ type: 'attempt-start', callId, endpoint: ep.name, attempt: a.attempt, probe: a.probe !== 0 });

@@ -33,25 +33,36 @@ import { attemptLimit, CallHistory, keepError, lastPoolError, nothingCanAdmit } 
 import { unwatchAbort, watchAbort, type AbortWatcher } from './signals.js';
 
 const INF = Number.POSITIVE_INFINITY;
+
+// Bits of `Call.#bits` (one field instead of three booleans: heap per call in flight).
+/** Set by a retryable failure; cleared by the next attempt or the `retry-scheduled` event. */
+const RETRY_PENDING = 1;
+/** A sleep happened since the last failure, so a tried endpoint may be used at once. */
+const BACKED_OFF = 2;
+/** The current selection came from a tier in panic mode (its breakers are ignored). */
+const PANIC = 4;
+
 export class Call<C, T> extends Waiting<C> implements AttemptOwner<C>, AdmissionHost<C>, ReauthHost<C>, HedgeHost<C>, AbortWatcher {
   readonly id: number;
   readonly #op: Operation<C, T>;
   readonly #plan: CallPlan<C>;
-  #resolve!: (value: T) => void;
-  #reject!: (error: unknown) => void;
+  /**
+   * Settles the call's promise. Only `resolve` is kept: a failure resolves it with a
+   * rejected promise, so the `reject` function (56 B per call in flight) can be collected.
+   */
+  #resolve!: (value: T | PromiseLike<T>) => void;
   #excluded: EndpointState<C>[] | undefined;
   tried: EndpointState<C>[] | undefined;
   /** Attempts started so far. */
   attempts = 0;
-  #lastEndpoint: EndpointState<C> | undefined;
-  /** Set by a retryable failure; cleared by the next attempt or the `retry-scheduled` event. */
-  #retryPending = false;
-  /** A sleep happened since the last failure, so a tried endpoint may be used at once. */
-  #backedOff = false;
-  #running: Attempt<C> | undefined;
+  #bits = 0;
+  /**
+   * The latest primary (not hedged) attempt, kept after it ends: it is running while not
+   * `done`, and its endpoint is the call's last one (unless a later hedge went elsewhere).
+   */
+  #last: Attempt<C> | undefined;
+  /** Hedged attempts (only for a call with a hedge plan). */
   readonly #hedging: Hedging<C> | undefined;
-  /** The current selection came from a tier in panic mode (its breakers are ignored). */
-  #panic = false;
   /** Failures, retries, replays, the store: made at first need (most calls never fail). */
   #h: CallHistory<C> | undefined;
 
@@ -68,9 +79,8 @@ export class Call<C, T> extends Waiting<C> implements AttemptOwner<C>, Admission
 
   /** Runs the call; the promise settles exactly once. */
   run(): Promise<T> {
-    return new Promise<T>((resolve, reject) => {
+    return new Promise<T>((resolve) => {
       this.#resolve = resolve;
-      this.#reject = reject;
       this.#begin();
     });
   }
@@ -126,13 +136,13 @@ export class Call<C, T> extends Waiting<C> implements AttemptOwner<C>, Admission
     if (typeof sel === 'string') return this.#pinUnavailable(sel, undefined);
     switch (sel.kind) {
       case 'endpoint':
-        if (sel.tried && !this.#backedOff) {
+        if (sel.tried && (this.#bits & BACKED_OFF) === 0) {
           const h = this.#history();
           const delay = backoffDelay(++h.retries, this.#plan.backoff, s.random, h.lastDelay);
           h.lastDelay = delay;
           return this.#sleep(delay, false);
         }
-        this.#panic = sel.panic === true;
+        this.#bits = sel.panic === true ? this.#bits | PANIC : this.#bits & ~PANIC;
         return this.#admit(sel.endpoint, now);
       case 'wait':
         if (sel.endpoint === undefined || sel.waitMs === INF) return this.#sleep(sel.waitMs, true);
@@ -148,7 +158,7 @@ export class Call<C, T> extends Waiting<C> implements AttemptOwner<C>, Admission
   }
 
   protected tookTurn(ep: EndpointState<C>, now: number): void {
-    return now < this.deadlineAt && !this.s.closed && ep.readyNow(now, this.#panic) ? this.#admit(ep, now) : this.#next(now);
+    return now < this.deadlineAt && !this.s.closed && ep.readyNow(now, (this.#bits & PANIC) !== 0) ? this.#admit(ep, now) : this.#next(now);
   }
 
   /** With a shared store, asks it first (see admission.ts); otherwise launches at once. */
@@ -176,7 +186,7 @@ export class Call<C, T> extends Waiting<C> implements AttemptOwner<C>, Admission
       this.#deadlineExceeded();
       return false;
     }
-    if (!ep.readyNow(now, this.#panic)) {
+    if (!ep.readyNow(now, (this.#bits & PANIC) !== 0)) {
       this.#next();
       return false;
     }
@@ -187,18 +197,16 @@ export class Call<C, T> extends Waiting<C> implements AttemptOwner<C>, Admission
     const s = this.s;
     const n = ++this.attempts;
     if (!asHedge) {
-      this.#retryPending = false;
-      this.#backedOff = false;
+      this.#bits &= ~(RETRY_PENDING | BACKED_OFF);
       this.queueWaitEnds();
     }
     const a = new Attempt<C>(this, ep, n, ep.breaker.enter(now), now);
     claimSlot(ep, now);
-    if (asHedge) this.#hedging!.running.push(a);
+    if (asHedge) this.#hedging!.started(a);
     else {
-      this.#running = a;
+      this.#last = a;
       this.#hedging?.schedule(ep);
     }
-    this.#lastEndpoint = ep;
     startAttempt(s, a, this.#plan.attemptTimeoutMs, now, this.id);
     let pending: unknown;
     try {
@@ -218,8 +226,7 @@ export class Call<C, T> extends Waiting<C> implements AttemptOwner<C>, Admission
   #endAttempt(a: Attempt<C>): void {
     a.done = true;
     if (a.queued) this.s.timeouts.remove(a);
-    if (this.#running === a) this.#running = undefined;
-    else this.#hedging?.remove(a);
+    if (this.#last !== a) this.#hedging?.remove(a);
     releaseSlot(this.s, a);
     if (!this.#othersRunning()) this.releaseAfterSend();
   }
@@ -267,7 +274,7 @@ export class Call<C, T> extends Waiting<C> implements AttemptOwner<C>, Admission
       }
       default:
         this.#markTried(ep);
-        this.#retryPending = true;
+        this.#bits |= RETRY_PENDING;
         return this.#retryOrFail();
     }
   }
@@ -280,15 +287,29 @@ export class Call<C, T> extends Waiting<C> implements AttemptOwner<C>, Admission
     if (!(this.tried ??= []).includes(ep)) this.tried.push(ep);
   }
 
+  /** The primary attempt, while it runs. */
+  #running(): Attempt<C> | undefined {
+    const a = this.#last;
+    return a === undefined || a.done ? undefined : a;
+  }
+
+  /** The endpoint of the latest attempt started (primary or hedge). */
+  #lastEndpoint(): EndpointState<C> | undefined {
+    const hedge = this.#hedging?.latest;
+    const a = this.#last;
+    return hedge !== undefined && (a === undefined || hedge.attempt > a.attempt) ? hedge.ep : a?.ep;
+  }
+
   #othersRunning(): boolean {
-    return this.#running !== undefined || (this.#hedging !== undefined && this.#hedging.running.length > 0);
+    return this.#running() !== undefined || (this.#hedging !== undefined && this.#hedging.running.length > 0);
   }
 
   /** HedgeHost: endpoints a hedge must avoid, or `undefined` when the call cannot hedge now. */
   hedgeAvoiding(now: number): EndpointState<C>[] | undefined {
-    if (this.settled || this.#running === undefined || this.#plan.pin !== undefined || now >= this.deadlineAt) return undefined;
+    const running = this.#running();
+    if (this.settled || running === undefined || this.#plan.pin !== undefined || now >= this.deadlineAt) return undefined;
     const busy: EndpointState<C>[] = this.#excluded === undefined ? [] : this.#excluded.slice();
-    busy.push(this.#running.ep);
+    busy.push(running.ep);
     for (const h of this.#hedging!.running) busy.push(h.ep);
     return busy;
   }
@@ -311,7 +332,7 @@ export class Call<C, T> extends Waiting<C> implements AttemptOwner<C>, Admission
     if (now >= this.deadlineAt) return this.#deadlineExceeded();
     this.#markTried(a.ep);
     if (this.#othersRunning()) return;
-    this.#retryPending = true;
+    this.#bits |= RETRY_PENDING;
     this.#retryOrFail();
   }
 
@@ -343,11 +364,11 @@ export class Call<C, T> extends Waiting<C> implements AttemptOwner<C>, Admission
 
   /** Waits `ms` (`Infinity`: until freed capacity wakes it) or its turn on `queueOn`'s quota, bounded by the deadline; `hinted`: not a backoff. */
   #sleep(ms: number, hinted: boolean, queueOn?: EndpointState<C>): void {
-    if (this.#retryPending) {
-      this.#retryPending = false;
+    if ((this.#bits & RETRY_PENDING) !== 0) {
+      this.#bits &= ~RETRY_PENDING;
       if (this.s.listener !== undefined) this.s.emit({ type: 'retry-scheduled', callId: this.id, attempt: this.attempts + 1, delayMs: ms, hinted });
     }
-    this.#backedOff = true;
+    this.#bits |= BACKED_OFF;
     if (queueOn !== undefined) this.queueFor(queueOn, ms, this.id);
     else this.sleep(ms);
   }
@@ -365,10 +386,11 @@ export class Call<C, T> extends Waiting<C> implements AttemptOwner<C>, Admission
     this.settled = true;
     const lastError = this.#h?.lastError;
     const cause = lastError !== undefined ? lastError : code === 'NO_ENDPOINT' ? lastPoolError(this.s) : abortReason;
-    const error = new PoolError(code, message, { cause, attempts: this.attempts, endpoint: this.#lastEndpoint?.name, retryAfterMs: retryAfterMs === INF ? undefined : retryAfterMs });
+    const lastEndpoint = this.#lastEndpoint();
+    const error = new PoolError(code, message, { cause, attempts: this.attempts, endpoint: lastEndpoint?.name, retryAfterMs: retryAfterMs === INF ? undefined : retryAfterMs });
     this.#cleanup(code === 'CLOSED' ? 'closed' : cancel, abortReason ?? error);
-    recordCallFailure(this.s, this.id, error, this.#lastEndpoint);
-    this.#reject(rejectionOf(this.#plan, error));
+    recordCallFailure(this.s, this.id, error, lastEndpoint);
+    this.#resolve(Promise.reject(rejectionOf(this.#plan, error)));
   }
 
   #cancel(a: Attempt<C>, cancel: CancelReason, abortReason: unknown): void {
@@ -379,7 +401,8 @@ export class Call<C, T> extends Waiting<C> implements AttemptOwner<C>, Admission
   /** Releases everything the call holds; running attempts are cancelled (their signals abort, `attempt-cancelled`). */
   #cleanup(cancel: CancelReason = 'aborted', abortReason?: unknown): void {
     const s = this.s;
-    if (this.#running !== undefined) this.#cancel(this.#running, cancel, abortReason);
+    const running = this.#running();
+    if (running !== undefined) this.#cancel(running, cancel, abortReason);
     if (this.#hedging !== undefined) {
       for (const a of this.#hedging.running.slice()) this.#cancel(a, cancel, abortReason);
       this.#hedging.stop();

@@ -36,6 +36,8 @@ export class Hedging<C> {
   #admitTimer: TimerHandle | undefined;
   /** Hedged attempts running beside the call's primary attempt. */
   readonly running: Attempt<C>[] = [];
+  /** The latest hedged attempt started (for the call's last endpoint). */
+  latest: Attempt<C> | undefined = undefined;
 
   constructor(s: PoolState<C>, host: HedgeHost<C>, config: HedgeConfig) {
     this.#s = s;
@@ -106,6 +108,11 @@ export class Hedging<C> {
       this.#s.clock.clearTimeout(this.#admitTimer);
       this.#admitTimer = undefined;
     }
+  }
+
+  started(a: Attempt<C>): void {
+    this.running.push(a);
+    this.latest = a;
   }
 
   remove(a: Attempt<C>): boolean {
