@@ -19,6 +19,9 @@ export interface AttemptOwner<C> {
   attemptTimedOut(a: Attempt<C>): void;
 }
 
+const DONE = 1;
+const QUEUED = 2;
+
 export class Attempt<C> extends SignalContext implements TimeoutEntry {
   readonly owner: AttemptOwner<C>;
   readonly ep: EndpointState<C>;
@@ -29,7 +32,8 @@ export class Attempt<C> extends SignalContext implements TimeoutEntry {
   readonly startedAt: number;
   /** The endpoint's credential generation when the attempt started (see auth.ts). */
   readonly authGeneration: number;
-  done = false;
+  /** DONE and QUEUED in one field (heap per attempt in flight). */
+  #bits = 0;
   /**
    * Its timeout (`undefined`: none). The due time is derived from it rather than stored:
    * a whole number of ms is stored unboxed, where a `dueAt` would be one more boxed double
@@ -41,7 +45,6 @@ export class Attempt<C> extends SignalContext implements TimeoutEntry {
   prevTimeout: TimeoutEntry | undefined = undefined;
   nextTimeout: TimeoutEntry | undefined = undefined;
   heapIndex = -1;
-  queued = false;
 
   constructor(owner: AttemptOwner<C>, ep: EndpointState<C>, attempt: number, probe: number, now: number) {
     super();
@@ -52,6 +55,22 @@ export class Attempt<C> extends SignalContext implements TimeoutEntry {
     this.probe = probe;
     this.startedAt = now;
     this.authGeneration = ep.authGeneration;
+  }
+
+  /** Its outcome is recorded (or it was cancelled): nothing it reports later counts. */
+  get done(): boolean {
+    return (this.#bits & DONE) !== 0;
+  }
+  set done(on: boolean) {
+    this.#bits = on ? this.#bits | DONE : this.#bits & ~DONE;
+  }
+
+  /** TimeoutEntry: it is in the pool's timeout queue. */
+  get queued(): boolean {
+    return (this.#bits & QUEUED) !== 0;
+  }
+  set queued(on: boolean) {
+    this.#bits = on ? this.#bits | QUEUED : this.#bits & ~QUEUED;
   }
 
   // Read through, not copied: two fields fewer per attempt in flight.
