@@ -8,7 +8,7 @@
  * probing, events and endpoint-labeled metrics. See ARCHITECTURE.md for one call, step by
  * step.
  */
-import { Call } from './call/call.js';
+import { Call, TaggedCall } from './call/call.js';
 import type { BreakerSnapshot, BreakerState } from './health/breaker.js';
 import type { Clock } from './base/clock.js';
 import { isEventType, type EventListener, type PoolEventOf, type PoolEventType, type Unsubscribe } from './base/events.js';
@@ -302,9 +302,11 @@ const mappedPlans = new WeakMap<object, WeakMap<object, CallPlan<unknown>>>();
  * @internal For the adapters: `pool.execute(op)` with no options, whose promise rejects with
  * `rejectAs(poolError)` instead of the `PoolError` (events and metrics still get the
  * `PoolError`). The same as `pool.execute(op).then(undefined, (e) => { throw rejectAs(e) })`
- * without the extra promise a request in flight would hold.
+ * without the extra promise a request in flight would hold. `tag` (optional) rides on the
+ * call: the operation reads it as its attempt's `tag`, and a classifier marked
+ * `TAKES_ATTEMPT` gets it with the failed attempt, so a request needs no closure of its own.
  */
-export function executeAs<C, T>(pool: Pool<C>, op: Operation<C, T>, rejectAs: (error: PoolError) => unknown): Promise<T> {
+export function executeAs<C, T>(pool: Pool<C>, op: Operation<C, T>, rejectAs: (error: PoolError) => unknown, tag?: unknown): Promise<T> {
   const s = stateOf(pool);
   let plans = mappedPlans.get(s);
   if (plans === undefined) mappedPlans.set(s, (plans = new WeakMap()));
@@ -312,7 +314,7 @@ export function executeAs<C, T>(pool: Pool<C>, op: Operation<C, T>, rejectAs: (e
   if (plan === undefined) plans.set(rejectAs, (plan = { ...s.defaultPlan, rejectAs }) as CallPlan<unknown>);
   let call: Call<C, T>;
   try {
-    call = new Call(s, op, undefined, plan);
+    call = tag === undefined ? new Call(s, op, undefined, plan) : new TaggedCall(s, op, plan, tag);
   } catch (error) {
     return Promise.reject(rejectionOf(plan, error as PoolError));
   }

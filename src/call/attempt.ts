@@ -14,6 +14,8 @@ import type { TimeoutEntry } from './timeouts.js';
 export interface AttemptOwner<C> {
   /** When the call's deadline passes (the attempt's `deadlineAt`). */
   readonly deadlineAt: number;
+  /** What an adapter attached to the call (see `executeAs`); absent on most calls. */
+  readonly tag?: unknown;
   attemptSucceeded(a: Attempt<C>, value: unknown): void;
   attemptFailed(a: Attempt<C>, error: unknown, sync: boolean): void;
   attemptTimedOut(a: Attempt<C>): void;
@@ -80,6 +82,11 @@ export class Attempt<C> extends SignalContext implements TimeoutEntry {
 
   get deadlineAt(): number {
     return this.owner.deadlineAt;
+  }
+
+  /** @internal The call's tag (see `executeAs`): an adapter's request, read by its operation and classifier. */
+  get tag(): unknown {
+    return this.owner.tag;
   }
 
   /** TimeoutEntry: when the attempt times out. */

@@ -76,6 +76,9 @@ export class Call<C, T> extends Waiting<C> implements AttemptOwner<C>, Admission
     if (plan.hedge !== undefined) this.history().hedging = new Hedging(s, this, plan.hedge);
   }
 
+  /** What an adapter attached to the call (`TaggedCall`); `undefined` here. */
+  declare readonly tag?: unknown;
+
   /** Runs the call; the promise settles exactly once. */
   run(): Promise<T> {
     return new Promise<T>((resolve) => {
@@ -430,5 +433,18 @@ export class Call<C, T> extends Waiting<C> implements AttemptOwner<C>, Admission
     this.releasePermit();
     if (this.#plan.signal !== undefined) unwatchAbort(this.#plan.signal, this);
     s.callEnded();
+  }
+}
+
+/**
+ * A call that carries its adapter's request (`executeAs`): the adapter's operation and
+ * classifier read it from the attempt, so a request needs no closure of its own. A
+ * subclass, so that a plain `Call` has no field for it.
+ */
+export class TaggedCall<C, T> extends Call<C, T> {
+  override readonly tag: unknown;
+  constructor(s: PoolState<C>, op: Operation<C, T>, plan: CallPlan<C>, tag: unknown) {
+    super(s, op, undefined, plan);
+    this.tag = tag;
   }
 }

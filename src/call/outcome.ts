@@ -87,7 +87,7 @@ export function recordFailure<C>(s: PoolState<C>, a: Attempt<C>, error: unknown,
     verdict.retryAfterMs = undefined;
     verdict.valid = false;
   } else {
-    runClassifier(s.opts.classify, error, verdict);
+    runClassifier(s.opts.classify, error, verdict, a);
   }
   const cls = verdict.class;
   ep.failures++;

@@ -22,7 +22,7 @@
  * request operation (read the nonce, then send) on a single endpoint and, if it fails in
  * a way another endpoint could fix, runs the whole of it again elsewhere.
  */
-import type { Classifier, ClassifyResult } from '../base/classify.js';
+import { TAKES_ATTEMPT, type Classifier, type ClassifyResult, type FailedAttempt } from '../base/classify.js';
 import type { AttemptContext } from '../call/context.js';
 import { invalidOption, isPoolError } from '../base/errors.js';
 import { POOL_ALIASES, POOL_KEYS } from '../options/resolve.js';
@@ -165,7 +165,16 @@ export function poolTransport(options: PoolTransportOptions): PoolTransport {
   /** Where each error came from: the request's method (for overrides) and the endpoint. */
   const origin = new WeakMap<object, { method: string; endpoint: string | undefined }>();
   const unsupported = new UnsupportedMemory(rememberUnsupportedMs);
-  const classify: Classifier = (error) => {
+  /** Cuts the URLs in a failed request's error to their host and remembers where it came from. */
+  const noteFailure = (error: unknown, method: string, endpoint: string | undefined): void => {
+    // viem's errors carry the request URL (and an API key in its path): cut it to the host.
+    redactError(error);
+    if (typeof error === 'object' && error !== null && !origin.has(error)) origin.set(error, { method, endpoint });
+  };
+  // The pool calls it with the failed attempt too (TAKES_ATTEMPT): a plain request's error
+  // is noted here, on the pool's failure path, rather than by a handler on every request.
+  const classify = ((error: unknown, at?: FailedAttempt): ClassifyResult => {
+    if (at !== undefined && at.tag !== undefined) noteFailure(error, (at.tag as RpcArgs).method, at.endpoint);
     if (isEndpointTaken(error)) return 'unsupported';
     const from = typeof error === 'object' && error !== null ? origin.get(error) : undefined;
     let c: ClassifyResult | undefined = override?.(error, from?.method);
@@ -174,7 +183,8 @@ export function poolTransport(options: PoolTransportOptions): PoolTransport {
       unsupported.remember(from.method, from.endpoint, error, pool.clock.now());
     }
     return c;
-  };
+  }) as Classifier & { [TAKES_ATTEMPT]?: true };
+  classify[TAKES_ATTEMPT] = true;
   const pool = new Pool<TransportFactory>({ ...poolOptions, classify, endpoints: toEndpoints(endpoints, http) });
   /** The poll's own instances of the endpoint transports, built at its first tick. */
   let pollInstances: ((factory: TransportFactory) => Built) | undefined;
@@ -244,9 +254,7 @@ export function poolTransport(options: PoolTransportOptions): PoolTransport {
     return sent.then(onAnswer, (error: unknown) => attemptFailed(t, args, endpoint, opts, error));
   };
   const attemptFailed = async (t: TransportInstance, args: RpcArgs, endpoint: string | undefined, opts: RpcRequestOptions, error: unknown): Promise<unknown> => {
-    // viem's errors carry the request URL (and an API key in its path): cut it to the host.
-    redactError(error);
-    if (typeof error === 'object' && error !== null) origin.set(error, { method: args.method, endpoint });
+    noteFailure(error, args.method, endpoint);
     if (keccak256 !== undefined && args.method === SEND_RAW) {
       const hash = await alreadyLanded(t, args, error, keccak256, opts);
       if (hash !== undefined) return hash;
@@ -267,6 +275,20 @@ export function poolTransport(options: PoolTransportOptions): PoolTransport {
           return Promise.reject(error);
         }
       };
+    /**
+     * The operation of a plain request, shared by all of them: the request rides on the
+     * call as its tag, and the endpoint's promise goes to the pool as it is (its error is
+     * redacted and noted by `classify`). No closure, no extra promise per request.
+     */
+    const plainOperation = (factory: TransportFactory, ctx: AttemptContext): Promise<unknown> => {
+      try {
+        const b = instanceOf(factory);
+        const sent = b.t.request((ctx as unknown as FailedAttempt).tag as RpcArgs, b.hears ? { retryCount: 0, signal: ctx.signal } : NO_SIGNAL);
+        return sent instanceof Promise ? sent : Promise.resolve(sent);
+      } catch (error) {
+        return Promise.reject(error);
+      }
+    };
     // Most requests need none of the per-request machinery below (no caller signal, pin,
     // quorum, coalescing, remembered "unsupported" answer or head tracking): they go
     // straight to one `pool.execute` on the pool's shared plan, with no async layer.
@@ -298,7 +320,7 @@ export function poolTransport(options: PoolTransportOptions): PoolTransport {
     const request = ((args: RpcArgs, reqOptions?: RpcRequestOptions): Promise<unknown> => {
       try {
         if (plain && reqOptions?.signal === undefined && reqOptions?.quorum === undefined && !unsupported.has(args.method) && reads.isPlain(args.method)) {
-          return executeAs(pool, operation(args), unwrap);
+          return keccak256 !== undefined && args.method === SEND_RAW ? executeAs(pool, operation(args), unwrap) : executeAs(pool, plainOperation, unwrap, args);
         }
       } catch (error) {
         return Promise.reject(error);
