@@ -312,6 +312,17 @@ export function executeAs<C, T>(pool: Pool<C>, op: Operation<C, T>, rejectAs: (e
   if (plans === undefined) mappedPlans.set(s, (plans = new WeakMap()));
   let plan = plans.get(rejectAs) as CallPlan<C> | undefined;
   if (plan === undefined) plans.set(rejectAs, (plan = { ...s.defaultPlan, rejectAs }) as CallPlan<unknown>);
+  return runAs(s, plan, op, tag);
+}
+
+/** @internal `executeAs` bound to one pool and mapping: no look-up per request (the viem adapter's hot path). */
+export function executorAs<C>(pool: Pool<C>, rejectAs: (error: PoolError) => unknown): <T>(op: Operation<C, T>, tag?: unknown) => Promise<T> {
+  const s = stateOf(pool);
+  const plan = { ...s.defaultPlan, rejectAs } as CallPlan<C>;
+  return (op, tag) => runAs(s, plan, op, tag);
+}
+
+function runAs<C, T>(s: PoolState<C>, plan: CallPlan<C>, op: Operation<C, T>, tag: unknown): Promise<T> {
   let call: Call<C, T>;
   try {
     call = tag === undefined ? new Call(s, op, undefined, plan) : new TaggedCall(s, op, plan, tag);

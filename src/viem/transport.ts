@@ -28,7 +28,7 @@ import { invalidOption, isPoolError } from '../base/errors.js';
 import { POOL_ALIASES, POOL_KEYS } from '../options/resolve.js';
 import { checkKeys, type KnownKeys } from '../options/validate.js';
 import type { EndpointConfig, ExecuteOptions, PoolOptions } from '../options/options.js';
-import { Pool, executeAs } from '../pool.js';
+import { Pool, executorAs } from '../pool.js';
 import { classifyViemError } from './classify.js';
 import { UnsupportedMemory } from './unsupported.js';
 import type { HttpFactory, RequestFn, RpcArgs, RpcRequestOptions, TransportFactory, TransportInstance, TransportParams } from './types.js';
@@ -293,6 +293,7 @@ export function poolTransport(options: PoolTransportOptions): PoolTransport {
     // quorum, coalescing, remembered "unsupported" answer or head tracking): they go
     // straight to one `pool.execute` on the pool's shared plan, with no async layer.
     const plain = pin === undefined && need === undefined && routing === undefined;
+    const run = executorAs(pool, unwrap);
     const slow = async (args: RpcArgs, reqOptions?: RpcRequestOptions): Promise<unknown> => {
       const skip = unsupported.excluded(args.method, pool.endpointNames, pool.clock.now());
       if (skip !== undefined && (skip.all || (pin !== undefined && skip.names.includes(pin)))) throw skip.error;
@@ -320,7 +321,7 @@ export function poolTransport(options: PoolTransportOptions): PoolTransport {
     const request = ((args: RpcArgs, reqOptions?: RpcRequestOptions): Promise<unknown> => {
       try {
         if (plain && reqOptions?.signal === undefined && reqOptions?.quorum === undefined && !unsupported.has(args.method) && reads.isPlain(args.method)) {
-          return keccak256 !== undefined && args.method === SEND_RAW ? executeAs(pool, operation(args), unwrap) : executeAs(pool, plainOperation, unwrap, args);
+          return keccak256 !== undefined && args.method === SEND_RAW ? run(operation(args)) : run(plainOperation, args);
         }
       } catch (error) {
         return Promise.reject(error);
