@@ -27,15 +27,14 @@ const QUEUED = 2;
 export class Attempt<C> extends SignalContext implements TimeoutEntry {
   readonly owner: AttemptOwner<C>;
   readonly ep: EndpointState<C>;
-  readonly attempt: number;
   /** The breaker ticket: generation at start and probe epoch (0 unless this is the half-open probe). */
   readonly generation: number;
   readonly probe: number;
   readonly startedAt: number;
   /** The endpoint's credential generation when the attempt started (see auth.ts). */
   readonly authGeneration: number;
-  /** DONE and QUEUED in one field (heap per attempt in flight). */
-  #bits = 0;
+  /** The attempt number above two flag bits, DONE and QUEUED: one field for three (heap per attempt in flight). */
+  #bits: number;
   /**
    * Its timeout (`undefined`: none). The due time is derived from it rather than stored:
    * a whole number of ms is stored unboxed, where a `dueAt` would be one more boxed double
@@ -52,11 +51,16 @@ export class Attempt<C> extends SignalContext implements TimeoutEntry {
     super();
     this.owner = owner;
     this.ep = ep;
-    this.attempt = attempt;
+    this.#bits = attempt * 4;
     this.generation = ep.breaker.generation;
     this.probe = probe;
     this.startedAt = now;
     this.authGeneration = ep.authGeneration;
+  }
+
+  /** 1 for the first attempt of a call. */
+  get attempt(): number {
+    return this.#bits >>> 2;
   }
 
   /** Its outcome is recorded (or it was cancelled): nothing it reports later counts. */
