@@ -41,6 +41,8 @@ const RETRY_PENDING = 1;
 const BACKED_OFF = 2;
 /** The current selection came from a tier in panic mode (its breakers are ignored). */
 const PANIC = 4;
+/** `#bits` counts attempts from this bit up. */
+const ATTEMPT_ONE = 8;
 
 /**
  * Its helpers are TypeScript-private methods, not `#` methods: a class with `#` methods
@@ -55,8 +57,7 @@ export class Call<C, T> extends Waiting<C> implements AttemptOwner<C>, Admission
    * rejected promise, so the `reject` function (56 B per call in flight) can be collected.
    */
   #resolve!: (value: T | PromiseLike<T>) => void;
-  /** Attempts started so far. */
-  attempts = 0;
+  /** The attempts started so far above the three flag bits: one field for four. */
   #bits = 0;
   /**
    * The latest primary (not hedged) attempt, kept after it ends: it is running while not
@@ -74,6 +75,11 @@ export class Call<C, T> extends Waiting<C> implements AttemptOwner<C>, Admission
     const plan = given ?? (options === undefined ? s.defaultPlan : resolvePlan(s, options));
     this.#plan = plan;
     if (plan.hedge !== undefined) this.history().hedging = new Hedging(s, this, plan.hedge);
+  }
+
+  /** Attempts started so far. */
+  get attempts(): number {
+    return Math.floor(this.#bits / ATTEMPT_ONE);
   }
 
   /** What an adapter attached to the call (`TaggedCall`); `undefined` here. */
@@ -197,7 +203,8 @@ export class Call<C, T> extends Waiting<C> implements AttemptOwner<C>, Admission
 
   private launch(ep: EndpointState<C>, now: number, asHedge = false): void {
     const s = this.s;
-    const n = ++this.attempts;
+    this.#bits += ATTEMPT_ONE;
+    const n = this.attempts;
     if (!asHedge) {
       this.#bits &= ~(RETRY_PENDING | BACKED_OFF);
       this.queueWaitEnds();
