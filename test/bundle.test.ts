@@ -33,7 +33,7 @@ export const CORE_BUDGET_BYTES = 43 * 1024;
  * docs/performance.md). So this budget holds today's figure: it catches growth, and is
  * lowered when that lands. Raise it on purpose, never to make a red build green.
  */
-export const POOL_MIN_BUDGET_BYTES = 72 * 1024; // 69.5 KB after issues 14, 15, 17, 19 and 20 merged, 70.9 KB with issue 16's heap work: far from the 20 KB goal (bench/results/bundle.md)
+export const POOL_MIN_BUDGET_BYTES = 73 * 1024; // 69.5 KB after issues 14, 15, 17, 19 and 20 merged, 70.9 KB with issue 16's heap work, 71.5 KB on main before its second round, 72.7 KB after it (raised by 1 KB on purpose: the call's bit fields, the attempt's accessors, the tagged call and the counter's fast path take 1.2 KB for 160 B less heap per call in flight; TS-private methods on Call, which would save 8 B more, were left out because esbuild cannot shorten their names: 1 KB): far from the 20 KB goal (bench/results/bundle.md)
 /** Modules an `import { Pool }` must never pull in. */
 const NEVER_WITH_POOL = ['src/extras/refresher.ts', 'src/extras/env.ts', 'src/options/presets.ts'];
 

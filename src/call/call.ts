@@ -44,10 +44,6 @@ const PANIC = 4;
 /** `#bits` counts attempts from this bit up. */
 const ATTEMPT_ONE = 8;
 
-/**
- * Its helpers are TypeScript-private methods, not `#` methods: a class with `#` methods
- * stores a brand in each instance (8 B per call in flight).
- */
 export class Call<C, T> extends Waiting<C> implements AttemptOwner<C>, AdmissionHost<C>, ReauthHost<C>, HedgeHost<C>, AbortWatcher {
   readonly id: number;
   readonly #op: Operation<C, T>;
@@ -74,7 +70,7 @@ export class Call<C, T> extends Waiting<C> implements AttemptOwner<C>, Admission
     if (typeof op !== 'function') throw invalidOption('operation', 'a function (conn, ctx) => Promise', op);
     const plan = given ?? (options === undefined ? s.defaultPlan : resolvePlan(s, options));
     this.#plan = plan;
-    if (plan.hedge !== undefined) this.history().hedging = new Hedging(s, this, plan.hedge);
+    if (plan.hedge !== undefined) this.#history().hedging = new Hedging(s, this, plan.hedge);
   }
 
   /** Attempts started so far. */
@@ -89,91 +85,91 @@ export class Call<C, T> extends Waiting<C> implements AttemptOwner<C>, Admission
   run(): Promise<T> {
     return new Promise<T>((resolve) => {
       this.#resolve = resolve;
-      this.begin();
+      this.#begin();
     });
   }
 
-  private begin(): void {
+  #begin(): void {
     const s = this.s;
     const { signal, pin } = this.#plan;
     s.active++;
-    if (s.closed) return this.fail('CLOSED', 'the pool is closed');
+    if (s.closed) return this.#fail('CLOSED', 'the pool is closed');
     if (signal !== undefined) {
-      if (signal.aborted) return this.fail('ABORTED', 'the call was aborted before it started', undefined, 'aborted', signal.reason);
+      if (signal.aborted) return this.#fail('ABORTED', 'the call was aborted before it started', undefined, 'aborted', signal.reason);
       watchAbort(signal, this);
     }
-    if (pin !== undefined && this.excluded()?.includes(pin) === true) {
-      return this.fail('PIN_UNAVAILABLE', `pinned endpoint ${JSON.stringify(pin.name)} is also excluded`);
+    if (pin !== undefined && this.#excluded()?.includes(pin) === true) {
+      return this.#fail('PIN_UNAVAILABLE', `pinned endpoint ${JSON.stringify(pin.name)} is also excluded`);
     }
     // One clock read serves the deadline, the budget and the first selection.
     const now = s.clock.now();
     const deadlineMs = this.#plan.deadlineMs;
     if (deadlineMs !== INF) this.deadlineAt = now + deadlineMs;
     s.opts.retryBudget?.deposit(now);
-    if (s.opts.permitScope === 'attempt' || this.takePermit()) this.next(now);
+    if (s.opts.permitScope === 'attempt' || this.takePermit()) this.#next(now);
   }
 
   /** The caller's signal fired (the call is its own watcher: no closure per call; see signals.ts). */
   aborted(): void {
-    this.fail('ABORTED', 'the call was aborted', undefined, 'aborted', this.#plan.signal?.reason);
+    this.#fail('ABORTED', 'the call was aborted', undefined, 'aborted', this.#plan.signal?.reason);
   }
 
   protected resume(): void {
-    this.next();
+    this.#next();
   }
 
   protected closedWhileWaiting(): void {
-    this.fail('CLOSED', 'the pool was closed while the call was waiting');
+    this.#fail('CLOSED', 'the pool was closed while the call was waiting');
   }
 
   protected waitTimedOut(was: WaitState): void {
-    if (was === 'sleep') this.next();
+    if (was === 'sleep') this.#next();
     else if (was === 'admission' && this.s.clock.now() < this.deadlineAt) admissionTimedOut(this.s, this, this.#h!.admitting!);
-    else this.deadlineExceeded();
+    else this.#deadlineExceeded();
   }
 
   /** Selects and goes on; `at`: the current time when the caller just read it. */
-  private next(at?: number): void {
+  #next(at?: number): void {
     if (this.settled) return;
     const s = this.s;
     const now = at ?? s.clock.now();
-    if (now >= this.deadlineAt) return this.deadlineExceeded();
-    if (s.closed) return this.fail('CLOSED', 'the pool was closed');
+    if (now >= this.deadlineAt) return this.#deadlineExceeded();
+    if (s.closed) return this.#fail('CLOSED', 'the pool was closed');
     const pin = this.#plan.pin;
-    const sel = pin !== undefined ? selectPinned(pin, now, this.tried, this.excluded()) : s.select(now, this.tried, this.excluded());
-    if (typeof sel === 'string') return this.pinUnavailable(sel, undefined);
+    const sel = pin !== undefined ? selectPinned(pin, now, this.tried, this.#excluded()) : s.select(now, this.tried, this.#excluded());
+    if (typeof sel === 'string') return this.#pinUnavailable(sel, undefined);
     switch (sel.kind) {
       case 'endpoint':
         if (sel.tried && (this.#bits & BACKED_OFF) === 0) {
-          const h = this.history();
+          const h = this.#history();
           const delay = backoffDelay(++h.retries, this.#plan.backoff, s.random, h.lastDelay);
           h.lastDelay = delay;
-          return this.pause(delay, false);
+          return this.#sleep(delay, false);
         }
         this.#bits = sel.panic === true ? this.#bits | PANIC : this.#bits & ~PANIC;
-        return this.admit(sel.endpoint, now);
+        return this.#admit(sel.endpoint, now);
       case 'wait':
-        if (sel.endpoint === undefined || sel.waitMs === INF) return this.pause(sel.waitMs, true);
+        if (sel.endpoint === undefined || sel.waitMs === INF) return this.#sleep(sel.waitMs, true);
         // Deadline-aware admission: a turn that comes too late fails at once (waits.ts).
-        if (this.lateTurn(sel.waitMs, now)) return this.fail('RATE_LIMITED', this.lateTurn(sel.waitMs, now)!, Math.ceil(sel.waitMs));
-        return this.pause(sel.waitMs, true, sel.endpoint);
+        if (this.lateTurn(sel.waitMs, now)) return this.#fail('RATE_LIMITED', this.lateTurn(sel.waitMs, now)!, Math.ceil(sel.waitMs));
+        return this.#sleep(sel.waitMs, true, sel.endpoint);
       case 'none':
         // 'wait' waits for a cooldown or a probe, never when nothing can admit (all excluded or disabled).
-        if (this.#plan.breakerMode === 'wait' && (sel.retryAfterMs !== INF || !nothingCanAdmit(s, pin, this.excluded()))) return this.pause(sel.retryAfterMs, true);
-        if (pin !== undefined) return this.pinUnavailable('its breaker is open', sel.retryAfterMs);
-        return this.fail('NO_ENDPOINT', 'no endpoint admits calls: every candidate is excluded or its breaker is open', sel.retryAfterMs);
+        if (this.#plan.breakerMode === 'wait' && (sel.retryAfterMs !== INF || !nothingCanAdmit(s, pin, this.#excluded()))) return this.#sleep(sel.retryAfterMs, true);
+        if (pin !== undefined) return this.#pinUnavailable('its breaker is open', sel.retryAfterMs);
+        return this.#fail('NO_ENDPOINT', 'no endpoint admits calls: every candidate is excluded or its breaker is open', sel.retryAfterMs);
     }
   }
 
   protected tookTurn(ep: EndpointState<C>, now: number): void {
-    return now < this.deadlineAt && !this.s.closed && ep.readyNow(now, (this.#bits & PANIC) !== 0) ? this.admit(ep, now) : this.next(now);
+    return now < this.deadlineAt && !this.s.closed && ep.readyNow(now, (this.#bits & PANIC) !== 0) ? this.#admit(ep, now) : this.#next(now);
   }
 
   /** With a shared store, asks it first (see admission.ts); otherwise launches at once. */
-  private admit(ep: EndpointState<C>, now: number): void {
+  #admit(ep: EndpointState<C>, now: number): void {
     if (!this.permitToSend()) return;
-    if (!needsAdmission(this.s, ep, now)) return this.launch(ep, now);
-    this.history().admitting = ep;
+    if (!needsAdmission(this.s, ep, now)) return this.#launch(ep, now);
+    this.#history().admitting = ep;
     this.waitFor('admission', this.s.opts.sharedQuota!.timeoutMs);
     askStore(this.s, this, ep);
   }
@@ -185,23 +181,23 @@ export class Call<C, T> extends Waiting<C> implements AttemptOwner<C>, Admission
   /** The store answered, failed or timed out: launch on `ep` if it can still take the attempt, else select again. */
   admissionDone(ep: EndpointState<C>, now: number, refused: boolean): void {
     this.stopWaiting();
-    if (refused) this.next();
-    else if (this.stillAdmissible(ep, now)) this.launch(ep, now);
+    if (refused) this.#next();
+    else if (this.#stillAdmissible(ep, now)) this.#launch(ep, now);
   }
 
-  private stillAdmissible(ep: EndpointState<C>, now: number): boolean {
+  #stillAdmissible(ep: EndpointState<C>, now: number): boolean {
     if (now >= this.deadlineAt) {
-      this.deadlineExceeded();
+      this.#deadlineExceeded();
       return false;
     }
     if (!ep.readyNow(now, (this.#bits & PANIC) !== 0)) {
-      this.next();
+      this.#next();
       return false;
     }
     return true;
   }
 
-  private launch(ep: EndpointState<C>, now: number, asHedge = false): void {
+  #launch(ep: EndpointState<C>, now: number, asHedge = false): void {
     const s = this.s;
     this.#bits += ATTEMPT_ONE;
     const n = this.attempts;
@@ -232,28 +228,28 @@ export class Call<C, T> extends Waiting<C> implements AttemptOwner<C>, Admission
   }
 
   /** Ends an attempt's bookkeeping (idempotence is the caller's job, via `a.done`). */
-  private endAttempt(a: Attempt<C>): void {
+  #endAttempt(a: Attempt<C>): void {
     a.done = true;
     if (a.queued) this.s.timeouts.remove(a);
     if (this.#last !== a) this.#h?.hedging?.remove(a);
     releaseSlot(this.s, a);
-    if (!this.othersRunning()) this.releaseAfterSend();
+    if (!this.#othersRunning()) this.releaseAfterSend();
   }
 
   attemptSucceeded(a: Attempt<C>, value: unknown): void {
     if (a.done) return;
-    this.endAttempt(a);
+    this.#endAttempt(a);
     recordSuccess(this.s, a, this.id);
     if (this.settled) return;
     this.settled = true;
-    this.cleanup('superseded');
+    this.#cleanup('superseded');
     this.#resolve(value as T);
   }
 
   attemptFailed(a: Attempt<C>, error: unknown, sync: boolean): void {
     if (a.done) return;
-    this.endAttempt(a);
-    const h = this.history();
+    this.#endAttempt(a);
+    const h = this.#history();
     h.lastError = error;
     const ep = a.ep;
     const { cls, retryAfterMs, movesOn } = recordFailure(this.s, a, error, sync, (h.verdict ??= newVerdict()), this.#plan.backoff.maxMs, this.id);
@@ -261,34 +257,34 @@ export class Call<C, T> extends Waiting<C> implements AttemptOwner<C>, Admission
     if (cls === 'transient') keepError(ep, error, this.s.clock.now());
     if (this.settled) return;
     const final = cls === 'permanent' || cls === 'retry-narrower';
-    if (!final && this.othersRunning()) {
+    if (!final && this.#othersRunning()) {
       // A hedged call goes on while another of its attempts may still answer.
-      if (cls === 'unsupported' || movesOn) this.exclude(ep);
-      else this.markTried(ep);
+      if (cls === 'unsupported' || movesOn) this.#exclude(ep);
+      else this.#markTried(ep);
       return;
     }
     // A parked or disabled endpoint is out of the running: selection skips it by itself.
-    if (movesOn) return this.retryOrFail();
+    if (movesOn) return this.#retryOrFail();
     switch (cls) {
       case 'permanent':
-        return this.fail('PERMANENT', permanentMessage(ep.name, error, sync, h.verdict));
+        return this.#fail('PERMANENT', permanentMessage(ep.name, error, sync, h.verdict));
       case 'retry-narrower':
-        return this.fail('RETRY_NARROWER', `endpoint ${JSON.stringify(ep.name)} asked for a narrower request`);
+        return this.#fail('RETRY_NARROWER', `endpoint ${JSON.stringify(ep.name)} asked for a narrower request`);
       case 'unsupported':
-        this.exclude(ep);
-        return this.retryOrFail();
+        this.#exclude(ep);
+        return this.#retryOrFail();
       case 'unauthorized': {
         const why = reauthenticate(this.s, ep, (h.refreshed ??= []), this, a.authGeneration);
-        return why === undefined ? this.waitFor('auth', INF) : this.fail('UNAUTHORIZED', why);
+        return why === undefined ? this.waitFor('auth', INF) : this.#fail('UNAUTHORIZED', why);
       }
       default:
-        this.markTried(ep);
+        this.#markTried(ep);
         this.#bits |= RETRY_PENDING;
-        return this.retryOrFail();
+        return this.#retryOrFail();
     }
   }
 
-  private history(): CallHistory<C> {
+  #history(): CallHistory<C> {
     return (this.#h ??= new CallHistory<C>());
   }
 
@@ -298,44 +294,44 @@ export class Call<C, T> extends Waiting<C> implements AttemptOwner<C>, Admission
   }
 
   /** Endpoints this call must not use: its own exclusions, then those it added. */
-  private excluded(): EndpointState<C>[] | undefined {
+  #excluded(): EndpointState<C>[] | undefined {
     return this.#h?.excluded ?? this.#plan.excluded;
   }
 
-  private exclude(ep: EndpointState<C>): void {
-    const h = this.history();
+  #exclude(ep: EndpointState<C>): void {
+    const h = this.#history();
     (h.excluded ??= this.#plan.excluded?.slice() ?? []).push(ep);
   }
 
-  private markTried(ep: EndpointState<C>): void {
-    const h = this.history();
+  #markTried(ep: EndpointState<C>): void {
+    const h = this.#history();
     if (!(h.tried ??= []).includes(ep)) h.tried.push(ep);
   }
 
   /** The primary attempt, while it runs. */
-  private running(): Attempt<C> | undefined {
+  #running(): Attempt<C> | undefined {
     const a = this.#last;
     return a === undefined || a.done ? undefined : a;
   }
 
   /** The endpoint of the latest attempt started (primary or hedge). */
-  private lastEndpoint(): EndpointState<C> | undefined {
+  #lastEndpoint(): EndpointState<C> | undefined {
     const hedge = this.#h?.hedging?.latest;
     const a = this.#last;
     return hedge !== undefined && (a === undefined || hedge.attempt > a.attempt) ? hedge.ep : a?.ep;
   }
 
-  private othersRunning(): boolean {
-    if (this.running() !== undefined) return true;
+  #othersRunning(): boolean {
+    if (this.#running() !== undefined) return true;
     const hedging = this.#h?.hedging;
     return hedging !== undefined && hedging.running.length > 0;
   }
 
   /** HedgeHost: endpoints a hedge must avoid, or `undefined` when the call cannot hedge now. */
   hedgeAvoiding(now: number): EndpointState<C>[] | undefined {
-    const running = this.running();
+    const running = this.#running();
     if (this.settled || running === undefined || this.#plan.pin !== undefined || now >= this.deadlineAt) return undefined;
-    const excluded = this.excluded();
+    const excluded = this.#excluded();
     const busy: EndpointState<C>[] = excluded === undefined ? [] : excluded.slice();
     busy.push(running.ep);
     for (const h of this.#h!.hedging!.running) busy.push(h.ep);
@@ -343,55 +339,55 @@ export class Call<C, T> extends Waiting<C> implements AttemptOwner<C>, Admission
   }
 
   launchHedge(ep: EndpointState<C>, now: number): void {
-    this.launch(ep, now, true);
+    this.#launch(ep, now, true);
   }
 
   /** @internal the timeout queue found this attempt past its due time. */
   attemptTimedOut(a: Attempt<C>): void {
     if (a.done) return;
     const s = this.s;
-    this.endAttempt(a);
+    this.#endAttempt(a);
     const now = s.clock.now();
-    const h = this.history();
+    const h = this.#history();
     h.lastError = recordTimeout(s, a, now, this.id);
     keepError(a.ep, h.lastError, now);
     h.lastRetryAfterMs = undefined;
     if (this.settled) return;
-    if (now >= this.deadlineAt) return this.deadlineExceeded();
-    this.markTried(a.ep);
-    if (this.othersRunning()) return;
+    if (now >= this.deadlineAt) return this.#deadlineExceeded();
+    this.#markTried(a.ep);
+    if (this.#othersRunning()) return;
     this.#bits |= RETRY_PENDING;
-    this.retryOrFail();
+    this.#retryOrFail();
   }
 
   /** ReauthHost: the refresh succeeded; replay on `ep` (an attempt that spends no retry). */
   refreshed(ep: EndpointState<C>): void {
     if (this.settled || this.waiting !== 'auth') return;
     this.stopWaiting();
-    this.history().replays++;
+    this.#history().replays++;
     const now = this.s.clock.now();
-    if (this.stillAdmissible(ep, now)) this.admit(ep, now);
+    if (this.#stillAdmissible(ep, now)) this.#admit(ep, now);
   }
 
   refreshFailed(ep: EndpointState<C>, error: unknown): void {
     if (this.settled || this.waiting !== 'auth') return;
-    this.history().lastError = error;
-    this.fail('AUTH', `refreshing the credentials of endpoint ${JSON.stringify(ep.name)} failed`);
+    this.#history().lastError = error;
+    this.#fail('AUTH', `refreshing the credentials of endpoint ${JSON.stringify(ep.name)} failed`);
   }
 
-  private retryOrFail(): void {
+  #retryOrFail(): void {
     if (this.attempts - (this.#h?.replays ?? 0) >= attemptLimit(this.s, this.#plan.maxAttempts)) {
-      return this.fail('RETRIES_EXHAUSTED', this.attempts === 1 ? 'the only attempt allowed failed' : `all ${this.attempts} attempts failed`, this.#h?.lastRetryAfterMs);
+      return this.#fail('RETRIES_EXHAUSTED', this.attempts === 1 ? 'the only attempt allowed failed' : `all ${this.attempts} attempts failed`, this.#h?.lastRetryAfterMs);
     }
     const budget = this.s.opts.retryBudget;
     if (budget !== undefined && !budget.tryWithdraw(this.s.clock.now())) {
-      return this.fail('RETRY_BUDGET_EXHAUSTED', `the pool's retry budget is spent; no retry after ${attemptCount(this.attempts)}`, this.#h?.lastRetryAfterMs);
+      return this.#fail('RETRY_BUDGET_EXHAUSTED', `the pool's retry budget is spent; no retry after ${attemptCount(this.attempts)}`, this.#h?.lastRetryAfterMs);
     }
-    this.next();
+    this.#next();
   }
 
   /** Waits `ms` (`Infinity`: until freed capacity wakes it) or its turn on `queueOn`'s quota, bounded by the deadline; `hinted`: not a backoff. */
-  private pause(ms: number, hinted: boolean, queueOn?: EndpointState<C>): void {
+  #sleep(ms: number, hinted: boolean, queueOn?: EndpointState<C>): void {
     if ((this.#bits & RETRY_PENDING) !== 0) {
       this.#bits &= ~RETRY_PENDING;
       if (this.s.listener !== undefined) this.s.emit({ type: 'retry-scheduled', callId: this.id, attempt: this.attempts + 1, delayMs: ms, hinted });
@@ -401,39 +397,39 @@ export class Call<C, T> extends Waiting<C> implements AttemptOwner<C>, Admission
     else this.sleep(ms);
   }
 
-  private deadlineExceeded(): void {
-    this.fail('DEADLINE_EXCEEDED', `the call's deadline of ${this.#plan.deadlineMs} ms passed after ${attemptCount(this.attempts)}`);
+  #deadlineExceeded(): void {
+    this.#fail('DEADLINE_EXCEEDED', `the call's deadline of ${this.#plan.deadlineMs} ms passed after ${attemptCount(this.attempts)}`);
   }
 
-  private pinUnavailable(why: string, retryAfterMs: number | undefined): void {
-    this.fail('PIN_UNAVAILABLE', `pinned endpoint ${JSON.stringify(this.#plan.pin!.name)} cannot serve: ${why}`, retryAfterMs);
+  #pinUnavailable(why: string, retryAfterMs: number | undefined): void {
+    this.#fail('PIN_UNAVAILABLE', `pinned endpoint ${JSON.stringify(this.#plan.pin!.name)} cannot serve: ${why}`, retryAfterMs);
   }
 
-  private fail(code: PoolErrorCode, message: string, retryAfterMs?: number, cancel: CancelReason = 'aborted', abortReason?: unknown): void {
+  #fail(code: PoolErrorCode, message: string, retryAfterMs?: number, cancel: CancelReason = 'aborted', abortReason?: unknown): void {
     if (this.settled) return;
     this.settled = true;
     const lastError = this.#h?.lastError;
     const cause = lastError !== undefined ? lastError : code === 'NO_ENDPOINT' ? lastPoolError(this.s) : abortReason;
-    const lastEndpoint = this.lastEndpoint();
+    const lastEndpoint = this.#lastEndpoint();
     const error = new PoolError(code, message, { cause, attempts: this.attempts, endpoint: lastEndpoint?.name, retryAfterMs: retryAfterMs === INF ? undefined : retryAfterMs });
-    this.cleanup(code === 'CLOSED' ? 'closed' : cancel, abortReason ?? error);
+    this.#cleanup(code === 'CLOSED' ? 'closed' : cancel, abortReason ?? error);
     recordCallFailure(this.s, this.id, error, lastEndpoint);
     this.#resolve(Promise.reject(rejectionOf(this.#plan, error)));
   }
 
-  private cancel(a: Attempt<C>, cancel: CancelReason, abortReason: unknown): void {
-    this.endAttempt(a);
+  #cancel(a: Attempt<C>, cancel: CancelReason, abortReason: unknown): void {
+    this.#endAttempt(a);
     recordCancel(this.s, a, cancel, abortReason, this.id);
   }
 
   /** Releases everything the call holds; running attempts are cancelled (their signals abort, `attempt-cancelled`). */
-  private cleanup(cancel: CancelReason = 'aborted', abortReason?: unknown): void {
+  #cleanup(cancel: CancelReason = 'aborted', abortReason?: unknown): void {
     const s = this.s;
-    const running = this.running();
-    if (running !== undefined) this.cancel(running, cancel, abortReason);
+    const running = this.#running();
+    if (running !== undefined) this.#cancel(running, cancel, abortReason);
     const hedging = this.#h?.hedging;
     if (hedging !== undefined) {
-      for (const a of hedging.running.slice()) this.cancel(a, cancel, abortReason);
+      for (const a of hedging.running.slice()) this.#cancel(a, cancel, abortReason);
       hedging.stop();
     }
     this.stopWaiting();
