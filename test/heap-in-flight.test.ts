@@ -7,8 +7,8 @@
  * Budgets, with the inventory behind them (Node 20, 64-bit, no pointer compression):
  * - `pool-full` (every core option on) measured 1,285 B before issue 16's work, about
  *   1,025 B after its first round and about 860 B after the second (branch perf2): the call
- *   (128 B: no class brands, flags and attempt count in one field, the rarely used lists in
- *   the lazy history), its attempt (120 B), the two bound handlers (96 B), the call's
+ *   (136 B: flags and attempt count in one field, the rarely used lists in the lazy
+ *   history, no class brand from \`Waiting\`), its attempt (120 B), the two bound handlers (96 B), the call's
  *   promise with only its `resolve` kept (~160 B), the `then` on the operation's promise
  *   (~96 B), two boxed clock readings (32 B), plus the benchmark's own wrapper and pending
  *   operation (~230 B);
