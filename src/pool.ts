@@ -8,7 +8,8 @@
  * probing, events and endpoint-labeled metrics. See ARCHITECTURE.md for one call, step by
  * step.
  */
-import { Call, TaggedCall } from './call/call.js';
+import { Call } from './call/call.js';
+import { TaggedCall } from './call/tagged-call.js';
 import type { BreakerSnapshot, BreakerState } from './health/breaker.js';
 import type { Clock } from './base/clock.js';
 import { isEventType, type EventListener, type PoolEventOf, type PoolEventType, type Unsubscribe } from './base/events.js';

@@ -34,31 +34,20 @@ import { unwatchAbort, watchAbort, type AbortWatcher } from './signals.js';
 
 const INF = Number.POSITIVE_INFINITY;
 
-// Bits of `Call.#bits` (one field instead of three booleans: heap per call in flight).
-/** Set by a retryable failure; cleared by the next attempt or the `retry-scheduled` event. */
-const RETRY_PENDING = 1;
-/** A sleep happened since the last failure, so a tried endpoint may be used at once. */
-const BACKED_OFF = 2;
-/** The current selection came from a tier in panic mode (its breakers are ignored). */
-const PANIC = 4;
-/** `#bits` counts attempts from this bit up. */
-const ATTEMPT_ONE = 8;
+// `Call.#bits`: three flags and the attempt count in one field (heap per call in flight).
+const RETRY_PENDING = 1; // a retryable failure; cleared by the next attempt or the `retry-scheduled` event
+const BACKED_OFF = 2; // a sleep since the last failure: a tried endpoint may be used at once
+const PANIC = 4; // the current selection came from a tier in panic mode (its breakers are ignored)
+const ATTEMPT_ONE = 8; // attempts are counted from this bit up
 
 export class Call<C, T> extends Waiting<C> implements AttemptOwner<C>, AdmissionHost<C>, ReauthHost<C>, HedgeHost<C>, AbortWatcher {
   readonly id: number;
   readonly #op: Operation<C, T>;
   readonly #plan: CallPlan<C>;
-  /**
-   * Settles the call's promise. Only `resolve` is kept: a failure resolves it with a
-   * rejected promise, so the `reject` function (56 B per call in flight) can be collected.
-   */
+  /** Settles the call's promise; a failure resolves it with a rejected promise (no `reject` kept: 56 B). */
   #resolve!: (value: T | PromiseLike<T>) => void;
-  /** The attempts started so far above the three flag bits: one field for four. */
   #bits = 0;
-  /**
-   * The latest primary (not hedged) attempt, kept after it ends: it is running while not
-   * `done`, and its endpoint is the call's last one (unless a later hedge went elsewhere).
-   */
+  /** The latest primary (not hedged) attempt, kept after it ends: it runs while not `done`. */
   #last: Attempt<C> | undefined;
   /** Failures, retries, exclusions, hedges, the store: made at first need (most calls never fail nor hedge). */
   #h: CallHistory<C> | undefined;
@@ -77,9 +66,6 @@ export class Call<C, T> extends Waiting<C> implements AttemptOwner<C>, Admission
   get attempts(): number {
     return Math.floor(this.#bits / ATTEMPT_ONE);
   }
-
-  /** What an adapter attached to the call (`TaggedCall`); `undefined` here. */
-  declare readonly tag?: unknown;
 
   /** Runs the call; the promise settles exactly once. */
   run(): Promise<T> {
@@ -186,15 +172,10 @@ export class Call<C, T> extends Waiting<C> implements AttemptOwner<C>, Admission
   }
 
   #stillAdmissible(ep: EndpointState<C>, now: number): boolean {
-    if (now >= this.deadlineAt) {
-      this.#deadlineExceeded();
-      return false;
-    }
-    if (!ep.readyNow(now, (this.#bits & PANIC) !== 0)) {
-      this.#next();
-      return false;
-    }
-    return true;
+    if (now >= this.deadlineAt) this.#deadlineExceeded();
+    else if (!ep.readyNow(now, (this.#bits & PANIC) !== 0)) this.#next();
+    else return true;
+    return false;
   }
 
   #launch(ep: EndpointState<C>, now: number, asHedge = false): void {
@@ -259,8 +240,8 @@ export class Call<C, T> extends Waiting<C> implements AttemptOwner<C>, Admission
     const final = cls === 'permanent' || cls === 'retry-narrower';
     if (!final && this.#othersRunning()) {
       // A hedged call goes on while another of its attempts may still answer.
-      if (cls === 'unsupported' || movesOn) this.#exclude(ep);
-      else this.#markTried(ep);
+      if (cls === 'unsupported' || movesOn) this.#history().exclude(ep, this.#plan.excluded);
+      else this.#history().markTried(ep);
       return;
     }
     // A parked or disabled endpoint is out of the running: selection skips it by itself.
@@ -271,14 +252,14 @@ export class Call<C, T> extends Waiting<C> implements AttemptOwner<C>, Admission
       case 'retry-narrower':
         return this.#fail('RETRY_NARROWER', `endpoint ${JSON.stringify(ep.name)} asked for a narrower request`);
       case 'unsupported':
-        this.#exclude(ep);
+        this.#history().exclude(ep, this.#plan.excluded);
         return this.#retryOrFail();
       case 'unauthorized': {
         const why = reauthenticate(this.s, ep, (h.refreshed ??= []), this, a.authGeneration);
         return why === undefined ? this.waitFor('auth', INF) : this.#fail('UNAUTHORIZED', why);
       }
       default:
-        this.#markTried(ep);
+        this.#history().markTried(ep);
         this.#bits |= RETRY_PENDING;
         return this.#retryOrFail();
     }
@@ -298,41 +279,20 @@ export class Call<C, T> extends Waiting<C> implements AttemptOwner<C>, Admission
     return this.#h?.excluded ?? this.#plan.excluded;
   }
 
-  #exclude(ep: EndpointState<C>): void {
-    const h = this.#history();
-    (h.excluded ??= this.#plan.excluded?.slice() ?? []).push(ep);
-  }
-
-  #markTried(ep: EndpointState<C>): void {
-    const h = this.#history();
-    if (!(h.tried ??= []).includes(ep)) h.tried.push(ep);
-  }
-
   /** The primary attempt, while it runs. */
   #running(): Attempt<C> | undefined {
-    const a = this.#last;
-    return a === undefined || a.done ? undefined : a;
-  }
-
-  /** The endpoint of the latest attempt started (primary or hedge). */
-  #lastEndpoint(): EndpointState<C> | undefined {
-    const hedge = this.#h?.hedging?.latest;
-    const a = this.#last;
-    return hedge !== undefined && (a === undefined || hedge.attempt > a.attempt) ? hedge.ep : a?.ep;
+    return this.#last?.done === false ? this.#last : undefined;
   }
 
   #othersRunning(): boolean {
-    if (this.#running() !== undefined) return true;
-    const hedging = this.#h?.hedging;
-    return hedging !== undefined && hedging.running.length > 0;
+    return this.#running() !== undefined || (this.#h?.hedging?.running.length ?? 0) > 0;
   }
 
   /** HedgeHost: endpoints a hedge must avoid, or `undefined` when the call cannot hedge now. */
   hedgeAvoiding(now: number): EndpointState<C>[] | undefined {
     const running = this.#running();
     if (this.settled || running === undefined || this.#plan.pin !== undefined || now >= this.deadlineAt) return undefined;
-    const excluded = this.#excluded();
-    const busy: EndpointState<C>[] = excluded === undefined ? [] : excluded.slice();
+    const busy: EndpointState<C>[] = this.#excluded()?.slice() ?? [];
     busy.push(running.ep);
     for (const h of this.#h!.hedging!.running) busy.push(h.ep);
     return busy;
@@ -354,7 +314,7 @@ export class Call<C, T> extends Waiting<C> implements AttemptOwner<C>, Admission
     h.lastRetryAfterMs = undefined;
     if (this.settled) return;
     if (now >= this.deadlineAt) return this.#deadlineExceeded();
-    this.#markTried(a.ep);
+    this.#history().markTried(a.ep);
     if (this.#othersRunning()) return;
     this.#bits |= RETRY_PENDING;
     this.#retryOrFail();
@@ -410,7 +370,7 @@ export class Call<C, T> extends Waiting<C> implements AttemptOwner<C>, Admission
     this.settled = true;
     const lastError = this.#h?.lastError;
     const cause = lastError !== undefined ? lastError : code === 'NO_ENDPOINT' ? lastPoolError(this.s) : abortReason;
-    const lastEndpoint = this.#lastEndpoint();
+    const lastEndpoint = this.#h?.hedging?.latestEndpoint(this.#last) ?? this.#last?.ep;
     const error = new PoolError(code, message, { cause, attempts: this.attempts, endpoint: lastEndpoint?.name, retryAfterMs: retryAfterMs === INF ? undefined : retryAfterMs });
     this.#cleanup(code === 'CLOSED' ? 'closed' : cancel, abortReason ?? error);
     recordCallFailure(this.s, this.id, error, lastEndpoint);
@@ -436,18 +396,5 @@ export class Call<C, T> extends Waiting<C> implements AttemptOwner<C>, Admission
     this.releasePermit();
     if (this.#plan.signal !== undefined) unwatchAbort(this.#plan.signal, this);
     s.callEnded();
-  }
-}
-
-/**
- * A call that carries its adapter's request (`executeAs`): the adapter's operation and
- * classifier read it from the attempt, so a request needs no closure of its own. A
- * subclass, so that a plain `Call` has no field for it.
- */
-export class TaggedCall<C, T> extends Call<C, T> {
-  override readonly tag: unknown;
-  constructor(s: PoolState<C>, op: Operation<C, T>, plan: CallPlan<C>, tag: unknown) {
-    super(s, op, undefined, plan);
-    this.tag = tag;
   }
 }

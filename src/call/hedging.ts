@@ -110,6 +110,12 @@ export class Hedging<C> {
     }
   }
 
+  /** The endpoint of the call's latest attempt: this latest hedge's, or `primary`'s if that started later. */
+  latestEndpoint(primary: Attempt<C> | undefined): EndpointState<C> | undefined {
+    const h = this.latest;
+    return h !== undefined && (primary === undefined || h.attempt > primary.attempt) ? h.ep : primary?.ep;
+  }
+
   started(a: Attempt<C>): void {
     this.running.push(a);
     this.latest = a;

@@ -68,4 +68,13 @@ export class CallHistory<C> {
   excluded: EndpointState<C>[] | undefined = undefined;
   /** Hedged attempts, for a call with a hedge plan. */
   hedging: Hedging<C> | undefined = undefined;
+
+  /** Leaves `ep` out of the call's later selections, on top of the plan's own exclusions. */
+  exclude(ep: EndpointState<C>, planned: readonly EndpointState<C>[] | undefined): void {
+    (this.excluded ??= planned?.slice() ?? []).push(ep);
+  }
+
+  markTried(ep: EndpointState<C>): void {
+    if (!(this.tried ??= []).includes(ep)) this.tried.push(ep);
+  }
 }

@@ -30,6 +30,7 @@ import { checkKeys, type KnownKeys } from '../options/validate.js';
 import type { EndpointConfig, ExecuteOptions, PoolOptions } from '../options/options.js';
 import { Pool, executorAs } from '../pool.js';
 import { classifyViemError } from './classify.js';
+import { alreadyLanded } from './landed.js';
 import { UnsupportedMemory } from './unsupported.js';
 import type { HttpFactory, RequestFn, RpcArgs, RpcRequestOptions, TransportFactory, TransportInstance, TransportParams } from './types.js';
 import { hostOf } from '../extras/host.js';
@@ -357,41 +358,6 @@ export function poolTransport(options: PoolTransportOptions): PoolTransport {
       }
     },
   });
-}
-
-/**
- * For a duplicate-looking send: the hash, if this node has this exact transaction.
- * Anything going wrong here leaves the original answer in place.
- */
-async function alreadyLanded(
-  t: TransportInstance,
-  args: RpcArgs,
-  error: unknown,
-  keccak256: (hex: `0x${string}`) => `0x${string}`,
-  opts: RpcRequestOptions,
-): Promise<`0x${string}` | undefined> {
-  const raw = Array.isArray(args.params) ? (args.params[0] as unknown) : undefined;
-  if (typeof raw !== 'string' || !raw.startsWith('0x')) return undefined;
-  const c = classifyViemError(error);
-  if (c !== 'permanent' || !/already known|known transaction|nonce too low|already imported|nonce has already been used|correct nonce/i.test(textOf(error))) return undefined;
-  try {
-    const hash = keccak256(raw as `0x${string}`);
-    const tx = await t.request({ method: 'eth_getTransactionByHash', params: [hash] }, opts);
-    return tx !== null && tx !== undefined ? hash : undefined;
-  } catch {
-    return undefined;
-  }
-}
-
-function textOf(error: unknown): string {
-  const parts: string[] = [];
-  let e: unknown = error;
-  for (let i = 0; i < 12 && typeof e === 'object' && e !== null; i++) {
-    const r = e as Record<string, unknown>;
-    for (const k of ['shortMessage', 'details', 'message']) if (typeof r[k] === 'string') parts.push(r[k]);
-    e = r['cause'];
-  }
-  return parts.join(' ');
 }
 
 function toEndpoints(list: readonly ViemEndpoint[], http: HttpFactory | undefined): EndpointConfig<TransportFactory>[] {
