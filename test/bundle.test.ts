@@ -15,6 +15,10 @@
  * checks with suggestions, errors that blame the classifier or the operation) on top.
  * Raised to 43 KB, on purpose, by issue 16's heap work (42.2 KB: the call's lazily made wait
  * slots and failure history, the attempt's bound handlers and signal state, `executeAs`).
+ * Raised to 44 KB, on purpose, by its second round (42.5 KB on main before it, 43.5 KB
+ * after: the call's and the attempt's bit fields and accessors, the derived due time, the
+ * tagged call and the attempt-aware classifier, with their comments: 156 B less heap per
+ * call in flight, 470 B less per viem request).
  */
 import { execFileSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';
@@ -24,7 +28,7 @@ import { build } from 'esbuild';
 import { describe, expect, test } from 'vitest';
 
 const root = join(import.meta.dirname, '..');
-export const CORE_BUDGET_BYTES = 43 * 1024;
+export const CORE_BUDGET_BYTES = 44 * 1024;
 /**
  * `import { Pool }` bundled by esbuild, minified: 48.6 KB when issue 16 measured it, 50.7 KB
  * with the reusable attempt signals (base/signals.ts, 2.0 KB). The issue's goal is 20 KB
