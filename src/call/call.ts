@@ -34,7 +34,6 @@ import { unwatchAbort, watchAbort, type AbortWatcher } from './signals.js';
 
 const INF = Number.POSITIVE_INFINITY;
 
-// `Call.#bits`: three flags and the attempt count in one field (heap per call in flight).
 const RETRY_PENDING = 1; // a retryable failure; cleared by the next attempt or the `retry-scheduled` event
 const BACKED_OFF = 2; // a sleep since the last failure: a tried endpoint may be used at once
 const PANIC = 4; // the current selection came from a tier in panic mode (its breakers are ignored)
@@ -46,7 +45,7 @@ export class Call<C, T> extends Waiting<C> implements AttemptOwner<C>, Admission
   readonly #plan: CallPlan<C>;
   /** Settles the call's promise; a failure resolves it with a rejected promise (no `reject` kept: 56 B). */
   #resolve!: (value: T | PromiseLike<T>) => void;
-  #bits = 0;
+  #bits = 0; // three flags and the attempt count, RETRY_PENDING to ATTEMPT_ONE (heap per call in flight)
   /** The latest primary (not hedged) attempt, kept after it ends: it runs while not `done`. */
   #last: Attempt<C> | undefined;
   /** Failures, retries, exclusions, hedges, the store: made at first need (most calls never fail nor hedge). */
