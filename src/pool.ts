@@ -9,6 +9,7 @@
  * step.
  */
 import { Call } from './call/call.js';
+import { TaggedCall } from './call/tagged-call.js';
 import type { BreakerSnapshot, BreakerState } from './health/breaker.js';
 import type { Clock } from './base/clock.js';
 import { isEventType, type EventListener, type PoolEventOf, type PoolEventType, type Unsubscribe } from './base/events.js';
@@ -317,17 +318,30 @@ const mappedPlans = new WeakMap<object, WeakMap<object, CallPlan<unknown>>>();
  * @internal For the adapters: `pool.execute(op)` with no options, whose promise rejects with
  * `rejectAs(poolError)` instead of the `PoolError` (events and metrics still get the
  * `PoolError`). The same as `pool.execute(op).then(undefined, (e) => { throw rejectAs(e) })`
- * without the extra promise a request in flight would hold.
+ * without the extra promise a request in flight would hold. `tag` (optional) rides on the
+ * call: the operation reads it as its attempt's `tag`, and a classifier marked
+ * `TAKES_ATTEMPT` gets it with the failed attempt, so a request needs no closure of its own.
  */
-export function executeAs<C, T>(pool: Pool<C>, op: Operation<C, T>, rejectAs: (error: PoolError) => unknown): Promise<T> {
+export function executeAs<C, T>(pool: Pool<C>, op: Operation<C, T>, rejectAs: (error: PoolError) => unknown, tag?: unknown): Promise<T> {
   const s = stateOf(pool);
   let plans = mappedPlans.get(s);
   if (plans === undefined) mappedPlans.set(s, (plans = new WeakMap()));
   let plan = plans.get(rejectAs) as CallPlan<C> | undefined;
   if (plan === undefined) plans.set(rejectAs, (plan = { ...s.defaultPlan, rejectAs }) as CallPlan<unknown>);
+  return runAs(s, plan, op, tag);
+}
+
+/** @internal `executeAs` bound to one pool and mapping: no look-up per request (the viem adapter's hot path). */
+export function executorAs<C>(pool: Pool<C>, rejectAs: (error: PoolError) => unknown): <T>(op: Operation<C, T>, tag?: unknown) => Promise<T> {
+  const s = stateOf(pool);
+  const plan = { ...s.defaultPlan, rejectAs } as CallPlan<C>;
+  return (op, tag) => runAs(s, plan, op, tag);
+}
+
+function runAs<C, T>(s: PoolState<C>, plan: CallPlan<C>, op: Operation<C, T>, tag: unknown): Promise<T> {
   let call: Call<C, T>;
   try {
-    call = new Call(s, op, undefined, plan);
+    call = tag === undefined ? new Call(s, op, undefined, plan) : new TaggedCall(s, op, plan, tag);
   } catch (error) {
     return Promise.reject(rejectionOf(plan, error as PoolError));
   }

@@ -15,6 +15,10 @@
  * checks with suggestions, errors that blame the classifier or the operation) on top.
  * Raised to 43 KB, on purpose, by issue 16's heap work (42.2 KB: the call's lazily made wait
  * slots and failure history, the attempt's bound handlers and signal state, `executeAs`).
+ * Raised to 44 KB, on purpose, by its second round (42.5 KB on main before it, 43.5 KB
+ * after: the call's and the attempt's bit fields and accessors, the derived due time, the
+ * tagged call and the attempt-aware classifier, with their comments: 156 B less heap per
+ * call in flight, 470 B less per viem request).
  * Raised to 46 KB, on purpose, by issue 18's limits that tune themselves (`rateLimit.adaptive`:
  * main measured 42.5 KB before, 45.4 KB with it; the controller is 3.5 KB minified, its
  * option checks and wiring the rest). Moving it behind a subpath, with the option carrying its
@@ -23,6 +27,7 @@
  * (47.1 KB: a group member's share of the queue in its turn, the queue's look-ahead,
  * re-admission of queued calls when a ceiling falls, the front rule after a 429, the record
  * that keeps two equal key limits from lowering their account).
+ * Raised to 49 KB, on purpose, when issue 16's second round merged on top of both (48.6 KB).
  */
 import { execFileSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';
@@ -32,7 +37,7 @@ import { build } from 'esbuild';
 import { describe, expect, test } from 'vitest';
 
 const root = join(import.meta.dirname, '..');
-export const CORE_BUDGET_BYTES = 48 * 1024;
+export const CORE_BUDGET_BYTES = 49 * 1024;
 /**
  * `import { Pool }` bundled by esbuild, minified: 48.6 KB when issue 16 measured it, 50.7 KB
  * with the reusable attempt signals (base/signals.ts, 2.0 KB). The issue's goal is 20 KB
@@ -41,7 +46,7 @@ export const CORE_BUDGET_BYTES = 48 * 1024;
  * docs/performance.md). So this budget holds today's figure: it catches growth, and is
  * lowered when that lands. Raise it on purpose, never to make a red build green.
  */
-export const POOL_MIN_BUDGET_BYTES = 79 * 1024; // 69.5 KB after issues 14, 15, 17, 19 and 20 merged, 70.9 KB with issue 16's heap work, 71.5 KB on main before issue 18's adaptive limits and 76.3 KB with them, 78.1 KB with the key-pool round of issues 14 and 20 beside them: far from the 20 KB goal (bench/results/bundle.md)
+export const POOL_MIN_BUDGET_BYTES = 80 * 1024; // 69.5 KB after issues 14, 15, 17, 19 and 20 merged, 70.9 KB with issue 16's heap work, 71.5 KB on main before issue 18's adaptive limits and 76.3 KB with them, 78.1 KB with the key-pool round of issues 14 and 20 beside them, 79.7 KB with issue 16's second heap round on top (budget 80 KB, raised on purpose): far from the 20 KB goal (bench/results/bundle.md)
 /** Modules an `import { Pool }` must never pull in. */
 const NEVER_WITH_POOL = ['src/extras/refresher.ts', 'src/extras/env.ts', 'src/options/presets.ts'];
 

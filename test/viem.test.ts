@@ -203,6 +203,21 @@ describe('poolTransport through a viem PublicClient', () => {
     expect(((err as Error).cause as Error).name).toBe('HttpRequestError');
   });
 
+  test('a failed request keeps no URL path in any error the caller or a listener sees (API key in the path)', async () => {
+    const seen: unknown[] = [];
+    const { t, client } = make([`${refused}/v3/KEY_IN_PATH`, `${refused}/v3/KEY_IN_PATH`], { maxAttempts: 2 });
+    t.pool.on('attempt-failure', (e) => seen.push(e.error));
+    const err = await client.request({ method: 'eth_blockNumber' }).catch((e: unknown) => e);
+    expect(err).toMatchObject({ code: 'RETRIES_EXHAUSTED' });
+    const texts = [err, ...seen].flatMap((e) => {
+      const out: string[] = [];
+      for (let c: unknown = e; typeof c === 'object' && c !== null; c = (c as Error).cause) out.push(String((c as Error).message), String((c as { url?: unknown }).url), String((c as Error).stack));
+      return out;
+    });
+    expect(seen).toHaveLength(2);
+    expect(texts.join('\n')).not.toContain('KEY_IN_PATH');
+  });
+
   test("the attempt's signal reaches fetch: a timed-out attempt's request is aborted", async () => {
     let closed = 0;
     badScript = () => ({ hang: true });

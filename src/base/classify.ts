@@ -74,10 +74,23 @@ export interface Verdict {
 }
 
 /**
+ * @internal Marks an adapter's own classifier that also takes the failed attempt (a
+ * user's classifier is always called with the error alone).
+ */
+export const TAKES_ATTEMPT: unique symbol = Symbol('endpoint-pool.takesAttempt');
+
+/** @internal What a classifier marked `TAKES_ATTEMPT` learns about the failed attempt. */
+export interface FailedAttempt {
+  readonly endpoint: string;
+  /** What the adapter attached to the call (`executeAs`), if anything. */
+  readonly tag: unknown;
+}
+
+/**
  * Runs the user's classifier defensively: a throw or an unknown answer becomes
  * `permanent`; a negative or non-finite hint is dropped.
  */
-export function runClassifier(classify: Classifier, error: unknown, out: Verdict): Verdict {
+export function runClassifier(classify: Classifier, error: unknown, out: Verdict, attempt?: FailedAttempt): Verdict {
   out.retryAfterMs = undefined;
   out.ceilingPerSecond = undefined;
   out.ceilingScope = undefined;
@@ -86,7 +99,7 @@ export function runClassifier(classify: Classifier, error: unknown, out: Verdict
   out.valid = true;
   let result: unknown;
   try {
-    result = classify(error);
+    result = attempt !== undefined && (classify as { [TAKES_ATTEMPT]?: true })[TAKES_ATTEMPT] === true ? (classify as (e: unknown, a: FailedAttempt) => ClassifyResult)(error, attempt) : classify(error);
   } catch (thrown) {
     out.class = 'permanent';
     out.valid = false;

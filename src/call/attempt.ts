@@ -14,38 +14,69 @@ import type { TimeoutEntry } from './timeouts.js';
 export interface AttemptOwner<C> {
   /** When the call's deadline passes (the attempt's `deadlineAt`). */
   readonly deadlineAt: number;
+  /** What an adapter attached to the call (see `executeAs`); absent on most calls. */
+  readonly tag?: unknown;
   attemptSucceeded(a: Attempt<C>, value: unknown): void;
   attemptFailed(a: Attempt<C>, error: unknown, sync: boolean): void;
   attemptTimedOut(a: Attempt<C>): void;
 }
 
+const DONE = 1;
+const QUEUED = 2;
+
 export class Attempt<C> extends SignalContext implements TimeoutEntry {
   readonly owner: AttemptOwner<C>;
   readonly ep: EndpointState<C>;
-  readonly attempt: number;
   /** The breaker ticket: generation at start and probe epoch (0 unless this is the half-open probe). */
   readonly generation: number;
   readonly probe: number;
   readonly startedAt: number;
   /** The endpoint's credential generation when the attempt started (see auth.ts). */
   readonly authGeneration: number;
-  done = false;
+  /** The attempt number above two flag bits, DONE and QUEUED: one field for three (heap per attempt in flight). */
+  #bits: number;
+  /**
+   * Its timeout (`undefined`: none). The due time is derived from it rather than stored:
+   * a whole number of ms is stored unboxed, where a `dueAt` would be one more boxed double
+   * per attempt in flight. (It starts as `undefined`, not `Infinity`, so that V8 keeps the
+   * field tagged, not as a double that every attempt would box.)
+   */
+  timeoutMs: number | undefined = undefined;
   // Its place in the pool's timeout queue.
-  dueAt = Number.POSITIVE_INFINITY;
   prevTimeout: TimeoutEntry | undefined = undefined;
   nextTimeout: TimeoutEntry | undefined = undefined;
   heapIndex = -1;
-  queued = false;
 
   constructor(owner: AttemptOwner<C>, ep: EndpointState<C>, attempt: number, probe: number, now: number) {
     super();
     this.owner = owner;
     this.ep = ep;
-    this.attempt = attempt;
+    this.#bits = attempt * 4;
     this.generation = ep.breaker.generation;
     this.probe = probe;
     this.startedAt = now;
     this.authGeneration = ep.authGeneration;
+  }
+
+  /** 1 for the first attempt of a call. */
+  get attempt(): number {
+    return this.#bits >>> 2;
+  }
+
+  /** Its outcome is recorded (or it was cancelled): nothing it reports later counts. */
+  get done(): boolean {
+    return (this.#bits & DONE) !== 0;
+  }
+  set done(on: boolean) {
+    this.#bits = on ? this.#bits | DONE : this.#bits & ~DONE;
+  }
+
+  /** TimeoutEntry: it is in the pool's timeout queue. */
+  get queued(): boolean {
+    return (this.#bits & QUEUED) !== 0;
+  }
+  set queued(on: boolean) {
+    this.#bits = on ? this.#bits | QUEUED : this.#bits & ~QUEUED;
   }
 
   // Read through, not copied: two fields fewer per attempt in flight.
@@ -55,6 +86,20 @@ export class Attempt<C> extends SignalContext implements TimeoutEntry {
 
   get deadlineAt(): number {
     return this.owner.deadlineAt;
+  }
+
+  /** @internal The call's tag (see `executeAs`): an adapter's request, read by its operation and classifier. */
+  get tag(): unknown {
+    return this.owner.tag;
+  }
+
+  /** TimeoutEntry: when the attempt times out. */
+  get dueAt(): number {
+    return this.startedAt + (this.timeoutMs ?? Number.POSITIVE_INFINITY);
+  }
+  set dueAt(at: number) {
+    // startAttempt sets timeoutMs first, so the queue writes back the same value.
+    if (at !== this.dueAt) this.timeoutMs = at - this.startedAt;
   }
 
   expire(): void {
@@ -104,7 +149,10 @@ export function claimSlot<C>(ep: EndpointState<C>, now: number): void {
 export function startAttempt<C>(s: PoolState<C>, a: Attempt<C>, attemptTimeoutMs: number, now: number, callId: number): void {
   const left = a.deadlineAt - now;
   const timeout = attemptTimeoutMs < left ? attemptTimeoutMs : left;
-  if (timeout !== Number.POSITIVE_INFINITY) s.timeouts.add(a, now + timeout);
+  if (timeout !== Number.POSITIVE_INFINITY) {
+    a.timeoutMs = timeout;
+    s.timeouts.add(a, a.dueAt);
+  }
   const ep = a.ep;
   s.count(METRICS.attempts, ep.labels);
   if (s.listener !== undefined) s.emit({ type: 'attempt-start', callId, endpoint: ep.name, attempt: a.attempt, probe: a.probe !== 0 });

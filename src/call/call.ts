@@ -26,33 +26,28 @@ import { reauthenticate, type ReauthHost } from './auth.js';
 import { backoffDelay } from './backoff.js';
 import type { Operation } from './context.js';
 import { Hedging, type HedgeHost } from './hedging.js';
-import { attemptCount, newVerdict, permanentMessage, recordCallFailure, recordCancel, recordFailure, recordSuccess, recordTimeout } from './outcome.js';
+import { attemptCount, newVerdict, permanentMessage, recordCallFailure, recordCancel, recordFailure, recordSuccess, recordTimeout, starved } from './outcome.js';
 import { rejectionOf, resolvePlan, type CallPlan } from './plan.js';
 import { Waiting, type WaitState } from './waits.js';
 import { attemptLimit, CallHistory, keepError, lastPoolError, nothingCanAdmit } from './limits-of-a-call.js';
 import { unwatchAbort, watchAbort, type AbortWatcher } from './signals.js';
 
 const INF = Number.POSITIVE_INFINITY;
+const RETRY_PENDING = 1; // a retryable failure; cleared by the next attempt or the `retry-scheduled` event
+const BACKED_OFF = 2; // a sleep since the last failure: a tried endpoint may be used at once
+const PANIC = 4; // the current selection came from a tier in panic mode (its breakers are ignored)
+const ATTEMPT_ONE = 8; // attempts are counted from this bit up
+
 export class Call<C, T> extends Waiting<C> implements AttemptOwner<C>, AdmissionHost<C>, ReauthHost<C>, HedgeHost<C>, AbortWatcher {
   readonly id: number;
   readonly #op: Operation<C, T>;
   readonly #plan: CallPlan<C>;
-  #resolve!: (value: T) => void;
-  #reject!: (error: unknown) => void;
-  #excluded: EndpointState<C>[] | undefined;
-  tried: EndpointState<C>[] | undefined;
-  /** Attempts started so far. */
-  attempts = 0;
-  #lastEndpoint: EndpointState<C> | undefined;
-  /** Set by a retryable failure; cleared by the next attempt or the `retry-scheduled` event. */
-  #retryPending = false;
-  /** A sleep happened since the last failure, so a tried endpoint may be used at once. */
-  #backedOff = false;
-  #running: Attempt<C> | undefined;
-  readonly #hedging: Hedging<C> | undefined;
-  /** The current selection came from a tier in panic mode (its breakers are ignored). */
-  #panic = false;
-  /** Failures, retries, replays, the store: made at first need (most calls never fail). */
+  /** Settles the call's promise; a failure resolves it with a rejected promise (no `reject` kept: 56 B). */
+  #resolve!: (value: T | PromiseLike<T>) => void;
+  #bits = 0; // three flags and the attempt count, RETRY_PENDING to ATTEMPT_ONE (heap per call in flight)
+  /** The latest primary (not hedged) attempt, kept after it ends: it runs while not `done`. */
+  #last: Attempt<C> | undefined;
+  /** Failures, retries, exclusions, hedges, the store: made at first need (most calls never fail nor hedge). */
   #h: CallHistory<C> | undefined;
 
   constructor(s: PoolState<C>, op: Operation<C, T>, options: ExecuteOptions | undefined, given?: CallPlan<C>) {
@@ -62,15 +57,18 @@ export class Call<C, T> extends Waiting<C> implements AttemptOwner<C>, Admission
     if (typeof op !== 'function') throw invalidOption('operation', 'a function (conn, ctx) => Promise', op);
     const plan = given ?? (options === undefined ? s.defaultPlan : resolvePlan(s, options));
     this.#plan = plan;
-    this.#excluded = plan.excluded;
-    if (plan.hedge !== undefined) this.#hedging = new Hedging(s, this, plan.hedge);
+    if (plan.hedge !== undefined) this.#history().hedging = new Hedging(s, this, plan.hedge);
+  }
+
+  /** Attempts started so far. */
+  get attempts(): number {
+    return Math.floor(this.#bits / ATTEMPT_ONE);
   }
 
   /** Runs the call; the promise settles exactly once. */
   run(): Promise<T> {
-    return new Promise<T>((resolve, reject) => {
+    return new Promise<T>((resolve) => {
       this.#resolve = resolve;
-      this.#reject = reject;
       this.#begin();
     });
   }
@@ -84,7 +82,7 @@ export class Call<C, T> extends Waiting<C> implements AttemptOwner<C>, Admission
       if (signal.aborted) return this.#fail('ABORTED', 'the call was aborted before it started', undefined, 'aborted', signal.reason);
       watchAbort(signal, this);
     }
-    if (pin !== undefined && this.#excluded?.includes(pin) === true) {
+    if (pin !== undefined && this.#excluded()?.includes(pin) === true) {
       return this.#fail('PIN_UNAVAILABLE', `pinned endpoint ${JSON.stringify(pin.name)} is also excluded`);
     }
     // One clock read serves the deadline, the budget and the first selection.
@@ -122,17 +120,17 @@ export class Call<C, T> extends Waiting<C> implements AttemptOwner<C>, Admission
     if (now >= this.deadlineAt) return this.#deadlineExceeded();
     if (s.closed) return this.#fail('CLOSED', 'the pool was closed');
     const pin = this.#plan.pin;
-    const sel = pin !== undefined ? selectPinned(pin, now, this.tried, this.#excluded) : s.select(now, this.tried, this.#excluded);
+    const sel = pin !== undefined ? selectPinned(pin, now, this.tried, this.#excluded()) : s.select(now, this.tried, this.#excluded());
     if (typeof sel === 'string') return this.#pinUnavailable(sel, undefined);
     switch (sel.kind) {
       case 'endpoint':
-        if (sel.tried && !this.#backedOff) {
+        if (sel.tried && (this.#bits & BACKED_OFF) === 0) {
           const h = this.#history();
           const delay = backoffDelay(++h.retries, this.#plan.backoff, s.random, h.lastDelay);
           h.lastDelay = delay;
           return this.#sleep(delay, false);
         }
-        this.#panic = sel.panic === true;
+        this.#bits = sel.panic === true ? this.#bits | PANIC : this.#bits & ~PANIC;
         return this.#admit(sel.endpoint, now);
       case 'wait':
         if (sel.endpoint === undefined || sel.waitMs === INF) return this.#sleep(sel.waitMs, true);
@@ -141,14 +139,14 @@ export class Call<C, T> extends Waiting<C> implements AttemptOwner<C>, Admission
         return this.#sleep(sel.waitMs, true, sel.endpoint);
       case 'none':
         // 'wait' waits for a cooldown or a probe, never when nothing can admit (all excluded or disabled).
-        if (this.#plan.breakerMode === 'wait' && (sel.retryAfterMs !== INF || !nothingCanAdmit(s, pin, this.#excluded))) return this.#sleep(sel.retryAfterMs, true);
+        if (this.#plan.breakerMode === 'wait' && (sel.retryAfterMs !== INF || !nothingCanAdmit(s, pin, this.#excluded()))) return this.#sleep(sel.retryAfterMs, true);
         if (pin !== undefined) return this.#pinUnavailable('its breaker is open', sel.retryAfterMs);
         return this.#fail('NO_ENDPOINT', 'no endpoint admits calls: every candidate is excluded or its breaker is open', sel.retryAfterMs);
     }
   }
 
   protected tookTurn(ep: EndpointState<C>, now: number): void {
-    return now < this.deadlineAt && !this.s.closed && ep.readyNow(now, this.#panic) ? this.#admit(ep, now) : this.#next(now);
+    return now < this.deadlineAt && !this.s.closed && ep.readyNow(now, (this.#bits & PANIC) !== 0) ? this.#admit(ep, now) : this.#next(now);
   }
 
   /** With a shared store, asks it first (see admission.ts); otherwise launches at once. */
@@ -172,33 +170,27 @@ export class Call<C, T> extends Waiting<C> implements AttemptOwner<C>, Admission
   }
 
   #stillAdmissible(ep: EndpointState<C>, now: number): boolean {
-    if (now >= this.deadlineAt) {
-      this.#deadlineExceeded();
-      return false;
-    }
-    if (!ep.readyNow(now, this.#panic)) {
-      this.#next();
-      return false;
-    }
-    return true;
+    if (now >= this.deadlineAt) this.#deadlineExceeded();
+    else if (!ep.readyNow(now, (this.#bits & PANIC) !== 0)) this.#next();
+    else return true;
+    return false;
   }
 
   #launch(ep: EndpointState<C>, now: number, asHedge = false): void {
     const s = this.s;
-    const n = ++this.attempts;
+    this.#bits += ATTEMPT_ONE;
+    const n = this.attempts;
     if (!asHedge) {
-      this.#retryPending = false;
-      this.#backedOff = false;
+      this.#bits &= ~(RETRY_PENDING | BACKED_OFF);
       this.queueWaitEnds();
     }
     const a = new Attempt<C>(this, ep, n, ep.breaker.enter(now), now);
     claimSlot(ep, now);
-    if (asHedge) this.#hedging!.running.push(a);
+    if (asHedge) this.#h!.hedging!.started(a);
     else {
-      this.#running = a;
-      this.#hedging?.schedule(ep);
+      this.#last = a;
+      this.#h?.hedging?.schedule(ep);
     }
-    this.#lastEndpoint = ep;
     startAttempt(s, a, this.#plan.attemptTimeoutMs, now, this.id);
     let pending: unknown;
     try {
@@ -218,8 +210,7 @@ export class Call<C, T> extends Waiting<C> implements AttemptOwner<C>, Admission
   #endAttempt(a: Attempt<C>): void {
     a.done = true;
     if (a.queued) this.s.timeouts.remove(a);
-    if (this.#running === a) this.#running = undefined;
-    else this.#hedging?.remove(a);
+    if (this.#last !== a) this.#h?.hedging?.remove(a);
     releaseSlot(this.s, a);
     if (!this.#othersRunning()) this.releaseAfterSend();
   }
@@ -247,8 +238,8 @@ export class Call<C, T> extends Waiting<C> implements AttemptOwner<C>, Admission
     const final = cls === 'permanent' || cls === 'retry-narrower';
     if (!final && this.#othersRunning()) {
       // A hedged call goes on while another of its attempts may still answer.
-      if (cls === 'unsupported' || movesOn) (this.#excluded ??= []).push(ep);
-      else this.#markTried(ep);
+      if (cls === 'unsupported' || movesOn) this.#history().exclude(ep, this.#plan.excluded);
+      else this.#history().markTried(ep);
       return;
     }
     // A parked or disabled endpoint is out of the running: selection skips it by itself.
@@ -259,16 +250,16 @@ export class Call<C, T> extends Waiting<C> implements AttemptOwner<C>, Admission
       case 'retry-narrower':
         return this.#fail('RETRY_NARROWER', `endpoint ${JSON.stringify(ep.name)} asked for a narrower request`);
       case 'unsupported':
-        (this.#excluded ??= []).push(ep);
+        this.#history().exclude(ep, this.#plan.excluded);
         return this.#retryOrFail();
       case 'unauthorized': {
         const why = reauthenticate(this.s, ep, (h.refreshed ??= []), this, a.authGeneration);
         return why === undefined ? this.waitFor('auth', INF) : this.#fail('UNAUTHORIZED', why);
       }
       default:
-        this.#markTried(ep);
+        this.#history().markTried(ep);
         if (cls === 'rate-limited') this.lostTurn();
-        this.#retryPending = true;
+        this.#bits |= RETRY_PENDING;
         return this.#retryOrFail();
     }
   }
@@ -277,20 +268,32 @@ export class Call<C, T> extends Waiting<C> implements AttemptOwner<C>, Admission
     return (this.#h ??= new CallHistory<C>());
   }
 
-  #markTried(ep: EndpointState<C>): void {
-    if (!(this.tried ??= []).includes(ep)) this.tried.push(ep);
+  /** HedgeHost: endpoints this call already tried. */
+  get tried(): EndpointState<C>[] | undefined {
+    return this.#h?.tried;
+  }
+
+  /** Endpoints this call must not use: its own exclusions, then those it added. */
+  #excluded(): EndpointState<C>[] | undefined {
+    return this.#h?.excluded ?? this.#plan.excluded;
+  }
+
+  /** The primary attempt, while it runs. */
+  #running(): Attempt<C> | undefined {
+    return this.#last?.done === false ? this.#last : undefined;
   }
 
   #othersRunning(): boolean {
-    return this.#running !== undefined || (this.#hedging !== undefined && this.#hedging.running.length > 0);
+    return this.#running() !== undefined || (this.#h?.hedging?.running.length ?? 0) > 0;
   }
 
   /** HedgeHost: endpoints a hedge must avoid, or `undefined` when the call cannot hedge now. */
   hedgeAvoiding(now: number): EndpointState<C>[] | undefined {
-    if (this.settled || this.#running === undefined || this.#plan.pin !== undefined || now >= this.deadlineAt) return undefined;
-    const busy: EndpointState<C>[] = this.#excluded === undefined ? [] : this.#excluded.slice();
-    busy.push(this.#running.ep);
-    for (const h of this.#hedging!.running) busy.push(h.ep);
+    const running = this.#running();
+    if (this.settled || running === undefined || this.#plan.pin !== undefined || now >= this.deadlineAt) return undefined;
+    const busy: EndpointState<C>[] = this.#excluded()?.slice() ?? [];
+    busy.push(running.ep);
+    for (const h of this.#h!.hedging!.running) busy.push(h.ep);
     return busy;
   }
 
@@ -305,21 +308,15 @@ export class Call<C, T> extends Waiting<C> implements AttemptOwner<C>, Admission
     this.#endAttempt(a);
     const now = s.clock.now();
     const h = this.#history();
-    h.lastError = recordTimeout(s, a, now, this.id, this.#starved(a, now));
+    h.lastError = recordTimeout(s, a, now, this.id, starved(this.#plan, this.deadlineAt, a, now));
     keepError(a.ep, h.lastError, now);
     h.lastRetryAfterMs = undefined;
     if (this.settled) return;
     if (now >= this.deadlineAt) return this.#deadlineExceeded();
-    this.#markTried(a.ep);
+    this.#history().markTried(a.ep);
     if (this.#othersRunning()) return;
-    this.#retryPending = true;
+    this.#bits |= RETRY_PENDING;
     this.#retryOrFail();
-  }
-
-  /** Cut by the deadline before half its fair time (timeout or deadline, the shorter): a late turn, not the endpoint's fault. */
-  #starved(a: Attempt<C>, now: number): boolean {
-    const { attemptTimeoutMs: t, deadlineMs: d } = this.#plan;
-    return now >= this.deadlineAt && now - a.startedAt < (t < d ? t : d) / 2;
   }
 
   /** ReauthHost: the refresh succeeded; replay on `ep` (an attempt that spends no retry). */
@@ -350,11 +347,11 @@ export class Call<C, T> extends Waiting<C> implements AttemptOwner<C>, Admission
 
   /** Waits `ms` (`Infinity`: until freed capacity wakes it) or its turn on `queueOn`'s quota, bounded by the deadline; `hinted`: not a backoff. */
   #sleep(ms: number, hinted: boolean, queueOn?: EndpointState<C>): void {
-    if (this.#retryPending) {
-      this.#retryPending = false;
+    if ((this.#bits & RETRY_PENDING) !== 0) {
+      this.#bits &= ~RETRY_PENDING;
       if (this.s.listener !== undefined) this.s.emit({ type: 'retry-scheduled', callId: this.id, attempt: this.attempts + 1, delayMs: ms, hinted });
     }
-    this.#backedOff = true;
+    this.#bits |= BACKED_OFF;
     if (queueOn !== undefined) this.queueFor(queueOn, ms, this.id);
     else this.sleep(ms);
   }
@@ -372,10 +369,11 @@ export class Call<C, T> extends Waiting<C> implements AttemptOwner<C>, Admission
     this.settled = true;
     const lastError = this.#h?.lastError;
     const cause = lastError !== undefined ? lastError : code === 'NO_ENDPOINT' ? lastPoolError(this.s) : abortReason;
-    const error = new PoolError(code, message, { cause, attempts: this.attempts, endpoint: this.#lastEndpoint?.name, retryAfterMs: retryAfterMs === INF ? undefined : retryAfterMs });
+    const lastEndpoint = this.#h?.hedging?.latestEndpoint(this.#last) ?? this.#last?.ep;
+    const error = new PoolError(code, message, { cause, attempts: this.attempts, endpoint: lastEndpoint?.name, retryAfterMs: retryAfterMs === INF ? undefined : retryAfterMs });
     this.#cleanup(code === 'CLOSED' ? 'closed' : cancel, abortReason ?? error);
-    recordCallFailure(this.s, this.id, error, this.#lastEndpoint);
-    this.#reject(rejectionOf(this.#plan, error));
+    recordCallFailure(this.s, this.id, error, lastEndpoint);
+    this.#resolve(Promise.reject(rejectionOf(this.#plan, error)));
   }
 
   #cancel(a: Attempt<C>, cancel: CancelReason, abortReason: unknown): void {
@@ -386,10 +384,12 @@ export class Call<C, T> extends Waiting<C> implements AttemptOwner<C>, Admission
   /** Releases everything the call holds; running attempts are cancelled (their signals abort, `attempt-cancelled`). */
   #cleanup(cancel: CancelReason = 'aborted', abortReason?: unknown): void {
     const s = this.s;
-    if (this.#running !== undefined) this.#cancel(this.#running, cancel, abortReason);
-    if (this.#hedging !== undefined) {
-      for (const a of this.#hedging.running.slice()) this.#cancel(a, cancel, abortReason);
-      this.#hedging.stop();
+    const running = this.#running();
+    if (running !== undefined) this.#cancel(running, cancel, abortReason);
+    const hedging = this.#h?.hedging;
+    if (hedging !== undefined) {
+      for (const a of hedging.running.slice()) this.#cancel(a, cancel, abortReason);
+      hedging.stop();
     }
     this.stopWaiting();
     this.releasePermit();

@@ -36,6 +36,8 @@ export class Hedging<C> {
   #admitTimer: TimerHandle | undefined;
   /** Hedged attempts running beside the call's primary attempt. */
   readonly running: Attempt<C>[] = [];
+  /** The latest hedged attempt started (for the call's last endpoint). */
+  latest: Attempt<C> | undefined = undefined;
 
   constructor(s: PoolState<C>, host: HedgeHost<C>, config: HedgeConfig) {
     this.#s = s;
@@ -106,6 +108,17 @@ export class Hedging<C> {
       this.#s.clock.clearTimeout(this.#admitTimer);
       this.#admitTimer = undefined;
     }
+  }
+
+  /** The endpoint of the call's latest attempt: this latest hedge's, or `primary`'s if that started later. */
+  latestEndpoint(primary: Attempt<C> | undefined): EndpointState<C> | undefined {
+    const h = this.latest;
+    return h !== undefined && (primary === undefined || h.attempt > primary.attempt) ? h.ep : primary?.ep;
+  }
+
+  started(a: Attempt<C>): void {
+    this.running.push(a);
+    this.latest = a;
   }
 
   remove(a: Attempt<C>): boolean {

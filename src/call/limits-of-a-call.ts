@@ -4,6 +4,7 @@
  */
 import { AUTO_ATTEMPTS, DEFAULTS } from '../options/defaults.js';
 import type { Verdict } from '../base/classify.js';
+import type { Hedging } from './hedging.js';
 import type { EndpointState } from '../selection/endpoint.js';
 import type { PoolState } from '../state.js';
 
@@ -61,4 +62,19 @@ export class CallHistory<C> {
   admitting: EndpointState<C> | undefined = undefined;
   /** The classifier's verdict, reused across failures. */
   verdict: Verdict | undefined = undefined;
+  /** Endpoints tried so far (a retry prefers others). */
+  tried: EndpointState<C>[] | undefined = undefined;
+  /** The plan's exclusions plus endpoints this call left out (unsupported, parked); `undefined`: the plan's. */
+  excluded: EndpointState<C>[] | undefined = undefined;
+  /** Hedged attempts, for a call with a hedge plan. */
+  hedging: Hedging<C> | undefined = undefined;
+
+  /** Leaves `ep` out of the call's later selections, on top of the plan's own exclusions. */
+  exclude(ep: EndpointState<C>, planned: readonly EndpointState<C>[] | undefined): void {
+    (this.excluded ??= planned?.slice() ?? []).push(ep);
+  }
+
+  markTried(ep: EndpointState<C>): void {
+    if (!(this.tried ??= []).includes(ep)) this.tried.push(ep);
+  }
 }

@@ -92,7 +92,7 @@ export function recordFailure<C>(s: PoolState<C>, a: Attempt<C>, error: unknown,
     verdict.retryAfterMs = undefined;
     verdict.valid = false;
   } else {
-    runClassifier(s.opts.classify, error, verdict);
+    runClassifier(s.opts.classify, error, verdict, a);
   }
   const cls = verdict.class;
   ep.failures++;
@@ -129,6 +129,17 @@ export function recordFailure<C>(s: PoolState<C>, a: Attempt<C>, error: unknown,
   reportFailure(s, a, cls, error, now, opened, closed, callId);
   if (cls === 'rate-limited' && s.listener !== undefined) s.emit({ type: 'endpoint-cooling', endpoint: ep.name, cooldownMs });
   return { cls, retryAfterMs: cls === 'rate-limited' ? cooldownMs : undefined, movesOn };
+}
+
+/**
+ * Cut by the call's deadline before half its fair time (its timeout, or the whole deadline when
+ * shorter): a turn that came late in the call (after a long rate-limit wait, say), which says
+ * nothing about the endpoint.
+ */
+export function starved<C>(plan: { readonly attemptTimeoutMs: number; readonly deadlineMs: number }, deadlineAt: number, a: Attempt<C>, now: number): boolean {
+  const t = plan.attemptTimeoutMs;
+  const d = plan.deadlineMs;
+  return now >= deadlineAt && now - a.startedAt < (t < d ? t : d) / 2;
 }
 
 /**

@@ -56,14 +56,14 @@ export abstract class Waiting<C> implements Waiter, QueuedWaiter {
     return (this.#flags & SETTLED) !== 0;
   }
   protected set settled(on: boolean) {
-    this.#flag(SETTLED, on);
+    this.setFlag(SETTLED, on);
   }
 
-  #flag(bit: number, on: boolean): void {
+  private setFlag(bit: number, on: boolean): void {
     this.#flags = on ? this.#flags | bit : this.#flags & ~bit;
   }
 
-  #more(): WaitSlots {
+  private slots(): WaitSlots {
     return (this.#slots ??= new WaitSlots());
   }
 
@@ -72,19 +72,19 @@ export abstract class Waiting<C> implements Waiter, QueuedWaiter {
     return this.#slots?.permitPrev;
   }
   set permitPrev(w: PermitWaiter | undefined) {
-    this.#more().permitPrev = w;
+    this.slots().permitPrev = w;
   }
   get permitNext(): PermitWaiter | undefined {
     return this.#slots?.permitNext;
   }
   set permitNext(w: PermitWaiter | undefined) {
-    this.#more().permitNext = w;
+    this.slots().permitNext = w;
   }
   get inPermitQueue(): boolean {
     return (this.#flags & IN_PERMIT_QUEUE) !== 0;
   }
   set inPermitQueue(on: boolean) {
-    this.#flag(IN_PERMIT_QUEUE, on);
+    this.setFlag(IN_PERMIT_QUEUE, on);
   }
 
   /** QueuedWaiter: the ticket of its place in a rate-limit queue (0: none). */
@@ -92,7 +92,7 @@ export abstract class Waiting<C> implements Waiter, QueuedWaiter {
     return this.#slots?.queueTicket ?? 0;
   }
   set queueTicket(ticket: number) {
-    this.#more().queueTicket = ticket;
+    this.slots().queueTicket = ticket;
   }
 
   constructor(s: PoolState<C>) {
@@ -120,7 +120,7 @@ export abstract class Waiting<C> implements Waiter, QueuedWaiter {
     const ep = this.#slots?.queuedOn as EndpointState<C> | undefined;
     if (this.settled || this.waiting !== 'queue' || ep === undefined) return;
     this.stopWaiting();
-    this.#flag(HAD_TURN, true);
+    this.setFlag(HAD_TURN, true);
     this.tookTurn(ep, now);
   }
 
@@ -162,13 +162,13 @@ export abstract class Waiting<C> implements Waiter, QueuedWaiter {
   protected queueFor(ep: EndpointState<C>, etaMs: number, callId: number): void {
     const s = this.s;
     if ((this.#flags & WAIT_COUNTED) === 0) {
-      this.#flag(WAIT_COUNTED, true);
-      this.#more().queuedAt = s.clock.now();
+      this.setFlag(WAIT_COUNTED, true);
+      this.slots().queuedAt = s.clock.now();
       s.count(METRICS.rateLimitWaits, ep.labels);
       if (s.listener !== undefined) s.emit({ type: 'rate-limit-wait', callId, endpoint: ep.name, delayMs: etaMs });
     }
     const q = (ep.quota.waiters ??= new WaitQueue(s.clock));
-    const slots = this.#more();
+    const slots = this.slots();
     slots.queuedOn = ep;
     ep.queued++;
     slots.queue = q;
@@ -182,7 +182,7 @@ export abstract class Waiting<C> implements Waiter, QueuedWaiter {
    * calls that arrived while it waited (its latency would otherwise be two queues long).
    */
   protected lostTurn(): void {
-    this.#flag(HAD_TURN, true);
+    this.setFlag(HAD_TURN, true);
   }
 
   /** An attempt starts: the next rate-limit wait is a new one. */
@@ -193,7 +193,7 @@ export abstract class Waiting<C> implements Waiter, QueuedWaiter {
   /** A permit was handed over from a finished call. */
   grantPermit(): void {
     if (this.settled) return this.s.releasePermit();
-    this.#flag(HOLDS_PERMIT, true);
+    this.setFlag(HOLDS_PERMIT, true);
     this.stopWaiting();
     this.resume();
   }
@@ -209,7 +209,7 @@ export abstract class Waiting<C> implements Waiter, QueuedWaiter {
     if (s.permits === INF) return true;
     if (s.permits > 0) {
       s.permits--;
-      this.#flag(HOLDS_PERMIT, true);
+      this.setFlag(HOLDS_PERMIT, true);
       return true;
     }
     s.permitQueue.push(this);
@@ -230,7 +230,7 @@ export abstract class Waiting<C> implements Waiter, QueuedWaiter {
   /** Returns the permit, if the call holds one. */
   protected releasePermit(): void {
     if ((this.#flags & HOLDS_PERMIT) === 0) return;
-    this.#flag(HOLDS_PERMIT, false);
+    this.setFlag(HOLDS_PERMIT, false);
     this.s.releasePermit();
   }
 
@@ -252,7 +252,7 @@ export abstract class Waiting<C> implements Waiter, QueuedWaiter {
     const left = this.deadlineAt - s.clock.now();
     const delay = ms < left ? ms : left;
     if (delay === INF) return;
-    const slots = this.#more();
+    const slots = this.slots();
     slots.onTimer ??= () => {
       slots.timer = undefined;
       const was = this.waiting;

@@ -9,6 +9,9 @@ export class RollingCounter {
   readonly #counts: Float64Array;
   /** Absolute bucket number (`floor(now / bucketMs)`) of the newest bucket written. */
   #newest = Number.NEGATIVE_INFINITY;
+  /** When the newest bucket starts and its slot: `add` within it skips the division and modulo of a large bucket number. */
+  #newestFrom = Number.NEGATIVE_INFINITY;
+  #newestSlot = 0;
   /** When the first event was counted: a young counter's rate is over its age, not its span. */
   #since = Number.POSITIVE_INFINITY;
 
@@ -18,6 +21,11 @@ export class RollingCounter {
   }
 
   add(now: number, n = 1): void {
+    if (now >= this.#newestFrom && now - this.#newestFrom < this.#bucketMs) {
+      this.#counts[this.#newestSlot]! += n;
+      if (now < this.#since) this.#since = now;
+      return;
+    }
     // A clock step backwards counts into the newest bucket rather than an older slot.
     const b = Math.max(Math.floor(now / this.#bucketMs), this.#newest);
     this.#advance(b);
@@ -49,5 +57,7 @@ export class RollingCounter {
     const gap = this.#newest === Number.NEGATIVE_INFINITY ? len : Math.min(len, b - this.#newest);
     for (let i = 1; i <= gap; i++) this.#counts[(((b - gap + i) % len) + len) % len] = 0;
     this.#newest = b;
+    this.#newestFrom = b * this.#bucketMs;
+    this.#newestSlot = ((b % len) + len) % len;
   }
 }

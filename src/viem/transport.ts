@@ -22,14 +22,15 @@
  * request operation (read the nonce, then send) on a single endpoint and, if it fails in
  * a way another endpoint could fix, runs the whole of it again elsewhere.
  */
-import type { Classifier, ClassifyResult } from '../base/classify.js';
+import { TAKES_ATTEMPT, type Classifier, type ClassifyResult, type FailedAttempt } from '../base/classify.js';
 import type { AttemptContext } from '../call/context.js';
 import { invalidOption, isPoolError } from '../base/errors.js';
 import { POOL_ALIASES, POOL_KEYS } from '../options/resolve.js';
 import { checkKeys, type KnownKeys } from '../options/validate.js';
 import type { EndpointConfig, ExecuteOptions, PoolOptions } from '../options/options.js';
-import { Pool, executeAs } from '../pool.js';
+import { Pool, executorAs } from '../pool.js';
 import { classifyViemError } from './classify.js';
+import { alreadyLanded } from './landed.js';
 import { UnsupportedMemory } from './unsupported.js';
 import type { HttpFactory, RequestFn, RpcArgs, RpcRequestOptions, TransportFactory, TransportInstance, TransportParams } from './types.js';
 import { hostOf } from '../extras/host.js';
@@ -165,7 +166,16 @@ export function poolTransport(options: PoolTransportOptions): PoolTransport {
   /** Where each error came from: the request's method (for overrides) and the endpoint. */
   const origin = new WeakMap<object, { method: string; endpoint: string | undefined }>();
   const unsupported = new UnsupportedMemory(rememberUnsupportedMs);
-  const classify: Classifier = (error) => {
+  /** Cuts the URLs in a failed request's error to their host and remembers where it came from. */
+  const noteFailure = (error: unknown, method: string, endpoint: string | undefined): void => {
+    // viem's errors carry the request URL (and an API key in its path): cut it to the host.
+    redactError(error);
+    if (typeof error === 'object' && error !== null && !origin.has(error)) origin.set(error, { method, endpoint });
+  };
+  // The pool calls it with the failed attempt too (TAKES_ATTEMPT): a plain request's error
+  // is noted here, on the pool's failure path, rather than by a handler on every request.
+  const classify = ((error: unknown, at?: FailedAttempt): ClassifyResult => {
+    if (at !== undefined && at.tag !== undefined) noteFailure(error, (at.tag as RpcArgs).method, at.endpoint);
     if (isEndpointTaken(error)) return 'unsupported';
     const from = typeof error === 'object' && error !== null ? origin.get(error) : undefined;
     let c: ClassifyResult | undefined = override?.(error, from?.method);
@@ -174,7 +184,8 @@ export function poolTransport(options: PoolTransportOptions): PoolTransport {
       unsupported.remember(from.method, from.endpoint, error, pool.clock.now());
     }
     return c;
-  };
+  }) as Classifier & { [TAKES_ATTEMPT]?: true };
+  classify[TAKES_ATTEMPT] = true;
   const pool = new Pool<TransportFactory>({ ...poolOptions, classify, endpoints: toEndpoints(endpoints, http) });
   /** The poll's own instances of the endpoint transports, built at its first tick. */
   let pollInstances: ((factory: TransportFactory) => Built) | undefined;
@@ -244,9 +255,7 @@ export function poolTransport(options: PoolTransportOptions): PoolTransport {
     return sent.then(onAnswer, (error: unknown) => attemptFailed(t, args, endpoint, opts, error));
   };
   const attemptFailed = async (t: TransportInstance, args: RpcArgs, endpoint: string | undefined, opts: RpcRequestOptions, error: unknown): Promise<unknown> => {
-    // viem's errors carry the request URL (and an API key in its path): cut it to the host.
-    redactError(error);
-    if (typeof error === 'object' && error !== null) origin.set(error, { method: args.method, endpoint });
+    noteFailure(error, args.method, endpoint);
     if (keccak256 !== undefined && args.method === SEND_RAW) {
       const hash = await alreadyLanded(t, args, error, keccak256, opts);
       if (hash !== undefined) return hash;
@@ -267,10 +276,25 @@ export function poolTransport(options: PoolTransportOptions): PoolTransport {
           return Promise.reject(error);
         }
       };
+    /**
+     * The operation of a plain request, shared by all of them: the request rides on the
+     * call as its tag, and the endpoint's promise goes to the pool as it is (its error is
+     * redacted and noted by `classify`). No closure, no extra promise per request.
+     */
+    const plainOperation = (factory: TransportFactory, ctx: AttemptContext): Promise<unknown> => {
+      try {
+        const b = instanceOf(factory);
+        const sent = b.t.request((ctx as unknown as FailedAttempt).tag as RpcArgs, b.hears ? { retryCount: 0, signal: ctx.signal } : NO_SIGNAL);
+        return sent instanceof Promise ? sent : Promise.resolve(sent);
+      } catch (error) {
+        return Promise.reject(error);
+      }
+    };
     // Most requests need none of the per-request machinery below (no caller signal, pin,
     // quorum, coalescing, remembered "unsupported" answer or head tracking): they go
     // straight to one `pool.execute` on the pool's shared plan, with no async layer.
     const plain = pin === undefined && need === undefined && routing === undefined;
+    const run = executorAs(pool, unwrap);
     const slow = async (args: RpcArgs, reqOptions?: RpcRequestOptions): Promise<unknown> => {
       const skip = unsupported.excluded(args.method, pool.endpointNames, pool.clock.now());
       if (skip !== undefined && (skip.all || (pin !== undefined && skip.names.includes(pin)))) throw skip.error;
@@ -298,7 +322,7 @@ export function poolTransport(options: PoolTransportOptions): PoolTransport {
     const request = ((args: RpcArgs, reqOptions?: RpcRequestOptions): Promise<unknown> => {
       try {
         if (plain && reqOptions?.signal === undefined && reqOptions?.quorum === undefined && !unsupported.has(args.method) && reads.isPlain(args.method)) {
-          return executeAs(pool, operation(args), unwrap);
+          return keccak256 !== undefined && args.method === SEND_RAW ? run(operation(args)) : run(plainOperation, args);
         }
       } catch (error) {
         return Promise.reject(error);
@@ -334,41 +358,6 @@ export function poolTransport(options: PoolTransportOptions): PoolTransport {
       }
     },
   });
-}
-
-/**
- * For a duplicate-looking send: the hash, if this node has this exact transaction.
- * Anything going wrong here leaves the original answer in place.
- */
-async function alreadyLanded(
-  t: TransportInstance,
-  args: RpcArgs,
-  error: unknown,
-  keccak256: (hex: `0x${string}`) => `0x${string}`,
-  opts: RpcRequestOptions,
-): Promise<`0x${string}` | undefined> {
-  const raw = Array.isArray(args.params) ? (args.params[0] as unknown) : undefined;
-  if (typeof raw !== 'string' || !raw.startsWith('0x')) return undefined;
-  const c = classifyViemError(error);
-  if (c !== 'permanent' || !/already known|known transaction|nonce too low|already imported|nonce has already been used|correct nonce/i.test(textOf(error))) return undefined;
-  try {
-    const hash = keccak256(raw as `0x${string}`);
-    const tx = await t.request({ method: 'eth_getTransactionByHash', params: [hash] }, opts);
-    return tx !== null && tx !== undefined ? hash : undefined;
-  } catch {
-    return undefined;
-  }
-}
-
-function textOf(error: unknown): string {
-  const parts: string[] = [];
-  let e: unknown = error;
-  for (let i = 0; i < 12 && typeof e === 'object' && e !== null; i++) {
-    const r = e as Record<string, unknown>;
-    for (const k of ['shortMessage', 'details', 'message']) if (typeof r[k] === 'string') parts.push(r[k]);
-    e = r['cause'];
-  }
-  return parts.join(' ');
 }
 
 function toEndpoints(list: readonly ViemEndpoint[], http: HttpFactory | undefined): EndpointConfig<TransportFactory>[] {

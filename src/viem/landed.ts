@@ -1,0 +1,41 @@
+/**
+ * `eth_sendRawTransaction` answered "already known" / "nonce too low": whether the node
+ * already has this very transaction (then an earlier attempt landed it).
+ */
+import { classifyViemError } from './classify.js';
+import type { RpcArgs, RpcRequestOptions, TransportInstance } from './types.js';
+
+/**
+ * For a duplicate-looking send: the hash, if this node has this exact transaction.
+ * Anything going wrong here leaves the original answer in place.
+ */
+export async function alreadyLanded(
+  t: TransportInstance,
+  args: RpcArgs,
+  error: unknown,
+  keccak256: (hex: `0x${string}`) => `0x${string}`,
+  opts: RpcRequestOptions,
+): Promise<`0x${string}` | undefined> {
+  const raw = Array.isArray(args.params) ? (args.params[0] as unknown) : undefined;
+  if (typeof raw !== 'string' || !raw.startsWith('0x')) return undefined;
+  const c = classifyViemError(error);
+  if (c !== 'permanent' || !/already known|known transaction|nonce too low|already imported|nonce has already been used|correct nonce/i.test(textOf(error))) return undefined;
+  try {
+    const hash = keccak256(raw as `0x${string}`);
+    const tx = await t.request({ method: 'eth_getTransactionByHash', params: [hash] }, opts);
+    return tx !== null && tx !== undefined ? hash : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+function textOf(error: unknown): string {
+  const parts: string[] = [];
+  let e: unknown = error;
+  for (let i = 0; i < 12 && typeof e === 'object' && e !== null; i++) {
+    const r = e as Record<string, unknown>;
+    for (const k of ['shortMessage', 'details', 'message']) if (typeof r[k] === 'string') parts.push(r[k]);
+    e = r['cause'];
+  }
+  return parts.join(' ');
+}
