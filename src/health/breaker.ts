@@ -187,6 +187,7 @@ export class Breaker {
   }
 
   #shouldTrip(now: number): boolean {
+    // Stryker disable next-line LogicalOperator,ConditionalExpression: #resetWindows sets both windows together, so either test alone decides
     if (this.#failWindow === undefined || this.#okWindow === undefined) return this.#failures >= this.#opts.threshold;
     this.#failWindow.add(now);
     const failed = this.#failWindow.sum(now, this.#opts.windowMs);
@@ -208,6 +209,7 @@ export class Breaker {
 
   /** Milliseconds until a probe may go, 0 when the breaker admits now (or would but for an out-standing probe). */
   waitMs(now: number): number {
+    // Stryker disable next-line EqualityOperator: at now === openUntil both sides give 0
     return this.#open && now < this.#openUntil ? this.#openUntil - now : 0;
   }
 
