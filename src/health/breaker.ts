@@ -187,6 +187,7 @@ export class Breaker {
   }
 
   #shouldTrip(now: number): boolean {
+    // Stryker disable next-line LogicalOperator,ConditionalExpression: #resetWindows sets both windows together, so either test alone decides
     if (this.#failWindow === undefined || this.#okWindow === undefined) return this.#failures >= this.#opts.threshold;
     this.#failWindow.add(now);
     const failed = this.#failWindow.sum(now, this.#opts.windowMs);
@@ -203,11 +204,13 @@ export class Breaker {
 
   /** Gives back a probe slot without a verdict (the probe was cancelled or inconclusive). */
   release(probe: number): void {
+    // Stryker disable next-line ConditionalExpression: with probe 0, `probe === #probeEpoch` holds only when no probe is out, and clearing 0 to 0 changes nothing
     if (probe !== 0 && probe === this.#probeEpoch) this.#probeEpoch = 0;
   }
 
   /** Milliseconds until a probe may go, 0 when the breaker admits now (or would but for an out-standing probe). */
   waitMs(now: number): number {
+    // Stryker disable next-line EqualityOperator: at now === openUntil both sides give 0
     return this.#open && now < this.#openUntil ? this.#openUntil - now : 0;
   }
 
