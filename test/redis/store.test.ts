@@ -10,6 +10,7 @@ import { createClient } from 'redis';
 import { afterAll, beforeAll, beforeEach, describe, expect, test } from 'vitest';
 import { Pool, type LimiterStore, type PoolEvent, type SharedLimit } from '../../src/index.js';
 import { createRedisStore, fromIoredis, fromNodeRedis, RedisStoreError, type RedisCommander } from '../../src/redis/index.js';
+import { timerLag } from '../helpers/lag.js';
 import { client, describeRedis, ready, useRedis } from './redis-env.js';
 import { sleep } from './fleet.js';
 
@@ -128,7 +129,9 @@ describeRedis('Redis store (one process)', (server) => {
 
     test('a reserved slot is taken without Redis when it comes due, then dropped if nobody takes it within slotGraceMs', async () => {
       let sent = 0;
-      const store = createRedisStore({ send: (args) => (sent++, commander.send(args)) }, { slotGraceMs: 500 }); // wide: on a busy machine a timer can fire far past its slot
+      // The grace must outlast how late a timer fires on this machine: 20 times the lag measured now, at least 500 ms.
+      const graceMs = Math.max(500, Math.ceil(20 * (await timerLag())));
+      const store = createRedisStore({ send: (args) => (sent++, commander.send(args)) }, { slotGraceMs: graceMs });
       const l = limit({ key: `endpoint:r-${Math.random().toString(36).slice(2)}`, perSecond: 10, burst: 1 });
       expect(await store.acquire(l)).toBe(0);
       const w = await store.acquire(l);
@@ -139,11 +142,11 @@ describeRedis('Redis store (one process)', (server) => {
       expect(sent).toBe(before);
       // Another reservation, left to go stale: the next acquire asks Redis again.
       const w2 = await store.acquire(l);
-      await sleep(w2 + 800);
+      await sleep(w2 + graceMs + 300);
       const asked = sent;
       await store.acquire(l);
       expect(sent).toBe(asked + 1);
-    });
+    }, 30_000);
 
     test('32 concurrent acquires on one key: one script run; each slot admits one caller when due, in order, none early', async () => {
       let runs = 0;
