@@ -2,20 +2,12 @@
  * Issue 15, mutation rerun: backoff rules a mutant survived (Stryker on src/call/backoff.ts).
  */
 import { describe, expect, test } from 'vitest';
-import { PoolError } from '../../src/base/errors.js';
+import { message as thrown } from './support.js';
 import { backoffDelay, resolveBackoff, type BackoffOptions } from '../../src/call/backoff.js';
 
 const base: BackoffOptions = { initialMs: 100, maxMs: 10_000, jitter: 'full' };
 
-function message(value: unknown): string {
-  try {
-    resolveBackoff('backoff', value, base);
-  } catch (e) {
-    expect(e).toBeInstanceOf(PoolError);
-    return (e as PoolError).message;
-  }
-  throw new Error('expected INVALID_OPTIONS');
-}
+const message = (value: unknown): string => thrown(() => resolveBackoff('backoff', value, base));
 
 describe('decorrelated jitter', () => {
   test('the first retry (no previous delay) draws from [initialMs, 3 × initialMs]', () => {

@@ -3,21 +3,12 @@
  * retryBudget, dailyResetUtcHour): each field named in its message, each default and edge.
  */
 import { describe, expect, test } from 'vitest';
-import { PoolError } from '../../src/base/errors.js';
+import { message } from './support.js';
 import { resolveBudget } from '../../src/limits/budget.js';
 import { resetHour } from '../../src/limits/daily.js';
 import { resolveRateLimit } from '../../src/limits/quota.js';
 import { resolveStore } from '../../src/limits/store.js';
 
-function message(fn: () => unknown): string {
-  try {
-    fn();
-  } catch (e) {
-    expect(e).toBeInstanceOf(PoolError);
-    return (e as PoolError).message;
-  }
-  throw new Error('expected INVALID_OPTIONS');
-}
 
 const F = 'endpoints[0].rateLimit';
 

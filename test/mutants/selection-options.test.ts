@@ -3,20 +3,11 @@
  * latency), each field named in its message, each default and edge pinned.
  */
 import { describe, expect, test } from 'vitest';
-import { PoolError } from '../../src/base/errors.js';
+import { message } from './support.js';
 import { resolveHealth } from '../../src/selection/selector.js';
 import { DEFAULT_HEDGE, resolveHedge } from '../../src/selection/hedge.js';
 import { resolveLatency } from '../../src/selection/latency.js';
 
-function message(fn: () => unknown): string {
-  try {
-    fn();
-  } catch (e) {
-    expect(e).toBeInstanceOf(PoolError);
-    return (e as PoolError).message;
-  }
-  throw new Error('expected INVALID_OPTIONS');
-}
 
 describe('resolveHealth', () => {
   test('defaults: 5 and 15 minutes, 1.5 s', () => {
