@@ -54,6 +54,8 @@ export class PoolState<C> {
   storeDegraded = false;
   /** When to try the shared store again after a failure. */
   storeRetryAt = 0;
+  /** When a call was last turned away for want of a turn (learned ceilings then recover sooner). */
+  turnedAwayAt = Number.NEGATIVE_INFINITY;
   closed = false;
   active = 0;
   /** Whether attempt durations feed the endpoints' latency trackers. */

@@ -29,7 +29,16 @@ console.log(JSON.stringify({ keys: profile.keys, groups: profile.groups, drifts:
 const buckets = new Map();
 // Per call: when it was first seen, the wait it was told, its attempts and how they ended.
 const calls = new Map();
+const recal = [];
+const sent = new Map();
 function event(now, e) {
+  if (e.type === 'endpoint-recalibrated' || e.type === 'endpoint-limit-clamped') recal.push(`${(now / 1000).toFixed(1)}s ${e.endpoint} ${e.scope ?? ''} ${e.reason ?? e.type} -> ${e.perSecond}`);
+  if (e.type === 'attempt-start') {
+    const b = Math.floor(now / bucketMs);
+    const m = sent.get(b) ?? {};
+    m[e.endpoint] = (m[e.endpoint] ?? 0) + 1;
+    sent.set(b, m);
+  }
   if (e.callId === undefined) return;
   let c = calls.get(e.callId);
   if (c === undefined) calls.set(e.callId, (c = { at: now, told: undefined, attempts: [], done: undefined }));
@@ -53,6 +62,10 @@ console.log(reasons);
 const cap = trueCapacity(profile);
 for (const [b, n] of [...buckets].sort((x, y) => x[0] - y[0])) {
   console.log(`  ${b * bucketMs / 1000}s: ${n} failures; capacity then ${capacityAt(profile, b * bucketMs)}/s (true capacity ${cap}/s)`);
+}
+if (process.argv.includes('--recal')) {
+  console.log(recal.join('\n'));
+  for (const [b, m] of [...sent].sort((x, y) => x[0] - y[0])) console.log(`  ${b * bucketMs / 1000}s sent/s: ${Object.entries(m).map(([k, v]) => `${k}=${(v / (bucketMs / 1000)).toFixed(2)}`).join(' ')}`);
 }
 const rng = new Rng(seed ^ 0x5bd1e995);
 rng.fork('server');

@@ -15,6 +15,7 @@ const i = process.argv.indexOf('--margin');
 const share = 1 / (1 + Number(i > 0 ? process.argv[i + 1] : 60) / 1000);
 
 function run(profile, times, admit) {
+  const cap = (t) => share * capacityAt(profile, t);
   let free = 0;
   let failed = 0;
   const waits = [];
@@ -22,7 +23,7 @@ function run(profile, times, admit) {
   for (const t of times) {
     const start = Math.max(free, t);
     const wait = start - t;
-    if (!admit(t, wait, state)) {
+    if (!admit(t, wait, state, cap)) {
       failed++;
       continue;
     }
@@ -42,6 +43,15 @@ const RULES = {
     if (w <= 1000) s.since = undefined;
     else s.since ??= t;
     return w <= (s.since !== undefined && t - s.since > T ? 4500 : 9700);
+  }])),
+  // Sustained overload: the arrival rate over the last W s against the capacity (the pool knows its limits).
+  ...Object.fromEntries([[30_000, 1], [60_000, 1], [60_000, 0.97], [120_000, 1]].map(([W, f]) => [`9.7 s unless arrivals over ${W / 1000} s exceed ${f} x capacity, then 4.5 s`, () => (t, w, s, cap) => {
+    s.q ??= [];
+    s.h ??= 0;
+    s.q.push(t);
+    while (s.q[s.h] <= t - W) s.h++;
+    const rate = ((s.q.length - s.h) * 1000) / Math.min(W, Math.max(t, 1000));
+    return w <= (rate > f * cap(t) ? 4500 : 9700);
   }])),
   // A budget of long waits: 0.5 % of admissions may wait up to 9.7 s (50 saved up at most).
   'long-wait budget 0.5 %': () => (t, w, s) => {

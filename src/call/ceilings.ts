@@ -20,6 +20,7 @@
  * group's configured rate and is dropped once it reaches the group's ceiling.
  */
 import type { Verdict } from '../base/classify.js';
+import { clampLearned } from '../limits/ceiling.js';
 import { keyLevel, type Quota } from '../limits/quota.js';
 import type { EndpointState } from '../selection/endpoint.js';
 import type { PoolState } from '../state.js';
@@ -36,7 +37,7 @@ const RETRY_AFTER_JITTER = 0.25;
  * the remedy). Returns the level the answer came from: the quota to cool
  * after a rate-limited answer.
  */
-export function learnCeiling<C>(s: PoolState<C>, ep: EndpointState<C>, verdict: Verdict, now: number): Quota {
+export function learnCeiling<C>(s: PoolState<C>, ep: EndpointState<C>, verdict: Verdict, now: number, sentAt = now): Quota {
   const hinted = verdict.ceilingPerSecond;
   const group = ep.quota;
   if (hinted === undefined) {
@@ -54,9 +55,9 @@ export function learnCeiling<C>(s: PoolState<C>, ep: EndpointState<C>, verdict: 
   let perSecond: number;
   if (scope === 'key' && group.grouped) {
     level = ownLevel(s, ep, now);
-    perSecond = level.learn(hinted, now, group.configured ?? group.perSecond);
+    perSecond = level.learn(hinted, now, group.configured ?? group.perSecond, sentAt);
   } else {
-    perSecond = level.learn(hinted, now);
+    perSecond = level.learn(hinted, now, undefined, sentAt);
   }
   // Calls queued on the group were promised turns at the old ceiling (see waiters.ts `recheck`).
   if (perSecond < (before ?? INF)) group.waiters?.recheck(now);
@@ -64,7 +65,7 @@ export function learnCeiling<C>(s: PoolState<C>, ep: EndpointState<C>, verdict: 
   level.coolDown(now, Math.min(s.opts.rateLimitCooldownMs, Math.ceil(level.rate!.intervalMs)));
   if (s.listener !== undefined) {
     s.emit(
-      perSecond !== hinted
+      clampLearned(hinted) !== hinted
         ? { type: 'endpoint-recalibrated', endpoint: ep.name, perSecond, scope: group.grouped ? scope : 'key', reason: 'hint', clampedFrom: hinted }
         : { type: 'endpoint-recalibrated', endpoint: ep.name, perSecond, scope: group.grouped ? scope : 'key', reason: 'hint' },
     );
@@ -113,14 +114,16 @@ export function rateLimitCooldownMs<C>(s: PoolState<C>, level: Quota, verdict: V
 export function recoverCeilings<C>(s: PoolState<C>, ep: EndpointState<C>, now: number): void {
   const r = s.opts.ceilingRecovery;
   const group = ep.quota;
-  const g = group.recover(now, r);
+  // Callers were turned away for want of a turn lately: probing up costs less than waiting.
+  const pressed = now - s.turnedAwayAt <= r.quietMs / 4;
+  const g = group.recover(now, r, pressed);
   if (g !== undefined) {
     group.waiters?.poke();
     s.emit({ type: 'endpoint-recalibrated', endpoint: ep.name, perSecond: g, scope: group.grouped ? 'group' : 'key', reason: 'recovery' });
   }
   const own = ep.own;
   if (own === undefined) return;
-  const k = own.recover(now, r);
+  const k = own.recover(now, r, pressed);
   if (k === undefined) return;
   // Back at the group's level: the key's own limit has nothing left to say.
   if ((k >= (group.perSecond ?? INF) || own.learned === undefined || k >= own.learned.target) && own.blockedMs(now) === 0) ep.own = undefined;

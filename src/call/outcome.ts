@@ -97,7 +97,7 @@ export function recordFailure<C>(s: PoolState<C>, a: Attempt<C>, error: unknown,
   const cls = verdict.class;
   ep.failures++;
   // The limit the answer came from: the group's quota, or the key's own (see ceilings.ts).
-  const level = learnCeiling(s, ep, verdict, now);
+  const level = learnCeiling(s, ep, verdict, now, a.startedAt);
   let opened = false;
   let closed = false;
   let cooldownMs = 0;

@@ -151,7 +151,10 @@ export abstract class Waiting<C> implements Waiter, QueuedWaiter {
     const on = ep ?? (this.#slots?.queuedOn as EndpointState<C> | undefined);
     const reserveMs = on === undefined ? 0 : 2 * on.okMs;
     const late = now + etaMs + reserveMs > this.deadlineAt ? 'deadline' : waited + etaMs > this.s.opts.maxQueueWaitMs ? 'maxQueueWaitMs' : undefined;
-    return late && `rate limits leave no turn for the call within its ${late} (next turn in ${Math.ceil(etaMs)} ms)`;
+    if (late === undefined) return undefined;
+    // Learned ceilings recover sooner while callers are turned away (see limits/ceiling.ts).
+    this.s.turnedAwayAt = now;
+    return `rate limits leave no turn for the call within its ${late} (next turn in ${Math.ceil(etaMs)} ms)`;
   }
 
   /**

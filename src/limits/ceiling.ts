@@ -6,12 +6,17 @@
  *   `LEARNED_MAX_PER_SECOND`] (the caller reports the clamp with an event), so a hint
  *   like "(10000000000/sec)" or "(0.0000001/sec)" can neither break the limiter nor park
  *   an endpoint for days.
- * - Recovery (additive increase): after `quietMs` with no rate-limited answer at this
- *   level, the ceiling rises by `stepFraction × target` every `stepMs`, up to the target:
- *   the configured rate, or, with none configured, the highest rate the server ever
- *   announced for this level. The next rate-limited answer with a number sets it again
- *   and restarts the quiet period. With the defaults (30 s, 10 s, 0.1) a ceiling halved
- *   by a hint is back at its target 30 s + 5 × 10 s = 80 s after the last complaint.
+ * - Recovery: after a quiet period with no rate-limited answer at this level, the ceiling
+ *   rises every `stepMs`, the first step by `stepFraction × target`, each next one twice
+ *   the one before, up to the target: the configured rate, or, with none configured, the
+ *   highest rate the server ever announced for this level. The next rate-limited answer
+ *   with a number sets it again and restarts the quiet period. The quiet period is
+ *   `quietMs`, a quarter of it while callers are being turned away for want of a turn
+ *   (a probe then costs less than the calls lost by waiting), and doubles for each
+ *   recovery in a row that a hint took back (a limit that stays low is probed ever less
+ *   often, up to × 8), back to one once the ceiling reaches its target. With the defaults
+ *   (30 s, 10 s, 0.1) a ceiling halved by a hint is back at its target 30 s + 2 × 10 s =
+ *   50 s after the last complaint (steps of 10 %, 20 %, 40 %), 7.5 s + 20 s under pressure.
  *
  * Pure: every method takes `now`; nothing schedules a timer. The pool calls `recover`
  * when it has a reason to look (a success on the endpoint, `stats()`, `capacity()`).
@@ -33,6 +38,16 @@ export interface CeilingRecovery {
   readonly stepFraction: number;
 }
 
+/** A failed recovery doubles the quiet period, at most this many times (× 8). */
+const MAX_BACKOFF = 3;
+/** A repeated hint sets the ceiling this much under the one in force, down to `REPEAT_FLOOR` × the hint. */
+const REPEAT_CUT = 0.95;
+const REPEAT_FLOOR = 0.8;
+/** Under pressure (callers turned away for want of a turn) the quiet period is this share of `quietMs`. */
+const PRESSED_QUIET = 0.25;
+/** … and steps come twice as often. */
+const PRESSED_STEP = 0.5;
+
 export class LearnedCeiling {
   /** The ceiling in force. */
   value: number;
@@ -42,17 +57,39 @@ export class LearnedCeiling {
   limitedAt: number;
   /** Where recovery stops. */
   target: number;
+  /** The number the last hint said. */
+  hint: number;
+  /** Recovery steps taken since the last hint (each one twice the size of the one before). */
+  run = 0;
+  /** Recoveries in a row that a hint took back (the quiet period doubles for each, up to × 8). */
+  fails = 0;
 
   constructor(value: number, target: number, now: number) {
     this.value = value;
+    this.hint = value;
     this.target = Math.max(target, value);
     this.changedAt = now;
     this.limitedAt = now;
   }
 
-  /** A hint said `perSecond` (already clamped); the highest ever said raises the target when nothing is configured. */
-  set(perSecond: number, now: number, configured: number | undefined): void {
-    this.value = perSecond;
+  /**
+   * A hint said `perSecond` (already clamped) for a call sent at `sentAt`; the highest ever
+   * said raises the target when nothing is configured.
+   */
+  set(perSecond: number, now: number, configured: number | undefined, sentAt = now): void {
+    let value = perSecond;
+    if (this.run > 0) {
+      // A hint after a recovery step took it back: the server has not come back up, wait longer next time.
+      if (perSecond < this.value) this.fails = Math.min(this.fails + 1, MAX_BACKOFF);
+    } else if (sentAt >= this.changedAt && perSecond === this.hint) {
+      // Refused although sent at the pace in force, with the same number again: the server's
+      // number is rounded, or its window stricter than it says. Go a little under (5 % a
+      // time, down to 80 % of what it says).
+      value = Math.max(REPEAT_FLOOR * perSecond, Math.min(perSecond, this.value) * REPEAT_CUT);
+    }
+    this.hint = perSecond;
+    this.run = 0;
+    this.value = value;
     this.changedAt = now;
     this.limitedAt = now;
     this.target = configured ?? Math.max(this.target, perSecond);
@@ -63,17 +100,36 @@ export class LearnedCeiling {
     this.limitedAt = now;
   }
 
-  /** Applies the recovery steps due by `now`. Returns true when the value rose. */
-  recover(now: number, r: CeilingRecovery): boolean {
+  /** The quiet period in force: `quietMs` (a quarter under pressure), doubled per failed recovery. */
+  quietMs(r: CeilingRecovery, pressed: boolean): number {
+    return (pressed ? PRESSED_QUIET * r.quietMs : r.quietMs) * 2 ** this.fails;
+  }
+
+  /**
+   * Applies the recovery steps due by `now`. Returns true when the value rose. `pressed`:
+   * callers were turned away for want of a turn lately, so waiting costs more than a probe.
+   */
+  recover(now: number, r: CeilingRecovery, pressed = false): boolean {
     if (this.value >= this.target) return false;
-    const first = Math.max(this.limitedAt + r.quietMs, this.changedAt + r.stepMs);
-    if (now < first) return false;
-    const step = r.stepFraction * this.target;
-    const steps = Math.min(Math.floor((now - first) / r.stepMs) + 1, Math.ceil((this.target - this.value) / step - 1e-9));
-    const next = this.value + steps * step;
-    // Floating steps must land on the target, not a hair under it.
-    this.value = next >= this.target - step * 1e-6 ? this.target : next;
-    this.changedAt = first + (steps - 1) * r.stepMs;
+    // The quiet period holds back the first step only: once a recovery has begun it goes on.
+    const stepMs = pressed ? r.stepMs * PRESSED_STEP : r.stepMs;
+    let at = this.run > 0 ? this.changedAt + stepMs : Math.max(this.limitedAt + this.quietMs(r, pressed), this.changedAt + stepMs);
+    if (now < at) return false;
+    let value = this.value;
+    let run = this.run;
+    // Each step doubles the one before (0.1, 0.2, 0.4 … of the target): a ceiling halved by a
+    // drift that has ended is back within a few steps, while the first step stays small.
+    for (;;) {
+      value += r.stepFraction * this.target * 2 ** Math.min(run, 30);
+      run++;
+      if (value >= this.target - this.target * 1e-9 || at + stepMs > now) break;
+      at += stepMs;
+    }
+    this.value = value >= this.target - this.target * 1e-9 ? this.target : value;
+    this.run = run;
+    this.changedAt = at;
+    // Back at the target: the limit is whole again, the next drop starts from the short quiet period.
+    if (this.value === this.target) this.fails = 0;
     return true;
   }
 }

@@ -200,22 +200,26 @@ export class Quota {
   }
 
   /**
-   * Adopts a ceiling the server told us about, clamped into the learned range; returns
-   * the value adopted. `target`: where recovery stops (default: the configured rate, else
+   * Adopts a ceiling the server told us about, clamped into the learned range (a little
+   * under it when the server repeats the number in force for a call `sentAt` paced by it,
+   * see ceiling.ts); returns the value adopted. `target`: where recovery stops (default: the configured rate, else
    * the highest value ever learned).
    */
-  learn(perSecond: number, now: number, target = this.configured): number {
-    const value = clampLearned(perSecond);
+  learn(perSecond: number, now: number, target = this.configured, sentAt = now): number {
+    let value = clampLearned(perSecond);
     if (this.learned === undefined) this.learned = new LearnedCeiling(value, target ?? value, now);
-    else this.learned.set(value, now, target);
+    else {
+      this.learned.set(value, now, target, sentAt);
+      value = this.learned.value;
+    }
     this.#apply(value, now);
     return value;
   }
 
   /** Recovery steps of a learned ceiling due by `now`; returns the new ceiling when it rose. */
-  recover(now: number, r: CeilingRecovery): number | undefined {
+  recover(now: number, r: CeilingRecovery, pressed = false): number | undefined {
     const l = this.learned;
-    if (l === undefined || !l.recover(now, r)) return undefined;
+    if (l === undefined || !l.recover(now, r, pressed)) return undefined;
     this.#apply(l.value, now);
     return l.value;
   }

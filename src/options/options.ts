@@ -198,11 +198,15 @@ export interface HedgeOptions {
 }
 
 export interface CeilingRecoveryOptions {
-  /** Time with no rate-limited answer before a lowered learned ceiling starts to rise. @default 30000 */
+  /**
+   * Time with no rate-limited answer before a lowered learned ceiling starts to rise: a
+   * quarter of it while callers are turned away for want of a turn, doubled (up to 8×) for
+   * each recovery in a row that a 429 took back. @default 30000
+   */
   readonly quietMs?: number;
-  /** Time between two upward steps. @default 10000 */
+  /** Time between two upward steps (half of it while callers are turned away). @default 10000 */
   readonly stepMs?: number;
-  /** Each step adds this fraction of the target (the configured rate, else the highest announced). @default 0.1 */
+  /** The first step adds this fraction of the target (the configured rate, else the highest announced); each next one twice the one before. @default 0.1 */
   readonly stepFraction?: number;
 }
 

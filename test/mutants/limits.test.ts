@@ -188,17 +188,70 @@ describe('LearnedCeiling', () => {
     expect(clampLearned(LEARNED_MIN_PER_SECOND)).toBe(LEARNED_MIN_PER_SECOND);
   });
 
-  test('recovers by steps of 10 % of the target after the quiet period, landing on the target', () => {
-    const c = new LearnedCeiling(5, 10, 0);
+  test('recovers after the quiet period by steps of 10 %, then 20 %, 40 % … of the target, landing on the target', () => {
+    const c = new LearnedCeiling(5, 20, 0);
     expect(c.recover(29_999, R)).toBe(false);
     expect(c.recover(30_000, R)).toBe(true);
-    expect(c.value).toBe(6);
+    expect([c.value, c.run, c.changedAt]).toEqual([7, 1, 30_000]);
     expect(c.recover(39_999, R)).toBe(false);
+    // Two steps due at once (40 s and 50 s): +4, +8.
+    expect(c.recover(55_000, R)).toBe(true);
+    expect([c.value, c.run, c.changedAt]).toEqual([19, 3, 50_000]);
+    expect(c.recover(59_999, R)).toBe(false);
     expect(c.recover(60_000, R)).toBe(true);
-    expect(c.value).toBeCloseTo(9, 9);
-    expect(c.recover(70_000, R)).toBe(true);
-    expect(c.value).toBe(10);
+    expect(c.value).toBe(20);
     expect(c.recover(1e9, R)).toBe(false);
+  });
+
+  test('under pressure: a quarter of the quiet period, steps twice as often; once begun, a recovery goes on without it', () => {
+    const c = new LearnedCeiling(5, 20, 0);
+    expect(c.recover(7_499, R, true)).toBe(false);
+    expect(c.recover(7_500, R, true)).toBe(true);
+    expect([c.value, c.changedAt]).toEqual([7, 7_500]);
+    expect(c.recover(12_499, R, true)).toBe(false);
+    expect(c.recover(12_500, R, true)).toBe(true);
+    expect(c.value).toBe(11);
+    // Pressure gone: the next step comes one whole stepMs after the last one.
+    expect(c.recover(22_499, R)).toBe(false);
+    expect(c.recover(22_500, R)).toBe(true);
+    expect(c.value).toBe(19);
+  });
+
+  test('a hint that takes a recovery back doubles the quiet period (up to × 8); reaching the target resets it', () => {
+    const c = new LearnedCeiling(5, 20, 0);
+    let t = 0;
+    for (const [k, quiet] of [[1, 60_000], [2, 120_000], [3, 240_000], [3, 240_000]] as const) {
+      const due = t + c.quietMs(R, false);
+      expect(c.recover(due - 1, R)).toBe(false);
+      expect(c.recover(due, R)).toBe(true);
+      t = due + 1;
+      c.set(5, t, 20);
+      expect(c.fails).toBe(k);
+      expect(c.quietMs(R, false)).toBe(quiet);
+      expect(c.quietMs(R, true)).toBe(quiet / 4);
+    }
+    // A hint with no recovery step before it is not a failed recovery.
+    const d = new LearnedCeiling(5, 20, 0);
+    d.set(4, 100, 20);
+    expect(d.fails).toBe(0);
+    expect(c.recover(1e9, R)).toBe(true);
+    expect([c.value, c.fails]).toEqual([20, 0]);
+  });
+
+  test('the same number again, for a call sent at the pace in force: 5 % under it each time, down to 80 % of it', () => {
+    const c = new LearnedCeiling(3, 10, 0);
+    c.set(3, 1000, 10, 500);
+    expect(c.value).toBeCloseTo(2.85, 9);
+    c.set(3, 2000, 10, 1500);
+    expect(c.value).toBeCloseTo(2.7075, 9);
+    for (let t = 3000; t < 20_000; t += 1000) c.set(3, t, 10, t - 500);
+    expect(c.value).toBeCloseTo(2.4, 9);
+    // A call sent before the last change was not paced by it: the number is taken as said.
+    c.set(3, 30_000, 10, 18_000);
+    expect(c.value).toBe(3);
+    // Another number is news, not a repeat.
+    c.set(2, 31_000, 10, 30_500);
+    expect(c.value).toBe(2);
   });
 
   test('set: the configured target, else the highest ever said; limited restarts the quiet period', () => {
