@@ -282,6 +282,25 @@ describe('a ceiling that falls under a queue', () => {
     expect(Math.max(...served)).toBeLessThanOrEqual(2000 + 600);
   });
 
+  test("a member's own ceiling learned under a queue: the recheck counts the slot the answer skips", async () => {
+    const h = harness([{ name: 'k1', ...paced(10) }, { name: 'k2', ...paced(10) }], { groups: [['k1', 'k2']], maxQueueWaitMs: 1500, deadlineMs: 30_000 });
+    // k1's first answer, 50 ms after it left: k1 alone takes 1/s. Calls pinned to k1 queue behind it.
+    h.eps.k1!.then(fail({ class: 'rate-limited', ceilingPerSecond: 1, ceilingScope: 'key' }, 50));
+    const t0 = h.clock.now();
+    const waits: (number | string)[] = [];
+    const calls = Array.from({ length: 4 }, () =>
+      start(h.pool.execute(async (ep, ctx) => (waits.push(h.clock.now() - t0), h.op(ep, ctx)), { pin: 'k1' }).catch((e: PoolError) => e.code)),
+    );
+    await h.clock.advance(10_000);
+    await Promise.all(calls.map((c) => c.promise));
+    // The first call's retry and the next call fit in 1.5 s at 1/s after the skipped slot; the rest are shed at once.
+    expect(calls.map((c) => c.value).filter((v) => v === 'RATE_LIMITED').length).toBeGreaterThanOrEqual(2);
+    // Known slack: two calls that both had their turn (the refused one, and one the pinned
+    // wait woke) may both claim the front, so one of them waits one interval of the new
+    // ceiling past the bound.
+    expect(Math.max(...waits.map(Number))).toBeLessThanOrEqual(1500 + 1000 + 100);
+  });
+
   test('a call whose attempt was rate-limited queues again at the front, not behind the calls that arrived meanwhile', async () => {
     const h = harness([{ name: 'k', ...paced(2) }], { deadlineMs: 60_000 });
     const order: string[] = [];

@@ -59,10 +59,11 @@ export function learnCeiling<C>(s: PoolState<C>, ep: EndpointState<C>, verdict: 
   } else {
     perSecond = level.learn(hinted, now, undefined, sentAt);
   }
-  // Calls queued on the group were promised turns at the old ceiling (see waiters.ts `recheck`).
-  if (perSecond < (before ?? INF)) group.waiters?.recheck(now);
   // The server said how fast: pacing at that rate is the remedy, so skip one slot, not a whole cooldown.
   level.coolDown(now, Math.min(s.opts.rateLimitCooldownMs, Math.ceil(level.rate!.intervalMs)));
+  // Calls queued on the group were promised turns at the old ceiling (see waiters.ts `recheck`);
+  // their new turns come after the slot just skipped, and after the refused call if it queues again.
+  if (perSecond < (before ?? INF)) group.waiters?.recheck(now, ep);
   if (s.listener !== undefined) {
     s.emit(
       clampLearned(hinted) !== hinted

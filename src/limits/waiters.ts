@@ -95,13 +95,20 @@ export class WaitQueue {
    * in order, works out each call's new turn (behind the calls that stay), and takes out
    * those for which it is now too late (`overdue`); they then select again in their order
    * (another endpoint may be sooner; if none is in time they fail at once), so the calls
-   * that stay keep the wait they were admitted with. Cost: one pass over the queue, per fall.
+   * that stay keep the wait they were admitted with. `rejoining`: the endpoint the call whose
+   * answer lowered the ceiling may queue again for, at the front (counted as one call ahead).
+   * Cost: one pass over the queue, per fall.
    */
-  recheck(now: number): void {
+  recheck(now: number, rejoining?: QueueSlot): void {
     const items = this.#items;
     const out: QueuedWaiter[] = [];
     const here = new Map<QueueSlot, number>();
     let ahead = 0;
+    // The call whose answer lowered the ceiling may come back to the front for `rejoining`.
+    if (rejoining !== undefined) {
+      ahead = 1;
+      here.set(rejoining, 1);
+    }
     for (let i = this.#head; i < items.length; i++) {
       const e = items[i]!;
       if (e.waiter.queueTicket !== e.ticket) continue;
