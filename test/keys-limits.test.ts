@@ -356,6 +356,34 @@ describe('two levels in a group', () => {
     expect(h.events.filter((e) => e.type === 'endpoint-recalibrated').map((e) => e.type === 'endpoint-recalibrated' && e.scope)).toEqual(['key', 'key', 'group']);
   });
 
+  test('a number that lowered the group is used up: after the group recovers, a key whose own limit is that same number lowers only itself', async () => {
+    const h = harness(
+      [
+        { name: 'k1', ...paced(6) },
+        { name: 'k2', ...paced(6) },
+        { name: 'other', ...paced(1) },
+      ],
+      { groups: [['k1', 'k2']], strategy: 'round-robin', deadlineMs: 60_000, ceilingRecovery: { quietMs: 30_000, stepMs: 1000, stepFraction: 1 } },
+    );
+    const once = (pin: string) => start(h.pool.execute(h.op, { pin, retry: 'none' }).catch(() => undefined));
+    const t0 = h.clock.now();
+    h.eps.k1!.then(fail({ class: 'rate-limited', ceilingPerSecond: 3 }));
+    await once('k1').promise;
+    await h.clock.advance(t0 + 1000 - h.clock.now());
+    h.eps.k2!.then(fail({ class: 'rate-limited', ceilingPerSecond: 3 }));
+    await once('k2').promise;
+    expect(h.pool.stats()[1]!.ceilingPerSecond).toBe(3); // two keys, one number: the account
+    // 30 s later the account is back at 6/s; k1 then says 3 again (its own limit, as it turns out).
+    await h.clock.advance(t0 + 31_000 - h.clock.now());
+    expect(h.pool.stats()[1]!.ceilingPerSecond).toBe(6);
+    h.eps.k1!.then(fail({ class: 'rate-limited', ceilingPerSecond: 3 }));
+    const c = once('k1');
+    await h.clock.advance(0);
+    await c.promise;
+    const [k1, k2] = h.pool.stats();
+    expect([k1!.ceilingPerSecond, k2!.ceilingPerSecond]).toEqual([3, 6]);
+  });
+
   test('the same number from two keys does not lower a group just seen carrying more than that', async () => {
     const h = group();
     const once = (pin: string) => start(h.pool.execute(h.op, { pin, retry: 'none' }).catch(() => undefined));

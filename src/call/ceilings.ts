@@ -9,7 +9,8 @@
  * what is full). A number below it is taken for the key's own limit (a key's limit never
  * lowers its siblings), unless another member of the group reported the same number
  * within the quiet period of `ceilingRecovery`: two keys saying the same thing describe
- * the account, and the group is lowered; except when, in the last 2 s, the server
+ * the account, and the group is lowered (a number that lowered the group is used up: it
+ * pairs with no later report); except when, in the last 2 s, the server
  * accepted more than that number of the group's calls started within one second less the
  * pacing margin (two keys whose own limits happen to be equal, under a faster account). So when an account's shared limit really drops,
  * the first answer lowers the key that gave it, the next one from a sibling lowers the
@@ -81,12 +82,16 @@ export function ownLevel<C>(s: PoolState<C>, ep: EndpointState<C>, now: number):
 
 function defaultScope<C>(s: PoolState<C>, ep: EndpointState<C>, n: number, now: number): 'key' | 'group' {
   const q = ep.quota;
-  if (n >= (q.perSecond ?? INF)) return 'group';
   const last = q.lastKeyHint;
+  // A number that describes the group uses up the key hints before it: after the group has
+  // recovered, a key's own limit that happens to be the same number must not pair with them.
+  if (n >= (q.perSecond ?? INF)) return (q.lastKeyHint = undefined), 'group';
   q.lastKeyHint = { perSecond: n, from: ep.name, at: now };
   // The group was just seen carrying more than n calls in a second: n is not its limit.
   if (q.acceptedMoreThan(n, 1000 - q.marginMs, now - PROOF_MS)) return 'key';
-  return last !== undefined && last.perSecond === n && last.from !== ep.name && now - last.at <= s.opts.ceilingRecovery.quietMs ? 'group' : 'key';
+  if (last === undefined || last.perSecond !== n || last.from === ep.name || now - last.at > s.opts.ceilingRecovery.quietMs) return 'key';
+  q.lastKeyHint = undefined;
+  return 'group';
 }
 
 /**
