@@ -143,3 +143,62 @@ describe('adaptive limit and learned ceiling', () => {
     expect(idle.adaptive!.increase(10_000, 500)).toBeUndefined();
   });
 });
+
+describe('Quota edges', () => {
+  const DAY = 86_400_000;
+  const HOUR = 3_600_000;
+
+  test('no rate limit: nothing shared, no ceiling; a cooldown that passed is no wait', () => {
+    const q = new Quota(undefined, 0, 0);
+    expect(q.shared).toBeUndefined();
+    expect(q.ceilingPerSecond).toBeUndefined();
+    q.coolDown(0, 100);
+    expect(q.waitMs(50)).toBe(50);
+    expect(q.waitMs(500)).toBe(0);
+    expect(new Quota(limit({}), 3, 0).shared).toEqual({ key: '', ...limit({}), dailyResetUtcHour: 3 });
+  });
+
+  test('park without a daily count: until the next reset on the wall clock', () => {
+    const q = new Quota(undefined, 0, 10 * DAY, 'endpoint:a', () => DAY + HOUR);
+    expect(q.park(10 * DAY)).toBe(10 * DAY + 23 * HOUR);
+  });
+
+  test('a fixed bucket recalibrated starts full, its burst ceil(perSecond)', () => {
+    const q = new Quota(limit({ perSecond: 4 }), 0, 0);
+    q.recalibrate(2.5, 0);
+    const b = q.rate as TokenBucket;
+    expect([b.perSecond, b.burst, b.tokens(0)]).toEqual([2.5, 3, 3]);
+  });
+
+  test('recalibrated while not degraded, then degraded: the share of the new ceiling', () => {
+    const q = new Quota(limit({ perSecond: 10 }), 0, 0);
+    q.recalibrate(4, 0);
+    q.degrade(0.5, 0);
+    expect(q.perSecond).toBe(2);
+    expect(q.ceilingPerSecond).toBe(4);
+  });
+
+  test('degrading a bucket keeps its fill fraction (at most the share); recalibrating while degraded keeps the fill; restore gives ceil(perSecond) burst', () => {
+    const q = new Quota(limit({ perSecond: 10, burst: 10 }), 0, 0);
+    for (let i = 0; i < 8; i++) q.take(0); // 2 of 10 left
+    q.degrade(0.5, 0);
+    const d = q.rate as TokenBucket;
+    expect([d.perSecond, d.burst, d.tokens(0)]).toEqual([5, 5, 1]);
+    q.take(0); // empty
+    q.recalibrate(4, 0);
+    const r = q.rate as TokenBucket;
+    expect([r.perSecond, r.burst, r.tokens(0)]).toEqual([2, 2, 0]);
+    q.restore(0);
+    const back = q.rate as TokenBucket;
+    expect([back.perSecond, back.burst]).toEqual([4, 4]);
+    expect(back.tokens(0)).toBe(0);
+  });
+
+  test('a tiny degraded ceiling still has a bucket of one', () => {
+    const q = new Quota(limit({ perSecond: 1 }), 0, 0);
+    q.degrade(0.25, 0);
+    q.recalibrate(1, 0);
+    expect((q.rate as TokenBucket).burst).toBe(1);
+    expect(q.perSecond).toBe(0.25);
+  });
+});
