@@ -27,8 +27,8 @@ describe('rateLimit.adaptive options', () => {
   });
 
   test("the aliases floor and ceiling point to min and max", () => {
-    expect(message(() => resolve({ floor: 1, max: 10 }))).toContain("'min'");
-    expect(message(() => resolve({ ceiling: 10 }))).toContain("'max'");
+    expect(message(() => resolve({ floor: 1, max: 10 }))).toBe(`${F}.floor: unknown option; did you mean 'min'?`);
+    expect(message(() => resolve({ ceiling: 10 }))).toBe(`${F}.ceiling: unknown option; did you mean 'max'?`);
   });
 
   test('perSecond (the start rate) within [min, max], bounds included', () => {
