@@ -93,3 +93,126 @@ describe('clamp', () => {
     expect(new AdaptiveLimit(opts({ min: 5, max: 8 }), 1, 0).rate).toBe(5);
   });
 });
+
+/** Sends at the rate in force (busy), every send a success, from `t` for `ms`; records each rise as [time, rate]. */
+function busy(a: AdaptiveLimit, t: number, ms: number, rises: [number, number][] = []): number {
+  const end = t + ms;
+  while (t < end) {
+    a.taken(t);
+    a.succeeded(t);
+    const r = a.increase(t, 1000 / a.rate);
+    if (r !== undefined) rises.push([t, r]);
+    t += 1000 / a.rate;
+  }
+  return end;
+}
+
+/** A controller that just decreased (busy) to an anchor of `anchor`/s at `t`. */
+function anchored(anchor: number, o: Partial<ResolvedAdaptive> = {}): { a: AdaptiveLimit; t: number } {
+  const a = new AdaptiveLimit(opts(o), anchor * 2, 0);
+  // Sends all it may (2 × anchor a second), the server accepts `anchor` a second.
+  const sendEvery = 1000 / (anchor * 2);
+  const okEvery = 1000 / anchor;
+  for (let s = 0, n = 0; s < 2000; s += sendEvery, n++) {
+    a.taken(s);
+    if (n % Math.round(okEvery / sendEvery) === 0) a.succeeded(s);
+  }
+  a.limited(2000, 2000);
+  return { a, t: 2000 };
+}
+
+describe('the schedule back up', () => {
+  test('nothing found yet: the rate doubles every doublingMs of busy time', () => {
+    const a = new AdaptiveLimit(opts({ max: 1000 }), 4, 0);
+    busy(a, 0, 8000);
+    // Busy time starts once two windows of history show it (so a little under 8 s here).
+    expect(a.rate).toBeGreaterThan(6);
+    expect(a.rate).toBeLessThanOrEqual(8);
+    busy(a, 8000, 8000);
+    expect(a.rate).toBeGreaterThan(12);
+    expect(a.rate).toBeLessThanOrEqual(16);
+  });
+
+  test('one rise per window at most', () => {
+    const a = new AdaptiveLimit(opts({ max: 1000 }), 4, 0);
+    const rises: [number, number][] = [];
+    busy(a, 0, 10_000, rises);
+    expect(rises.length).toBeGreaterThan(5);
+    for (let i = 1; i < rises.length; i++) expect(rises[i]![0] - rises[i - 1]![0]).toBeGreaterThanOrEqual(1000);
+  });
+
+  test('an idle gap adds no busy time', () => {
+    const a = new AdaptiveLimit(opts({ max: 1000 }), 4, 0);
+    busy(a, 0, 2000);
+    const before = a.rate;
+    // Nothing for 60 s, then busy again for a second: the doubling schedule has not moved by 60 s.
+    busy(a, 62_000, 3000);
+    expect(a.rate).toBeLessThan(before * 2);
+  });
+
+  test('after a decrease: up to the anchor within two windows, hold holdMs, then one call per window above it', () => {
+    const { a, t } = anchored(20);
+    expect(a.anchor).toBe(20);
+    expect(a.rate).toBe(19);
+    const rises: [number, number][] = [];
+    busy(a, t, 12_000, rises);
+    const at = (ms: number) => rises.filter(([x]) => x - t <= ms).at(-1)?.[1];
+    // The approach: part way after one window, the anchor after two.
+    expect(at(1500)).toBeGreaterThan(19);
+    expect(at(1500)).toBeLessThan(20);
+    expect(at(3000)).toBe(20);
+    // The hold: nothing above 20 before 2 s + 5 s of busy time.
+    expect(rises.filter(([x, r]) => r > 20 && x - t < 7000)).toEqual([]);
+    const probe = rises.find(([, r]) => r > 20)!;
+    expect(probe[0] - t).toBeLessThan(8500);
+    expect(probe[1]).toBeCloseTo(21, 1);
+    // Then faster: each step above the last.
+    const above = rises.filter(([, r]) => r > 20).map(([, r]) => r);
+    expect(above.length).toBeGreaterThan(2);
+    for (let i = 2; i < above.length; i++) expect(above[i]! - above[i - 1]!).toBeGreaterThan(above[i - 1]! - above[i - 2]!);
+  });
+
+  test('an anchor of 1/s probes at 2/s; under 1/s the probe starts at the anchor', () => {
+    const one = anchored(1);
+    expect(one.a.anchor).toBe(1);
+    const rises: [number, number][] = [];
+    busy(one.a, one.t, 9000, rises);
+    expect(rises.find(([, r]) => r > 1)?.[1]).toBeCloseTo(2, 1);
+    const half = new AdaptiveLimit(opts(), 1, 0);
+    expect(half.limited(1000, 1000)).toBe(0.5); // nothing to read: × decrease
+    const up: [number, number][] = [];
+    // Sends all it may; looks every 250 ms (a slow sender's own calls are too far apart to show busy time).
+    let next = 1000;
+    for (let t = 1000; t < 40_000; t += 250) {
+      if (t >= next) {
+        half.taken(t);
+        half.succeeded(t);
+        next = t + 1000 / half.rate;
+      }
+      const r = half.increase(t, 1000 / half.rate);
+      if (r !== undefined) up.push([t, r]);
+    }
+    const first = up.find(([, r]) => r > 0.5);
+    expect(first).toBeDefined();
+    expect(first![1]).toBeLessThan(0.6);
+  });
+
+  test('busy: 70 % of what the limiter allowed over the two last whole windows, the current slot left out', () => {
+    // At 10/s, 70 % of two windows is 14 calls; the server accepted 4/s in the last window.
+    const run = (sends: number[]) => {
+      const a = new AdaptiveLimit(opts(), 10, 0);
+      const oks = [1000, 1200, 1400, 1600];
+      for (const t of [...sends.map((x) => [x, 0]), ...oks.map((x) => [x, 1])].sort((p, q) => p[0]! - q[0]! || p[1]! - q[1]!)) {
+        if (t[1] === 0) a.taken(t[0]!);
+        else a.succeeded(t[0]!);
+      }
+      return a.limited(2000, 2000);
+    };
+    const spaced = (n: number) => spread(0, 2000, n);
+    // Busy: straight to the reading (4); not busy: no lower than half the rate in force (5).
+    expect(run(spaced(14))).toBe(4);
+    expect(run(spaced(13))).toBe(5);
+    // A call in the current slot does not count.
+    expect(run([...spaced(13), 2000])).toBe(5);
+  });
+});
