@@ -95,11 +95,11 @@ describe('clamp', () => {
 });
 
 /** Sends at the rate in force (busy), every send a success, from `t` for `ms`; records each rise as [time, rate]. */
-function busy(a: AdaptiveLimit, t: number, ms: number, rises: [number, number][] = []): number {
+function busy(a: AdaptiveLimit, t: number, ms: number, rises: [number, number][] = [], succeed = true): number {
   const end = t + ms;
   while (t < end) {
     a.taken(t);
-    a.succeeded(t);
+    if (succeed) a.succeeded(t);
     const r = a.increase(t, 1000 / a.rate);
     if (r !== undefined) rises.push([t, r]);
     t += 1000 / a.rate;
@@ -215,4 +215,62 @@ describe('the schedule back up', () => {
     // A call in the current slot does not count.
     expect(run([...spaced(13), 2000])).toBe(5);
   });
+});
+
+describe('a probe refused', () => {
+  /** Anchored at 20/s, then busy without a reading (no successes) until the probe has stepped `steps` times above 20. */
+  function probing(steps = 3) {
+    const { a, t } = anchored(20);
+    const rises: [number, number][] = [];
+    let now = t;
+    while (rises.filter(([, r]) => r > 20).length < steps) now = busy(a, now, 250, rises, false);
+    const [prev, cur] = rises.slice(-2).map(([, r]) => r) as [number, number];
+    return { a, now, prev, cur, changedAt: rises.at(-1)![0] };
+  }
+
+  test('the step before the refused one was held a window: the new anchor is its whole calls', () => {
+    const { a, now, prev, cur } = probing();
+    expect(prev).toBeGreaterThan(21);
+    expect(a.rate).toBe(cur);
+    a.limited(now, now);
+    expect(a.anchor).toBe(Math.floor(prev));
+    // Found above the anchor by more than 10 %? No: same limit again, so the hold doubles.
+    expect(a.hold).toBe(Math.floor(prev) <= 22 ? 10_000 : 5000);
+    // Busy: the rate restarts just under the anchor, in whole calls.
+    expect(a.rate).toBe(Math.ceil(Math.floor(prev) * 0.95));
+  });
+
+  test('a call sent before the last rise was refused at the rate before it', () => {
+    const { a, now, changedAt } = probing(2); // 21, then one step more
+    a.limited(now, changedAt - 1);
+    // The refused rate is the previous step: nothing above the anchor was proven.
+    expect(a.anchor).toBe(20);
+    expect(a.hold).toBe(10_000);
+    expect(a.rate).toBe(19);
+  });
+
+  test('refused at a fractional earlier step: still nothing proven above the anchor', () => {
+    const { a, now, prev, changedAt } = probing(3);
+    expect(Math.floor(prev)).toBeLessThan(prev);
+    a.limited(now, changedAt - 1);
+    expect(a.anchor).toBe(20);
+  });
+
+  test('a call sent at the rise itself was refused at the new rate', () => {
+    const { a, now, prev, changedAt } = probing();
+    a.limited(now, changedAt);
+    expect(a.anchor).toBe(Math.floor(prev));
+  });
+
+  test('a reading between the anchor and the refused rate sets the anchor; well above it, the hold starts again', () => {
+    const { a, now, cur } = probing();
+    expect(cur).toBeGreaterThan(24);
+    // 24 successes in the last whole window, nothing sent since the last step.
+    const from = Math.ceil(now / 500) * 500;
+    for (const x of spread(from, from + 1000, 24)) a.succeeded(x);
+    a.limited(from + 1000, from + 1000);
+    expect(a.anchor).toBe(24);
+    expect(a.hold).toBe(5000);
+  });
+
 });
