@@ -274,3 +274,31 @@ describe('a probe refused', () => {
   });
 
 });
+
+describe('the hold after a failed probe', () => {
+  /** Busy time from a decrease at `anchor` (at `t`) to the first rate above it. */
+  function nextProbe(a: AdaptiveLimit, t: number, anchor: number): { after: number; now: number } {
+    const rises: [number, number][] = [];
+    let now = t;
+    while (!rises.some(([, r]) => r > anchor) && now < t + 60_000) now = busy(a, now, 100, rises);
+    return { after: rises.find(([, r]) => r > anchor)![0] - t, now };
+  }
+
+  test.each([
+    // anchor, first probe (approach 2 s + holdMs), after a failed probe at the same anchor (2 s + max(2 × holdMs, min(maxHoldMs, 50 calls)))
+    [2, 7000, 22_000], // 50 calls at 2/s = 25 s: capped at maxHoldMs 20 s
+    [4, 7000, 14_500], // 50 calls at 4/s = 12.5 s
+    [20, 7000, 12_000], // 50 calls at 20/s = 2.5 s: the doubled hold, 10 s
+  ])('anchor %d/s: first probe %d ms after the decrease, %d ms after a failed one', (anchor, first, again) => {
+    const { a, t } = anchored(anchor);
+    expect(a.anchor).toBe(anchor);
+    const one = nextProbe(a, t, anchor);
+    expect(one.after).toBeGreaterThan(first - 500);
+    expect(one.after).toBeLessThanOrEqual(first);
+    a.limited(one.now, one.now);
+    expect([a.anchor, a.hold]).toEqual([anchor, 10_000]);
+    const two = nextProbe(a, one.now, anchor);
+    expect(two.after).toBeGreaterThan(again - 500);
+    expect(two.after).toBeLessThanOrEqual(again);
+  });
+});
