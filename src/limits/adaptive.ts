@@ -258,7 +258,7 @@ export class AdaptiveLimit {
 }
 
 function clamp(r: number, o: ResolvedAdaptive): number {
-  return r < o.min ? o.min : r > o.max ? o.max : r;
+  return Math.min(o.max, Math.max(o.min, r));
 }
 
 const ADAPTIVE_KEYS: Record<keyof ResolvedAdaptive, true> & KnownKeys = {

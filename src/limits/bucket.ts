@@ -75,7 +75,6 @@ export class TokenBucket implements Limiter {
     const elapsed = now - this.#updatedAt;
     if (elapsed <= 0) return;
     this.#updatedAt = now;
-    if (this.#tokens >= this.burst) return;
     this.#tokens = Math.min(this.burst, this.#tokens + (elapsed * this.perSecond) / 1000);
   }
 }

@@ -136,5 +136,5 @@ export class LearnedCeiling {
 
 /** Clamps a hinted ceiling into the learned range. */
 export function clampLearned(perSecond: number): number {
-  return perSecond < LEARNED_MIN_PER_SECOND ? LEARNED_MIN_PER_SECOND : perSecond > LEARNED_MAX_PER_SECOND ? LEARNED_MAX_PER_SECOND : perSecond;
+  return Math.min(LEARNED_MAX_PER_SECOND, Math.max(LEARNED_MIN_PER_SECOND, perSecond));
 }

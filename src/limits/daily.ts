@@ -78,8 +78,8 @@ export class DailyCounter {
 /** Checks `dailyResetUtcHour`. */
 export function resetHour(value: unknown): number {
   if (value === undefined) return DEFAULTS.dailyResetUtcHour;
-  if (typeof value !== 'number' || !Number.isInteger(value) || value < 0 || value > 23) {
-    throw invalidOption('dailyResetUtcHour', 'an integer hour from 0 to 23', value);
-  }
-  return value;
+  // Number.isInteger is false for every non-number.
+  const hour = value as number;
+  if (!Number.isInteger(hour) || hour < 0 || hour > 23) throw invalidOption('dailyResetUtcHour', 'an integer hour from 0 to 23', value);
+  return hour;
 }

@@ -54,8 +54,9 @@ export class PacedLimiter implements Limiter {
 
   /** Milliseconds between two calls at the steady rate. */
   get intervalMs(): number {
-    const perWindow = this.#windowMs / this.#ring.length;
-    return perWindow > this.#spacingMs ? perWindow : this.#spacingMs;
+    // Never below the spacing: the window is `slots` spacings, or 1000 + margin with
+    // slots = floor(perSecond) <= perSecond.
+    return this.#windowMs / this.#ring.length;
   }
 
   get perSecond(): number {
@@ -66,8 +67,7 @@ export class PacedLimiter implements Limiter {
     const spacing = this.spaced ? this.#last + this.#spacingMs - now : 0;
     // The oldest of the last `slots` calls must have left the window.
     const window = this.#ring[this.#head]! + this.#windowMs - now;
-    const wait = spacing > window ? spacing : window;
-    return wait > 0 ? Math.ceil(wait) : 0;
+    return Math.ceil(Math.max(spacing, window, 0));
   }
 
   take(now: number): void {
@@ -78,12 +78,14 @@ export class PacedLimiter implements Limiter {
 
   /** Adopts a new ceiling (learned from the server), keeping the recent history. */
   recalibrate(perSecond: number): void {
-    const recent = this.#ordered().filter((t) => t !== Number.NEGATIVE_INFINITY);
+    // Oldest first; unused slots (-Infinity) are the oldest, so replaying them is a no-op,
+    // and replaying more starts than the new ring holds leaves the newest in it.
+    const recent = this.#ordered();
     this.#perSecond = perSecond;
     this.#spacingMs = (1000 / perSecond) * (1 + this.marginMs / 1000);
     this.#ring = this.#newRing(perSecond);
     this.#head = 0;
-    for (const t of recent.slice(-this.#ring.length)) this.take(t);
+    for (const t of recent) this.take(t);
   }
 
   #ordered(): number[] {

@@ -137,7 +137,6 @@ export class Quota {
    */
   etaMs(now: number, ahead: number): number {
     const wait = this.waitMs(now);
-    if (ahead === 0) return wait;
     const rate = this.rate;
     return rate === undefined ? wait : wait + ahead * rate.intervalMs;
   }

@@ -23,14 +23,14 @@ export class RollingCounter {
   add(now: number, n = 1): void {
     if (now >= this.#newestFrom && now - this.#newestFrom < this.#bucketMs) {
       this.#counts[this.#newestSlot]! += n;
-      if (now < this.#since) this.#since = now;
+      this.#since = Math.min(this.#since, now);
       return;
     }
     // A clock step backwards counts into the newest bucket rather than an older slot.
     const b = Math.max(Math.floor(now / this.#bucketMs), this.#newest);
     this.#advance(b);
     this.#counts[b % this.#counts.length]! += n;
-    if (now < this.#since) this.#since = now;
+    this.#since = Math.min(this.#since, now);
   }
 
   /** Events per second over the last `buckets` buckets (the current, partial one included). */
@@ -51,10 +51,11 @@ export class RollingCounter {
     return total;
   }
 
+  /** Moves to bucket `b` (callers pass `b >= #newest`; at `b === #newest` nothing is cleared). */
   #advance(b: number): void {
-    if (b <= this.#newest) return;
     const len = this.#counts.length;
-    const gap = this.#newest === Number.NEGATIVE_INFINITY ? len : Math.min(len, b - this.#newest);
+    // A counter never written (#newest = -Infinity) clears every slot.
+    const gap = Math.min(len, b - this.#newest);
     for (let i = 1; i <= gap; i++) this.#counts[(((b - gap + i) % len) + len) % len] = 0;
     this.#newest = b;
     this.#newestFrom = b * this.#bucketMs;
