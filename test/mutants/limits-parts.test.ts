@@ -19,13 +19,13 @@ const HOUR = 3_600_000;
 describe('LearnedCeiling recovery', () => {
   const r = { quietMs: 1000, stepMs: 1000, stepFraction: 0.1 };
 
-  test('one step adds stepFraction × target', () => {
+  test('the first step adds stepFraction × target, the next one twice that', () => {
     const c = new LearnedCeiling(10, 100, 0);
     expect(c.recover(1000, r)).toBe(true);
     expect(c.value).toBe(20);
     expect(c.recover(1999, r)).toBe(false);
     expect(c.recover(2500, r)).toBe(true);
-    expect(c.value).toBe(30);
+    expect(c.value).toBe(40);
   });
 
   test('floating steps land exactly on the target', () => {
