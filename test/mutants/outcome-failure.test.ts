@@ -6,7 +6,7 @@
  */
 import { describe, expect, test } from 'vitest';
 import { isPoolError, type PoolError } from '../../src/index.js';
-import { fail, harness, hang, ok, start, type FakeEndpoint } from '../support.js';
+import { fail, harness, hang, ok, start } from '../support.js';
 
 const FAILURES = 'endpoint_pool_failures_total';
 const OPENED = 'endpoint_pool_breaker_opened_total';
@@ -304,7 +304,7 @@ describe('cancelled attempts', () => {
     // a hangs past the hedge; b wins at 50 + 40 ms; a was at least 90 ms: b is now the faster.
     h.eps.a!.then(hang());
     h.eps.b!.then(ok('b', 40));
-    const raced = start(h.pool.execute(h.op, { pin: undefined, idempotent: true }));
+    const raced = start(h.pool.execute(h.op, { idempotent: true }));
     await h.clock.advance(90);
     await raced.promise;
     expect(raced.value).toBe('b');
@@ -313,4 +313,3 @@ describe('cancelled attempts', () => {
   });
 });
 
-export type { FakeEndpoint };
