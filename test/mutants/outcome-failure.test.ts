@@ -267,13 +267,36 @@ describe('timeouts', () => {
   });
 
   test('an attempt the deadline cut before half its fair time counts as a failure but not against the breaker or ranking', async () => {
-    const h = harness(['a'], { attemptTimeoutMs: 1000, deadlineMs: 1000, maxAttempts: 2, breaker: { threshold: 1 } });
-    // The first attempt fails fast; the second starts at 700 ms (after the backoff) and the deadline cuts it 300 ms later.
-    h.eps.a!.then(fail('permanent', 600), hang());
+    const h = harness(['a'], { attemptTimeoutMs: 1000, deadlineMs: 1000, maxAttempts: 2, breaker: { threshold: 2 } });
+    // The first attempt fails at 600 ms; the second starts at 700 ms (after the backoff) and the deadline cuts it 300 ms later.
+    h.eps.a!.then(fail('transient', 600), hang());
     const c = start(h.pool.execute(h.op));
     await h.clock.advance(1000);
     await c.promise;
     expect(isPoolError(c.error)).toBe(true);
+    expect(h.eps.a!.startedAt.map((t) => t - h.eps.a!.startedAt[0]!)).toEqual([0, 700]);
+    const s = h.pool.stats()[0]!;
+    expect([s.failures, s.failures5m, s.consecutiveFailures, s.breaker.state]).toEqual([2, 1, 1, 'closed']);
+    expect(h.metrics.counter(FAILURES, { endpoint: 'a', class: 'timeout' })).toBe(1);
+    expect(h.metrics.counter(OPENED)).toBe(0);
+    expect(h.events.filter((e) => e.type === 'attempt-failure').map((e) => e.type === 'attempt-failure' && [e.errorClass, e.durationMs])).toEqual([
+      ['transient', 600],
+      ['timeout', 300],
+    ]);
+    expect(h.eps.a!.contexts[1]!.signal.aborted).toBe(true);
+  });
+
+  test("strategy 'latency': a timed-out attempt weighs at least the failure penalty", async () => {
+    let i = 0;
+    const h = harness(['a', 'b'], { strategy: 'latency', random: () => (i++ % 2 === 0 ? 0 : 0.6), attemptTimeoutMs: 100, maxAttempts: 1, latency: { failurePenaltyMs: 5000 } });
+    h.eps.a!.then(hang());
+    h.eps.b!.then(ok('b', 1000));
+    const one = start(h.pool.execute(h.op, { pin: 'a' }));
+    const two = start(h.pool.execute(h.op, { pin: 'b', attemptTimeoutMs: 2000 }));
+    await h.clock.advance(1000);
+    await Promise.all([one.promise, two.promise]);
+    expect(isPoolError(one.error)).toBe(true);
+    expect(await h.pool.execute(h.op)).toBe('b');
   });
 });
 
