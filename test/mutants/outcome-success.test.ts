@@ -127,3 +127,55 @@ describe('latency feed', () => {
     expect(await h.pool.execute(h.op)).toBe('a');
   });
 });
+
+describe("the smoothed success time of a rate-limited endpoint (admission's reserve)", () => {
+  /** The wait to the next turn, read from a call that cannot wait at all. */
+  async function etaMs(h: ReturnType<typeof harness>): Promise<number> {
+    const e = await h.pool.execute(h.op, { deadlineMs: 1 }).then(
+      () => undefined,
+      (err: unknown) => err,
+    );
+    const m = /next turn in (\d+) ms/.exec(String((e as Error).message));
+    expect(m).not.toBeNull();
+    return Number(m![1]);
+  }
+
+  /** A call whose deadline leaves `slackMs` beyond the next turn: admitted (true) or failed at once (false). */
+  async function admitted(h: ReturnType<typeof harness>, deadlineMs: number): Promise<boolean> {
+    const c = start(h.pool.execute(h.op, { deadlineMs }));
+    await h.clock.advance(0);
+    return !c.settled;
+  }
+
+  async function serve(h: ReturnType<typeof harness>, ...durations: number[]): Promise<void> {
+    for (const d of durations) {
+      h.eps.k!.then(ok('k', d));
+      const c = start(h.pool.execute(h.op));
+      // Step to the moment it succeeds, so the next call comes right after it.
+      for (let i = 0; i < 5000 && !c.settled; i++) await h.clock.advance(1);
+      expect(c.value).toBe('k');
+    }
+  }
+
+  for (const quiet of [false, true]) {
+    test(`the first success is taken as is: a queued call needs twice it before its deadline${quiet ? ' (no metrics, no listener)' : ''}`, async () => {
+      const h = harness([{ name: 'k', rateLimit: { perSecond: 1, mode: 'paced' } }], quiet ? ({ metrics: undefined, onEvent: undefined } as object) : {});
+      h.eps.k!.then(ok('k', 200));
+      const first = start(h.pool.execute(h.op));
+      await h.clock.advance(200);
+      await first.promise;
+      const eta = await etaMs(h);
+      expect(eta).toBeGreaterThan(0);
+      expect(await admitted(h, eta + 399)).toBe(false);
+      expect(await admitted(h, eta + 400)).toBe(true);
+    });
+  }
+
+  test('later successes weigh 1/8: 200 then 600 ms is 250 ms', async () => {
+    const h = harness([{ name: 'k', rateLimit: { perSecond: 1, mode: 'paced' } }]);
+    await serve(h, 200, 600);
+    const eta = await etaMs(h);
+    expect(await admitted(h, eta + 499)).toBe(false);
+    expect(await admitted(h, eta + 500)).toBe(true);
+  });
+});
