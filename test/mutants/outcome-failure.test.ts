@@ -159,6 +159,27 @@ describe('a failed probe and the breaker', () => {
   });
 });
 
+describe('a breaker closed by an attempt sent before it opened wakes the calls parked behind a probe', () => {
+  test.each(['success', 'permanent answer'])("breakerMode 'wait': closed by a %s, a parked call goes at once, not when the probe ends", async (how) => {
+    const h = harness(['a'], { breaker: { threshold: 1, cooldownMs: 1000 }, breakerMode: 'wait', deadlineMs: 60_000, maxAttempts: 1 });
+    h.eps.a!.then(fail('transient', 10), how === 'success' ? ok('old', 1100) : fail('permanent', 1100), ok('probe', 5000), ok('parked'));
+    const failing = start(h.pool.execute(h.op, { breakerMode: 'fail-fast' }));
+    const old = start(h.pool.execute(h.op)); // sent at 0, answers at 1100
+    await h.clock.advance(1010); // the breaker opened at 10; its cooldown is over
+    const probe = start(h.pool.execute(h.op)); // the probe, out until 6010
+    await h.clock.advance(10);
+    const parked = start(h.pool.execute(h.op)); // waits for the probe: no timer
+    await h.clock.advance(80);
+    await Promise.all([failing.promise, old.promise]);
+    expect(h.pool.stats()[0]!.breaker.state).toBe('closed');
+    await h.clock.advance(0);
+    expect(h.eps.a!.startedAt.map((t) => t - h.eps.a!.startedAt[0]!)).toEqual([0, 0, 1010, 1100]);
+    await h.clock.advance(5000);
+    await Promise.all([probe.promise, parked.promise]);
+    expect([probe.value, parked.value]).toEqual(['probe', 'parked']);
+  });
+});
+
 describe('messages', () => {
   test('a classifier answer that is not an error class is named in the PERMANENT message', async () => {
     const h = harness(['a'], { classify: () => 'bogus' as never });
@@ -279,11 +300,39 @@ describe('timeouts', () => {
     expect([s.failures, s.failures5m, s.consecutiveFailures, s.breaker.state]).toEqual([2, 1, 1, 'closed']);
     expect(h.metrics.counter(FAILURES, { endpoint: 'a', class: 'timeout' })).toBe(1);
     expect(h.metrics.counter(OPENED)).toBe(0);
+    expect(h.trace((e) => e.type.startsWith('breaker'))).toEqual([]);
     expect(h.events.filter((e) => e.type === 'attempt-failure').map((e) => e.type === 'attempt-failure' && [e.errorClass, e.durationMs])).toEqual([
       ['transient', 600],
       ['timeout', 300],
     ]);
     expect(h.eps.a!.contexts[1]!.signal.aborted).toBe(true);
+  });
+
+  test.each([
+    // [attemptTimeoutMs, deadlineMs, first failure after, ran for when the deadline cut it]
+    [1000, 1000, 400, 500], // exactly half its fair time: it had its share
+    [10_000, 1000, 300, 600], // the deadline is the shorter: half of it is the fair share
+  ])('timeout %i, deadline %i: cut by the deadline after %#, it counts against the endpoint', async (t, d, firstMs, ranMs) => {
+    const h = harness(['a'], { attemptTimeoutMs: t, deadlineMs: d, maxAttempts: 2, breaker: { threshold: 5 } });
+    h.eps.a!.then(fail('transient', firstMs), hang());
+    const c = start(h.pool.execute(h.op));
+    await h.clock.advance(d);
+    await c.promise;
+    expect(h.eps.a!.startedAt[1]! - h.eps.a!.startedAt[0]!).toBe(d - ranMs);
+    const s = h.pool.stats()[0]!;
+    expect([s.failures, s.failures5m, s.consecutiveFailures]).toEqual([2, 2, 2]);
+  });
+
+  test('a late turn with the attempt timeout the shorter: fair share is half the attempt timeout', async () => {
+    // A rate-limited answer asks for 8267 ms (+ 12.5 % jitter at random 0.5: 9300 ms): the retry runs 700 ms of its 1000.
+    const h = harness(['a'], { attemptTimeoutMs: 1000, deadlineMs: 10_000, maxAttempts: 2, breaker: { threshold: 5 } });
+    h.eps.a!.then(fail({ class: 'rate-limited', retryAfterMs: 8267 }), hang());
+    const c = start(h.pool.execute(h.op));
+    await h.clock.advance(10_000);
+    await c.promise;
+    expect(h.eps.a!.startedAt[1]! - h.eps.a!.startedAt[0]!).toBe(9300);
+    const s = h.pool.stats()[0]!;
+    expect([s.failures, s.failures5m, s.consecutiveFailures]).toEqual([2, 2, 1]);
   });
 
   test("strategy 'latency': a timed-out attempt weighs at least the failure penalty", async () => {
@@ -313,6 +362,25 @@ describe('cancelled attempts', () => {
     expect(reason.code).toBe('ABORTED');
     expect(reason.message).toBe('another attempt of the call answered first');
     expect(h.events.find((e) => e.type === 'attempt-cancelled')).toMatchObject({ endpoint: 'a', attempt: 1, durationMs: 80, reason: 'superseded' });
+  });
+
+  test("strategy 'latency': an attempt the caller aborts says nothing about its endpoint's latency", async () => {
+    let i = 0;
+    const h = harness(['a', 'b'], { strategy: 'latency', random: () => (i++ % 2 === 0 ? 0 : 0.6) });
+    h.eps.a!.then(ok('a', 10));
+    h.eps.b!.then(ok('b', 40));
+    const warm = [start(h.pool.execute(h.op, { pin: 'a' })), start(h.pool.execute(h.op, { pin: 'b' }))];
+    await h.clock.advance(40);
+    await Promise.all(warm.map((w) => w.promise));
+    h.eps.a!.then(hang());
+    const ac = new AbortController();
+    const aborted = start(h.pool.execute(h.op, { pin: 'a', signal: ac.signal }));
+    await h.clock.advance(500);
+    ac.abort();
+    await aborted.promise;
+    expect(isPoolError(aborted.error) && aborted.error.code).toBe('ABORTED');
+    expect(h.events.find((e) => e.type === 'attempt-cancelled')).toMatchObject({ endpoint: 'a', durationMs: 500 });
+    expect(await h.pool.execute(h.op)).toBe('a');
   });
 
   test("strategy 'latency': a hedge loser is known to be at least as slow as the race lasted", async () => {
