@@ -61,7 +61,8 @@ export function permanentMessage(endpoint: string, error: unknown, sync: boolean
       ? `${error.message} (on ${on}); return a promise, e.g. make it async`
       : `the operation threw synchronously on ${on} instead of returning a rejected promise; not retried`;
   }
-  if (!verdict.valid && verdict.problem !== undefined) return `${verdict.problem} for the error from ${on}; treated as permanent`;
+  // Past the synchronous case, only runClassifier makes a verdict invalid, and it always says why.
+  if (!verdict.valid) return `${verdict.problem} for the error from ${on}; treated as permanent`;
   return `${on} answered with a permanent error`;
 }
 
