@@ -335,6 +335,20 @@ describe('timeouts', () => {
     expect([s.failures, s.failures5m, s.consecutiveFailures]).toEqual([2, 2, 1]);
   });
 
+  test.each(['transient', 'timeout'])("strategy 'latency': a %s failure weighs its own duration when that is above the penalty", async (kind) => {
+    let i = 0;
+    const h = harness(['a', 'b'], { strategy: 'latency', random: () => (i++ % 2 === 0 ? 0 : 0.6), attemptTimeoutMs: 100, maxAttempts: 1, latency: { failurePenaltyMs: 1 } });
+    // a fails after 100 ms (it weighs 100), b succeeds in 1000 ms: a is still the faster.
+    h.eps.a!.then(kind === 'timeout' ? hang() : fail('transient', 100));
+    h.eps.b!.then(ok('b', 1000));
+    const one = start(h.pool.execute(h.op, { pin: 'a' }));
+    const two = start(h.pool.execute(h.op, { pin: 'b', attemptTimeoutMs: 2000 }));
+    await h.clock.advance(1000);
+    await Promise.all([one.promise, two.promise]);
+    expect(isPoolError(one.error)).toBe(true);
+    expect(await h.pool.execute(h.op)).toBe('a');
+  });
+
   test("strategy 'latency': a timed-out attempt weighs at least the failure penalty", async () => {
     let i = 0;
     const h = harness(['a', 'b'], { strategy: 'latency', random: () => (i++ % 2 === 0 ? 0 : 0.6), attemptTimeoutMs: 100, maxAttempts: 1, latency: { failurePenaltyMs: 5000 } });
