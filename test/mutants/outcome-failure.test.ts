@@ -378,6 +378,26 @@ describe('cancelled attempts', () => {
     expect(h.events.find((e) => e.type === 'attempt-cancelled')).toMatchObject({ endpoint: 'a', attempt: 1, durationMs: 80, reason: 'superseded' });
   });
 
+  test("strategy 'latency': the loser's bound is stamped at the race's end, so a sample at that instant has no weight yet", async () => {
+    let i = 0;
+    const h = harness(['a', 'b'], { strategy: 'latency', hedge: { afterMs: 50 }, latency: { decayMs: 100 }, random: () => (i++ % 2 === 0 ? 0 : 0.6) });
+    h.eps.a!.then(ok('a', 10));
+    h.eps.b!.then(ok('b', 40));
+    const warm = [start(h.pool.execute(h.op, { pin: 'a' })), start(h.pool.execute(h.op, { pin: 'b' }))];
+    await h.clock.advance(40);
+    await Promise.all(warm.map((w) => w.promise));
+    // a hangs, b wins at 90 ms: a is at least 90 ms, stamped now.
+    h.eps.a!.then(hang(), ok('a', 0));
+    h.eps.b!.then(ok('b', 40));
+    const raced = start(h.pool.execute(h.op, { idempotent: true }));
+    await h.clock.advance(90);
+    await raced.promise;
+    expect(raced.value).toBe('b');
+    // A 0 ms success on a at the same instant: no time has passed since the stamp, so a stays at 90 and b (40) is the faster.
+    expect(await h.pool.execute(h.op, { pin: 'a' })).toBe('a');
+    expect(await h.pool.execute(h.op)).toBe('b');
+  });
+
   test("strategy 'latency': an attempt the caller aborts says nothing about its endpoint's latency", async () => {
     let i = 0;
     const h = harness(['a', 'b'], { strategy: 'latency', random: () => (i++ % 2 === 0 ? 0 : 0.6) });
