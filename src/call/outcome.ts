@@ -61,7 +61,8 @@ export function permanentMessage(endpoint: string, error: unknown, sync: boolean
       ? `${error.message} (on ${on}); return a promise, e.g. make it async`
       : `the operation threw synchronously on ${on} instead of returning a rejected promise; not retried`;
   }
-  if (!verdict.valid && verdict.problem !== undefined) return `${verdict.problem} for the error from ${on}; treated as permanent`;
+  // Past the synchronous case, only runClassifier makes a verdict invalid, and it always says why.
+  if (!verdict.valid) return `${verdict.problem} for the error from ${on}; treated as permanent`;
   return `${on} answered with a permanent error`;
 }
 
@@ -112,6 +113,7 @@ export function recordFailure<C>(s: PoolState<C>, a: Attempt<C>, error: unknown,
       if (level.adaptive !== undefined && verdict.ceilingPerSecond === undefined) adaptDown(s, ep, level, a.startedAt, now);
       cooldownMs = rateLimitCooldownMs(s, level, verdict, maxCooldownMs);
       level.coolDown(now, cooldownMs);
+      // Stryker disable next-line ConditionalExpression,EqualityOperator: the call's #endAttempt (releaseSlot) already woke parked calls for a probe, in a microtask that runs after this
       if (a.probe !== 0) s.wakeParked();
       break;
     }
@@ -147,7 +149,7 @@ export function starved<C>(plan: { readonly attemptTimeoutMs: number; readonly d
  * (the call's deadline cut it short before it had a fair share of time: see `Call.attemptTimedOut`),
  * in which case the endpoint's breaker and health ranking do not hear of it. Returns the error.
  */
-export function recordTimeout<C>(s: PoolState<C>, a: Attempt<C>, now: number, callId: number, starved = false): PoolError {
+export function recordTimeout<C>(s: PoolState<C>, a: Attempt<C>, now: number, callId: number, starved: boolean): PoolError {
   const ep = a.ep;
   const error = new PoolError('ATTEMPT_TIMEOUT', `attempt ${a.attempt} on endpoint ${JSON.stringify(ep.name)} timed out after ${now - a.startedAt} ms`, {
     attempts: a.attempt,
@@ -157,6 +159,7 @@ export function recordTimeout<C>(s: PoolState<C>, a: Attempt<C>, now: number, ca
   ep.failures++;
   if (starved) {
     ep.breaker.release(a.probe);
+    // Stryker disable next-line ConditionalExpression,EqualityOperator: as in recordFailure, releaseSlot already woke parked calls for a probe
     if (a.probe !== 0) s.wakeParked();
     reportFailure(s, a, 'timeout', error, now, false, false, callId);
     return error;
@@ -221,4 +224,5 @@ export function recordCallFailure<C>(s: PoolState<C>, callId: number, error: Poo
 }
 
 /** A classification slot, made at a call's first failure (most calls never fail). */
+// Stryker disable next-line ObjectLiteral: every field is written before it is read (runClassifier, or the synchronous case, whose unset flags read as false)
 export const newVerdict = (): Verdict => ({ class: 'transient', retryAfterMs: undefined, ceilingPerSecond: undefined, ceilingScope: undefined, dailyQuotaExhausted: false, disableEndpoint: false, valid: true });
