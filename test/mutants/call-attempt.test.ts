@@ -110,6 +110,26 @@ describe('the endpoint’s slot', () => {
     expect(next.value).toBe('after');
     expect(starts(h.events).map((e) => e.probe)).toEqual([false, true, false]);
   });
+  test('a probe cancelled by its caller frees the probe slot at once: the call parked behind it becomes the probe', async () => {
+    const h = harness(['a'], { maxAttempts: 1, breaker: { threshold: 1, cooldownMs: 100 }, breakerMode: 'wait' });
+    h.eps.a!.then(fail('transient'), hang(), ok('next', 5));
+    await h.pool.execute(h.op).catch(() => undefined);
+    await h.clock.advance(100);
+    const ac = new AbortController();
+    const t0 = h.clock.now();
+    const probe = start(h.pool.execute(h.op, { signal: ac.signal }));
+    const next = start(h.pool.execute(h.op));
+    await h.clock.advance(20);
+    expect(h.eps.a!.calls).toBe(2);
+    ac.abort();
+    await h.clock.advance(0);
+    await probe.promise;
+    expect(h.eps.a!.startedAt.slice(1)).toEqual([t0, t0 + 20]);
+    await h.clock.advance(5);
+    await next.promise;
+    expect(next.value).toBe('next');
+    expect(starts(h.events).map((e) => e.probe)).toEqual([false, true, true]);
+  });
 });
 
 describe('the attempt’s timeout', () => {
