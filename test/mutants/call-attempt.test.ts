@@ -170,4 +170,18 @@ describe('the attempt’s timeout', () => {
     await c2.promise;
     expect(c2.value).toBe('late');
   });
+
+  test('an attempt with no timeout keeps no timer of the pool alive', async () => {
+    const h = harness(['a'], { deadlineMs: Number.POSITIVE_INFINITY });
+    h.eps.a!.then(ok('quick', 10), hang());
+    const first = start(h.pool.execute(h.op, { attemptTimeoutMs: 100 }));
+    await h.clock.advance(10);
+    await first.promise;
+    expect(first.value).toBe('quick');
+    const call = start(h.pool.execute(h.op, { attemptTimeoutMs: Number.POSITIVE_INFINITY }));
+    await h.clock.advance(0);
+    expect(h.eps.a!.calls).toBe(2);
+    expect(h.clock.pendingForegroundTimers).toBe(0);
+    expect(call.settled).toBe(false);
+  });
 });
