@@ -101,7 +101,7 @@ export class Attempt<C> extends SignalContext implements TimeoutEntry {
   // Stryker disable next-line BlockStatement: only the queue's add() writes it, with the value startAttempt just set
   set dueAt(at: number) {
     // startAttempt sets timeoutMs first, so the queue writes back the same value.
-    // Stryker disable next-line ConditionalExpression,EqualityOperator,ArithmeticOperator: see above (the test never passes)
+    // Stryker disable next-line ConditionalExpression,EqualityOperator,ArithmeticOperator: the value written back always equals the one derived
     if (at !== this.dueAt) this.timeoutMs = at - this.startedAt;
   }
 

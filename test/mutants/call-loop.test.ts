@@ -161,6 +161,37 @@ describe('selection and its waits', () => {
   });
 });
 
+describe('turns and parking', () => {
+  test('a rate-limit turn on an endpoint whose breaker opened meanwhile: the call selects again', async () => {
+    const h = harness([{ name: 'a', rateLimit: { perSecond: 10, burst: 1 } }, { name: 'b', priority: 'low' }], { breaker: { threshold: 1, cooldownMs: 60_000 } });
+    h.eps.a!.then(fail('transient', 50));
+    const first = start(h.pool.execute(h.op, { retry: 'none' }));
+    const queued = start(h.pool.execute(h.op));
+    await h.clock.advance(0);
+    expect(types(h.events, 'rate-limit-wait')).toEqual(['rate-limit-wait:a']);
+    await h.clock.advance(200);
+    await Promise.all([first.promise, queued.promise]);
+    expect(queued.value).toBe('b');
+    expect(h.eps.a!.calls).toBe(1);
+  });
+
+  test('a retry with no free slot anywhere parks (a hinted wait of unbounded length) until one frees up', async () => {
+    const h = harness([{ name: 'a', maxInFlight: 1 }, 'b'], { breaker: { threshold: 1, cooldownMs: 60_000 } });
+    h.eps.a!.then(ok('first', 100), ok('second', 0));
+    h.eps.b!.then(fail('transient'));
+    const first = start(h.pool.execute(h.op));
+    await h.clock.advance(0);
+    const t0 = h.clock.now();
+    const second = start(h.pool.execute(h.op));
+    await h.clock.advance(0);
+    expect(h.events.flatMap((e) => (e.type === 'retry-scheduled' ? [[e.attempt, e.delayMs, e.hinted]] : []))).toEqual([[2, Number.POSITIVE_INFINITY, true]]);
+    await h.clock.advance(100);
+    await Promise.all([first.promise, second.promise]);
+    expect(second.value).toBe('second');
+    expect(h.eps.a!.startedAt.at(-1)).toBe(t0 + 100);
+  });
+});
+
 describe('failures', () => {
   test('PERMANENT and RETRY_NARROWER end the call at once with their messages; the attempt’s endpoint is named', async () => {
     const h = harness(['a', 'b']);
