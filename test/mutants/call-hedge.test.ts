@@ -118,6 +118,19 @@ describe('failures while another attempt of the call runs', () => {
     expect([err.code, err.endpoint, err.attempts]).toEqual(['DEADLINE_EXCEEDED', 'b', 2]);
     const cancelled = h.events.filter((e) => e.type === 'attempt-cancelled').map((e) => 'endpoint' in e && e.endpoint);
     expect(cancelled).toEqual(['b']);
+    // The cancelled hedge's signal carries the call's own error.
+    expect(h.eps.b!.contexts[0]!.signal.reason).toBe(call.error);
+  });
+
+  test('a primary that times out while a hedge runs waits for the hedge instead of starting another attempt', async () => {
+    const h = harness(['a', 'b', 'c'], { hedge: { afterMs: 50 }, attemptTimeoutMs: 100 });
+    h.eps.a!.then(hang());
+    h.eps.b!.then(ok('b', 70));
+    const call = start(h.pool.execute(h.op, { idempotent: true }));
+    await h.clock.advance(120);
+    await call.promise;
+    expect(call.value).toBe('b');
+    expect([h.eps.a!.calls, h.eps.b!.calls, h.eps.c!.calls]).toEqual([1, 1, 0]);
   });
 });
 

@@ -216,6 +216,26 @@ describe('failures', () => {
     expect(h.eps.b!.calls).toBe(2);
   });
 
+  test('a permanent answer that disables its endpoint moves the call on instead of ending it', async () => {
+    const h = harness(['a', 'b']);
+    h.eps.a!.then(fail({ class: 'permanent', disableEndpoint: true }));
+    expect(await h.pool.execute(h.op)).toBe('b');
+    expect(h.pool.stats()[0]!.status).toBe('disabled');
+  });
+
+  test('NO_ENDPOINT’s cause is the last error that counted against an endpoint, not a later permanent answer', async () => {
+    const h = harness(['a', 'c'], { breaker: { threshold: 1, cooldownMs: 60_000 } });
+    h.eps.a!.then(fail('transient'));
+    const transient = await failure(h.pool.execute(h.op, { pin: 'a', retry: 'none' }));
+    await h.clock.advance(10);
+    h.eps.c!.then(fail('permanent'));
+    await failure(h.pool.execute(h.op, { pin: 'c' }));
+    await h.clock.advance(10);
+    const err = await failure(h.pool.execute(h.op, { exclude: ['c'] }));
+    expect(err.code).toBe('NO_ENDPOINT');
+    expect(err.cause).toBe(transient.cause);
+  });
+
   test('RETRIES_EXHAUSTED says how many attempts failed and carries the last cooldown', async () => {
     const h = harness(['a', 'b']);
     h.eps.a!.then(fail('transient'));
