@@ -209,8 +209,8 @@ export class Call<C, T> extends Waiting<C> implements AttemptOwner<C>, Admission
   /** Ends an attempt's bookkeeping (idempotence is the caller's job, via `a.done`). */
   #endAttempt(a: Attempt<C>): void {
     a.done = true;
-    if (a.queued) this.s.timeouts.remove(a);
-    if (this.#last !== a) this.#h?.hedging?.remove(a);
+    this.s.timeouts.remove(a); // a no-op unless it is queued
+    this.#h?.hedging?.remove(a); // a no-op for the primary
     releaseSlot(this.s, a);
     if (!this.#othersRunning()) this.releaseAfterSend();
   }
