@@ -127,6 +127,14 @@ describe('selection and its waits', () => {
     expect(h.eps.a!.startedAt.at(-1)).toBe(t0 + 300);
   });
 
+  test('a pinned endpoint that is disabled: PIN_UNAVAILABLE says why, with no retry hint', async () => {
+    const h = harness(['a', 'b']);
+    h.eps.a!.then(fail({ class: 'transient', disableEndpoint: true }));
+    await h.pool.execute(h.op, { pin: 'a', retry: 'none' }).catch(() => undefined);
+    const err = await failure(h.pool.execute(h.op, { pin: 'a' }));
+    expect([err.code, err.message, err.retryAfterMs, err.attempts]).toEqual(['PIN_UNAVAILABLE', 'pinned endpoint "a" cannot serve: it is disabled', undefined, 0]);
+  });
+
   test('every breaker open, fail-fast: NO_ENDPOINT with the cooldown left and the last error as cause', async () => {
     const h = harness(['a'], { breaker: { threshold: 1, cooldownMs: 300 } });
     h.eps.a!.then(fail('transient'));
