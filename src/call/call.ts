@@ -159,7 +159,7 @@ export class Call<C, T> extends Waiting<C> implements AttemptOwner<C>, Admission
   }
 
   awaitingAdmission(ep: EndpointState<C>): boolean {
-    return this.waiting === 'admission' && this.#h?.admitting === ep;
+    return this.waiting === 'admission' && this.#h!.admitting === ep; // #admit made the history
   }
 
   /** The store answered, failed or timed out: launch on `ep` if it can still take the attempt, else select again. */

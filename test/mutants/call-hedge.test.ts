@@ -21,6 +21,17 @@ describe('when a call may hedge', () => {
     expect(h.eps.b!.calls).toBe(0);
   });
 
+  test('the hedge leaves the call’s own exclusions as they were: both tried endpoints stay usable after a backoff', async () => {
+    const h = harness(['a', 'b', 'c'], { hedge: { afterMs: 50 } });
+    h.eps.a!.then(fail('transient', 100));
+    h.eps.b!.then(fail('transient', 10));
+    const call = start(h.pool.execute(h.op, { idempotent: true, exclude: ['c'], retry: { maxAttempts: 5 } }));
+    await h.clock.advance(1000);
+    await call.promise;
+    expect(call.value).toBe('a');
+    expect(h.eps.c!.calls).toBe(0);
+  });
+
   test('a pinned call never hedges', async () => {
     const h = harness(['a', 'b'], { hedge: { afterMs: 50 } });
     h.eps.a!.then(ok('slow', 500));

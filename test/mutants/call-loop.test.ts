@@ -183,6 +183,25 @@ describe('turns and parking', () => {
     expect(h.eps.a!.calls).toBe(1);
   });
 
+  test('after a transient failure a call queues for a token behind the calls already queued; after a 429 it goes first', async () => {
+    for (const [verdict, order] of [['transient', ['second', 'first']], ['rate-limited', ['first', 'second']]] as const) {
+      const h = harness([{ name: 'a', rateLimit: { perSecond: 10, burst: 1 } }], { rateLimitCooldownMs: 1 });
+      const served: string[] = [];
+      h.eps.a!.then(fail(verdict === 'transient' ? 'transient' : { class: 'rate-limited', retryAfterMs: 1 }, 10));
+      const op = (name: string) => (ep: Parameters<typeof h.op>[0], ctx: Parameters<typeof h.op>[1]) =>
+        h.op(ep, ctx).then((v) => {
+          served.push(name);
+          return v;
+        });
+      const first = start(h.pool.execute(op('first')));
+      await h.clock.advance(5);
+      const second = start(h.pool.execute(op('second')));
+      await h.clock.advance(1000);
+      await Promise.all([first.promise, second.promise]);
+      expect(served).toEqual(order);
+    }
+  });
+
   test('a retry with no free slot anywhere parks (a hinted wait of unbounded length) until one frees up', async () => {
     const h = harness([{ name: 'a', maxInFlight: 1 }, 'b'], { breaker: { threshold: 1, cooldownMs: 60_000 } });
     h.eps.a!.then(ok('first', 100), ok('second', 0));
