@@ -45,6 +45,7 @@ export class Attempt<C> extends SignalContext implements TimeoutEntry {
   // Its place in the pool's timeout queue.
   prevTimeout: TimeoutEntry | undefined = undefined;
   nextTimeout: TimeoutEntry | undefined = undefined;
+  // Stryker disable next-line UnaryOperator: the timeout queue sets heapIndex when it adds the attempt, before any read
   heapIndex = -1;
 
   constructor(owner: AttemptOwner<C>, ep: EndpointState<C>, attempt: number, probe: number, now: number) {
@@ -97,8 +98,10 @@ export class Attempt<C> extends SignalContext implements TimeoutEntry {
   get dueAt(): number {
     return this.startedAt + (this.timeoutMs ?? Number.POSITIVE_INFINITY);
   }
+  // Stryker disable next-line BlockStatement: only the queue's add() writes it, with the value startAttempt just set
   set dueAt(at: number) {
     // startAttempt sets timeoutMs first, so the queue writes back the same value.
+    // Stryker disable next-line ConditionalExpression,EqualityOperator,ArithmeticOperator: the value written back always equals the one derived
     if (at !== this.dueAt) this.timeoutMs = at - this.startedAt;
   }
 
@@ -140,6 +143,7 @@ export function isThenable(value: unknown): value is PromiseLike<unknown> {
 export function claimSlot<C>(ep: EndpointState<C>, now: number): void {
   ep.quota.take(now);
   ep.own?.take(now);
+  // Stryker disable next-line EqualityOperator: at equality the peak is rewritten with the same value
   if (++ep.inFlight > ep.peakInFlight) ep.peakInFlight = ep.inFlight;
   ep.attempts++;
   ep.usage.add(now);
@@ -148,6 +152,7 @@ export function claimSlot<C>(ep: EndpointState<C>, now: number): void {
 /** Arms the attempt's timeout (min of its own and the time left before the deadline); counts and announces it. */
 export function startAttempt<C>(s: PoolState<C>, a: Attempt<C>, attemptTimeoutMs: number, now: number, callId: number): void {
   const left = a.deadlineAt - now;
+  // Stryker disable next-line EqualityOperator: the smaller of two equal values
   const timeout = attemptTimeoutMs < left ? attemptTimeoutMs : left;
   if (timeout !== Number.POSITIVE_INFINITY) {
     a.timeoutMs = timeout;

@@ -159,7 +159,7 @@ export class Call<C, T> extends Waiting<C> implements AttemptOwner<C>, Admission
   }
 
   awaitingAdmission(ep: EndpointState<C>): boolean {
-    return !this.settled && this.waiting === 'admission' && this.#h?.admitting === ep;
+    return this.waiting === 'admission' && this.#h!.admitting === ep; // #admit made the history
   }
 
   /** The store answered, failed or timed out: launch on `ep` if it can still take the attempt, else select again. */
@@ -209,8 +209,8 @@ export class Call<C, T> extends Waiting<C> implements AttemptOwner<C>, Admission
   /** Ends an attempt's bookkeeping (idempotence is the caller's job, via `a.done`). */
   #endAttempt(a: Attempt<C>): void {
     a.done = true;
-    if (a.queued) this.s.timeouts.remove(a);
-    if (this.#last !== a) this.#h?.hedging?.remove(a);
+    this.s.timeouts.remove(a); // a no-op unless it is queued
+    this.#h?.hedging?.remove(a); // a no-op for the primary
     releaseSlot(this.s, a);
     if (!this.#othersRunning()) this.releaseAfterSend();
   }
@@ -287,10 +287,10 @@ export class Call<C, T> extends Waiting<C> implements AttemptOwner<C>, Admission
     return this.#running() !== undefined || (this.#h?.hedging?.running.length ?? 0) > 0;
   }
 
-  /** HedgeHost: endpoints a hedge must avoid, or `undefined` when the call cannot hedge now. */
+  /** HedgeHost: endpoints a hedge must avoid, or `undefined` when the call cannot hedge now (a settled call runs nothing). */
   hedgeAvoiding(now: number): EndpointState<C>[] | undefined {
     const running = this.#running();
-    if (this.settled || running === undefined || this.#plan.pin !== undefined || now >= this.deadlineAt) return undefined;
+    if (running === undefined || this.#plan.pin !== undefined || now >= this.deadlineAt) return undefined;
     const busy: EndpointState<C>[] = this.#excluded()?.slice() ?? [];
     busy.push(running.ep);
     for (const h of this.#h!.hedging!.running) busy.push(h.ep);
@@ -319,9 +319,9 @@ export class Call<C, T> extends Waiting<C> implements AttemptOwner<C>, Admission
     this.#retryOrFail();
   }
 
-  /** ReauthHost: the refresh succeeded; replay on `ep` (an attempt that spends no retry). */
+  /** ReauthHost: the refresh succeeded; replay on `ep` (an attempt that spends no retry). A settled call waits for nothing. */
   refreshed(ep: EndpointState<C>): void {
-    if (this.settled || this.waiting !== 'auth') return;
+    if (this.waiting !== 'auth') return;
     this.stopWaiting();
     this.#history().replays++;
     const now = this.s.clock.now();
@@ -329,7 +329,7 @@ export class Call<C, T> extends Waiting<C> implements AttemptOwner<C>, Admission
   }
 
   refreshFailed(ep: EndpointState<C>, error: unknown): void {
-    if (this.settled || this.waiting !== 'auth') return;
+    if (this.waiting !== 'auth') return;
     this.#history().lastError = error;
     this.#fail('AUTH', `refreshing the credentials of endpoint ${JSON.stringify(ep.name)} failed`);
   }
