@@ -282,7 +282,7 @@ describe('a ceiling that falls under a queue', () => {
     expect(Math.max(...served)).toBeLessThanOrEqual(2000 + 600);
   });
 
-  test("a member's own ceiling learned under a queue: the recheck counts the slot the answer skips", async () => {
+  test("a member's own ceiling learned under a queue: the recheck counts the slot the answer skips and the refused call", async () => {
     const h = harness([{ name: 'k1', ...paced(10) }, { name: 'k2', ...paced(10) }], { groups: [['k1', 'k2']], maxQueueWaitMs: 1500, deadlineMs: 30_000 });
     // k1's first answer, 50 ms after it left: k1 alone takes 1/s. Calls pinned to k1 queue behind it.
     h.eps.k1!.then(fail({ class: 'rate-limited', ceilingPerSecond: 1, ceilingScope: 'key' }, 50));
@@ -293,12 +293,28 @@ describe('a ceiling that falls under a queue', () => {
     );
     await h.clock.advance(10_000);
     await Promise.all(calls.map((c) => c.promise));
-    // The first call's retry and the next call fit in 1.5 s at 1/s after the skipped slot; the rest are shed at once.
+    // The first call's retry and at most one more fit in 1.5 s at 1/s after the skipped slot; the rest are shed at once.
     expect(calls.map((c) => c.value).filter((v) => v === 'RATE_LIMITED').length).toBeGreaterThanOrEqual(2);
-    // Known slack: two calls that both had their turn (the refused one, and one the pinned
-    // wait woke) may both claim the front, so one of them waits one interval of the new
-    // ceiling past the bound.
+    // Known slack: the calls the recheck takes out select again at once, before the refused
+    // call is back at the front, so one of them may be admitted one interval of the new
+    // ceiling too optimistically. (Counting the refused call in the queue while they select
+    // made generated profile 1834463631's served p99 at 110 % worse, 4.7 -> 5.4 s: left.)
     expect(Math.max(...waits.map(Number))).toBeLessThanOrEqual(1500 + 1000 + 100);
+  });
+
+  test.each([
+    ['the same Retry-After: the second is told the wait behind the first', { class: 'rate-limited' as const, retryAfterMs: 1000 }, ['RATE_LIMITED', 'k']],
+    ["no hint: the second answer's doubled cooldown moves the first's turn past the bound too", { class: 'rate-limited' as const }, ['RATE_LIMITED', 'RATE_LIMITED']],
+  ])('two calls refused at once go back to the front; %s; none waits past maxQueueWaitMs', async (_, verdict, codes) => {
+    const h = harness([{ name: 'k', rateLimit: { perSecond: 1, burst: 2 } }], { maxQueueWaitMs: 1500, deadlineMs: 30_000 });
+    h.eps.k!.then(fail(verdict), fail(verdict));
+    const t0 = h.clock.now();
+    const starts: number[] = [];
+    const calls = [0, 1].map(() => start(h.pool.execute(async (ep, ctx) => (starts.push(h.clock.now() - t0), h.op(ep, ctx))).catch((e: PoolError) => e.code)));
+    await h.clock.advance(10_000);
+    await Promise.all(calls.map((c) => c.promise));
+    expect(calls.map((c) => c.value).sort()).toEqual(codes);
+    expect(Math.max(...starts)).toBeLessThanOrEqual(1500);
   });
 
   test('a call whose attempt was rate-limited queues again at the front, not behind the calls that arrived meanwhile', async () => {

@@ -13,7 +13,7 @@ import { METRICS, noneLabels, safeObserve } from '../base/metrics.js';
 import type { EndpointState } from '../selection/endpoint.js';
 import type { PoolState } from '../state.js';
 import { NotAPromiseError, type Attempt } from './attempt.js';
-import { learnCeiling, ownLevel, rateLimitCooldownMs, recoverCeilings } from './ceilings.js';
+import { learnCeiling, ownLevel, rateLimitCooldownMs, recheckQueue, recoverCeilings } from './ceilings.js';
 import { adaptDown, adaptUp } from './adaptive.js';
 
 /** A success: the breaker, latency, metrics and `attempt-success`. */
@@ -112,7 +112,10 @@ export function recordFailure<C>(s: PoolState<C>, a: Attempt<C>, error: unknown,
       // A bare 429 on an adaptive limit lowers it (a number went to the learned ceiling above).
       if (level.adaptive !== undefined && verdict.ceilingPerSecond === undefined) adaptDown(s, ep, level, a.startedAt, now);
       cooldownMs = rateLimitCooldownMs(s, level, verdict, maxCooldownMs);
+      const until = level.cooldownUntil;
       level.coolDown(now, cooldownMs);
+      // A longer cooldown moves the turns of the calls queued on it: those now too late leave.
+      if (level.cooldownUntil > until) recheckQueue(ep, now);
       // Stryker disable next-line ConditionalExpression,EqualityOperator: the call's #endAttempt (releaseSlot) already woke parked calls for a probe, in a microtask that runs after this
       if (a.probe !== 0) s.wakeParked();
       break;

@@ -143,8 +143,13 @@ export abstract class Waiting<C> implements Waiter, QueuedWaiter {
    * `undefined`. The call then fails at once.
    */
   protected lateTurn(etaMs: number, now: number, ep?: EndpointState<C>): string | undefined {
-    // A call that goes back to the front (see `queueFor`) waits only for the limits themselves.
-    if (ep !== undefined && (this.#flags & HAD_TURN) !== 0) etaMs = ep.limitWaitMs(now);
+    // A call that goes back to the front (see `queueFor`) waits only for the limits themselves
+    // and the calls already back at the front.
+    if (ep !== undefined && (this.#flags & HAD_TURN) !== 0) {
+      const f = ep.quota.waiters?.front ?? 0;
+      etaMs = ep.limitWaitMs(now);
+      if (f > 0) etaMs = Math.max(etaMs, ep.turnEtaMs(now, f, f));
+    }
     const waited = (this.#flags & WAIT_COUNTED) !== 0 ? now - this.#slots!.queuedAt : 0;
     // The turn must leave the attempt its usual time (twice the endpoint's smoothed success
     // duration): a turn at the last millisecond would spend a token on a call that then fails.

@@ -58,6 +58,8 @@ export class WaitQueue {
   #head = 0;
   /** Calls still waiting (entries of calls that left are skipped when they reach the head). */
   size = 0;
+  /** Of those, the calls that queued again at the front (see `join`). */
+  front = 0;
   #timer: TimerHandle | undefined;
   #dueAt = Number.POSITIVE_INFINITY;
   readonly #fire = (): void => {
@@ -70,14 +72,24 @@ export class WaitQueue {
     this.#clock = clock;
   }
 
-  /** Queues `waiter` (at the back, or at the front when it already had its turn and must wait again). */
+  /**
+   * Queues `waiter` at the back, or, when it already had its turn and must wait again, at
+   * the front: behind the calls already there for the same reason, in their order (their
+   * tickets are negative, and `front` counts those still waiting).
+   */
   join(waiter: QueuedWaiter, slot: QueueSlot, front = false): void {
-    const entry: Entry = { waiter, slot, ticket: ++tickets };
+    const entry: Entry = { waiter, slot, ticket: front ? -++tickets : ++tickets };
     waiter.queueTicket = entry.ticket;
     this.size++;
     if (!front) this.#items.push(entry);
-    else if (this.#head > 0) this.#items[--this.#head] = entry;
-    else this.#items.unshift(entry);
+    else {
+      this.front++;
+      const items = this.#items;
+      let at = this.#head;
+      while (at < items.length && items[at]!.ticket < 0) at++;
+      if (at === this.#head && this.#head > 0) items[--this.#head] = entry;
+      else items.splice(at, 0, entry);
+    }
     // A call within the look-ahead may leave before the head: look at its wait too.
     if (this.size === 1 || front || this.#items.length - this.#head <= LOOKAHEAD + 1) this.#arm(slot.limitWaitMs(this.#clock.now()));
   }
@@ -85,6 +97,7 @@ export class WaitQueue {
   /** `waiter` leaves before its turn. */
   leave(waiter: QueuedWaiter): void {
     if (waiter.queueTicket === 0) return;
+    if (waiter.queueTicket < 0) this.front--;
     waiter.queueTicket = 0;
     this.size--;
     if (this.size === 0) this.#reset();
@@ -114,6 +127,7 @@ export class WaitQueue {
       if (e.waiter.queueTicket !== e.ticket) continue;
       const mine = here.get(e.slot) ?? 0;
       if (e.waiter.overdue(now, e.slot.turnEtaMs(now, ahead, mine))) {
+        if (e.ticket < 0) this.front--;
         e.waiter.queueTicket = 0;
         this.size--;
         out.push(e.waiter);
@@ -156,6 +170,7 @@ export class WaitQueue {
   }
 
   #give(e: Entry, now: number): void {
+    if (e.ticket < 0) this.front--;
     e.waiter.queueTicket = 0;
     this.size--;
     e.waiter.turn(now);
@@ -204,6 +219,7 @@ export class WaitQueue {
   }
 
   #reset(): void {
+    this.front = 0;
     if (this.#timer !== undefined) this.#clock.clearTimeout(this.#timer);
     this.#timer = undefined;
     this.#dueAt = Number.POSITIVE_INFINITY;
@@ -214,6 +230,7 @@ export class WaitQueue {
   /** Stops the timer (the pool is closing; the calls themselves are failed by the pool). */
   close(): void {
     this.size = 0;
+    this.front = 0;
     this.#reset();
   }
 }

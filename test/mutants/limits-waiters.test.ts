@@ -275,6 +275,25 @@ describe('WaitQueue leave, front, poke, close', () => {
     expect(log).toEqual(['first@100', 'again@200', 'a@300', 'b@400']);
   });
 
+  test('calls back at the front keep their order among themselves; `front` counts those still waiting', async () => {
+    const { clock, q, log, join } = setup();
+    const s = paced(100, 100);
+    join('a', s);
+    const x = join('x', s, true);
+    const y = join('y', s, true);
+    join('z', s, true);
+    expect(x.queueTicket).toBeLessThan(0);
+    expect(q.front).toBe(3);
+    q.leave(y);
+    expect([q.front, q.size]).toEqual([2, 3]);
+    await clock.advance(100);
+    expect(log).toEqual(['x@100']);
+    expect(q.front).toBe(1);
+    await clock.advance(200);
+    expect(log).toEqual(['x@100', 'z@200', 'a@300']);
+    expect([q.front, q.size]).toEqual([0, 0]);
+  });
+
   test('a call back at the front of a long queue is armed for its own wait', async () => {
     const { clock, log, join } = setup();
     const busy = paced(1000, 500);
