@@ -29,6 +29,13 @@ describe('which rate-limited answers count', () => {
   });
 });
 
+describe('the refused rate', () => {
+  test('before any rise, a call sent before the controller started was sent at its start rate', () => {
+    const a = new AdaptiveLimit(opts(), 20, 1000);
+    expect(a.limited(2000, 500)).toBe(10);
+  });
+});
+
 describe('the reading of accepted calls', () => {
   test('the shortest span of 1, 2, 4 or 8 windows with 4 successes; the current slot is left out', () => {
     // 6 in the first second, 3 in the next: over two windows, 4.5/s, rounded to a limit of 5.
