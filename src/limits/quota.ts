@@ -149,9 +149,8 @@ export class Quota {
   /** In a group, an attempt started at `startedAt` was accepted (see `acceptedMoreThan`). */
   noteAccepted(startedAt: number): void {
     if (!this.grouped) return;
-    const ring = (this.#accepted ??= []);
-    if (ring.length < ACCEPTED_KEPT) ring.push(startedAt);
-    else ring[this.#acceptedNext] = startedAt;
+    // Appends until the ring is full (#acceptedNext is then its length), then replaces the oldest.
+    (this.#accepted ??= [])[this.#acceptedNext] = startedAt;
     this.#acceptedNext = (this.#acceptedNext + 1) % ACCEPTED_KEPT;
   }
 
@@ -166,7 +165,8 @@ export class Quota {
   acceptedMoreThan(n: number, spanMs: number, since: number): boolean {
     const ring = this.#accepted;
     const k = Math.floor(n);
-    if (ring === undefined || n < 1 || k + 1 > ring.length) return false;
+    // With fewer than k + 1 starts the loop below finds nothing.
+    if (ring === undefined || n < 1) return false;
     const recent = ring.filter((t) => t >= since).sort((a, b) => a - b);
     for (let i = 0; i + k < recent.length; i++) if (recent[i + k]! - recent[i]! < spanMs) return true;
     return false;

@@ -29,6 +29,13 @@ describe('which rate-limited answers count', () => {
   });
 });
 
+describe('the refused rate', () => {
+  test('before any rise, a call sent before the controller started was sent at its start rate', () => {
+    const a = new AdaptiveLimit(opts(), 20, 1000);
+    expect(a.limited(2000, 500)).toBe(10);
+  });
+});
+
 describe('the reading of accepted calls', () => {
   test('the shortest span of 1, 2, 4 or 8 windows with 4 successes; the current slot is left out', () => {
     // 6 in the first second, 3 in the next: over two windows, 4.5/s, rounded to a limit of 5.
@@ -199,14 +206,14 @@ describe('the schedule back up', () => {
 
   test('busy: 70 % of what the limiter allowed over the two last whole windows, the current slot left out', () => {
     // At 10/s, 70 % of two windows is 14 calls; the server accepted 4/s in the last window.
-    const run = (sends: number[]) => {
+    const run = (sends: number[], at = 2000) => {
       const a = new AdaptiveLimit(opts(), 10, 0);
-      const oks = [1000, 1200, 1400, 1600];
+      const oks = [1000, 1200, 1400, 1600].map((x) => x + at - 2000);
       for (const t of [...sends.map((x) => [x, 0]), ...oks.map((x) => [x, 1])].sort((p, q) => p[0]! - q[0]! || p[1]! - q[1]!)) {
         if (t[1] === 0) a.taken(t[0]!);
         else a.succeeded(t[0]!);
       }
-      return a.limited(2000, 2000);
+      return a.limited(at, at);
     };
     const spaced = (n: number) => spread(0, 2000, n);
     // Busy: straight to the reading (4); not busy: no lower than half the rate in force (5).
@@ -214,6 +221,9 @@ describe('the schedule back up', () => {
     expect(run(spaced(13))).toBe(5);
     // A call in the current slot does not count.
     expect(run([...spaced(13), 2000])).toBe(5);
+    // Nor does one older than the two windows.
+    expect(run(spread(500, 2500, 14), 2500)).toBe(4);
+    expect(run([100, ...spread(500, 2500, 13)], 2500)).toBe(5);
   });
 });
 

@@ -433,3 +433,42 @@ describe('WaitQueue.recheck', () => {
     ]);
   });
 });
+
+describe('WaitQueue joins and timer, more', () => {
+  test('join without `front` queues at the back', async () => {
+    const { clock, q, log, waiter } = setup();
+    const s = paced(100, 100);
+    for (const n of ['a', 'b', 'c']) q.join(waiter(n, s), s);
+    await clock.advance(300);
+    expect(log).toEqual(['a@100', 'b@200', 'c@300']);
+  });
+
+  test('a newcomer within the look-ahead of a queue that has moved on is armed for', async () => {
+    const { clock, log, join } = setup();
+    const busy = paced(1000, 100);
+    for (let i = 0; i < LOOKAHEAD + 4; i++) join(`w${i}`, busy);
+    await clock.advance(100 + 1000 * (LOOKAHEAD + 1)); // turns for w0..w9: two left
+    expect(log).toHaveLength(LOOKAHEAD + 2);
+    expect(clock.nextTimerInMs()).toBe(1000);
+    join('fast', paced(100, clock.now() + 20));
+    expect(clock.nextTimerInMs()).toBe(20);
+    await clock.advance(20);
+    expect(log.at(-1)).toBe(`fast@${clock.now()}`);
+  });
+
+  test('after a look, the timer is armed for the soonest of the calls behind the head, not the last looked at', async () => {
+    const { clock, q, join } = setup();
+    const head = paced(100, Number.POSITIVE_INFINITY);
+    const b = paced(100, Number.POSITIVE_INFINITY);
+    const c = paced(100, Number.POSITIVE_INFINITY);
+    join('head', head);
+    join('b', b);
+    join('c', c);
+    b.readyAt = 200;
+    c.readyAt = 500;
+    head.readyAt = 1000;
+    q.poke();
+    await clock.advance(0);
+    expect(clock.nextTimerInMs()).toBe(200);
+  });
+});
