@@ -337,7 +337,7 @@ describe('timeouts', () => {
 
   test.each(['transient', 'timeout'])("strategy 'latency': a %s failure weighs its own duration when that is above the penalty", async (kind) => {
     let i = 0;
-    const h = harness(['a', 'b'], { strategy: 'latency', random: () => (i++ % 2 === 0 ? 0 : 0.6), attemptTimeoutMs: 100, maxAttempts: 1, latency: { failurePenaltyMs: 1 } });
+    const h = harness(['a', 'b'], { strategy: 'latency', random: () => (i++ % 2 === 0 ? 0 : 0.6), attemptTimeoutMs: kind === 'timeout' ? 100 : 500, maxAttempts: 1, latency: { failurePenaltyMs: 1 } });
     // a fails after 100 ms (it weighs 100), b succeeds in 1000 ms: a is still the faster.
     h.eps.a!.then(kind === 'timeout' ? hang() : fail('transient', 100));
     h.eps.b!.then(ok('b', 1000));
@@ -346,6 +346,7 @@ describe('timeouts', () => {
     await h.clock.advance(1000);
     await Promise.all([one.promise, two.promise]);
     expect(isPoolError(one.error)).toBe(true);
+    expect(h.events.find((e) => e.type === 'attempt-failure')).toMatchObject({ endpoint: 'a', errorClass: kind });
     expect(await h.pool.execute(h.op)).toBe('a');
   });
 
