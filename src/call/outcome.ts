@@ -89,8 +89,13 @@ export function recordFailure<C>(s: PoolState<C>, a: Attempt<C>, error: unknown,
   const now = s.clock.now();
   const ep = a.ep;
   if (sync) {
+    // Nothing was classified: no hint from an earlier failure of this call may carry over.
     verdict.class = 'permanent';
     verdict.retryAfterMs = undefined;
+    verdict.ceilingPerSecond = undefined;
+    verdict.ceilingScope = undefined;
+    verdict.dailyQuotaExhausted = false;
+    verdict.disableEndpoint = false;
     verdict.valid = false;
   } else {
     runClassifier(s.opts.classify, error, verdict, a);

@@ -122,6 +122,22 @@ describe('a failed probe and the breaker', () => {
     expect(h.pool.stats()[0]!.breaker.state).toBe('closed');
   });
 
+  test('a synchronous throw after a failure that carried hints: none of those hints is applied to the next endpoint (regression)', async () => {
+    const h = harness(['a', 'b', 'c'], { strategy: 'ordered' });
+    h.eps.a!.then(fail({ class: 'transient', dailyQuotaExhausted: true, ceilingPerSecond: 2, disableEndpoint: false }));
+    const err = await failure(
+      h.pool.execute((ep, ctx) => {
+        if (ep.name === 'b') throw new Error('bug');
+        return h.op(ep, ctx);
+      }),
+    );
+    expect(err.code).toBe('PERMANENT');
+    const b = h.pool.stats()[1]!;
+    expect(b.ceilingPerSecond).toBeUndefined();
+    expect(h.eps.c!.startedAt).toEqual([]);
+    expect(h.trace((e) => e.type === 'endpoint-recalibrated' || e.type === 'endpoint-parked')).toEqual(['endpoint-recalibrated:a', 'endpoint-parked:a']);
+  });
+
   test('a classifier that throws during a probe: the breaker stays open and the message blames the classifier', async () => {
     let throwing = false;
     const h = harness(['a'], {
