@@ -119,8 +119,9 @@ export function recordFailure<C>(s: PoolState<C>, a: Attempt<C>, error: unknown,
       cooldownMs = rateLimitCooldownMs(s, level, verdict, maxCooldownMs);
       const until = level.cooldownUntil;
       level.coolDown(now, cooldownMs);
-      // A longer cooldown moves the turns of the calls queued on it: those now too late leave.
-      if (level.cooldownUntil > until) recheckQueue(ep, now);
+      // A longer cooldown moves the turns of the calls queued on it: those now too late leave
+      // (once this attempt has ended and given back what it held).
+      if (level.cooldownUntil > until) queueMicrotask(() => recheckQueue(ep, s.clock.now()));
       // Stryker disable next-line ConditionalExpression,EqualityOperator: the call's #endAttempt (releaseSlot) already woke parked calls for a probe, in a microtask that runs after this
       if (a.probe !== 0) s.wakeParked();
       break;
