@@ -294,6 +294,36 @@ describe('WaitQueue leave, front, poke, close', () => {
     expect([q.front, q.size]).toEqual([0, 0]);
   });
 
+  test('`front` stays exact: a call behind the front ones given its turn first, a front one taken out by a recheck', async () => {
+    const { clock, q, log, join } = setup();
+    const slow = paced(100, 500);
+    const fast = paced(100, 10);
+    const x = join('x', slow, true);
+    join('a', fast);
+    join('b', slow);
+    await clock.advance(10);
+    expect(log).toEqual(['a@10']); // the look-ahead served a before x: x is still back at the front
+    expect([q.front, q.size]).toEqual([1, 2]);
+    x.latestMs = 100;
+    q.recheck(clock.now());
+    expect(log).toEqual(['a@10', 'x readmitted']);
+    expect([q.front, q.size]).toEqual([0, 1]);
+  });
+
+  test('recheck with a rejoining call counts it as one ahead, here and for its slot', () => {
+    const { q, log, join } = setup();
+    const s = paced(100, 0);
+    const other = paced(100, 0);
+    join('a', s).latestMs = 50; // turn in 0 ms alone, 100 ms behind the rejoining call
+    join('b', other).latestMs = 150; // 100 ms behind the rejoining call (one ahead), 200 behind a too
+    q.recheck(0);
+    expect(log).toEqual([]);
+    q.recheck(0, s);
+    expect(log).toEqual(['a readmitted']);
+    expect(s.asked.at(-1)).toEqual([1, 1]);
+    expect(other.asked.at(-1)).toEqual([1, 0]);
+  });
+
   test('a call back at the front of a long queue is armed for its own wait', async () => {
     const { clock, log, join } = setup();
     const busy = paced(1000, 500);
