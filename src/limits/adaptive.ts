@@ -56,7 +56,9 @@ export interface ResolvedAdaptive {
 
 /** Counting slots per window, and windows of history. */
 const PER_WINDOW = 2;
-const SLOTS = 18;
+const SLOTS = 36;
+/** A limit slower than two windows is judged busy over this many of its intervals. */
+const BUSY_INTERVALS = 4;
 /** Below this many successes a window's count is too coarse to set the rate from. */
 const MIN_COUNT = 4;
 /** The share of its limiter's allowance an endpoint must send to count as busy. */
@@ -202,9 +204,17 @@ export class AdaptiveLimit {
 
   /** Only a busy endpoint has shown that it needs more: it sent 70 % of what its limiter allowed over the last two windows. */
   #busy(): boolean {
-    // Whole slots only: the current one has only begun.
-    const sent = this.#sentIn(2 * PER_WINDOW + 1) - this.#sent[this.#slot % SLOTS]!;
-    return sent >= (BUSY * 2 * this.o.windowMs) / this.#intervalMs;
+    // Whole slots only: the current one has only begun. A slow limit is judged over four of
+    // its intervals (as far as the ring reaches), so that a count one short by phase still passes.
+    const span = this.#busySlots();
+    const sent = this.#sentIn(span + 1) - this.#sent[this.#slot % SLOTS]!;
+    return sent >= (BUSY * span * this.#slotMs) / this.#intervalMs;
+  }
+
+  /** Whole slots the busy test looks back over: two windows, or four intervals of a slower limit (at most the ring less the current slot). */
+  #busySlots(): number {
+    const slots = Math.ceil((BUSY_INTERVALS * this.#intervalMs) / this.#slotMs);
+    return Math.min(SLOTS - 1, Math.max(2 * PER_WINDOW, slots));
   }
 
   /**
@@ -247,7 +257,8 @@ export class AdaptiveLimit {
     const passed = slot - this.#slot;
     if (passed <= 0) return;
     // Busy time: the slots just completed, if the endpoint was busy over the last two windows (an idle gap counts nothing).
-    if (passed <= 2 && this.#busy()) this.#elapsed += passed * this.#slotMs;
+    // A gap of up to one interval of the limiter (and a slot) is an endpoint at its pace, not idle.
+    if (passed <= Math.max(2, Math.ceil(this.#intervalMs / this.#slotMs) + 1) && this.#busy()) this.#elapsed += passed * this.#slotMs;
     for (let i = 1; i <= Math.min(passed, SLOTS); i++) {
       const k = (this.#slot + i) % SLOTS;
       this.#ok[k] = 0;

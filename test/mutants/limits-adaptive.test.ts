@@ -312,3 +312,28 @@ describe('the hold after a failed probe', () => {
     expect(two.after).toBeLessThanOrEqual(again);
   });
 });
+
+describe('a slow limit driven at its own pace rises (regression: at or under 0.5/s it never did)', () => {
+  test.each([0.25, 0.4, 0.5, 0.7, 2])('from %f/s, sending at the limit for 10 minutes, it reaches its maximum', (start) => {
+    const a = new AdaptiveLimit(opts({ min: 0.1, max: 10 }), start, 0);
+    let t = 0;
+    while (t < 600_000) {
+      const interval = 1000 / a.rate;
+      a.taken(t);
+      a.succeeded(t + 50);
+      a.increase(t + 50, interval);
+      t += Math.ceil(interval);
+    }
+    expect(a.rate).toBe(10);
+  });
+
+  test('an endpoint that sends far under its slow limit is not busy: the limit stays', () => {
+    const a = new AdaptiveLimit(opts({ min: 0.1, max: 10 }), 0.5, 0);
+    for (let t = 0; t < 600_000; t += 8000) {
+      a.taken(t);
+      a.succeeded(t + 50);
+      a.increase(t + 50, 2000);
+    }
+    expect(a.rate).toBe(0.5);
+  });
+});
