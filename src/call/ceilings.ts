@@ -64,7 +64,7 @@ export function learnCeiling<C>(s: PoolState<C>, ep: EndpointState<C>, verdict: 
   level.coolDown(now, Math.min(s.opts.rateLimitCooldownMs, Math.ceil(level.rate!.intervalMs)));
   // Calls queued on the group were promised turns at the old ceiling (see waiters.ts `recheck`);
   // their new turns come after the slot just skipped, and after the refused call if it queues again.
-  if (perSecond < (before ?? INF)) recheckQueue(ep, now);
+  if (perSecond < (before ?? INF)) group.waiters?.recheck(now, ep);
   if (s.listener !== undefined) {
     s.emit(
       clampLearned(hinted) !== hinted
@@ -73,15 +73,6 @@ export function learnCeiling<C>(s: PoolState<C>, ep: EndpointState<C>, verdict: 
     );
   }
   return level;
-}
-
-/**
- * The turns of the calls queued on `ep`'s quota came later (a ceiling fell, a cooldown grew):
- * those now too late leave the queue and select again. The recheck counts the call whose
- * answer did it as queued for `ep` ahead of them (it may come back to the front).
- */
-export function recheckQueue<C>(ep: EndpointState<C>, now: number): void {
-  ep.quota.waiters?.recheck(now, ep);
 }
 
 /** A grouped endpoint's own level, created on first use. */

@@ -13,7 +13,7 @@ import { METRICS, noneLabels, safeObserve } from '../base/metrics.js';
 import type { EndpointState } from '../selection/endpoint.js';
 import type { PoolState } from '../state.js';
 import { NotAPromiseError, type Attempt } from './attempt.js';
-import { learnCeiling, ownLevel, rateLimitCooldownMs, recheckQueue, recoverCeilings } from './ceilings.js';
+import { learnCeiling, ownLevel, rateLimitCooldownMs, recoverCeilings } from './ceilings.js';
 import { adaptDown, adaptUp } from './adaptive.js';
 
 /** A success: the breaker, latency, metrics and `attempt-success`. */
@@ -121,7 +121,7 @@ export function recordFailure<C>(s: PoolState<C>, a: Attempt<C>, error: unknown,
       level.coolDown(now, cooldownMs);
       // A longer cooldown moves the turns of the calls queued on it: those now too late leave
       // (once this attempt has ended and given back what it held).
-      if (level.cooldownUntil > until) queueMicrotask(() => recheckQueue(ep, s.clock.now()));
+      if (level.cooldownUntil > until) queueMicrotask(() => ep.quota.waiters?.recheck(s.clock.now(), ep));
       // Stryker disable next-line ConditionalExpression,EqualityOperator: the call's #endAttempt (releaseSlot) already woke parked calls for a probe, in a microtask that runs after this
       if (a.probe !== 0) s.wakeParked();
       break;

@@ -117,15 +117,17 @@ export class LearnedCeiling {
     if (now < at) return false;
     let value = this.value;
     let run = this.run;
+    // Floating steps must land on the target, not a hair under it.
+    const top = this.target * (1 - 1e-9);
     // Each step doubles the one before (0.1, 0.2, 0.4 … of the target): a ceiling halved by a
     // drift that has ended is back within a few steps, while the first step stays small.
     for (;;) {
       value += r.stepFraction * this.target * 2 ** Math.min(run, 30);
       run++;
-      if (value >= this.target - this.target * 1e-9 || at + stepMs > now) break;
+      if (value >= top || at + stepMs > now) break;
       at += stepMs;
     }
-    this.value = value >= this.target - this.target * 1e-9 ? this.target : value;
+    this.value = value >= top ? this.target : value;
     this.run = run;
     this.changedAt = at;
     // Back at the target: the limit is whole again, the next drop starts from the short quiet period.

@@ -84,26 +84,15 @@ describe('hedge', () => {
     expect(h.eps.a!.calls).toBe(0);
   });
 
-  test("hedge: true takes the pool's hedge options (afterMs 50 here)", async () => {
-    const h = harness(['a', 'b'], { hedge: { afterMs: 50 } });
+  test.each([
+    ["takes the pool's hedge options (afterMs 50 here)", { hedge: { afterMs: 50 } }, 50],
+    ['on a pool with no hedge options hedges with the defaults (afterMs 100)', {}, 100],
+  ] as const)('hedge: true %s', async (_, options, afterMs) => {
+    const h = harness(['a', 'b'], options);
     h.eps.a!.then(ok('slow', 1000));
     h.eps.b!.then(ok('fast', 10));
     const call = start(h.pool.execute(h.op, { hedge: true, idempotent: true }));
-    await h.clock.advance(49);
-    expect(h.eps.b!.calls).toBe(0);
-    await h.clock.advance(1);
-    expect(h.eps.b!.calls).toBe(1);
-    await h.clock.advance(10);
-    await call.promise;
-    expect(call.value).toBe('fast');
-  });
-
-  test('hedge: true on a pool with no hedge options hedges with the defaults (afterMs 100)', async () => {
-    const h = harness(['a', 'b']);
-    h.eps.a!.then(ok('slow', 1000));
-    h.eps.b!.then(ok('fast', 10));
-    const call = start(h.pool.execute(h.op, { hedge: true, idempotent: true }));
-    await h.clock.advance(99);
+    await h.clock.advance(afterMs - 1);
     expect(h.eps.b!.calls).toBe(0);
     await h.clock.advance(1);
     expect(h.eps.b!.calls).toBe(1);
