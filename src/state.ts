@@ -58,8 +58,12 @@ export class PoolState<C> {
   turnedAwayAt = Number.NEGATIVE_INFINITY;
   closed = false;
   active = 0;
-  /** Whether attempt durations feed the endpoints' latency trackers. */
-  readonly tracksLatency: boolean;
+  /**
+   * Whether attempt durations feed the endpoints' latency trackers: from the start under
+   * `strategy: 'latency'` or a pool-level `hedge`, else from the first call that hedges
+   * on a percentile (see `trackLatency`).
+   */
+  tracksLatency: boolean;
   /** Whether a success's duration is used (metrics, events, slow calls, failure-rate windows). */
   timesSuccesses = false;
   /** Attempt timeouts, on one shared timer. */
@@ -89,6 +93,13 @@ export class PoolState<C> {
     const store = opts.sharedQuota?.store;
     if (typeof store?.subscribe === 'function') this.#unsubscribe = store.subscribe((key, state) => this.applyShared(key, state));
     this.#reports = typeof store?.report === 'function' || typeof store?.parkEndpoint === 'function';
+  }
+
+  /** Starts recording attempt durations (a call's own `hedge: { percentile }` needs them). */
+  trackLatency(): void {
+    if (this.tracksLatency) return;
+    this.tracksLatency = true;
+    this.#timeSuccesses();
   }
 
   #timeSuccesses(): void {

@@ -139,6 +139,27 @@ describe('hedged attempts', () => {
     await call.promise;
     expect(call.value).toBe('b');
   });
+
+  test('a call’s own hedge percentile is honoured on a pool with neither a pool hedge nor latency selection (durations are recorded from the first such call)', async () => {
+    const h = harness(['a', 'b']);
+    const hedge = { percentile: 0.9, afterMs: 1000 };
+    for (let i = 0; i < 20; i++) {
+      h.eps.a!.then(ok('a', 20 + i));
+      const c = start(h.pool.execute(h.op, { idempotent: true, hedge }));
+      await h.clock.advance(40);
+      await c.promise;
+      expect(c.value).toBe('a');
+    }
+    h.eps.a!.then(ok('slow', 5000));
+    const call = start(h.pool.execute(h.op, { idempotent: true, hedge }));
+    await h.clock.advance(37);
+    expect(h.eps.b!.calls).toBe(0); // p90 of 20..39 is 38: no hedge yet
+    await h.clock.advance(1); // 38 ms, not the 1000 ms of afterMs
+    expect(h.eps.b!.calls).toBe(1);
+    await h.clock.advance(1000);
+    await call.promise;
+    expect(call.value).toBe('b');
+  });
 });
 
 describe("strategy: 'latency'", () => {

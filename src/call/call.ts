@@ -57,7 +57,11 @@ export class Call<C, T> extends Waiting<C> implements AttemptOwner<C>, Admission
     if (typeof op !== 'function') throw invalidOption('operation', 'a function (conn, ctx) => Promise', op);
     const plan = given ?? (options === undefined ? s.defaultPlan : resolvePlan(s, options));
     this.#plan = plan;
-    if (plan.hedge !== undefined) this.#history().hedging = new Hedging(s, this, plan.hedge);
+    if (plan.hedge !== undefined) {
+      // A percentile needs durations: record them from the first call that may hedge on one.
+      if (plan.hedge.percentile !== undefined) s.trackLatency();
+      this.#history().hedging = new Hedging(s, this, plan.hedge);
+    }
   }
 
   /** Attempts started so far. */
