@@ -77,6 +77,21 @@ describe('hedged attempts', () => {
     expect(isPoolError(err) && err.message).toBe('hedge: expected a call marked idempotent: true, got true');
   });
 
+  test('no hedge starts after close(): the running attempt finishes alone', async () => {
+    const h = harness(['a', 'b'], { hedge: { afterMs: 50 } });
+    h.eps.a!.then(ok('slow', 1000));
+    const call = start(h.pool.execute(h.op, { idempotent: true }));
+    await h.clock.advance(20);
+    const closing = h.pool.close();
+    await h.clock.advance(100); // past the hedge delay
+    expect(h.eps.b!.calls).toBe(0);
+    expect(h.events.filter((e) => e.type === 'hedge')).toEqual([]);
+    await h.clock.advance(1000);
+    await call.promise;
+    await closing;
+    expect(call.value).toBe('slow');
+  });
+
   test('no hedge when the first attempt answers in time', async () => {
     const h = harness(['a', 'b'], { hedge: { afterMs: 50 } });
     h.eps.a!.then(ok('quick', 20));

@@ -294,7 +294,8 @@ export class Call<C, T> extends Waiting<C> implements AttemptOwner<C>, Admission
   /** HedgeHost: endpoints a hedge must avoid, or `undefined` when the call cannot hedge now (a settled call runs nothing). */
   hedgeAvoiding(now: number): EndpointState<C>[] | undefined {
     const running = this.#running();
-    if (running === undefined || this.#plan.pin !== undefined || now >= this.deadlineAt) return undefined;
+    // After close() running attempts finish, but nothing new starts: no hedge either.
+    if (running === undefined || this.#plan.pin !== undefined || now >= this.deadlineAt || this.s.closed) return undefined;
     const busy: EndpointState<C>[] = this.#excluded()?.slice() ?? [];
     busy.push(running.ep);
     for (const h of this.#h!.hedging!.running) busy.push(h.ep);

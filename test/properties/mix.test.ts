@@ -1,0 +1,78 @@
+/**
+ * Properties over the combinations `sim.ts` does not generate (see `mix.ts`): every
+ * strategy, hedging, retry budgets, every kind of rate limit and groups, classifier hints,
+ * 401s with and without `refreshAuth`, shared caller signals, answers after an abort,
+ * `setEndpoints`, `probeHealth` and `close()` in the middle of traffic.
+ *
+ * Seeded: a fixed seed by default (the same scenarios in every `npm test`); `FC_SEED`
+ * (with `FC_PATH`) replays a failure, `FC_MIX_RUNS` sets the runs per property.
+ */
+import fc from 'fast-check';
+import { describe, expect, test } from 'vitest';
+import { mixArb, simulateMix, type MixBias, type MixOutcome, type MixScenario } from './mix.js';
+
+const RUNS = Number(process.env['FC_MIX_RUNS'] ?? 150);
+const SEED = process.env['FC_SEED'] !== undefined ? Number(process.env['FC_SEED']) : 20261202;
+
+interface Totals {
+  runs: number;
+  attempts: number;
+  hedges: number;
+  changes: number;
+  endings: Record<string, number>;
+}
+
+async function checkMix(name: string, bias: MixBias, runs = RUNS): Promise<Totals> {
+  const totals: Totals = { runs: 0, attempts: 0, hedges: 0, changes: 0, endings: {} };
+  const result = await fc.check(
+    fc.asyncProperty(mixArb(bias), async (sc) => {
+      const o: MixOutcome = await simulateMix(sc);
+      totals.runs++;
+      totals.attempts += o.attempts;
+      totals.hedges += o.hedges;
+      totals.changes += o.changes;
+      for (const [k, x] of Object.entries(o.endings)) totals.endings[k] = (totals.endings[k] ?? 0) + x;
+      return o.violations.length === 0;
+    }),
+    {
+      seed: SEED,
+      numRuns: runs,
+      ...(process.env['FC_PATH'] !== undefined ? { path: process.env['FC_PATH'] } : {}),
+      endOnFailure: process.env['FC_SHRINK'] === '0',
+    },
+  );
+  if (result.failed) {
+    const sc = result.counterexample?.[0] as MixScenario | undefined;
+    const replayed = sc !== undefined ? await simulateMix(sc) : undefined;
+    expect.fail(
+      [
+        `property "${name}" failed after ${result.numRuns} run(s) (seed ${result.seed}); replay with:`,
+        `  FC_SEED=${result.seed} FC_PATH=${result.counterexamplePath ?? ''} npx vitest run test/properties/mix.test.ts -t '${name}'`,
+        'violations:',
+        ...(replayed?.violations ?? [String(result.errorInstance)]).map((x) => `  - ${x}`),
+        'scenario:',
+        JSON.stringify(sc, (_k, val: unknown) => (val === Number.POSITIVE_INFINITY ? 'Infinity' : val)),
+      ].join('\n'),
+    );
+  }
+  return totals;
+}
+
+describe('mixed options, faults and changes', () => {
+  test(`hedging, budgets and every strategy (${RUNS} runs)`, async () => {
+    const t = await checkMix('hedging', { hedge: 0.8, hang: 3 });
+    expect(t.hedges).toBeGreaterThan(RUNS / 5);
+    console.log('hedging', JSON.stringify(t));
+  }, 120_000);
+
+  test(`rate limits, groups and hints (${RUNS} runs)`, async () => {
+    const t = await checkMix('limits', { limits: 0.9, rateLimited: 6 });
+    console.log('limits', JSON.stringify(t));
+  }, 120_000);
+
+  test(`setEndpoints, probes and close() under traffic (${RUNS} runs)`, async () => {
+    const t = await checkMix('changes', { change: 0.9, close: 0.5, unauthorized: 2 });
+    expect(t.changes).toBeGreaterThan(RUNS / 5);
+    console.log('changes', JSON.stringify(t));
+  }, 120_000);
+});

@@ -1,0 +1,876 @@
+/**
+ * A second scenario generator and simulator for property tests, for the options that
+ * `sim.ts` leaves out: every strategy (`random`, `health`, `latency` too), hedging (pool
+ * and per call, fixed and on a percentile, with retry budgets), failure-rate breakers with
+ * slow calls, ejection growth, jitter and `maxEjectedPercent`, every kind of rate limit
+ * (bucket, paced, daily, adaptive) alone and shared by groups, classifier hints (learned
+ * ceilings, daily exhaustion, disabled keys), `unauthorized` answers with and without
+ * `refreshAuth`, operations that answer after their signal aborted (with an error of their
+ * own), callers sharing one `AbortSignal`, `setEndpoints` and `probeHealth` in the middle of
+ * traffic, and `close()`. All on the FakeClock.
+ *
+ * Checked while it runs (from the event stream and the operation's own view) and after:
+ * every call settles once with a documented code that its scenario can produce, never
+ * later than its deadline (+1 ms, the timer tick); an abort settles the call at once; an
+ * attempt never goes to an endpoint that was removed or replaced; hedges only for calls
+ * that may hedge, at most `maxHedges`, never on an endpoint the call is already using;
+ * nothing starts after `close()`; in-flight limits hold; `stats()` agrees with the events
+ * per endpoint (attempts, successes, failures, 429s, in flight); in the end no call, permit,
+ * slot, timer or abort listener is left, and nothing happens after every call settled.
+ */
+import fc from 'fast-check';
+import {
+  Pool,
+  isPoolError,
+  type AttemptContext,
+  type BreakerMode,
+  type ClassifyResult,
+  type EndpointConfig,
+  type ErrorClass,
+  type ExecuteOptions,
+  type PoolEvent,
+  type PoolOptions,
+  type RateLimitOptions,
+  type RetryMode,
+  type Strategy,
+} from '../../src/index.js';
+import { FakeClock } from '../../src/testing/index.js';
+import { TrackedClock, seeded } from './sim.js';
+
+const INF = Number.POSITIVE_INFINITY;
+export const MIX_NAMES = ['a', 'b', 'c', 'd'] as const;
+
+// ---------------------------------------------------------------------------------------
+// Scenario shape
+
+/** What an attempt does when its signal aborts before it answered. */
+export type OnAbort = 'ignore' | 'reason' | 'own-error' | 'late-error';
+
+export type Fault =
+  | { readonly k: 'ok'; readonly d: number; readonly onAbort: OnAbort }
+  | {
+      readonly k: 'fail';
+      readonly d: number;
+      readonly cls: ErrorClass;
+      readonly onAbort: OnAbort;
+      readonly retryAfterMs?: number;
+      readonly ceiling?: number;
+      readonly scope?: 'key' | 'group';
+      readonly daily?: boolean;
+      readonly disable?: boolean;
+    }
+  | { readonly k: 'hang'; readonly onAbort: OnAbort }
+  | { readonly k: 'throw' }
+  | { readonly k: 'value' };
+
+export interface MixEndpoint {
+  readonly priority: 'high' | 'low';
+  readonly weight: number;
+  readonly maxInFlight: number | undefined;
+  readonly rateLimit: RateLimitOptions | undefined;
+  readonly script: readonly Fault[];
+}
+
+export interface MixCall {
+  readonly at: number;
+  /** Index of the caller signal (calls may share one), or none. */
+  readonly signal: number | undefined;
+  readonly deadlineMs: number | undefined;
+  readonly attemptTimeoutMs: number | undefined;
+  readonly retry: RetryMode | undefined;
+  readonly breakerMode: BreakerMode | undefined;
+  readonly idempotent: boolean;
+  readonly hedge: boolean | { readonly afterMs?: number; readonly percentile?: number; readonly maxHedges?: number } | undefined;
+  readonly pin: number | undefined;
+  readonly exclude: readonly number[] | undefined;
+  readonly backoff: { readonly initialMs: number; readonly maxMs: number } | undefined;
+}
+
+/** A change of the endpoint set: per name, absent, kept as it is, or replaced (a new connection, maybe new settings). */
+export interface MixChange {
+  readonly at: number;
+  readonly slots: readonly ('absent' | 'keep' | 'replace' | 'limit')[];
+  readonly priority: 'high' | 'low';
+}
+
+export interface MixScenario {
+  readonly endpoints: readonly MixEndpoint[];
+  readonly group: readonly number[] | undefined;
+  readonly strategy: Strategy;
+  readonly maxAttempts: number | undefined;
+  readonly attemptTimeoutMs: number;
+  readonly deadlineMs: number;
+  readonly breaker: Record<string, unknown>;
+  readonly maxEjectedPercent: number | undefined;
+  readonly rateLimitCooldownMs: number;
+  readonly maxQueueWaitMs: number | undefined;
+  readonly ceilingRecovery: { readonly quietMs: number; readonly stepMs: number; readonly stepFraction: number } | undefined;
+  readonly maxConcurrentCalls: number | undefined;
+  readonly permitScope: 'call' | 'attempt';
+  readonly breakerMode: BreakerMode;
+  readonly retryBudget: { readonly ratio: number; readonly minPerSecond: number; readonly windowMs: number } | undefined;
+  readonly hedge: { readonly afterMs: number; readonly percentile?: number; readonly maxHedges: number } | undefined;
+  readonly auth: { readonly d: number; readonly ok: boolean } | 'hang' | undefined;
+  readonly calls: readonly MixCall[];
+  /** When each caller signal aborts (ms from the start), or never. */
+  readonly aborts: readonly (number | undefined)[];
+  readonly changes: readonly MixChange[];
+  readonly probes: readonly { readonly at: number; readonly d: number; readonly timeoutMs: number }[];
+  readonly closeAt: number | undefined;
+  readonly seed: number;
+}
+
+// ---------------------------------------------------------------------------------------
+// Arbitraries
+
+export interface MixBias {
+  readonly hang?: number;
+  readonly rateLimited?: number;
+  readonly unauthorized?: number;
+  readonly change?: number;
+  readonly close?: number;
+  readonly hedge?: number;
+  readonly limits?: number;
+}
+
+function maybe<T>(arb: fc.Arbitrary<T>, p: number): fc.Arbitrary<T | undefined> {
+  return fc.oneof({ weight: Math.round(p * 100), arbitrary: arb }, { weight: Math.round((1 - p) * 100), arbitrary: fc.constant(undefined) });
+}
+
+const onAbort = fc.constantFrom<OnAbort>('ignore', 'reason', 'reason', 'own-error', 'late-error');
+const delay = fc.oneof({ weight: 1, arbitrary: fc.constant(0) }, { weight: 4, arbitrary: fc.integer({ min: 1, max: 400 }) });
+
+function faultArb(b: MixBias): fc.Arbitrary<Fault> {
+  const fail = (cls: ErrorClass) => fc.record({ k: fc.constant('fail' as const), cls: fc.constant(cls), d: delay, onAbort }) as fc.Arbitrary<Fault>;
+  return fc.oneof(
+    { weight: 8, arbitrary: fc.record({ k: fc.constant('ok' as const), d: delay, onAbort }) },
+    { weight: 4, arbitrary: fail('transient') },
+    { weight: 1, arbitrary: fail('permanent') },
+    { weight: 1, arbitrary: fail('unsupported') },
+    { weight: 1, arbitrary: fail('retry-narrower') },
+    { weight: b.unauthorized ?? 1, arbitrary: fail('unauthorized') },
+    {
+      weight: b.rateLimited ?? 3,
+      arbitrary: fc.record(
+        {
+          k: fc.constant('fail' as const),
+          cls: fc.constant('rate-limited' as const),
+          d: delay,
+          onAbort,
+          retryAfterMs: fc.integer({ min: 0, max: 2000 }),
+          ceiling: fc.oneof(fc.double({ min: 0.2, max: 30, noNaN: true }), fc.integer({ min: 1, max: 50 })),
+          scope: fc.constantFrom('key' as const, 'group' as const),
+          daily: fc.boolean(),
+        },
+        { requiredKeys: ['k', 'cls', 'd', 'onAbort'] },
+      ),
+    },
+    {
+      weight: 1,
+      arbitrary: fc.record({ k: fc.constant('fail' as const), cls: fc.constant('permanent' as const), d: delay, onAbort, disable: fc.constant(true) }),
+    },
+    { weight: b.hang ?? 2, arbitrary: fc.record({ k: fc.constant('hang' as const), onAbort }) },
+    { weight: 1, arbitrary: fc.constantFrom<Fault>({ k: 'throw' }, { k: 'value' }) },
+  );
+}
+
+const rateLimitArb: fc.Arbitrary<RateLimitOptions> = fc.oneof(
+  fc.record({ perSecond: fc.integer({ min: 1, max: 40 }), burst: maybe(fc.integer({ min: 1, max: 4 }), 0.5) }).map((r) => (r.burst === undefined ? { perSecond: r.perSecond } : { perSecond: r.perSecond, burst: r.burst })),
+  fc.record({ perSecond: fc.oneof(fc.integer({ min: 1, max: 40 }), fc.double({ min: 0.5, max: 10, noNaN: true })), marginMs: fc.integer({ min: 0, max: 50 }) }).map((r) => ({ ...r, mode: 'paced' as const })),
+  fc.record({ perDay: fc.integer({ min: 1, max: 30 }), dailyStopFraction: fc.constantFrom(1, 0.9, 0.5) }),
+  fc.record({ perSecond: fc.integer({ min: 1, max: 20 }), perDay: fc.integer({ min: 1, max: 30 }) }),
+  fc.record({ perSecond: fc.integer({ min: 2, max: 30 }), windowMs: fc.integer({ min: 100, max: 3000 }) }).map((r) => ({
+    perSecond: r.perSecond,
+    adaptive: { min: 1, max: r.perSecond * 2, windowMs: r.windowMs, holdMs: 500 },
+  })),
+  fc.constant<RateLimitOptions>({ perSecond: 5, adaptive: true }),
+);
+
+function endpointArb(b: MixBias): fc.Arbitrary<MixEndpoint> {
+  return fc.record({
+    priority: fc.constantFrom('high' as const, 'high' as const, 'low' as const),
+    weight: fc.integer({ min: 1, max: 3 }),
+    maxInFlight: maybe(fc.integer({ min: 1, max: 3 }), 0.3),
+    rateLimit: maybe(rateLimitArb, b.limits ?? 0.4),
+    script: fc.array(faultArb(b), { minLength: 1, maxLength: 6 }),
+  });
+}
+
+function callArb(n: number, signals: number, b: MixBias): fc.Arbitrary<MixCall> {
+  const hedgeOpt = fc.oneof(
+    fc.constant(true),
+    fc.record({ afterMs: fc.integer({ min: 0, max: 300 }), percentile: fc.double({ min: 0.05, max: 0.99, noNaN: true }), maxHedges: fc.integer({ min: 1, max: 3 }) }, { requiredKeys: [] }),
+  );
+  return fc
+    .record({
+      at: fc.integer({ min: 0, max: 2000 }),
+      signal: maybe(fc.integer({ min: 0, max: signals - 1 }), 0.5),
+      deadlineMs: maybe(fc.oneof(fc.integer({ min: 1, max: 3000 }), fc.constant(INF)), 0.4),
+      attemptTimeoutMs: maybe(fc.oneof(fc.integer({ min: 1, max: 500 }), fc.constant(INF)), 0.3),
+      retry: maybe(fc.constantFrom<RetryMode>('none', 'until-deadline', { maxAttempts: 2 }, { maxAttempts: 5 }), 0.4),
+      breakerMode: maybe(fc.constantFrom<BreakerMode>('fail-fast', 'wait'), 0.3),
+      idempotent: fc.boolean(),
+      hedge: maybe(hedgeOpt, b.hedge ?? 0.4),
+      pin: maybe(fc.integer({ min: 0, max: n - 1 }), 0.07),
+      exclude: maybe(fc.uniqueArray(fc.integer({ min: 0, max: n - 1 }), { maxLength: n }), 0.1),
+      backoff: maybe(fc.record({ initialMs: fc.integer({ min: 1, max: 200 }), maxMs: fc.integer({ min: 200, max: 2000 }) }), 0.2),
+    })
+    .map((c) => ({ ...c, hedge: c.idempotent ? c.hedge : undefined }));
+}
+
+export function mixArb(b: MixBias = {}): fc.Arbitrary<MixScenario> {
+  return fc
+    .record({
+      endpoints: fc.array(endpointArb(b), { minLength: 1, maxLength: 4 }),
+      strategy: fc.constantFrom<Strategy>('ordered', 'round-robin', 'random', 'health', 'latency'),
+      maxAttempts: maybe(fc.integer({ min: 1, max: 5 }), 0.7),
+      attemptTimeoutMs: fc.oneof(fc.integer({ min: 5, max: 600 }), fc.constant(INF)),
+      deadlineMs: fc.oneof({ weight: 3, arbitrary: fc.integer({ min: 20, max: 3000 }) }, { weight: 1, arbitrary: fc.constant(INF) }),
+      breaker: fc.oneof(
+        fc.record({ threshold: fc.integer({ min: 1, max: 4 }), cooldownMs: fc.integer({ min: 1, max: 800 }), maxCooldownMs: fc.integer({ min: 800, max: 4000 }), ejectionGrowth: fc.boolean(), jitter: fc.constantFrom(0, 0.2, 0.5) }),
+        fc.record({
+          mode: fc.constant('failure-rate'),
+          failureRate: fc.double({ min: 0.1, max: 1, noNaN: true }),
+          windowMs: fc.integer({ min: 100, max: 5000 }),
+          minThroughput: fc.integer({ min: 1, max: 6 }),
+          cooldownMs: fc.integer({ min: 1, max: 800 }),
+          slowCallMs: fc.integer({ min: 1, max: 400 }),
+        }),
+      ),
+      maxEjectedPercent: maybe(fc.integer({ min: 0, max: 100 }), 0.3),
+      rateLimitCooldownMs: fc.integer({ min: 0, max: 500 }),
+      maxQueueWaitMs: maybe(fc.integer({ min: 1, max: 2000 }), 0.3),
+      ceilingRecovery: maybe(fc.record({ quietMs: fc.integer({ min: 1, max: 3000 }), stepMs: fc.integer({ min: 1, max: 2000 }), stepFraction: fc.double({ min: 0.05, max: 1, noNaN: true }) }), 0.3),
+      maxConcurrentCalls: maybe(fc.integer({ min: 1, max: 4 }), 0.4),
+      permitScope: fc.constantFrom('call' as const, 'attempt' as const),
+      breakerMode: fc.constantFrom<BreakerMode>('fail-fast', 'wait'),
+      retryBudget: maybe(fc.record({ ratio: fc.double({ min: 0, max: 1, noNaN: true }), minPerSecond: fc.integer({ min: 0, max: 5 }), windowMs: fc.integer({ min: 1000, max: 10_000 }) }), 0.3),
+      hedge: maybe(
+        fc.record({ afterMs: fc.integer({ min: 0, max: 300 }), percentile: fc.double({ min: 0.05, max: 0.99, noNaN: true }), maxHedges: fc.integer({ min: 1, max: 3 }) }, { requiredKeys: ['afterMs', 'maxHedges'] }),
+        b.hedge ?? 0.4,
+      ),
+      auth: maybe(fc.oneof(fc.record({ d: fc.integer({ min: 0, max: 300 }), ok: fc.boolean() }), fc.constant('hang' as const)), 0.3),
+      group: fc.boolean(),
+      aborts: fc.array(maybe(fc.integer({ min: 0, max: 3500 }), 0.7), { minLength: 3, maxLength: 3 }),
+      probes: fc.array(fc.record({ at: fc.integer({ min: 0, max: 3000 }), d: fc.integer({ min: 0, max: 400 }), timeoutMs: fc.integer({ min: 1, max: 500 }) }), { maxLength: 2 }),
+      closeAt: maybe(fc.integer({ min: 0, max: 3500 }), b.close ?? 0.2),
+      seed: fc.integer(),
+    })
+    .chain((s) => {
+      const n = s.endpoints.length;
+      return fc
+        .record({
+          calls: fc.array(callArb(n, 3, b), { minLength: 1, maxLength: 20 }),
+          changes: fc.array(
+            fc.record({
+              at: fc.integer({ min: 0, max: 3000 }),
+              slots: fc.array(fc.constantFrom('absent' as const, 'keep' as const, 'keep' as const, 'replace' as const, 'limit' as const), { minLength: MIX_NAMES.length, maxLength: MIX_NAMES.length }),
+              priority: fc.constantFrom('high' as const, 'low' as const),
+            }),
+            { maxLength: b.change === undefined ? 1 : 3 },
+          ),
+          groupAt: fc.integer({ min: 0, max: Math.max(0, n - 2) }),
+        })
+        .map(({ calls, changes, groupAt }) => {
+          // A group of two neighbours, sharing one rate limit (its members must agree).
+          const group = s.group && n >= 2 ? [groupAt, groupAt + 1] : undefined;
+          let endpoints = s.endpoints;
+          if (group !== undefined) endpoints = endpoints.map((e, i) => (i === group[1] ? { ...e, rateLimit: endpoints[group[0]]!.rateLimit } : e));
+          return { ...s, endpoints, group, calls, changes: (b.change ?? 0.3) > 0 ? changes : [] };
+        });
+    });
+}
+
+// ---------------------------------------------------------------------------------------
+// Running a scenario
+
+export class MixError extends Error {
+  constructor(readonly verdict: ClassifyResult) {
+    super('scripted failure');
+  }
+}
+
+const classify = (err: unknown): ClassifyResult => (err instanceof MixError ? err.verdict : 'permanent');
+
+function verdictOf(f: Extract<Fault, { k: 'fail' }>): ClassifyResult {
+  if (f.cls === 'rate-limited') {
+    return {
+      class: 'rate-limited',
+      ...(f.retryAfterMs === undefined ? {} : { retryAfterMs: f.retryAfterMs }),
+      ...(f.ceiling === undefined ? {} : { ceilingPerSecond: f.ceiling }),
+      ...(f.scope === undefined || f.ceiling === undefined ? {} : { ceilingScope: f.scope }),
+      ...(f.daily === true ? { dailyQuotaExhausted: true } : {}),
+    };
+  }
+  if (f.disable === true) return { class: f.cls, disableEndpoint: true };
+  return f.cls;
+}
+
+/** A connection: one per endpoint state (a replaced endpoint gets a new one). */
+interface Conn {
+  readonly name: string;
+  readonly gen: number;
+  readonly script: readonly Fault[];
+  readonly cursor: { n: number };
+  // Counters from the events, for this endpoint state.
+  starts: number;
+  successes: number;
+  failures: number;
+  rateLimited: number;
+  open: number;
+}
+
+interface CallRec {
+  readonly id: number;
+  readonly gen: MixCall;
+  readonly startedAt: number;
+  readonly deadlineMs: number;
+  readonly maxAttempts: number;
+  readonly hedges: number;
+  readonly options: ExecuteOptions | undefined;
+  attempts: number;
+  hedged: number;
+  unauthorized: number;
+  openOn: Map<number, Conn>;
+  final: string | undefined;
+  endedBy: 'success' | 'failure' | undefined;
+  endedAt: number | undefined;
+  failedError: unknown;
+  settledCount: number;
+  settledAt: number | undefined;
+  rejection: unknown;
+  resolved: boolean;
+  /** The call named an endpoint no longer in the pool: it is refused before it starts (no event). */
+  refused: boolean;
+}
+
+export interface MixOutcome {
+  readonly violations: string[];
+  readonly endings: Record<string, number>;
+  readonly attempts: number;
+  readonly hedges: number;
+  readonly changes: number;
+}
+
+/** Hooks for tests that break the pool on purpose. */
+export interface MixHooks {
+  readonly trace?: (now: number, e: PoolEvent) => void;
+}
+
+const CODES = new Set([
+  'PERMANENT',
+  'RETRY_NARROWER',
+  'RETRIES_EXHAUSTED',
+  'DEADLINE_EXCEEDED',
+  'NO_ENDPOINT',
+  'PIN_UNAVAILABLE',
+  'ABORTED',
+  'CLOSED',
+  'UNAUTHORIZED',
+  'AUTH',
+  'RETRY_BUDGET_EXHAUSTED',
+  'RATE_LIMITED',
+]);
+
+export async function simulateMix(sc: MixScenario, hooks: MixHooks = {}): Promise<MixOutcome> {
+  const T0 = 1_000_000;
+  const fake = new FakeClock(T0);
+  const clock = new TrackedClock(fake);
+  const violations: string[] = [];
+  const v = (msg: string): void => {
+    if (violations.length < 20) violations.push(`[t=${fake.now() - T0}] ${msg}`);
+  };
+  const n = sc.endpoints.length;
+  const names = MIX_NAMES.slice(0, n);
+  let genSeq = 0;
+  const cursors = names.map(() => ({ n: 0 }));
+  const newConn = (i: number): Conn => ({ name: names[i]!, gen: ++genSeq, script: sc.endpoints[i]!.script, cursor: cursors[i]!, starts: 0, successes: 0, failures: 0, rateLimited: 0, open: 0 });
+  /** The connection of each endpoint in the pool now (undefined: not in the pool). */
+  const current = new Map<string, Conn>();
+  const configOf = new Map<string, EndpointConfig<Conn>>();
+  const configFor = (i: number, conn: Conn, e: MixEndpoint, priority = e.priority, rateLimit = e.rateLimit): EndpointConfig<Conn> => ({
+    name: names[i]!,
+    conn,
+    priority,
+    weight: e.weight,
+    ...(rateLimit === undefined ? {} : { rateLimit }),
+    ...(e.maxInFlight === undefined ? {} : { maxInFlight: e.maxInFlight }),
+  });
+  const initial = sc.endpoints.map((e, i) => {
+    const conn = newConn(i);
+    current.set(names[i]!, conn);
+    const c = configFor(i, conn, e);
+    configOf.set(names[i]!, c);
+    return c;
+  });
+  const calls = new Map<number, CallRec>();
+  /** Attempt key → connection, from attempt-start. */
+  const attemptConn = new Map<string, Conn>();
+  const ended = new Set<string>();
+  let closedAt: number | undefined;
+  let events = 0;
+  let attempts = 0;
+  let hedges = 0;
+  let changes = 0;
+  let maxCalls = sc.maxConcurrentCalls ?? INF;
+  const anyUnauthorized = sc.endpoints.some((e) => e.script.some((f) => f.k === 'fail' && f.cls === 'unauthorized'));
+
+  // eslint-disable-next-line prefer-const
+  let pool: Pool<Conn>;
+  const statOf = (name: string) => pool.stats().find((s) => s.name === name);
+
+  const onEvent = (e: PoolEvent): void => {
+    events++;
+    hooks.trace?.(fake.now() - T0, e);
+    const c = 'callId' in e ? calls.get(e.callId) : undefined;
+    if ('callId' in e) {
+      if (c === undefined) v(`event ${e.type} for unknown call ${e.callId}`);
+      // The losers of a hedge race are cancelled once the winner's success is out (by design, pinned in test/hedge-latency.test.ts).
+      else if (c.endedBy !== undefined && !(e.type === 'attempt-cancelled' && e.reason === 'superseded' && c.endedBy === 'success')) {
+        v(`event ${e.type} for call ${e.callId} after it ended (${c.endedBy})`);
+      }
+    }
+    switch (e.type) {
+      case 'attempt-start': {
+        attempts++;
+        const key = `${e.callId}/${e.attempt}`;
+        if (attemptConn.has(key)) v(`attempt ${key} started twice`);
+        if (closedAt !== undefined) v(`attempt ${key} started on ${e.endpoint} after close()`);
+        const conn = current.get(e.endpoint);
+        if (conn === undefined) {
+          v(`attempt ${key} started on ${e.endpoint}, which is not in the pool`);
+          break;
+        }
+        attemptConn.set(key, conn);
+        conn.starts++;
+        conn.open++;
+        const limit = configOf.get(e.endpoint)!.maxInFlight ?? INF;
+        if (conn.open > limit) v(`${e.endpoint}: ${conn.open} attempts in flight, maxInFlight ${limit}`);
+        const st = statOf(e.endpoint);
+        if (st?.inFlight !== conn.open) v(`${e.endpoint}: stats().inFlight ${st?.inFlight} at attempt-start, ${conn.open} open`);
+        if (c !== undefined) {
+          c.attempts++;
+          c.openOn.set(e.attempt, conn);
+          if (e.attempt !== c.attempts) v(`call ${c.id}: attempt numbered ${e.attempt}, expected ${c.attempts}`);
+          if (c.final !== undefined) v(`call ${c.id}: attempt ${e.attempt} after a ${c.final} failure`);
+          if (c.attempts - c.hedged - c.unauthorized > c.maxAttempts) v(`call ${c.id}: ${c.attempts} attempts (${c.hedged} hedges, ${c.unauthorized} 401s), limit ${c.maxAttempts}`);
+          if (c.gen.pin !== undefined && e.endpoint !== names[c.gen.pin]) v(`call ${c.id}: pinned to ${names[c.gen.pin]} but went to ${e.endpoint}`);
+          if (c.gen.exclude?.some((i) => names[i] === e.endpoint) === true) v(`call ${c.id}: went to excluded ${e.endpoint}`);
+        }
+        if (sc.permitScope === 'call' && pool.activeCalls - pool.pendingCalls > maxCalls) v(`${pool.activeCalls - pool.pendingCalls} calls hold permits, limit ${maxCalls}`);
+        break;
+      }
+      case 'attempt-success':
+      case 'attempt-failure':
+      case 'attempt-cancelled': {
+        const key = `${e.callId}/${e.attempt}`;
+        const conn = attemptConn.get(key);
+        if (conn === undefined) break;
+        if (ended.has(key)) {
+          v(`${e.type} for ${key} after its terminal event`);
+          break;
+        }
+        ended.add(key);
+        conn.open--;
+        if (e.type === 'attempt-success') conn.successes++;
+        if (e.type === 'attempt-failure') {
+          conn.failures++;
+          if (e.errorClass === 'rate-limited') conn.rateLimited++;
+        }
+        if (current.get(conn.name) === conn) {
+          const st = statOf(conn.name);
+          if (st?.inFlight !== conn.open) v(`${conn.name}: stats().inFlight ${st?.inFlight} after ${e.type} of ${key}, ${conn.open} open`);
+        }
+        if (c === undefined) break;
+        c.openOn.delete(e.attempt);
+        if (e.type === 'attempt-success') {
+          c.endedBy = 'success';
+          c.endedAt = fake.now();
+        } else if (e.type === 'attempt-failure') {
+          // A permanent answer that disables its endpoint (an invalid key) moves the call on instead (docs/quotas.md).
+          const disabling = e.error instanceof MixError && typeof e.error.verdict === 'object' && e.error.verdict.disableEndpoint === true;
+          if ((e.errorClass === 'permanent' && !disabling) || e.errorClass === 'retry-narrower') c.final = e.errorClass;
+          if (e.errorClass === 'unauthorized') c.unauthorized++;
+        }
+        break;
+      }
+      case 'hedge': {
+        hedges++;
+        if (c === undefined) break;
+        c.hedged++;
+        if (c.hedges === 0) v(`call ${c.id} hedged, but it may not (idempotent ${c.gen.idempotent}, hedge ${JSON.stringify(c.gen.hedge)})`);
+        else if (c.hedged > c.hedges) v(`call ${c.id}: ${c.hedged} hedges, maxHedges ${c.hedges}`);
+        if (c.gen.pin !== undefined) v(`call ${c.id}: a pinned call hedged`);
+        if ([...c.openOn.values()].some((x) => x.name === e.endpoint)) v(`call ${c.id}: hedge on ${e.endpoint}, which it is already using`);
+        if (closedAt !== undefined) v(`call ${c.id}: hedge after close()`);
+        break;
+      }
+      case 'call-failed': {
+        if (c === undefined) break;
+        c.endedBy = 'failure';
+        c.endedAt = fake.now();
+        c.failedError = e.error;
+        break;
+      }
+      default:
+        break;
+    }
+  };
+
+  const opFor = (id: number) => (conn: Conn, ctx: AttemptContext): Promise<unknown> => {
+    if (current.get(conn.name) !== conn && attemptConn.get(`${id}/${ctx.attempt}`) !== conn) v(`call ${id}: attempt ${ctx.attempt} sent to a removed or replaced ${conn.name}`);
+    const f = conn.script[conn.cursor.n++ % conn.script.length]!;
+    if (f.k === 'throw') throw new MixError('transient');
+    if (f.k === 'value') return 7 as unknown as Promise<unknown>;
+    return new Promise((resolve, reject) => {
+      let done = false;
+      const settle = (fn: () => void): void => {
+        if (done) return;
+        done = true;
+        fn();
+      };
+      if (f.onAbort !== 'ignore') {
+        ctx.signal.addEventListener('abort', () => {
+          if (f.onAbort === 'reason') settle(() => reject(ctx.signal.reason));
+          // An error of its own, at once or a little later (what a client library may do).
+          else if (f.onAbort === 'own-error') settle(() => reject(new MixError('transient')));
+          else fake.setTimeout(() => settle(() => reject(new MixError({ class: 'rate-limited', retryAfterMs: 50 }))), 5);
+        });
+      }
+      if (f.k === 'hang') return;
+      const answer = (): void => settle(() => (f.k === 'ok' ? resolve(conn.name) : reject(new MixError(verdictOf(f)))));
+      if (f.d === 0) answer();
+      else fake.setTimeout(answer, f.d);
+    });
+  };
+
+  const auth = sc.auth;
+  const options: PoolOptions<Conn> = {
+    endpoints: initial,
+    classify,
+    strategy: sc.strategy,
+    ...(sc.maxAttempts === undefined ? {} : { maxAttempts: sc.maxAttempts }),
+    attemptTimeoutMs: sc.attemptTimeoutMs,
+    deadlineMs: sc.deadlineMs,
+    backoff: { initialMs: 20, maxMs: 500 },
+    breaker: sc.breaker,
+    rateLimitCooldownMs: sc.rateLimitCooldownMs,
+    permitScope: sc.permitScope,
+    breakerMode: sc.breakerMode,
+    ...(sc.maxEjectedPercent === undefined ? {} : { maxEjectedPercent: sc.maxEjectedPercent }),
+    ...(sc.maxQueueWaitMs === undefined ? {} : { maxQueueWaitMs: sc.maxQueueWaitMs }),
+    ...(sc.ceilingRecovery === undefined ? {} : { ceilingRecovery: sc.ceilingRecovery }),
+    ...(sc.maxConcurrentCalls === undefined ? {} : { maxConcurrentCalls: sc.maxConcurrentCalls }),
+    ...(sc.retryBudget === undefined ? {} : { retryBudget: sc.retryBudget }),
+    ...(sc.hedge === undefined ? {} : { hedge: sc.hedge }),
+    ...(sc.group === undefined ? {} : { groups: [sc.group.map((i) => names[i]!)] }),
+    ...(auth === undefined
+      ? {}
+      : {
+          refreshAuth: (_conn: Conn, ctx: AttemptContext) =>
+            new Promise((resolve, reject) => {
+              ctx.signal.addEventListener('abort', () => reject(ctx.signal.reason));
+              if (auth === 'hang') return;
+              fake.setTimeout(() => (auth.ok ? resolve(undefined) : reject(new Error('refresh failed'))), auth.d);
+            }),
+          refreshTimeoutMs: 400,
+        }),
+    clock,
+    random: seeded(sc.seed),
+    onEvent,
+  };
+  try {
+    pool = new Pool<Conn>(options);
+  } catch (error) {
+    return { violations: [`the pool rejected generated options: ${String(error)}`], endings: {}, attempts: 0, hedges: 0, changes: 0 };
+  }
+
+  // Caller signals, with listener counts (a leak check).
+  const live = sc.aborts.map(() => 0);
+  const controllers = sc.aborts.map((_, k) => {
+    const ac = new AbortController();
+    const sig = ac.signal;
+    const add = sig.addEventListener.bind(sig);
+    const remove = sig.removeEventListener.bind(sig);
+    const held = new Set<unknown>();
+    sig.addEventListener = ((type: string, fn: EventListenerOrEventListenerObject, o?: AddEventListenerOptions | boolean) => {
+      if (type === 'abort' && !held.has(fn)) {
+        held.add(fn);
+        live[k]!++;
+        if (typeof o === 'object' && o.once === true) v('a caller signal listener added with once: the count would be wrong');
+      }
+      add(type, fn, o);
+    }) as typeof sig.addEventListener;
+    sig.removeEventListener = ((type: string, fn: EventListenerOrEventListenerObject, o?: EventListenerOptions | boolean) => {
+      if (type === 'abort' && held.delete(fn)) live[k]!--;
+      remove(type, fn, o);
+    }) as typeof sig.removeEventListener;
+    return ac;
+  });
+  const abortedAt: (number | undefined)[] = sc.aborts.map(() => undefined);
+  sc.aborts.forEach((at, k) => {
+    if (at === undefined) return;
+    fake.setTimeout(() => {
+      abortedAt[k] = fake.now();
+      controllers[k]!.abort(new Error('caller gave up'));
+      // Aborting rejects at once: every call on this signal has its final event now.
+      for (const c of calls.values()) {
+        if (c.gen.signal === k && c.endedBy === undefined && c.settledCount === 0 && c.options !== undefined) v(`call ${c.id} still running after its signal aborted`);
+      }
+    }, at);
+  });
+
+  const promises: Promise<void>[] = [];
+  let seq = 0;
+  const startCall = (gen: MixCall): void => {
+    const id = ++seq;
+    const hedgeAsked = gen.idempotent && gen.hedge !== undefined && gen.hedge !== false;
+    const poolHedges = gen.idempotent && gen.hedge === undefined && sc.hedge !== undefined;
+    const hedgesAllowed = hedgeAsked
+      ? typeof gen.hedge === 'object'
+        ? (gen.hedge.maxHedges ?? sc.hedge?.maxHedges ?? 1)
+        : (sc.hedge?.maxHedges ?? 1)
+      : poolHedges
+        ? sc.hedge!.maxHedges
+        : 0;
+    const pin = gen.pin !== undefined ? names[gen.pin]! : undefined;
+    const opts: ExecuteOptions = {
+      ...(gen.signal === undefined ? {} : { signal: controllers[gen.signal]!.signal }),
+      ...(gen.deadlineMs === undefined ? {} : { deadlineMs: gen.deadlineMs }),
+      ...(gen.attemptTimeoutMs === undefined ? {} : { attemptTimeoutMs: gen.attemptTimeoutMs }),
+      ...(gen.retry === undefined ? {} : { retry: gen.retry }),
+      ...(gen.breakerMode === undefined ? {} : { breakerMode: gen.breakerMode }),
+      ...(gen.idempotent ? { idempotent: true } : {}),
+      ...(gen.hedge === undefined ? {} : { hedge: gen.hedge }),
+      ...(pin === undefined ? {} : { pin }),
+      ...(gen.exclude === undefined ? {} : { exclude: gen.exclude.map((i) => names[i]!) }),
+      ...(gen.backoff === undefined ? {} : { backoff: gen.backoff }),
+    };
+    const plain = Object.keys(opts).length === 0;
+    const autoAttempts = Math.max(3, current.size);
+    const poolAttempts = sc.maxAttempts ?? autoAttempts;
+    const maxAttempts = gen.retry === undefined ? poolAttempts : gen.retry === 'none' ? 1 : gen.retry === 'until-deadline' ? INF : gen.retry.maxAttempts;
+    const rec: CallRec = {
+      id,
+      gen,
+      startedAt: fake.now(),
+      deadlineMs: gen.deadlineMs ?? sc.deadlineMs,
+      maxAttempts,
+      hedges: hedgesAllowed,
+      options: plain ? undefined : opts,
+      attempts: 0,
+      hedged: 0,
+      unauthorized: 0,
+      openOn: new Map(),
+      final: undefined,
+      endedBy: undefined,
+      endedAt: undefined,
+      failedError: undefined,
+      settledCount: 0,
+      settledAt: undefined,
+      rejection: undefined,
+      resolved: false,
+      refused: (pin !== undefined && !current.has(pin)) || (gen.exclude?.some((i) => !current.has(names[i]!)) ?? false),
+    };
+    calls.set(id, rec);
+    const p = plain ? pool.execute(opFor(id)) : pool.execute(opFor(id), opts);
+    promises.push(
+      p.then(
+        () => {
+          rec.settledCount++;
+          rec.settledAt = fake.now();
+          rec.resolved = true;
+        },
+        (err: unknown) => {
+          rec.settledCount++;
+          rec.settledAt = fake.now();
+          rec.rejection = err;
+        },
+      ),
+    );
+  };
+  for (const gen of [...sc.calls].sort((x, y) => x.at - y.at)) fake.setTimeout(() => startCall(gen), gen.at);
+
+  // setEndpoints in the middle of traffic.
+  for (const ch of [...sc.changes].sort((x, y) => x.at - y.at)) {
+    fake.setTimeout(() => {
+      const list: EndpointConfig<Conn>[] = [];
+      const next = new Map<string, Conn>();
+      ch.slots.slice(0, n).forEach((slot, i) => {
+        const name = names[i]!;
+        const old = current.get(name);
+        const e = sc.endpoints[i]!;
+        if (slot === 'absent') return;
+        if (slot === 'keep' && old !== undefined) {
+          list.push(configOf.get(name)!);
+          next.set(name, old);
+        } else if (slot === 'limit' && old !== undefined) {
+          // Same connection and settings, another rate limit: the state is kept with a fresh quota.
+          const rl: RateLimitOptions = { perSecond: 3 + i };
+          list.push({ ...configOf.get(name)!, rateLimit: rl });
+          next.set(name, old);
+        } else {
+          const conn = newConn(i);
+          list.push(configFor(i, conn, e, slot === 'replace' ? ch.priority : e.priority));
+          next.set(name, conn);
+        }
+      });
+      if (list.length === 0) return;
+      const before = pool.endpointNames.join(',');
+      try {
+        pool.setEndpoints(list);
+      } catch (error) {
+        if (!isPoolError(error) || error.code !== 'INVALID_OPTIONS') v(`setEndpoints threw ${String(error)}`);
+        if (pool.endpointNames.join(',') !== before) v('setEndpoints threw and still changed the endpoints');
+        return;
+      }
+      changes++;
+      current.clear();
+      configOf.clear();
+      for (const c of list) {
+        current.set(c.name, next.get(c.name)!);
+        configOf.set(c.name, c);
+      }
+      if (pool.endpointNames.join(',') !== list.map((c) => c.name).join(',')) v(`endpointNames ${pool.endpointNames.join(',')} after setEndpoints(${list.map((c) => c.name).join(',')})`);
+      // A kept endpoint keeps its counters; a new one starts from zero.
+      for (const [name, conn] of current) {
+        const st = statOf(name);
+        if (st === undefined || st.attempts !== conn.starts || st.inFlight !== conn.open) v(`${name} after setEndpoints: stats attempts ${st?.attempts} inFlight ${st?.inFlight}, events say ${conn.starts} and ${conn.open}`);
+      }
+    }, ch.at);
+  }
+
+  // Health probes: they never feed the breakers and always resolve (finite timeout).
+  const probeRuns: Promise<unknown>[] = [];
+  for (const pr of sc.probes) {
+    fake.setTimeout(() => {
+      const breakers = pool.stats().map((s) => `${s.name}:${s.breaker.state}:${s.consecutiveFailures}`).join(' ');
+      probeRuns.push(
+        pool
+          .probeHealth((_conn, ctx) => new Promise((resolve, reject) => {
+            ctx.signal.addEventListener('abort', () => reject(ctx.signal.reason));
+            fake.setTimeout(() => (pr.d % 2 === 0 ? resolve(1) : reject(new MixError('transient'))), pr.d);
+          }), { timeoutMs: pr.timeoutMs })
+          .then(
+            () => undefined,
+            (err: unknown) => v(`probeHealth rejected: ${String(err)}`),
+          ),
+      );
+      void breakers;
+    }, pr.at);
+  }
+
+  let closing: Promise<void> | undefined;
+  let closeResolvedWith = -1;
+  if (sc.closeAt !== undefined) {
+    fake.setTimeout(() => {
+      closedAt = fake.now();
+      closing = pool.close();
+      void closing.then(() => {
+        closeResolvedWith = clock.live.size;
+      });
+    }, sc.closeAt);
+  }
+
+  const lastAt = Math.max(...sc.calls.map((c) => c.at), sc.closeAt ?? 0, ...sc.changes.map((c) => c.at), ...sc.aborts.map((a) => a ?? 0));
+  await fake.advance(lastAt + 3000);
+  // Every caller gives up; calls without a signal run to their deadline (finite, or ended by close()).
+  controllers.forEach((ac, k) => {
+    if (ac.signal.aborted) return;
+    abortedAt[k] = fake.now();
+    ac.abort(new Error('end of scenario'));
+  });
+  let guard = 0;
+  while ([...calls.values()].some((c) => c.settledCount === 0) && guard++ < 20) await fake.advance(5000);
+  if (closing === undefined && [...calls.values()].some((c) => c.settledCount === 0)) {
+    // Calls with no deadline and no signal (a hang with no timeout): close() ends what waits; the rest are the scenario's.
+    closedAt = fake.now();
+    closing = pool.close();
+    void closing.then(() => {
+      closeResolvedWith = clock.live.size;
+    });
+    await fake.advance(5000);
+  }
+  await Promise.race([Promise.all(promises), fake.advance(0)]);
+
+  const endings: Record<string, number> = {};
+  for (const c of calls.values()) {
+    const code = c.resolved ? 'ok' : isPoolError(c.rejection) ? c.rejection.code : c.settledCount === 0 ? 'unsettled' : 'other';
+    endings[code] = (endings[code] ?? 0) + 1;
+    const hangsForever = c.deadlineMs === INF && (c.gen.attemptTimeoutMs ?? sc.attemptTimeoutMs) === INF;
+    if (c.settledCount === 0) {
+      // Only a call that could wait forever may still be running: no deadline, no timeout, and a hang that ignores its signal.
+      if (!hangsForever) v(`call ${c.id} never settled (deadline ${c.deadlineMs})`);
+      continue;
+    }
+    if (c.settledCount !== 1) v(`call ${c.id} settled ${c.settledCount} times`);
+    if (c.resolved && c.endedBy !== 'success') v(`call ${c.id} resolved without attempt-success (${c.endedBy})`);
+    if (!c.resolved) {
+      if (!isPoolError(c.rejection)) v(`call ${c.id} rejected with a non-PoolError: ${String(c.rejection)}`);
+      else {
+        const code = c.rejection.code;
+        if (!CODES.has(code) && !c.refused) v(`call ${c.id}: undocumented code ${code}`);
+        if (c.refused) {
+          if (code !== 'PIN_UNAVAILABLE' && code !== 'INVALID_OPTIONS') v(`call ${c.id} named a removed endpoint and failed ${code}`);
+          if (c.endedBy !== undefined) v(`call ${c.id} was refused but has a final event`);
+        } else if (c.endedBy !== 'failure') v(`call ${c.id} rejected (${code}) without call-failed (${c.endedBy})`);
+        else if (c.failedError !== c.rejection) v(`call ${c.id}: the rejection is not call-failed's error`);
+        if (code === 'RETRY_BUDGET_EXHAUSTED' && sc.retryBudget === undefined) v(`call ${c.id}: RETRY_BUDGET_EXHAUSTED with no retry budget`);
+        if ((code === 'UNAUTHORIZED' || code === 'AUTH') && !anyUnauthorized) v(`call ${c.id}: ${code} with no 401 in the scripts`);
+        if (code === 'AUTH' && auth === undefined) v(`call ${c.id}: AUTH with no refreshAuth`);
+        if (code === 'CLOSED' && (closedAt === undefined || c.settledAt! < closedAt)) v(`call ${c.id}: CLOSED before close()`);
+        if (code === 'ABORTED' && (c.gen.signal === undefined || abortedAt[c.gen.signal] === undefined) && closedAt === undefined) v(`call ${c.id}: ABORTED with no abort`);
+        if (code === 'DEADLINE_EXCEEDED' && c.deadlineMs === INF) v(`call ${c.id}: DEADLINE_EXCEEDED with no deadline`);
+        if (c.final === 'permanent' && code !== 'PERMANENT' && code !== 'ABORTED') v(`call ${c.id}: ${code} after a permanent failure`);
+      }
+    }
+    if (c.deadlineMs !== INF) {
+      if (c.endedAt !== undefined && c.endedAt - c.startedAt > c.deadlineMs + 1) v(`call ${c.id} ended ${c.endedAt - c.startedAt} ms after it started, deadline ${c.deadlineMs}`);
+      if (c.settledAt! - c.startedAt > c.deadlineMs + 1) v(`call ${c.id} settled ${c.settledAt! - c.startedAt} ms after it started, deadline ${c.deadlineMs}`);
+    }
+    if (c.gen.signal !== undefined) {
+      const at = abortedAt[c.gen.signal];
+      if (at !== undefined && c.settledAt! > Math.max(at, c.startedAt)) v(`call ${c.id} settled at ${c.settledAt! - T0}, after its signal aborted at ${at - T0}`);
+    }
+  }
+  if (closing !== undefined) {
+    await Promise.race([closing, fake.advance(0)]);
+    if (closeResolvedWith === -1 && [...calls.values()].every((c) => c.settledCount === 1)) v('close() did not resolve once every call settled');
+    else if (closeResolvedWith > 0) v(`close() resolved while the pool still owned ${closeResolvedWith} timer(s)`);
+  }
+  const allSettled = [...calls.values()].every((c) => c.settledCount === 1);
+  if (allSettled) {
+    for (const [key, conn] of attemptConn) if (!ended.has(key)) v(`attempt ${key} on ${conn.name} has no terminal event`);
+    if (pool.activeCalls !== 0) v(`activeCalls ${pool.activeCalls} when every call settled`);
+    if (pool.pendingCalls !== 0) v(`pendingCalls ${pool.pendingCalls} when every call settled`);
+    if (clock.owned !== 0) v(`the pool still owns ${clock.owned} timer(s) after every call settled`);
+    live.forEach((k, i) => {
+      if (k !== 0) v(`caller signal ${i}: ${k} abort listener(s) left after every call settled`);
+    });
+    // Late answers of cancelled attempts: nothing may happen.
+    const before = events;
+    await fake.runAll(100_000);
+    if (events !== before) v(`${events - before} event(s) after every call had settled`);
+    if (clock.owned !== 0) v(`the pool owns ${clock.owned} timer(s) once everything ran`);
+  }
+  await Promise.all(probeRuns);
+  for (const [name, conn] of current) {
+    const st = statOf(name);
+    if (st === undefined) {
+      v(`${name} missing from stats()`);
+      continue;
+    }
+    if (st.attempts !== conn.starts || st.successes !== conn.successes || st.failures !== conn.failures || st.rateLimited !== conn.rateLimited || st.inFlight !== conn.open) {
+      v(
+        `${name}: stats() attempts/successes/failures/rateLimited/inFlight ${st.attempts}/${st.successes}/${st.failures}/${st.rateLimited}/${st.inFlight}, events ${conn.starts}/${conn.successes}/${conn.failures}/${conn.rateLimited}/${conn.open}`,
+      );
+    }
+  }
+  if (clock.badDelays.length > 0) v(`timers with bad delays: ${clock.badDelays.slice(0, 3).join(', ')}`);
+  maxCalls = 0;
+  if (allSettled) {
+    await pool.close();
+    if (clock.live.size !== 0) v(`${clock.live.size} pool timer(s) left after close() resolved`);
+  }
+  return { violations, endings, attempts, hedges, changes };
+}
