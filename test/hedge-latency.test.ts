@@ -92,6 +92,22 @@ describe('hedged attempts', () => {
     expect(call.value).toBe('slow');
   });
 
+  test('a hedge whose endpoint is disabled (invalid key) leaves the running attempt to answer: no new attempt beside it, nothing orphaned', async () => {
+    const h = harness(['a', 'b', 'c'], { hedge: { afterMs: 50 } });
+    h.eps.a!.then(hang(true));
+    h.eps.b!.then(fail({ class: 'permanent', disableEndpoint: true }, 10));
+    const ac = new AbortController();
+    const call = start(h.pool.execute(h.op, { idempotent: true, signal: ac.signal }));
+    await h.clock.advance(100);
+    expect(h.trace((e) => e.type.startsWith('attempt') || e.type === 'endpoint-disabled')).toEqual(['attempt-start:a', 'attempt-start:b', 'endpoint-disabled:b', 'attempt-failure:b']);
+    expect(h.eps.c!.calls).toBe(0); // the primary on a still runs: the call waits for it
+    ac.abort();
+    await call.promise;
+    expect(isPoolError(call.error) && call.error.code).toBe('ABORTED');
+    expect(h.eps.a!.contexts[0]!.signal.aborted).toBe(true);
+    expect(h.pool.stats().map((s) => s.inFlight)).toEqual([0, 0, 0]);
+  });
+
   test('no hedge when the first attempt answers in time', async () => {
     const h = harness(['a', 'b'], { hedge: { afterMs: 50 } });
     h.eps.a!.then(ok('quick', 20));

@@ -239,7 +239,8 @@ export class Call<C, T> extends Waiting<C> implements AttemptOwner<C>, Admission
     h.lastRetryAfterMs = retryAfterMs;
     if (cls === 'transient') keepError(ep, error, this.s.clock.now());
     if (this.settled) return;
-    const final = cls === 'permanent' || cls === 'retry-narrower';
+    // A permanent answer that takes its endpoint out (an invalid key) is about the endpoint, not the request.
+    const final = (cls === 'permanent' && !movesOn) || cls === 'retry-narrower';
     if (!final && this.#othersRunning()) {
       // A hedged call goes on while another of its attempts may still answer.
       if (cls === 'unsupported' || movesOn) this.#history().exclude(ep, this.#plan.excluded);
