@@ -14,7 +14,7 @@ import type { BreakerSnapshot, BreakerState } from './health/breaker.js';
 import type { Clock } from './base/clock.js';
 import { isEventType, type EventListener, type PoolEventOf, type PoolEventType, type Unsubscribe } from './base/events.js';
 import type { Operation } from './call/context.js';
-import { invalidOption, type PoolError } from './base/errors.js';
+import { PoolError, invalidOption } from './base/errors.js';
 import { rejectionOf, type CallPlan } from './call/plan.js';
 import type { EndpointConfig, ExecuteOptions, PoolOptions, Priority } from './options/options.js';
 import { resolvePoolOptions } from './options/resolve.js';
@@ -130,6 +130,7 @@ export class Pool<C> {
    */
   probeHealth(probe: Operation<C, unknown>, options?: ProbeOptions): Promise<ProbeResult[]> {
     if (typeof probe !== 'function') return Promise.reject(invalidOption('probe', 'a function (conn, ctx) => Promise', probe));
+    if (this.#s.closed) return Promise.reject(new PoolError('CLOSED', 'the pool is closed'));
     let timeoutMs = this.#s.opts.attemptTimeoutMs;
     try {
       if (options !== undefined) timeoutMs = durationOrInfinity('timeoutMs', plainObject('options', options)?.['timeoutMs'], timeoutMs);
@@ -293,6 +294,7 @@ export class Pool<C> {
     const s = this.#s;
     s.closed = true;
     for (const w of [...s.waiting]) w.closeWaiting();
+    for (const cut of [...s.probes]) cut(new PoolError('CLOSED', 'the pool was closed while probing'));
     this.#closing = (s.active === 0 ? Promise.resolve() : new Promise<void>((resolve) => (s.onIdle = resolve))).then(() => {
       s.timeouts.stop();
       s.dispose();

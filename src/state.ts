@@ -15,6 +15,7 @@ import { defaultPlan, type CallPlan } from './call/plan.js';
 import type { ResolvedOptions } from './options/resolve.js';
 import { selectByLatency, selectEndpoint, selectHealthiest, tierInPanic, type Selection } from './selection/selector.js';
 import type { SharedChange, SharedState } from './limits/store.js';
+import type { PoolError } from './base/errors.js';
 
 /** A call waiting for something: capacity to free up, a permit, or time to pass. */
 export interface Waiter extends PermitWaiter {
@@ -48,6 +49,8 @@ export class PoolState<C> {
   readonly parked = new Set<Waiter>();
   /** Every call in any kind of wait (so that `close()` can end them). */
   readonly waiting = new Set<Waiter>();
+  /** Health probes still running: each ends itself with the error it is given (`close()` ends them). */
+  readonly probes = new Set<(error: PoolError) => void>();
   #wakeScheduled = false;
 
   /** The shared store failed: local limits at a reduced share until it answers again. */

@@ -1,4 +1,5 @@
 import { describe, expect, test } from 'vitest';
+import { isPoolError } from '../src/index.js';
 import { fail, harness, hang, start } from './support.js';
 
 describe('probeHealth', () => {
@@ -21,6 +22,28 @@ describe('probeHealth', () => {
       { endpoint: 'b', ok: true, durationMs: 100 },
       { endpoint: 'c', ok: true, durationMs: 100 },
     ]);
+  });
+
+  test('close() ends the probes still running (CLOSED, their signals aborted, their timers gone); a closed pool probes nothing', async () => {
+    const h = harness(['a', 'b']);
+    const signals: AbortSignal[] = [];
+    const report = start(
+      h.pool.probeHealth((_conn, ctx) => {
+        signals.push(ctx.signal);
+        return new Promise(() => undefined); // never answers
+      }, { timeoutMs: 10_000 }),
+    );
+    await h.clock.advance(5);
+    await h.pool.close();
+    expect(h.clock.pendingForegroundTimers).toBe(0);
+    await report.promise;
+    expect(report.value).toMatchObject([
+      { endpoint: 'a', ok: false, timedOut: false, durationMs: 5, error: { code: 'CLOSED' } },
+      { endpoint: 'b', ok: false, timedOut: false, durationMs: 5, error: { code: 'CLOSED' } },
+    ]);
+    expect(signals.map((x) => x.aborted)).toEqual([true, true]);
+    const after = await h.pool.probeHealth(async () => 1).catch((e: unknown) => e);
+    expect(isPoolError(after) && after.code).toBe('CLOSED');
   });
 
   test('a half-open endpoint is probed, and the result never feeds its breaker', async () => {

@@ -35,12 +35,19 @@ function probeOne<C>(s: PoolState<C>, ep: EndpointState<C>, probe: Operation<C, 
     const finish = (ok: boolean, error: unknown, timedOut: boolean): void => {
       if (done) return;
       done = true;
+      s.probes.delete(cut);
       if (timer !== undefined) s.clock.clearTimeout(timer);
       const durationMs = s.clock.now() - startedAt;
       if (ok) return resolve({ endpoint: ep.name, ok: true, durationMs });
       s.count(METRICS.probeFailures, ep.labels);
       resolve({ endpoint: ep.name, ok: false, durationMs, error, timedOut });
     };
+    // close() ends a probe still running, as it ends the calls that wait: its signal aborts, its timer goes.
+    const cut = (error: PoolError): void => {
+      ctx.abort(error);
+      finish(false, error, false);
+    };
+    s.probes.add(cut);
     if (timeoutMs !== Number.POSITIVE_INFINITY) {
       timer = s.clock.setTimeout(() => {
         timer = undefined;

@@ -274,8 +274,8 @@ export function mixArb(b: MixBias = {}): fc.Arbitrary<MixScenario> {
         .map(({ calls, changes, groupAt }) => {
           // A group of two neighbours, sharing one rate limit (its members must agree).
           const group = s.group && n >= 2 ? [groupAt, groupAt + 1] : undefined;
-          let endpoints = s.endpoints;
-          if (group !== undefined) endpoints = endpoints.map((e, i) => (i === group[1] ? { ...e, rateLimit: endpoints[group[0]]!.rateLimit } : e));
+          const shared = s.endpoints[groupAt]!.rateLimit;
+          const endpoints = group === undefined ? s.endpoints : s.endpoints.map((e, i) => (i === groupAt + 1 ? { ...e, rateLimit: shared } : e));
           return { ...s, endpoints, group, calls, changes: (b.change ?? 0.3) > 0 ? changes : [] };
         });
     });
