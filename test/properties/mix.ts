@@ -745,6 +745,7 @@ export async function simulateMix(sc: MixScenario, hooks: MixHooks = {}): Promis
   for (const pr of sc.probes) {
     fake.setTimeout(() => {
       const breakers = pool.stats().map((s) => `${s.name}:${s.breaker.state}:${s.consecutiveFailures}`).join(' ');
+      const started = fake.now();
       probeRuns.push(
         pool
           .probeHealth((_conn, ctx) => new Promise((resolve, reject) => {
@@ -752,8 +753,15 @@ export async function simulateMix(sc: MixScenario, hooks: MixHooks = {}): Promis
             fake.setTimeout(() => (pr.d % 2 === 0 ? resolve(1) : reject(new MixError('transient'))), pr.d);
           }), { timeoutMs: pr.timeoutMs })
           .then(
-            () => undefined,
-            (err: unknown) => v(`probeHealth rejected: ${String(err)}`),
+            (report) => {
+              if (closedAt !== undefined && closedAt < started) v('probeHealth ran on a closed pool');
+              for (const r of report) {
+                if (!r.ok && isPoolError(r.error) && r.error.code === 'CLOSED' && closedAt === undefined) v(`probe of ${r.endpoint} ended CLOSED before close()`);
+              }
+            },
+            (err: unknown) => {
+              if (closedAt === undefined || !isPoolError(err) || err.code !== 'CLOSED') v(`probeHealth rejected: ${String(err)}`);
+            },
           ),
       );
       void breakers;
