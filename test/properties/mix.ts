@@ -340,6 +340,8 @@ interface CallRec {
   settledAt: number | undefined;
   rejection: unknown;
   resolved: boolean;
+  /** The endpoints it excluded, as they were when it started. */
+  readonly excluded: Conn[];
   /** The call named an endpoint no longer in the pool: it is refused before it starts (no event). */
   refused: boolean;
 }
@@ -455,7 +457,8 @@ export async function simulateMix(sc: MixScenario, hooks: MixHooks = {}): Promis
           if (c.final !== undefined) v(`call ${c.id}: attempt ${e.attempt} after a ${c.final} failure`);
           if (c.attempts - c.hedged - c.unauthorized > c.maxAttempts) v(`call ${c.id}: ${c.attempts} attempts (${c.hedged} hedges, ${c.unauthorized} 401s), limit ${c.maxAttempts}`);
           if (c.gen.pin !== undefined && e.endpoint !== names[c.gen.pin]) v(`call ${c.id}: pinned to ${names[c.gen.pin]} but went to ${e.endpoint}`);
-          if (c.gen.exclude?.some((i) => names[i] === e.endpoint) === true) v(`call ${c.id}: went to excluded ${e.endpoint}`);
+          // By endpoint state: an endpoint replaced under the same name since the call started is not the one it excluded (see NOTES-fuzz.md).
+          if (c.excluded.includes(conn)) v(`call ${c.id}: went to excluded ${e.endpoint}`);
         }
         if (sc.permitScope === 'call' && pool.activeCalls - pool.pendingCalls > maxCalls) v(`${pool.activeCalls - pool.pendingCalls} calls hold permits, limit ${maxCalls}`);
         break;
@@ -501,7 +504,8 @@ export async function simulateMix(sc: MixScenario, hooks: MixHooks = {}): Promis
         if (c.hedges === 0) v(`call ${c.id} hedged, but it may not (idempotent ${c.gen.idempotent}, hedge ${JSON.stringify(c.gen.hedge)})`);
         else if (c.hedged > c.hedges) v(`call ${c.id}: ${c.hedged} hedges, maxHedges ${c.hedges}`);
         if (c.gen.pin !== undefined) v(`call ${c.id}: a pinned call hedged`);
-        if ([...c.openOn.values()].some((x) => x.name === e.endpoint)) v(`call ${c.id}: hedge on ${e.endpoint}, which it is already using`);
+        // The same endpoint state (a replaced endpoint of the same name is another endpoint).
+        if ([...c.openOn.values()].some((x) => x === current.get(e.endpoint))) v(`call ${c.id}: hedge on ${e.endpoint}, which it is already using`);
         if (closedAt !== undefined) v(`call ${c.id}: hedge after close()`);
         break;
       }
@@ -670,6 +674,7 @@ export async function simulateMix(sc: MixScenario, hooks: MixHooks = {}): Promis
       settledAt: undefined,
       rejection: undefined,
       resolved: false,
+      excluded: (gen.exclude ?? []).flatMap((i) => current.get(names[i]!) ?? []),
       refused: (pin !== undefined && !current.has(pin)) || (gen.exclude?.some((i) => !current.has(names[i]!)) ?? false),
     };
     calls.set(id, rec);
