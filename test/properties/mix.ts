@@ -318,6 +318,8 @@ interface Conn {
   failures: number;
   rateLimited: number;
   open: number;
+  /** When its attempts started. */
+  readonly startTimes: number[];
 }
 
 interface CallRec {
@@ -386,7 +388,7 @@ export async function simulateMix(sc: MixScenario, hooks: MixHooks = {}): Promis
   const names = MIX_NAMES.slice(0, n);
   let genSeq = 0;
   const cursors = names.map(() => ({ n: 0 }));
-  const newConn = (i: number): Conn => ({ name: names[i]!, gen: ++genSeq, script: sc.endpoints[i]!.script, cursor: cursors[i]!, starts: 0, successes: 0, failures: 0, rateLimited: 0, open: 0 });
+  const newConn = (i: number): Conn => ({ name: names[i]!, gen: ++genSeq, script: sc.endpoints[i]!.script, cursor: cursors[i]!, starts: 0, successes: 0, failures: 0, rateLimited: 0, open: 0, startTimes: [] });
   /** The connection of each endpoint in the pool now (undefined: not in the pool). */
   const current = new Map<string, Conn>();
   const configOf = new Map<string, EndpointConfig<Conn>>();
@@ -446,6 +448,7 @@ export async function simulateMix(sc: MixScenario, hooks: MixHooks = {}): Promis
         attemptConn.set(key, conn);
         conn.starts++;
         conn.open++;
+        conn.startTimes.push(fake.now());
         const limit = configOf.get(e.endpoint)!.maxInFlight ?? INF;
         if (conn.open > limit) v(`${e.endpoint}: ${conn.open} attempts in flight, maxInFlight ${limit}`);
         const st = statOf(e.endpoint);
@@ -879,6 +882,7 @@ export async function simulateMix(sc: MixScenario, hooks: MixHooks = {}): Promis
       );
     }
   }
+  checkLimits(sc, current, v);
   if (clock.badDelays.length > 0) v(`timers with bad delays: ${clock.badDelays.slice(0, 3).join(', ')}`);
   maxCalls = 0;
   if (allSettled) {
@@ -886,4 +890,45 @@ export async function simulateMix(sc: MixScenario, hooks: MixHooks = {}): Promis
     if (clock.live.size !== 0) v(`${clock.live.size} pool timer(s) left after close() resolved`);
   }
   return { violations, endings, attempts, hedges, changes };
+}
+
+/**
+ * The configured limits held, for endpoints whose limit nothing else may move: alone (not
+ * in the group), never replaced, not adaptive, and no ceiling hint in their script.
+ */
+function checkLimits(sc: MixScenario, current: Map<string, Conn>, v: (msg: string) => void): void {
+  if (sc.changes.length > 0) return;
+  sc.endpoints.forEach((e, i) => {
+    const rl = e.rateLimit;
+    if (rl === undefined || rl.adaptive !== undefined || sc.group?.includes(i) === true) return;
+    if (e.script.some((f) => f.k === 'fail' && f.ceiling !== undefined)) return;
+    const conn = current.get(MIX_NAMES[i]!);
+    if (conn === undefined) return;
+    const ts = conn.startTimes;
+    if (rl.perDay !== undefined) {
+      const cap = Math.ceil(rl.perDay * (rl.dailyStopFraction ?? 0.95));
+      if (ts.length > cap) v(`${conn.name}: ${ts.length} attempts in a day, perDay ${rl.perDay} stopping at ${rl.dailyStopFraction ?? 0.95}`);
+    }
+    const perSecond = rl.perSecond;
+    if (perSecond === undefined) return;
+    if (rl.mode === 'paced') {
+      const spacing = (1000 / perSecond) * (1 + (rl.marginMs ?? 25) / 1000);
+      for (let k = 1; k < ts.length; k++) {
+        if (ts[k]! - ts[k - 1]! < spacing - 1e-6) {
+          v(`${conn.name}: paced at ${perSecond}/s (spacing ${spacing.toFixed(2)} ms), attempts ${ts[k]! - ts[k - 1]!} ms apart`);
+          break;
+        }
+      }
+      return;
+    }
+    const burst = rl.burst ?? Math.max(1, Math.ceil(perSecond));
+    for (let a = 0; a < ts.length; a++) {
+      for (let b = a; b < ts.length; b++) {
+        if (b - a + 1 > burst + (perSecond * (ts[b]! - ts[a]!)) / 1000 + 1e-9) {
+          v(`${conn.name}: ${b - a + 1} attempts in ${ts[b]! - ts[a]!} ms, limit ${perSecond}/s burst ${burst}`);
+          return;
+        }
+      }
+    }
+  });
 }
