@@ -66,7 +66,7 @@ describe('mixed options, faults and changes', () => {
   }, 120_000);
 
   test(`rate limits, groups and hints (${RUNS} runs)`, async () => {
-    const t = await checkMix('limits', { limits: 0.9, rateLimited: 6 });
+    const t = await checkMix('limits', { limits: 0.9, rateLimited: 4, spread: 300 });
     console.log('limits', JSON.stringify(t));
   }, 120_000);
 

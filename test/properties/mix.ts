@@ -131,6 +131,8 @@ export interface MixBias {
   readonly close?: number;
   readonly hedge?: number;
   readonly limits?: number;
+  /** Calls arrive within this many ms (default 2000). */
+  readonly spread?: number;
 }
 
 function maybe<T>(arb: fc.Arbitrary<T>, p: number): fc.Arbitrary<T | undefined> {
@@ -203,7 +205,7 @@ function callArb(n: number, signals: number, b: MixBias): fc.Arbitrary<MixCall> 
   );
   return fc
     .record({
-      at: fc.integer({ min: 0, max: 2000 }),
+      at: fc.integer({ min: 0, max: b.spread ?? 2000 }),
       signal: maybe(fc.integer({ min: 0, max: signals - 1 }), 0.5),
       deadlineMs: maybe(fc.oneof(fc.integer({ min: 1, max: 3000 }), fc.constant(INF)), 0.4),
       attemptTimeoutMs: maybe(fc.oneof(fc.integer({ min: 1, max: 500 }), fc.constant(INF)), 0.3),
@@ -320,6 +322,8 @@ interface Conn {
   open: number;
   /** When its attempts started. */
   readonly startTimes: number[];
+  /** Its limit may have moved: a ceiling hint came from it, or setEndpoints gave it another limit. */
+  moved: boolean;
 }
 
 interface CallRec {
@@ -388,7 +392,7 @@ export async function simulateMix(sc: MixScenario, hooks: MixHooks = {}): Promis
   const names = MIX_NAMES.slice(0, n);
   let genSeq = 0;
   const cursors = names.map(() => ({ n: 0 }));
-  const newConn = (i: number): Conn => ({ name: names[i]!, gen: ++genSeq, script: sc.endpoints[i]!.script, cursor: cursors[i]!, starts: 0, successes: 0, failures: 0, rateLimited: 0, open: 0, startTimes: [] });
+  const newConn = (i: number): Conn => ({ name: names[i]!, gen: ++genSeq, script: sc.endpoints[i]!.script, cursor: cursors[i]!, starts: 0, successes: 0, failures: 0, rateLimited: 0, open: 0, startTimes: [], moved: false });
   /** The connection of each endpoint in the pool now (undefined: not in the pool). */
   const current = new Map<string, Conn>();
   const configOf = new Map<string, EndpointConfig<Conn>>();
@@ -545,7 +549,12 @@ export async function simulateMix(sc: MixScenario, hooks: MixHooks = {}): Promis
         });
       }
       if (f.k === 'hang') return;
-      const answer = (): void => settle(() => (f.k === 'ok' ? resolve(conn.name) : reject(new MixError(verdictOf(f)))));
+      const answer = (): void =>
+        settle(() => {
+          if (f.k === 'ok') return resolve(conn.name);
+          if (f.ceiling !== undefined) conn.moved = true;
+          reject(new MixError(verdictOf(f)));
+        });
       if (f.d === 0) answer();
       else fake.setTimeout(answer, f.d);
     });
@@ -717,6 +726,7 @@ export async function simulateMix(sc: MixScenario, hooks: MixHooks = {}): Promis
           const rl: RateLimitOptions = { perSecond: 3 + i };
           list.push({ ...configOf.get(name)!, rateLimit: rl });
           next.set(name, old);
+          old.moved = true;
         } else {
           const conn = newConn(i);
           list.push(configFor(i, conn, e, slot === 'replace' ? ch.priority : e.priority));
@@ -882,7 +892,7 @@ export async function simulateMix(sc: MixScenario, hooks: MixHooks = {}): Promis
       );
     }
   }
-  checkLimits(sc, current, v);
+  checkLimits(sc, current, configOf, v);
   if (clock.badDelays.length > 0) v(`timers with bad delays: ${clock.badDelays.slice(0, 3).join(', ')}`);
   maxCalls = 0;
   if (allSettled) {
@@ -896,14 +906,11 @@ export async function simulateMix(sc: MixScenario, hooks: MixHooks = {}): Promis
  * The configured limits held, for endpoints whose limit nothing else may move: alone (not
  * in the group), never replaced, not adaptive, and no ceiling hint in their script.
  */
-function checkLimits(sc: MixScenario, current: Map<string, Conn>, v: (msg: string) => void): void {
-  if (sc.changes.length > 0) return;
-  sc.endpoints.forEach((e, i) => {
-    const rl = e.rateLimit;
-    if (rl === undefined || rl.adaptive !== undefined || sc.group?.includes(i) === true) return;
-    if (e.script.some((f) => f.k === 'fail' && f.ceiling !== undefined)) return;
+function checkLimits(sc: MixScenario, current: Map<string, Conn>, configOf: Map<string, EndpointConfig<Conn>>, v: (msg: string) => void): void {
+  sc.endpoints.forEach((_e, i) => {
     const conn = current.get(MIX_NAMES[i]!);
-    if (conn === undefined) return;
+    const rl = configOf.get(MIX_NAMES[i]!)?.rateLimit;
+    if (conn === undefined || conn.moved || rl === undefined || rl.adaptive !== undefined || sc.group?.includes(i) === true) return;
     const ts = conn.startTimes;
     if (rl.perDay !== undefined) {
       const cap = Math.ceil(rl.perDay * (rl.dailyStopFraction ?? 0.95));
