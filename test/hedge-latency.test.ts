@@ -108,6 +108,35 @@ describe('hedged attempts', () => {
     expect(h.pool.stats().map((s) => s.inFlight)).toEqual([0, 0, 0]);
   });
 
+  test("under permitScope: 'attempt' a hedge needs a permit of its own: no free permit, no hedge; its permit comes back when it ends", async () => {
+    const h = harness(['a', 'b', 'c'], { hedge: { afterMs: 50 }, maxConcurrentCalls: 2, permitScope: 'attempt' });
+    h.eps.a!.then(ok('slow', 1000), ok('slow too', 1000));
+    const first = start(h.pool.execute(h.op, { idempotent: true }));
+    const second = start(h.pool.execute(h.op, { idempotent: true }));
+    await h.clock.advance(100);
+    // Two attempts hold the two permits: neither call may hedge.
+    expect(h.events.filter((e) => e.type === 'hedge')).toEqual([]);
+    expect(h.eps.c!.calls).toBe(0);
+    await h.clock.advance(1000);
+    await Promise.all([first.promise, second.promise]);
+    // One call alone: its hedge takes the second permit, and gives it back.
+    h.eps.a!.then(ok('slow', 1000));
+    const third = start(h.pool.execute(h.op, { idempotent: true }));
+    await h.clock.advance(60);
+    expect(h.trace((e) => e.type === 'hedge')).toEqual(['hedge:b']);
+    await third.promise;
+    await h.clock.advance(1000);
+    expect(h.pool.activeCalls).toBe(0);
+    // Both permits are back: two calls send, the third queues for a permit.
+    h.eps.a!.then(ok('x', 100), ok('y', 100), ok('z', 100));
+    const holds = [start(h.pool.execute(h.op)), start(h.pool.execute(h.op)), start(h.pool.execute(h.op))];
+    await h.clock.advance(0);
+    expect(h.pool.pendingCalls).toBe(1);
+    await h.clock.advance(200);
+    await Promise.all(holds.map((x) => x.promise));
+    expect(holds.map((x) => x.value)).toEqual(['x', 'y', 'z']);
+  });
+
   test('no hedge when the first attempt answers in time', async () => {
     const h = harness(['a', 'b'], { hedge: { afterMs: 50 } });
     h.eps.a!.then(ok('quick', 20));

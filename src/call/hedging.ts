@@ -38,6 +38,12 @@ export class Hedging<C> {
   readonly running: Attempt<C>[] = [];
   /** The latest hedged attempt started (for the call's last endpoint). */
   latest: Attempt<C> | undefined = undefined;
+  /**
+   * Under `permitScope: 'attempt'` a hedge is one more attempt being sent: it takes a permit
+   * of its own (a free one: a hedge never queues) and gives it back when it ends.
+   */
+  #permitted: Attempt<C>[] | undefined;
+  #permitForNext = false;
 
   constructor(s: PoolState<C>, host: HedgeHost<C>, config: HedgeConfig) {
     this.#s = s;
@@ -67,12 +73,30 @@ export class Hedging<C> {
     if (avoid === undefined) return;
     const sel = s.select(now, host.tried, avoid);
     if (sel.kind !== 'endpoint' || sel.tried) return;
+    if (!this.#permitFree()) return;
     const budget = s.opts.retryBudget;
     if (budget !== undefined && !budget.tryWithdraw(now)) return;
     this.#left--;
     s.emit({ type: 'hedge', callId: host.id, endpoint: sel.endpoint.name, attempt: host.attempts + 1 });
     if (needsAdmission(s, sel.endpoint, now)) this.#admit(sel.endpoint);
-    else host.launchHedge(sel.endpoint, now);
+    else this.#launch(sel.endpoint, now);
+  }
+
+  /** Whether a hedge may be sent now as far as permits go (always, unless attempts hold them). */
+  #permitFree(): boolean {
+    const s = this.#s;
+    return s.opts.permitScope !== 'attempt' || s.permits === Number.POSITIVE_INFINITY || s.permits > 0;
+  }
+
+  #launch(ep: EndpointState<C>, now: number): void {
+    const s = this.#s;
+    if (s.opts.permitScope === 'attempt' && s.permits !== Number.POSITIVE_INFINITY) {
+      if (s.permits <= 0) return;
+      s.permits--;
+      this.#permitForNext = true;
+    }
+    this.#host.launchHedge(ep, now);
+    this.#permitForNext = false;
   }
 
   /**
@@ -98,7 +122,7 @@ export class Hedging<C> {
         if (refused) return;
         const avoid = this.#host.hedgeAvoiding(t);
         if (avoid === undefined || avoid.includes(ep) || !ep.live || ep.unavailableMs(t) !== 0 || ep.readyInMs(t) !== 0) return;
-        this.#host.launchHedge(ep, t);
+        this.#launch(ep, t);
       },
     }, ep);
   }
@@ -119,12 +143,21 @@ export class Hedging<C> {
   started(a: Attempt<C>): void {
     this.running.push(a);
     this.latest = a;
+    if (this.#permitForNext) {
+      this.#permitForNext = false;
+      (this.#permitted ??= []).push(a);
+    }
   }
 
   remove(a: Attempt<C>): boolean {
     const i = this.running.indexOf(a);
     if (i < 0) return false;
     this.running.splice(i, 1);
+    const p = this.#permitted?.indexOf(a) ?? -1;
+    if (p >= 0) {
+      this.#permitted!.splice(p, 1);
+      this.#s.releasePermit();
+    }
     return true;
   }
 

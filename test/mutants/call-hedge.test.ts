@@ -215,7 +215,8 @@ describe('credential refresh and the call', () => {
   });
 
   test("permitScope 'attempt': a hedged call keeps its permit while one of its attempts still runs", async () => {
-    const h = harness(['a', 'b', 'c'], { hedge: { afterMs: 50 }, maxConcurrentCalls: 1, permitScope: 'attempt' });
+    // Two permits: the hedge takes one of its own (under 'attempt', every attempt sent holds one).
+    const h = harness(['a', 'b', 'c'], { hedge: { afterMs: 50 }, maxConcurrentCalls: 2, permitScope: 'attempt' });
     h.eps.a!.then(fail('transient', 60));
     h.eps.b!.then(ok('b', 50));
     const call = start(h.pool.execute(h.op, { idempotent: true }));

@@ -468,6 +468,11 @@ export async function simulateMix(sc: MixScenario, hooks: MixHooks = {}): Promis
           if (c.excluded.includes(conn)) v(`call ${c.id}: went to excluded ${e.endpoint}`);
         }
         if (sc.permitScope === 'call' && pool.activeCalls - pool.pendingCalls > maxCalls) v(`${pool.activeCalls - pool.pendingCalls} calls hold permits, limit ${maxCalls}`);
+        if (sc.permitScope === 'attempt') {
+          let running = 0;
+          for (const x of current.values()) running += x.open;
+          if (running > maxCalls) v(`${running} attempts hold permits, limit ${maxCalls} (permitScope 'attempt')`);
+        }
         break;
       }
       case 'attempt-success':
