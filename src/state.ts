@@ -293,6 +293,14 @@ export class PoolState<C> {
     return slowest;
   }
 
+  /** Whether `ep`'s tier is in panic now (selection then ignores its breakers). No event: `select` emits them. */
+  inPanic(ep: EndpointState<C>, now: number): boolean {
+    const maxEjected = this.opts.maxEjectedPercent;
+    if (maxEjected === undefined) return false;
+    const ring = this.tiers[ep.priority === 'high' ? 0 : 1]!;
+    return ring.length > 0 && tierInPanic(ring, now, maxEjected);
+  }
+
   /** Which tiers are in panic now (`undefined` when none), emitting a `panic` event on each change. */
   #panicFlags(now: number, maxEjectedPercent: number): boolean[] | undefined {
     let any = false;

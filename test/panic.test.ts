@@ -3,6 +3,8 @@ import { EndpointState } from '../src/selection/endpoint.js';
 import { resolveBreaker } from '../src/health/breaker.js';
 import { Quota } from '../src/limits/quota.js';
 import { tierInPanic } from '../src/selection/selector.js';
+import { Pool, type PoolEvent } from '../src/index.js';
+import { FakeClock } from '../src/testing/index.js';
 import { fail, harness } from './support.js';
 
 function tier(n: number, open: number): EndpointState<string>[] {
@@ -63,5 +65,38 @@ describe('panic mode in the pool', () => {
     for (const e of Object.values(h.eps)) e.fallback = fail('transient');
     for (let i = 0; i < 8; i++) await h.pool.execute(h.op, { retry: 'none' }).catch(() => undefined);
     expect(Object.values(h.eps).map((e) => e.calls)).toEqual([3, 3, 2, 2]);
+  });
+});
+
+describe('a turn in a rate-limit queue while the tier is in panic', () => {
+  /** A FakeClock that gives up after a million reads: a synchronous livelock fails the test instead of hanging it. */
+  class BoundedClock extends FakeClock {
+    reads = 0;
+    override now(): number {
+      if (++this.reads > 1_000_000) throw new Error('runaway: a million clock reads without the clock moving on');
+      return super.now();
+    }
+  }
+
+  test('a call queued while the breaker is ignored takes its turn (it was handed the turn, refused it for the open breaker and re-queued at the front, forever)', async () => {
+    const clock = new BoundedClock(1_000_000);
+    const events: PoolEvent[] = [];
+    let n = 0;
+    const pool = new Pool<string>({
+      endpoints: [{ name: 'b', conn: 'b', rateLimit: { perSecond: 1 } }],
+      classify: () => 'transient',
+      maxEjectedPercent: 50,
+      breaker: { threshold: 1, cooldownMs: 60_000 },
+      maxAttempts: 1,
+      clock,
+      onEvent: (e) => events.push(e),
+    });
+    const op = (): Promise<string> => (n++ === 0 ? Promise.reject(new Error('down')) : Promise.resolve('ok'));
+    await expect(pool.execute(op)).rejects.toMatchObject({ code: 'RETRIES_EXHAUSTED' });
+    expect(pool.breakerState('b')).toMatchObject({ state: 'open' });
+    const calls = [pool.execute(op), pool.execute(op)];
+    await clock.advance(3000);
+    await expect(Promise.all(calls)).resolves.toEqual(['ok', 'ok']);
+    expect(events.filter((e) => e.type === 'panic')).toEqual([{ type: 'panic', priority: 'high', active: true }]);
   });
 });

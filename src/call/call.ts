@@ -150,7 +150,12 @@ export class Call<C, T> extends Waiting<C> implements AttemptOwner<C>, Admission
   }
 
   protected tookTurn(ep: EndpointState<C>, now: number): void {
-    return now < this.deadlineAt && !this.s.closed && ep.readyNow(now, (this.#bits & PANIC) !== 0) ? this.#admit(ep, now) : this.#next(now);
+    // A call queued by a selection that ignored breakers (its tier in panic) was not marked PANIC
+    // (only an 'endpoint' selection sets it): refusing its turn for the open breaker sent it back
+    // to the front of the same queue, and the queue handed it the turn again, forever.
+    const panic = (this.#bits & PANIC) !== 0 || this.s.inPanic(ep, now);
+    if (panic) this.#bits |= PANIC;
+    return now < this.deadlineAt && !this.s.closed && ep.readyNow(now, panic) ? this.#admit(ep, now) : this.#next(now);
   }
 
   /** With a shared store, asks it first (see admission.ts); otherwise launches at once. */

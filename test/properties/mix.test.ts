@@ -7,6 +7,7 @@
  * Seeded: a fixed seed by default (the same scenarios in every `npm test`); `FC_SEED`
  * (with `FC_PATH`) replays a failure, `FC_MIX_RUNS` sets the runs per property.
  */
+import { writeFileSync } from 'node:fs';
 import fc from 'fast-check';
 import { describe, expect, test } from 'vitest';
 import { mixArb, simulateMix, type MixBias, type MixOutcome, type MixScenario } from './mix.js';
@@ -26,6 +27,8 @@ async function checkMix(name: string, bias: MixBias, runs = RUNS): Promise<Total
   const totals: Totals = { runs: 0, attempts: 0, hedges: 0, changes: 0, endings: {} };
   const result = await fc.check(
     fc.asyncProperty(mixArb(bias), async (sc) => {
+      // MIX_LAST=file: each scenario is written there before it runs (to catch one that never returns).
+      if (process.env['MIX_LAST'] !== undefined) writeFileSync(process.env['MIX_LAST'], JSON.stringify(sc, (_k, val: unknown) => (val === Number.POSITIVE_INFINITY ? 'Infinity' : val)));
       const o: MixOutcome = await simulateMix(sc);
       totals.runs++;
       totals.attempts += o.attempts;

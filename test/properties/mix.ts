@@ -383,7 +383,7 @@ const CODES = new Set([
 export async function simulateMix(sc: MixScenario, hooks: MixHooks = {}): Promise<MixOutcome> {
   const T0 = 1_000_000;
   const fake = new FakeClock(T0);
-  const clock = new TrackedClock(fake);
+  const clock = new CappedClock(fake);
   const violations: string[] = [];
   const v = (msg: string): void => {
     if (violations.length < 20) violations.push(`[t=${fake.now() - T0}] ${msg}`);
@@ -898,6 +898,7 @@ export async function simulateMix(sc: MixScenario, hooks: MixHooks = {}): Promis
     }
   }
   checkLimits(sc, current, configOf, v);
+  if (clock.set > clock.cap) v(`runaway: the pool set more than ${clock.cap} timers in one run`);
   if (clock.badDelays.length > 0) v(`timers with bad delays: ${clock.badDelays.slice(0, 3).join(', ')}`);
   maxCalls = 0;
   if (allSettled) {
@@ -905,6 +906,16 @@ export async function simulateMix(sc: MixScenario, hooks: MixHooks = {}): Promis
     if (clock.live.size !== 0) v(`${clock.live.size} pool timer(s) left after close() resolved`);
   }
   return { violations, endings, attempts, hedges, changes };
+}
+
+/** A TrackedClock that stops scheduling after `cap` timers in one run (a runaway pool would spin the test forever). */
+class CappedClock extends TrackedClock {
+  set = 0;
+  readonly cap = 200_000;
+  override setTimeout(fn: () => void, ms: number, background?: boolean): ReturnType<TrackedClock['setTimeout']> {
+    if (++this.set > this.cap) return this.fake.setTimeout(() => undefined, 1e12, true);
+    return super.setTimeout(fn, ms, background);
+  }
 }
 
 /**
