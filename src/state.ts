@@ -61,11 +61,7 @@ export class PoolState<C> {
   turnedAwayAt = Number.NEGATIVE_INFINITY;
   closed = false;
   active = 0;
-  /**
-   * Whether attempt durations feed the endpoints' latency trackers: from the start under
-   * `strategy: 'latency'` or a pool-level `hedge`, else from the first call that hedges
-   * on a percentile (see `trackLatency`).
-   */
+  /** Whether attempt durations feed the latency trackers (`latency`, a pool `hedge`, or since a call hedged on a percentile). */
   tracksLatency: boolean;
   /** Whether a success's duration is used (metrics, events, slow calls, failure-rate windows). */
   timesSuccesses = false;
@@ -295,10 +291,8 @@ export class PoolState<C> {
 
   /** Whether `ep`'s tier is in panic now (selection then ignores its breakers). No event: `select` emits them. */
   inPanic(ep: EndpointState<C>, now: number): boolean {
-    const maxEjected = this.opts.maxEjectedPercent;
-    if (maxEjected === undefined) return false;
     const ring = this.tiers[ep.priority === 'high' ? 0 : 1]!;
-    return ring.length > 0 && tierInPanic(ring, now, maxEjected);
+    return this.opts.maxEjectedPercent !== undefined && ring.length > 0 && tierInPanic(ring, now, this.opts.maxEjectedPercent);
   }
 
   /** Which tiers are in panic now (`undefined` when none), emitting a `panic` event on each change. */

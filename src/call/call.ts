@@ -57,11 +57,7 @@ export class Call<C, T> extends Waiting<C> implements AttemptOwner<C>, Admission
     if (typeof op !== 'function') throw invalidOption('operation', 'a function (conn, ctx) => Promise', op);
     const plan = given ?? (options === undefined ? s.defaultPlan : resolvePlan(s, options));
     this.#plan = plan;
-    if (plan.hedge !== undefined) {
-      // A percentile needs durations: record them from the first call that may hedge on one.
-      if (plan.hedge.percentile !== undefined) s.trackLatency();
-      this.#history().hedging = new Hedging(s, this, plan.hedge);
-    }
+    if (plan.hedge !== undefined) this.#history().hedging = new Hedging(s, this, plan.hedge);
   }
 
   /** Attempts started so far. */
@@ -150,12 +146,8 @@ export class Call<C, T> extends Waiting<C> implements AttemptOwner<C>, Admission
   }
 
   protected tookTurn(ep: EndpointState<C>, now: number): void {
-    // A call queued by a selection that ignored breakers (its tier in panic) was not marked PANIC
-    // (only an 'endpoint' selection sets it): refusing its turn for the open breaker sent it back
-    // to the front of the same queue, and the queue handed it the turn again, forever.
-    const panic = (this.#bits & PANIC) !== 0 || this.s.inPanic(ep, now);
-    if (panic) this.#bits |= PANIC;
-    return now < this.deadlineAt && !this.s.closed && ep.readyNow(now, panic) ? this.#admit(ep, now) : this.#next(now);
+    // A 'wait' selection in a panic tier sets no PANIC bit: without inPanic the turn was refused for the breaker, forever.
+    return now < this.deadlineAt && !this.s.closed && ep.readyNow(now, (this.#bits & PANIC) !== 0 || this.s.inPanic(ep, now)) ? this.#admit(ep, now) : this.#next(now);
   }
 
   /** With a shared store, asks it first (see admission.ts); otherwise launches at once. */
@@ -244,8 +236,7 @@ export class Call<C, T> extends Waiting<C> implements AttemptOwner<C>, Admission
     h.lastRetryAfterMs = retryAfterMs;
     if (cls === 'transient') keepError(ep, error, this.s.clock.now());
     if (this.settled) return;
-    // A permanent answer that takes its endpoint out (an invalid key) is about the endpoint, not the request.
-    const final = (cls === 'permanent' && !movesOn) || cls === 'retry-narrower';
+    const final = (cls === 'permanent' && !movesOn) || cls === 'retry-narrower'; // an invalid key's permanent is about the endpoint
     if (!final && this.#othersRunning()) {
       // A hedged call goes on while another of its attempts may still answer.
       if (cls === 'unsupported' || movesOn) this.#history().exclude(ep, this.#plan.excluded);
@@ -297,10 +288,9 @@ export class Call<C, T> extends Waiting<C> implements AttemptOwner<C>, Admission
     return this.#running() !== undefined || (this.#h?.hedging?.running.length ?? 0) > 0;
   }
 
-  /** HedgeHost: endpoints a hedge must avoid, or `undefined` when the call cannot hedge now (a settled call runs nothing). */
+  /** HedgeHost: endpoints a hedge must avoid, or `undefined` when the call cannot hedge now (a settled call runs nothing; after close() nothing new starts). */
   hedgeAvoiding(now: number): EndpointState<C>[] | undefined {
     const running = this.#running();
-    // After close() running attempts finish, but nothing new starts: no hedge either.
     if (running === undefined || this.#plan.pin !== undefined || now >= this.deadlineAt || this.s.closed) return undefined;
     const busy: EndpointState<C>[] = this.#excluded()?.slice() ?? [];
     busy.push(running.ep);

@@ -50,6 +50,8 @@ export class Hedging<C> {
     this.#host = host;
     this.#config = config;
     this.#left = config.maxHedges;
+    // A percentile needs durations: they are recorded from the first call that may hedge on one.
+    if (config.percentile !== undefined) s.trackLatency();
   }
 
   /** Arms the hedge timer for a primary attempt on `ep` (once per call, while hedges are left). */
