@@ -289,7 +289,7 @@ export class PoolState<C> {
     return slowest;
   }
 
-  /** Whether `ep`'s tier is in panic now (selection then ignores its breakers). No event: `select` emits them. */
+  /** Whether `ep`'s tier is in panic now (breakers ignored), for a call's turn in a queue: a 'wait' selection sets no PANIC bit (no event: `select` emits them). */
   inPanic(ep: EndpointState<C>, now: number): boolean {
     const ring = this.tiers[ep.priority === 'high' ? 0 : 1]!;
     return this.opts.maxEjectedPercent !== undefined && ring.length > 0 && tierInPanic(ring, now, this.opts.maxEjectedPercent);

@@ -146,7 +146,6 @@ export class Call<C, T> extends Waiting<C> implements AttemptOwner<C>, Admission
   }
 
   protected tookTurn(ep: EndpointState<C>, now: number): void {
-    // A 'wait' selection in a panic tier sets no PANIC bit: without inPanic the turn was refused for the breaker, forever.
     return now < this.deadlineAt && !this.s.closed && ep.readyNow(now, (this.#bits & PANIC) !== 0 || this.s.inPanic(ep, now)) ? this.#admit(ep, now) : this.#next(now);
   }
 
