@@ -65,17 +65,15 @@ describe('mixed options, faults and changes', () => {
   test(`hedging, budgets and every strategy (${RUNS} runs)`, async () => {
     const t = await checkMix('hedging', { hedge: 0.8, hang: 3 });
     expect(t.hedges).toBeGreaterThan(RUNS / 5);
-    console.log('hedging', JSON.stringify(t));
   }, 120_000);
 
   test(`rate limits, groups and hints (${RUNS} runs)`, async () => {
     const t = await checkMix('limits', { limits: 0.9, rateLimited: 4, spread: 300 });
-    console.log('limits', JSON.stringify(t));
+    expect(t.endings['RATE_LIMITED'] ?? 0).toBeGreaterThan(0);
   }, 120_000);
 
   test(`setEndpoints, probes and close() under traffic (${RUNS} runs)`, async () => {
     const t = await checkMix('changes', { change: 0.9, close: 0.5, unauthorized: 2 });
     expect(t.changes).toBeGreaterThan(RUNS / 5);
-    console.log('changes', JSON.stringify(t));
   }, 120_000);
 });
