@@ -152,10 +152,12 @@ export abstract class Waiting<C> implements Waiter, QueuedWaiter {
     }
     const waited = (this.#flags & WAIT_COUNTED) !== 0 ? now - this.#slots!.queuedAt : 0;
     // The turn must leave the attempt its usual time (twice the endpoint's smoothed success
-    // duration): a turn at the last millisecond would spend a token on a call that then fails.
+    // duration): a turn at the last millisecond would spend a token on a call that then fails,
+    // and one at the deadline itself leaves no time at all.
     const on = ep ?? (this.#slots?.queuedOn as EndpointState<C> | undefined);
     const reserveMs = on === undefined ? 0 : 2 * on.okMs;
-    const late = now + etaMs + reserveMs > this.deadlineAt ? 'deadline' : waited + etaMs > this.s.opts.maxQueueWaitMs ? 'maxQueueWaitMs' : undefined;
+    const turnAt = now + etaMs;
+    const late = turnAt >= this.deadlineAt || turnAt + reserveMs > this.deadlineAt ? 'deadline' : waited + etaMs > this.s.opts.maxQueueWaitMs ? 'maxQueueWaitMs' : undefined;
     if (late === undefined) return undefined;
     // Learned ceilings recover sooner while callers are turned away (see limits/ceiling.ts).
     this.s.turnedAwayAt = now;
