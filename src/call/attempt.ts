@@ -14,6 +14,8 @@ import type { TimeoutEntry } from './timeouts.js';
 export interface AttemptOwner<C> {
   /** When the call's deadline passes (the attempt's `deadlineAt`). */
   readonly deadlineAt: number;
+  /** When the call began: the start of an attempt that began at the same clock reading. */
+  readonly beganAt: number | undefined;
   /** What an adapter attached to the call (see `executeAs`); absent on most calls. */
   readonly tag?: unknown;
   attemptSucceeded(a: Attempt<C>, value: unknown): void;
@@ -30,7 +32,8 @@ export class Attempt<C> extends SignalContext implements TimeoutEntry {
   /** The breaker ticket: generation at start and probe epoch (0 unless this is the half-open probe). */
   readonly generation: number;
   readonly probe: number;
-  readonly startedAt: number;
+  /** Its start when it differs from the call's (`undefined`: it started as the call began; see `startedAt`). */
+  readonly #startedAt: number | undefined = undefined;
   /** The endpoint's credential generation when the attempt started (see auth.ts). */
   readonly authGeneration: number;
   /** The attempt number above two flag bits, DONE and QUEUED: one field for three (heap per attempt in flight). */
@@ -48,14 +51,15 @@ export class Attempt<C> extends SignalContext implements TimeoutEntry {
   // Stryker disable next-line UnaryOperator: the timeout queue sets heapIndex when it adds the attempt, before any read
   heapIndex = -1;
 
-  constructor(owner: AttemptOwner<C>, ep: EndpointState<C>, attempt: number, probe: number, now: number) {
+  /** `startedAt`: `undefined` when the attempt starts at the call's own start reading. */
+  constructor(owner: AttemptOwner<C>, ep: EndpointState<C>, attempt: number, probe: number, startedAt: number | undefined) {
     super();
     this.owner = owner;
     this.ep = ep;
     this.#bits = attempt * 4;
     this.generation = ep.breaker.generation;
     this.probe = probe;
-    this.startedAt = now;
+    if (startedAt !== undefined) this.#startedAt = startedAt;
     this.authGeneration = ep.authGeneration;
   }
 
@@ -78,6 +82,15 @@ export class Attempt<C> extends SignalContext implements TimeoutEntry {
   }
   set queued(on: boolean) {
     this.#bits = on ? this.#bits | QUEUED : this.#bits & ~QUEUED;
+  }
+
+  /**
+   * When it started, in clock time. Read through the call when it started at the call's own
+   * start reading: a double stored in a field is boxed (16 B), and the first attempt of
+   * nearly every call starts at that reading.
+   */
+  get startedAt(): number {
+    return this.#startedAt ?? this.owner.beganAt!;
   }
 
   // Read through, not copied: two fields fewer per attempt in flight.

@@ -49,6 +49,12 @@ export class Call<C, T> extends Waiting<C> implements AttemptOwner<C>, Admission
   #last: Attempt<C> | undefined;
   /** Failures, retries, exclusions, hedges, the store: made at first need (most calls never fail nor hedge). */
   #h: CallHistory<C> | undefined;
+  /**
+   * The clock when the call began (`undefined`: not yet). The deadline is derived from it,
+   * and an attempt that starts at the same reading (the first, most often) reads it here:
+   * one boxed double per call in flight instead of three.
+   */
+  beganAt: number | undefined = undefined;
 
   constructor(s: PoolState<C>, op: Operation<C, T>, options: ExecuteOptions | undefined, given?: CallPlan<C>) {
     super(s);
@@ -58,6 +64,12 @@ export class Call<C, T> extends Waiting<C> implements AttemptOwner<C>, Admission
     const plan = given ?? (options === undefined ? s.defaultPlan : resolvePlan(s, options));
     this.#plan = plan;
     if (plan.hedge !== undefined) this.#history().hedging = new Hedging(s, this, plan.hedge);
+  }
+
+  /** When the call's deadline passes, in clock time (`Infinity`: none, or the call has not begun). */
+  get deadlineAt(): number {
+    const t0 = this.beganAt;
+    return t0 === undefined ? INF : t0 + this.#plan.deadlineMs;
   }
 
   /** Attempts started so far. */
@@ -87,8 +99,7 @@ export class Call<C, T> extends Waiting<C> implements AttemptOwner<C>, Admission
     }
     // One clock read serves the deadline, the budget and the first selection.
     const now = s.clock.now();
-    const deadlineMs = this.#plan.deadlineMs;
-    if (deadlineMs !== INF) this.deadlineAt = now + deadlineMs;
+    this.beganAt = now;
     s.opts.retryBudget?.deposit(now);
     if (s.opts.permitScope === 'attempt' || this.takePermit()) this.#next(now);
   }
@@ -184,7 +195,7 @@ export class Call<C, T> extends Waiting<C> implements AttemptOwner<C>, Admission
       this.#bits &= ~(RETRY_PENDING | BACKED_OFF);
       this.queueWaitEnds();
     }
-    const a = new Attempt<C>(this, ep, n, ep.breaker.enter(now), now);
+    const a = new Attempt<C>(this, ep, n, ep.breaker.enter(now), now === this.beganAt ? undefined : now);
     claimSlot(ep, now);
     if (asHedge) this.#h!.hedging!.started(a);
     else {

@@ -46,7 +46,7 @@ class WaitSlots {
 export abstract class Waiting<C> implements Waiter, QueuedWaiter {
   protected readonly s: PoolState<C>;
   /** When the call's deadline passes, in clock time (`Infinity`: none). */
-  deadlineAt = INF;
+  abstract readonly deadlineAt: number;
   protected waiting: WaitState = 'none';
   #flags = 0;
   #slots: WaitSlots | undefined = undefined;
