@@ -28,15 +28,15 @@ import type { Operation } from './context.js';
 import { Hedging, type HedgeHost } from './hedging.js';
 import { attemptCount, newVerdict, permanentMessage, recordCallFailure, recordCancel, recordFailure, recordSuccess, recordTimeout, starved } from './outcome.js';
 import { rejectionOf, resolvePlan, type CallPlan } from './plan.js';
-import { Waiting, type WaitState } from './waits.js';
+import { FREE_BIT, Waiting, type WaitState } from './waits.js';
 import { attemptLimit, CallHistory, keepError, lastPoolError, nothingCanAdmit } from './limits-of-a-call.js';
 import { unwatchAbort, watchAbort, type AbortWatcher } from './signals.js';
 
 const INF = Number.POSITIVE_INFINITY;
-const RETRY_PENDING = 1; // a retryable failure; cleared by the next attempt or the `retry-scheduled` event
-const BACKED_OFF = 2; // a sleep since the last failure: a tried endpoint may be used at once
-const PANIC = 4; // the current selection came from a tier in panic mode (its breakers are ignored)
-const ATTEMPT_ONE = 8; // attempts are counted from this bit up
+// The call's own bits in the waits' flags field (one field for both: heap per call in flight).
+const RETRY_PENDING = FREE_BIT; // a retryable failure; cleared by the next attempt or the `retry-scheduled` event
+const BACKED_OFF = FREE_BIT * 2; // a sleep since the last failure: a tried endpoint may be used at once
+const PANIC = FREE_BIT * 4; // the current selection came from a tier in panic mode (its breakers are ignored)
 
 export class Call<C, T> extends Waiting<C> implements AttemptOwner<C>, AdmissionHost<C>, ReauthHost<C>, HedgeHost<C>, AbortWatcher {
   readonly id: number;
@@ -44,11 +44,8 @@ export class Call<C, T> extends Waiting<C> implements AttemptOwner<C>, Admission
   readonly #plan: CallPlan<C>;
   /** Settles the call's promise; a failure resolves it with a rejected promise (no `reject` kept: 56 B). */
   #resolve!: (value: T | PromiseLike<T>) => void;
-  #bits = 0; // three flags and the attempt count, RETRY_PENDING to ATTEMPT_ONE (heap per call in flight)
   /** The latest primary (not hedged) attempt, kept after it ends: it runs while not `done`. */
   #last: Attempt<C> | undefined;
-  /** Failures, retries, exclusions, hedges, the store: made at first need (most calls never fail nor hedge). */
-  #h: CallHistory<C> | undefined;
   /**
    * The clock when the call began (`undefined`: not yet). The deadline is derived from it,
    * and an attempt that starts at the same reading (the first, most often) reads it here:
@@ -74,7 +71,8 @@ export class Call<C, T> extends Waiting<C> implements AttemptOwner<C>, Admission
 
   /** Attempts started so far. */
   get attempts(): number {
-    return Math.floor(this.#bits / ATTEMPT_ONE);
+    // Without a history the call made at most one attempt, its latest (see `newSlots`).
+    return this.#h?.attempts ?? (this.#last === undefined ? 0 : 1);
   }
 
   /** Runs the call; the promise settles exactly once. */
@@ -135,13 +133,13 @@ export class Call<C, T> extends Waiting<C> implements AttemptOwner<C>, Admission
     if (typeof sel === 'string') return this.#pinUnavailable(sel, undefined);
     switch (sel.kind) {
       case 'endpoint':
-        if (sel.tried && (this.#bits & BACKED_OFF) === 0) {
+        if (sel.tried && !this.flag(BACKED_OFF)) {
           const h = this.#history();
           const delay = backoffDelay(++h.retries, this.#plan.backoff, s.random, h.lastDelay);
           h.lastDelay = delay;
           return this.#sleep(delay, false);
         }
-        this.#bits = sel.panic === true ? this.#bits | PANIC : this.#bits & ~PANIC;
+        this.setFlag(PANIC, sel.panic === true);
         return this.#admit(sel.endpoint, now);
       case 'wait':
         if (sel.endpoint === undefined || sel.waitMs === INF) return this.#sleep(sel.waitMs, true);
@@ -157,7 +155,7 @@ export class Call<C, T> extends Waiting<C> implements AttemptOwner<C>, Admission
   }
 
   protected tookTurn(ep: EndpointState<C>, now: number): void {
-    return now < this.deadlineAt && !this.s.closed && ep.readyNow(now, (this.#bits & PANIC) !== 0) ? this.#admit(ep, now) : this.#next(now);
+    return now < this.deadlineAt && !this.s.closed && ep.readyNow(now, this.flag(PANIC)) ? this.#admit(ep, now) : this.#next(now);
   }
 
   /** With a shared store, asks it first (see admission.ts); otherwise launches at once. */
@@ -182,17 +180,18 @@ export class Call<C, T> extends Waiting<C> implements AttemptOwner<C>, Admission
 
   #stillAdmissible(ep: EndpointState<C>, now: number): boolean {
     if (now >= this.deadlineAt) this.#deadlineExceeded();
-    else if (!ep.readyNow(now, (this.#bits & PANIC) !== 0)) this.#next();
+    else if (!ep.readyNow(now, this.flag(PANIC))) this.#next();
     else return true;
     return false;
   }
 
   #launch(ep: EndpointState<C>, now: number, asHedge = false): void {
     const s = this.s;
-    this.#bits += ATTEMPT_ONE;
-    const n = this.attempts;
+    // The first attempt of a call with no history is counted by becoming its latest, below.
+    const h = this.#h;
+    const n = h !== undefined ? ++h.attempts : this.#last === undefined ? 1 : ++this.#history().attempts;
     if (!asHedge) {
-      this.#bits &= ~(RETRY_PENDING | BACKED_OFF);
+      this.setFlag(RETRY_PENDING | BACKED_OFF, false);
       this.queueWaitEnds();
     }
     const a = new Attempt<C>(this, ep, n, ep.breaker.enter(now), now === this.beganAt ? undefined : now);
@@ -270,13 +269,23 @@ export class Call<C, T> extends Waiting<C> implements AttemptOwner<C>, Admission
       default:
         this.#history().markTried(ep);
         if (cls === 'rate-limited') this.lostTurn();
-        this.#bits |= RETRY_PENDING;
+        this.setFlag(RETRY_PENDING, true);
         return this.#retryOrFail();
     }
   }
 
+  /** Failures, retries, exclusions, hedges, the store: made at first need (most calls never fail nor hedge), with the wait slots. */
+  get #h(): CallHistory<C> | undefined {
+    return this.madeSlots as CallHistory<C> | undefined;
+  }
+
   #history(): CallHistory<C> {
-    return (this.#h ??= new CallHistory<C>());
+    return this.slots() as CallHistory<C>;
+  }
+
+  /** The waits' slots are the call's history: one lazily made object. It starts with the attempts made so far (at most one without it). */
+  protected override newSlots(): CallHistory<C> {
+    return new CallHistory<C>(this.#last === undefined ? 0 : 1);
   }
 
   /** HedgeHost: endpoints this call already tried. */
@@ -326,7 +335,7 @@ export class Call<C, T> extends Waiting<C> implements AttemptOwner<C>, Admission
     if (now >= this.deadlineAt) return this.#deadlineExceeded();
     this.#history().markTried(a.ep);
     if (this.#othersRunning()) return;
-    this.#bits |= RETRY_PENDING;
+    this.setFlag(RETRY_PENDING, true);
     this.#retryOrFail();
   }
 
@@ -358,11 +367,11 @@ export class Call<C, T> extends Waiting<C> implements AttemptOwner<C>, Admission
 
   /** Waits `ms` (`Infinity`: until freed capacity wakes it) or its turn on `queueOn`'s quota, bounded by the deadline; `hinted`: not a backoff. */
   #sleep(ms: number, hinted: boolean, queueOn?: EndpointState<C>): void {
-    if ((this.#bits & RETRY_PENDING) !== 0) {
-      this.#bits &= ~RETRY_PENDING;
+    if (this.flag(RETRY_PENDING)) {
+      this.setFlag(RETRY_PENDING, false);
       if (this.s.listener !== undefined) this.s.emit({ type: 'retry-scheduled', callId: this.id, attempt: this.attempts + 1, delayMs: ms, hinted });
     }
-    this.#bits |= BACKED_OFF;
+    this.setFlag(BACKED_OFF, true);
     if (queueOn !== undefined) this.queueFor(queueOn, ms, this.id);
     else this.sleep(ms);
   }

@@ -23,15 +23,29 @@ export type WaitState = 'none' | 'permit' | 'sleep' | 'park' | 'auth' | 'admissi
 
 const INF = Number.POSITIVE_INFINITY;
 
-// Bits of `Waiting.#flags` (one field instead of five booleans: heap per call in flight).
+// Bits of `Waiting.#flags`: five booleans and the current wait in one field (heap per call
+// in flight); the bits from FREE_BIT up are the subclass's own (see `flag`).
 const SETTLED = 1;
 const HOLDS_PERMIT = 2;
 const IN_PERMIT_QUEUE = 4;
 const WAIT_COUNTED = 8;
 const HAD_TURN = 16;
+const STATE_SHIFT = 5; // three bits: the index of the current wait in WAIT_STATES
+const STATE_BITS = 7 << STATE_SHIFT;
+export const FREE_BIT = 1 << (STATE_SHIFT + 3);
 
-/** What only a call that waits in a queue or on a timer needs; made at its first such wait. */
-class WaitSlots {
+const WAIT_STATES: readonly WaitState[] = ['none', 'permit', 'sleep', 'park', 'auth', 'admission', 'queue'];
+const NONE = 0;
+const PERMIT = 1 << STATE_SHIFT;
+const PARK = 3 << STATE_SHIFT;
+const QUEUE = 6 << STATE_SHIFT;
+
+/**
+ * What only a call that waits in a queue or on a timer needs; made at its first such wait
+ * or first need of the subclass's own (see `newSlots`: a call's history extends it, so a
+ * call keeps one lazily made object, not two).
+ */
+export class WaitSlots {
   permitPrev: PermitWaiter | undefined = undefined;
   permitNext: PermitWaiter | undefined = undefined;
   timer: TimerHandle | undefined = undefined;
@@ -47,9 +61,16 @@ export abstract class Waiting<C> implements Waiter, QueuedWaiter {
   protected readonly s: PoolState<C>;
   /** When the call's deadline passes, in clock time (`Infinity`: none). */
   abstract readonly deadlineAt: number;
-  protected waiting: WaitState = 'none';
   #flags = 0;
   #slots: WaitSlots | undefined = undefined;
+
+  /** The wait it is in ('none': running or settled). */
+  protected get waiting(): WaitState {
+    return WAIT_STATES[(this.#flags & STATE_BITS) >> STATE_SHIFT]!;
+  }
+  protected set waiting(state: WaitState) {
+    this.#flags = (this.#flags & ~STATE_BITS) | (WAIT_STATES.indexOf(state) << STATE_SHIFT);
+  }
 
   /** The call's promise has settled: nothing may resume it. */
   protected get settled(): boolean {
@@ -59,12 +80,27 @@ export abstract class Waiting<C> implements Waiter, QueuedWaiter {
     this.setFlag(SETTLED, on);
   }
 
-  private setFlag(bit: number, on: boolean): void {
+  /** One bit of the flags field: the subclass's own start at FREE_BIT. */
+  protected flag(bit: number): boolean {
+    return (this.#flags & bit) !== 0;
+  }
+
+  protected setFlag(bit: number, on: boolean): void {
     this.#flags = on ? this.#flags | bit : this.#flags & ~bit;
   }
 
-  private slots(): WaitSlots {
-    return (this.#slots ??= new WaitSlots());
+  /** The lazily made slots (`undefined`: none yet). */
+  protected get madeSlots(): WaitSlots | undefined {
+    return this.#slots;
+  }
+
+  protected slots(): WaitSlots {
+    return (this.#slots ??= this.newSlots());
+  }
+
+  /** Makes the slots: a subclass may extend them with its own rarely used fields. */
+  protected newSlots(): WaitSlots {
+    return new WaitSlots();
   }
 
   // Its place in the pool's permit queue (see permit-queue.ts).
@@ -278,17 +314,19 @@ export abstract class Waiting<C> implements Waiter, QueuedWaiter {
       s.clock.clearTimeout(slots.timer);
       slots.timer = undefined;
     }
-    if (this.waiting === 'permit') {
+    const state = this.#flags & STATE_BITS;
+    if (state === NONE) return;
+    if (state === PERMIT) {
       s.permitQueue.remove(this);
-    } else if (this.waiting === 'park') {
+    } else if (state === PARK) {
       s.parked.delete(this);
-    } else if (this.waiting === 'queue') {
+    } else if (state === QUEUE) {
       (slots!.queuedOn as EndpointState<C>).queued--;
       slots!.queue!.leave(this);
       slots!.queue = undefined;
       slots!.queuedOn = undefined;
     }
-    if (this.waiting !== 'none') s.waiting.delete(this);
-    this.waiting = 'none';
+    s.waiting.delete(this);
+    this.#flags &= ~STATE_BITS;
   }
 }
