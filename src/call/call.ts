@@ -28,7 +28,7 @@ import type { Operation } from './context.js';
 import { Hedging, type HedgeHost } from './hedging.js';
 import { attemptCount, newVerdict, permanentMessage, recordCallFailure, recordCancel, recordFailure, recordSuccess, recordTimeout, starved } from './outcome.js';
 import { rejectionOf, resolvePlan, type CallPlan } from './plan.js';
-import { FREE_BIT, Waiting, type WaitState } from './waits.js';
+import { ADMISSION, AUTH, FREE_BIT, SLEEP, Waiting, type WaitState } from './waits.js';
 import { attemptLimit, CallHistory, keepError, lastPoolError, nothingCanAdmit } from './limits-of-a-call.js';
 import { unwatchAbort, watchAbort, type AbortWatcher } from './signals.js';
 
@@ -116,8 +116,8 @@ export class Call<C, T> extends Waiting<C> implements AttemptOwner<C>, Admission
   }
 
   protected waitTimedOut(was: WaitState): void {
-    if (was === 'sleep') this.#next();
-    else if (was === 'admission' && this.s.clock.now() < this.deadlineAt) admissionTimedOut(this.s, this, this.#h!.admitting!);
+    if (was === SLEEP) this.#next();
+    else if (was === ADMISSION && this.s.clock.now() < this.deadlineAt) admissionTimedOut(this.s, this, this.#h!.admitting!);
     else this.#deadlineExceeded();
   }
 
@@ -163,12 +163,12 @@ export class Call<C, T> extends Waiting<C> implements AttemptOwner<C>, Admission
     if (!this.permitToSend()) return;
     if (!needsAdmission(this.s, ep, now)) return this.#launch(ep, now);
     this.#history().admitting = ep;
-    this.waitFor('admission', this.s.opts.sharedQuota!.timeoutMs);
+    this.waitFor(ADMISSION, this.s.opts.sharedQuota!.timeoutMs);
     askStore(this.s, this, ep);
   }
 
   awaitingAdmission(ep: EndpointState<C>): boolean {
-    return this.waiting === 'admission' && this.#h!.admitting === ep; // #admit made the history
+    return this.waiting === ADMISSION && this.#h!.admitting === ep; // #admit made the history
   }
 
   /** The store answered, failed or timed out: launch on `ep` if it can still take the attempt, else select again. */
@@ -264,7 +264,7 @@ export class Call<C, T> extends Waiting<C> implements AttemptOwner<C>, Admission
         return this.#retryOrFail();
       case 'unauthorized': {
         const why = reauthenticate(this.s, ep, (h.refreshed ??= []), this, a.authGeneration);
-        return why === undefined ? this.waitFor('auth', INF) : this.#fail('UNAUTHORIZED', why);
+        return why === undefined ? this.waitFor(AUTH, INF) : this.#fail('UNAUTHORIZED', why);
       }
       default:
         this.#history().markTried(ep);
@@ -341,7 +341,7 @@ export class Call<C, T> extends Waiting<C> implements AttemptOwner<C>, Admission
 
   /** ReauthHost: the refresh succeeded; replay on `ep` (an attempt that spends no retry). A settled call waits for nothing. */
   refreshed(ep: EndpointState<C>): void {
-    if (this.waiting !== 'auth') return;
+    if (this.waiting !== AUTH) return;
     this.stopWaiting();
     this.#history().replays++;
     const now = this.s.clock.now();
@@ -349,7 +349,7 @@ export class Call<C, T> extends Waiting<C> implements AttemptOwner<C>, Admission
   }
 
   refreshFailed(ep: EndpointState<C>, error: unknown): void {
-    if (this.waiting !== 'auth') return;
+    if (this.waiting !== AUTH) return;
     this.#history().lastError = error;
     this.#fail('AUTH', `refreshing the credentials of endpoint ${JSON.stringify(ep.name)} failed`);
   }

@@ -19,7 +19,6 @@ import type { EndpointState } from '../selection/endpoint.js';
 import { WaitQueue, type QueuedWaiter } from '../limits/waiters.js';
 import type { PermitWaiter } from './permit-queue.js';
 
-export type WaitState = 'none' | 'permit' | 'sleep' | 'park' | 'auth' | 'admission' | 'queue';
 
 const INF = Number.POSITIVE_INFINITY;
 
@@ -30,15 +29,19 @@ const HOLDS_PERMIT = 2;
 const IN_PERMIT_QUEUE = 4;
 const WAIT_COUNTED = 8;
 const HAD_TURN = 16;
-const STATE_SHIFT = 5; // three bits: the index of the current wait in WAIT_STATES
-const STATE_BITS = 7 << STATE_SHIFT;
-export const FREE_BIT = 1 << (STATE_SHIFT + 3);
+// The current wait, in three bits: one of the WaitState values below.
+const STATE_BITS = 7 * 32;
+export const FREE_BIT = 256;
 
-const WAIT_STATES: readonly WaitState[] = ['none', 'permit', 'sleep', 'park', 'auth', 'admission', 'queue'];
-const NONE = 0;
-const PERMIT = 1 << STATE_SHIFT;
-const PARK = 3 << STATE_SHIFT;
-const QUEUE = 6 << STATE_SHIFT;
+/** The wait a call is in (see above): a number, kept in the flags field. */
+export type WaitState = number;
+export const NONE = 0;
+export const PERMIT = 32;
+export const SLEEP = 64;
+export const PARK = 96;
+export const AUTH = 128;
+export const ADMISSION = 160;
+export const QUEUE = 192;
 
 /**
  * What only a call that waits in a queue or on a timer needs; made at its first such wait
@@ -64,12 +67,12 @@ export abstract class Waiting<C> implements Waiter, QueuedWaiter {
   #flags = 0;
   #slots: WaitSlots | undefined = undefined;
 
-  /** The wait it is in ('none': running or settled). */
+  /** The wait it is in (NONE: running or settled). */
   protected get waiting(): WaitState {
-    return WAIT_STATES[(this.#flags & STATE_BITS) >> STATE_SHIFT]!;
+    return this.#flags & STATE_BITS;
   }
   protected set waiting(state: WaitState) {
-    this.#flags = (this.#flags & ~STATE_BITS) | (WAIT_STATES.indexOf(state) << STATE_SHIFT);
+    this.#flags = (this.#flags & ~STATE_BITS) | state;
   }
 
   /** The call's promise has settled: nothing may resume it. */
@@ -146,7 +149,7 @@ export abstract class Waiting<C> implements Waiter, QueuedWaiter {
 
   /** Capacity this call was parked on (an in-flight or probe slot) may be free. */
   wake(): void {
-    if (this.settled || this.waiting !== 'park') return;
+    if (this.settled || this.waiting !== PARK) return;
     this.stopWaiting();
     this.resume();
   }
@@ -154,7 +157,7 @@ export abstract class Waiting<C> implements Waiter, QueuedWaiter {
   /** QueuedWaiter: the queue gave this call its turn. */
   turn(now: number): void {
     const ep = this.#slots?.queuedOn as EndpointState<C> | undefined;
-    if (this.settled || this.waiting !== 'queue' || ep === undefined) return;
+    if (this.settled || this.waiting !== QUEUE || ep === undefined) return;
     this.stopWaiting();
     this.setFlag(HAD_TURN, true);
     this.tookTurn(ep, now);
@@ -167,7 +170,7 @@ export abstract class Waiting<C> implements Waiter, QueuedWaiter {
 
   /** QueuedWaiter: taken out of the queue (its turn came too late): it selects again, from scratch. */
   readmit(): void {
-    if (this.settled || this.waiting !== 'queue') return;
+    if (this.settled || this.waiting !== QUEUE) return;
     this.stopWaiting();
     this.resume();
   }
@@ -216,7 +219,7 @@ export abstract class Waiting<C> implements Waiter, QueuedWaiter {
     slots.queuedOn = ep;
     ep.queued++;
     slots.queue = q;
-    this.waitFor('queue', INF);
+    this.waitFor(QUEUE, INF);
     q.join(this, ep, (this.#flags & HAD_TURN) !== 0);
   }
 
@@ -244,7 +247,7 @@ export abstract class Waiting<C> implements Waiter, QueuedWaiter {
 
   /** `close()` reached this call while it was waiting. */
   closeWaiting(): void {
-    if (this.waiting !== 'none') this.closedWhileWaiting();
+    if (this.waiting !== NONE) this.closedWhileWaiting();
   }
 
   /** Takes a pool-wide permit if one is free (or calls are not limited); otherwise queues for one. */
@@ -257,7 +260,7 @@ export abstract class Waiting<C> implements Waiter, QueuedWaiter {
       return true;
     }
     s.permitQueue.push(this);
-    this.waitFor('permit', INF);
+    this.waitFor(PERMIT, INF);
     return false;
   }
 
@@ -283,9 +286,9 @@ export abstract class Waiting<C> implements Waiter, QueuedWaiter {
     this.releaseAfterSend();
     if (ms === INF) {
       this.s.parked.add(this);
-      return this.waitFor('park', INF);
+      return this.waitFor(PARK, INF);
     }
-    this.waitFor('sleep', ms);
+    this.waitFor(SLEEP, ms);
   }
 
   /** Enters `state` for at most `ms` (`Infinity`: until ended otherwise), bounded by the deadline. */
@@ -314,7 +317,7 @@ export abstract class Waiting<C> implements Waiter, QueuedWaiter {
       s.clock.clearTimeout(slots.timer);
       slots.timer = undefined;
     }
-    const state = this.#flags & STATE_BITS;
+    const state = this.waiting;
     if (state === NONE) return;
     if (state === PERMIT) {
       s.permitQueue.remove(this);
@@ -327,6 +330,6 @@ export abstract class Waiting<C> implements Waiter, QueuedWaiter {
       slots!.queuedOn = undefined;
     }
     s.waiting.delete(this);
-    this.#flags &= ~STATE_BITS;
+    this.waiting = NONE;
   }
 }
