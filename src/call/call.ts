@@ -38,7 +38,7 @@ const RETRY_PENDING = FREE_BIT; // a retryable failure; cleared by the next atte
 const BACKED_OFF = FREE_BIT * 2; // a sleep since the last failure: a tried endpoint may be used at once
 const PANIC = FREE_BIT * 4; // the current selection came from a tier in panic mode (its breakers are ignored)
 
-export class Call<C, T> extends Waiting<C> implements AttemptOwner<C>, AdmissionHost<C>, ReauthHost<C>, HedgeHost<C>, AbortWatcher {
+export class Call<C, T> extends Waiting<C, CallHistory<C>> implements AttemptOwner<C>, AdmissionHost<C>, ReauthHost<C>, HedgeHost<C>, AbortWatcher {
   readonly id: number;
   readonly #op: Operation<C, T>;
   readonly #plan: CallPlan<C>;
@@ -72,7 +72,7 @@ export class Call<C, T> extends Waiting<C> implements AttemptOwner<C>, Admission
   /** Attempts started so far. */
   get attempts(): number {
     // Without a history the call made at most one attempt, its latest (see `newSlots`).
-    return this.#h?.attempts ?? (this.#last === undefined ? 0 : 1);
+    return this.lazy?.attempts ?? (this.#last === undefined ? 0 : 1);
   }
 
   /** Runs the call; the promise settles exactly once. */
@@ -117,7 +117,7 @@ export class Call<C, T> extends Waiting<C> implements AttemptOwner<C>, Admission
 
   protected waitTimedOut(was: WaitState): void {
     if (was === SLEEP) this.#next();
-    else if (was === ADMISSION && this.s.clock.now() < this.deadlineAt) admissionTimedOut(this.s, this, this.#h!.admitting!);
+    else if (was === ADMISSION && this.s.clock.now() < this.deadlineAt) admissionTimedOut(this.s, this, this.lazy!.admitting!);
     else this.#deadlineExceeded();
   }
 
@@ -168,7 +168,7 @@ export class Call<C, T> extends Waiting<C> implements AttemptOwner<C>, Admission
   }
 
   awaitingAdmission(ep: EndpointState<C>): boolean {
-    return this.waiting === ADMISSION && this.#h!.admitting === ep; // #admit made the history
+    return this.waiting === ADMISSION && this.lazy!.admitting === ep; // #admit made the history
   }
 
   /** The store answered, failed or timed out: launch on `ep` if it can still take the attempt, else select again. */
@@ -188,7 +188,7 @@ export class Call<C, T> extends Waiting<C> implements AttemptOwner<C>, Admission
   #launch(ep: EndpointState<C>, now: number, asHedge = false): void {
     const s = this.s;
     // The first attempt of a call with no history is counted by becoming its latest, below.
-    const h = this.#h;
+    const h = this.lazy;
     const n = h !== undefined ? ++h.attempts : this.#last === undefined ? 1 : ++this.#history().attempts;
     if (!asHedge) {
       this.setFlag(RETRY_PENDING | BACKED_OFF, false);
@@ -196,10 +196,10 @@ export class Call<C, T> extends Waiting<C> implements AttemptOwner<C>, Admission
     }
     const a = new Attempt<C>(this, ep, n, ep.breaker.enter(now), now === this.beganAt ? undefined : now);
     claimSlot(ep, now);
-    if (asHedge) this.#h!.hedging!.started(a);
+    if (asHedge) this.lazy!.hedging!.started(a);
     else {
       this.#last = a;
-      this.#h?.hedging?.schedule(ep);
+      this.lazy?.hedging?.schedule(ep);
     }
     startAttempt(s, a, this.#plan.attemptTimeoutMs, now, this.id);
     let pending: unknown;
@@ -220,7 +220,7 @@ export class Call<C, T> extends Waiting<C> implements AttemptOwner<C>, Admission
   #endAttempt(a: Attempt<C>): void {
     a.done = true;
     this.s.timeouts.remove(a); // a no-op unless it is queued
-    this.#h?.hedging?.remove(a); // a no-op for the primary
+    this.lazy?.hedging?.remove(a); // a no-op for the primary
     releaseSlot(this.s, a);
     if (!this.#othersRunning()) this.releaseAfterSend();
   }
@@ -275,12 +275,8 @@ export class Call<C, T> extends Waiting<C> implements AttemptOwner<C>, Admission
   }
 
   /** Failures, retries, exclusions, hedges, the store: made at first need (most calls never fail nor hedge), with the wait slots. */
-  get #h(): CallHistory<C> | undefined {
-    return this.madeSlots as CallHistory<C> | undefined;
-  }
-
   #history(): CallHistory<C> {
-    return this.slots() as CallHistory<C>;
+    return this.slots();
   }
 
   /** The waits' slots are the call's history: one lazily made object. It starts with the attempts made so far (at most one without it). */
@@ -290,12 +286,12 @@ export class Call<C, T> extends Waiting<C> implements AttemptOwner<C>, Admission
 
   /** HedgeHost: endpoints this call already tried. */
   get tried(): EndpointState<C>[] | undefined {
-    return this.#h?.tried;
+    return this.lazy?.tried;
   }
 
   /** Endpoints this call must not use: its own exclusions, then those it added. */
   #excluded(): EndpointState<C>[] | undefined {
-    return this.#h?.excluded ?? this.#plan.excluded;
+    return this.lazy?.excluded ?? this.#plan.excluded;
   }
 
   /** The primary attempt, while it runs. */
@@ -304,7 +300,7 @@ export class Call<C, T> extends Waiting<C> implements AttemptOwner<C>, Admission
   }
 
   #othersRunning(): boolean {
-    return this.#running() !== undefined || (this.#h?.hedging?.running.length ?? 0) > 0;
+    return this.#running() !== undefined || (this.lazy?.hedging?.running.length ?? 0) > 0;
   }
 
   /** HedgeHost: endpoints a hedge must avoid, or `undefined` when the call cannot hedge now (a settled call runs nothing). */
@@ -313,7 +309,7 @@ export class Call<C, T> extends Waiting<C> implements AttemptOwner<C>, Admission
     if (running === undefined || this.#plan.pin !== undefined || now >= this.deadlineAt) return undefined;
     const busy: EndpointState<C>[] = this.#excluded()?.slice() ?? [];
     busy.push(running.ep);
-    for (const h of this.#h!.hedging!.running) busy.push(h.ep);
+    for (const h of this.lazy!.hedging!.running) busy.push(h.ep);
     return busy;
   }
 
@@ -355,12 +351,12 @@ export class Call<C, T> extends Waiting<C> implements AttemptOwner<C>, Admission
   }
 
   #retryOrFail(): void {
-    if (this.attempts - (this.#h?.replays ?? 0) >= attemptLimit(this.s, this.#plan.maxAttempts)) {
-      return this.#fail('RETRIES_EXHAUSTED', this.attempts === 1 ? 'the only attempt allowed failed' : `all ${this.attempts} attempts failed`, this.#h?.lastRetryAfterMs);
+    if (this.attempts - (this.lazy?.replays ?? 0) >= attemptLimit(this.s, this.#plan.maxAttempts)) {
+      return this.#fail('RETRIES_EXHAUSTED', this.attempts === 1 ? 'the only attempt allowed failed' : `all ${this.attempts} attempts failed`, this.lazy?.lastRetryAfterMs);
     }
     const budget = this.s.opts.retryBudget;
     if (budget !== undefined && !budget.tryWithdraw(this.s.clock.now())) {
-      return this.#fail('RETRY_BUDGET_EXHAUSTED', `the pool's retry budget is spent; no retry after ${attemptCount(this.attempts)}`, this.#h?.lastRetryAfterMs);
+      return this.#fail('RETRY_BUDGET_EXHAUSTED', `the pool's retry budget is spent; no retry after ${attemptCount(this.attempts)}`, this.lazy?.lastRetryAfterMs);
     }
     this.#next();
   }
@@ -387,9 +383,9 @@ export class Call<C, T> extends Waiting<C> implements AttemptOwner<C>, Admission
   #fail(code: PoolErrorCode, message: string, retryAfterMs?: number, cancel: CancelReason = 'aborted', abortReason?: unknown): void {
     if (this.settled) return;
     this.settled = true;
-    const lastError = this.#h?.lastError;
+    const lastError = this.lazy?.lastError;
     const cause = lastError !== undefined ? lastError : code === 'NO_ENDPOINT' ? lastPoolError(this.s) : abortReason;
-    const lastEndpoint = this.#h?.hedging?.latestEndpoint(this.#last) ?? this.#last?.ep;
+    const lastEndpoint = this.lazy?.hedging?.latestEndpoint(this.#last) ?? this.#last?.ep;
     const error = new PoolError(code, message, { cause, attempts: this.attempts, endpoint: lastEndpoint?.name, retryAfterMs: retryAfterMs === INF ? undefined : retryAfterMs });
     this.#cleanup(code === 'CLOSED' ? 'closed' : cancel, abortReason ?? error);
     recordCallFailure(this.s, this.id, error, lastEndpoint);
@@ -406,7 +402,7 @@ export class Call<C, T> extends Waiting<C> implements AttemptOwner<C>, Admission
     const s = this.s;
     const running = this.#running();
     if (running !== undefined) this.#cancel(running, cancel, abortReason);
-    const hedging = this.#h?.hedging;
+    const hedging = this.lazy?.hedging;
     if (hedging !== undefined) {
       for (const a of hedging.running.slice()) this.#cancel(a, cancel, abortReason);
       hedging.stop();

@@ -60,12 +60,13 @@ export class WaitSlots {
   queue: WaitQueue | undefined = undefined;
 }
 
-export abstract class Waiting<C> implements Waiter, QueuedWaiter {
+export abstract class Waiting<C, S extends WaitSlots = WaitSlots> implements Waiter, QueuedWaiter {
   protected readonly s: PoolState<C>;
   /** When the call's deadline passes, in clock time (`Infinity`: none). */
   abstract readonly deadlineAt: number;
   #flags = 0;
-  #slots: WaitSlots | undefined = undefined;
+  /** The lazily made slots (`undefined`: none yet); read directly on the hot path, written only by `slots()`. */
+  protected lazy: S | undefined = undefined;
 
   /** The wait it is in (NONE: running or settled). */
   protected get waiting(): WaitState {
@@ -92,29 +93,22 @@ export abstract class Waiting<C> implements Waiter, QueuedWaiter {
     this.#flags = on ? this.#flags | bit : this.#flags & ~bit;
   }
 
-  /** The lazily made slots (`undefined`: none yet). */
-  protected get madeSlots(): WaitSlots | undefined {
-    return this.#slots;
+  protected slots(): S {
+    return (this.lazy ??= this.newSlots());
   }
 
-  protected slots(): WaitSlots {
-    return (this.#slots ??= this.newSlots());
-  }
-
-  /** Makes the slots: a subclass may extend them with its own rarely used fields. */
-  protected newSlots(): WaitSlots {
-    return new WaitSlots();
-  }
+  /** Makes the slots: a subclass extends them with its own rarely used fields. */
+  protected abstract newSlots(): S;
 
   // Its place in the pool's permit queue (see permit-queue.ts).
   get permitPrev(): PermitWaiter | undefined {
-    return this.#slots?.permitPrev;
+    return this.lazy?.permitPrev;
   }
   set permitPrev(w: PermitWaiter | undefined) {
     this.slots().permitPrev = w;
   }
   get permitNext(): PermitWaiter | undefined {
-    return this.#slots?.permitNext;
+    return this.lazy?.permitNext;
   }
   set permitNext(w: PermitWaiter | undefined) {
     this.slots().permitNext = w;
@@ -128,7 +122,7 @@ export abstract class Waiting<C> implements Waiter, QueuedWaiter {
 
   /** QueuedWaiter: the ticket of its place in a rate-limit queue (0: none). */
   get queueTicket(): number {
-    return this.#slots?.queueTicket ?? 0;
+    return this.lazy?.queueTicket ?? 0;
   }
   set queueTicket(ticket: number) {
     this.slots().queueTicket = ticket;
@@ -156,7 +150,7 @@ export abstract class Waiting<C> implements Waiter, QueuedWaiter {
 
   /** QueuedWaiter: the queue gave this call its turn. */
   turn(now: number): void {
-    const ep = this.#slots?.queuedOn as EndpointState<C> | undefined;
+    const ep = this.lazy?.queuedOn as EndpointState<C> | undefined;
     if (this.settled || this.waiting !== QUEUE || ep === undefined) return;
     this.stopWaiting();
     this.setFlag(HAD_TURN, true);
@@ -189,10 +183,10 @@ export abstract class Waiting<C> implements Waiter, QueuedWaiter {
       etaMs = ep.limitWaitMs(now);
       if (f > 0) etaMs = Math.max(etaMs, ep.turnEtaMs(now, f, f));
     }
-    const waited = (this.#flags & WAIT_COUNTED) !== 0 ? now - this.#slots!.queuedAt : 0;
+    const waited = (this.#flags & WAIT_COUNTED) !== 0 ? now - this.lazy!.queuedAt : 0;
     // The turn must leave the attempt its usual time (twice the endpoint's smoothed success
     // duration): a turn at the last millisecond would spend a token on a call that then fails.
-    const on = ep ?? (this.#slots?.queuedOn as EndpointState<C> | undefined);
+    const on = ep ?? (this.lazy?.queuedOn as EndpointState<C> | undefined);
     const reserveMs = on === undefined ? 0 : 2 * on.okMs;
     const late = now + etaMs + reserveMs > this.deadlineAt ? 'deadline' : waited + etaMs > this.s.opts.maxQueueWaitMs ? 'maxQueueWaitMs' : undefined;
     if (late === undefined) return undefined;
@@ -312,7 +306,7 @@ export abstract class Waiting<C> implements Waiter, QueuedWaiter {
   /** Leaves the current wait (if any): its timer is cleared and it leaves the pool's queues. */
   protected stopWaiting(): void {
     const s = this.s;
-    const slots = this.#slots;
+    const slots = this.lazy;
     if (slots?.timer !== undefined) {
       s.clock.clearTimeout(slots.timer);
       slots.timer = undefined;
