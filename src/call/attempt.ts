@@ -47,9 +47,12 @@ export class Attempt<C> extends SignalContext implements TimeoutEntry {
   timeoutMs: number | undefined = undefined;
   // Its place in the pool's timeout queue.
   prevTimeout: TimeoutEntry | undefined = undefined;
-  nextTimeout: TimeoutEntry | undefined = undefined;
-  // Stryker disable next-line UnaryOperator: the timeout queue sets heapIndex when it adds the attempt, before any read
-  heapIndex = -1;
+  /**
+   * The next entry while it is in the queue's list, or its index while it is in the queue's
+   * heap: an entry is in one or the other, so one field serves both (heap per attempt in
+   * flight). See `nextTimeout` and `heapIndex`.
+   */
+  #nextOrIndex: TimeoutEntry | number | undefined = undefined;
 
   /** `startedAt`: `undefined` when the attempt starts at the call's own start reading. */
   constructor(owner: AttemptOwner<C>, ep: EndpointState<C>, attempt: number, probe: number, startedAt: number | undefined) {
@@ -105,6 +108,25 @@ export class Attempt<C> extends SignalContext implements TimeoutEntry {
   /** @internal The call's tag (see `executeAs`): an adapter's request, read by its operation and classifier. */
   get tag(): unknown {
     return this.owner.tag;
+  }
+
+  /** TimeoutEntry: the next entry in the queue's list. */
+  get nextTimeout(): TimeoutEntry | undefined {
+    const n = this.#nextOrIndex;
+    return typeof n === 'number' ? undefined : n;
+  }
+  set nextTimeout(e: TimeoutEntry | undefined) {
+    this.#nextOrIndex = e;
+  }
+
+  /** TimeoutEntry: its index in the queue's heap, or -1. */
+  get heapIndex(): number {
+    const n = this.#nextOrIndex;
+    return typeof n === 'number' ? n : -1;
+  }
+  set heapIndex(i: number) {
+    if (i >= 0) this.#nextOrIndex = i;
+    else if (typeof this.#nextOrIndex === 'number') this.#nextOrIndex = undefined;
   }
 
   /** TimeoutEntry: when the attempt times out. */
