@@ -54,13 +54,18 @@ export class Call<C, T> extends Waiting<C, CallHistory<C>> implements AttemptOwn
   beganAt: number | undefined = undefined;
 
   constructor(s: PoolState<C>, op: Operation<C, T>, options: ExecuteOptions | undefined, given?: CallPlan<C>) {
-    super(s);
+    super();
     this.#op = op;
     this.id = ++s.callSeq;
     if (typeof op !== 'function') throw invalidOption('operation', 'a function (conn, ctx) => Promise', op);
     const plan = given ?? (options === undefined ? s.defaultPlan : resolvePlan(s, options));
     this.#plan = plan;
     if (plan.hedge !== undefined) this.#history().hedging = new Hedging(s, this, plan.hedge);
+  }
+
+  /** The pool, reached through the plan (one field fewer per call in flight). */
+  protected get s(): PoolState<C> {
+    return this.#plan.state;
   }
 
   /** When the call's deadline passes, in clock time (`Infinity`: none, or the call has not begun). */

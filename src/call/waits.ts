@@ -61,7 +61,8 @@ export class WaitSlots {
 }
 
 export abstract class Waiting<C, S extends WaitSlots = WaitSlots> implements Waiter, QueuedWaiter {
-  protected readonly s: PoolState<C>;
+  /** The pool. */
+  protected abstract readonly s: PoolState<C>;
   /** When the call's deadline passes, in clock time (`Infinity`: none). */
   abstract readonly deadlineAt: number;
   #flags = 0;
@@ -126,10 +127,6 @@ export abstract class Waiting<C, S extends WaitSlots = WaitSlots> implements Wai
   }
   set queueTicket(ticket: number) {
     this.slots().queueTicket = ticket;
-  }
-
-  constructor(s: PoolState<C>) {
-    this.s = s;
   }
 
   /** Its turn for a token on `ep` came (it is out of the queue): go there, or select again. */
