@@ -60,7 +60,7 @@ export class Call<C, T> extends Waiting<C, CallHistory<C>> implements AttemptOwn
     if (typeof op !== 'function') throw invalidOption('operation', 'a function (conn, ctx) => Promise', op);
     const plan = given ?? (options === undefined ? s.defaultPlan : resolvePlan(s, options));
     this.#plan = plan;
-    if (plan.hedge !== undefined) Call.#history(this).hedging = new Hedging(s, this, plan.hedge);
+    if (plan.hedge !== undefined) this.slots().hedging = new Hedging(s, this, plan.hedge);
   }
 
   /** The pool, reached through the plan (one field fewer per call in flight). */
@@ -139,7 +139,7 @@ export class Call<C, T> extends Waiting<C, CallHistory<C>> implements AttemptOwn
     switch (sel.kind) {
       case 'endpoint':
         if (sel.tried && !c.flag(BACKED_OFF)) {
-          const h = Call.#history(c);
+          const h = c.slots();
           const delay = backoffDelay(++h.retries, c.#plan.backoff, s.random, h.lastDelay);
           h.lastDelay = delay;
           return Call.#sleep(c, delay, false);
@@ -167,7 +167,7 @@ export class Call<C, T> extends Waiting<C, CallHistory<C>> implements AttemptOwn
   static #admit<C, T>(c: Call<C, T>, ep: EndpointState<C>, now: number): void {
     if (!c.permitToSend()) return;
     if (!needsAdmission(c.s, ep, now)) return Call.#launch(c, ep, now);
-    Call.#history(c).admitting = ep;
+    c.slots().admitting = ep;
     c.waitFor(ADMISSION, c.s.opts.sharedQuota!.timeoutMs);
     askStore(c.s, c, ep);
   }
@@ -194,7 +194,7 @@ export class Call<C, T> extends Waiting<C, CallHistory<C>> implements AttemptOwn
     const s = c.s;
     // The first attempt of a call with no history is counted by becoming its latest, below.
     const h = c.lazy;
-    const n = h !== undefined ? ++h.attempts : c.#last === undefined ? 1 : ++Call.#history(c).attempts;
+    const n = h !== undefined ? ++h.attempts : c.#last === undefined ? 1 : ++c.slots().attempts;
     if (!asHedge) {
       c.setFlag(RETRY_PENDING | BACKED_OFF, false);
       c.queueWaitEnds();
@@ -243,7 +243,7 @@ export class Call<C, T> extends Waiting<C, CallHistory<C>> implements AttemptOwn
   attemptFailed(a: Attempt<C>, error: unknown, sync: boolean): void {
     if (a.done) return;
     Call.#endAttempt(this, a);
-    const h = Call.#history(this);
+    const h = this.slots();
     h.lastError = error;
     const ep = a.ep;
     const { cls, retryAfterMs, movesOn } = recordFailure(this.s, a, error, sync, (h.verdict ??= newVerdict()), this.#plan.backoff.maxMs, this.id);
@@ -253,8 +253,8 @@ export class Call<C, T> extends Waiting<C, CallHistory<C>> implements AttemptOwn
     const final = cls === 'permanent' || cls === 'retry-narrower';
     if (!final && Call.#othersRunning(this)) {
       // A hedged call goes on while another of its attempts may still answer.
-      if (cls === 'unsupported' || movesOn) Call.#history(this).exclude(ep, this.#plan.excluded);
-      else Call.#history(this).markTried(ep);
+      if (cls === 'unsupported' || movesOn) this.slots().exclude(ep, this.#plan.excluded);
+      else this.slots().markTried(ep);
       return;
     }
     // A parked or disabled endpoint is out of the running: selection skips it by itself.
@@ -265,26 +265,25 @@ export class Call<C, T> extends Waiting<C, CallHistory<C>> implements AttemptOwn
       case 'retry-narrower':
         return Call.#fail(this, 'RETRY_NARROWER', `endpoint ${JSON.stringify(ep.name)} asked for a narrower request`);
       case 'unsupported':
-        Call.#history(this).exclude(ep, this.#plan.excluded);
+        this.slots().exclude(ep, this.#plan.excluded);
         return Call.#retryOrFail(this);
       case 'unauthorized': {
         const why = reauthenticate(this.s, ep, (h.refreshed ??= []), this, a.authGeneration);
         return why === undefined ? this.waitFor(AUTH, INF) : Call.#fail(this, 'UNAUTHORIZED', why);
       }
       default:
-        Call.#history(this).markTried(ep);
+        this.slots().markTried(ep);
         if (cls === 'rate-limited') this.lostTurn();
         this.setFlag(RETRY_PENDING, true);
         return Call.#retryOrFail(this);
     }
   }
 
-  /** Failures, retries, exclusions, hedges, the store: made at first need (most calls never fail nor hedge), with the wait slots. */
-  static #history<C, T>(c: Call<C, T>): CallHistory<C> {
-    return c.slots();
-  }
-
-  /** The waits' slots are the call's history: one lazily made object. It starts with the attempts made so far (at most one without it). */
+  /**
+   * The waits' slots are the call's history (failures, retries, exclusions, hedges, the
+   * store): one object, made at first need by `slots()` (most calls never wait, fail nor
+   * hedge) and read as `lazy`. It starts with the attempts made so far (at most one without it).
+   */
   protected override newSlots(): CallHistory<C> {
     return new CallHistory<C>(this.#last === undefined ? 0 : 1);
   }
@@ -328,13 +327,13 @@ export class Call<C, T> extends Waiting<C, CallHistory<C>> implements AttemptOwn
     const s = this.s;
     Call.#endAttempt(this, a);
     const now = s.clock.now();
-    const h = Call.#history(this);
+    const h = this.slots();
     h.lastError = recordTimeout(s, a, now, this.id, starved(this.#plan, this.deadlineAt, a, now));
     keepError(a.ep, h.lastError, now);
     h.lastRetryAfterMs = undefined;
     if (this.settled) return;
     if (now >= this.deadlineAt) return Call.#deadlineExceeded(this);
-    Call.#history(this).markTried(a.ep);
+    this.slots().markTried(a.ep);
     if (Call.#othersRunning(this)) return;
     this.setFlag(RETRY_PENDING, true);
     Call.#retryOrFail(this);
@@ -344,14 +343,14 @@ export class Call<C, T> extends Waiting<C, CallHistory<C>> implements AttemptOwn
   refreshed(ep: EndpointState<C>): void {
     if (this.waiting !== AUTH) return;
     this.stopWaiting();
-    Call.#history(this).replays++;
+    this.slots().replays++;
     const now = this.s.clock.now();
     if (Call.#stillAdmissible(this, ep, now)) Call.#admit(this, ep, now);
   }
 
   refreshFailed(ep: EndpointState<C>, error: unknown): void {
     if (this.waiting !== AUTH) return;
-    Call.#history(this).lastError = error;
+    this.slots().lastError = error;
     Call.#fail(this, 'AUTH', `refreshing the credentials of endpoint ${JSON.stringify(ep.name)} failed`);
   }
 
