@@ -14,7 +14,7 @@ import type { TimeoutEntry } from './timeouts.js';
 export interface AttemptOwner<C> {
   /** When the call's deadline passes (the attempt's `deadlineAt`). */
   readonly deadlineAt: number;
-  /** When the call began: the start of an attempt that began at the same clock reading. */
+  /** When the call began (see `Attempt.startedAt`). */
   readonly beganAt: number | undefined;
   /** What an adapter attached to the call (see `executeAs`); absent on most calls. */
   readonly tag?: unknown;
@@ -32,7 +32,7 @@ export class Attempt<C> extends SignalContext implements TimeoutEntry {
   /** The breaker ticket: generation at start and probe epoch (0 unless this is the half-open probe). */
   readonly generation: number;
   readonly probe: number;
-  /** Its start when it differs from the call's (`undefined`: it started as the call began; see `startedAt`). */
+  /** Its start, `undefined` when it is the call's (see `startedAt`). */
   readonly #startedAt: number | undefined = undefined;
   /** The endpoint's credential generation when the attempt started (see auth.ts). */
   readonly authGeneration: number;
@@ -47,14 +47,9 @@ export class Attempt<C> extends SignalContext implements TimeoutEntry {
   timeoutMs: number | undefined = undefined;
   // Its place in the pool's timeout queue.
   prevTimeout: TimeoutEntry | undefined = undefined;
-  /**
-   * The next entry while it is in the queue's list, or its index while it is in the queue's
-   * heap: an entry is in one or the other, so one field serves both (heap per attempt in
-   * flight). See `nextTimeout` and `heapIndex`.
-   */
+  /** Its next entry in the timeout list, or its index in the timeout heap: it is in one or the other, so one field serves both. */
   #nextOrIndex: TimeoutEntry | number | undefined = undefined;
 
-  /** `startedAt`: `undefined` when the attempt starts at the call's own start reading. */
   constructor(owner: AttemptOwner<C>, ep: EndpointState<C>, attempt: number, probe: number, startedAt: number | undefined) {
     super();
     this.owner = owner;
@@ -87,11 +82,7 @@ export class Attempt<C> extends SignalContext implements TimeoutEntry {
     this.#bits = on ? this.#bits | QUEUED : this.#bits & ~QUEUED;
   }
 
-  /**
-   * When it started, in clock time. Read through the call when it started at the call's own
-   * start reading: a double stored in a field is boxed (16 B), and the first attempt of
-   * nearly every call starts at that reading.
-   */
+  /** When it started. Most first attempts start at the call's own clock reading: read through, not stored (a stored double is boxed, 16 B). */
   get startedAt(): number {
     return this.#startedAt ?? this.owner.beganAt!;
   }

@@ -46,11 +46,7 @@ export class Call<C, T> extends Waiting<C, CallHistory<C>> implements AttemptOwn
   #resolve!: (value: T | PromiseLike<T>) => void;
   /** The latest primary (not hedged) attempt, kept after it ends: it runs while not `done`. */
   #last: Attempt<C> | undefined;
-  /**
-   * The clock when the call began (`undefined`: not yet). The deadline is derived from it,
-   * and an attempt that starts at the same reading (the first, most often) reads it here:
-   * one boxed double per call in flight instead of three.
-   */
+  /** The clock when the call began (`undefined`: not yet): the deadline and most first attempts' start are read through it (one boxed double, not three). */
   beganAt: number | undefined = undefined;
 
   constructor(s: PoolState<C>, op: Operation<C, T>, options: ExecuteOptions | undefined, given?: CallPlan<C>) {

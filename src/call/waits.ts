@@ -43,11 +43,7 @@ export const AUTH = 128;
 export const ADMISSION = 160;
 export const QUEUE = 192;
 
-/**
- * What only a call that waits in a queue or on a timer needs; made at its first such wait
- * or first need of the subclass's own (see `newSlots`: a call's history extends it, so a
- * call keeps one lazily made object, not two).
- */
+/** What only a call that waits in a queue or on a timer needs, made at first need; a call's history extends it (one lazy object, not two). */
 export class WaitSlots {
   permitPrev: PermitWaiter | undefined = undefined;
   permitNext: PermitWaiter | undefined = undefined;
