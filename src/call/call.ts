@@ -41,38 +41,23 @@ const PANIC = FREE_BIT * 4; // the current selection came from a tier in panic m
 export class Call<C, T> extends Waiting<C, CallHistory<C>> implements AttemptOwner<C>, AdmissionHost<C>, ReauthHost<C>, HedgeHost<C>, AbortWatcher {
   readonly id: number;
   readonly #op: Operation<C, T>;
-  readonly #plan: CallPlan<C>;
   /** Settles the call's promise; a failure resolves it with a rejected promise (no `reject` kept: 56 B). */
   #resolve!: (value: T | PromiseLike<T>) => void;
   /** The latest primary (not hedged) attempt, kept after it ends: it runs while not `done`. */
   #last: Attempt<C> | undefined;
-  /** The clock when the call began (`undefined`: not yet): the deadline and most first attempts' start are read through it (one boxed double, not three). */
-  beganAt: number | undefined = undefined;
 
   constructor(s: PoolState<C>, op: Operation<C, T>, options: ExecuteOptions | undefined, given?: CallPlan<C>) {
-    super();
-    this.#op = op;
-    this.id = ++s.callSeq;
+    const id = ++s.callSeq;
     if (typeof op !== 'function') throw invalidOption('operation', 'a function (conn, ctx) => Promise', op);
     const plan = given ?? (options === undefined ? s.defaultPlan : resolvePlan(s, options));
-    this.#plan = plan;
+    super(plan);
+    this.#op = op;
+    this.id = id;
     if (plan.hedge !== undefined) this.slots().hedging = new Hedging(s, this, plan.hedge);
   }
 
-  /** The pool, reached through the plan (one field fewer per call in flight). */
-  protected get s(): PoolState<C> {
-    return this.#plan.state;
-  }
-
-  /** When the call's deadline passes, in clock time (`Infinity`: none, or the call has not begun). */
-  get deadlineAt(): number {
-    const t0 = this.beganAt;
-    return t0 === undefined ? INF : t0 + this.#plan.deadlineMs;
-  }
-
-  /** Attempts started so far. */
+  /** Attempts started so far (without a history, at most one: its latest; see `newSlots`). */
   get attempts(): number {
-    // Without a history the call made at most one attempt, its latest (see `newSlots`).
     return this.lazy?.attempts ?? (this.#last === undefined ? 0 : 1);
   }
 
@@ -86,7 +71,7 @@ export class Call<C, T> extends Waiting<C, CallHistory<C>> implements AttemptOwn
 
   static #begin<C, T>(c: Call<C, T>): void {
     const s = c.s;
-    const { signal, pin } = c.#plan;
+    const { signal, pin } = c.plan;
     s.active++;
     if (s.closed) return Call.#fail(c, 'CLOSED', 'the pool is closed');
     if (signal !== undefined) {
@@ -105,7 +90,7 @@ export class Call<C, T> extends Waiting<C, CallHistory<C>> implements AttemptOwn
 
   /** The caller's signal fired (the call is its own watcher: no closure per call; see signals.ts). */
   aborted(): void {
-    Call.#fail(this, 'ABORTED', 'the call was aborted', undefined, 'aborted', this.#plan.signal?.reason);
+    Call.#fail(this, 'ABORTED', 'the call was aborted', undefined, 'aborted', this.plan.signal?.reason);
   }
 
   protected resume(): void {
@@ -129,14 +114,14 @@ export class Call<C, T> extends Waiting<C, CallHistory<C>> implements AttemptOwn
     const now = at ?? s.clock.now();
     if (now >= c.deadlineAt) return Call.#deadlineExceeded(c);
     if (s.closed) return Call.#fail(c, 'CLOSED', 'the pool was closed');
-    const pin = c.#plan.pin;
+    const pin = c.plan.pin;
     const sel = pin !== undefined ? selectPinned(pin, now, c.tried, Call.#excluded(c)) : s.select(now, c.tried, Call.#excluded(c));
     if (typeof sel === 'string') return Call.#pinUnavailable(c, sel, undefined);
     switch (sel.kind) {
       case 'endpoint':
         if (sel.tried && !c.flag(BACKED_OFF)) {
           const h = c.slots();
-          const delay = backoffDelay(++h.retries, c.#plan.backoff, s.random, h.lastDelay);
+          const delay = backoffDelay(++h.retries, c.plan.backoff, s.random, h.lastDelay);
           h.lastDelay = delay;
           return Call.#sleep(c, delay, false);
         }
@@ -149,7 +134,7 @@ export class Call<C, T> extends Waiting<C, CallHistory<C>> implements AttemptOwn
         return Call.#sleep(c, sel.waitMs, true, sel.endpoint);
       case 'none':
         // 'wait' waits for a cooldown or a probe, never when nothing can admit (all excluded or disabled).
-        if (c.#plan.breakerMode === 'wait' && (sel.retryAfterMs !== INF || !nothingCanAdmit(s, pin, Call.#excluded(c)))) return Call.#sleep(c, sel.retryAfterMs, true);
+        if (c.plan.breakerMode === 'wait' && (sel.retryAfterMs !== INF || !nothingCanAdmit(s, pin, Call.#excluded(c)))) return Call.#sleep(c, sel.retryAfterMs, true);
         if (pin !== undefined) return Call.#pinUnavailable(c, 'its breaker is open', sel.retryAfterMs);
         return Call.#fail(c, 'NO_ENDPOINT', 'no endpoint admits calls: every candidate is excluded or its breaker is open', sel.retryAfterMs);
     }
@@ -202,7 +187,7 @@ export class Call<C, T> extends Waiting<C, CallHistory<C>> implements AttemptOwn
       c.#last = a;
       c.lazy?.hedging?.schedule(ep);
     }
-    startAttempt(s, a, c.#plan.attemptTimeoutMs, now, c.id);
+    startAttempt(s, a, c.plan.attemptTimeoutMs, now, c.id);
     let pending: unknown;
     try {
       pending = c.#op(ep.conn, a);
@@ -242,14 +227,14 @@ export class Call<C, T> extends Waiting<C, CallHistory<C>> implements AttemptOwn
     const h = this.slots();
     h.lastError = error;
     const ep = a.ep;
-    const { cls, retryAfterMs, movesOn } = recordFailure(this.s, a, error, sync, (h.verdict ??= newVerdict()), this.#plan.backoff.maxMs, this.id);
+    const { cls, retryAfterMs, movesOn } = recordFailure(this.s, a, error, sync, (h.verdict ??= newVerdict()), this.plan.backoff.maxMs, this.id);
     h.lastRetryAfterMs = retryAfterMs;
     if (cls === 'transient') keepError(ep, error, this.s.clock.now());
     if (this.settled) return;
     const final = cls === 'permanent' || cls === 'retry-narrower';
     if (!final && Call.#othersRunning(this)) {
       // A hedged call goes on while another of its attempts may still answer.
-      if (cls === 'unsupported' || movesOn) this.slots().exclude(ep, this.#plan.excluded);
+      if (cls === 'unsupported' || movesOn) this.slots().exclude(ep, this.plan.excluded);
       else this.slots().markTried(ep);
       return;
     }
@@ -261,7 +246,7 @@ export class Call<C, T> extends Waiting<C, CallHistory<C>> implements AttemptOwn
       case 'retry-narrower':
         return Call.#fail(this, 'RETRY_NARROWER', `endpoint ${JSON.stringify(ep.name)} asked for a narrower request`);
       case 'unsupported':
-        this.slots().exclude(ep, this.#plan.excluded);
+        this.slots().exclude(ep, this.plan.excluded);
         return Call.#retryOrFail(this);
       case 'unauthorized': {
         const why = reauthenticate(this.s, ep, (h.refreshed ??= []), this, a.authGeneration);
@@ -275,11 +260,7 @@ export class Call<C, T> extends Waiting<C, CallHistory<C>> implements AttemptOwn
     }
   }
 
-  /**
-   * The waits' slots are the call's history (failures, retries, exclusions, hedges, the
-   * store): one object, made at first need by `slots()` (most calls never wait, fail nor
-   * hedge) and read as `lazy`. It starts with the attempts made so far (at most one without it).
-   */
+  /** The waits' slots are the call's history (failures, retries, exclusions, hedges, the store): one object made at first need, read as `lazy`. */
   protected override newSlots(): CallHistory<C> {
     return new CallHistory<C>(this.#last === undefined ? 0 : 1);
   }
@@ -291,7 +272,7 @@ export class Call<C, T> extends Waiting<C, CallHistory<C>> implements AttemptOwn
 
   /** Endpoints this call must not use: its own exclusions, then those it added. */
   static #excluded<C, T>(c: Call<C, T>): EndpointState<C>[] | undefined {
-    return c.lazy?.excluded ?? c.#plan.excluded;
+    return c.lazy?.excluded ?? c.plan.excluded;
   }
 
   /** The primary attempt, while it runs. */
@@ -306,7 +287,7 @@ export class Call<C, T> extends Waiting<C, CallHistory<C>> implements AttemptOwn
   /** HedgeHost: endpoints a hedge must avoid, or `undefined` when the call cannot hedge now (a settled call runs nothing). */
   hedgeAvoiding(now: number): EndpointState<C>[] | undefined {
     const running = Call.#running(this);
-    if (running === undefined || this.#plan.pin !== undefined || now >= this.deadlineAt) return undefined;
+    if (running === undefined || this.plan.pin !== undefined || now >= this.deadlineAt) return undefined;
     const busy: EndpointState<C>[] = Call.#excluded(this)?.slice() ?? [];
     busy.push(running.ep);
     for (const h of this.lazy!.hedging!.running) busy.push(h.ep);
@@ -324,7 +305,7 @@ export class Call<C, T> extends Waiting<C, CallHistory<C>> implements AttemptOwn
     Call.#endAttempt(this, a);
     const now = s.clock.now();
     const h = this.slots();
-    h.lastError = recordTimeout(s, a, now, this.id, starved(this.#plan, this.deadlineAt, a, now));
+    h.lastError = recordTimeout(s, a, now, this.id, starved(this.plan, this.deadlineAt, a, now));
     keepError(a.ep, h.lastError, now);
     h.lastRetryAfterMs = undefined;
     if (this.settled) return;
@@ -351,7 +332,7 @@ export class Call<C, T> extends Waiting<C, CallHistory<C>> implements AttemptOwn
   }
 
   static #retryOrFail<C, T>(c: Call<C, T>): void {
-    if (c.attempts - (c.lazy?.replays ?? 0) >= attemptLimit(c.s, c.#plan.maxAttempts)) {
+    if (c.attempts - (c.lazy?.replays ?? 0) >= attemptLimit(c.s, c.plan.maxAttempts)) {
       return Call.#fail(c, 'RETRIES_EXHAUSTED', c.attempts === 1 ? 'the only attempt allowed failed' : `all ${c.attempts} attempts failed`, c.lazy?.lastRetryAfterMs);
     }
     const budget = c.s.opts.retryBudget;
@@ -373,11 +354,11 @@ export class Call<C, T> extends Waiting<C, CallHistory<C>> implements AttemptOwn
   }
 
   static #deadlineExceeded<C, T>(c: Call<C, T>): void {
-    Call.#fail(c, 'DEADLINE_EXCEEDED', `the call's deadline of ${c.#plan.deadlineMs} ms passed after ${attemptCount(c.attempts)}`);
+    Call.#fail(c, 'DEADLINE_EXCEEDED', `the call's deadline of ${c.plan.deadlineMs} ms passed after ${attemptCount(c.attempts)}`);
   }
 
   static #pinUnavailable<C, T>(c: Call<C, T>, why: string, retryAfterMs: number | undefined): void {
-    Call.#fail(c, 'PIN_UNAVAILABLE', `pinned endpoint ${JSON.stringify(c.#plan.pin!.name)} cannot serve: ${why}`, retryAfterMs);
+    Call.#fail(c, 'PIN_UNAVAILABLE', `pinned endpoint ${JSON.stringify(c.plan.pin!.name)} cannot serve: ${why}`, retryAfterMs);
   }
 
   static #fail<C, T>(c: Call<C, T>, code: PoolErrorCode, message: string, retryAfterMs?: number, cancel: CancelReason = 'aborted', abortReason?: unknown): void {
@@ -389,7 +370,7 @@ export class Call<C, T> extends Waiting<C, CallHistory<C>> implements AttemptOwn
     const error = new PoolError(code, message, { cause, attempts: c.attempts, endpoint: lastEndpoint?.name, retryAfterMs: retryAfterMs === INF ? undefined : retryAfterMs });
     Call.#cleanup(c, code === 'CLOSED' ? 'closed' : cancel, abortReason ?? error);
     recordCallFailure(c.s, c.id, error, lastEndpoint);
-    c.#resolve(Promise.reject(rejectionOf(c.#plan, error)));
+    c.#resolve(Promise.reject(rejectionOf(c.plan, error)));
   }
 
   static #cancel<C, T>(c: Call<C, T>, a: Attempt<C>, cancel: CancelReason, abortReason: unknown): void {
@@ -409,7 +390,7 @@ export class Call<C, T> extends Waiting<C, CallHistory<C>> implements AttemptOwn
     }
     c.stopWaiting();
     c.releasePermit();
-    if (c.#plan.signal !== undefined) unwatchAbort(c.#plan.signal, c);
+    if (c.plan.signal !== undefined) unwatchAbort(c.plan.signal, c);
     s.callEnded();
   }
 }

@@ -31,11 +31,17 @@ const EXECUTE_ALIASES: Readonly<Record<string, string>> = {
   deadline: 'deadlineMs',
   endpoint: 'pin',
 };
-import type { PoolState } from '../state.js';
+import type { ResolvedOptions } from '../options/resolve.js';
+
+/** What a plan is checked against: the pool's options and its endpoints by name (the pool's state). */
+export interface PlanContext<C> {
+  readonly opts: ResolvedOptions;
+  readonly byName: ReadonlyMap<string, EndpointState<C>>;
+}
 
 export interface CallPlan<C> {
-  /** The pool the plan belongs to: a call reaches its pool through its plan (one field fewer per call in flight). */
-  readonly state: PoolState<C>;
+  /** The pool's state, whose plan this is: a call reaches its pool through its plan (one field fewer per call in flight). */
+  readonly state: PlanContext<C>;
   readonly deadlineMs: number;
   readonly attemptTimeoutMs: number;
   readonly maxAttempts: number;
@@ -63,7 +69,7 @@ export function rejectionOf<C>(plan: CallPlan<C>, error: PoolError): unknown {
 }
 
 /** The plan of a call made with no options. */
-export function defaultPlan<C>(s: PoolState<C>): CallPlan<C> {
+export function defaultPlan<C>(s: PlanContext<C>): CallPlan<C> {
   const o = s.opts;
   return {
     state: s,
@@ -80,7 +86,7 @@ export function defaultPlan<C>(s: PoolState<C>): CallPlan<C> {
 }
 
 /** Checks `execute()`'s options; throws `INVALID_OPTIONS` (or `PIN_UNAVAILABLE`) on a mistake. */
-export function resolvePlan<C>(s: PoolState<C>, options: ExecuteOptions): CallPlan<C> {
+export function resolvePlan<C>(s: PlanContext<C>, options: ExecuteOptions): CallPlan<C> {
   if (typeof options !== 'object' || options === null) throw invalidOption('options', 'an object', options);
   checkKeys('options', options as Record<string, unknown>, EXECUTE_KEYS, EXECUTE_ALIASES);
   const o = s.opts;

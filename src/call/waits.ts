@@ -18,6 +18,7 @@ import type { PoolState, Waiter } from '../state.js';
 import type { EndpointState } from '../selection/endpoint.js';
 import { WaitQueue, type QueuedWaiter } from '../limits/waiters.js';
 import type { PermitWaiter } from './permit-queue.js';
+import type { CallPlan } from './plan.js';
 
 
 const INF = Number.POSITIVE_INFINITY;
@@ -57,13 +58,27 @@ export class WaitSlots {
 }
 
 export abstract class Waiting<C, S extends WaitSlots = WaitSlots> implements Waiter, QueuedWaiter {
-  /** The pool. */
-  protected abstract readonly s: PoolState<C>;
-  /** When the call's deadline passes, in clock time (`Infinity`: none). */
-  abstract readonly deadlineAt: number;
+  protected readonly plan: CallPlan<C>;
+  /** The clock when the call began (`undefined`: not yet): the deadline and most first attempts' start are read through it (one boxed double, not three). */
+  beganAt: number | undefined = undefined;
   #flags = 0;
   /** The lazily made slots (`undefined`: none yet); read directly on the hot path, written only by `slots()`. */
   protected lazy: S | undefined = undefined;
+
+  constructor(plan: CallPlan<C>) {
+    this.plan = plan;
+  }
+
+  /** The pool, reached through the plan (one field fewer per call in flight). */
+  protected get s(): PoolState<C> {
+    return this.plan.state as PoolState<C>; // plan.ts may not import the state (no import cycle)
+  }
+
+  /** When the call's deadline passes, in clock time (`Infinity`: none, or the call has not begun). */
+  get deadlineAt(): number {
+    const t0 = this.beganAt;
+    return t0 === undefined ? INF : t0 + this.plan.deadlineMs;
+  }
 
   /** The wait it is in (NONE: running or settled). */
   protected get waiting(): WaitState {
