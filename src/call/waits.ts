@@ -20,7 +20,6 @@ import { WaitQueue, type QueuedWaiter } from '../limits/waiters.js';
 import type { PermitWaiter } from './permit-queue.js';
 import type { CallPlan } from './plan.js';
 
-
 const INF = Number.POSITIVE_INFINITY;
 
 // Bits of `Waiting.#flags`: five booleans and the current wait in one field (heap per call
