@@ -176,7 +176,9 @@ export function createPooledFetch(options: PooledFetchOptions): PooledFetch {
     } catch (thrown) {
       const error = blameNotReplayable(thrown);
       const cause = isPoolError(error) ? error.cause : undefined;
-      if (!throwOnHttpError && parse === undefined && isHttpStatusError(cause) && cause.response !== undefined && error instanceof Error && isAnswerCode(error)) {
+      // Only an answer this call received: a NO_ENDPOINT's cause may be another call's failure
+      // (the one that opened the breaker), whose response belongs to that call.
+      if (!throwOnHttpError && parse === undefined && isHttpStatusError(cause) && cause.response !== undefined && seen?.includes(cause.response) === true && error instanceof Error && isAnswerCode(error)) {
         kept = cause.response;
         return kept;
       }

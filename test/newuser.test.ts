@@ -1,0 +1,27 @@
+/**
+ * Findings of a new user's run through README.md and docs/ (NOTES-newuser.md): each test
+ * pins one surprise that was fixed, in code or in the docs.
+ */
+import { describe, expect, test } from 'vitest';
+import { createPooledFetch } from '../src/fetch/index.js';
+import { isPoolError } from '../src/index.js';
+import { FakeClock } from '../src/testing/index.js';
+
+describe('createPooledFetch', () => {
+  test("a call that gets no endpoint never resolves with another call's response", async () => {
+    const clock = new FakeClock();
+    const fetch = async (url: string | URL | Request): Promise<Response> => new Response(`body of ${String(url)}`, { status: 500 });
+    const api = createPooledFetch({ endpoints: ['https://a.example', 'https://b.example'], fetch, clock, breaker: { threshold: 1, cooldownMs: 60_000 } });
+    const first = await api('/private/alice');
+    expect(first.status).toBe(500); // every attempt failed: the last answer is returned
+    expect(await first.text()).toContain('/private/alice');
+    // Both breakers are open now: the next call makes no attempt at all.
+    const second = await api('/bob').then(
+      (res) => res,
+      (error: unknown) => error,
+    );
+    expect(isPoolError(second) ? second.code : second).toBe('NO_ENDPOINT');
+    if (isPoolError(second)) expect(second.attempts).toBe(0);
+    await api.pool.close();
+  });
+});
