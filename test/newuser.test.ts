@@ -25,3 +25,39 @@ describe('createPooledFetch', () => {
     await api.pool.close();
   });
 });
+
+describe("createPooledFetch's own options are checked like the pool's", () => {
+  const endpoints = ['https://a.example'];
+  test.each([
+    ['fetch', { fetch: 5 }],
+    ['classify', { classify: 'transient' }],
+    ['getToken', { getToken: 'token' }],
+    ['maxRetryAfterMs', { maxRetryAfterMs: -1 }],
+    ['maxRetryAfterMs', { maxRetryAfterMs: Number.NaN }],
+    ['throwOnHttpError', { throwOnHttpError: 'yes' }],
+    ['replay', { replay: 'never' }],
+    ['idempotencyKey', { idempotencyKey: 5 }],
+    ['idempotencyKey', { idempotencyKey: '' }],
+    ['endpoints[0]', { endpoints: ['not a url?key=SECRET'] }],
+    ['endpoints[1]', { endpoints: ['https://a.example', 'ftp://b.example'] }],
+    ['endpoints[0].url', { endpoints: [{ name: 'a', url: 5 }] }],
+    ['endpoints[0].url', { endpoints: [{ name: 'a', conn: 'https://a.example' }] }],
+  ] as const)('%s: %j', (field, bad) => {
+    let error: unknown;
+    try {
+      createPooledFetch({ endpoints, ...(bad as object) } as never);
+    } catch (e) {
+      error = e;
+    }
+    expect(isPoolError(error) && error.code).toBe('INVALID_OPTIONS');
+    if (isPoolError(error)) {
+      expect(error.field).toBe(field);
+      expect(error.message).not.toContain('SECRET');
+    }
+  });
+
+  test('Infinity is a valid maxRetryAfterMs', async () => {
+    const api = createPooledFetch({ endpoints, maxRetryAfterMs: Number.POSITIVE_INFINITY, clock: new FakeClock() });
+    await api.pool.close();
+  });
+});

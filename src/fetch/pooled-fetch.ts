@@ -25,9 +25,9 @@ import { DEFAULT_MAX_RETRY_AFTER_MS, parseRetryAfter } from './retry-after.js';
 import { hostOf } from '../extras/host.js';
 import { redactError } from '../extras/redact.js';
 import { wallNow } from '../base/clock.js';
-import { PoolError } from '../base/errors.js';
+import { PoolError, invalidOption } from '../base/errors.js';
 import { POOL_ALIASES, POOL_KEYS } from '../options/resolve.js';
-import { checkKeys, type KnownKeys } from '../options/validate.js';
+import { checkFunction, checkKeys, finite, oneOf, type KnownKeys } from '../options/validate.js';
 import { resolveInput } from './input.js';
 import { NotReplayableError, ReplayGuard, isIdempotentMethod, isReplayable, randomKey, type ReplayOptions } from './replay.js';
 
@@ -116,6 +116,7 @@ const FETCH_KEYS: Record<keyof PooledFetchOptions, true> & KnownKeys = {
 export function createPooledFetch(options: PooledFetchOptions): PooledFetch {
   if (typeof options === 'object' && options !== null) checkKeys('options', options as unknown as Record<string, unknown>, FETCH_KEYS, POOL_ALIASES);
   const { endpoints, fetch: fetchOption, maxRetryAfterMs = DEFAULT_MAX_RETRY_AFTER_MS, throwOnHttpError = false, classify: userClassify = classifyFetchError, getToken, replay, idempotencyKey, ...poolOptions } = options;
+  checkAdapterOptions(options);
   const replayOptions = resolveReplay(replay, idempotencyKey);
   const classify: Classifier = (error) => (error instanceof NotReplayableError ? 'permanent' : userClassify(error));
   const doFetch: FetchFn = fetchOption ?? ((url, init) => globalThis.fetch(url, init));
@@ -190,14 +191,47 @@ export function createPooledFetch(options: PooledFetchOptions): PooledFetch {
   return Object.assign(pooled, { pool }) as PooledFetch;
 }
 
-/** The replay settings, checked once. */
-function resolveReplay(replay: unknown, key: unknown): ReplayOptions {
-  if (replay !== undefined && replay !== 'idempotent' && replay !== 'always') throw new TypeError("createPooledFetch: replay must be 'idempotent' or 'always'");
-  if (key !== undefined && typeof key !== 'boolean' && typeof key !== 'string' && typeof key !== 'function') {
-    throw new TypeError('createPooledFetch: idempotencyKey must be a boolean, a header name or a function');
+/**
+ * The adapter's own options, checked like the pool's: an `INVALID_OPTIONS` naming the
+ * field. (The pool checks its options itself; a base URL is not echoed, it may hold a key.)
+ */
+function checkAdapterOptions(o: PooledFetchOptions): void {
+  const given = o as unknown as Record<string, unknown>;
+  checkFunction('fetch', given['fetch'], true);
+  checkFunction('classify', given['classify'], true);
+  checkFunction('getToken', given['getToken'], true);
+  if (given['maxRetryAfterMs'] !== Number.POSITIVE_INFINITY) finite('maxRetryAfterMs', given['maxRetryAfterMs'], 0);
+  const thrown = given['throwOnHttpError'];
+  if (thrown !== undefined && typeof thrown !== 'boolean') throw invalidOption('throwOnHttpError', 'a boolean', thrown);
+  oneOf('replay', given['replay'], ['idempotent', 'always'], 'idempotent');
+  const key = given['idempotencyKey'];
+  if (key !== undefined && typeof key !== 'boolean' && typeof key !== 'function' && (typeof key !== 'string' || key === '')) {
+    throw invalidOption('idempotencyKey', 'a boolean, a header name or a function', key);
   }
+  const list = given['endpoints'];
+  if (!Array.isArray(list)) return; // the pool reports it
+  list.forEach((item: unknown, i) => {
+    const field = `endpoints[${i}]`;
+    const url = typeof item === 'string' ? item : typeof item === 'object' && item !== null ? (item as Record<string, unknown>)['url'] : item;
+    const at = typeof item === 'object' && item !== null ? `${field}.url` : field;
+    if (typeof item === 'object' && item !== null && url === undefined && 'conn' in item) {
+      throw new PoolError('INVALID_OPTIONS', `${at}: expected a base URL; a pooled fetch's endpoints take \`url\`, not \`conn\``, { field: at });
+    }
+    if (typeof url !== 'string') throw invalidOption(at, 'an absolute http(s) URL, or { url, name? }', url);
+    let parsed: URL | undefined;
+    try {
+      parsed = new URL(url);
+    } catch {
+      parsed = undefined;
+    }
+    if (parsed === undefined || (parsed.protocol !== 'http:' && parsed.protocol !== 'https:')) throw invalidOption(at, 'an absolute http(s) URL', url);
+  });
+}
+
+/** The replay settings, checked once (`checkAdapterOptions` has checked their types). */
+function resolveReplay(replay: unknown, key: unknown): ReplayOptions {
   return {
-    replay: replay ?? 'idempotent',
+    replay: (replay ?? 'idempotent') as ReplayOptions['replay'],
     header: typeof key === 'string' ? key.toLowerCase() : 'idempotency-key',
     generate: key === true ? randomKey : typeof key === 'function' ? (key as () => string) : undefined,
   };
