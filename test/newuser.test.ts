@@ -61,3 +61,42 @@ describe("createPooledFetch's own options are checked like the pool's", () => {
     await api.pool.close();
   });
 });
+
+describe('createPooledFetch: requests', () => {
+  const recorder = () => {
+    const urls: string[] = [];
+    const fetch = async (url: string | URL | Request): Promise<Response> => {
+      urls.push(String(url));
+      return new Response('{}', { status: 200 });
+    };
+    return { urls, fetch };
+  };
+
+  test.each([
+    ['https://h.example/v1?apikey=K', '/items', 'https://h.example/v1/items?apikey=K'],
+    ['https://h.example/v1?apikey=K', '/items?limit=2', 'https://h.example/v1/items?apikey=K&limit=2'],
+    ['https://h.example/v1/?apikey=K', 'items#top', 'https://h.example/v1/items?apikey=K#top'],
+    ['https://h.example/v1?', '/items', 'https://h.example/v1/items'],
+  ])('a base URL with a query keeps it after the path: %s + %s', async (base, path, want) => {
+    const { urls, fetch } = recorder();
+    const api = createPooledFetch({ endpoints: [base], fetch, clock: new FakeClock() });
+    await api(path);
+    expect(urls).toEqual([want]);
+    await api.pool.close();
+  });
+
+  test.each([
+    ['parse', { parse: 'xml' }],
+    ['idempotent', { idempotent: 'yes' }],
+  ])('a bad per-request %s is INVALID_OPTIONS naming it', async (field, init) => {
+    const { urls, fetch } = recorder();
+    const api = createPooledFetch({ endpoints: ['https://h.example'], fetch, clock: new FakeClock() });
+    const error = await api('/x', init as never).then(
+      () => undefined,
+      (e: unknown) => e,
+    );
+    expect(isPoolError(error) && [error.code, error.field]).toEqual(['INVALID_OPTIONS', field]);
+    expect(urls).toEqual([]);
+    await api.pool.close();
+  });
+});

@@ -138,8 +138,9 @@ export function createPooledFetch(options: PooledFetchOptions): PooledFetch {
     const { path, init } = resolved instanceof Promise ? await resolved : resolved;
     const { pool: callOptions, signal, idempotent, parse, ...rest } = init;
     if (parse !== undefined && parse !== 'json' && parse !== 'text' && typeof parse !== 'function') {
-      throw new TypeError("pooled fetch: parse must be 'json', 'text' or a function (res) => Promise");
+      throw invalidOption('parse', "'json', 'text' or a function (res) => Promise", parse);
     }
+    if (idempotent !== undefined && typeof idempotent !== 'boolean') throw invalidOption('idempotent', 'a boolean', idempotent);
     const body = rest.body;
     const replayable = body === undefined || body === null || !(typeof ReadableStream !== 'undefined' && body instanceof ReadableStream);
     const replayPlan = replayGuard(rest, idempotent ?? callOptions?.idempotent, replayOptions);
@@ -318,11 +319,28 @@ function discard(res: Response): void {
   if (res.body !== null && !res.bodyUsed) res.body.cancel().catch(() => undefined);
 }
 
-/** `base` + `path` with exactly one slash between them (a base's own path is kept). */
+/**
+ * `base` + `path` with exactly one slash between them (a base's own path is kept). A base
+ * with a query (`https://api.example/v1?apikey=K`) keeps it after the joined path, before
+ * the path's own query: `/items?limit=2` gives `https://api.example/v1/items?apikey=K&limit=2`.
+ */
 export function joinUrl(base: string, path: string): string {
   if (path === '') return base;
+  const q = base.indexOf('?');
+  if (q !== -1) return withQuery(joinUrl(base.slice(0, q), path), base.slice(q + 1));
   const b = base.endsWith('/') ? base.slice(0, -1) : base;
   return path.startsWith('/') ? b + path : `${b}/${path}`;
+}
+
+/** `url` with `query` placed first in its query string (before a fragment). */
+function withQuery(url: string, query: string): string {
+  if (query === '') return url;
+  const h = url.indexOf('#');
+  const [head, fragment] = h === -1 ? [url, ''] : [url.slice(0, h), url.slice(h)];
+  const q = head.indexOf('?');
+  if (q === -1) return `${head}?${query}${fragment}`;
+  const rest = head.slice(q + 1);
+  return `${head.slice(0, q)}?${query}${rest === '' ? '' : `&${rest}`}${fragment}`;
 }
 
 function baseUrlEndpoints(list: readonly (string | BaseUrlEndpoint)[]): EndpointConfig<string>[] {
