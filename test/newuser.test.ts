@@ -4,7 +4,7 @@
  */
 import { describe, expect, test } from 'vitest';
 import { createPooledFetch } from '../src/fetch/index.js';
-import { isPoolError } from '../src/index.js';
+import { Pool, isPoolError, type PoolError } from '../src/index.js';
 import { FakeClock } from '../src/testing/index.js';
 
 describe('createPooledFetch', () => {
@@ -98,5 +98,17 @@ describe('createPooledFetch: requests', () => {
     expect(isPoolError(error) && [error.code, error.field]).toEqual(['INVALID_OPTIONS', field]);
     expect(urls).toEqual([]);
     await api.pool.close();
+  });
+});
+
+describe('messages', () => {
+  test('an attempt timeout says whole milliseconds, as a real clock reads fractions', async () => {
+    const clock = new FakeClock();
+    const pool = new Pool<string>({ endpoints: [{ name: 'a', conn: 'a' }], classify: () => 'transient', clock, attemptTimeoutMs: 100.3, maxAttempts: 1 });
+    const call = pool.execute(() => new Promise<never>(() => undefined)).catch((e: unknown) => e);
+    await clock.advance(100.7);
+    const error = (await call) as PoolError;
+    expect((error.cause as PoolError).message).toBe('attempt 1 on endpoint "a" timed out after 100 ms');
+    await pool.close();
   });
 });
