@@ -112,3 +112,77 @@ describe('messages', () => {
     await pool.close();
   });
 });
+
+describe("the Quick start's priorities, as README.md describes them", () => {
+  const quickStart = (backupPriority: 'high' | 'low') => {
+    const clock = new FakeClock();
+    const pool = new Pool<string>({
+      endpoints: [
+        { name: 'primary', conn: 'primary', rateLimit: { perSecond: 25 } },
+        { name: 'backup', conn: 'backup', priority: backupPriority },
+      ],
+      classify: (err) => (err instanceof Error && err.message === '429' ? 'rate-limited' : 'transient'),
+      attemptTimeoutMs: 3_000,
+      deadlineMs: 10_000,
+      clock,
+    });
+    return { clock, pool };
+  };
+  const settle = async (clock: FakeClock, p: Promise<unknown>) => {
+    const r = p.then(
+      (v) => v,
+      (e: unknown) => (isPoolError(e) ? `${e.code} after ${e.attempts}` : e),
+    );
+    await clock.runAll();
+    return r;
+  };
+
+  test("a low backup is not tried while primary's breaker is closed; the second call opens it and backup serves", async () => {
+    const { clock, pool } = quickStart('low');
+    const used: string[] = [];
+    const op = async (conn: string) => {
+      used.push(conn);
+      if (conn === 'primary') throw new Error('connection reset');
+      return 'ok';
+    };
+    expect(await settle(clock, pool.execute(op))).toBe('RETRIES_EXHAUSTED after 3');
+    expect(used).toEqual(['primary', 'primary', 'primary']);
+    expect(await settle(clock, pool.execute(op))).toBe('ok');
+    expect(used.slice(3)).toEqual(['primary', 'primary', 'backup']);
+    await pool.close();
+  });
+
+  test('a primary answering only 429 never hands a call to a low backup; at the same priority backup takes over at once', async () => {
+    for (const priority of ['low', 'high'] as const) {
+      const { clock, pool } = quickStart(priority);
+      const used: string[] = [];
+      const op = async (conn: string) => {
+        used.push(conn);
+        if (conn === 'primary') throw new Error('429');
+        return 'ok';
+      };
+      const first = await settle(clock, pool.execute(op));
+      if (priority === 'low') {
+        expect(first).toBe('RETRIES_EXHAUSTED after 3');
+        expect(used).toEqual(['primary', 'primary', 'primary']);
+      } else {
+        expect(first).toBe('ok');
+        expect(used).toEqual(['primary', 'backup']);
+      }
+      await pool.close();
+    }
+  });
+
+  test('a transient failure at the same priority moves to backup at once', async () => {
+    const { clock, pool } = quickStart('high');
+    const used: string[] = [];
+    const op = async (conn: string) => {
+      used.push(conn);
+      if (conn === 'primary') throw new Error('connection reset');
+      return 'ok';
+    };
+    expect(await settle(clock, pool.execute(op))).toBe('ok');
+    expect(used).toEqual(['primary', 'backup']);
+    await pool.close();
+  });
+});
