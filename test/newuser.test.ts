@@ -186,3 +186,43 @@ describe("the Quick start's priorities, as README.md describes them", () => {
     await pool.close();
   });
 });
+
+describe('close() while an attempt hangs, as docs/calls.md describes it', () => {
+  const hanging = (log: string[]) => (_conn: string, ctx: { signal: AbortSignal }) =>
+    new Promise<never>((_resolve, reject) => {
+      ctx.signal.addEventListener('abort', () => {
+        log.push('aborted');
+        reject(new Error('aborted'));
+      });
+    });
+
+  test('close() does not abort a running attempt: it resolves when the attempt times out', async () => {
+    const clock = new FakeClock();
+    const pool = new Pool<string>({ endpoints: [{ name: 'a', conn: 'a' }], classify: () => 'transient', clock, attemptTimeoutMs: 10_000 });
+    const log: string[] = [];
+    const call = pool.execute(hanging(log)).catch((e: unknown) => (isPoolError(e) ? e.code : e));
+    await clock.flush();
+    let closed = false;
+    const closing = pool.close().then(() => (closed = true));
+    await clock.advance(9_999);
+    expect([closed, log]).toEqual([false, []]);
+    await clock.advance(1);
+    await closing;
+    expect(log).toEqual(['aborted']);
+    expect(await call).toBe('CLOSED'); // the timeout ended the attempt; close() allowed no retry
+  });
+
+  test("aborting the calls' shared signal before close() ends them and close() at once", async () => {
+    const clock = new FakeClock();
+    const pool = new Pool<string>({ endpoints: [{ name: 'a', conn: 'a' }], classify: () => 'transient', clock, attemptTimeoutMs: 10_000 });
+    const shutdown = new AbortController();
+    const log: string[] = [];
+    const calls = [1, 2].map(() => pool.execute(hanging(log), { signal: shutdown.signal }).catch((e: unknown) => (isPoolError(e) ? e.code : e)));
+    await clock.flush();
+    shutdown.abort();
+    await pool.close();
+    expect(clock.now()).toBe(0);
+    expect(await Promise.all(calls)).toEqual(['ABORTED', 'ABORTED']);
+    expect(log).toEqual(['aborted', 'aborted']);
+  });
+});
