@@ -226,3 +226,21 @@ describe('close() while an attempt hangs, as docs/calls.md describes it', () => 
     expect(log).toEqual(['aborted', 'aborted']);
   });
 });
+
+describe('getToken, as docs/fetch.md describes it', () => {
+  test("a refused first token fails that request with UNAUTHORIZED; the endpoint's next request fetches a new one", async () => {
+    const tokens = ['stale', 'fresh'];
+    let fetched = 0;
+    const fetch = async (_url: string | URL | Request, init?: RequestInit): Promise<Response> =>
+      new Response(null, { status: new Headers(init?.headers).get('authorization') === 'Bearer fresh' ? 200 : 401 });
+    const api = createPooledFetch({ endpoints: [{ name: 'a', url: 'https://a.example' }], fetch, clock: new FakeClock(), getToken: async () => tokens[fetched++]! });
+    const first = await api('/x').then(
+      (r) => r.status,
+      (e: unknown) => (isPoolError(e) ? e.code : e),
+    );
+    expect([first, fetched]).toEqual(['UNAUTHORIZED', 1]);
+    expect((await api('/x')).status).toBe(200);
+    expect(fetched).toBe(2);
+    await api.pool.close();
+  });
+});
