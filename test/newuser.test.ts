@@ -244,3 +244,25 @@ describe('getToken, as docs/fetch.md describes it', () => {
     await api.pool.close();
   });
 });
+
+describe('Retry-After longer than backoff.maxMs', () => {
+  const run = async (backoff: { maxMs: number } | undefined) => {
+    const clock = new FakeClock(Date.parse('2026-01-01T00:00:00Z'));
+    const times: number[] = [];
+    const fetch = async (): Promise<Response> => {
+      times.push(clock.now());
+      return new Response(null, { status: 429, headers: { 'retry-after': '30' } });
+    };
+    const api = createPooledFetch({ endpoints: ['https://a.example'], fetch, clock, random: () => 0, deadlineMs: 120_000, ...(backoff === undefined ? {} : { backoff }) });
+    const call = api('/x', { pool: { retry: { maxAttempts: 2 } } });
+    await clock.runAll();
+    expect((await call).status).toBe(429);
+    await api.pool.close();
+    return times.map((t) => t - times[0]!);
+  };
+
+  test('is cut to backoff.maxMs (10 s by default), as docs/quotas.md says; a larger maxMs honours it', async () => {
+    expect(await run(undefined)).toEqual([0, 10_000]);
+    expect(await run({ maxMs: 60_000 })).toEqual([0, 30_000]);
+  });
+});
