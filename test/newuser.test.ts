@@ -266,3 +266,25 @@ describe('Retry-After longer than backoff.maxMs', () => {
     expect(await run({ maxMs: 60_000 })).toEqual([0, 30_000]);
   });
 });
+
+describe('hanging endpoints ahead of a healthy one, with the default timeouts', () => {
+  const run = async (extra: { attemptTimeoutMs?: number }) => {
+    const clock = new FakeClock();
+    const pool = new Pool<string>({ endpoints: ['a', 'b', 'c', 'd'].map((n) => ({ name: n, conn: n })), classify: () => 'transient', clock, random: () => 0.5, ...extra });
+    const used: string[] = [];
+    const call = pool
+      .execute((conn) => {
+        used.push(conn);
+        return conn === 'd' ? Promise.resolve('ok') : new Promise<never>(() => undefined);
+      })
+      .catch((e: unknown) => (isPoolError(e) ? e.code : e));
+    const result = await clock.runUntilSettled(call);
+    await pool.close();
+    return { result, used: used.join(''), ms: clock.now() };
+  };
+
+  test('three hang for 10 s each and the 30 s deadline runs out before the fourth; shorter attempts reach it', async () => {
+    expect(await run({})).toEqual({ result: 'DEADLINE_EXCEEDED', used: 'abc', ms: 30_000 });
+    expect(await run({ attemptTimeoutMs: 5_000 })).toEqual({ result: 'ok', used: 'abcd', ms: 15_000 });
+  });
+});
