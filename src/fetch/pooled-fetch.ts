@@ -28,6 +28,7 @@ import { wallNow } from '../base/clock.js';
 import { PoolError, invalidOption } from '../base/errors.js';
 import { POOL_ALIASES, POOL_KEYS } from '../options/resolve.js';
 import { checkFunction, checkKeys, finite, oneOf, type KnownKeys } from '../options/validate.js';
+import { checkUrlOption } from '../extras/url-option.js';
 import { resolveInput } from './input.js';
 import { NotReplayableError, ReplayGuard, isIdempotentMethod, isReplayable, randomKey, type ReplayOptions } from './replay.js';
 
@@ -218,14 +219,7 @@ function checkAdapterOptions(o: PooledFetchOptions): void {
     if (typeof item === 'object' && item !== null && url === undefined && 'conn' in item) {
       throw new PoolError('INVALID_OPTIONS', `${at}: expected a base URL; a pooled fetch's endpoints take \`url\`, not \`conn\``, { field: at });
     }
-    if (typeof url !== 'string') throw invalidOption(at, 'an absolute http(s) URL, or { url, name? }', url);
-    let parsed: URL | undefined;
-    try {
-      parsed = new URL(url);
-    } catch {
-      parsed = undefined;
-    }
-    if (parsed === undefined || (parsed.protocol !== 'http:' && parsed.protocol !== 'https:')) throw invalidOption(at, 'an absolute http(s) URL', url);
+    checkUrlOption(at, url);
   });
 }
 
