@@ -288,3 +288,31 @@ describe('hanging endpoints ahead of a healthy one, with the default timeouts', 
     expect(await run({ attemptTimeoutMs: 5_000 })).toEqual({ result: 'ok', used: 'abcd', ms: 15_000 });
   });
 });
+
+describe("createPooledFetch: the caller's signal and the body", () => {
+  /** A fetch whose body never ends and errors when the request's signal aborts, as undici's does. */
+  const stalling = async (_url: string | URL | Request, init?: RequestInit): Promise<Response> => {
+    const body = new ReadableStream<Uint8Array>({
+      start(controller) {
+        controller.enqueue(new TextEncoder().encode('{"a":'));
+        init?.signal?.addEventListener('abort', () => controller.error(init.signal?.reason));
+      },
+    });
+    return new Response(body, { status: 200 });
+  };
+
+  test('aborting init.signal after the response came back aborts reading its body, as with fetch', async () => {
+    const api = createPooledFetch({ endpoints: ['https://a.example'], fetch: stalling, clock: new FakeClock() });
+    const caller = new AbortController();
+    const res = await api('/x', { signal: caller.signal });
+    let outcome = 'pending';
+    const read = res.text().then(
+      () => (outcome = 'read'),
+      (e: unknown) => (outcome = `rejected: ${(e as Error).name}`),
+    );
+    caller.abort();
+    await Promise.race([read, new Promise((resolve) => setImmediate(resolve))]); // no sleep: one turn of the event loop
+    expect(outcome).toBe('rejected: AbortError');
+    await api.pool.close();
+  });
+});
