@@ -316,3 +316,43 @@ describe("createPooledFetch: the caller's signal and the body", () => {
     await api.pool.close();
   });
 });
+
+describe("createPooledFetch with the pool's hedge", () => {
+  const setup = () => {
+    const clock = new FakeClock();
+    const sent: string[] = [];
+    const fetch = (url: string | URL | Request, init?: RequestInit): Promise<Response> => {
+      const u = String(url);
+      sent.push(`${init?.method ?? 'GET'} ${u}`);
+      if (u.startsWith('https://slow.example')) {
+        return new Promise<Response>((_resolve, reject) => init?.signal?.addEventListener('abort', () => reject(init.signal?.reason)));
+      }
+      return Promise.resolve(new Response('fast', { status: 200 }));
+    };
+    const api = createPooledFetch({ endpoints: ['https://slow.example', 'https://fast.example'], fetch, clock, hedge: { afterMs: 100 } });
+    return { clock, sent, api };
+  };
+
+  test.each([
+    ['a GET', {}, true],
+    ['a HEAD', { method: 'HEAD' }, true],
+    ['a POST marked idempotent', { method: 'POST', idempotent: true }, true],
+    ['a GET marked not idempotent', { idempotent: false }, false],
+    ['a plain POST', { method: 'POST' }, false],
+    ['a PUT (replayed after a failure, but not sent twice at once)', { method: 'PUT' }, false],
+  ])('%s is hedged: %s', async (_label, init, hedged) => {
+    const { clock, sent, api } = setup();
+    let settled = false;
+    const call = api('/x', init as never).then(
+      (r) => r,
+      (e: unknown) => e,
+    ).finally(() => (settled = true));
+    await clock.advance(100);
+    await clock.flush();
+    expect(settled).toBe(hedged);
+    expect(sent.length).toBe(hedged ? 2 : 1);
+    await clock.runAll();
+    await call;
+    await api.pool.close();
+  });
+});

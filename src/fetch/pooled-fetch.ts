@@ -133,6 +133,7 @@ export function createPooledFetch(options: PooledFetchOptions): PooledFetch {
     endpoints: baseUrlEndpoints(endpoints),
   });
   const bases = Array.isArray(endpoints) ? endpoints.map((e) => (typeof e === 'string' ? e : e.url)) : [];
+  const hedging = poolOptions.hedge !== undefined;
 
   const pooled = async (input: string | URL | Request, given: PooledRequestInit = {}): Promise<unknown> => {
     const resolved = resolveInput(input, given, bases);
@@ -149,8 +150,13 @@ export function createPooledFetch(options: PooledFetchOptions): PooledFetch {
     const guard = replayPlan?.guard;
     // A plain request (no per-call options, no caller signal, a replayable body) runs on
     // the pool's shared default plan: no options object to check per request.
+    // With the pool's `hedge` set, a request safe to send twice at once is hedged: a safe
+    // method (GET, HEAD, OPTIONS) or one marked `idempotent: true`, unless its options say otherwise.
+    const hedged = hedging && replayable && callOptions?.idempotent === undefined && (idempotent === true || (idempotent === undefined && isSafeMethod(rest.method)));
     const execOptions: ExecuteOptions | undefined =
-      callOptions === undefined && !signal && replayable ? undefined : { ...callOptions, ...(signal ? { signal } : {}), ...(replayable ? {} : { retry: 'none' as const }) };
+      callOptions === undefined && !signal && replayable && !hedged
+        ? undefined
+        : { ...(hedged ? { idempotent: true } : {}), ...callOptions, ...(signal ? { signal } : {}), ...(replayable ? {} : { retry: 'none' as const }) };
     // Error answers seen by the attempts (most requests see none).
     let seen: Response[] | undefined;
     let kept: Response | undefined;
@@ -321,6 +327,13 @@ function eitherSignal(a: AbortSignal, b: AbortSignal): AbortSignal {
     else s.addEventListener('abort', () => c.abort(s.reason), { once: true });
   }
   return c.signal;
+}
+
+/** GET, HEAD and OPTIONS (no method: GET): safe to have in flight twice at once. */
+function isSafeMethod(method: string | undefined): boolean {
+  if (method === undefined) return true;
+  const m = method.toUpperCase();
+  return m === 'GET' || m === 'HEAD' || m === 'OPTIONS';
 }
 
 function discard(res: Response): void {
