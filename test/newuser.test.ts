@@ -356,3 +356,23 @@ describe("createPooledFetch with the pool's hedge", () => {
     await api.pool.close();
   });
 });
+
+describe('createPooledFetch: absolute URLs are matched to the base URLs as the URL parser writes them', () => {
+  test.each([
+    ['https://API.Example.com/v1', new URL('https://API.Example.com/v1/items')],
+    ['https://api.example.com:443/v1', 'https://api.example.com/v1/items'],
+    ['https://api.example.com:443/v1', new Request('https://api.example.com:443/v1/items')],
+    ['HTTPS://api.example.com/v1/', 'https://api.example.com/v1/items'],
+    ['https://api.example.com/v 1', new URL('https://api.example.com/v 1/items')],
+  ])('base %s, input %s', async (base, input) => {
+    const sent: string[] = [];
+    const fetch = async (url: string | URL | Request): Promise<Response> => {
+      sent.push(new URL(String(url)).href);
+      return new Response('ok');
+    };
+    const api = createPooledFetch({ endpoints: [base], fetch, clock: new FakeClock() });
+    await api(input);
+    expect(sent).toEqual([new URL(String(base).replace(/\/$/, '') + '/items').href]);
+    await api.pool.close();
+  });
+});

@@ -29,7 +29,7 @@ import { PoolError, invalidOption } from '../base/errors.js';
 import { POOL_ALIASES, POOL_KEYS } from '../options/resolve.js';
 import { checkFunction, checkKeys, finite, oneOf, type KnownKeys } from '../options/validate.js';
 import { checkUrlOption } from '../extras/url-option.js';
-import { resolveInput } from './input.js';
+import { normalizeBase, resolveInput } from './input.js';
 import { NotReplayableError, ReplayGuard, isIdempotentMethod, isReplayable, randomKey, type ReplayOptions } from './replay.js';
 
 /** The subset of `fetch` this adapter calls. */
@@ -132,7 +132,7 @@ export function createPooledFetch(options: PooledFetchOptions): PooledFetch {
     ...(tokens === undefined ? {} : { refreshAuth: (_base: string, ctx: AttemptContext) => tokens.refresh(ctx.endpoint, ctx.signal) }),
     endpoints: baseUrlEndpoints(endpoints),
   });
-  const bases = Array.isArray(endpoints) ? endpoints.map((e) => (typeof e === 'string' ? e : e.url)) : [];
+  const bases = Array.isArray(endpoints) ? endpoints.map((e) => normalizeBase(typeof e === 'string' ? e : e.url)) : [];
   const hedging = poolOptions.hedge !== undefined;
 
   const pooled = async (input: string | URL | Request, given: PooledRequestInit = {}): Promise<unknown> => {
