@@ -376,3 +376,25 @@ describe('createPooledFetch: absolute URLs are matched to the base URLs as the U
     await api.pool.close();
   });
 });
+
+describe('options named as other libraries name them', () => {
+  const endpoints = [{ name: 'a', conn: 'a' }];
+  test.each([
+    [{ breaker: { resetTimeout: 30_000 } }, 'breaker.resetTimeout', "did you mean 'cooldownMs'?"], // opossum
+    [{ breaker: { halfOpenAfter: 30_000 } }, 'breaker.halfOpenAfter', "did you mean 'cooldownMs'?"], // cockatiel
+    [{ backoff: { base: 100 } }, 'backoff.base', "did you mean 'initialMs'?"],
+    [{ backoff: { maxDelay: 5_000 } }, 'backoff.maxDelay', "did you mean 'maxMs'?"],
+    [{ backoff: { factor: 3 } }, 'backoff.factor', 'the delay doubles on each retry'],
+    [{ signal: new AbortController().signal }, 'signal', 'signal is a per-call option'],
+    [{ endpoints: [{ name: 'a', conn: 'a', rateLimit: { perMinute: 60 } }] }, 'endpoints[0].rateLimit.perMinute', 'n per minute is perSecond: n / 60'],
+  ])('%j', (extra, field, says) => {
+    let error: unknown;
+    try {
+      new Pool<string>({ endpoints, classify: () => 'transient', ...(extra as object) });
+    } catch (e) {
+      error = e;
+    }
+    expect(isPoolError(error) && [error.code, error.field]).toEqual(['INVALID_OPTIONS', field]);
+    expect((error as Error).message).toContain(says);
+  });
+});

@@ -323,7 +323,14 @@ const RATE_LIMIT_KEYS: Record<keyof RateLimitOptions, true> & KnownKeys = {
 
 /** Checks an endpoint's `rateLimit`. */
 export function resolveRateLimit(field: string, value: unknown): ResolvedRateLimit | undefined {
-  const rl = optionsObject(field, value, RATE_LIMIT_KEYS, { rps: 'perSecond', requestsPerSecond: 'perSecond', daily: 'perDay' });
+  const rl = optionsObject(field, value, RATE_LIMIT_KEYS, {
+    rps: 'perSecond',
+    requestsPerSecond: 'perSecond',
+    limit: 'perSecond',
+    daily: 'perDay',
+    perMinute: 'limits are per second or per day: n per minute is perSecond: n / 60 (any minute then holds at most n + burst calls)',
+    perHour: 'limits are per second or per day: n per hour is perSecond: n / 3600 (any hour then holds at most n + burst calls)',
+  });
   if (rl === undefined) return undefined;
   const d = DEFAULTS.rateLimit;
   let perSecond = rl['perSecond'] === undefined ? undefined : finite(`${field}.perSecond`, rl['perSecond'], 0, 0, true);
