@@ -3,7 +3,7 @@
  * pins one surprise that was fixed, in code or in the docs.
  */
 import { describe, expect, test } from 'vitest';
-import { createPooledFetch } from '../src/fetch/index.js';
+import { createPooledFetch, parseRetryAfter } from '../src/fetch/index.js';
 import { Pool, isPoolError, type PoolError } from '../src/index.js';
 import { FakeClock } from '../src/testing/index.js';
 
@@ -396,5 +396,39 @@ describe('options named as other libraries name them', () => {
     }
     expect(isPoolError(error) && [error.code, error.field]).toEqual(['INVALID_OPTIONS', field]);
     expect((error as Error).message).toContain(says);
+  });
+});
+
+describe('Retry-After under a second', () => {
+  test.each([
+    ['0.001', 1_000],
+    ['0.5', 1_000],
+    ['1.5', 1_500],
+    ['0', 0],
+  ])('parseRetryAfter(%j) = %i', (value, want) => {
+    expect(parseRetryAfter(value, 0)).toBe(want);
+  });
+
+  test('a date within the current second is a one-second wait', () => {
+    const now = Date.parse('2026-01-01T00:00:00.700Z');
+    expect(parseRetryAfter('Thu, 01 Jan 2026 00:00:01 GMT', now)).toBe(1_000);
+  });
+
+  test('a call retrying until its deadline does not hammer a server that answers 429 with Retry-After: 0.001', async () => {
+    const clock = new FakeClock(Date.parse('2026-01-01T00:00:00Z'));
+    let sent = 0;
+    const fetch = async (): Promise<Response> => {
+      sent++;
+      return new Response(null, { status: 429, headers: { 'retry-after': '0.001' } });
+    };
+    const api = createPooledFetch({ endpoints: ['https://a.example'], fetch, clock, random: () => 0.5 });
+    const call = api('/x', { pool: { retry: 'until-deadline', deadlineMs: 5_000 } }).then(
+      (r) => r.status,
+      (e: unknown) => (isPoolError(e) ? e.code : e),
+    );
+    await clock.runAll();
+    await call;
+    expect(sent).toBeLessThanOrEqual(6); // one per second or so; it was 5,000 (one per millisecond)
+    await api.pool.close();
   });
 });
