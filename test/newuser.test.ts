@@ -385,7 +385,7 @@ describe('options named as other libraries name them', () => {
     [{ backoff: { base: 100 } }, 'backoff.base', "did you mean 'initialMs'?"],
     [{ backoff: { maxDelay: 5_000 } }, 'backoff.maxDelay', "did you mean 'maxMs'?"],
     [{ backoff: { factor: 3 } }, 'backoff.factor', 'the delay doubles on each retry'],
-    [{ signal: new AbortController().signal }, 'signal', 'signal is a per-call option'],
+    [{ signal: new AbortController().signal }, 'signal', 'a per-call option: pool.execute(op, { signal })'],
     [{ endpoints: [{ name: 'a', conn: 'a', rateLimit: { perMinute: 60 } }] }, 'endpoints[0].rateLimit.perMinute', 'n per minute is perSecond: n / 60'],
   ])('%j', (extra, field, says) => {
     let error: unknown;

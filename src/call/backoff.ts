@@ -71,11 +71,9 @@ export function resolveBackoff(field: string, value: unknown, base: BackoffOptio
     minMs: 'initialMs',
     delayMs: 'initialMs',
     initialDelayMs: 'initialMs',
-    initialDelay: 'initialMs',
     maxDelayMs: 'maxMs',
     maxDelay: 'maxMs',
-    factor: 'the delay doubles on each retry (there is no factor); set initialMs and maxMs',
-    multiplier: 'the delay doubles on each retry (there is no multiplier); set initialMs and maxMs',
+    factor: 'the delay doubles on each retry; set initialMs and maxMs',
   });
   if (o === undefined) return base;
   const initialMs = finite(`${field}.initialMs`, o['initialMs'], base.initialMs);

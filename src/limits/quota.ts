@@ -321,15 +321,17 @@ const RATE_LIMIT_KEYS: Record<keyof RateLimitOptions, true> & KnownKeys = {
   adaptive: true,
 };
 
+/** The unknown-option hint for `perMinute` and `perHour`. */
+const PER_SECOND_ONLY = 'limits are per second or per day: n per minute is perSecond: n / 60';
+
 /** Checks an endpoint's `rateLimit`. */
 export function resolveRateLimit(field: string, value: unknown): ResolvedRateLimit | undefined {
   const rl = optionsObject(field, value, RATE_LIMIT_KEYS, {
     rps: 'perSecond',
     requestsPerSecond: 'perSecond',
-    limit: 'perSecond',
     daily: 'perDay',
-    perMinute: 'limits are per second or per day: n per minute is perSecond: n / 60 (any minute then holds at most n + burst calls)',
-    perHour: 'limits are per second or per day: n per hour is perSecond: n / 3600 (any hour then holds at most n + burst calls)',
+    perMinute: PER_SECOND_ONLY,
+    perHour: PER_SECOND_ONLY,
   });
   if (rl === undefined) return undefined;
   const d = DEFAULTS.rateLimit;

@@ -66,10 +66,7 @@ export const POOL_ALIASES: Readonly<Record<string, string>> = {
   rateLimit: "endpoints[i].rateLimit",
   listener: 'onEvent',
   onError: 'onEvent',
-  signal: 'signal is a per-call option: pool.execute(op, { signal })',
-  pin: 'pin is a per-call option: pool.execute(op, { pin })',
-  exclude: 'exclude is a per-call option: pool.execute(op, { exclude })',
-  idempotent: 'idempotent is a per-call option: pool.execute(op, { idempotent: true }); the pool\'s hedge applies to such calls',
+  signal: 'a per-call option: pool.execute(op, { signal })',
 };
 
 /** The pool's options after checking, with every default filled in. */
