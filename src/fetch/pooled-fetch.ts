@@ -162,9 +162,10 @@ export function createPooledFetch(options: PooledFetchOptions): PooledFetch {
     let kept: Response | undefined;
     const send = async (base: string, ctx: AttemptContext): Promise<unknown> => {
       const headers = tokens === undefined ? rest.headers : tokens.authorize(ctx.endpoint, rest.headers);
-      // Without parse the caller reads the body after the call: its own signal must still
-      // reach that read, as with fetch (the attempt's signal is never aborted once it ended).
-      const req: RequestInit = { ...rest, signal: signal && parse === undefined ? eitherSignal(ctx.signal, signal) : ctx.signal };
+      // The attempt's signal only: a body read after the call returned is not covered by the
+      // caller's signal (AbortSignal.any over a long-lived caller signal grows without bound
+      // on Node 20: 9 MB over 150,000 requests; see docs/fetch.md and NOTES-newuser.md).
+      const req: RequestInit = { ...rest, signal: ctx.signal };
       if (headers !== undefined) req.headers = headers;
       let res: Response;
       try {
@@ -315,18 +316,6 @@ class TokenCache {
 function isAnswerCode(error: Error): boolean {
   const code = (error as { code?: unknown }).code;
   return code === 'PERMANENT' || code === 'RETRIES_EXHAUSTED' || code === 'RETRY_NARROWER' || code === 'NO_ENDPOINT';
-}
-
-/** A signal that aborts when either does (`AbortSignal.any` where the runtime has it). */
-function eitherSignal(a: AbortSignal, b: AbortSignal): AbortSignal {
-  const any = (AbortSignal as { any?: (signals: AbortSignal[]) => AbortSignal }).any;
-  if (typeof any === 'function') return any.call(AbortSignal, [a, b]);
-  const c = new AbortController();
-  for (const s of [a, b]) {
-    if (s.aborted) c.abort(s.reason);
-    else s.addEventListener('abort', () => c.abort(s.reason), { once: true });
-  }
-  return c.signal;
 }
 
 /** GET, HEAD and OPTIONS (no method: GET): safe to have in flight twice at once. */
