@@ -86,7 +86,7 @@ export class PoolState<C> {
     });
     this.permits = opts.maxConcurrentCalls;
     this.timeouts = new TimeoutQueue(clock);
-    this.defaultPlan = defaultPlan(opts);
+    this.defaultPlan = defaultPlan(this);
     this.tracksLatency = opts.strategy === 'latency' || opts.hedgeConfigured;
     this.#timeSuccesses();
     const store = opts.sharedQuota?.store;

@@ -29,6 +29,34 @@ describe('classifyApiKeyMessage', () => {
     expect(classifyApiKeyMessage(message)).toEqual(expected);
   });
 
+  // Messages nobody picked (NOTES-newuser.md, finding 12): limits that are not on calls, a
+  // contract's revert, a `limit` parameter, and a per-second limit that mentions the plan's daily one.
+  test.each([
+    ['execution reverted: ERC20: transfer amount exceeds balance', undefined],
+    ['execution reverted: Daily withdrawal limit exceeded', undefined],
+    ['Daily withdrawal limit exceeded', undefined],
+    ['limit must be between 1 and 100', undefined],
+    ['Invalid limit parameter', undefined],
+    ['exceeds block gas limit', undefined],
+    ['Log response size exceeded. You can make eth_getLogs requests with up to a 2K block range', undefined],
+    ['block range limit exceeded', undefined],
+    ['Request entity too large, limit is 1MB', undefined],
+    ['Offset exceeds maximum allowed', undefined],
+    ['Invalid key "sort" in query', undefined],
+    ['Invalid key in request body', undefined],
+    ['Invalid key', { class: 'permanent', disableEndpoint: true }],
+    ['Invalid key provided.', { class: 'permanent', disableEndpoint: true }],
+    ['Max rate limit reached (5/sec); your plan allows 100,000 calls per day', { class: 'rate-limited', ceilingPerSecond: 5 }],
+    ['You have exceeded the rate limit of 5 requests per second. Upgrade for more than 100000 requests/day', { class: 'rate-limited', ceilingPerSecond: 5 }],
+    ['This endpoint is limited to 5 requests per second', { class: 'rate-limited', ceilingPerSecond: 5 }],
+    ['Request limit reached', { class: 'rate-limited' }],
+    ['You have used your 100000 calls per day', undefined],
+    ['Limit of 100000 calls per day exceeded', { class: 'rate-limited', dailyQuotaExhausted: true }],
+    ['Your API key has exceeded its daily limit', { class: 'rate-limited', dailyQuotaExhausted: true }],
+  ])('%j (not picked for it)', (message, expected) => {
+    expect(classifyApiKeyMessage(message)).toEqual(expected);
+  });
+
   test('reads an Error, a JSON body (Etherscan: result over "NOTOK"), and nothing else', () => {
     expect(classifyApiKeyMessage(new Error('Max calls per sec rate limit reached (5/sec)'))).toEqual({ class: 'rate-limited', ceilingPerSecond: 5 });
     expect(classifyApiKeyMessage({ status: '0', message: 'NOTOK', result: 'Invalid API Key' })).toEqual({ class: 'permanent', disableEndpoint: true });

@@ -31,9 +31,14 @@
  * Raised to 50 KB, on purpose, for the learned-ceiling recovery rework of issues 14/20 (49.2 KB:
  * doubling steps, the pressed schedule and its backoff, the repeated-number cut, the recheck
  * that counts the refused call).
- * Raised to 50.5 KB, on purpose, for the fuzz branch's fixes (49.6 -> 50.2 KB: running probes
- * ended by close(), hedges that take a permit under permitScope 'attempt', no hedge after
- * close(), the panic check on a queued call's turn, the lazy latency switch for percentiles).
+ * Raised to 51 KB, on purpose, by issue 16's third heap round (49.7 KB on main before it, 50.3 KB
+ * after: the derived deadline and attempt start, the shared timeout link and heap index, the
+ * call's static private methods, the lazy slots' attempt count, with their comments: 64 B less
+ * heap per call in flight).
+ * Raised to 51.5 KB, on purpose, for the fuzz branch's fixes (51.3 KB merged on main's 50.3 KB;
+ * 0.6 KB gzipped and 0.9 KB minified on their own base: running probes ended by
+ * close(), hedges that take a permit under permitScope 'attempt', no hedge after close(), the
+ * panic check on a queued call's turn, the lazy latency switch for percentiles).
  */
 import { execFileSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';
@@ -43,7 +48,7 @@ import { build } from 'esbuild';
 import { describe, expect, test } from 'vitest';
 
 const root = join(import.meta.dirname, '..');
-export const CORE_BUDGET_BYTES = 50.5 * 1024;
+export const CORE_BUDGET_BYTES = 51.5 * 1024;
 /**
  * `import { Pool }` bundled by esbuild, minified: 48.6 KB when issue 16 measured it, 50.7 KB
  * with the reusable attempt signals (base/signals.ts, 2.0 KB). The issue's goal is 20 KB
@@ -52,7 +57,7 @@ export const CORE_BUDGET_BYTES = 50.5 * 1024;
  * docs/performance.md). So this budget holds today's figure: it catches growth, and is
  * lowered when that lands. Raise it on purpose, never to make a red build green.
  */
-export const POOL_MIN_BUDGET_BYTES = 82 * 1024; // 81.5 KB with the fuzz branch's fixes (80.6 before; budget 82 KB, raised on purpose), 69.5 KB after issues 14, 15, 17, 19 and 20 merged, 70.9 KB with issue 16's heap work, 71.5 KB on main before issue 18's adaptive limits and 76.3 KB with them, 78.1 KB with the key-pool round of issues 14 and 20 beside them, 79.7 KB with issue 16's second heap round on top (budget 80 KB, raised on purpose), 80.3 KB with the learned-ceiling recovery rework (budget 81 KB, raised on purpose): far from the 20 KB goal (bench/results/bundle.md)
+export const POOL_MIN_BUDGET_BYTES = 83 * 1024; // 82.5 KB with the fuzz branch's fixes merged on top (budget 83 KB, raised on purpose), 69.5 KB after issues 14, 15, 17, 19 and 20 merged, 70.9 KB with issue 16's heap work, 71.5 KB on main before issue 18's adaptive limits and 76.3 KB with them, 78.1 KB with the key-pool round of issues 14 and 20 beside them, 79.7 KB with issue 16's second heap round on top (budget 80 KB, raised on purpose), 80.3 KB with the learned-ceiling recovery rework (budget 81 KB, raised on purpose), 81.2 KB with issue 16's third heap round (80.6 KB on main before it; budget 82 KB, raised on purpose: the derived deadline and start, the timeout link accessors, the lazy slots' attempt count): far from the 20 KB goal (bench/results/bundle.md)
 /** Modules an `import { Pool }` must never pull in. */
 const NEVER_WITH_POOL = ['src/extras/refresher.ts', 'src/extras/env.ts', 'src/options/presets.ts'];
 

@@ -81,6 +81,19 @@ describe('deadline-aware admission', () => {
     expect(calls.slice(0, 3).map((c) => c.value)).toEqual(['k', 'k', 'k']);
   });
 
+  test('a turn exactly at the deadline leaves the attempt no time: RATE_LIMITED at once, not DEADLINE_EXCEEDED after the whole deadline', async () => {
+    // A 1/s bucket: turns at 0, 1000 and 2000 ms fit a 3000 ms deadline; the fourth's is 3000 ms itself.
+    const h = harness([{ name: 'k', rateLimit: { perSecond: 1 } }], { deadlineMs: 3000 });
+    const calls = [0, 1, 2, 3].map(() => start(h.pool.execute(h.op)));
+    await h.clock.advance(0);
+    expect(calls[3]!.settled).toBe(true);
+    const e = calls[3]!.error as PoolError;
+    expect([e.code, e.retryAfterMs]).toEqual(['RATE_LIMITED', 3000]);
+    await h.clock.advance(2000);
+    await Promise.all(calls.slice(0, 3).map((c) => c.promise));
+    expect(calls.slice(0, 3).map((c) => c.value)).toEqual(['k', 'k', 'k']);
+  });
+
   test('maxQueueWaitMs sheds calls whose turn is further away than that', async () => {
     const h = harness([{ name: 'k', ...paced(1) }], { deadlineMs: 60_000, maxQueueWaitMs: 1500 });
     const calls = [0, 1, 2].map(() => start(h.pool.execute(h.op)));

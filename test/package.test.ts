@@ -13,6 +13,7 @@ const pkg = JSON.parse(readFileSync(join(import.meta.dirname, '..', 'package.jso
   dependencies?: Record<string, string>;
   peerDependenciesMeta?: Record<string, { optional?: boolean }>;
   exports: Record<string, unknown>;
+  typesVersions: Record<string, Record<string, string[]>>;
   sideEffects: boolean;
 };
 
@@ -55,6 +56,17 @@ describe('built package', () => {
     expect(esm.isPoolError(new Error('x'))).toBe(false);
     expect(esm.isPoolError({ code: 'CLOSED', name: 'PoolError' })).toBe(false);
     expect(esm.isPoolError(null)).toBe(false);
+  });
+
+  test('every subpath has a typesVersions entry, for projects on moduleResolution "node"', () => {
+    // Without one, `import … from 'endpoint-pool/keys'` finds no types under node10
+    // resolution (found by a new user's run: keys and ethers were missing).
+    const subpaths = Object.keys(pkg.exports).filter((k) => k !== '.' && k !== './package.json').map((k) => k.slice(2));
+    const mapped = pkg.typesVersions['*'] ?? {};
+    for (const sub of subpaths) {
+      expect(mapped[sub], sub).toEqual([`./dist/${sub}/index.d.ts`]);
+      expect(() => readFileSync(join(dist, sub, 'index.d.ts')), sub).not.toThrow();
+    }
   });
 
   test('every export path resolves to files that exist, types first', () => {

@@ -1,5 +1,7 @@
 import { describe, expect, test } from 'vitest';
+import { Attempt, type AttemptOwner } from '../src/call/attempt.js';
 import { TimeoutQueue, type TimeoutEntry } from '../src/call/timeouts.js';
+import type { EndpointState } from '../src/selection/endpoint.js';
 import { FakeClock } from '../src/testing/index.js';
 
 function entry(log: string[], name: string): TimeoutEntry {
@@ -84,7 +86,20 @@ describe('TimeoutQueue', () => {
     expect(log).toEqual(['first@386', 'between@407', 'later@440']);
   });
 
-  test('random due times, random removals (list and heap alike): the rest expire in due order, each once', async () => {
+  /** A plain entry, or an attempt (whose next link and heap index share one field). */
+  const kinds: [string, (fired: number[]) => TimeoutEntry][] = [
+    ['plain entries', (fired) => {
+      const e: TimeoutEntry = { dueAt: 0, prevTimeout: undefined, nextTimeout: undefined, queued: false, heapIndex: -1, expire: () => fired.push(e.dueAt) };
+      return e;
+    }],
+    ['attempts', (fired) => {
+      const owner = { deadlineAt: Number.POSITIVE_INFINITY, beganAt: 0, attemptTimedOut: (a: Attempt<unknown>) => fired.push(a.dueAt) } as unknown as AttemptOwner<unknown>;
+      const ep = { breaker: { generation: 0 }, authGeneration: 0 } as unknown as EndpointState<unknown>;
+      return new Attempt(owner, ep, 1, 0, undefined);
+    }],
+  ];
+
+  test.each(kinds)('random due times, random removals (list and heap alike), %s: the rest expire in due order, each once', async (_, make) => {
     let seed = 7;
     const rand = (n: number): number => {
       seed = (seed * 1_103_515_245 + 12_345) % 2 ** 31;
@@ -94,17 +109,14 @@ describe('TimeoutQueue', () => {
       const clock = new FakeClock();
       const q = new TimeoutQueue(clock);
       const fired: number[] = [];
-      const entries = Array.from({ length: 40 }, () => {
-        const e: TimeoutEntry = { dueAt: 0, prevTimeout: undefined, nextTimeout: undefined, queued: false, heapIndex: -1, expire: () => fired.push(e.dueAt) };
-        return e;
-      });
+      const entries = Array.from({ length: 40 }, () => make(fired));
       for (const e of entries) q.add(e, 1 + rand(500));
       const removed = new Set(entries.filter(() => rand(3) === 0));
       for (const e of removed) q.remove(e);
       await clock.advance(1_000);
       const expected = entries.filter((e) => !removed.has(e)).map((e) => e.dueAt).sort((a, b) => a - b);
       expect(fired).toEqual(expected);
-      expect(entries.every((e) => !e.queued && e.heapIndex === -1)).toBe(true);
+      expect(entries.every((e) => !e.queued && e.heapIndex === -1 && e.prevTimeout === undefined && e.nextTimeout === undefined)).toBe(true);
       expect(clock.pendingForegroundTimers).toBe(0);
     }
   });

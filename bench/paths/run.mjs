@@ -79,6 +79,8 @@ export async function runPaths(o) {
         ratios: rs.map((x) => round(x.ratio, 3)),
         cpuRatio: round(median(rs.map((x) => x.cpuRatio)), 3),
         cpuRatios: rs.map((x) => round(x.cpuRatio, 3)),
+        roundCpuRatio: round(median(rs.map((x) => x.roundCpuRatio)), 3),
+        cpuVsTimeout: round(median(rs.map((x) => x.roundCpuVsTimeout)), 3),
       });
     }
     const heap = [];
@@ -109,6 +111,10 @@ export function pathRatios(run) {
     fetchVsBare100: run.fetch.find((f) => f.callers === 100)?.ratio,
     fetchCpuVsBare1: run.fetch.find((f) => f.callers === 1)?.cpuRatio,
     fetchCpuVsBare100: run.fetch.find((f) => f.callers === 100)?.cpuRatio,
+    fetchRoundCpuVsBare1: run.fetch.find((f) => f.callers === 1)?.roundCpuRatio,
+    fetchRoundCpuVsBare100: run.fetch.find((f) => f.callers === 100)?.roundCpuRatio,
+    fetchCpuVsTimeoutFetch1: run.fetch.find((f) => f.callers === 1)?.cpuVsTimeout,
+    fetchCpuVsTimeoutFetch100: run.fetch.find((f) => f.callers === 100)?.cpuVsTimeout,
     heapPoolFull: run.heap.find((h) => h.contender === 'pool-full')?.bytesPerCall,
     heapViemPool: run.heap.find((h) => h.contender === 'viem-pool')?.bytesPerCall,
     heapViemCustom: run.heap.find((h) => h.contender === 'viem-custom')?.bytesPerCall,

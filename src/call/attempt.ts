@@ -14,6 +14,8 @@ import type { TimeoutEntry } from './timeouts.js';
 export interface AttemptOwner<C> {
   /** When the call's deadline passes (the attempt's `deadlineAt`). */
   readonly deadlineAt: number;
+  /** When the call began (see `Attempt.startedAt`). */
+  readonly beganAt: number | undefined;
   /** What an adapter attached to the call (see `executeAs`); absent on most calls. */
   readonly tag?: unknown;
   attemptSucceeded(a: Attempt<C>, value: unknown): void;
@@ -30,7 +32,8 @@ export class Attempt<C> extends SignalContext implements TimeoutEntry {
   /** The breaker ticket: generation at start and probe epoch (0 unless this is the half-open probe). */
   readonly generation: number;
   readonly probe: number;
-  readonly startedAt: number;
+  /** Its start, `undefined` when it is the call's (see `startedAt`). */
+  readonly #startedAt: number | undefined = undefined;
   /** The endpoint's credential generation when the attempt started (see auth.ts). */
   readonly authGeneration: number;
   /** The attempt number above two flag bits, DONE and QUEUED: one field for three (heap per attempt in flight). */
@@ -44,18 +47,17 @@ export class Attempt<C> extends SignalContext implements TimeoutEntry {
   timeoutMs: number | undefined = undefined;
   // Its place in the pool's timeout queue.
   prevTimeout: TimeoutEntry | undefined = undefined;
-  nextTimeout: TimeoutEntry | undefined = undefined;
-  // Stryker disable next-line UnaryOperator: the timeout queue sets heapIndex when it adds the attempt, before any read
-  heapIndex = -1;
+  /** Its next entry in the timeout list, or its index in the timeout heap: it is in one or the other, so one field serves both. */
+  #nextOrIndex: TimeoutEntry | number | undefined = undefined;
 
-  constructor(owner: AttemptOwner<C>, ep: EndpointState<C>, attempt: number, probe: number, now: number) {
+  constructor(owner: AttemptOwner<C>, ep: EndpointState<C>, attempt: number, probe: number, startedAt: number | undefined) {
     super();
     this.owner = owner;
     this.ep = ep;
     this.#bits = attempt * 4;
     this.generation = ep.breaker.generation;
     this.probe = probe;
-    this.startedAt = now;
+    if (startedAt !== undefined) this.#startedAt = startedAt;
     this.authGeneration = ep.authGeneration;
   }
 
@@ -80,6 +82,11 @@ export class Attempt<C> extends SignalContext implements TimeoutEntry {
     this.#bits = on ? this.#bits | QUEUED : this.#bits & ~QUEUED;
   }
 
+  /** When it started. Most first attempts start at the call's own clock reading: read through, not stored (a stored double is boxed, 16 B). */
+  get startedAt(): number {
+    return this.#startedAt ?? this.owner.beganAt!;
+  }
+
   // Read through, not copied: two fields fewer per attempt in flight.
   get endpoint(): string {
     return this.ep.name;
@@ -92,6 +99,25 @@ export class Attempt<C> extends SignalContext implements TimeoutEntry {
   /** @internal The call's tag (see `executeAs`): an adapter's request, read by its operation and classifier. */
   get tag(): unknown {
     return this.owner.tag;
+  }
+
+  /** TimeoutEntry: the next entry in the queue's list. */
+  get nextTimeout(): TimeoutEntry | undefined {
+    const n = this.#nextOrIndex;
+    return typeof n === 'number' ? undefined : n;
+  }
+  set nextTimeout(e: TimeoutEntry | undefined) {
+    this.#nextOrIndex = e;
+  }
+
+  /** TimeoutEntry: its index in the queue's heap, or -1. */
+  get heapIndex(): number {
+    const n = this.#nextOrIndex;
+    return typeof n === 'number' ? n : -1;
+  }
+  set heapIndex(i: number) {
+    if (i >= 0) this.#nextOrIndex = i;
+    else if (typeof this.#nextOrIndex === 'number') this.#nextOrIndex = undefined;
   }
 
   /** TimeoutEntry: when the attempt times out. */

@@ -65,7 +65,16 @@ const BACKOFF_KEYS: Record<keyof BackoffOptions, true> & KnownKeys = { initialMs
 
 /** Checks `backoff` options laid over `base` (the pool's, or the defaults). */
 export function resolveBackoff(field: string, value: unknown, base: BackoffOptions): BackoffOptions {
-  const o = optionsObject(field, value, BACKOFF_KEYS, { baseMs: 'initialMs', minMs: 'initialMs', delayMs: 'initialMs', initialDelayMs: 'initialMs', maxDelayMs: 'maxMs' });
+  const o = optionsObject(field, value, BACKOFF_KEYS, {
+    baseMs: 'initialMs',
+    base: 'initialMs',
+    minMs: 'initialMs',
+    delayMs: 'initialMs',
+    initialDelayMs: 'initialMs',
+    maxDelayMs: 'maxMs',
+    maxDelay: 'maxMs',
+    factor: 'the delay doubles on each retry; set initialMs and maxMs',
+  });
   if (o === undefined) return base;
   const initialMs = finite(`${field}.initialMs`, o['initialMs'], base.initialMs);
   const maxMs = finite(`${field}.maxMs`, o['maxMs'], Math.max(base.maxMs, initialMs));

@@ -28,372 +28,369 @@ import type { Operation } from './context.js';
 import { Hedging, type HedgeHost } from './hedging.js';
 import { attemptCount, newVerdict, permanentMessage, recordCallFailure, recordCancel, recordFailure, recordSuccess, recordTimeout, starved } from './outcome.js';
 import { rejectionOf, resolvePlan, type CallPlan } from './plan.js';
-import { Waiting, type WaitState } from './waits.js';
+import { ADMISSION, AUTH, FREE_BIT, SLEEP, Waiting, type WaitState } from './waits.js';
 import { attemptLimit, CallHistory, keepError, lastPoolError, nothingCanAdmit } from './limits-of-a-call.js';
 import { unwatchAbort, watchAbort, type AbortWatcher } from './signals.js';
 
 const INF = Number.POSITIVE_INFINITY;
-const RETRY_PENDING = 1; // a retryable failure; cleared by the next attempt or the `retry-scheduled` event
-const BACKED_OFF = 2; // a sleep since the last failure: a tried endpoint may be used at once
-const PANIC = 4; // the current selection came from a tier in panic mode (its breakers are ignored)
-const ATTEMPT_ONE = 8; // attempts are counted from this bit up
+// The call's own bits in the waits' flags field (one field for both: heap per call in flight).
+const RETRY_PENDING = FREE_BIT; // a retryable failure; cleared by the next attempt or the `retry-scheduled` event
+const BACKED_OFF = FREE_BIT * 2; // a sleep since the last failure: a tried endpoint may be used at once
+const PANIC = FREE_BIT * 4; // the current selection came from a tier in panic mode (its breakers are ignored)
 
-export class Call<C, T> extends Waiting<C> implements AttemptOwner<C>, AdmissionHost<C>, ReauthHost<C>, HedgeHost<C>, AbortWatcher {
+export class Call<C, T> extends Waiting<C, CallHistory<C>> implements AttemptOwner<C>, AdmissionHost<C>, ReauthHost<C>, HedgeHost<C>, AbortWatcher {
   readonly id: number;
   readonly #op: Operation<C, T>;
-  readonly #plan: CallPlan<C>;
   /** Settles the call's promise; a failure resolves it with a rejected promise (no `reject` kept: 56 B). */
   #resolve!: (value: T | PromiseLike<T>) => void;
-  #bits = 0; // three flags and the attempt count, RETRY_PENDING to ATTEMPT_ONE (heap per call in flight)
   /** The latest primary (not hedged) attempt, kept after it ends: it runs while not `done`. */
   #last: Attempt<C> | undefined;
-  /** Failures, retries, exclusions, hedges, the store: made at first need (most calls never fail nor hedge). */
-  #h: CallHistory<C> | undefined;
 
   constructor(s: PoolState<C>, op: Operation<C, T>, options: ExecuteOptions | undefined, given?: CallPlan<C>) {
-    super(s);
-    this.#op = op;
-    this.id = ++s.callSeq;
+    const id = ++s.callSeq;
     if (typeof op !== 'function') throw invalidOption('operation', 'a function (conn, ctx) => Promise', op);
     const plan = given ?? (options === undefined ? s.defaultPlan : resolvePlan(s, options));
-    this.#plan = plan;
-    if (plan.hedge !== undefined) this.#history().hedging = new Hedging(s, this, plan.hedge);
+    super(plan);
+    this.#op = op;
+    this.id = id;
+    if (plan.hedge !== undefined) this.slots().hedging = new Hedging(s, this, plan.hedge);
   }
 
-  /** Attempts started so far. */
+  /** Attempts started so far (without a history, at most one: its latest; see `newSlots`). */
   get attempts(): number {
-    return Math.floor(this.#bits / ATTEMPT_ONE);
+    return this.lazy?.attempts ?? (this.#last === undefined ? 0 : 1);
   }
 
   /** Runs the call; the promise settles exactly once. */
   run(): Promise<T> {
     return new Promise<T>((resolve) => {
       this.#resolve = resolve;
-      this.#begin();
+      Call.#begin(this);
     });
   }
 
-  #begin(): void {
-    const s = this.s;
-    const { signal, pin } = this.#plan;
+  static #begin<C, T>(c: Call<C, T>): void {
+    const s = c.s;
+    const { signal, pin } = c.plan;
     s.active++;
-    if (s.closed) return this.#fail('CLOSED', 'the pool is closed');
+    if (s.closed) return Call.#fail(c, 'CLOSED', 'the pool is closed');
     if (signal !== undefined) {
-      if (signal.aborted) return this.#fail('ABORTED', 'the call was aborted before it started', undefined, 'aborted', signal.reason);
-      watchAbort(signal, this);
+      if (signal.aborted) return Call.#fail(c, 'ABORTED', 'the call was aborted before it started', undefined, 'aborted', signal.reason);
+      watchAbort(signal, c);
     }
-    if (pin !== undefined && this.#excluded()?.includes(pin) === true) {
-      return this.#fail('PIN_UNAVAILABLE', `pinned endpoint ${JSON.stringify(pin.name)} is also excluded`);
+    if (pin !== undefined && Call.#excluded(c)?.includes(pin) === true) {
+      return Call.#fail(c, 'PIN_UNAVAILABLE', `pinned endpoint ${JSON.stringify(pin.name)} is also excluded`);
     }
     // One clock read serves the deadline, the budget and the first selection.
     const now = s.clock.now();
-    const deadlineMs = this.#plan.deadlineMs;
-    if (deadlineMs !== INF) this.deadlineAt = now + deadlineMs;
+    c.beganAt = now;
     s.opts.retryBudget?.deposit(now);
-    if (s.opts.permitScope === 'attempt' || this.takePermit()) this.#next(now);
+    if (s.opts.permitScope === 'attempt' || c.takePermit()) Call.#next(c, now);
   }
 
   /** The caller's signal fired (the call is its own watcher: no closure per call; see signals.ts). */
   aborted(): void {
-    this.#fail('ABORTED', 'the call was aborted', undefined, 'aborted', this.#plan.signal?.reason);
+    Call.#fail(this, 'ABORTED', 'the call was aborted', undefined, 'aborted', this.plan.signal?.reason);
   }
 
   protected resume(): void {
-    this.#next();
+    Call.#next(this);
   }
 
   protected closedWhileWaiting(): void {
-    this.#fail('CLOSED', 'the pool was closed while the call was waiting');
+    Call.#fail(this, 'CLOSED', 'the pool was closed while the call was waiting');
   }
 
   protected waitTimedOut(was: WaitState): void {
-    if (was === 'sleep') this.#next();
-    else if (was === 'admission' && this.s.clock.now() < this.deadlineAt) admissionTimedOut(this.s, this, this.#h!.admitting!);
-    else this.#deadlineExceeded();
+    if (was === SLEEP) Call.#next(this);
+    else if (was === ADMISSION && this.s.clock.now() < this.deadlineAt) admissionTimedOut(this.s, this, this.lazy!.admitting!);
+    else Call.#deadlineExceeded(this);
   }
 
   /** Selects and goes on; `at`: the current time when the caller just read it. */
-  #next(at?: number): void {
-    if (this.settled) return;
-    const s = this.s;
+  static #next<C, T>(c: Call<C, T>, at?: number): void {
+    if (c.settled) return;
+    const s = c.s;
     const now = at ?? s.clock.now();
-    if (now >= this.deadlineAt) return this.#deadlineExceeded();
-    if (s.closed) return this.#fail('CLOSED', 'the pool was closed');
-    const pin = this.#plan.pin;
-    const sel = pin !== undefined ? selectPinned(pin, now, this.tried, this.#excluded()) : s.select(now, this.tried, this.#excluded());
-    if (typeof sel === 'string') return this.#pinUnavailable(sel, undefined);
+    if (now >= c.deadlineAt) return Call.#deadlineExceeded(c);
+    if (s.closed) return Call.#fail(c, 'CLOSED', 'the pool was closed');
+    const pin = c.plan.pin;
+    const sel = pin !== undefined ? selectPinned(pin, now, c.tried, Call.#excluded(c)) : s.select(now, c.tried, Call.#excluded(c));
+    if (typeof sel === 'string') return Call.#pinUnavailable(c, sel, undefined);
     switch (sel.kind) {
       case 'endpoint':
-        if (sel.tried && (this.#bits & BACKED_OFF) === 0) {
-          const h = this.#history();
-          const delay = backoffDelay(++h.retries, this.#plan.backoff, s.random, h.lastDelay);
+        if (sel.tried && !c.flag(BACKED_OFF)) {
+          const h = c.slots();
+          const delay = backoffDelay(++h.retries, c.plan.backoff, s.random, h.lastDelay);
           h.lastDelay = delay;
-          return this.#sleep(delay, false);
+          return Call.#sleep(c, delay, false);
         }
-        this.#bits = sel.panic === true ? this.#bits | PANIC : this.#bits & ~PANIC;
-        return this.#admit(sel.endpoint, now);
+        c.setFlag(PANIC, sel.panic === true);
+        return Call.#admit(c, sel.endpoint, now);
       case 'wait':
-        if (sel.endpoint === undefined || sel.waitMs === INF) return this.#sleep(sel.waitMs, true);
+        if (sel.endpoint === undefined || sel.waitMs === INF) return Call.#sleep(c, sel.waitMs, true);
         // Deadline-aware admission: a turn that comes too late fails at once (waits.ts).
-        if (this.lateTurn(sel.waitMs, now, sel.endpoint)) return this.#fail('RATE_LIMITED', this.lateTurn(sel.waitMs, now, sel.endpoint)!, Math.ceil(sel.waitMs));
-        return this.#sleep(sel.waitMs, true, sel.endpoint);
+        if (c.lateTurn(sel.waitMs, now, sel.endpoint)) return Call.#fail(c, 'RATE_LIMITED', c.lateTurn(sel.waitMs, now, sel.endpoint)!, Math.ceil(sel.waitMs));
+        return Call.#sleep(c, sel.waitMs, true, sel.endpoint);
       case 'none':
         // 'wait' waits for a cooldown or a probe, never when nothing can admit (all excluded or disabled).
-        if (this.#plan.breakerMode === 'wait' && (sel.retryAfterMs !== INF || !nothingCanAdmit(s, pin, this.#excluded()))) return this.#sleep(sel.retryAfterMs, true);
-        if (pin !== undefined) return this.#pinUnavailable('its breaker is open', sel.retryAfterMs);
-        return this.#fail('NO_ENDPOINT', 'no endpoint admits calls: every candidate is excluded or its breaker is open', sel.retryAfterMs);
+        if (c.plan.breakerMode === 'wait' && (sel.retryAfterMs !== INF || !nothingCanAdmit(s, pin, Call.#excluded(c)))) return Call.#sleep(c, sel.retryAfterMs, true);
+        if (pin !== undefined) return Call.#pinUnavailable(c, 'its breaker is open', sel.retryAfterMs);
+        return Call.#fail(c, 'NO_ENDPOINT', 'no endpoint admits calls: every candidate is excluded or its breaker is open', sel.retryAfterMs);
     }
   }
 
   protected tookTurn(ep: EndpointState<C>, now: number): void {
-    return now < this.deadlineAt && !this.s.closed && ep.readyNow(now, (this.#bits & PANIC) !== 0 || this.s.inPanic(ep, now)) ? this.#admit(ep, now) : this.#next(now);
+    return now < this.deadlineAt && !this.s.closed && ep.readyNow(now, this.flag(PANIC) || this.s.inPanic(ep, now)) ? Call.#admit(this, ep, now) : Call.#next(this, now);
   }
 
   /** With a shared store, asks it first (see admission.ts); otherwise launches at once. */
-  #admit(ep: EndpointState<C>, now: number): void {
-    if (!this.permitToSend()) return;
-    if (!needsAdmission(this.s, ep, now)) return this.#launch(ep, now);
-    this.#history().admitting = ep;
-    this.waitFor('admission', this.s.opts.sharedQuota!.timeoutMs);
-    askStore(this.s, this, ep);
+  static #admit<C, T>(c: Call<C, T>, ep: EndpointState<C>, now: number): void {
+    if (!c.permitToSend()) return;
+    if (!needsAdmission(c.s, ep, now)) return Call.#launch(c, ep, now);
+    c.slots().admitting = ep;
+    c.waitFor(ADMISSION, c.s.opts.sharedQuota!.timeoutMs);
+    askStore(c.s, c, ep);
   }
 
   awaitingAdmission(ep: EndpointState<C>): boolean {
-    return this.waiting === 'admission' && this.#h!.admitting === ep; // #admit made the history
+    return this.waiting === ADMISSION && this.lazy!.admitting === ep; // #admit made the history
   }
 
   /** The store answered, failed or timed out: launch on `ep` if it can still take the attempt, else select again. */
   admissionDone(ep: EndpointState<C>, now: number, refused: boolean): void {
     this.stopWaiting();
-    if (refused) this.#next();
-    else if (this.#stillAdmissible(ep, now)) this.#launch(ep, now);
+    if (refused) Call.#next(this);
+    else if (Call.#stillAdmissible(this, ep, now)) Call.#launch(this, ep, now);
   }
 
-  #stillAdmissible(ep: EndpointState<C>, now: number): boolean {
-    if (now >= this.deadlineAt) this.#deadlineExceeded();
-    else if (!ep.readyNow(now, (this.#bits & PANIC) !== 0)) this.#next();
+  static #stillAdmissible<C, T>(c: Call<C, T>, ep: EndpointState<C>, now: number): boolean {
+    if (now >= c.deadlineAt) Call.#deadlineExceeded(c);
+    else if (!ep.readyNow(now, c.flag(PANIC))) Call.#next(c);
     else return true;
     return false;
   }
 
-  #launch(ep: EndpointState<C>, now: number, asHedge = false): void {
-    const s = this.s;
-    this.#bits += ATTEMPT_ONE;
-    const n = this.attempts;
+  static #launch<C, T>(c: Call<C, T>, ep: EndpointState<C>, now: number, asHedge = false): void {
+    const s = c.s;
+    // The first attempt of a call with no history is counted by becoming its latest, below.
+    const h = c.lazy;
+    const n = h !== undefined ? ++h.attempts : c.#last === undefined ? 1 : ++c.slots().attempts;
     if (!asHedge) {
-      this.#bits &= ~(RETRY_PENDING | BACKED_OFF);
-      this.queueWaitEnds();
+      c.setFlag(RETRY_PENDING | BACKED_OFF, false);
+      c.queueWaitEnds();
     }
-    const a = new Attempt<C>(this, ep, n, ep.breaker.enter(now), now);
+    const a = new Attempt<C>(c, ep, n, ep.breaker.enter(now), now === c.beganAt ? undefined : now);
     claimSlot(ep, now);
-    if (asHedge) this.#h!.hedging!.started(a);
+    if (asHedge) c.lazy!.hedging!.started(a);
     else {
-      this.#last = a;
-      this.#h?.hedging?.schedule(ep);
+      c.#last = a;
+      c.lazy?.hedging?.schedule(ep);
     }
-    startAttempt(s, a, this.#plan.attemptTimeoutMs, now, this.id);
+    startAttempt(s, a, c.plan.attemptTimeoutMs, now, c.id);
     let pending: unknown;
     try {
-      pending = this.#op(ep.conn, a);
+      pending = c.#op(ep.conn, a);
     } catch (error) {
-      return this.attemptFailed(a, error, true);
+      return c.attemptFailed(a, error, true);
     }
-    if (!isThenable(pending)) return this.attemptFailed(a, new NotAPromiseError(pending), true);
+    if (!isThenable(pending)) return c.attemptFailed(a, new NotAPromiseError(pending), true);
     try {
       watchAttempt(a, pending);
     } catch (error) {
-      this.attemptFailed(a, error, true);
+      c.attemptFailed(a, error, true);
     }
   }
 
   /** Ends an attempt's bookkeeping (idempotence is the caller's job, via `a.done`). */
-  #endAttempt(a: Attempt<C>): void {
+  static #endAttempt<C, T>(c: Call<C, T>, a: Attempt<C>): void {
     a.done = true;
-    this.s.timeouts.remove(a); // a no-op unless it is queued
-    this.#h?.hedging?.remove(a); // a no-op for the primary
-    releaseSlot(this.s, a);
-    if (!this.#othersRunning()) this.releaseAfterSend();
+    c.s.timeouts.remove(a); // a no-op unless it is queued
+    c.lazy?.hedging?.remove(a); // a no-op for the primary
+    releaseSlot(c.s, a);
+    if (!Call.#othersRunning(c)) c.releaseAfterSend();
   }
 
   attemptSucceeded(a: Attempt<C>, value: unknown): void {
     if (a.done) return;
-    this.#endAttempt(a);
+    Call.#endAttempt(this, a);
     recordSuccess(this.s, a, this.id);
     if (this.settled) return;
     this.settled = true;
-    this.#cleanup('superseded');
+    Call.#cleanup(this, 'superseded');
     this.#resolve(value as T);
   }
 
   attemptFailed(a: Attempt<C>, error: unknown, sync: boolean): void {
     if (a.done) return;
-    this.#endAttempt(a);
-    const h = this.#history();
+    Call.#endAttempt(this, a);
+    const h = this.slots();
     h.lastError = error;
     const ep = a.ep;
-    const { cls, retryAfterMs, movesOn } = recordFailure(this.s, a, error, sync, (h.verdict ??= newVerdict()), this.#plan.backoff.maxMs, this.id);
+    const { cls, retryAfterMs, movesOn } = recordFailure(this.s, a, error, sync, (h.verdict ??= newVerdict()), this.plan.backoff.maxMs, this.id);
     h.lastRetryAfterMs = retryAfterMs;
     if (cls === 'transient') keepError(ep, error, this.s.clock.now());
     if (this.settled) return;
     const final = (cls === 'permanent' && !movesOn) || cls === 'retry-narrower'; // an invalid key's permanent is about the endpoint
-    if (!final && this.#othersRunning()) {
+    if (!final && Call.#othersRunning(this)) {
       // A hedged call goes on while another of its attempts may still answer.
-      if (cls === 'unsupported' || movesOn) this.#history().exclude(ep, this.#plan.excluded);
-      else this.#history().markTried(ep);
+      if (cls === 'unsupported' || movesOn) this.slots().exclude(ep, this.plan.excluded);
+      else this.slots().markTried(ep);
       return;
     }
     // A parked or disabled endpoint is out of the running: selection skips it by itself.
-    if (movesOn) return this.#retryOrFail();
+    if (movesOn) return Call.#retryOrFail(this);
     switch (cls) {
       case 'permanent':
-        return this.#fail('PERMANENT', permanentMessage(ep.name, error, sync, h.verdict));
+        return Call.#fail(this, 'PERMANENT', permanentMessage(ep.name, error, sync, h.verdict));
       case 'retry-narrower':
-        return this.#fail('RETRY_NARROWER', `endpoint ${JSON.stringify(ep.name)} asked for a narrower request`);
+        return Call.#fail(this, 'RETRY_NARROWER', `endpoint ${JSON.stringify(ep.name)} asked for a narrower request`);
       case 'unsupported':
-        this.#history().exclude(ep, this.#plan.excluded);
-        return this.#retryOrFail();
+        this.slots().exclude(ep, this.plan.excluded);
+        return Call.#retryOrFail(this);
       case 'unauthorized': {
         const why = reauthenticate(this.s, ep, (h.refreshed ??= []), this, a.authGeneration);
-        return why === undefined ? this.waitFor('auth', INF) : this.#fail('UNAUTHORIZED', why);
+        return why === undefined ? this.waitFor(AUTH, INF) : Call.#fail(this, 'UNAUTHORIZED', why);
       }
       default:
-        this.#history().markTried(ep);
+        this.slots().markTried(ep);
         if (cls === 'rate-limited') this.lostTurn();
-        this.#bits |= RETRY_PENDING;
-        return this.#retryOrFail();
+        this.setFlag(RETRY_PENDING, true);
+        return Call.#retryOrFail(this);
     }
   }
 
-  #history(): CallHistory<C> {
-    return (this.#h ??= new CallHistory<C>());
+  /** The waits' slots are the call's history (failures, retries, exclusions, hedges, the store): one object made at first need, read as `lazy`. */
+  protected override newSlots(): CallHistory<C> {
+    return new CallHistory<C>(this.#last === undefined ? 0 : 1);
   }
 
   /** HedgeHost: endpoints this call already tried. */
   get tried(): EndpointState<C>[] | undefined {
-    return this.#h?.tried;
+    return this.lazy?.tried;
   }
 
   /** Endpoints this call must not use: its own exclusions, then those it added. */
-  #excluded(): EndpointState<C>[] | undefined {
-    return this.#h?.excluded ?? this.#plan.excluded;
+  static #excluded<C, T>(c: Call<C, T>): EndpointState<C>[] | undefined {
+    return c.lazy?.excluded ?? c.plan.excluded;
   }
 
   /** The primary attempt, while it runs. */
-  #running(): Attempt<C> | undefined {
-    return this.#last?.done === false ? this.#last : undefined;
+  static #running<C, T>(c: Call<C, T>): Attempt<C> | undefined {
+    return c.#last?.done === false ? c.#last : undefined;
   }
 
-  #othersRunning(): boolean {
-    return this.#running() !== undefined || (this.#h?.hedging?.running.length ?? 0) > 0;
+  static #othersRunning<C, T>(c: Call<C, T>): boolean {
+    return Call.#running(c) !== undefined || (c.lazy?.hedging?.running.length ?? 0) > 0;
   }
 
   /** HedgeHost: endpoints a hedge must avoid, or `undefined` when the call cannot hedge now (a settled call runs nothing; after close() nothing new starts). */
   hedgeAvoiding(now: number): EndpointState<C>[] | undefined {
-    const running = this.#running();
-    if (running === undefined || this.#plan.pin !== undefined || now >= this.deadlineAt || this.s.closed) return undefined;
-    const busy: EndpointState<C>[] = this.#excluded()?.slice() ?? [];
+    const running = Call.#running(this);
+    if (running === undefined || this.plan.pin !== undefined || now >= this.deadlineAt || this.s.closed) return undefined;
+    const busy: EndpointState<C>[] = Call.#excluded(this)?.slice() ?? [];
     busy.push(running.ep);
-    for (const h of this.#h!.hedging!.running) busy.push(h.ep);
+    for (const h of this.lazy!.hedging!.running) busy.push(h.ep);
     return busy;
   }
 
   launchHedge(ep: EndpointState<C>, now: number): void {
-    this.#launch(ep, now, true);
+    Call.#launch(this, ep, now, true);
   }
 
   /** @internal the timeout queue found this attempt past its due time. */
   attemptTimedOut(a: Attempt<C>): void {
     if (a.done) return;
     const s = this.s;
-    this.#endAttempt(a);
+    Call.#endAttempt(this, a);
     const now = s.clock.now();
-    const h = this.#history();
-    h.lastError = recordTimeout(s, a, now, this.id, starved(this.#plan, this.deadlineAt, a, now));
+    const h = this.slots();
+    h.lastError = recordTimeout(s, a, now, this.id, starved(this.plan, this.deadlineAt, a, now));
     keepError(a.ep, h.lastError, now);
     h.lastRetryAfterMs = undefined;
     if (this.settled) return;
-    if (now >= this.deadlineAt) return this.#deadlineExceeded();
-    this.#history().markTried(a.ep);
-    if (this.#othersRunning()) return;
-    this.#bits |= RETRY_PENDING;
-    this.#retryOrFail();
+    if (now >= this.deadlineAt) return Call.#deadlineExceeded(this);
+    this.slots().markTried(a.ep);
+    if (Call.#othersRunning(this)) return;
+    this.setFlag(RETRY_PENDING, true);
+    Call.#retryOrFail(this);
   }
 
   /** ReauthHost: the refresh succeeded; replay on `ep` (an attempt that spends no retry). A settled call waits for nothing. */
   refreshed(ep: EndpointState<C>): void {
-    if (this.waiting !== 'auth') return;
+    if (this.waiting !== AUTH) return;
     this.stopWaiting();
-    this.#history().replays++;
+    this.slots().replays++;
     const now = this.s.clock.now();
-    if (this.#stillAdmissible(ep, now)) this.#admit(ep, now);
+    if (Call.#stillAdmissible(this, ep, now)) Call.#admit(this, ep, now);
   }
 
   refreshFailed(ep: EndpointState<C>, error: unknown): void {
-    if (this.waiting !== 'auth') return;
-    this.#history().lastError = error;
-    this.#fail('AUTH', `refreshing the credentials of endpoint ${JSON.stringify(ep.name)} failed`);
+    if (this.waiting !== AUTH) return;
+    this.slots().lastError = error;
+    Call.#fail(this, 'AUTH', `refreshing the credentials of endpoint ${JSON.stringify(ep.name)} failed`);
   }
 
-  #retryOrFail(): void {
-    if (this.attempts - (this.#h?.replays ?? 0) >= attemptLimit(this.s, this.#plan.maxAttempts)) {
-      return this.#fail('RETRIES_EXHAUSTED', this.attempts === 1 ? 'the only attempt allowed failed' : `all ${this.attempts} attempts failed`, this.#h?.lastRetryAfterMs);
+  static #retryOrFail<C, T>(c: Call<C, T>): void {
+    if (c.attempts - (c.lazy?.replays ?? 0) >= attemptLimit(c.s, c.plan.maxAttempts)) {
+      return Call.#fail(c, 'RETRIES_EXHAUSTED', c.attempts === 1 ? 'the only attempt allowed failed' : `all ${c.attempts} attempts failed`, c.lazy?.lastRetryAfterMs);
     }
-    const budget = this.s.opts.retryBudget;
-    if (budget !== undefined && !budget.tryWithdraw(this.s.clock.now())) {
-      return this.#fail('RETRY_BUDGET_EXHAUSTED', `the pool's retry budget is spent; no retry after ${attemptCount(this.attempts)}`, this.#h?.lastRetryAfterMs);
+    const budget = c.s.opts.retryBudget;
+    if (budget !== undefined && !budget.tryWithdraw(c.s.clock.now())) {
+      return Call.#fail(c, 'RETRY_BUDGET_EXHAUSTED', `the pool's retry budget is spent; no retry after ${attemptCount(c.attempts)}`, c.lazy?.lastRetryAfterMs);
     }
-    this.#next();
+    Call.#next(c);
   }
 
   /** Waits `ms` (`Infinity`: until freed capacity wakes it) or its turn on `queueOn`'s quota, bounded by the deadline; `hinted`: not a backoff. */
-  #sleep(ms: number, hinted: boolean, queueOn?: EndpointState<C>): void {
-    if ((this.#bits & RETRY_PENDING) !== 0) {
-      this.#bits &= ~RETRY_PENDING;
-      if (this.s.listener !== undefined) this.s.emit({ type: 'retry-scheduled', callId: this.id, attempt: this.attempts + 1, delayMs: ms, hinted });
+  static #sleep<C, T>(c: Call<C, T>, ms: number, hinted: boolean, queueOn?: EndpointState<C>): void {
+    if (c.flag(RETRY_PENDING)) {
+      c.setFlag(RETRY_PENDING, false);
+      if (c.s.listener !== undefined) c.s.emit({ type: 'retry-scheduled', callId: c.id, attempt: c.attempts + 1, delayMs: ms, hinted });
     }
-    this.#bits |= BACKED_OFF;
-    if (queueOn !== undefined) this.queueFor(queueOn, ms, this.id);
-    else this.sleep(ms);
+    c.setFlag(BACKED_OFF, true);
+    if (queueOn !== undefined) c.queueFor(queueOn, ms, c.id);
+    else c.sleep(ms);
   }
 
-  #deadlineExceeded(): void {
-    this.#fail('DEADLINE_EXCEEDED', `the call's deadline of ${this.#plan.deadlineMs} ms passed after ${attemptCount(this.attempts)}`);
+  static #deadlineExceeded<C, T>(c: Call<C, T>): void {
+    Call.#fail(c, 'DEADLINE_EXCEEDED', `the call's deadline of ${c.plan.deadlineMs} ms passed after ${attemptCount(c.attempts)}`);
   }
 
-  #pinUnavailable(why: string, retryAfterMs: number | undefined): void {
-    this.#fail('PIN_UNAVAILABLE', `pinned endpoint ${JSON.stringify(this.#plan.pin!.name)} cannot serve: ${why}`, retryAfterMs);
+  static #pinUnavailable<C, T>(c: Call<C, T>, why: string, retryAfterMs: number | undefined): void {
+    Call.#fail(c, 'PIN_UNAVAILABLE', `pinned endpoint ${JSON.stringify(c.plan.pin!.name)} cannot serve: ${why}`, retryAfterMs);
   }
 
-  #fail(code: PoolErrorCode, message: string, retryAfterMs?: number, cancel: CancelReason = 'aborted', abortReason?: unknown): void {
-    if (this.settled) return;
-    this.settled = true;
-    const lastError = this.#h?.lastError;
-    const cause = lastError !== undefined ? lastError : code === 'NO_ENDPOINT' ? lastPoolError(this.s) : abortReason;
-    const lastEndpoint = this.#h?.hedging?.latestEndpoint(this.#last) ?? this.#last?.ep;
-    const error = new PoolError(code, message, { cause, attempts: this.attempts, endpoint: lastEndpoint?.name, retryAfterMs: retryAfterMs === INF ? undefined : retryAfterMs });
-    this.#cleanup(code === 'CLOSED' ? 'closed' : cancel, abortReason ?? error);
-    recordCallFailure(this.s, this.id, error, lastEndpoint);
-    this.#resolve(Promise.reject(rejectionOf(this.#plan, error)));
+  static #fail<C, T>(c: Call<C, T>, code: PoolErrorCode, message: string, retryAfterMs?: number, cancel: CancelReason = 'aborted', abortReason?: unknown): void {
+    if (c.settled) return;
+    c.settled = true;
+    const lastError = c.lazy?.lastError;
+    const cause = lastError !== undefined ? lastError : code === 'NO_ENDPOINT' ? lastPoolError(c.s) : abortReason;
+    const lastEndpoint = c.lazy?.hedging?.latestEndpoint(c.#last) ?? c.#last?.ep;
+    const error = new PoolError(code, message, { cause, attempts: c.attempts, endpoint: lastEndpoint?.name, retryAfterMs: retryAfterMs === INF ? undefined : retryAfterMs });
+    Call.#cleanup(c, code === 'CLOSED' ? 'closed' : cancel, abortReason ?? error);
+    recordCallFailure(c.s, c.id, error, lastEndpoint);
+    c.#resolve(Promise.reject(rejectionOf(c.plan, error)));
   }
 
-  #cancel(a: Attempt<C>, cancel: CancelReason, abortReason: unknown): void {
-    this.#endAttempt(a);
-    recordCancel(this.s, a, cancel, abortReason, this.id);
+  static #cancel<C, T>(c: Call<C, T>, a: Attempt<C>, cancel: CancelReason, abortReason: unknown): void {
+    Call.#endAttempt(c, a);
+    recordCancel(c.s, a, cancel, abortReason, c.id);
   }
 
   /** Releases everything the call holds; running attempts are cancelled (their signals abort, `attempt-cancelled`). */
-  #cleanup(cancel: CancelReason = 'aborted', abortReason?: unknown): void {
-    const s = this.s;
-    const running = this.#running();
-    if (running !== undefined) this.#cancel(running, cancel, abortReason);
-    const hedging = this.#h?.hedging;
+  static #cleanup<C, T>(c: Call<C, T>, cancel: CancelReason = 'aborted', abortReason?: unknown): void {
+    const s = c.s;
+    const running = Call.#running(c);
+    if (running !== undefined) Call.#cancel(c, running, cancel, abortReason);
+    const hedging = c.lazy?.hedging;
     if (hedging !== undefined) {
-      for (const a of hedging.running.slice()) this.#cancel(a, cancel, abortReason);
+      for (const a of hedging.running.slice()) Call.#cancel(c, a, cancel, abortReason);
       hedging.stop();
     }
-    this.stopWaiting();
-    this.releasePermit();
-    if (this.#plan.signal !== undefined) unwatchAbort(this.#plan.signal, this);
+    c.stopWaiting();
+    c.releasePermit();
+    if (c.plan.signal !== undefined) unwatchAbort(c.plan.signal, c);
     s.callEnded();
   }
 }

@@ -7,6 +7,7 @@ import type { Verdict } from '../base/classify.js';
 import type { Hedging } from './hedging.js';
 import type { EndpointState } from '../selection/endpoint.js';
 import type { PoolState } from '../state.js';
+import { WaitSlots } from './waits.js';
 
 /**
  * The attempt cap (replays after a credential refresh not counted). `maxAttempts` left
@@ -48,7 +49,9 @@ export function lastPoolError<C>(s: PoolState<C>): unknown {
  * shared store keeps: made on first need, so a call that succeeds at once carries one
  * empty field instead of eight (heap per call in flight).
  */
-export class CallHistory<C> {
+export class CallHistory<C> extends WaitSlots {
+  /** Attempts started so far (hedges included). */
+  attempts: number;
   /** Replays after a credential refresh: attempts that spend no retry budget. */
   replays = 0;
   /** Endpoints whose credentials this call already refreshed. */
@@ -68,6 +71,11 @@ export class CallHistory<C> {
   excluded: EndpointState<C>[] | undefined = undefined;
   /** Hedged attempts, for a call with a hedge plan. */
   hedging: Hedging<C> | undefined = undefined;
+
+  constructor(attempts: number) {
+    super();
+    this.attempts = attempts;
+  }
 
   /** Leaves `ep` out of the call's later selections, on top of the plan's own exclusions. */
   exclude(ep: EndpointState<C>, planned: readonly EndpointState<C>[] | undefined): void {

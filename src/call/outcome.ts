@@ -160,7 +160,7 @@ export function starved<C>(plan: { readonly attemptTimeoutMs: number; readonly d
  */
 export function recordTimeout<C>(s: PoolState<C>, a: Attempt<C>, now: number, callId: number, starved: boolean): PoolError {
   const ep = a.ep;
-  const error = new PoolError('ATTEMPT_TIMEOUT', `attempt ${a.attempt} on endpoint ${JSON.stringify(ep.name)} timed out after ${now - a.startedAt} ms`, {
+  const error = new PoolError('ATTEMPT_TIMEOUT', `attempt ${a.attempt} on endpoint ${JSON.stringify(ep.name)} timed out after ${Math.round(now - a.startedAt)} ms`, {
     attempts: a.attempt,
     endpoint: ep.name,
   });

@@ -33,13 +33,15 @@ const EXECUTE_ALIASES: Readonly<Record<string, string>> = {
 };
 import type { ResolvedOptions } from '../options/resolve.js';
 
-/** What a plan is checked against: the pool's options and its endpoints by name. */
+/** What a plan is checked against: the pool's options and its endpoints by name (the pool's state). */
 export interface PlanContext<C> {
   readonly opts: ResolvedOptions;
   readonly byName: ReadonlyMap<string, EndpointState<C>>;
 }
 
 export interface CallPlan<C> {
+  /** The pool's state, whose plan this is: a call reaches its pool through its plan (one field fewer per call in flight). */
+  readonly state: PlanContext<C>;
   readonly deadlineMs: number;
   readonly attemptTimeoutMs: number;
   readonly maxAttempts: number;
@@ -67,8 +69,10 @@ export function rejectionOf<C>(plan: CallPlan<C>, error: PoolError): unknown {
 }
 
 /** The plan of a call made with no options. */
-export function defaultPlan<C>(o: ResolvedOptions): CallPlan<C> {
+export function defaultPlan<C>(s: PlanContext<C>): CallPlan<C> {
+  const o = s.opts;
   return {
+    state: s,
     deadlineMs: o.deadlineMs,
     attemptTimeoutMs: o.attemptTimeoutMs,
     maxAttempts: o.maxAttempts,
@@ -123,6 +127,7 @@ export function resolvePlan<C>(s: PlanContext<C>, options: ExecuteOptions): Call
     if (pin === undefined) throw new PoolError('PIN_UNAVAILABLE', `pinned endpoint ${describe(options.pin)} is not in the pool`);
   }
   return {
+    state: s,
     deadlineMs,
     attemptTimeoutMs,
     maxAttempts,

@@ -18,20 +18,33 @@ import type { PoolState, Waiter } from '../state.js';
 import type { EndpointState } from '../selection/endpoint.js';
 import { WaitQueue, type QueuedWaiter } from '../limits/waiters.js';
 import type { PermitWaiter } from './permit-queue.js';
-
-export type WaitState = 'none' | 'permit' | 'sleep' | 'park' | 'auth' | 'admission' | 'queue';
+import type { CallPlan } from './plan.js';
 
 const INF = Number.POSITIVE_INFINITY;
 
-// Bits of `Waiting.#flags` (one field instead of five booleans: heap per call in flight).
+// Bits of `Waiting.#flags`: five booleans and the current wait in one field (heap per call
+// in flight); the bits from FREE_BIT up are the subclass's own (see `flag`).
 const SETTLED = 1;
 const HOLDS_PERMIT = 2;
 const IN_PERMIT_QUEUE = 4;
 const WAIT_COUNTED = 8;
 const HAD_TURN = 16;
+// The current wait, in three bits: one of the WaitState values below.
+const STATE_BITS = 7 * 32;
+export const FREE_BIT = 256;
 
-/** What only a call that waits in a queue or on a timer needs; made at its first such wait. */
-class WaitSlots {
+/** The wait a call is in (see above): a number, kept in the flags field. */
+export type WaitState = number;
+export const NONE = 0;
+export const PERMIT = 32;
+export const SLEEP = 64;
+export const PARK = 96;
+export const AUTH = 128;
+export const ADMISSION = 160;
+export const QUEUE = 192;
+
+/** What only a call that waits in a queue or on a timer needs, made at first need; a call's history extends it (one lazy object, not two). */
+export class WaitSlots {
   permitPrev: PermitWaiter | undefined = undefined;
   permitNext: PermitWaiter | undefined = undefined;
   timer: TimerHandle | undefined = undefined;
@@ -43,13 +56,36 @@ class WaitSlots {
   queue: WaitQueue | undefined = undefined;
 }
 
-export abstract class Waiting<C> implements Waiter, QueuedWaiter {
-  protected readonly s: PoolState<C>;
-  /** When the call's deadline passes, in clock time (`Infinity`: none). */
-  deadlineAt = INF;
-  protected waiting: WaitState = 'none';
+export abstract class Waiting<C, S extends WaitSlots = WaitSlots> implements Waiter, QueuedWaiter {
+  protected readonly plan: CallPlan<C>;
+  /** The clock when the call began (`undefined`: not yet): the deadline and most first attempts' start are read through it (one boxed double, not three). */
+  beganAt: number | undefined = undefined;
   #flags = 0;
-  #slots: WaitSlots | undefined = undefined;
+  /** The lazily made slots (`undefined`: none yet); read directly on the hot path, written only by `slots()`. */
+  protected lazy: S | undefined = undefined;
+
+  constructor(plan: CallPlan<C>) {
+    this.plan = plan;
+  }
+
+  /** The pool, reached through the plan (one field fewer per call in flight). */
+  protected get s(): PoolState<C> {
+    return this.plan.state as PoolState<C>; // plan.ts may not import the state (no import cycle)
+  }
+
+  /** When the call's deadline passes, in clock time (`Infinity`: none, or the call has not begun). */
+  get deadlineAt(): number {
+    const t0 = this.beganAt;
+    return t0 === undefined ? INF : t0 + this.plan.deadlineMs;
+  }
+
+  /** The wait it is in (NONE: running or settled). */
+  protected get waiting(): WaitState {
+    return this.#flags & STATE_BITS;
+  }
+  protected set waiting(state: WaitState) {
+    this.#flags = (this.#flags & ~STATE_BITS) | state;
+  }
 
   /** The call's promise has settled: nothing may resume it. */
   protected get settled(): boolean {
@@ -59,23 +95,31 @@ export abstract class Waiting<C> implements Waiter, QueuedWaiter {
     this.setFlag(SETTLED, on);
   }
 
-  private setFlag(bit: number, on: boolean): void {
+  /** One bit of the flags field: the subclass's own start at FREE_BIT. */
+  protected flag(bit: number): boolean {
+    return (this.#flags & bit) !== 0;
+  }
+
+  protected setFlag(bit: number, on: boolean): void {
     this.#flags = on ? this.#flags | bit : this.#flags & ~bit;
   }
 
-  private slots(): WaitSlots {
-    return (this.#slots ??= new WaitSlots());
+  protected slots(): S {
+    return (this.lazy ??= this.newSlots());
   }
+
+  /** Makes the slots: a subclass extends them with its own rarely used fields. */
+  protected abstract newSlots(): S;
 
   // Its place in the pool's permit queue (see permit-queue.ts).
   get permitPrev(): PermitWaiter | undefined {
-    return this.#slots?.permitPrev;
+    return this.lazy?.permitPrev;
   }
   set permitPrev(w: PermitWaiter | undefined) {
     this.slots().permitPrev = w;
   }
   get permitNext(): PermitWaiter | undefined {
-    return this.#slots?.permitNext;
+    return this.lazy?.permitNext;
   }
   set permitNext(w: PermitWaiter | undefined) {
     this.slots().permitNext = w;
@@ -89,14 +133,10 @@ export abstract class Waiting<C> implements Waiter, QueuedWaiter {
 
   /** QueuedWaiter: the ticket of its place in a rate-limit queue (0: none). */
   get queueTicket(): number {
-    return this.#slots?.queueTicket ?? 0;
+    return this.lazy?.queueTicket ?? 0;
   }
   set queueTicket(ticket: number) {
     this.slots().queueTicket = ticket;
-  }
-
-  constructor(s: PoolState<C>) {
-    this.s = s;
   }
 
   /** Its turn for a token on `ep` came (it is out of the queue): go there, or select again. */
@@ -110,15 +150,15 @@ export abstract class Waiting<C> implements Waiter, QueuedWaiter {
 
   /** Capacity this call was parked on (an in-flight or probe slot) may be free. */
   wake(): void {
-    if (this.settled || this.waiting !== 'park') return;
+    if (this.settled || this.waiting !== PARK) return;
     this.stopWaiting();
     this.resume();
   }
 
   /** QueuedWaiter: the queue gave this call its turn. */
   turn(now: number): void {
-    const ep = this.#slots?.queuedOn as EndpointState<C> | undefined;
-    if (this.settled || this.waiting !== 'queue' || ep === undefined) return;
+    const ep = this.lazy?.queuedOn as EndpointState<C> | undefined;
+    if (this.settled || this.waiting !== QUEUE || ep === undefined) return;
     this.stopWaiting();
     this.setFlag(HAD_TURN, true);
     this.tookTurn(ep, now);
@@ -131,7 +171,7 @@ export abstract class Waiting<C> implements Waiter, QueuedWaiter {
 
   /** QueuedWaiter: taken out of the queue (its turn came too late): it selects again, from scratch. */
   readmit(): void {
-    if (this.settled || this.waiting !== 'queue') return;
+    if (this.settled || this.waiting !== QUEUE) return;
     this.stopWaiting();
     this.resume();
   }
@@ -150,12 +190,14 @@ export abstract class Waiting<C> implements Waiter, QueuedWaiter {
       etaMs = ep.limitWaitMs(now);
       if (f > 0) etaMs = Math.max(etaMs, ep.turnEtaMs(now, f, f));
     }
-    const waited = (this.#flags & WAIT_COUNTED) !== 0 ? now - this.#slots!.queuedAt : 0;
+    const waited = (this.#flags & WAIT_COUNTED) !== 0 ? now - this.lazy!.queuedAt : 0;
     // The turn must leave the attempt its usual time (twice the endpoint's smoothed success
-    // duration): a turn at the last millisecond would spend a token on a call that then fails.
-    const on = ep ?? (this.#slots?.queuedOn as EndpointState<C> | undefined);
+    // duration): a turn at the last millisecond would spend a token on a call that then fails,
+    // and one at the deadline itself leaves no time at all.
+    const on = ep ?? (this.lazy?.queuedOn as EndpointState<C> | undefined);
     const reserveMs = on === undefined ? 0 : 2 * on.okMs;
-    const late = now + etaMs + reserveMs > this.deadlineAt ? 'deadline' : waited + etaMs > this.s.opts.maxQueueWaitMs ? 'maxQueueWaitMs' : undefined;
+    const turnAt = now + etaMs;
+    const late = turnAt >= this.deadlineAt || turnAt + reserveMs > this.deadlineAt ? 'deadline' : waited + etaMs > this.s.opts.maxQueueWaitMs ? 'maxQueueWaitMs' : undefined;
     if (late === undefined) return undefined;
     // Learned ceilings recover sooner while callers are turned away (see limits/ceiling.ts).
     this.s.turnedAwayAt = now;
@@ -180,7 +222,7 @@ export abstract class Waiting<C> implements Waiter, QueuedWaiter {
     slots.queuedOn = ep;
     ep.queued++;
     slots.queue = q;
-    this.waitFor('queue', INF);
+    this.waitFor(QUEUE, INF);
     q.join(this, ep, (this.#flags & HAD_TURN) !== 0);
   }
 
@@ -208,7 +250,7 @@ export abstract class Waiting<C> implements Waiter, QueuedWaiter {
 
   /** `close()` reached this call while it was waiting. */
   closeWaiting(): void {
-    if (this.waiting !== 'none') this.closedWhileWaiting();
+    if (this.waiting !== NONE) this.closedWhileWaiting();
   }
 
   /** Takes a pool-wide permit if one is free (or calls are not limited); otherwise queues for one. */
@@ -221,7 +263,7 @@ export abstract class Waiting<C> implements Waiter, QueuedWaiter {
       return true;
     }
     s.permitQueue.push(this);
-    this.waitFor('permit', INF);
+    this.waitFor(PERMIT, INF);
     return false;
   }
 
@@ -247,9 +289,9 @@ export abstract class Waiting<C> implements Waiter, QueuedWaiter {
     this.releaseAfterSend();
     if (ms === INF) {
       this.s.parked.add(this);
-      return this.waitFor('park', INF);
+      return this.waitFor(PARK, INF);
     }
-    this.waitFor('sleep', ms);
+    this.waitFor(SLEEP, ms);
   }
 
   /** Enters `state` for at most `ms` (`Infinity`: until ended otherwise), bounded by the deadline. */
@@ -273,22 +315,24 @@ export abstract class Waiting<C> implements Waiter, QueuedWaiter {
   /** Leaves the current wait (if any): its timer is cleared and it leaves the pool's queues. */
   protected stopWaiting(): void {
     const s = this.s;
-    const slots = this.#slots;
+    const slots = this.lazy;
     if (slots?.timer !== undefined) {
       s.clock.clearTimeout(slots.timer);
       slots.timer = undefined;
     }
-    if (this.waiting === 'permit') {
+    const state = this.waiting;
+    if (state === NONE) return;
+    if (state === PERMIT) {
       s.permitQueue.remove(this);
-    } else if (this.waiting === 'park') {
+    } else if (state === PARK) {
       s.parked.delete(this);
-    } else if (this.waiting === 'queue') {
+    } else if (state === QUEUE) {
       (slots!.queuedOn as EndpointState<C>).queued--;
       slots!.queue!.leave(this);
       slots!.queue = undefined;
       slots!.queuedOn = undefined;
     }
-    if (this.waiting !== 'none') s.waiting.delete(this);
-    this.waiting = 'none';
+    s.waiting.delete(this);
+    this.waiting = NONE;
   }
 }

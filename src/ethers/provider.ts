@@ -26,6 +26,8 @@
 import { JsonRpcApiProvider, type JsonRpcApiProviderOptions, type JsonRpcError, type JsonRpcPayload, type JsonRpcResult, type Networkish } from 'ethers';
 import type { ClassifyResult, Classifier } from '../base/classify.js';
 import { invalidOption, isPoolError } from '../base/errors.js';
+import { checkFunction, finite } from '../options/validate.js';
+import { checkUrlOption } from '../extras/url-option.js';
 import { DEFAULT_MAX_RETRY_AFTER_MS } from '../fetch/retry-after.js';
 import { hostOf } from '../extras/host.js';
 import type { EndpointConfig, ExecuteOptions, PoolOptions } from '../options/options.js';
@@ -100,6 +102,8 @@ export class PooledJsonRpcProvider extends JsonRpcApiProvider {
     const f = fetchFn ?? (globalThis.fetch as unknown as FetchFn | undefined);
     if (typeof f !== 'function') throw invalidOption('fetch', 'a fetch function (none is global here)', f);
     this.#fetch = f;
+    if (maxRetryAfterMs !== Number.POSITIVE_INFINITY) finite('maxRetryAfterMs', maxRetryAfterMs, 0);
+    checkFunction('classify', override, true);
     this.#maxRetryAfterMs = maxRetryAfterMs;
     this.#classify = (error) => {
       const method = typeof error === 'object' && error !== null ? this.#origin.get(error) : undefined;
@@ -218,7 +222,9 @@ function toEndpoints(list: readonly EthersEndpoint[]): EndpointConfig<RpcConnect
   if (!Array.isArray(list)) return list as never; // the pool reports the bad option
   const used = new Set<string>();
   return list.map((e, i) => {
-    if (typeof e !== 'object' || e === null || typeof e.url !== 'string') throw invalidOption(`endpoints[${i}].url`, 'an http(s) URL string', e?.url);
+    if (typeof e !== 'object' || e === null) throw invalidOption(`endpoints[${i}]`, '{ url, name?, headers? }', e);
+    checkUrlOption(`endpoints[${i}].url`, e.url);
+    if (e.headers !== undefined && (typeof e.headers !== 'object' || e.headers === null || Array.isArray(e.headers))) throw invalidOption(`endpoints[${i}].headers`, 'an object of header names to values', e.headers);
     const { url, name: given, headers, ...rest } = e;
     let name = given ?? hostOf(url) ?? `rpc-${i}`;
     if (given === undefined && used.has(name)) name = `${name}#${i}`;

@@ -18,7 +18,7 @@
 import type { Clock, TimerHandle } from '../base/clock.js';
 import { invalidOption } from '../base/errors.js';
 import type { EndpointConfig } from '../options/options.js';
-import { checkKeys, durationOrInfinity, positiveInteger, type KnownKeys } from '../options/validate.js';
+import { checkFunction, checkKeys, durationOrInfinity, oneOf, positiveInteger, type KnownKeys } from '../options/validate.js';
 import type { Pool } from '../pool.js';
 
 export interface RefresherOptions<C> {
@@ -145,6 +145,8 @@ export class Refresher<C> {
     this.#timeoutMs = durationOrInfinity('timeoutMs', options.timeoutMs, 5_000);
     this.#concurrency = positiveInteger('concurrency', options.concurrency, 8);
     this.#minHealthy = positiveInteger('minHealthy', options.minHealthy, 1);
+    oneOf('order', options.order, ['given', 'latency'], 'given');
+    checkFunction('onRefresh', options.onRefresh, true);
   }
 
   /** Starts refreshing: one refresh now (in the background), then every `intervalMs`. Idempotent. */

@@ -27,11 +27,33 @@ export function resolveInput<I extends RequestInit>(input: unknown, init: I, bas
   throw new TypeError('pooled fetch: expected a path, an absolute URL, a URL or a Request');
 }
 
-/** The path of `url` under the first base URL it starts with; a relative path as it is. */
-function relativePath(url: string, bases: readonly string[]): string {
-  if (!/^[a-z][a-z0-9+.-]*:/i.test(url)) return url;
-  for (const base of bases) {
-    const b = base.endsWith('/') ? base.slice(0, -1) : base;
+/**
+ * A base URL as the URL parser writes it (lower-case scheme and host, no default port,
+ * percent-encoded path), without a trailing slash: `URL`s and `Request`s are written that
+ * way, so `https://API.example.com:443/v1` must match `new URL('https://api.example.com/v1/x')`.
+ */
+export function normalizeBase(base: string): string {
+  let href = base;
+  try {
+    const u = new URL(base);
+    u.hash = '';
+    href = u.href;
+  } catch {
+    // not a URL: matched as it is (the adapter's options check rejects it first)
+  }
+  return href.endsWith('/') ? href.slice(0, -1) : href;
+}
+
+/** The path of `url` under the first base URL it starts with; a relative path as it is. `bases` are normalized (`normalizeBase`). */
+function relativePath(given: string, bases: readonly string[]): string {
+  if (!/^[a-z][a-z0-9+.-]*:/i.test(given)) return given;
+  let url = given;
+  try {
+    url = new URL(given).href;
+  } catch {
+    // left as given: it then matches no base
+  }
+  for (const b of bases) {
     if (!url.startsWith(b)) continue;
     const rest = url.slice(b.length);
     // A boundary, so that https://api.example.com does not match https://api.example.community.

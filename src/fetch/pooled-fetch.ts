@@ -25,10 +25,11 @@ import { DEFAULT_MAX_RETRY_AFTER_MS, parseRetryAfter } from './retry-after.js';
 import { hostOf } from '../extras/host.js';
 import { redactError } from '../extras/redact.js';
 import { wallNow } from '../base/clock.js';
-import { PoolError } from '../base/errors.js';
+import { PoolError, invalidOption } from '../base/errors.js';
 import { POOL_ALIASES, POOL_KEYS } from '../options/resolve.js';
-import { checkKeys, type KnownKeys } from '../options/validate.js';
-import { resolveInput } from './input.js';
+import { checkFunction, checkKeys, finite, oneOf, type KnownKeys } from '../options/validate.js';
+import { checkUrlOption } from '../extras/url-option.js';
+import { normalizeBase, resolveInput } from './input.js';
 import { NotReplayableError, ReplayGuard, isIdempotentMethod, isReplayable, randomKey, type ReplayOptions } from './replay.js';
 
 /** The subset of `fetch` this adapter calls. */
@@ -116,6 +117,7 @@ const FETCH_KEYS: Record<keyof PooledFetchOptions, true> & KnownKeys = {
 export function createPooledFetch(options: PooledFetchOptions): PooledFetch {
   if (typeof options === 'object' && options !== null) checkKeys('options', options as unknown as Record<string, unknown>, FETCH_KEYS, POOL_ALIASES);
   const { endpoints, fetch: fetchOption, maxRetryAfterMs = DEFAULT_MAX_RETRY_AFTER_MS, throwOnHttpError = false, classify: userClassify = classifyFetchError, getToken, replay, idempotencyKey, ...poolOptions } = options;
+  checkAdapterOptions(options);
   const replayOptions = resolveReplay(replay, idempotencyKey);
   const classify: Classifier = (error) => (error instanceof NotReplayableError ? 'permanent' : userClassify(error));
   const doFetch: FetchFn = fetchOption ?? ((url, init) => globalThis.fetch(url, init));
@@ -130,15 +132,17 @@ export function createPooledFetch(options: PooledFetchOptions): PooledFetch {
     ...(tokens === undefined ? {} : { refreshAuth: (_base: string, ctx: AttemptContext) => tokens.refresh(ctx.endpoint, ctx.signal) }),
     endpoints: baseUrlEndpoints(endpoints),
   });
-  const bases = Array.isArray(endpoints) ? endpoints.map((e) => (typeof e === 'string' ? e : e.url)) : [];
+  const bases = Array.isArray(endpoints) ? endpoints.map((e) => normalizeBase(typeof e === 'string' ? e : e.url)) : [];
+  const hedging = poolOptions.hedge !== undefined;
 
   const pooled = async (input: string | URL | Request, given: PooledRequestInit = {}): Promise<unknown> => {
     const resolved = resolveInput(input, given, bases);
     const { path, init } = resolved instanceof Promise ? await resolved : resolved;
     const { pool: callOptions, signal, idempotent, parse, ...rest } = init;
     if (parse !== undefined && parse !== 'json' && parse !== 'text' && typeof parse !== 'function') {
-      throw new TypeError("pooled fetch: parse must be 'json', 'text' or a function (res) => Promise");
+      throw invalidOption('parse', "'json', 'text' or a function (res) => Promise", parse);
     }
+    if (idempotent !== undefined && typeof idempotent !== 'boolean') throw invalidOption('idempotent', 'a boolean', idempotent);
     const body = rest.body;
     const replayable = body === undefined || body === null || !(typeof ReadableStream !== 'undefined' && body instanceof ReadableStream);
     const replayPlan = replayGuard(rest, idempotent ?? callOptions?.idempotent, replayOptions);
@@ -146,13 +150,21 @@ export function createPooledFetch(options: PooledFetchOptions): PooledFetch {
     const guard = replayPlan?.guard;
     // A plain request (no per-call options, no caller signal, a replayable body) runs on
     // the pool's shared default plan: no options object to check per request.
+    // With the pool's `hedge` set, a request safe to send twice at once is hedged: a safe
+    // method (GET, HEAD, OPTIONS) or one marked `idempotent: true`, unless its options say otherwise.
+    const hedged = hedging && replayable && callOptions?.idempotent === undefined && (idempotent === true || (idempotent === undefined && isSafeMethod(rest.method)));
     const execOptions: ExecuteOptions | undefined =
-      callOptions === undefined && !signal && replayable ? undefined : { ...callOptions, ...(signal ? { signal } : {}), ...(replayable ? {} : { retry: 'none' as const }) };
+      callOptions === undefined && !signal && replayable && !hedged
+        ? undefined
+        : { ...(hedged ? { idempotent: true } : {}), ...callOptions, ...(signal ? { signal } : {}), ...(replayable ? {} : { retry: 'none' as const }) };
     // Error answers seen by the attempts (most requests see none).
     let seen: Response[] | undefined;
     let kept: Response | undefined;
     const send = async (base: string, ctx: AttemptContext): Promise<unknown> => {
       const headers = tokens === undefined ? rest.headers : tokens.authorize(ctx.endpoint, rest.headers);
+      // The attempt's signal only: a body read after the call returned is not covered by the
+      // caller's signal (AbortSignal.any over a long-lived caller signal grows without bound
+      // on Node 20: 9 MB over 150,000 requests; see docs/fetch.md and NOTES-newuser.md).
       const req: RequestInit = { ...rest, signal: ctx.signal };
       if (headers !== undefined) req.headers = headers;
       let res: Response;
@@ -176,7 +188,9 @@ export function createPooledFetch(options: PooledFetchOptions): PooledFetch {
     } catch (thrown) {
       const error = blameNotReplayable(thrown);
       const cause = isPoolError(error) ? error.cause : undefined;
-      if (!throwOnHttpError && parse === undefined && isHttpStatusError(cause) && cause.response !== undefined && error instanceof Error && isAnswerCode(error)) {
+      // Only an answer this call received: a NO_ENDPOINT's cause may be another call's failure
+      // (the one that opened the breaker), whose response belongs to that call.
+      if (!throwOnHttpError && parse === undefined && isHttpStatusError(cause) && cause.response !== undefined && seen?.includes(cause.response) === true && error instanceof Error && isAnswerCode(error)) {
         kept = cause.response;
         return kept;
       }
@@ -188,14 +202,40 @@ export function createPooledFetch(options: PooledFetchOptions): PooledFetch {
   return Object.assign(pooled, { pool }) as PooledFetch;
 }
 
-/** The replay settings, checked once. */
-function resolveReplay(replay: unknown, key: unknown): ReplayOptions {
-  if (replay !== undefined && replay !== 'idempotent' && replay !== 'always') throw new TypeError("createPooledFetch: replay must be 'idempotent' or 'always'");
-  if (key !== undefined && typeof key !== 'boolean' && typeof key !== 'string' && typeof key !== 'function') {
-    throw new TypeError('createPooledFetch: idempotencyKey must be a boolean, a header name or a function');
+/**
+ * The adapter's own options, checked like the pool's: an `INVALID_OPTIONS` naming the
+ * field. (The pool checks its options itself; a base URL is not echoed, it may hold a key.)
+ */
+function checkAdapterOptions(o: PooledFetchOptions): void {
+  const given = o as unknown as Record<string, unknown>;
+  checkFunction('fetch', given['fetch'], true);
+  checkFunction('classify', given['classify'], true);
+  checkFunction('getToken', given['getToken'], true);
+  if (given['maxRetryAfterMs'] !== Number.POSITIVE_INFINITY) finite('maxRetryAfterMs', given['maxRetryAfterMs'], 0);
+  const thrown = given['throwOnHttpError'];
+  if (thrown !== undefined && typeof thrown !== 'boolean') throw invalidOption('throwOnHttpError', 'a boolean', thrown);
+  oneOf('replay', given['replay'], ['idempotent', 'always'], 'idempotent');
+  const key = given['idempotencyKey'];
+  if (key !== undefined && typeof key !== 'boolean' && typeof key !== 'function' && (typeof key !== 'string' || key === '')) {
+    throw invalidOption('idempotencyKey', 'a boolean, a header name or a function', key);
   }
+  const list = given['endpoints'];
+  if (!Array.isArray(list)) return; // the pool reports it
+  list.forEach((item: unknown, i) => {
+    const field = `endpoints[${i}]`;
+    const url = typeof item === 'string' ? item : typeof item === 'object' && item !== null ? (item as Record<string, unknown>)['url'] : item;
+    const at = typeof item === 'object' && item !== null ? `${field}.url` : field;
+    if (typeof item === 'object' && item !== null && url === undefined && 'conn' in item) {
+      throw new PoolError('INVALID_OPTIONS', `${at}: expected a base URL; a pooled fetch's endpoints take \`url\`, not \`conn\``, { field: at });
+    }
+    checkUrlOption(at, url);
+  });
+}
+
+/** The replay settings, checked once (`checkAdapterOptions` has checked their types). */
+function resolveReplay(replay: unknown, key: unknown): ReplayOptions {
   return {
-    replay: replay ?? 'idempotent',
+    replay: (replay ?? 'idempotent') as ReplayOptions['replay'],
     header: typeof key === 'string' ? key.toLowerCase() : 'idempotency-key',
     generate: key === true ? randomKey : typeof key === 'function' ? (key as () => string) : undefined,
   };
@@ -278,15 +318,39 @@ function isAnswerCode(error: Error): boolean {
   return code === 'PERMANENT' || code === 'RETRIES_EXHAUSTED' || code === 'RETRY_NARROWER' || code === 'NO_ENDPOINT';
 }
 
+/** GET, HEAD and OPTIONS (no method: GET): safe to have in flight twice at once. */
+function isSafeMethod(method: string | undefined): boolean {
+  if (method === undefined) return true;
+  const m = method.toUpperCase();
+  return m === 'GET' || m === 'HEAD' || m === 'OPTIONS';
+}
+
 function discard(res: Response): void {
   if (res.body !== null && !res.bodyUsed) res.body.cancel().catch(() => undefined);
 }
 
-/** `base` + `path` with exactly one slash between them (a base's own path is kept). */
+/**
+ * `base` + `path` with exactly one slash between them (a base's own path is kept). A base
+ * with a query (`https://api.example/v1?apikey=K`) keeps it after the joined path, before
+ * the path's own query: `/items?limit=2` gives `https://api.example/v1/items?apikey=K&limit=2`.
+ */
 export function joinUrl(base: string, path: string): string {
   if (path === '') return base;
+  const q = base.indexOf('?');
+  if (q !== -1) return withQuery(joinUrl(base.slice(0, q), path), base.slice(q + 1));
   const b = base.endsWith('/') ? base.slice(0, -1) : base;
   return path.startsWith('/') ? b + path : `${b}/${path}`;
+}
+
+/** `url` with `query` placed first in its query string (before a fragment). */
+function withQuery(url: string, query: string): string {
+  if (query === '') return url;
+  const h = url.indexOf('#');
+  const [head, fragment] = h === -1 ? [url, ''] : [url.slice(0, h), url.slice(h)];
+  const q = head.indexOf('?');
+  if (q === -1) return `${head}?${query}${fragment}`;
+  const rest = head.slice(q + 1);
+  return `${head.slice(0, q)}?${query}${rest === '' ? '' : `&${rest}`}${fragment}`;
 }
 
 function baseUrlEndpoints(list: readonly (string | BaseUrlEndpoint)[]): EndpointConfig<string>[] {

@@ -258,7 +258,7 @@ const BREAKER_KEYS: Record<keyof BreakerOptions, true> & KnownKeys = {
 
 /** Checks the pool's `breaker` options. */
 export function resolveBreaker(value: unknown): BreakerOptions {
-  const o = optionsObject('breaker', value, BREAKER_KEYS, { failures: 'threshold', timeoutMs: 'cooldownMs', resetTimeoutMs: 'cooldownMs' }) ?? {};
+  const o = optionsObject('breaker', value, BREAKER_KEYS, { failures: 'threshold', timeoutMs: 'cooldownMs', resetTimeoutMs: 'cooldownMs', resetTimeout: 'cooldownMs', halfOpenAfter: 'cooldownMs' }) ?? {};
   const d = DEFAULTS.breaker;
   const threshold = positiveInteger('breaker.threshold', o['threshold'], d.threshold);
   const cooldownMs = finite('breaker.cooldownMs', o['cooldownMs'], d.cooldownMs, 0, true);

@@ -321,9 +321,18 @@ const RATE_LIMIT_KEYS: Record<keyof RateLimitOptions, true> & KnownKeys = {
   adaptive: true,
 };
 
+/** The unknown-option hint for `perMinute` and `perHour`. */
+const PER_SECOND_ONLY = 'limits are per second or per day: n per minute is perSecond: n / 60';
+
 /** Checks an endpoint's `rateLimit`. */
 export function resolveRateLimit(field: string, value: unknown): ResolvedRateLimit | undefined {
-  const rl = optionsObject(field, value, RATE_LIMIT_KEYS, { rps: 'perSecond', requestsPerSecond: 'perSecond', daily: 'perDay' });
+  const rl = optionsObject(field, value, RATE_LIMIT_KEYS, {
+    rps: 'perSecond',
+    requestsPerSecond: 'perSecond',
+    daily: 'perDay',
+    perMinute: PER_SECOND_ONLY,
+    perHour: PER_SECOND_ONLY,
+  });
   if (rl === undefined) return undefined;
   const d = DEFAULTS.rateLimit;
   let perSecond = rl['perSecond'] === undefined ? undefined : finite(`${field}.perSecond`, rl['perSecond'], 0, 0, true);

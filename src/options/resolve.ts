@@ -66,6 +66,7 @@ export const POOL_ALIASES: Readonly<Record<string, string>> = {
   rateLimit: "endpoints[i].rateLimit",
   listener: 'onEvent',
   onError: 'onEvent',
+  signal: 'a per-call option: pool.execute(op, { signal })',
 };
 
 /** The pool's options after checking, with every default filled in. */

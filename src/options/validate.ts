@@ -86,7 +86,8 @@ export function checkKeys(field: string, o: Record<string, unknown>, known: Know
 export function unknownOption(field: string, key: string, valid: readonly string[], aliases?: Readonly<Record<string, string>>): PoolError {
   const path = field === 'options' ? key : `${field}.${key}`;
   const hint = (aliases !== undefined && has(aliases, key) ? aliases[key] : undefined) ?? nearest(key, valid);
-  const tail = hint === undefined ? `valid options are ${valid.map((k) => `'${k}'`).join(', ')}` : `did you mean '${hint}'?`;
+  // An alias is an option's name, or (with a space in it) a sentence saying what to do instead.
+  const tail = hint === undefined ? `valid options are ${valid.map((k) => `'${k}'`).join(', ')}` : hint.includes(' ') ? hint : `did you mean '${hint}'?`;
   return new PoolError('INVALID_OPTIONS', `${path}: unknown option; ${tail}`, { field: path });
 }
 

@@ -27,6 +27,7 @@
  */
 import { checkKeys, type KnownKeys } from '../options/validate.js';
 import { systemClock, type Clock } from '../base/clock.js';
+import { PoolError, describe } from '../base/errors.js';
 import type { PoolEvent } from '../base/events.js';
 import type { RedisCommander } from './client.js';
 import { MARK_LUA, READ_LUA } from './health-script.js';
@@ -264,7 +265,7 @@ const noop = (): void => undefined;
 
 function positive(field: string, value: number | undefined, fallback: number): number {
   if (value === undefined) return fallback;
-  if (typeof value !== 'number' || !(value > 0)) throw new TypeError(`createRedisHealth: ${field}: expected a number > 0, got ${String(value)}`);
+  if (typeof value !== 'number' || !(value > 0)) throw new PoolError('INVALID_OPTIONS', `createRedisHealth: ${field}: expected a number > 0, got ${describe(value)}`, { field });
   return value;
 }
 

@@ -1,5 +1,6 @@
 /** Validation shared by the Redis store and the health API: checked once, at creation. */
 import type { RedisCommander } from './client.js';
+import { PoolError, describe } from '../base/errors.js';
 
 export function checkCommander(fn: string, client: unknown): asserts client is RedisCommander {
   if (typeof (client as RedisCommander | null)?.send !== 'function') {
@@ -13,8 +14,8 @@ export function checkCommander(fn: string, client: unknown): asserts client is R
  */
 export function resolvePrefix(fn: string, prefix: unknown): string {
   if (prefix === undefined) return 'endpoint-pool:';
-  if (typeof prefix !== 'string') throw new TypeError(`${fn}: prefix: expected a string, got ${typeof prefix}`);
-  if (prefix === '' || /[{}]/.test(prefix)) throw new TypeError(`${fn}: prefix: expected a non-empty string without braces (it becomes the keys' hash tag), got ${JSON.stringify(prefix)}`);
+  if (typeof prefix !== 'string') throw new PoolError('INVALID_OPTIONS', `${fn}: prefix: expected a string, got ${describe(prefix)}`, { field: 'prefix' });
+  if (prefix === '' || /[{}]/.test(prefix)) throw new PoolError('INVALID_OPTIONS', `${fn}: prefix: expected a non-empty string without braces (it becomes the keys' hash tag), got ${describe(prefix)}`, { field: 'prefix' });
   return prefix;
 }
 

@@ -31,6 +31,7 @@
  * runs the script again).
  */
 import { systemClock, type Clock } from '../base/clock.js';
+import { PoolError, describe } from '../base/errors.js';
 import type { LimiterStore, SharedChange, SharedLimit, SharedState } from '../limits/store.js';
 import { checkKeys, type KnownKeys } from '../options/validate.js';
 import type { RedisCommander } from './client.js';
@@ -134,7 +135,7 @@ export function createRedisStore(client: RedisCommander, options: RedisStoreOpti
   checkKeys('createRedisStore options', options as Record<string, unknown>, STORE_OPTION_KEYS);
   const prefix = resolvePrefix('createRedisStore', options.prefix);
   const maxPending = options.maxPending ?? 1000;
-  if (!Number.isInteger(maxPending) || maxPending < 1) throw new TypeError(`createRedisStore: maxPending: expected an integer >= 1, got ${String(maxPending)}`);
+  if (!Number.isInteger(maxPending) || maxPending < 1) throw new PoolError('INVALID_OPTIONS', `createRedisStore: maxPending: expected an integer >= 1, got ${describe(maxPending)}`, { field: 'maxPending' });
   const maxReserveMs = nonNegative('maxReserveMs', options.maxReserveMs, 5000);
   const slotGraceMs = nonNegative('slotGraceMs', options.slotGraceMs, 50);
   const learnedTtlMs = nonNegative('learnedTtlMs', options.learnedTtlMs, 86_400_000);
@@ -343,6 +344,6 @@ const noop = (): void => undefined;
 
 function nonNegative(field: string, value: number | undefined, fallback: number): number {
   if (value === undefined) return fallback;
-  if (typeof value !== 'number' || !(value >= 0) || !Number.isFinite(value)) throw new TypeError(`createRedisStore: ${field}: expected a finite number >= 0, got ${String(value)}`);
+  if (typeof value !== 'number' || !(value >= 0) || !Number.isFinite(value)) throw new PoolError('INVALID_OPTIONS', `createRedisStore: ${field}: expected a finite number >= 0, got ${describe(value)}`, { field });
   return value;
 }

@@ -26,7 +26,8 @@ import { TAKES_ATTEMPT, type Classifier, type ClassifyResult, type FailedAttempt
 import type { AttemptContext } from '../call/context.js';
 import { invalidOption, isPoolError } from '../base/errors.js';
 import { POOL_ALIASES, POOL_KEYS } from '../options/resolve.js';
-import { checkKeys, type KnownKeys } from '../options/validate.js';
+import { checkFunction, checkKeys, finite, type KnownKeys } from '../options/validate.js';
+import { checkUrlOption } from '../extras/url-option.js';
 import type { EndpointConfig, ExecuteOptions, PoolOptions } from '../options/options.js';
 import { Pool, executorAs } from '../pool.js';
 import { classifyViemError } from './classify.js';
@@ -186,6 +187,11 @@ export function poolTransport(options: PoolTransportOptions): PoolTransport {
     return c;
   }) as Classifier & { [TAKES_ATTEMPT]?: true };
   classify[TAKES_ATTEMPT] = true;
+  checkFunction('http', http, true);
+  checkFunction('classify', override, true);
+  checkFunction('keccak256', keccak256, true);
+  if (typeof passSignal !== 'boolean') throw invalidOption('passSignal', 'a boolean', passSignal);
+  finite('rememberUnsupportedMs', rememberUnsupportedMs, 0);
   const pool = new Pool<TransportFactory>({ ...poolOptions, classify, endpoints: toEndpoints(endpoints, http) });
   /** The poll's own instances of the endpoint transports, built at its first tick. */
   let pollInstances: ((factory: TransportFactory) => Built) | undefined;
@@ -364,11 +370,14 @@ function toEndpoints(list: readonly ViemEndpoint[], http: HttpFactory | undefine
   if (!Array.isArray(list)) return list as never; // the pool reports the bad option
   const used = new Set<string>();
   return list.map((e, i) => {
+    if (typeof e !== 'object' || e === null) throw invalidOption(`endpoints[${i}]`, '{ name, transport } or { url, name? }', e);
     if ('transport' in e) {
+      if (typeof e.transport !== 'function') throw invalidOption(`endpoints[${i}].transport`, 'a viem transport (http(url), webSocket(url), custom(...))', e.transport);
       const { transport, ...rest } = e;
       used.add(e.name);
       return { ...rest, conn: transport };
     }
+    checkUrlOption(`endpoints[${i}].url`, (e as { url?: unknown }).url);
     if (http === undefined) throw invalidOption(`endpoints[${i}].url`, "viem's http in options.http to build a transport from a URL", 'no http');
     const { url, name: given, ...rest } = e;
     let name = given ?? hostOf(url) ?? `rpc-${i}`;
