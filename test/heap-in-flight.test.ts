@@ -28,9 +28,18 @@ import { describe, expect, test } from 'vitest';
 const root = join(import.meta.dirname, '..');
 const WORKER = join(root, 'bench/overhead/heap-worker.mjs');
 
-function bytesPerCall(contender: string): number {
+function bytesPerCallOnce(contender: string): number {
   const out = execFileSync(process.execPath, ['--expose-gc', WORKER, JSON.stringify({ contender, calls: 10_000 })], { encoding: 'utf8', timeout: 60_000 });
   return (JSON.parse(out.trim().split('\n').pop()!) as { bytesPerCall: number }).bytesPerCall;
+}
+
+/**
+ * The least of three processes: what is left on the heap besides the parked calls (code
+ * compiled late, feedback, a collection that ran at another moment) only adds, and moved
+ * one process's figure by up to 30 B (801-831 B for the same build) in a full test run.
+ */
+function bytesPerCall(contender: string): number {
+  return Math.min(bytesPerCallOnce(contender), bytesPerCallOnce(contender), bytesPerCallOnce(contender));
 }
 
 describe('heap per call in flight', () => {
