@@ -136,15 +136,20 @@ describe("the Quick start's priorities, as README.md describes them", () => {
     await clock.runAll();
     return r;
   };
-
-  test("a low backup is not tried while primary's breaker is closed; the second call opens it and backup serves", async () => {
-    const { clock, pool } = quickStart('low');
+  /** An operation that records the endpoints it ran on and fails on `primary` with `message`. */
+  const primaryFails = (message: string) => {
     const used: string[] = [];
     const op = async (conn: string) => {
       used.push(conn);
-      if (conn === 'primary') throw new Error('connection reset');
+      if (conn === 'primary') throw new Error(message);
       return 'ok';
     };
+    return { used, op };
+  };
+
+  test("a low backup is not tried while primary's breaker is closed; the second call opens it and backup serves", async () => {
+    const { clock, pool } = quickStart('low');
+    const { used, op } = primaryFails('connection reset');
     expect(await settle(clock, pool.execute(op))).toBe('RETRIES_EXHAUSTED after 3');
     expect(used).toEqual(['primary', 'primary', 'primary']);
     expect(await settle(clock, pool.execute(op))).toBe('ok');
@@ -155,12 +160,7 @@ describe("the Quick start's priorities, as README.md describes them", () => {
   test('a primary answering only 429 never hands a call to a low backup; at the same priority backup takes over at once', async () => {
     for (const priority of ['low', 'high'] as const) {
       const { clock, pool } = quickStart(priority);
-      const used: string[] = [];
-      const op = async (conn: string) => {
-        used.push(conn);
-        if (conn === 'primary') throw new Error('429');
-        return 'ok';
-      };
+      const { used, op } = primaryFails('429');
       const first = await settle(clock, pool.execute(op));
       if (priority === 'low') {
         expect(first).toBe('RETRIES_EXHAUSTED after 3');
@@ -175,12 +175,7 @@ describe("the Quick start's priorities, as README.md describes them", () => {
 
   test('a transient failure at the same priority moves to backup at once', async () => {
     const { clock, pool } = quickStart('high');
-    const used: string[] = [];
-    const op = async (conn: string) => {
-      used.push(conn);
-      if (conn === 'primary') throw new Error('connection reset');
-      return 'ok';
-    };
+    const { used, op } = primaryFails('connection reset');
     expect(await settle(clock, pool.execute(op))).toBe('ok');
     expect(used).toEqual(['primary', 'backup']);
     await pool.close();
