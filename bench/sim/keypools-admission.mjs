@@ -1,0 +1,270 @@
+/**
+ * Overload detectors for the queue bound (issues 14 and 20, the last 90 % goal). The
+ * oracle of keypools.mjs (one FIFO line at the real capacity of each moment, at the share
+ * a pacing margin leaves) admits a call when its wait is under a bound; here the bound is
+ * long (9.7 s: the deadline less service) unless a detector says the line is overloaded,
+ * then short (4.5 s). A rule sees, at each arrival, the time, the wait the call would have
+ * (the work queued, in ms) and the capacity of the moment (it knows every limit).
+ *
+ * Detectors:
+ * - `phantom κ H`: a virtual queue served at κ × the capacity, fed by the same arrivals
+ *   (the CUSUM of arrivals against κ × capacity; a Poisson likelihood-ratio CUSUM between
+ *   rates a and b is this with κ = (b - a) / ln(b / a)); overloaded while it holds more
+ *   than H seconds of work, until it empties (or falls under H / 2 with `h`).
+ * - `cusum a b n`: the Poisson likelihood-ratio CUSUM between a and b × capacity, with a
+ *   threshold of n nats (counts, not seconds: it tightens with capacity).
+ * - `codel τ I`: the least wait seen over the last I s exceeds τ (a standing queue).
+ * - `drift s W`: the wait grew by more than s × W over the last W s.
+ * - `ewma τ f`: arrivals over capacity, averaged with time constant τ, exceed f.
+ * - `graded κ g`: no switch; the bound is 9.7 s less g × the phantom queue (at least 4.5 s).
+ * - `clairvoyant`: knows the load (9.7 s at 90 %, 4.5 s at 110 %): the best any switch can do.
+ *
+ * Profile sets: `--set main` (60 profiles, bases 1000-3000, the benchmark's), `--set sweep`
+ * (`--n` profiles with the sweep's seeds, `--minutes` each, default 100 and 10), `--set all`.
+ * Prints, per rule: 90 % failures worst / median / profiles over 1 %; 110 % served p99 wait
+ * worst / profiles over 4.5 s; profiles missing either. `--grid` runs the parameter grids
+ * (prints the best 25 by profiles missing), `--why` lists the failing profiles of the
+ * named rules with their capacity.
+ *
+ *   node bench/sim/keypools-admission.mjs [--margin 60] [--set all] [--grid] [--why]
+ */
+import { Rng } from './prng.mjs';
+import { arrivalTimes, capacityAt, generateProfile, trueCapacity } from './keypools.mjs';
+
+const arg = (name, dflt) => {
+  const i = process.argv.indexOf(`--${name}`);
+  return i > 0 ? process.argv[i + 1] : dflt;
+};
+const flag = (name) => process.argv.includes(`--${name}`);
+const margin = Number(arg('margin', 60));
+const share = 1 / (1 + margin / 1000);
+const LONG = 9700;
+const SHORT = 4500;
+
+/** Capacity as steps (it only changes at drift edges and daily caps): a cursor for rising times. */
+function steps(profile) {
+  const edges = new Set([0]);
+  for (const d of profile.drifts) edges.add(d.from).add(d.to);
+  for (const k of profile.keys) if (k.dailyCapAtMs !== undefined) edges.add(k.dailyCapAtMs);
+  const at = [...edges].sort((a, b) => a - b);
+  const value = at.map((t) => share * capacityAt(profile, t));
+  return () => {
+    let i = 0;
+    return (t) => {
+      while (i + 1 < at.length && at[i + 1] <= t) i++;
+      return value[i];
+    };
+  };
+}
+
+/** One run: FIFO line, `rule(t, wait, capacity)` gives the bound (ms). */
+function run(profile, times, makeRule) {
+  const capAt = steps(profile);
+  const capArrival = capAt();
+  const capStart = capAt();
+  const bound = makeRule();
+  let free = 0;
+  let failed = 0;
+  const waits = [];
+  for (const t of times) {
+    const start = Math.max(free, t);
+    const wait = start - t;
+    if (wait > bound(t, wait, capArrival(t))) {
+      failed++;
+      continue;
+    }
+    waits.push(wait);
+    free = start + 1000 / capStart(start);
+  }
+  waits.sort((a, b) => a - b);
+  return { failPct: (100 * failed) / times.length, p99: waits[Math.floor(0.99 * waits.length)] ?? 0 };
+}
+
+// Detectors: each returns a factory of `(t, w, c) => bound`.
+const fixed = (b) => () => () => b;
+
+/** A virtual queue at κ × capacity; over H s of work: overloaded until it falls to `clear` × H. */
+const phantom = (kappa, H, clear = 0) => () => {
+  let q = 0;
+  let last = 0;
+  let on = false;
+  return (t, w, c) => {
+    q = Math.max(0, q - kappa * (t - last)) + 1000 / c;
+    last = t;
+    if (q > H) on = true;
+    else if (q <= clear * H + 1000 / c) on = false;
+    return on ? SHORT : LONG;
+  };
+};
+
+/** Poisson CUSUM between a and b × capacity, threshold n nats, cleared at zero. */
+const cusum = (a, b, n) => () => {
+  let s = 0;
+  let last = 0;
+  let on = false;
+  const step = Math.log(b / a);
+  return (t, w, c) => {
+    s = Math.max(0, s - ((b - a) * c * (t - last)) / 1000) + step;
+    last = t;
+    if (s > n) on = true;
+    else if (s <= step) on = false;
+    return on ? SHORT : LONG;
+  };
+};
+
+/** Least wait over the last I ms above τ ms (kept as a monotone deque of arrivals). */
+const codel = (tau, I) => () => {
+  const ts = [];
+  const ws = [];
+  let h = 0;
+  return (t, w) => {
+    while (ts.length > h && ws[ws.length - 1] >= w) ts.pop(), ws.pop();
+    if (h > ts.length) h = ts.length;
+    ts.push(t);
+    ws.push(w);
+    while (ts[h] < t - I) h++;
+    // The window must be full: the first arrival counted only once I has passed.
+    return t >= I && ws[h] > tau ? SHORT : LONG;
+  };
+};
+
+/** The wait grew by more than s per second over the last W ms. */
+const drift = (s, W) => () => {
+  const ts = [];
+  const ws = [];
+  let h = 0;
+  return (t, w) => {
+    ts.push(t);
+    ws.push(w);
+    while (ts[h] < t - W) h++;
+    return t >= W && w - ws[h] > s * W ? SHORT : LONG;
+  };
+};
+
+/** Arrivals over capacity, exponentially averaged with time constant τ ms, above f. */
+const ewma = (tau, f) => () => {
+  let r = 0.9;
+  let last = 0;
+  return (t, w, c) => {
+    r = r * Math.exp(-(t - last) / tau) + 1000 / (c * tau);
+    last = t;
+    return r > f ? SHORT : LONG;
+  };
+};
+
+/** The bound falls with the phantom queue: LONG less g × its work, at least SHORT. */
+const graded = (kappa, g) => () => {
+  let q = 0;
+  let last = 0;
+  return (t, w, c) => {
+    q = Math.max(0, q - kappa * (t - last)) + 1000 / c;
+    last = t;
+    return Math.max(SHORT, LONG - g * q);
+  };
+};
+
+/** Overloaded when any (or) / all (and) of the detectors says so. */
+const either = (...ds) => () => {
+  const fs = ds.map((d) => d());
+  return (t, w, c) => (fs.map((f) => f(t, w, c)).some((b) => b === SHORT) ? SHORT : LONG);
+};
+const both = (...ds) => () => {
+  const fs = ds.map((d) => d());
+  return (t, w, c) => (fs.map((f) => f(t, w, c)).every((b) => b === SHORT) ? SHORT : LONG);
+};
+
+const S = 1000;
+const NAMED = {
+  'bound 4 s (README)': fixed(4000),
+  'bound 4.5 s': fixed(SHORT),
+  'bound 9.7 s': fixed(LONG),
+  clairvoyant: 'clairvoyant',
+  'phantom 1.06 2 s': phantom(1.06, 2 * S),
+  'phantom 1.03 5 s': phantom(1.03, 5 * S),
+  'phantom 1.0 4 s': phantom(1.0, 4 * S),
+  'cusum 0.95 1.15 20': cusum(0.95, 1.15, 20),
+  'codel 2 s 10 s': codel(2 * S, 10 * S),
+  'codel 3 s 5 s': codel(3 * S, 5 * S),
+  'drift 0.05 20 s': drift(0.05, 20 * S),
+  'ewma 60 s 1.0': ewma(60 * S, 1.0),
+  'graded 1.03 1': graded(1.03, 1),
+  'phantom 1.03 5 s or codel 3 s 10 s': either(phantom(1.03, 5 * S), codel(3 * S, 10 * S)),
+};
+
+function grid() {
+  const g = {};
+  for (const k of [1.0, 1.02, 1.04, 1.06, 1.1])
+    for (const H of [1, 2, 3, 5, 8, 14]) {
+      g[`phantom ${k} ${H} s`] = phantom(k, H * S);
+      if (H >= 3) g[`phantom ${k} ${H} s h`] = phantom(k, H * S, 0.5);
+    }
+  for (const [a, b] of [[0.95, 1.1], [0.95, 1.15], [0.9, 1.2], [1.0, 1.15], [1.0, 1.1]])
+    for (const n of [5, 20, 80]) g[`cusum ${a} ${b} ${n}`] = cusum(a, b, n);
+  for (const tau of [1, 2, 3, 4]) for (const I of [2, 5, 10, 30]) g[`codel ${tau} s ${I} s`] = codel(tau * S, I * S);
+  for (const s of [0.03, 0.1]) for (const W of [10, 30]) g[`drift ${s} ${W} s`] = drift(s, W * S);
+  for (const tau of [20, 60, 120, 240]) for (const f of [0.98, 1.0, 1.03]) g[`ewma ${tau} s ${f}`] = ewma(tau * S, f);
+  for (const k of [1.0, 1.03, 1.06]) for (const gg of [0.5, 1, 2]) g[`graded ${k} ${gg}`] = graded(k, gg);
+  for (const [k, H] of [[1.03, 3], [1.04, 2], [1.06, 2], [1.02, 6]])
+    for (const [tau, I] of [[3, 5], [2, 10], [1, 30]]) {
+      g[`phantom ${k} ${H} s or codel ${tau} s ${I} s`] = either(phantom(k, H * S), codel(tau * S, I * S));
+      g[`phantom ${k} ${H} s and codel ${tau} s ${I} s`] = both(phantom(k, H * S), codel(tau * S, I * S));
+    }
+  for (const [k, H] of [[1.03, 3], [1.04, 2], [1.06, 2], [1.02, 6]])
+    for (const [tau, f] of [[60, 1.0], [120, 1.0], [30, 1.02]]) g[`phantom ${k} ${H} s and ewma ${tau} s ${f}`] = both(phantom(k, H * S), ewma(tau * S, f));
+  return g;
+}
+
+// Profiles and their arrivals at 90 % and 110 % (the benchmark's streams).
+const set = arg('set', 'all');
+const profiles = [];
+if (set === 'main' || set === 'all')
+  for (const base of [1000, 2000, 3000]) for (let seed = base + 1; seed <= base + 20; seed++) profiles.push(generateProfile(seed, 600_000));
+if (set === 'sweep' || set === 'all') {
+  const seeds = new Rng(Number(arg('seed', 1)));
+  const n = Number(arg('n', 100));
+  const minutes = Number(arg('minutes', 10));
+  for (let i = 0; i < n; i++) profiles.push(generateProfile(1 + Math.floor(seeds.next() * (2 ** 31 - 2)), minutes * 60_000));
+}
+const arrivals = (p, load) => {
+  const rng = new Rng(p.seed ^ 0x5bd1e995);
+  rng.fork('server');
+  rng.fork('pool');
+  return arrivalTimes(p, load * trueCapacity(p), p.durationMs, rng.fork('arrivals'));
+};
+const at90 = profiles.map((p) => arrivals(p, 0.9));
+const at110 = profiles.map((p) => arrivals(p, 1.1));
+const caps = profiles.map((p) => trueCapacity(p));
+
+function evaluate(rule) {
+  const f = profiles.map((p, k) => run(p, at90[k], rule === 'clairvoyant' ? fixed(LONG) : rule).failPct);
+  const q = profiles.map((p, k) => run(p, at110[k], rule === 'clairvoyant' ? fixed(SHORT) : rule).p99);
+  const sf = [...f].sort((a, b) => a - b);
+  const sq = [...q].sort((a, b) => a - b);
+  const miss = profiles.map((p, k) => f[k] > 1 || q[k] > SHORT);
+  return { f, q, worstF: sf.at(-1), medF: sf[sf.length >> 1], overF: f.filter((x) => x > 1).length, worstQ: sq.at(-1), overQ: q.filter((x) => x > SHORT).length, miss, missing: miss.filter(Boolean).length };
+}
+
+const r2 = (x) => Math.round(x * 100) / 100;
+const row = (name, r) => `| ${name} | ${r2(r.worstF)} % / ${r2(r.medF)} % | ${r.overF} | ${(r.worstQ / 1000).toFixed(1)} s | ${r.overQ} | ${r.missing} of ${profiles.length} |`;
+console.log(`margin ${margin} ms, ${profiles.length} profiles (${set})\n`);
+console.log('| rule | 90 %: worst / median failures | profiles over 1 % | 110 %: worst served p99 wait | profiles over 4.5 s | profiles missing either |');
+console.log('|---|---|---|---|---|---|');
+const results = {};
+for (const [name, rule] of Object.entries(NAMED)) console.log(row(name, (results[name] = evaluate(rule))));
+if (flag('grid')) {
+  const scored = Object.entries(grid()).map(([name, rule]) => [name, evaluate(rule)]);
+  scored.sort((a, b) => a[1].missing - b[1].missing || a[1].overF + a[1].overQ - (b[1].overF + b[1].overQ) || a[1].worstQ - b[1].worstQ);
+  console.log(`\ngrid: ${scored.length} rules, best 25 by profiles missing either goal\n`);
+  for (const [name, r] of scored.slice(0, 25)) console.log(row(name, r));
+  for (const [name, r] of scored.slice(0, 3)) results[name] = r;
+}
+if (flag('why')) {
+  console.log('\nfailing profiles (seed: true capacity calls/s, 90 % failures, 110 % served p99):');
+  for (const [name, r] of Object.entries(results)) {
+    if (!r.miss) continue;
+    const bad = profiles.map((p, k) => [p, k]).filter(([, k]) => r.miss[k]);
+    console.log(`${name}: ${bad.map(([p, k]) => `${p.seed}: ${r2(caps[k])}/s ${r2(r.f[k])} % ${(r.q[k] / 1000).toFixed(1)} s`).join(', ')}`);
+  }
+  const byCap = profiles.map((p, k) => caps[k]).sort((a, b) => a - b);
+  console.log(`\ntrue capacity over the set: min ${r2(byCap[0])}, median ${r2(byCap[byCap.length >> 1])}, max ${r2(byCap.at(-1))} calls/s`);
+}
