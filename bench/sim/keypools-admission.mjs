@@ -328,6 +328,16 @@ if (flag('why')) {
     const bad = profiles.map((p, k) => [p, k]).filter(([, k]) => r.miss[k]);
     console.log(`${name}: ${bad.map(([p, k]) => `${p.seed}: ${r2(caps[k])}/s ${tight(p, caps[k])} s ${r2(r.f[k])} % ${(r.q[k] / 1000).toFixed(1)} s`).join(', ')}`);
   }
+  // Missing profiles by time spent at the lowest capacity and by capacity.
+  const tights = profiles.map((p, k) => tight(p, caps[k]));
+  const bands = (xs, edges, miss) =>
+    edges.slice(0, -1).map((lo, i) => {
+      const inBand = xs.map((x, k) => k).filter((k) => xs[k] >= lo && xs[k] < edges[i + 1]);
+      return `${lo}-${edges[i + 1]}: ${inBand.filter((k) => miss[k]).length} of ${inBand.length}`;
+    });
+  console.log('\nprofiles missing, by seconds within 5 % of the lowest capacity / by true capacity (calls/s):');
+  for (const [name, r] of Object.entries(results))
+    console.log(`${name}: ${bands(tights, [0, 60, 150, 300, 600, 601], r.miss).join(', ')} / ${bands(caps, [0, 5, 15, 30, 50, 1000], r.miss).join(', ')}`);
   const byCap = profiles.map((p, k) => caps[k]).sort((a, b) => a - b);
   console.log(`\ntrue capacity over the set: min ${r2(byCap[0])}, median ${r2(byCap[byCap.length >> 1])}, max ${r2(byCap.at(-1))} calls/s`);
 }
