@@ -5,7 +5,7 @@
  * would fail on the same arrivals (`oracleFailurePct`) with the same queue-wait bound and
  * with the whole deadline.
  *
- *   node bench/sim/keypools-diag.mjs --seed 1009 [--load 90] [--minutes 10] [--bucket 20]
+ *   node bench/sim/keypools-diag.mjs --seed 1009 [--load 90] [--minutes 10] [--bucket 20] [--poisson]
  */
 import { Pool } from '../../dist/index.js';
 import { classifyApiKeyMessage } from '../../dist/keys/index.js';
@@ -22,6 +22,7 @@ const load = Number(arg('load', 90)) / 100;
 const minutes = Number(arg('minutes', 10));
 const bucketMs = Number(arg('bucket', 20)) * 1000;
 const profile = generateProfile(seed, minutes * 60_000);
+if (process.argv.includes('--poisson')) profile.burst = { ...profile.burst, factor: 1 };
 const options = (p) => recommendedOptions(p, classifyApiKeyMessage);
 const deadlineMs = options(profile).deadlineMs;
 

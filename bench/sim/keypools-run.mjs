@@ -7,6 +7,7 @@
  *   node bench/sim/keypools-run.mjs [--profiles 20] [--minutes 10] [--base 1000] [--out bench/results]
  *   node bench/sim/keypools-run.mjs --only 1009 --loads 90      (one profile, one load: fast iteration)
  *
+ * `--poisson` turns the bursts off (plain Poisson arrivals at the same mean).
  * Profiles are seeded `base + 1` … `base + profiles`; `--loads` takes percentages, comma-separated.
  */
 import fs from 'node:fs';
@@ -21,12 +22,13 @@ const arg = (name, dflt) => {
   return i > 0 ? process.argv[i + 1] : dflt;
 };
 
-export async function runKeyPools({ profiles = 20, minutes = 10, base = 1000, only = undefined, loads = [0.5, 0.9, 1.1], log = console.log, options = (p) => recommendedOptions(p, classifyApiKeyMessage) } = {}) {
+export async function runKeyPools({ profiles = 20, minutes = 10, base = 1000, only = undefined, poisson = false, loads = [0.5, 0.9, 1.1], log = console.log, options = (p) => recommendedOptions(p, classifyApiKeyMessage) } = {}) {
   const durationMs = minutes * 60_000;
   const runs = [];
   const seeds = only !== undefined ? only : Array.from({ length: profiles }, (_, i) => base + i + 1);
   for (const seed of seeds) {
     const profile = generateProfile(seed, durationMs);
+    if (poisson) profile.burst = { ...profile.burst, factor: 1 };
     for (const load of loads) {
       const r = await runKeyPool({ profile, load, Pool, FakeClock, options });
       runs.push({ ...r, keys: profile.keys.length, groups: profile.groups.length });
@@ -93,6 +95,7 @@ if (import.meta.url === `file://${process.argv[1]}`) {
     minutes: Number(arg('minutes', 10)),
     base: Number(arg('base', 1000)),
     only: list(arg('only', undefined)),
+    poisson: process.argv.includes('--poisson'),
     ...(loads !== undefined ? { loads } : {}),
   });
   console.log(JSON.stringify(result.summary, null, 1));
