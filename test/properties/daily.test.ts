@@ -22,7 +22,6 @@
 import fc from 'fast-check';
 import { describe, expect, test } from 'vitest';
 import { Pool, isPoolError, type ClassifyResult, type EndpointConfig, type PoolEvent, type RateLimitOptions } from '../../src/index.js';
-import { nextDailyReset } from '../../src/limits/daily.js';
 import { FakeClock } from '../../src/testing/index.js';
 import { TrackedClock } from './sim.js';
 
@@ -31,6 +30,15 @@ const SEED = process.env['FC_SEED'] !== undefined ? Number(process.env['FC_SEED'
 const DAY = 86_400_000;
 const HOUR = 3_600_000;
 const NAMES = ['a', 'b', 'c'];
+
+/** The first reset strictly after `wall` (the test's own reckoning, not the library's). */
+function nextReset(wall: number, hour: number): number {
+  const d = new Date(wall);
+  let r = Date.UTC(d.getUTCFullYear(), d.getUTCMonth(), d.getUTCDate(), hour);
+  while (r <= wall) r += DAY;
+  while (r - DAY > wall) r -= DAY;
+  return r;
+}
 
 type Answer = { k: 'ok'; d: number } | { k: 'spent'; d: number } | { k: 'fail'; d: number };
 
@@ -159,7 +167,7 @@ async function run(sc: Scenario): Promise<{ violations: string[]; endings: Recor
     if (e.type === 'attempt-failure' && e.error instanceof Spent && typeof e.error.verdict === 'object') {
       const w = fake.wallNow();
       const i = names.indexOf(e.endpoint);
-      spentUntil[i] = Math.max(spentUntil[i]!, fake.now() + (nextDailyReset(w, sc.resetHour) - w));
+      spentUntil[i] = Math.max(spentUntil[i]!, fake.now() + (nextReset(w, sc.resetHour) - w));
     }
     if (e.type !== 'attempt-start') return;
     crossed();
@@ -200,7 +208,7 @@ async function run(sc: Scenario): Promise<{ violations: string[]; endings: Recor
   const steps = [...sc.steps].sort((x, y) => x.at - y.at);
   const horizon = sc.spanDays * DAY + 2 * DAY;
   if (steps.length === 0) {
-    for (let r = nextDailyReset(T0, sc.resetHour); r - T0 < horizon; r += DAY) {
+    for (let r = nextReset(T0, sc.resetHour); r - T0 < horizon; r += DAY) {
       fake.setTimeout(() => {
         crossed();
         for (const st of pool.stats()) {
