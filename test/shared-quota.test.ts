@@ -56,6 +56,20 @@ describe('shared quota store', () => {
     expect(asked[0]!.key).toBe('group:k1+k2');
   });
 
+  test('an endpoint left alone when its group is dissolved asks the store under its own key', async () => {
+    const { store, asked } = scriptedStore(0, 0, 0, 0);
+    const h = harness([{ name: 'a', rateLimit: { perSecond: 3 } }, { name: 'b', rateLimit: { perSecond: 3 } }], { sharedQuota: { store }, groups: [['a', 'b']] });
+    await h.pool.execute(h.op);
+    // b leaves the pool: a is alone.
+    h.pool.setEndpoints([{ name: 'a', conn: h.eps['a']!, rateLimit: { perSecond: 3 } }], []);
+    await h.pool.execute(h.op);
+    // Grouped again, then the group is dissolved while b's limit changes.
+    h.pool.setEndpoints([{ name: 'a', conn: h.eps['a']!, rateLimit: { perSecond: 3 } }, { name: 'b', conn: h.eps['b']!, rateLimit: { perSecond: 3 } }], [['a', 'b']]);
+    h.pool.setEndpoints([{ name: 'a', conn: h.eps['a']!, rateLimit: { perSecond: 3 } }, { name: 'b', conn: h.eps['b']!, rateLimit: { perSecond: 4 } }], []);
+    await h.pool.execute(h.op, { pin: 'a' });
+    expect(asked.map((l) => l.key)).toEqual(['group:a+b', 'endpoint:a', 'endpoint:a']);
+  });
+
   test('when the fleet quota is spent, the endpoint is skipped until it refills and another serves', async () => {
     const { store } = scriptedStore(400, 0);
     const h = harness([{ name: 'a', rateLimit: { perSecond: 10 } }, { name: 'b', rateLimit: { perSecond: 10 } }], { sharedQuota: { store } });
