@@ -70,6 +70,30 @@ describe('shared quota store', () => {
     expect(asked.map((l) => l.key)).toEqual(['group:a+b', 'endpoint:a', 'endpoint:a']);
   });
 
+  test('an admission given for a quota the endpoint no longer has (setEndpoints regrouped it meanwhile) is asked again under the new key', async () => {
+    const asked: string[] = [];
+    const answers: ((ms: number) => void)[] = [];
+    const store: LimiterStore = {
+      acquire(limit) {
+        asked.push(limit.key);
+        return new Promise((resolve) => answers.push(resolve));
+      },
+    };
+    const h = harness([{ name: 'a', rateLimit: { perSecond: 3 } }, { name: 'b', rateLimit: { perSecond: 3 } }], { sharedQuota: { store, timeoutMs: 50 } });
+    const call = start(h.pool.execute(h.op, { pin: 'a' }));
+    await h.clock.advance(1);
+    h.pool.setEndpoints([{ name: 'a', conn: h.eps['a']!, rateLimit: { perSecond: 3 } }, { name: 'b', conn: h.eps['b']!, rateLimit: { perSecond: 3 } }], [['a', 'b']]);
+    answers[0]!(0);
+    await h.clock.advance(0);
+    expect(h.eps['a']!.calls).toBe(0);
+    expect(asked).toEqual(['endpoint:a', 'group:a+b']);
+    answers[1]!(0);
+    await h.clock.advance(0);
+    await call.promise;
+    expect(call.value).toBe('a');
+    expect(h.eps['a']!.calls).toBe(1);
+  });
+
   test('when the fleet quota is spent, the endpoint is skipped until it refills and another serves', async () => {
     const { store } = scriptedStore(400, 0);
     const h = harness([{ name: 'a', rateLimit: { perSecond: 10 } }, { name: 'b', rateLimit: { perSecond: 10 } }], { sharedQuota: { store } });
