@@ -1,6 +1,6 @@
 import { describe, expect, test } from 'vitest';
 import type { LimiterStore, SharedChange, SharedLimit, SharedState } from '../src/index.js';
-import { fail, harness, ok, start } from './support.js';
+import { FakeEndpoint, fail, harness, ok, start } from './support.js';
 
 /** A scripted store: answers from a queue (a number, 'fail', or 'hang'). */
 function scriptedStore(...answers: (number | 'fail' | 'hang')[]) {
@@ -92,6 +92,30 @@ describe('shared quota store', () => {
     await call.promise;
     expect(call.value).toBe('a');
     expect(h.eps['a']!.calls).toBe(1);
+  });
+
+  test('a late "invalid key" answer from an endpoint replaced by setEndpoints disables nothing: no event, no report to the fleet', async () => {
+    const reported: string[] = [];
+    const store: LimiterStore = {
+      acquire: () => Promise.resolve(0),
+      report(limit, change) {
+        reported.push(`${limit.key} ${change.type}`);
+        return Promise.resolve();
+      },
+    };
+    const h = harness([{ name: 'a', rateLimit: { perSecond: 10 } }], { sharedQuota: { store } });
+    h.eps['a']!.then(fail({ class: 'permanent', disableEndpoint: true }, 100));
+    const call = start(h.pool.execute(h.op));
+    await h.clock.advance(10);
+    // The user rotates the invalid key: a new connection under the same name.
+    const fresh = new FakeEndpoint('a', ok('fresh'));
+    h.pool.setEndpoints([{ name: 'a', conn: fresh, rateLimit: { perSecond: 10 } }]);
+    await h.clock.advance(90);
+    await call.promise;
+    expect(call.value).toBe('fresh');
+    expect(h.events.filter((e) => e.type === 'endpoint-disabled')).toEqual([]);
+    expect(h.pool.stats()[0]!.status).toBe('ok');
+    expect(reported).toEqual([]);
   });
 
   test('when the fleet quota is spent, the endpoint is skipped until it refills and another serves', async () => {
