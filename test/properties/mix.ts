@@ -919,7 +919,7 @@ export async function simulateMix(sc: MixScenario, hooks: MixHooks = {}): Promis
     }, sc.closeAt);
   }
 
-  const lastAt = Math.max(...sc.calls.map((c) => c.at), sc.closeAt ?? 0, ...sc.changes.map((c) => c.at), ...sc.aborts.map((a) => a ?? 0));
+  const lastAt = Math.max(...sc.calls.map((c) => c.at), sc.closeAt ?? 0, ...sc.changes.map((c) => c.at), ...sc.aborts.map((a) => a ?? 0), ...sc.probes.map((p) => p.at + p.timeoutMs));
   await fake.advance(lastAt + 3000);
   // Every caller gives up; calls without a signal run to their deadline (finite, or ended by close()).
   controllers.forEach((ac, k) => {
