@@ -708,7 +708,8 @@ export async function simulateMix(sc: MixScenario, hooks: MixHooks = {}): Promis
       ...(gen.backoff === undefined ? {} : { backoff: gen.backoff }),
     };
     const plain = Object.keys(opts).length === 0;
-    const autoAttempts = Math.max(3, current.size);
+    // Left unset, the cap follows the endpoint count as it is when the call checks it (setEndpoints may add some meanwhile).
+    const autoAttempts = Math.max(3, n);
     const poolAttempts = sc.maxAttempts ?? autoAttempts;
     const maxAttempts = gen.retry === undefined ? poolAttempts : gen.retry === 'none' ? 1 : gen.retry === 'until-deadline' ? INF : gen.retry.maxAttempts;
     const rec: CallRec = {
