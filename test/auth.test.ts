@@ -180,6 +180,42 @@ describe('unauthorized and credential refresh', () => {
     expect(runs).toBe(1);
     expect(h.clock.pendingForegroundTimers).toBe(0);
   });
+
+  test('close() ends a refresh still running: its signal aborts, its timer is cleared, and close() resolves owning no timer', async () => {
+    let signal: AbortSignal | undefined;
+    const h = harness(['a'], {
+      refreshAuth: (_c, ctx) => {
+        signal = ctx.signal;
+        return new Promise(() => undefined);
+      },
+      refreshTimeoutMs: 60_000,
+      deadlineMs: 500,
+    });
+    h.eps.a!.then(fail('unauthorized'));
+    const call = start(h.pool.execute(h.op));
+    await h.clock.advance(500);
+    await call.promise;
+    expect(code(call.error)).toBe('DEADLINE_EXCEEDED');
+    await h.pool.close();
+    expect(h.clock.pendingForegroundTimers).toBe(0);
+    expect(signal?.aborted).toBe(true);
+    expect(code(h.events.find((e) => e.type === 'auth-refresh' && !e.ok && 'error' in e)?.['error' as never])).toBe('CLOSED');
+  });
+
+  test('an unauthorized answer that comes after close() is final: no refresh, no replay', async () => {
+    const r = refresher({ clock: { setTimeout: (fn, ms) => h.clock.setTimeout(fn, ms) } }, 0);
+    const h = harness(['a'], { refreshAuth: r.refreshAuth });
+    h.eps.a!.then(fail('unauthorized', 10));
+    const call = start(h.pool.execute(h.op));
+    await h.clock.advance(5);
+    const closing = h.pool.close();
+    await h.clock.advance(5);
+    await call.promise;
+    await closing;
+    expect(code(call.error)).toBe('UNAUTHORIZED');
+    expect(r.runs).toEqual([]);
+    expect(h.eps.a!.calls).toBe(1);
+  });
 });
 
 describe('pool.report', () => {

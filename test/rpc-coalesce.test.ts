@@ -106,4 +106,33 @@ describe('coalescing', () => {
     expect([...q.map((c) => c.value), single.value]).toEqual(['0x1', '0x1', '0x1']);
     expect(upstream()).toBe(3); // two legs for both quorum callers, one for the single read
   });
+
+  test('a joined caller with a shorter deadline of its own leaves at it with DEADLINE_EXCEEDED; the others still get the answer', async () => {
+    const { h, reads, read, upstream } = setup();
+    h.eps.a!.fallback = ok('0x5', 500);
+    const long = start(read('eth_getBalance', ['0xabc', 'latest'], { deadlineMs: 1000 }));
+    const short = start(read('eth_getBalance', ['0xabc', 'latest'], { deadlineMs: 100 }));
+    await h.clock.advance(100);
+    expect(short.settled).toBe(true);
+    expect(isPoolError(short.error) && short.error.code).toBe('DEADLINE_EXCEEDED');
+    expect(long.settled).toBe(false);
+    await h.clock.advance(400);
+    expect(long.value).toBe('0x5');
+    expect(upstream()).toBe(1);
+    expect(reads.stats().coalesce).toEqual({ started: 1, joined: 1, inFlight: 0 });
+  });
+
+  test("a caller on the pool's deadline does not wait on a request made under a longer deadline of its own", async () => {
+    const h = harness(['a'], { deadlineMs: 300, attemptTimeoutMs: 2000, maxAttempts: 1 });
+    const reads = new RpcReads({ coalesce: ['eth_getBalance'] }, () => h.pool.endpointNames, h.clock);
+    const send = (exec: ExecuteOptions) => h.pool.execute(h.op, exec);
+    h.eps.a!.fallback = hang();
+    const long = start(reads.request('eth_getBalance', ['0xabc'], { deadlineMs: 1000 }, undefined, send));
+    const plain = start(reads.request('eth_getBalance', ['0xabc'], {}, undefined, send));
+    await h.clock.advance(300);
+    expect(isPoolError(plain.error) && plain.error.code).toBe('DEADLINE_EXCEEDED');
+    expect(long.settled).toBe(false);
+    await h.clock.advance(700);
+    expect(isPoolError(long.error) && long.error.code).toBe('DEADLINE_EXCEEDED');
+  });
 });

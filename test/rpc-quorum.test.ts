@@ -228,4 +228,15 @@ describe('never for sends', () => {
     expect(isPoolError(r.error) && r.error.code).toBe('INVALID_OPTIONS');
     expect(sent).toEqual([]);
   });
+
+  test("a leg started late gets what is left of the read's deadline, not a deadline of its own", async () => {
+    const { h, read } = setup(['a', 'b', 'c'], { quorum: { stallMs: 50 } });
+    h.eps['a']!.fallback = fail('transient', 47);
+    h.eps['b']!.fallback = fail('transient', 47);
+    h.eps['c']!.fallback = hang();
+    const r = start(read('eth_blockNumber', 2, { deadlineMs: 100, retry: 'none', attemptTimeoutMs: 1000 }));
+    await settle(h, 100);
+    expect(r.settled).toBe(true);
+    expect(isPoolError(r.error) && r.error.code).toBe('QUORUM_NOT_MET');
+  });
 });

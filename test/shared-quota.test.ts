@@ -1,6 +1,6 @@
 import { describe, expect, test } from 'vitest';
 import type { LimiterStore, SharedChange, SharedLimit, SharedState } from '../src/index.js';
-import { fail, harness, ok, start } from './support.js';
+import { FakeEndpoint, fail, harness, ok, start } from './support.js';
 
 /** A scripted store: answers from a queue (a number, 'fail', or 'hang'). */
 function scriptedStore(...answers: (number | 'fail' | 'hang')[]) {
@@ -54,6 +54,68 @@ describe('shared quota store', () => {
     const h = harness([{ name: 'k1', rateLimit: { perSecond: 3 } }, 'k2'], { sharedQuota: { store }, groups: [['k1', 'k2']] });
     await h.pool.execute(h.op);
     expect(asked[0]!.key).toBe('group:k1+k2');
+  });
+
+  test('an endpoint left alone when its group is dissolved asks the store under its own key', async () => {
+    const { store, asked } = scriptedStore(0, 0, 0, 0);
+    const h = harness([{ name: 'a', rateLimit: { perSecond: 3 } }, { name: 'b', rateLimit: { perSecond: 3 } }], { sharedQuota: { store }, groups: [['a', 'b']] });
+    await h.pool.execute(h.op);
+    // b leaves the pool: a is alone.
+    h.pool.setEndpoints([{ name: 'a', conn: h.eps['a']!, rateLimit: { perSecond: 3 } }], []);
+    await h.pool.execute(h.op);
+    // Grouped again, then the group is dissolved while b's limit changes.
+    h.pool.setEndpoints([{ name: 'a', conn: h.eps['a']!, rateLimit: { perSecond: 3 } }, { name: 'b', conn: h.eps['b']!, rateLimit: { perSecond: 3 } }], [['a', 'b']]);
+    h.pool.setEndpoints([{ name: 'a', conn: h.eps['a']!, rateLimit: { perSecond: 3 } }, { name: 'b', conn: h.eps['b']!, rateLimit: { perSecond: 4 } }], []);
+    await h.pool.execute(h.op, { pin: 'a' });
+    expect(asked.map((l) => l.key)).toEqual(['group:a+b', 'endpoint:a', 'endpoint:a']);
+  });
+
+  test('an admission given for a quota the endpoint no longer has (setEndpoints regrouped it meanwhile) is asked again under the new key', async () => {
+    const asked: string[] = [];
+    const answers: ((ms: number) => void)[] = [];
+    const store: LimiterStore = {
+      acquire(limit) {
+        asked.push(limit.key);
+        return new Promise((resolve) => answers.push(resolve));
+      },
+    };
+    const h = harness([{ name: 'a', rateLimit: { perSecond: 3 } }, { name: 'b', rateLimit: { perSecond: 3 } }], { sharedQuota: { store, timeoutMs: 50 } });
+    const call = start(h.pool.execute(h.op, { pin: 'a' }));
+    await h.clock.advance(1);
+    h.pool.setEndpoints([{ name: 'a', conn: h.eps['a']!, rateLimit: { perSecond: 3 } }, { name: 'b', conn: h.eps['b']!, rateLimit: { perSecond: 3 } }], [['a', 'b']]);
+    answers[0]!(0);
+    await h.clock.advance(0);
+    expect(h.eps['a']!.calls).toBe(0);
+    expect(asked).toEqual(['endpoint:a', 'group:a+b']);
+    answers[1]!(0);
+    await h.clock.advance(0);
+    await call.promise;
+    expect(call.value).toBe('a');
+    expect(h.eps['a']!.calls).toBe(1);
+  });
+
+  test('a late "invalid key" answer from an endpoint replaced by setEndpoints disables nothing: no event, no report to the fleet', async () => {
+    const reported: string[] = [];
+    const store: LimiterStore = {
+      acquire: () => Promise.resolve(0),
+      report(limit, change) {
+        reported.push(`${limit.key} ${change.type}`);
+        return Promise.resolve();
+      },
+    };
+    const h = harness([{ name: 'a', rateLimit: { perSecond: 10 } }], { sharedQuota: { store } });
+    h.eps['a']!.then(fail({ class: 'permanent', disableEndpoint: true }, 100));
+    const call = start(h.pool.execute(h.op));
+    await h.clock.advance(10);
+    // The user rotates the invalid key: a new connection under the same name.
+    const fresh = new FakeEndpoint('a', ok('fresh'));
+    h.pool.setEndpoints([{ name: 'a', conn: fresh, rateLimit: { perSecond: 10 } }]);
+    await h.clock.advance(90);
+    await call.promise;
+    expect(call.value).toBe('fresh');
+    expect(h.events.filter((e) => e.type === 'endpoint-disabled')).toEqual([]);
+    expect(h.pool.stats()[0]!.status).toBe('ok');
+    expect(reported).toEqual([]);
   });
 
   test('when the fleet quota is spent, the endpoint is skipped until it refills and another serves', async () => {

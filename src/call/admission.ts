@@ -26,9 +26,10 @@ export function needsAdmission<C>(s: PoolState<C>, ep: EndpointState<C>, now: nu
 /** Asks the store about `ep`; the answer reaches `host` unless it stopped waiting meanwhile. */
 export function askStore<C>(s: PoolState<C>, host: AdmissionHost<C>, ep: EndpointState<C>): void {
   const shared = s.opts.sharedQuota!;
+  const limit = ep.quota.shared!;
   let answer: Promise<number>;
   try {
-    answer = Promise.resolve(shared.store.acquire(ep.quota.shared!));
+    answer = Promise.resolve(shared.store.acquire(limit));
   } catch (error) {
     answer = Promise.reject(error);
   }
@@ -37,10 +38,10 @@ export function askStore<C>(s: PoolState<C>, host: AdmissionHost<C>, ep: Endpoin
       if (!host.awaitingAdmission(ep)) return;
       const t = s.clock.now();
       s.storeAnswered(t);
-      const refused = typeof waitMs === 'number' && waitMs > 0;
+      const spent = typeof waitMs === 'number' && waitMs > 0;
       // The fleet-wide quota is spent for now: skip this endpoint until it refills.
-      if (refused) ep.quota.coolDown(t, waitMs);
-      host.admissionDone(ep, t, refused);
+      if (spent) ep.quota.coolDown(t, waitMs);
+      host.admissionDone(ep, t, spent || ep.quota.shared !== limit);
     },
     (error: unknown) => {
       if (!host.awaitingAdmission(ep)) return;

@@ -25,22 +25,32 @@ import type { RefreshAuth } from '../options/options.js';
 const inFlight = new WeakMap<object, Promise<void>>();
 
 /** The endpoint's refresh in progress, or a new one. Never rejects unhandled. */
-export function refreshOnce<C>(ep: EndpointState<C>, refresh: RefreshAuth<C>, clock: Clock, timeoutMs: number, onDone: (ok: boolean, error: unknown) => void): Promise<void> {
+export function refreshOnce<C>(
+  ep: EndpointState<C>,
+  refresh: RefreshAuth<C>,
+  clock: Clock,
+  timeoutMs: number,
+  onDone: (ok: boolean, error: unknown) => void,
+  cuts: Set<(error: PoolError) => void>,
+): Promise<void> {
   const running = inFlight.get(ep);
   if (running !== undefined) return running;
   const ctx = new LazyContext(ep.name, 1, timeoutMs === Number.POSITIVE_INFINITY ? timeoutMs : clock.now() + timeoutMs);
   const p = new Promise<void>((resolve, reject) => {
     let timer: unknown;
-    if (timeoutMs !== Number.POSITIVE_INFINITY) {
-      timer = clock.setTimeout(() => {
-        const error = new PoolError('ATTEMPT_TIMEOUT', `refreshing credentials for endpoint ${JSON.stringify(ep.name)} timed out after ${timeoutMs} ms`, { endpoint: ep.name });
-        ctx.abort(error);
-        reject(error);
-      }, timeoutMs);
-    }
     const clear = (): void => {
+      cuts.delete(cut);
       if (timer !== undefined) clock.clearTimeout(timer);
     };
+    const cut = (error: PoolError): void => {
+      clear();
+      ctx.abort(error);
+      reject(error);
+    };
+    cuts.add(cut);
+    if (timeoutMs !== Number.POSITIVE_INFINITY) {
+      timer = clock.setTimeout(() => cut(new PoolError('ATTEMPT_TIMEOUT', `refreshing credentials for endpoint ${JSON.stringify(ep.name)} timed out after ${timeoutMs} ms`, { endpoint: ep.name })), timeoutMs);
+    }
     try {
       Promise.resolve(refresh(ep.conn, ctx)).then(
         () => {
@@ -89,7 +99,7 @@ export interface ReauthHost<C> {
  */
 export function reauthenticate<C>(s: PoolState<C>, ep: EndpointState<C>, refreshed: EndpointState<C>[], host: ReauthHost<C>, sentWith: number): string | undefined {
   const name = JSON.stringify(ep.name);
-  if (s.opts.refreshAuth === undefined) return `endpoint ${name} answered unauthorized`;
+  if (s.opts.refreshAuth === undefined || s.closed) return `endpoint ${name} answered unauthorized`;
   if (sentWith < ep.authGeneration) {
     // Sent with credentials a refresh has replaced since: replay with the current ones.
     queueMicrotask(() => host.refreshed(ep));
@@ -104,9 +114,16 @@ export function reauthenticate<C>(s: PoolState<C>, ep: EndpointState<C>, refresh
 /** Refreshes `ep`'s credentials (joining a refresh in progress) and reports to `host`. */
 function refreshThenReplay<C>(s: PoolState<C>, ep: EndpointState<C>, host: ReauthHost<C>): void {
   const refresh = s.opts.refreshAuth as RefreshAuth<C>;
-  const done = refreshOnce(ep, refresh, s.clock, s.opts.refreshTimeoutMs, (ok, error) => {
-    s.emit(ok ? { type: 'auth-refresh', endpoint: ep.name, ok } : { type: 'auth-refresh', endpoint: ep.name, ok, error });
-  });
+  const done = refreshOnce(
+    ep,
+    refresh,
+    s.clock,
+    s.opts.refreshTimeoutMs,
+    (ok, error) => {
+      s.emit(ok ? { type: 'auth-refresh', endpoint: ep.name, ok } : { type: 'auth-refresh', endpoint: ep.name, ok, error });
+    },
+    s.probes,
+  );
   done.then(
     () => host.refreshed(ep),
     (error: unknown) => host.refreshFailed(ep, error),

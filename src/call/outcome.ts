@@ -194,7 +194,7 @@ function applyHints<C>(s: PoolState<C>, ep: EndpointState<C>, verdict: Verdict, 
   }
   if (verdict.disableEndpoint && !ep.disabled) {
     ep.disabled = true;
-    s.emit({ type: 'endpoint-disabled', endpoint: ep.name });
+    if (ep.live) s.emit({ type: 'endpoint-disabled', endpoint: ep.name });
   }
   return out || verdict.disableEndpoint;
 }

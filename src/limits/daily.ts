@@ -68,7 +68,10 @@ export class DailyCounter {
   }
 
   #roll(wall: number): void {
-    if (wall < this.#periodEnd) return;
+    if (wall < this.#periodEnd) {
+      if (wall < this.#periodEnd - DAY_MS) this.#periodEnd = nextDailyReset(wall, this.resetUtcHour);
+      return;
+    }
     this.#count = 0;
     this.#exhausted = false;
     this.#periodEnd = nextDailyReset(wall, this.resetUtcHour);

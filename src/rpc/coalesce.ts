@@ -9,6 +9,7 @@
  * every caller of it has left. What the key covers (method, params, pin, quorum) is the
  * adapter's choice, made with `requestKey`.
  */
+import type { Clock, TimerHandle } from '../base/clock.js';
 import { PoolError } from '../base/errors.js';
 import { stableJson } from './redact.js';
 
@@ -33,9 +34,10 @@ export class Coalescer {
   #started = 0;
   #joined = 0;
 
-  run<T>(key: string, signal: AbortSignal | undefined, start: (signal: AbortSignal) => Promise<T>): Promise<T> {
+  run<T>(key: string, signal: AbortSignal | undefined, start: (signal: AbortSignal) => Promise<T>, deadline?: { readonly clock: Clock; readonly ms: number }): Promise<T> {
     if (signal?.aborted === true) return Promise.reject(aborted(signal.reason));
     let entry = this.#entries.get(key);
+    let joined = false;
     if (entry === undefined) {
       const controller = new AbortController();
       let promise: Promise<unknown>;
@@ -55,27 +57,42 @@ export class Coalescer {
       promise.then(drop, drop);
     } else {
       this.#joined++;
+      joined = true;
     }
     const e = entry;
     e.waiting++;
-    if (signal === undefined) return e.promise as Promise<T>;
+    const timed = joined && deadline !== undefined && deadline.ms !== Number.POSITIVE_INFINITY;
+    if (signal === undefined && !timed) return e.promise as Promise<T>;
     return new Promise<T>((resolve, reject) => {
-      const leave = () => {
+      let timer: TimerHandle | undefined;
+      const done = () => {
+        signal?.removeEventListener('abort', onAbort);
+        if (timer !== undefined) deadline!.clock.clearTimeout(timer);
+      };
+      const leave = (error: PoolError, reason: unknown) => {
+        done();
         e.waiting--;
-        reject(aborted(signal.reason));
+        reject(error);
         if (e.waiting === 0) {
           if (this.#entries.get(key) === e) this.#entries.delete(key);
-          e.controller.abort(signal.reason);
+          e.controller.abort(reason);
         }
       };
-      signal.addEventListener('abort', leave, { once: true });
+      const onAbort = () => leave(aborted(signal!.reason), signal!.reason);
+      signal?.addEventListener('abort', onAbort, { once: true });
+      if (timed) {
+        timer = deadline.clock.setTimeout(() => {
+          const error = new PoolError('DEADLINE_EXCEEDED', `the call's deadline of ${deadline.ms} ms passed while it waited for an identical request`);
+          leave(error, error);
+        }, deadline.ms);
+      }
       e.promise.then(
         (v) => {
-          signal.removeEventListener('abort', leave);
+          done();
           resolve(v as T);
         },
         (err: unknown) => {
-          signal.removeEventListener('abort', leave);
+          done();
           reject(err);
         },
       );

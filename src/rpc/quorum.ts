@@ -111,9 +111,11 @@ class QuorumRun<T> {
   #launching = false;
   /** A leg ended without reaching any endpoint: the pool cannot place another one either. */
   #stuck = false;
+  readonly #startedAt: number;
 
   constructor(q: QuorumRead<T>, resolve: (v: T) => void, reject: (e: unknown) => void) {
     this.#q = q;
+    this.#startedAt = q.clock.now();
     this.#resolve = resolve;
     this.#reject = reject;
   }
@@ -145,6 +147,8 @@ class QuorumRun<T> {
     if (this.#stuck) return false;
     const fresh = this.#candidates();
     if (fresh.length === 0) return false;
+    const exec = this.#legExec();
+    if (exec === undefined) return false;
     const exclude = [...(this.#q.exec.exclude ?? []), ...this.#touched.keys()];
     const avoid = this.#q.avoid;
     if (avoid !== undefined) {
@@ -161,7 +165,7 @@ class QuorumRun<T> {
     };
     let pending: Promise<T>;
     try {
-      pending = this.#q.leg({ ...this.#q.exec, exclude, signal: this.#controller.signal }, guard);
+      pending = this.#q.leg({ ...exec, exclude, signal: this.#controller.signal }, guard);
     } catch (error) {
       pending = Promise.reject(error);
     }
@@ -177,6 +181,14 @@ class QuorumRun<T> {
       (error: unknown) => this.#errored(leg, error),
     );
     return true;
+  }
+
+  #legExec(): ExecuteOptions | undefined {
+    const exec = this.#q.exec;
+    const d = exec.deadlineMs;
+    if (d === undefined || d === Number.POSITIVE_INFINITY) return exec;
+    const left = d - (this.#q.clock.now() - this.#startedAt);
+    return left > 0 ? { ...exec, deadlineMs: left } : undefined;
   }
 
   #endLeg(leg: Leg): void {

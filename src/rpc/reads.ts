@@ -113,8 +113,8 @@ export class RpcReads {
     if (need === undefined && exec.pin === undefined && this.#unfit !== undefined) exec = this.#leaveOut(exec, this.#unfit(method, params));
     const go = (e: ExecuteOptions): Promise<T> => (need === undefined ? send(e) : this.#quorum(method, params, need, e, send));
     if (!this.#coalesce.has(method)) return go(exec);
-    const key = requestKey(method, params, exec.pin, need, exec.exclude?.join(','));
-    return this.#coalescer.run(key, exec.signal, (signal) => go({ ...exec, signal }));
+    const key = requestKey(method, params, exec.pin, need, exec.exclude?.join(','), exec.deadlineMs === undefined ? undefined : 'deadline');
+    return this.#coalescer.run(key, exec.signal, (signal) => go({ ...exec, signal }), exec.deadlineMs === undefined ? undefined : { clock: this.#clock, ms: exec.deadlineMs });
   }
 
   stats(): RpcReadsStats {

@@ -111,10 +111,8 @@ export function buildEndpointSet<C>(
     }
   }
   // An endpoint that left its group gets a quota of its own again.
-  const holders = new Map<Quota, number>();
-  for (const b of built) holders.set(b.state.quota, (holders.get(b.state.quota) ?? 0) + 1);
   for (const b of built) {
-    if (!grouped.has(b.state) && holders.get(b.state.quota)! > 1) b.state.quota = new Quota(b.limit, resetUtcHour, now, `endpoint:${b.state.name}`, wall);
+    if (!grouped.has(b.state) && b.state.quota.grouped) b.state.quota = new Quota(b.limit, resetUtcHour, now, `endpoint:${b.state.name}`, wall);
   }
   if (previous !== undefined) for (const old of previous.endpoints) if (byName.get(old.name) !== old) old.live = false;
   return { endpoints: built.map((b) => b.state), byName, groups, limits };

@@ -72,6 +72,11 @@ describe('mixed options, faults and changes', () => {
     expect(t.endings['RATE_LIMITED'] ?? 0).toBeGreaterThan(0);
   }, 120_000);
 
+  test(`enableEndpoint, report() and regrouping under disabling hints (${RUNS} runs)`, async () => {
+    const t = await checkMix('hints', { hints: true, disable: 4, change: 0.5, limits: 0.6, spread: 1000 });
+    expect(t.changes).toBeGreaterThan(RUNS / 5);
+  }, 120_000);
+
   test(`setEndpoints, probes and close() under traffic (${RUNS} runs)`, async () => {
     const t = await checkMix('changes', { change: 0.9, close: 0.5, unauthorized: 2 });
     expect(t.changes).toBeGreaterThan(RUNS / 5);

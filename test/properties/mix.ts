@@ -118,6 +118,15 @@ export interface MixScenario {
   readonly probes: readonly { readonly at: number; readonly d: number; readonly timeoutMs: number }[];
   readonly closeAt: number | undefined;
   readonly seed: number;
+  /** With `MixBias.hints`: `enableEndpoint`, `report()` and group toggles by `setEndpoints` in the middle of traffic. */
+  readonly hints?: MixHints;
+}
+
+export interface MixHints {
+  readonly enables: readonly { readonly at: number; readonly ep: number }[];
+  readonly reports: readonly { readonly at: number; readonly ep: number; readonly value: number }[];
+  /** When `setEndpoints` (same endpoints) toggles the group of the first two. */
+  readonly regroups: readonly number[];
 }
 
 // ---------------------------------------------------------------------------------------
@@ -133,6 +142,10 @@ export interface MixBias {
   readonly limits?: number;
   /** Calls arrive within this many ms (default 2000). */
   readonly spread?: number;
+  /** Weight of "invalid key" answers (`disableEndpoint`), default 1. */
+  readonly disable?: number;
+  /** Generate `MixScenario.hints`. */
+  readonly hints?: boolean;
 }
 
 function maybe<T>(arb: fc.Arbitrary<T>, p: number): fc.Arbitrary<T | undefined> {
@@ -168,7 +181,7 @@ function faultArb(b: MixBias): fc.Arbitrary<Fault> {
       ),
     },
     {
-      weight: 1,
+      weight: b.disable ?? 1,
       arbitrary: fc.record({ k: fc.constant('fail' as const), cls: fc.constant('permanent' as const), d: delay, onAbort, disable: fc.constant(true) }),
     },
     { weight: b.hang ?? 2, arbitrary: fc.record({ k: fc.constant('hang' as const), onAbort }) },
@@ -280,7 +293,18 @@ export function mixArb(b: MixBias = {}): fc.Arbitrary<MixScenario> {
           const endpoints = group === undefined ? s.endpoints : s.endpoints.map((e, i) => (i === groupAt + 1 ? { ...e, rateLimit: shared } : e));
           return { ...s, endpoints, group, calls, changes: (b.change ?? 0.3) > 0 ? changes : [] };
         });
-    });
+    })
+    .chain((s) =>
+      b.hints !== true
+        ? fc.constant(s)
+        : fc
+            .record({
+              enables: fc.array(fc.record({ at: fc.integer({ min: 0, max: 3000 }), ep: fc.integer({ min: 0, max: s.endpoints.length - 1 }) }), { maxLength: 4 }),
+              reports: fc.array(fc.record({ at: fc.integer({ min: 0, max: 3000 }), ep: fc.integer({ min: 0, max: s.endpoints.length - 1 }), value: fc.oneof(fc.integer({ min: -5, max: 5 }), fc.double({ noNaN: true, noDefaultInfinity: true })) }), { maxLength: 3 }),
+              regroups: fc.array(fc.integer({ min: 0, max: 3000 }), { maxLength: 3 }),
+            })
+            .map((hints) => ({ ...s, hints })),
+    );
 }
 
 // ---------------------------------------------------------------------------------------
@@ -420,6 +444,11 @@ export async function simulateMix(sc: MixScenario, hooks: MixHooks = {}): Promis
   let attempts = 0;
   let hedges = 0;
   let changes = 0;
+  /** Endpoints disabled now (by name), from the events; a replaced endpoint is a new one. */
+  const disabledNames = new Set<string>();
+  let enabledEvents = 0;
+  let reportEvents = 0;
+  let groupsNow: string[][] = sc.group === undefined ? [] : [sc.group.map((i) => names[i]!)];
   let maxCalls = sc.maxConcurrentCalls ?? INF;
   const anyUnauthorized = sc.endpoints.some((e) => e.script.some((f) => f.k === 'fail' && f.cls === 'unauthorized'));
 
@@ -450,6 +479,7 @@ export async function simulateMix(sc: MixScenario, hooks: MixHooks = {}): Promis
           break;
         }
         attemptConn.set(key, conn);
+        if (disabledNames.has(e.endpoint)) v(`attempt ${key} started on ${e.endpoint}, which is disabled`);
         conn.starts++;
         conn.open++;
         conn.startTimes.push(fake.now());
@@ -521,6 +551,16 @@ export async function simulateMix(sc: MixScenario, hooks: MixHooks = {}): Promis
         if (closedAt !== undefined) v(`call ${c.id}: hedge after close()`);
         break;
       }
+      case 'endpoint-disabled':
+        disabledNames.add(e.endpoint);
+        break;
+      case 'endpoint-enabled':
+        if (!disabledNames.delete(e.endpoint)) v(`endpoint-enabled for ${e.endpoint}, which was not disabled`);
+        enabledEvents++;
+        break;
+      case 'report':
+        reportEvents++;
+        break;
       case 'call-failed': {
         if (c === undefined) break;
         c.endedBy = 'failure';
@@ -668,7 +708,8 @@ export async function simulateMix(sc: MixScenario, hooks: MixHooks = {}): Promis
       ...(gen.backoff === undefined ? {} : { backoff: gen.backoff }),
     };
     const plain = Object.keys(opts).length === 0;
-    const autoAttempts = Math.max(3, current.size);
+    // Left unset, the cap follows the endpoint count as it is when the call checks it (setEndpoints may add some meanwhile).
+    const autoAttempts = Math.max(3, n);
     const poolAttempts = sc.maxAttempts ?? autoAttempts;
     const maxAttempts = gen.retry === undefined ? poolAttempts : gen.retry === 'none' ? 1 : gen.retry === 'until-deadline' ? INF : gen.retry.maxAttempts;
     const rec: CallRec = {
@@ -748,12 +789,15 @@ export async function simulateMix(sc: MixScenario, hooks: MixHooks = {}): Promis
         return;
       }
       changes++;
+      const prevConn = new Map(current);
       current.clear();
       configOf.clear();
       for (const c of list) {
         current.set(c.name, next.get(c.name)!);
         configOf.set(c.name, c);
       }
+      for (const name of [...disabledNames]) if (current.get(name) !== prevConn.get(name)) disabledNames.delete(name);
+      groupsNow = groupsNow.map((g) => g.filter((x) => current.has(x))).filter((g) => g.length >= 2);
       if (pool.endpointNames.join(',') !== list.map((c) => c.name).join(',')) v(`endpointNames ${pool.endpointNames.join(',')} after setEndpoints(${list.map((c) => c.name).join(',')})`);
       // A kept endpoint keeps its counters; a new one starts from zero.
       for (const [name, conn] of current) {
@@ -791,6 +835,79 @@ export async function simulateMix(sc: MixScenario, hooks: MixHooks = {}): Promis
     }, pr.at);
   }
 
+  const checkDisabled = (): void => {
+    for (const st of pool.stats()) if ((st.status === 'disabled') !== disabledNames.has(st.name)) v(`${st.name}: stats() status ${st.status}, the events say ${disabledNames.has(st.name) ? '' : 'not '}disabled`);
+  };
+  // Hints: enableEndpoint, report() and group toggles in the middle of traffic.
+  for (const en of sc.hints?.enables ?? []) {
+    fake.setTimeout(() => {
+      const name = names[en.ep]!;
+      if (!current.has(name)) {
+        try {
+          pool.enableEndpoint(name);
+          v(`enableEndpoint(${name}) of an endpoint not in the pool did not throw`);
+        } catch (error) {
+          if (!isPoolError(error) || error.code !== 'INVALID_OPTIONS') v(`enableEndpoint(${name}) threw ${String(error)}`);
+        }
+        return;
+      }
+      const was = disabledNames.has(name);
+      const before = enabledEvents;
+      pool.enableEndpoint(name);
+      if (disabledNames.has(name)) v(`${name} still disabled after enableEndpoint`);
+      if (enabledEvents - before !== (was ? 1 : 0)) v(`enableEndpoint(${name}) emitted ${enabledEvents - before} endpoint-enabled event(s) (it was ${was ? '' : 'not '}disabled)`);
+      checkDisabled();
+    }, en.at);
+  }
+  for (const r of sc.hints?.reports ?? []) {
+    fake.setTimeout(() => {
+      const name = names[r.ep]!;
+      const before = reportEvents;
+      try {
+        pool.report(name, 'rows', r.value);
+        if (!current.has(name)) v(`report() on ${name}, not in the pool, did not throw`);
+      } catch (error) {
+        if (current.has(name) || !isPoolError(error) || error.code !== 'INVALID_OPTIONS') v(`report(${name}, rows, ${r.value}) threw ${String(error)}`);
+      }
+      if (reportEvents - before !== (current.has(name) ? 1 : 0)) v(`report(${name}) emitted ${reportEvents - before} report event(s)`);
+    }, r.at);
+  }
+  for (const at of sc.hints?.regroups ?? []) {
+    fake.setTimeout(() => {
+      if (n < 2) return;
+      const [a, b] = [names[0]!, names[1]!];
+      const groups = groupsNow.length > 0 ? [] : [[a, b]];
+      const order = pool.endpointNames;
+      const ca = configOf.get(a);
+      const cb = configOf.get(b);
+      // A group's members agree on their limit: b takes a's.
+      let nb = cb;
+      if (groups.length > 0 && ca !== undefined && cb !== undefined) {
+        const { rateLimit: _own, ...rest } = cb;
+        nb = ca.rateLimit === undefined ? rest : { ...rest, rateLimit: ca.rateLimit };
+      }
+      const list = order.map((name) => (name === b && nb !== undefined ? nb : configOf.get(name)!));
+      try {
+        pool.setEndpoints(list, groups);
+      } catch (error) {
+        v(`setEndpoints regrouping threw ${String(error)}`);
+        return;
+      }
+      changes++;
+      for (const c of list) configOf.set(c.name, c);
+      for (const name of [a, b]) {
+        const conn = current.get(name);
+        if (conn !== undefined) conn.moved = true;
+      }
+      groupsNow = groups.map((g) => g.filter((x) => current.has(x))).filter((g) => g.length >= 2);
+      for (const [name, conn] of current) {
+        const st = statOf(name);
+        if (st === undefined || st.attempts !== conn.starts || st.inFlight !== conn.open) v(`${name} after regrouping: stats attempts ${st?.attempts} inFlight ${st?.inFlight}, events say ${conn.starts} and ${conn.open}`);
+      }
+      checkDisabled();
+    }, at);
+  }
+
   let closing: Promise<void> | undefined;
   let closeResolvedWith = -1;
   if (sc.closeAt !== undefined) {
@@ -803,7 +920,7 @@ export async function simulateMix(sc: MixScenario, hooks: MixHooks = {}): Promis
     }, sc.closeAt);
   }
 
-  const lastAt = Math.max(...sc.calls.map((c) => c.at), sc.closeAt ?? 0, ...sc.changes.map((c) => c.at), ...sc.aborts.map((a) => a ?? 0));
+  const lastAt = Math.max(...sc.calls.map((c) => c.at), sc.closeAt ?? 0, ...sc.changes.map((c) => c.at), ...sc.aborts.map((a) => a ?? 0), ...sc.probes.map((p) => p.at + p.timeoutMs));
   await fake.advance(lastAt + 3000);
   // Every caller gives up; calls without a signal run to their deadline (finite, or ended by close()).
   controllers.forEach((ac, k) => {
@@ -897,6 +1014,7 @@ export async function simulateMix(sc: MixScenario, hooks: MixHooks = {}): Promis
       );
     }
   }
+  checkDisabled();
   checkLimits(sc, current, configOf, v);
   if (clock.set > clock.cap) v(`runaway: the pool set more than ${clock.cap} timers in one run`);
   if (clock.badDelays.length > 0) v(`timers with bad delays: ${clock.badDelays.slice(0, 3).join(', ')}`);

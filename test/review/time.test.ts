@@ -122,4 +122,22 @@ describe('a wall-clock step changes no duration', () => {
     expect(pool.stats()[0]!.dailyCount).toBe(0);
     expect(await pool.execute(async (c) => c)).toBe('a');
   });
+
+  test('after the wall clock steps back a day or more, the quota still resets at the next reset hour the wall reaches', async () => {
+    const clock = new FakeClock(Date.UTC(2026, 0, 1, 23, 0));
+    const pool = new Pool<string>({ endpoints: [{ name: 'a', conn: 'a', rateLimit: { perDay: 1, dailyStopFraction: 1 } }], classify: () => 'transient', clock });
+    expect(await pool.execute(async (c) => c)).toBe('a');
+    expect(pool.stats()[0]!.status).toBe('parked');
+    // Back a year (a VM restored from a snapshot): the count stands, the day it belongs to is the wall's.
+    clock.stepWall(-365 * 86_400_000);
+    expect(pool.stats()[0]!.dailyCount).toBe(1);
+    expect(pool.stats()[0]!.status).toBe('parked');
+    await clock.advance(3_600_000 - 1);
+    expect(pool.stats()[0]!.status).toBe('parked');
+    await clock.advance(1);
+    expect(pool.stats()[0]!.dailyCount).toBe(0);
+    expect(pool.stats()[0]!.status).toBe('ok');
+    expect(await pool.execute(async (c) => c)).toBe('a');
+    await pool.close();
+  });
 });

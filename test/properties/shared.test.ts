@@ -1,0 +1,406 @@
+/**
+ * Properties of pools sharing one limiter store (`sharedQuota`), as processes sharing one
+ * Redis would: 2-3 pools on one FakeClock and one in-memory store that keeps an exact
+ * token bucket per key and hands learned changes (disabled/enabled endpoints, ceilings,
+ * parks) to every subscriber. Generated: the store's answers (at once, late, failing,
+ * hanging past `timeoutMs`), each endpoint's answers (ok, transient, 429, an invalid key
+ * with `disableEndpoint`), calls on any pool, `enableEndpoint`, `report()` and
+ * `setEndpoints` toggling a group on any pool, and `close()` of every pool at the end.
+ *
+ * Checked:
+ * - an attempt on a limited endpoint of a pool whose store is not degraded starts only
+ *   with an admission the store gave that pool, for that endpoint's key, that very
+ *   millisecond (one admission, one attempt);
+ * - when no pool ever degraded, the attempts of all pools on one store key fit its bucket
+ *   (`burst + perSecond × span`), counted from the attempts themselves;
+ * - no attempt on an endpoint its pool has disabled; `stats().status` is `disabled` exactly
+ *   when the pool's last event for it was `endpoint-disabled`;
+ * - `report()` emits one `report` event with its value, and refuses a bad name or value
+ *   with INVALID_OPTIONS and no event;
+ * - every call settles once with a documented code by its deadline + 1 ms; after `close()`
+ *   no pool owns a timer and no pool is still subscribed to the store.
+ *
+ * Seeded: `FC_SEED` (with `FC_PATH`) replays a failure, `FC_SHARED_RUNS` sets the runs.
+ */
+import fc from 'fast-check';
+import { describe, expect, test } from 'vitest';
+import {
+  Pool,
+  isPoolError,
+  type ClassifyResult,
+  type EndpointConfig,
+  type LimiterStore,
+  type PoolEvent,
+  type SharedLimit,
+  type SharedState,
+} from '../../src/index.js';
+import { FakeClock } from '../../src/testing/index.js';
+import { TrackedClock } from './sim.js';
+
+const RUNS = Number(process.env['FC_SHARED_RUNS'] ?? 120);
+const SEED = process.env['FC_SEED'] !== undefined ? Number(process.env['FC_SEED']) : 20261202;
+const NAMES = ['a', 'b', 'c'];
+
+type StoreAnswer = { k: 'ok'; d: number } | { k: 'fail'; d: number } | { k: 'hang' };
+type EpAnswer = { k: 'ok'; d: number } | { k: 'transient'; d: number } | { k: '429'; d: number; retryAfterMs: number } | { k: 'invalid-key'; d: number };
+
+interface Action {
+  readonly at: number;
+  readonly pool: number;
+  readonly what: 'call' | 'enable' | 'report' | 'regroup' | 'bad-report';
+  readonly ep: number;
+  readonly deadlineMs: number | undefined;
+  readonly idempotent: boolean;
+}
+
+interface Scenario {
+  readonly pools: number;
+  readonly limits: readonly { readonly perSecond: number; readonly burst: number }[];
+  readonly grouped: boolean;
+  readonly scripts: readonly (readonly EpAnswer[])[];
+  readonly store: readonly StoreAnswer[];
+  readonly timeoutMs: number;
+  readonly retryAfterMs: number;
+  readonly degradedShare: number;
+  readonly hedge: boolean;
+  readonly actions: readonly Action[];
+}
+
+const storeAnswer: fc.Arbitrary<StoreAnswer> = fc.oneof(
+  { weight: 12, arbitrary: fc.record({ k: fc.constant('ok' as const), d: fc.oneof(fc.constant(0), fc.integer({ min: 0, max: 40 })) }) },
+  { weight: 1, arbitrary: fc.record({ k: fc.constant('fail' as const), d: fc.integer({ min: 0, max: 40 }) }) },
+  { weight: 1, arbitrary: fc.constant({ k: 'hang' as const }) },
+);
+
+const epAnswer: fc.Arbitrary<EpAnswer> = fc.oneof(
+  { weight: 8, arbitrary: fc.record({ k: fc.constant('ok' as const), d: fc.integer({ min: 0, max: 200 }) }) },
+  { weight: 2, arbitrary: fc.record({ k: fc.constant('transient' as const), d: fc.integer({ min: 0, max: 100 }) }) },
+  { weight: 1, arbitrary: fc.record({ k: fc.constant('429' as const), d: fc.integer({ min: 0, max: 100 }), retryAfterMs: fc.integer({ min: 0, max: 1000 }) }) },
+  { weight: 1, arbitrary: fc.record({ k: fc.constant('invalid-key' as const), d: fc.integer({ min: 0, max: 100 }) }) },
+);
+
+const scenarioArb: fc.Arbitrary<Scenario> = fc.record({
+  pools: fc.integer({ min: 2, max: 3 }),
+  limits: fc.array(fc.record({ perSecond: fc.integer({ min: 1, max: 20 }), burst: fc.integer({ min: 1, max: 4 }) }), { minLength: 3, maxLength: 3 }),
+  grouped: fc.boolean(),
+  scripts: fc.array(fc.array(epAnswer, { minLength: 1, maxLength: 6 }), { minLength: 3, maxLength: 3 }),
+  store: fc.oneof(fc.constant([{ k: 'ok', d: 0 } as StoreAnswer]), fc.array(storeAnswer, { minLength: 1, maxLength: 12 })),
+  timeoutMs: fc.integer({ min: 1, max: 60 }),
+  retryAfterMs: fc.integer({ min: 1, max: 2000 }),
+  degradedShare: fc.constantFrom(0.5, 1, 0.25),
+  hedge: fc.boolean(),
+  actions: fc.array(
+    fc.record({
+      at: fc.integer({ min: 0, max: 3000 }),
+      pool: fc.integer({ min: 0, max: 2 }),
+      what: fc.constantFrom('call', 'call', 'call', 'call', 'call', 'call', 'call', 'call', 'enable', 'report', 'regroup', 'bad-report'),
+      ep: fc.integer({ min: 0, max: 2 }),
+      deadlineMs: fc.oneof(fc.constant(undefined), fc.integer({ min: 1, max: 3000 })),
+      idempotent: fc.boolean(),
+    }),
+    { minLength: 1, maxLength: 60 },
+  ),
+});
+
+class EpError extends Error {
+  constructor(readonly verdict: ClassifyResult) {
+    super('scripted');
+  }
+}
+
+const CODES = new Set(['PERMANENT', 'RETRIES_EXHAUSTED', 'DEADLINE_EXCEEDED', 'NO_ENDPOINT', 'RATE_LIMITED', 'CLOSED']);
+
+interface Admission {
+  readonly pool: number;
+  readonly key: string;
+  readonly at: number;
+}
+
+/** The fleet's store, on the fake clock: an exact token bucket per key, and shared knowledge. */
+function fleetStore(fake: FakeClock, answers: readonly StoreAnswer[]) {
+  const buckets = new Map<string, { tokens: number; at: number }>();
+  const admissions: Admission[] = [];
+  const listeners = new Set<(key: string, state: SharedState) => void>();
+  const disabled = new Map<string, Map<string, number>>();
+  let asked = 0;
+  let degradedEver = false;
+  /** Which pool is asking (set around each pool's calls into the store: the pools run on one thread). */
+  const storeFor = (pool: number): LimiterStore => ({
+    acquire(limit: SharedLimit): Promise<number> {
+      const a = answers[asked++ % answers.length]!;
+      if (a.k === 'hang') {
+        degradedEver = true;
+        return new Promise(() => undefined);
+      }
+      return new Promise((resolve, reject) => {
+        const answer = (): void => {
+          if (a.k === 'fail') {
+            degradedEver = true;
+            reject(new Error('store down'));
+            return;
+          }
+          const now = fake.now();
+          const per = limit.perSecond ?? Number.POSITIVE_INFINITY;
+          const burst = limit.burst ?? Math.max(1, Math.ceil(per));
+          const b = buckets.get(limit.key) ?? { tokens: burst, at: now };
+          b.tokens = Math.min(burst, b.tokens + ((now - b.at) * per) / 1000);
+          b.at = now;
+          buckets.set(limit.key, b);
+          if (b.tokens >= 1 - 1e-9) {
+            b.tokens -= 1;
+            admissions.push({ pool, key: limit.key, at: now });
+            resolve(0);
+          } else resolve(Math.ceil(((1 - b.tokens) * 1000) / per));
+        };
+        if (a.d === 0) answer();
+        else fake.setTimeout(answer, a.d);
+      });
+    },
+    report(limit, change) {
+      let m = disabled.get(limit.key);
+      if (m === undefined) disabled.set(limit.key, (m = new Map()));
+      if (change.type === 'disabled') m.set(change.endpoint, fake.now() + 600_000);
+      else if (change.type === 'enabled') m.delete(change.endpoint);
+      else return Promise.resolve();
+      const now = fake.now();
+      const state: SharedState = {
+        ceilingPerSecond: undefined,
+        parkedForMs: 0,
+        disabled: new Map([...m].filter(([, until]) => until > now).map(([k, until]) => [k, until - now])),
+      };
+      for (const l of [...listeners]) l(limit.key, state);
+      return Promise.resolve();
+    },
+    subscribe(listener) {
+      listeners.add(listener);
+      return () => void listeners.delete(listener);
+    },
+  });
+  return { storeFor, admissions, listeners, degraded: () => degradedEver };
+}
+
+async function run(sc: Scenario): Promise<{ violations: string[]; endings: Record<string, number>; admissions: number; disables: number }> {
+  const T0 = 1_000_000;
+  const fake = new FakeClock(T0);
+  const violations: string[] = [];
+  const v = (m: string): void => {
+    if (violations.length < 20) violations.push(`[t=${fake.now() - T0}] ${m}`);
+  };
+  const fleet = fleetStore(fake, sc.store);
+  const cursors = NAMES.map(() => 0);
+  const configs: EndpointConfig<number>[] = NAMES.map((name, i) => ({
+    name,
+    conn: i,
+    // A group's members agree on its limit.
+    rateLimit: sc.limits[sc.grouped && i === 1 ? 0 : i]!,
+  }));
+  const groupedNow: boolean[] = [];
+  const keyOf = (p: number, ep: string): string => (groupedNow[p] && (ep === 'a' || ep === 'b') ? 'group:a+b' : `endpoint:${ep}`);
+  const clocks: TrackedClock[] = [];
+  const pools: Pool<number>[] = [];
+  const degraded: boolean[] = [];
+  const disabledNow: Set<string>[] = [];
+  /** Attempts per store key: times (for the fleet bucket check). */
+  const starts = new Map<string, number[]>();
+  let reports = 0;
+  let anyDegraded = false;
+  let reportEvents = 0;
+  let disables = 0;
+  const used = new Set<Admission>();
+  const op = (i: number): Promise<unknown> => {
+    const a = sc.scripts[i]![cursors[i]!++ % sc.scripts[i]!.length]!;
+    return new Promise((resolve, reject) => {
+      const go = (): void => {
+        if (a.k === 'ok') resolve(i);
+        else if (a.k === 'transient') reject(new EpError('transient'));
+        else if (a.k === '429') reject(new EpError({ class: 'rate-limited', retryAfterMs: a.retryAfterMs }));
+        else reject(new EpError({ class: 'permanent', disableEndpoint: true }));
+      };
+      if (a.d === 0) go();
+      else fake.setTimeout(go, a.d);
+    });
+  };
+  for (let p = 0; p < sc.pools; p++) {
+    const clock = new TrackedClock(fake);
+    clocks.push(clock);
+    groupedNow.push(sc.grouped);
+    degraded.push(false);
+    disabledNow.push(new Set());
+    const onEvent = (e: PoolEvent): void => {
+      switch (e.type) {
+        case 'store-degraded':
+          degraded[p] = true;
+          anyDegraded = true;
+          break;
+        case 'store-recovered':
+          degraded[p] = false;
+          break;
+        case 'endpoint-disabled':
+          disables++;
+          disabledNow[p]!.add(e.endpoint);
+          break;
+        case 'endpoint-enabled':
+          disabledNow[p]!.delete(e.endpoint);
+          break;
+        case 'report':
+          reportEvents++;
+          break;
+        case 'attempt-start': {
+          if (disabledNow[p]!.has(e.endpoint)) v(`pool ${p}: attempt on ${e.endpoint}, which it has disabled`);
+          const key = keyOf(p, e.endpoint);
+          (starts.get(key) ?? starts.set(key, []).get(key)!).push(fake.now());
+          if (!degraded[p]) {
+            const adm = fleet.admissions.find((x) => !used.has(x) && x.pool === p && x.key === key && x.at === fake.now());
+            if (adm === undefined) v(`pool ${p}: attempt on ${e.endpoint} (${key}) with no admission from the store (admissions: ${JSON.stringify(fleet.admissions.filter((x) => !used.has(x)).map((x) => [x.pool, x.key, x.at - T0]))})`);
+            else used.add(adm);
+          }
+          break;
+        }
+        default:
+          break;
+      }
+    };
+    pools.push(
+      new Pool<number>({
+        endpoints: configs,
+        ...(sc.grouped ? { groups: [['a', 'b']] } : {}),
+        classify: (err) => (err instanceof EpError ? err.verdict : 'permanent'),
+        sharedQuota: { store: fleet.storeFor(p), timeoutMs: sc.timeoutMs, retryAfterMs: sc.retryAfterMs, degradedShare: sc.degradedShare },
+        attemptTimeoutMs: 500,
+        deadlineMs: 2000,
+        backoff: { initialMs: 10, maxMs: 100 },
+        ...(sc.hedge ? { hedge: { afterMs: 30 } } : {}),
+        clock,
+        onEvent,
+      }),
+    );
+  }
+  const checkStatus = (p: number): void => {
+    for (const st of pools[p]!.stats()) {
+      if ((st.status === 'disabled') !== disabledNow[p]!.has(st.name)) v(`pool ${p}: ${st.name} status ${st.status}, events say ${disabledNow[p]!.has(st.name) ? '' : 'not '}disabled`);
+    }
+  };
+  const calls: { id: number; startedAt: number; deadline: number; settled: number; settledAt?: number; error?: unknown }[] = [];
+  const promises: Promise<void>[] = [];
+  for (const a of [...sc.actions].sort((x, y) => x.at - y.at)) {
+    const p = a.pool % sc.pools;
+    const pool = pools[p]!;
+    const name = NAMES[a.ep]!;
+    fake.setTimeout(() => {
+      checkStatus(p);
+      if (a.what === 'enable') {
+        pool.enableEndpoint(name);
+        checkStatus(p);
+      } else if (a.what === 'report') {
+        const before = reportEvents;
+        pool.report(name, 'rows', a.ep + 1);
+        reports++;
+        if (reportEvents !== before + 1) v(`pool ${p}: report() emitted ${reportEvents - before} events`);
+      } else if (a.what === 'bad-report') {
+        const before = reportEvents;
+        for (const bad of [() => pool.report('nope', 'rows'), () => pool.report(name, ''), () => pool.report(name, 'rows', Number.NaN)]) {
+          try {
+            bad();
+            v(`pool ${p}: a bad report() did not throw`);
+          } catch (error) {
+            if (!isPoolError(error) || error.code !== 'INVALID_OPTIONS') v(`pool ${p}: a bad report() threw ${String(error)}`);
+          }
+        }
+        if (reportEvents !== before) v(`pool ${p}: a refused report() emitted an event`);
+      } else if (a.what === 'regroup') {
+        groupedNow[p] = !groupedNow[p];
+        const next = NAMES.map((n, i) => ({ ...configs[i]!, rateLimit: sc.limits[i === 1 && groupedNow[p] ? 0 : i]! }));
+        pool.setEndpoints(next, groupedNow[p] ? [['a', 'b']] : []);
+        checkStatus(p);
+      } else {
+        const rec: (typeof calls)[number] = { id: calls.length + 1, startedAt: fake.now(), deadline: a.deadlineMs ?? 2000, settled: 0 };
+        calls.push(rec);
+        const pr = pool.execute((i) => op(i), { ...(a.deadlineMs === undefined ? {} : { deadlineMs: a.deadlineMs }), ...(a.idempotent ? { idempotent: true } : {}) });
+        promises.push(
+          pr.then(
+            () => {
+              rec.settled++;
+              rec.settledAt = fake.now();
+            },
+            (err: unknown) => {
+              rec.settled++;
+              rec.settledAt = fake.now();
+              rec.error = err;
+            },
+          ),
+        );
+      }
+    }, a.at);
+  }
+  await fake.advance(3000);
+  for (let k = 0; k < 10 && calls.some((c) => c.settled === 0); k++) await fake.advance(2000);
+  for (let p = 0; p < sc.pools; p++) checkStatus(p);
+  const endings: Record<string, number> = {};
+  for (const r of calls) {
+    const code = r.settled === 0 ? 'unsettled' : r.error === undefined ? 'ok' : isPoolError(r.error) ? r.error.code : 'other';
+    endings[code] = (endings[code] ?? 0) + 1;
+    if (r.settled === 0) v(`call ${r.id} never settled`);
+    else if (r.settled > 1) v(`call ${r.id} settled ${r.settled} times`);
+    else {
+      if (r.error !== undefined && !(isPoolError(r.error) && CODES.has(r.error.code))) v(`call ${r.id}: ${String(r.error)}`);
+      if (r.settledAt! - r.startedAt > r.deadline + 1) v(`call ${r.id} settled ${r.settledAt! - r.startedAt} ms after it started, deadline ${r.deadline}`);
+    }
+  }
+  // A store that timed out or failed: the pools ran on local shares (by design), so the fleet bound is not checked.
+  if (!anyDegraded) {
+    for (const [key, ts] of starts) {
+      const i = NAMES.indexOf(key.startsWith('group:') ? 'a' : key.slice('endpoint:'.length));
+      const { perSecond, burst } = sc.limits[i]!;
+      let bad = false;
+      for (let x = 0; x < ts.length && !bad; x++) {
+        for (let y = x; y < ts.length; y++) {
+          if (y - x + 1 > burst + (perSecond * (ts[y]! - ts[x]!)) / 1000 + 1e-9) {
+            v(`${key}: ${y - x + 1} attempts across the pools in ${ts[y]! - ts[x]!} ms, limit ${perSecond}/s burst ${burst}`);
+            bad = true;
+            break;
+          }
+        }
+      }
+    }
+  }
+  for (const pool of pools) await pool.close();
+  await fake.advance(0);
+  clocks.forEach((c, p) => {
+    if (c.live.size !== 0) v(`pool ${p}: ${c.live.size} timer(s) left after close()`);
+  });
+  if (fleet.listeners.size !== 0) v(`${fleet.listeners.size} pool(s) still subscribed to the store after close()`);
+  void reports;
+  return { violations, endings, admissions: fleet.admissions.length, disables };
+}
+
+describe('pools sharing one limiter store', () => {
+  test(`admissions, fleet buckets, disable/enable and report() (${RUNS} runs)`, async () => {
+    const endings: Record<string, number> = {};
+    let admissions = 0;
+    let disables = 0;
+    const result = await fc.check(
+      fc.asyncProperty(scenarioArb, async (sc) => {
+        const o = await run(sc);
+        admissions += o.admissions;
+        disables += o.disables;
+        for (const [k, x] of Object.entries(o.endings)) endings[k] = (endings[k] ?? 0) + x;
+        return o.violations.length === 0;
+      }),
+      { seed: SEED, numRuns: RUNS, ...(process.env['FC_PATH'] !== undefined ? { path: process.env['FC_PATH'] } : {}) },
+    );
+    if (result.failed) {
+      const sc = result.counterexample![0] as Scenario;
+      const o = await run(sc);
+      expect.fail(
+        [
+          `shared property failed (seed ${result.seed}); replay: FC_SEED=${result.seed} FC_PATH=${result.counterexamplePath ?? ''} npx vitest run test/properties/shared.test.ts`,
+          ...o.violations.map((x) => `  - ${x}`),
+          JSON.stringify(sc),
+        ].join('\n'),
+      );
+    }
+    console.log('shared endings', JSON.stringify(endings), 'admissions', admissions, 'disables', disables);
+    expect(admissions).toBeGreaterThan(RUNS);
+    expect(disables).toBeGreaterThan(0);
+  }, 120_000);
+});
