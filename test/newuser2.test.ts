@@ -1,0 +1,58 @@
+/**
+ * Findings of a second new-user pass (NOTES-newuser2.md): options given wrong in ways the
+ * first pass did not try, and what a failed call tells its caller. Each test pins one fix.
+ */
+import { describe, expect, test } from 'vitest';
+import { Pool, isPoolError } from '../src/index.js';
+import { FakeClock } from '../src/testing/index.js';
+
+const endpoints = [
+  { name: 'a', conn: 'a' },
+  { name: 'b', conn: 'b' },
+];
+
+function invalid(fn: () => unknown): { field: string | undefined; message: string } {
+  try {
+    fn();
+  } catch (e) {
+    if (!isPoolError(e)) throw e;
+    expect(e.code).toBe('INVALID_OPTIONS');
+    return { field: e.field, message: e.message };
+  }
+  throw new Error('expected INVALID_OPTIONS, nothing was thrown');
+}
+
+describe('pool options accepted before and wrong later', () => {
+  test('an unknown key in ceilingRecovery is rejected like in every other nested option', () => {
+    const r = invalid(() => new Pool({ endpoints, classify: () => 'transient', ceilingRecovery: { quietMS: 1000 } as never }));
+    expect(r).toEqual({ field: 'ceilingRecovery.quietMS', message: "ceilingRecovery.quietMS: unknown option; did you mean 'quietMs'?" });
+  });
+
+  test('a clock without clearTimeout is rejected at construction, not a TypeError when a call is aborted', () => {
+    const fake = new FakeClock();
+    const clock = { now: () => fake.now(), setTimeout: (fn: () => void, ms: number) => fake.setTimeout(fn, ms) };
+    const r = invalid(() => new Pool({ endpoints, classify: () => 'transient', clock: clock as never }));
+    expect(r.field).toBe('clock');
+    expect(r.message).toContain('clearTimeout');
+  });
+});
+
+describe('per-call options', () => {
+  const pool = (): Pool<string> => new Pool<string>({ endpoints, classify: () => 'transient', clock: new FakeClock() });
+
+  test.each<[string, unknown, string]>([
+    ['idempotent as a string', { idempotent: 'yes' }, 'idempotent'],
+    ['idempotent as a number', { idempotent: 1 }, 'idempotent'],
+    ['an array for the options', [], 'options'],
+    ['retry: {} (maxAttempts left out)', { retry: {} }, 'retry.maxAttempts'],
+  ])('%s is INVALID_OPTIONS naming the field', async (_, options, field) => {
+    await expect(pool().execute(async () => 'ok', options as never)).rejects.toMatchObject({ code: 'INVALID_OPTIONS', field });
+  });
+
+  test('the valid forms still serve', async () => {
+    const p = pool();
+    expect(await p.execute(async () => 'ok', { idempotent: false })).toBe('ok');
+    expect(await p.execute(async () => 'ok', { idempotent: true, retry: { maxAttempts: 2 } })).toBe('ok');
+  });
+});
+
