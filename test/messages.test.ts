@@ -50,7 +50,7 @@ describe('failure messages', () => {
     await h.pool.execute(h.op).catch(() => undefined);
     await h.clock.advance(200);
     const e = await failure(h.pool.execute(h.op));
-    expect([e.code, e.message, e.retryAfterMs, e.attempts]).toEqual(['NO_ENDPOINT', 'no endpoint admits calls: every candidate is excluded or its breaker is open', 500, 0]);
+    expect([e.code, e.message, e.retryAfterMs, e.attempts]).toEqual(['NO_ENDPOINT', 'no endpoint admits calls (breaker open: "a")', 500, 0]);
   });
 
   test('PIN_UNAVAILABLE says why', async () => {

@@ -56,3 +56,41 @@ describe('per-call options', () => {
   });
 });
 
+
+describe('what a call that found no endpoint says', () => {
+  test('NO_ENDPOINT names each reason and its endpoints: a spent daily quota is not an open breaker', async () => {
+    const clock = new FakeClock();
+    const pool = new Pool<string>({
+      endpoints: [
+        { name: 'a', conn: 'a', rateLimit: { perDay: 1 } },
+        { name: 'b', conn: 'b' },
+        { name: 'c', conn: 'c' },
+      ],
+      classify: () => 'transient',
+      breaker: { threshold: 1, cooldownMs: 60_000 },
+      maxAttempts: 1,
+      clock,
+    });
+    expect(await pool.execute(async (conn) => conn, { pin: 'a' })).toBe('a'); // a's one call of the day
+    await pool.execute(async () => Promise.reject(new Error('reset')), { pin: 'b' }).catch(() => undefined); // b's breaker opens
+    const e = await pool.execute(async (conn) => conn, { exclude: ['c'] }).catch((error: unknown) => error);
+    expect(e).toMatchObject({ code: 'NO_ENDPOINT', attempts: 0, message: 'no endpoint admits calls (excluded for this call: "c"; breaker open: "b"; parked, quota spent: "a")' });
+    await pool.close();
+  });
+
+  test('past three endpoints per reason, the rest are counted', async () => {
+    const clock = new FakeClock();
+    const names = ['k1', 'k2', 'k3', 'k4', 'k5'];
+    const pool = new Pool<string>({ endpoints: names.map((name) => ({ name, conn: name })), classify: () => 'transient', clock });
+    const e = await pool.execute(async (conn) => conn, { exclude: names }).catch((error: unknown) => error);
+    expect(e).toMatchObject({ code: 'NO_ENDPOINT', message: 'no endpoint admits calls (excluded for this call: "k1", "k2", "k3" and 2 more)' });
+  });
+
+  test('a pinned endpoint out of its daily quota says so, not that its breaker is open', async () => {
+    const clock = new FakeClock();
+    const pool = new Pool<string>({ endpoints: [{ name: 'a', conn: 'a', rateLimit: { perDay: 1 } }], classify: () => 'transient', clock });
+    await pool.execute(async (conn) => conn, { pin: 'a' });
+    const e = await pool.execute(async (conn) => conn, { pin: 'a' }).catch((error: unknown) => error);
+    expect(e).toMatchObject({ code: 'PIN_UNAVAILABLE', message: 'pinned endpoint "a" cannot serve: it is parked, its quota spent' });
+  });
+});

@@ -29,7 +29,7 @@ import { Hedging, type HedgeHost } from './hedging.js';
 import { attemptCount, newVerdict, permanentMessage, recordCallFailure, recordCancel, recordFailure, recordSuccess, recordTimeout, starved } from './outcome.js';
 import { rejectionOf, resolvePlan, type CallPlan } from './plan.js';
 import { ADMISSION, AUTH, FREE_BIT, SLEEP, Waiting, type WaitState } from './waits.js';
-import { attemptLimit, CallHistory, keepError, lastPoolError, nothingCanAdmit } from './limits-of-a-call.js';
+import { attemptLimit, CallHistory, keepError, lastPoolError, noEndpointMessage, nothingCanAdmit } from './limits-of-a-call.js';
 import { unwatchAbort, watchAbort, type AbortWatcher } from './signals.js';
 
 const INF = Number.POSITIVE_INFINITY;
@@ -135,8 +135,8 @@ export class Call<C, T> extends Waiting<C, CallHistory<C>> implements AttemptOwn
       case 'none':
         // 'wait' waits for a cooldown or a probe, never when nothing can admit (all excluded or disabled).
         if (c.plan.breakerMode === 'wait' && (sel.retryAfterMs !== INF || !nothingCanAdmit(s, pin, Call.#excluded(c)))) return Call.#sleep(c, sel.retryAfterMs, true);
-        if (pin !== undefined) return Call.#pinUnavailable(c, 'its breaker is open', sel.retryAfterMs);
-        return Call.#fail(c, 'NO_ENDPOINT', 'no endpoint admits calls: every candidate is excluded or its breaker is open', sel.retryAfterMs);
+        if (pin !== undefined) return Call.#pinUnavailable(c, pin.breaker.admits(now) ? 'it is parked, its quota spent' : 'its breaker is open', sel.retryAfterMs);
+        return Call.#fail(c, 'NO_ENDPOINT', noEndpointMessage(s, now, Call.#excluded(c)), sel.retryAfterMs);
     }
   }
 

@@ -25,6 +25,25 @@ export function nothingCanAdmit<C>(s: PoolState<C>, pin: EndpointState<C> | unde
   return true;
 }
 
+/** Why an endpoint takes no call now, as `outReason` numbers them. */
+const OUT_REASONS = ['excluded for this call', 'disabled', 'breaker open', 'parked, quota spent'];
+
+/** Why `ep` takes no call now (an index into OUT_REASONS); `unavailableMs` checks the same, in the same order. */
+export function outReason<C>(ep: EndpointState<C>, now: number, excluded: readonly EndpointState<C>[] | undefined): number {
+  return excluded?.includes(ep) === true ? 0 : ep.disabled ? 1 : ep.breaker.admits(now) ? 3 : 2;
+}
+
+/** NO_ENDPOINT's message: each reason with the endpoints it holds back (three named at most), so that a spent quota does not read as an open breaker. */
+export function noEndpointMessage<C>(s: PoolState<C>, now: number, excluded: readonly EndpointState<C>[] | undefined): string {
+  const names: string[][] = [[], [], [], []];
+  for (const ep of s.endpoints) names[outReason(ep, now, excluded)]!.push(JSON.stringify(ep.name));
+  const parts: string[] = [];
+  names.forEach((n, i) => {
+    if (n.length > 0) parts.push(`${OUT_REASONS[i]}: ${n.slice(0, 3).join(', ')}${n.length > 3 ? ` and ${n.length - 3} more` : ''}`);
+  });
+  return `no endpoint admits calls (${parts.join('; ')})`;
+}
+
 /** Remembers an error that counted against `ep` (a transient failure, a timeout). */
 export function keepError<C>(ep: EndpointState<C>, error: unknown, now: number): void {
   ep.lastError = error;

@@ -141,7 +141,7 @@ describe('selection and its waits', () => {
     const first = await failure(h.pool.execute(h.op, { retry: 'none' }));
     await h.clock.advance(100);
     const err = await failure(h.pool.execute(h.op));
-    expect([err.code, err.message, err.retryAfterMs, err.attempts]).toEqual(['NO_ENDPOINT', 'no endpoint admits calls: every candidate is excluded or its breaker is open', 200, 0]);
+    expect([err.code, err.message, err.retryAfterMs, err.attempts]).toEqual(['NO_ENDPOINT', 'no endpoint admits calls (breaker open: "a")', 200, 0]);
     expect(err.cause).toBe(first.cause);
   });
 
