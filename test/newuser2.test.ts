@@ -58,7 +58,7 @@ describe('per-call options', () => {
 
 
 describe('what a call that found no endpoint says', () => {
-  test('NO_ENDPOINT names each reason and its endpoints: a spent daily quota is not an open breaker', async () => {
+  test('NO_ENDPOINT says why each endpoint takes no call: a spent daily quota is not an open breaker', async () => {
     const clock = new FakeClock();
     const pool = new Pool<string>({
       endpoints: [
@@ -74,16 +74,16 @@ describe('what a call that found no endpoint says', () => {
     expect(await pool.execute(async (conn) => conn, { pin: 'a' })).toBe('a'); // a's one call of the day
     await pool.execute(async () => Promise.reject(new Error('reset')), { pin: 'b' }).catch(() => undefined); // b's breaker opens
     const e = await pool.execute(async (conn) => conn, { exclude: ['c'] }).catch((error: unknown) => error);
-    expect(e).toMatchObject({ code: 'NO_ENDPOINT', attempts: 0, message: 'no endpoint admits calls (excluded for this call: "c"; breaker open: "b"; parked, quota spent: "a")' });
+    expect(e).toMatchObject({ code: 'NO_ENDPOINT', attempts: 0, message: 'no endpoint admits calls: "a" parked, "b" breaker open, "c" excluded' });
     await pool.close();
   });
 
-  test('past three endpoints per reason, the rest are counted', async () => {
+  test('past six endpoints, the rest are counted', async () => {
     const clock = new FakeClock();
-    const names = ['k1', 'k2', 'k3', 'k4', 'k5'];
+    const names = ['k1', 'k2', 'k3', 'k4', 'k5', 'k6', 'k7', 'k8'];
     const pool = new Pool<string>({ endpoints: names.map((name) => ({ name, conn: name })), classify: () => 'transient', clock });
     const e = await pool.execute(async (conn) => conn, { exclude: names }).catch((error: unknown) => error);
-    expect(e).toMatchObject({ code: 'NO_ENDPOINT', message: 'no endpoint admits calls (excluded for this call: "k1", "k2", "k3" and 2 more)' });
+    expect(e).toMatchObject({ code: 'NO_ENDPOINT', message: 'no endpoint admits calls: "k1" excluded, "k2" excluded, "k3" excluded, "k4" excluded, "k5" excluded, "k6" excluded and 2 more' });
   });
 
   test('a pinned endpoint out of its daily quota says so, not that its breaker is open', async () => {
@@ -91,6 +91,39 @@ describe('what a call that found no endpoint says', () => {
     const pool = new Pool<string>({ endpoints: [{ name: 'a', conn: 'a', rateLimit: { perDay: 1 } }], classify: () => 'transient', clock });
     await pool.execute(async (conn) => conn, { pin: 'a' });
     const e = await pool.execute(async (conn) => conn, { pin: 'a' }).catch((error: unknown) => error);
-    expect(e).toMatchObject({ code: 'PIN_UNAVAILABLE', message: 'pinned endpoint "a" cannot serve: it is parked, its quota spent' });
+    expect(e).toMatchObject({ code: 'PIN_UNAVAILABLE', message: 'pinned endpoint "a" cannot serve: it is parked (quota spent)' });
+  });
+});
+
+describe('what a call that failed says about each attempt', () => {
+  test('RETRIES_EXHAUSTED lists each attempt: endpoint and class (the cause is only the last error)', async () => {
+    const clock = new FakeClock();
+    const pool = new Pool<string>({
+      endpoints: [
+        { name: 'a', conn: 'a' },
+        { name: 'b', conn: 'b' },
+        { name: 'c', conn: 'c' },
+      ],
+      classify: (e) => ((e as Error).message === '429' ? 'rate-limited' : 'transient'),
+      attemptTimeoutMs: 1_000,
+      clock,
+    });
+    const op = async (conn: string): Promise<string> => {
+      if (conn === 'a') throw new Error('ECONNRESET');
+      if (conn === 'b') return new Promise<string>(() => undefined);
+      throw new Error('429');
+    };
+    const e = await clock.runUntilSettled(pool.execute(op)).catch((error: unknown) => error);
+    expect(e).toMatchObject({ code: 'RETRIES_EXHAUSTED', attempts: 3, message: 'all 3 attempts failed: "a" transient, "b" timeout, "c" rate-limited' });
+    await pool.close();
+  });
+
+  test('DEADLINE_EXCEEDED lists the failed attempts too, six at most', async () => {
+    const clock = new FakeClock();
+    const pool = new Pool<string>({ endpoints: [{ name: 'only', conn: 'x' }], classify: () => 'transient', backoff: { initialMs: 100, maxMs: 100, jitter: 'none' }, breaker: { threshold: 100 }, deadlineMs: 850, clock });
+    const e = await clock.runUntilSettled(pool.execute(async () => Promise.reject(new Error('reset')), { retry: 'until-deadline' })).catch((error: unknown) => error);
+    const six = Array(6).fill('"only" transient').join(', ');
+    expect(e).toMatchObject({ code: 'DEADLINE_EXCEEDED', attempts: 9, message: `the call's deadline of 850 ms passed after 9 attempts (failed: ${six} and 3 more)` });
+    await pool.close();
   });
 });

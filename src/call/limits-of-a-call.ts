@@ -25,23 +25,14 @@ export function nothingCanAdmit<C>(s: PoolState<C>, pin: EndpointState<C> | unde
   return true;
 }
 
-/** Why an endpoint takes no call now, as `outReason` numbers them. */
-const OUT_REASONS = ['excluded for this call', 'disabled', 'breaker open', 'parked, quota spent'];
-
-/** Why `ep` takes no call now (an index into OUT_REASONS); `unavailableMs` checks the same, in the same order. */
-export function outReason<C>(ep: EndpointState<C>, now: number, excluded: readonly EndpointState<C>[] | undefined): number {
-  return excluded?.includes(ep) === true ? 0 : ep.disabled ? 1 : ep.breaker.admits(now) ? 3 : 2;
+/** Six items at most, then how many more. */
+export function listed(items: readonly string[], total = items.length): string {
+  return items.slice(0, 6).join(', ') + (total > 6 ? ` and ${total - 6} more` : '');
 }
 
-/** NO_ENDPOINT's message: each reason with the endpoints it holds back (three named at most), so that a spent quota does not read as an open breaker. */
+/** NO_ENDPOINT's message: why each endpoint takes no call (a spent quota is no open breaker). */
 export function noEndpointMessage<C>(s: PoolState<C>, now: number, excluded: readonly EndpointState<C>[] | undefined): string {
-  const names: string[][] = [[], [], [], []];
-  for (const ep of s.endpoints) names[outReason(ep, now, excluded)]!.push(JSON.stringify(ep.name));
-  const parts: string[] = [];
-  names.forEach((n, i) => {
-    if (n.length > 0) parts.push(`${OUT_REASONS[i]}: ${n.slice(0, 3).join(', ')}${n.length > 3 ? ` and ${n.length - 3} more` : ''}`);
-  });
-  return `no endpoint admits calls (${parts.join('; ')})`;
+  return `no endpoint admits calls: ${listed(s.endpoints.map((ep) => `${JSON.stringify(ep.name)} ${excluded?.includes(ep) === true ? 'excluded' : ep.disabled ? 'disabled' : ep.breaker.admits(now) ? 'parked' : 'breaker open'}`))}`;
 }
 
 /** Remembers an error that counted against `ep` (a transient failure, a timeout). */
@@ -104,4 +95,17 @@ export class CallHistory<C> extends WaitSlots {
   markTried(ep: EndpointState<C>): void {
     if (!(this.tried ??= []).includes(ep)) this.tried.push(ep);
   }
+
+  failures: string[] | undefined = undefined;
+  failed = 0;
+}
+
+/** The failed attempts of a call between `open` and `close`, or '' when none failed. */
+export function failureList<C>(h: CallHistory<C> | undefined, open = ' (failed: ', close = ')'): string {
+  return h?.failures === undefined ? '' : open + listed(h.failures, h.failed) + close;
+}
+
+/** Notes `"a" timeout` for a failed attempt (the first six), for the call's final message (`failures`, `failed`). */
+export function noteFailure<C>(h: CallHistory<C>, ep: EndpointState<C>, what: string): void {
+  if (++h.failed <= 6) (h.failures ??= []).push(`${JSON.stringify(ep.name)} ${what}`);
 }
