@@ -5,6 +5,7 @@
 import { describe, expect, test } from 'vitest';
 import { Pool, isPoolError } from '../src/index.js';
 import { FakeClock } from '../src/testing/index.js';
+import { RetryBudget } from '../src/limits/budget.js';
 
 const endpoints = [
   { name: 'a', conn: 'a' },
@@ -125,5 +126,24 @@ describe('what a call that failed says about each attempt', () => {
     const six = Array(6).fill('"only" transient').join(', ');
     expect(e).toMatchObject({ code: 'DEADLINE_EXCEEDED', attempts: 9, message: `the call's deadline of 850 ms passed after 9 attempts (failed: ${six} and 3 more)` });
     await pool.close();
+  });
+});
+
+describe('a retry budget over a long window', () => {
+  test('a huge windowMs builds (it was a RangeError from a typed array of 9e12 buckets) and serves', async () => {
+    for (const windowMs of [2 ** 53, 1e300]) {
+      const clock = new FakeClock();
+      const pool = new Pool<string>({ endpoints, classify: () => 'transient', retryBudget: { windowMs }, clock });
+      expect(await clock.runUntilSettled(pool.execute(async (conn) => conn))).toBe('a');
+      await pool.close();
+    }
+  });
+
+  test('an hour-long window still allows minPerSecond × window retries, then none until they age out', () => {
+    const budget = new RetryBudget(0, 0.001, 3_600_000); // 3.6 retries an hour
+    const granted = [0, 1, 2, 3].map((i) => budget.tryWithdraw(i * 60_000));
+    expect(granted).toEqual([true, true, true, false]);
+    expect(budget.tryWithdraw(3_600_000 - 1)).toBe(false);
+    expect(budget.tryWithdraw(3_600_000 + 36_000 + 120_000)).toBe(true); // the first ones left the window (36 s buckets)
   });
 });
