@@ -147,3 +147,11 @@ describe('a retry budget over a long window', () => {
     expect(budget.tryWithdraw(3_600_000 + 36_000 + 120_000)).toBe(true); // the first ones left the window (36 s buckets)
   });
 });
+
+test('a call whose own failures opened the last breaker: NO_ENDPOINT lists them too', async () => {
+  const clock = new FakeClock();
+  const pool = new Pool<string>({ endpoints, classify: () => 'transient', breaker: { threshold: 1 }, clock });
+  const e = await clock.runUntilSettled(pool.execute(async () => Promise.reject(new Error('reset')))).catch((error: unknown) => error);
+  expect(e).toMatchObject({ code: 'NO_ENDPOINT', attempts: 2, message: 'no endpoint admits calls: "a" breaker open, "b" breaker open (failed: "a" transient, "b" transient)' });
+  await pool.close();
+});

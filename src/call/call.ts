@@ -136,7 +136,7 @@ export class Call<C, T> extends Waiting<C, CallHistory<C>> implements AttemptOwn
         // 'wait' waits for a cooldown or a probe, never when nothing can admit (all excluded or disabled).
         if (c.plan.breakerMode === 'wait' && (sel.retryAfterMs !== INF || !nothingCanAdmit(s, pin, Call.#excluded(c)))) return Call.#sleep(c, sel.retryAfterMs, true);
         if (pin !== undefined) return Call.#pinUnavailable(c, pin.breaker.admits(now) ? 'it is parked (quota spent)' : 'its breaker is open', sel.retryAfterMs);
-        return Call.#fail(c, 'NO_ENDPOINT', noEndpointMessage(s, now, Call.#excluded(c)), sel.retryAfterMs);
+        return Call.#fail(c, 'NO_ENDPOINT', noEndpointMessage(s, now, Call.#excluded(c)) + failureList(c.lazy), sel.retryAfterMs);
     }
   }
 
