@@ -2,6 +2,8 @@
  * Findings of a second new-user pass (NOTES-newuser2.md): options given wrong in ways the
  * first pass did not try, and what a failed call tells its caller. Each test pins one fix.
  */
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { describe, expect, test } from 'vitest';
 import { Pool, isPoolError } from '../src/index.js';
 import { FakeClock } from '../src/testing/index.js';
@@ -153,5 +155,24 @@ test('a call whose own failures opened the last breaker: NO_ENDPOINT lists them 
   const pool = new Pool<string>({ endpoints, classify: () => 'transient', breaker: { threshold: 1 }, clock });
   const e = await clock.runUntilSettled(pool.execute(async () => Promise.reject(new Error('reset')))).catch((error: unknown) => error);
   expect(e).toMatchObject({ code: 'NO_ENDPOINT', attempts: 2, message: 'no endpoint admits calls: "a" breaker open, "b" breaker open (failed: "a" transient, "b" transient)' });
+  await pool.close();
+});
+
+test("the README Quick start's comment shows the message its first call gets against a primary that resets", async () => {
+  const clock = new FakeClock();
+  const pool = new Pool<string>({
+    endpoints: [
+      { name: 'primary', conn: 'https://a.example', rateLimit: { perSecond: 25 } },
+      { name: 'backup', conn: 'https://b.example', priority: 'low' },
+    ],
+    classify: () => 'transient',
+    attemptTimeoutMs: 3_000,
+    deadlineMs: 10_000,
+    clock,
+  });
+  const e = await clock.runUntilSettled(pool.execute(async () => Promise.reject(new TypeError('fetch failed')))).catch((error: unknown) => error);
+  if (!isPoolError(e)) throw e;
+  const readme = readFileSync(join(import.meta.dirname, '..', 'README.md'), 'utf8');
+  expect(readme).toContain(`// e.g. ${e.code} ${e.message}\n`);
   await pool.close();
 });
