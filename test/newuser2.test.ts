@@ -176,3 +176,16 @@ test("the README Quick start's comment shows the message its first call gets aga
   expect(readme).toContain(`// e.g. ${e.code} ${e.message}\n`);
   await pool.close();
 });
+
+test('applySlice / parseGroups given the key list instead of the index spec do not echo the keys', async () => {
+  const { applySlice, parseGroups } = await import('../src/index.js');
+  const keys = 'k3y0a1b2c3d4e5f6a7b8c9d0e1f2a3b4,k3y1a1b2c3d4e5f6a7b8c9d0e1f2a3b4';
+  for (const fn of [() => applySlice(['a', 'b'], keys), () => parseGroups(keys)]) {
+    const r = invalid(fn);
+    expect(r.field).toBe('spec');
+    expect(r.message).not.toContain('k3y');
+    expect(r.message).toBe('endpoint spec (a string of 65 characters, not indices): expected indices like "1-5" or "1,3,7", got (a string of 32 characters, not indices)');
+  }
+  // A spec that reads as indices is still shown.
+  expect(invalid(() => parseGroups('1-3;3,4')).message).toBe('endpoint spec "1-3;3,4": index 3 is in more than one group');
+});
