@@ -189,3 +189,13 @@ test('applySlice / parseGroups given the key list instead of the index spec do n
   // A spec that reads as indices is still shown.
   expect(invalid(() => parseGroups('1-3;3,4')).message).toBe('endpoint spec "1-3;3,4": index 3 is in more than one group');
 });
+
+test('a PoolError logged as JSON (an event written by JSON.stringify) keeps its message, not its cause', async () => {
+  const logged: string[] = [];
+  const clock = new FakeClock();
+  const pool = new Pool<string>({ endpoints, classify: () => 'transient', maxAttempts: 1, clock, onEvent: (e) => logged.push(JSON.stringify(e)) });
+  await pool.execute(async () => Promise.reject(new Error('GET https://a.example/?key=SECRET failed'))).catch(() => undefined);
+  const failed = JSON.parse(logged.find((l) => l.includes('call-failed'))!) as { error: Record<string, unknown> };
+  expect(failed.error).toEqual({ name: 'PoolError', code: 'RETRIES_EXHAUSTED', message: 'the only attempt allowed failed: "a" transient', attempts: 1, endpoint: 'a' });
+  expect(logged.join('\n')).not.toContain('SECRET');
+});
