@@ -199,3 +199,9 @@ test('a PoolError logged as JSON (an event written by JSON.stringify) keeps its 
   expect(failed.error).toEqual({ name: 'PoolError', code: 'RETRIES_EXHAUSTED', message: 'the only attempt allowed failed: "a" transient', attempts: 1, endpoint: 'a' });
   expect(logged.join('\n')).not.toContain('SECRET');
 });
+
+test('setEndpoints with groups naming an endpoint not in the new list drops the name (documented), where the constructor refuses it', () => {
+  const pool = new Pool<string>({ endpoints, classify: () => 'transient', clock: new FakeClock() });
+  expect(() => pool.setEndpoints([{ name: 'a', conn: 'a' }, { name: 'b', conn: 'b' }], [['a', 'b', 'c']])).not.toThrow();
+  expect(invalid(() => new Pool<string>({ endpoints, classify: () => 'transient', groups: [['a', 'b', 'c']] })).field).toBe('groups[0][2]');
+});
