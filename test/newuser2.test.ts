@@ -205,3 +205,21 @@ test('setEndpoints with groups naming an endpoint not in the new list drops the 
   expect(() => pool.setEndpoints([{ name: 'a', conn: 'a' }, { name: 'b', conn: 'b' }], [['a', 'b', 'c']])).not.toThrow();
   expect(invalid(() => new Pool<string>({ endpoints, classify: () => 'transient', groups: [['a', 'b', 'c']] })).field).toBe('groups[0][2]');
 });
+
+test('prometheusSink: a second pool on the same registry with other label names is refused at creation (its records were all lost)', async () => {
+  const client = await import('prom-client');
+  const { prometheusSink } = await import('../src/prometheus/index.js');
+  const registry = new client.Registry();
+  const first = new Pool<string>({ endpoints, classify: () => 'transient', clock: new FakeClock(), metrics: prometheusSink({ client, registry, labels: { pool: 'mainnet' } }) });
+  await first.execute(async (conn) => conn);
+  // Same label names (or fewer): shared, told apart by their values.
+  const same = new Pool<string>({ endpoints, classify: () => 'transient', clock: new FakeClock(), metrics: prometheusSink({ client, registry, labels: { pool: 'base' } }) });
+  await same.execute(async (conn) => conn);
+  expect((await registry.metrics()).split('\n').filter((l) => l.startsWith('endpoint_pool_attempts_total{'))).toEqual([
+    'endpoint_pool_attempts_total{endpoint="a",pool="mainnet"} 1',
+    'endpoint_pool_attempts_total{endpoint="a",pool="base"} 1',
+  ]);
+  const r = invalid(() => prometheusSink({ client, registry, labels: { chain: 'base' } }));
+  expect(r.field).toBe('labels');
+  expect(r.message).toContain("'chain' is not a label of endpoint_pool_attempts_total");
+});
