@@ -51,6 +51,6 @@ describe('the PoolError message blames what was wrong', () => {
 
   test('one attempt allowed: no "all 1 attempts"', async () => {
     const e = await failure(pool(() => 'transient', 1).execute(rejects));
-    expect([e.code, e.message]).toEqual(['RETRIES_EXHAUSTED', 'the only attempt allowed failed']);
+    expect([e.code, e.message]).toEqual(['RETRIES_EXHAUSTED', 'the only attempt allowed failed: "a" transient']);
   });
 });

@@ -10,7 +10,8 @@ import { dirname, join, relative } from 'node:path';
 import { afterAll, describe, expect, test, vi } from 'vitest';
 import ts from 'typescript';
 import { Pool } from '../src/index.js';
-import { docFiles, extractBlocks, typescriptBlocks, type DocBlock } from './helpers/doc-blocks.js';
+import { docFiles, extractBlocks, javascriptBlocks, typescriptBlocks, type DocBlock } from './helpers/doc-blocks.js';
+import { transformSync } from 'esbuild';
 import { runBlock, runVitestBlock, scratch, typeCheck, type Scratch } from './helpers/doc-check.js';
 
 const root = join(import.meta.dirname, '..');
@@ -60,6 +61,20 @@ needsBuild('documentation code blocks', () => {
     expect(r.exitCode, r.output).toBe(0);
     expect(r.output).toMatch(/Tests\s+\d+ passed/);
   }, RUN_TIMEOUT_MS * 2 + 5_000);
+
+  test('every JavaScript block is JavaScript (TypeScript syntax in a js block is a SyntaxError for whoever copies it)', () => {
+    const js = javascriptBlocks(root);
+    expect(js.length).toBeGreaterThanOrEqual(3);
+    const broken: string[] = [];
+    for (const b of js) {
+      try {
+        transformSync(b.code, { loader: 'js', format: 'esm', target: 'es2022' });
+      } catch (e) {
+        broken.push(`${b.file}:${b.line}: ${String((e as { errors?: { text: string }[] }).errors?.[0]?.text ?? e)}`);
+      }
+    }
+    expect(broken).toEqual([]);
+  });
 
   test('relative links point to files (and headings) that exist', () => {
     const broken: string[] = [];

@@ -26,7 +26,7 @@ describe('failure messages', () => {
     await call.promise;
     const e = call.error as PoolError;
     // The hint plus its jitter (the harness's random source gives 0.5: 12.5 %).
-    expect([e.code, e.message, e.attempts, e.retryAfterMs]).toEqual(['RETRIES_EXHAUSTED', 'all 2 attempts failed', 2, 338]);
+    expect([e.code, e.message, e.attempts, e.retryAfterMs]).toEqual(['RETRIES_EXHAUSTED', 'all 2 attempts failed: "a" transient, "a" rate-limited', 2, 338]);
   });
 
   test('DEADLINE_EXCEEDED says the deadline and the attempts made', async () => {
@@ -37,7 +37,7 @@ describe('failure messages', () => {
     await call.promise;
     const e = call.error as PoolError;
     expect(e.code).toBe('DEADLINE_EXCEEDED');
-    expect(e.message).toBe(`the call's deadline of 250 ms passed after ${e.attempts} attempt${e.attempts === 1 ? '' : 's'}`);
+    expect(e.message).toBe(`the call's deadline of 250 ms passed after ${e.attempts} attempt${e.attempts === 1 ? '' : 's'} (failed: ${Array(e.attempts).fill('"a" timeout').join(', ')})`);
     expect(e.attempts).toBeGreaterThanOrEqual(2);
     const cause = e.cause as PoolError;
     expect([cause.code, cause.endpoint]).toEqual(['ATTEMPT_TIMEOUT', 'a']);
@@ -50,7 +50,7 @@ describe('failure messages', () => {
     await h.pool.execute(h.op).catch(() => undefined);
     await h.clock.advance(200);
     const e = await failure(h.pool.execute(h.op));
-    expect([e.code, e.message, e.retryAfterMs, e.attempts]).toEqual(['NO_ENDPOINT', 'no endpoint admits calls: every candidate is excluded or its breaker is open', 500, 0]);
+    expect([e.code, e.message, e.retryAfterMs, e.attempts]).toEqual(['NO_ENDPOINT', 'no endpoint admits calls: "a" breaker open', 500, 0]);
   });
 
   test('PIN_UNAVAILABLE says why', async () => {

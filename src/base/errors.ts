@@ -79,6 +79,15 @@ export class PoolError extends Error {
     this.field = details.field;
   }
 
+  /**
+   * What `JSON.stringify` writes (a logged event's `error`): the fields (a subclass's too)
+   * and the message, which an `Error`'s JSON leaves out; not the `cause` (the operation's
+   * own error, which may hold a URL or a body).
+   */
+  toJSON(): object {
+    return { ...this, message: this.message };
+  }
+
   /** @internal marks instances for `isPoolError` across package copies. */
   get [BRAND](): true {
     return true;

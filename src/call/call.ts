@@ -29,7 +29,7 @@ import { Hedging, type HedgeHost } from './hedging.js';
 import { attemptCount, newVerdict, permanentMessage, recordCallFailure, recordCancel, recordFailure, recordSuccess, recordTimeout, starved } from './outcome.js';
 import { rejectionOf, resolvePlan, type CallPlan } from './plan.js';
 import { ADMISSION, AUTH, FREE_BIT, SLEEP, Waiting, type WaitState } from './waits.js';
-import { attemptLimit, CallHistory, keepError, lastPoolError, nothingCanAdmit } from './limits-of-a-call.js';
+import { attemptLimit, CallHistory, failureList, keepError, lastPoolError, noEndpointMessage, noteFailure, nothingCanAdmit } from './limits-of-a-call.js';
 import { unwatchAbort, watchAbort, type AbortWatcher } from './signals.js';
 
 const INF = Number.POSITIVE_INFINITY;
@@ -135,8 +135,8 @@ export class Call<C, T> extends Waiting<C, CallHistory<C>> implements AttemptOwn
       case 'none':
         // 'wait' waits for a cooldown or a probe, never when nothing can admit (all excluded or disabled).
         if (c.plan.breakerMode === 'wait' && (sel.retryAfterMs !== INF || !nothingCanAdmit(s, pin, Call.#excluded(c)))) return Call.#sleep(c, sel.retryAfterMs, true);
-        if (pin !== undefined) return Call.#pinUnavailable(c, 'its breaker is open', sel.retryAfterMs);
-        return Call.#fail(c, 'NO_ENDPOINT', 'no endpoint admits calls: every candidate is excluded or its breaker is open', sel.retryAfterMs);
+        if (pin !== undefined) return Call.#pinUnavailable(c, pin.breaker.admits(now) ? 'it is parked (quota spent)' : 'its breaker is open', sel.retryAfterMs);
+        return Call.#fail(c, 'NO_ENDPOINT', noEndpointMessage(s, now, Call.#excluded(c)) + failureList(c.lazy), sel.retryAfterMs);
     }
   }
 
@@ -229,6 +229,7 @@ export class Call<C, T> extends Waiting<C, CallHistory<C>> implements AttemptOwn
     const ep = a.ep;
     const { cls, retryAfterMs, movesOn } = recordFailure(this.s, a, error, sync, (h.verdict ??= newVerdict()), this.plan.backoff.maxMs, this.id);
     h.lastRetryAfterMs = retryAfterMs;
+    noteFailure(h, ep, cls);
     if (cls === 'transient') keepError(ep, error, this.s.clock.now());
     if (this.settled) return;
     const final = (cls === 'permanent' && !movesOn) || cls === 'retry-narrower'; // an invalid key's permanent is about the endpoint
@@ -307,6 +308,7 @@ export class Call<C, T> extends Waiting<C, CallHistory<C>> implements AttemptOwn
     const h = this.slots();
     h.lastError = recordTimeout(s, a, now, this.id, starved(this.plan, this.deadlineAt, a, now));
     keepError(a.ep, h.lastError, now);
+    noteFailure(h, a.ep, 'timeout');
     h.lastRetryAfterMs = undefined;
     if (this.settled) return;
     if (now >= this.deadlineAt) return Call.#deadlineExceeded(this);
@@ -333,11 +335,11 @@ export class Call<C, T> extends Waiting<C, CallHistory<C>> implements AttemptOwn
 
   static #retryOrFail<C, T>(c: Call<C, T>): void {
     if (c.attempts - (c.lazy?.replays ?? 0) >= attemptLimit(c.s, c.plan.maxAttempts)) {
-      return Call.#fail(c, 'RETRIES_EXHAUSTED', c.attempts === 1 ? 'the only attempt allowed failed' : `all ${c.attempts} attempts failed`, c.lazy?.lastRetryAfterMs);
+      return Call.#fail(c, 'RETRIES_EXHAUSTED', `${c.attempts === 1 ? 'the only attempt allowed failed' : `all ${c.attempts} attempts failed`}${failureList(c.lazy, ': ', '')}`, c.lazy?.lastRetryAfterMs);
     }
     const budget = c.s.opts.retryBudget;
     if (budget !== undefined && !budget.tryWithdraw(c.s.clock.now())) {
-      return Call.#fail(c, 'RETRY_BUDGET_EXHAUSTED', `the pool's retry budget is spent; no retry after ${attemptCount(c.attempts)}`, c.lazy?.lastRetryAfterMs);
+      return Call.#fail(c, 'RETRY_BUDGET_EXHAUSTED', `the pool's retry budget is spent; no retry after ${attemptCount(c.attempts)}${failureList(c.lazy)}`, c.lazy?.lastRetryAfterMs);
     }
     Call.#next(c);
   }
@@ -354,7 +356,7 @@ export class Call<C, T> extends Waiting<C, CallHistory<C>> implements AttemptOwn
   }
 
   static #deadlineExceeded<C, T>(c: Call<C, T>): void {
-    Call.#fail(c, 'DEADLINE_EXCEEDED', `the call's deadline of ${c.plan.deadlineMs} ms passed after ${attemptCount(c.attempts)}`);
+    Call.#fail(c, 'DEADLINE_EXCEEDED', `the call's deadline of ${c.plan.deadlineMs} ms passed after ${attemptCount(c.attempts)}${failureList(c.lazy)}`);
   }
 
   static #pinUnavailable<C, T>(c: Call<C, T>, why: string, retryAfterMs: number | undefined): void {

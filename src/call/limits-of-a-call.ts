@@ -25,6 +25,16 @@ export function nothingCanAdmit<C>(s: PoolState<C>, pin: EndpointState<C> | unde
   return true;
 }
 
+/** Six items at most, then how many more. */
+export function listed(items: readonly string[], total = items.length): string {
+  return items.slice(0, 6).join(', ') + (total > 6 ? ` and ${total - 6} more` : '');
+}
+
+/** NO_ENDPOINT's message: why each endpoint takes no call (a spent quota is no open breaker). */
+export function noEndpointMessage<C>(s: PoolState<C>, now: number, excluded: readonly EndpointState<C>[] | undefined): string {
+  return `no endpoint admits calls: ${listed(s.endpoints.map((ep) => `${JSON.stringify(ep.name)} ${excluded?.includes(ep) === true ? 'excluded' : ep.disabled ? 'disabled' : ep.breaker.admits(now) ? 'parked' : 'breaker open'}`))}`;
+}
+
 /** Remembers an error that counted against `ep` (a transient failure, a timeout). */
 export function keepError<C>(ep: EndpointState<C>, error: unknown, now: number): void {
   ep.lastError = error;
@@ -85,4 +95,17 @@ export class CallHistory<C> extends WaitSlots {
   markTried(ep: EndpointState<C>): void {
     if (!(this.tried ??= []).includes(ep)) this.tried.push(ep);
   }
+
+  failures: string[] | undefined = undefined;
+  failed = 0;
+}
+
+/** The failed attempts of a call between `open` and `close`, or '' when none failed. */
+export function failureList<C>(h: CallHistory<C> | undefined, open = ' (failed: ', close = ')'): string {
+  return h?.failures === undefined ? '' : open + listed(h.failures, h.failed) + close;
+}
+
+/** Notes `"a" timeout` for a failed attempt (the first six), for the call's final message (`failures`, `failed`). */
+export function noteFailure<C>(h: CallHistory<C>, ep: EndpointState<C>, what: string): void {
+  if (++h.failed <= 6) (h.failures ??= []).push(`${JSON.stringify(ep.name)} ${what}`);
 }

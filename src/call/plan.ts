@@ -87,7 +87,7 @@ export function defaultPlan<C>(s: PlanContext<C>): CallPlan<C> {
 
 /** Checks `execute()`'s options; throws `INVALID_OPTIONS` (or `PIN_UNAVAILABLE`) on a mistake. */
 export function resolvePlan<C>(s: PlanContext<C>, options: ExecuteOptions): CallPlan<C> {
-  if (typeof options !== 'object' || options === null) throw invalidOption('options', 'an object', options);
+  if (typeof options !== 'object' || options === null || Array.isArray(options)) throw invalidOption('options', 'an object', options);
   checkKeys('options', options as Record<string, unknown>, EXECUTE_KEYS, EXECUTE_ALIASES);
   const o = s.opts;
   const deadlineMs = durationOrInfinity('deadlineMs', options.deadlineMs, o.deadlineMs);
@@ -112,6 +112,7 @@ export function resolvePlan<C>(s: PlanContext<C>, options: ExecuteOptions): Call
       excluded!.push(ep);
     });
   }
+  if (options.idempotent !== undefined && typeof options.idempotent !== 'boolean') throw invalidOption('idempotent', 'a boolean', options.idempotent);
   let hedge: HedgeConfig | undefined;
   if (options.hedge !== undefined && options.hedge !== false) {
     // A call that is not idempotent is never hedged: running it twice at once could do harm.
@@ -149,7 +150,10 @@ export function resolveRetry(field: string, value: unknown, maxAttempts: number)
   if (value === 'until-deadline') return Number.POSITIVE_INFINITY;
   if (typeof value === 'object' && value !== null && !Array.isArray(value)) {
     checkKeys(field, value as Record<string, unknown>, RETRY_KEYS);
-    return positiveInteger(`${field}.maxAttempts`, (value as Record<string, unknown>)['maxAttempts'], maxAttempts);
+    const n = (value as Record<string, unknown>)['maxAttempts'];
+    // `{}` is no shorthand for the pool's default: the object's one member is required.
+    if (n === undefined) throw invalidOption(`${field}.maxAttempts`, 'a positive integer', n);
+    return positiveInteger(`${field}.maxAttempts`, n, maxAttempts);
   }
   throw invalidOption(field, "'none', 'until-deadline' or { maxAttempts }", value);
 }

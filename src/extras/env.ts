@@ -11,8 +11,13 @@
  */
 import { PoolError } from '../base/errors.js';
 
+/** A spec as an error message may show it: echoed when short or when it reads as indices (an API key list passed by mistake must not reach the logs). */
+function shown(spec: string): string {
+  return spec.length <= 8 || /^[\d\s,;-]{0,80}$/.test(spec) ? JSON.stringify(spec) : `(a string of ${spec.length} characters, not indices)`;
+}
+
 function bad(spec: string, why: string): PoolError {
-  return new PoolError('INVALID_OPTIONS', `endpoint spec ${JSON.stringify(spec)}: ${why}`, { field: 'spec' });
+  return new PoolError('INVALID_OPTIONS', `endpoint spec ${shown(spec)}: ${why}`, { field: 'spec' });
 }
 
 /** Parses "1-5,8" into 1-based indices, in order, without duplicates. */
@@ -23,7 +28,7 @@ function parseIndices(spec: string, whole: string): number[] {
     const part = raw.trim();
     if (part === '') continue;
     const m = /^(\d+)(?:\s*-\s*(\d+))?$/.exec(part);
-    if (m === null) throw bad(whole, `expected indices like "1-5" or "1,3,7", got ${JSON.stringify(part)}`);
+    if (m === null) throw bad(whole, `expected indices like "1-5" or "1,3,7", got ${shown(part)}`);
     const from = Number(m[1]);
     const to = m[2] === undefined ? from : Number(m[2]);
     if (from < 1 || to < from) throw bad(whole, `${JSON.stringify(part)} is not a range of indices from 1 up`);

@@ -9,7 +9,7 @@
  * retry at all. When the budget is spent, a call that would retry fails at once with
  * `RETRY_BUDGET_EXHAUSTED` and its last error as `cause`.
  *
- * Counts are kept in fixed one-second buckets: memory is constant.
+ * Counts are kept in one-second buckets (longer ones past a 100 s window): memory is constant.
  */
 import { RollingCounter } from './window.js';
 import { DEFAULTS } from '../options/defaults.js';
@@ -24,6 +24,8 @@ export interface RetryBudgetOptions {
   readonly windowMs?: number;
 }
 
+const MAX_BUCKETS = 100;
+
 export class RetryBudget {
   readonly ratio: number;
   readonly minPerSecond: number;
@@ -35,7 +37,8 @@ export class RetryBudget {
     this.ratio = ratio;
     this.minPerSecond = minPerSecond;
     this.windowMs = windowMs;
-    const buckets = Math.max(1, Math.round(windowMs / 1000));
+    // One-second buckets, at most MAX_BUCKETS of them: a week-long window is 100 buckets, not 604,800 (or a RangeError).
+    const buckets = Math.min(MAX_BUCKETS, Math.max(1, Math.round(windowMs / 1000)));
     this.#calls = new RollingCounter(buckets, windowMs / buckets);
     this.#retries = new RollingCounter(buckets, windowMs / buckets);
   }

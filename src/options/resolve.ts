@@ -18,8 +18,8 @@ import { DEFAULT_HEDGE, resolveHedge, type HedgeConfig } from '../selection/hedg
 import { resolveLatency } from '../selection/latency.js';
 import { resolveHealth } from '../selection/selector.js';
 import { AUTO_ATTEMPTS, DEFAULTS } from './defaults.js';
-import { BREAKER_MODES, STRATEGIES, PERMIT_SCOPES, type BreakerMode, type PermitScope, type PoolOptions, type RefreshAuth, type Strategy } from './options.js';
-import { checkFunction, checkKeys, durationOrInfinity, finite, limitOrInfinity, oneOf, percent, plainObject, positiveInteger, type KnownKeys } from './validate.js';
+import { BREAKER_MODES, STRATEGIES, PERMIT_SCOPES, type BreakerMode, type CeilingRecoveryOptions, type PermitScope, type PoolOptions, type RefreshAuth, type Strategy } from './options.js';
+import { checkFunction, checkKeys, durationOrInfinity, finite, limitOrInfinity, oneOf, optionsObject, percent, plainObject, positiveInteger, type KnownKeys } from './validate.js';
 
 /** Every pool option, for `checkKeys` (adapters extend it with their own). */
 export const POOL_KEYS: Record<keyof PoolOptions<unknown>, true> & KnownKeys = {
@@ -116,7 +116,7 @@ export function resolvePoolOptions<C>(options: PoolOptions<C>): PoolSetup {
   checkFunction('classify', o['classify'], false);
   checkFunction('onEvent', o['onEvent'], true);
   const clock = o['clock'] === undefined ? systemClock : o['clock'];
-  if (typeof clock !== 'object' || clock === null || typeof (clock as typeof systemClock).now !== 'function' || typeof (clock as typeof systemClock).setTimeout !== 'function') {
+  if (typeof clock !== 'object' || clock === null || typeof (clock as typeof systemClock).now !== 'function' || typeof (clock as typeof systemClock).setTimeout !== 'function' || typeof (clock as typeof systemClock).clearTimeout !== 'function') {
     throw invalidOption('clock', 'a Clock ({ now, setTimeout, clearTimeout })', clock);
   }
   checkFunction('random', o['random'], true);
@@ -153,9 +153,11 @@ export function resolvePoolOptions<C>(options: PoolOptions<C>): PoolSetup {
   return { resolved, clock: options.clock ?? systemClock, random: options.random === undefined ? systemRandom : guardRandom(options.random), metrics: options.metrics, listener: options.onEvent, endpoints: o['endpoints'], groups: o['groups'] };
 }
 
+const CEILING_RECOVERY_KEYS: Record<keyof CeilingRecoveryOptions, true> & KnownKeys = { quietMs: true, stepMs: true, stepFraction: true };
+
 /** Checks `ceilingRecovery`. */
 function resolveCeilingRecovery(value: unknown): CeilingRecovery {
-  const o = plainObject('ceilingRecovery', value) ?? {};
+  const o = optionsObject('ceilingRecovery', value, CEILING_RECOVERY_KEYS) ?? {};
   const d = DEFAULTS.ceilingRecovery;
   const stepFraction = finite('ceilingRecovery.stepFraction', o['stepFraction'], d.stepFraction, 0, true);
   if (stepFraction > 1) throw invalidOption('ceilingRecovery.stepFraction', 'a fraction in (0, 1]', stepFraction);

@@ -9,6 +9,7 @@
  * Two pools may share a registry: a metric already registered under the same name is
  * reused, and `labels` (say `{ pool: 'mainnet' }`) tells their series apart.
  */
+import { PoolError } from '../base/errors.js';
 import { METRIC_CATALOG } from '../base/metric-catalog.js';
 import { METRICS, type Labels, type MetricsSink } from '../base/metrics.js';
 
@@ -64,8 +65,21 @@ export function prometheusSink<R extends PromRegistryLike>(options: PrometheusSi
 
   const declare = (name: string, kind: 'counter' | 'histogram', labelNames: readonly string[], help: string): void => {
     const promName = prometheusName(name);
-    const existing = registry.getSingleMetric(promName) as (PromCounterLike & PromHistogramLike) | undefined;
+    const existing = registry.getSingleMetric(promName) as (PromCounterLike & PromHistogramLike & { labelNames?: unknown }) | undefined;
     const config: MetricConfig<R> = { name: promName, help, labelNames: [...labelNames, ...constNames], registers: [registry] };
+    // A metric another sink registered without one of our label names would throw on every
+    // record, and a pool ignores a sink that throws: all of this pool's series would be lost.
+    const known = existing?.labelNames;
+    if (Array.isArray(known)) {
+      const missing = config.labelNames.filter((l) => !known.includes(l));
+      if (missing.length > 0) {
+        throw new PoolError(
+          'INVALID_OPTIONS',
+          `labels: ${missing.map((l) => `'${l}'`).join(', ')} is not a label of ${promName}, which another sink already registered on this registry with ${(known as unknown[]).map((l) => `'${String(l)}'`).join(', ')}: pools sharing a registry need the same label names`,
+          { field: 'labels' },
+        );
+      }
+    }
     if (kind === 'counter') counters.set(name, existing ?? new client.Counter(config));
     else histograms.set(name, existing ?? new client.Histogram({ ...config, buckets: [...buckets] }));
   };

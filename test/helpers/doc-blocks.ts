@@ -65,6 +65,11 @@ export function typescriptBlocks(root: string): DocBlock[] {
   );
 }
 
+/** Every JavaScript block (`js`, `javascript`, `mjs`) of the documentation: they are not type-checked, but must be JavaScript. */
+export function javascriptBlocks(root: string): DocBlock[] {
+  return docFiles(root).flatMap((path) => extractBlocks(readFileSync(path, 'utf8'), relative(root, path)).filter((b) => ['js', 'javascript', 'mjs'].includes(b.lang)));
+}
+
 /** A file name for a block that says where it came from: `README.md:42` → `README.md-L42`. */
 export function blockName(block: DocBlock): string {
   return `${block.file.replace(/[\\/]/g, '__')}-L${block.line}`;

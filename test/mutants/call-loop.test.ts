@@ -90,7 +90,7 @@ describe('selection and its waits', () => {
     await h.clock.advance(1);
     await call.promise;
     const err = call.error as { code: string; message: string; attempts: number };
-    expect([err.code, err.message, err.attempts]).toEqual(['DEADLINE_EXCEEDED', "the call's deadline of 150 ms passed after 1 attempt", 1]);
+    expect([err.code, err.message, err.attempts]).toEqual(['DEADLINE_EXCEEDED', 'the call\'s deadline of 150 ms passed after 1 attempt (failed: "a" transient)', 1]);
     expect(h.eps.a!.startedAt).toEqual([t0]);
     expect(types(h.events, 'attempt-start')).toEqual(['attempt-start:a']);
   });
@@ -141,7 +141,7 @@ describe('selection and its waits', () => {
     const first = await failure(h.pool.execute(h.op, { retry: 'none' }));
     await h.clock.advance(100);
     const err = await failure(h.pool.execute(h.op));
-    expect([err.code, err.message, err.retryAfterMs, err.attempts]).toEqual(['NO_ENDPOINT', 'no endpoint admits calls: every candidate is excluded or its breaker is open', 200, 0]);
+    expect([err.code, err.message, err.retryAfterMs, err.attempts]).toEqual(['NO_ENDPOINT', 'no endpoint admits calls: "a" breaker open', 200, 0]);
     expect(err.cause).toBe(first.cause);
   });
 
@@ -268,18 +268,18 @@ describe('failures', () => {
     h.eps.a!.then(fail('transient'));
     h.eps.b!.then(fail({ class: 'rate-limited', retryAfterMs: 700 }));
     const err = await failure(h.pool.execute(h.op, { retry: { maxAttempts: 2 } }));
-    expect([err.code, err.message, err.attempts, err.endpoint]).toEqual(['RETRIES_EXHAUSTED', 'all 2 attempts failed', 2, 'b']);
+    expect([err.code, err.message, err.attempts, err.endpoint]).toEqual(['RETRIES_EXHAUSTED', 'all 2 attempts failed: "a" transient, "b" rate-limited', 2, 'b']);
     expect(err.retryAfterMs).toBeGreaterThanOrEqual(700);
     h.eps.a!.then(fail('transient'));
     const one = await failure(h.pool.execute(h.op, { retry: 'none', pin: 'a' }));
-    expect([one.code, one.message, one.retryAfterMs]).toEqual(['RETRIES_EXHAUSTED', 'the only attempt allowed failed', undefined]);
+    expect([one.code, one.message, one.retryAfterMs]).toEqual(['RETRIES_EXHAUSTED', 'the only attempt allowed failed: "a" transient', undefined]);
   });
 
   test('RETRY_BUDGET_EXHAUSTED: the budget is asked before each retry, and its message counts the attempts', async () => {
     const h = harness(['a', 'b', 'c'], { retryBudget: { ratio: 0, minPerSecond: 0 } });
     h.eps.a!.then(fail('transient'));
     const err = await failure(h.pool.execute(h.op, { retry: { maxAttempts: 3 } }));
-    expect([err.code, err.message, err.attempts, err.retryAfterMs]).toEqual(['RETRY_BUDGET_EXHAUSTED', "the pool's retry budget is spent; no retry after 1 attempt", 1, undefined]);
+    expect([err.code, err.message, err.attempts, err.retryAfterMs]).toEqual(['RETRY_BUDGET_EXHAUSTED', 'the pool\'s retry budget is spent; no retry after 1 attempt (failed: "a" transient)', 1, undefined]);
     expect(h.eps.b!.calls).toBe(0);
   });
 

@@ -218,8 +218,8 @@ describe('messages', () => {
 
   test('a spent retry budget counts attempts in words: "1 attempt", "2 attempts"', async () => {
     for (const [n, words] of [
-      [1, '1 attempt'],
-      [2, '2 attempts'],
+      [1, '1 attempt (failed: "a" transient)'],
+      [2, '2 attempts (failed: "a" transient, "b" transient)'],
     ] as const) {
       const h = harness(['a', 'b', 'c'], { maxAttempts: 5, retryBudget: { ratio: 0, minPerSecond: n - 1, windowMs: 1000 } });
       for (const e of Object.values(h.eps)) e.fallback = fail('transient');
