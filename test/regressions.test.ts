@@ -107,6 +107,11 @@ describe('regressions: secrets', () => {
     // Names and choices are still echoed, so typos stay easy to spot.
     const typo = await pool.execute(async () => 1, { pin: 'primray' }).catch((e: unknown) => e);
     expect((typo as Error).message).toBe('pinned endpoint "primray" is not in the pool');
+    // A bare API key (32 characters, as Infura's or Alchemy's) given to the wrong option is not echoed either.
+    const key = 'a1B2c3D4e5F6a7B8c9D0e1F2a3B4c5D6';
+    const wrong = await pool.execute(async () => 1, { pin: key }).catch((e: unknown) => e);
+    expect((wrong as Error).message).toBe('pinned endpoint a string of 32 characters is not in the pool');
+    expect(() => new Pool({ endpoints: [{ name: 'a', conn: 1 }], classify: () => 'transient', strategy: key as never })).toThrow(/got a string of 32 characters$/);
   });
 });
 

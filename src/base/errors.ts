@@ -104,7 +104,8 @@ export function invalidOption(field: string, expected: string, got: unknown): Po
   return new PoolError('INVALID_OPTIONS', `${field}: expected ${expected}, got ${describe(got)}`, { field });
 }
 
-const PLAIN = /^[\w.-]{0,40}$/;
+/** A name or a choice: 24 characters at most, shorter than the API keys of the usual providers (32-64). */
+const PLAIN = /^[\w.-]{0,24}$/;
 
 /** A short, secret-free description of a value for error messages. */
 export function describe(value: unknown): string {
