@@ -113,10 +113,11 @@ const ANSWERS: ReadonlySet<string> = new Set(['permanent', 'retry-narrower', 'un
 const ANSWER_CODES: ReadonlySet<string> = new Set(['PERMANENT', 'RETRY_NARROWER', 'RETRIES_EXHAUSTED', 'NO_ENDPOINT', 'PIN_UNAVAILABLE']);
 const SEND_RAW = 'eth_sendRawTransaction';
 const BLOCK_NUMBER: RpcArgs = { method: 'eth_blockNumber', params: [] };
-/** A transport instance, and whether the attempt's signal is passed to it. */
+/** A transport instance, whether the attempt's signal is passed to it, and the options of a plain request without one. */
 interface Built {
   readonly t: TransportInstance;
   readonly hears: boolean;
+  readonly bare: RpcRequestOptions | undefined;
 }
 
 /** Request options without a signal, shared (viem only reads them). */
@@ -231,7 +232,10 @@ export function poolTransport(options: PoolTransportOptions): PoolTransport {
       let b = built.get(factory);
       if (b === undefined) {
         const t = factory({ ...params, retryCount: 0 });
-        b = { t, hears: passSignal && hearsSignal(t) };
+        // A transport that took `retryCount: 0` never retries: a plain request without a
+        // signal then passes no options (viem merges a request's options into the
+        // transport's own on every request; an empty default is the cheapest to merge).
+        b = { t, hears: passSignal && hearsSignal(t), bare: t.config.retryCount === 0 ? undefined : NO_SIGNAL };
         built.set(factory, b);
       }
       return b;
@@ -290,7 +294,7 @@ export function poolTransport(options: PoolTransportOptions): PoolTransport {
     const plainOperation = (factory: TransportFactory, ctx: AttemptContext): Promise<unknown> => {
       try {
         const b = instanceOf(factory);
-        const sent = b.t.request((ctx as unknown as FailedAttempt).tag as RpcArgs, b.hears ? { retryCount: 0, signal: ctx.signal } : NO_SIGNAL);
+        const sent = b.t.request((ctx as unknown as FailedAttempt).tag as RpcArgs, b.hears ? { retryCount: 0, signal: ctx.signal } : b.bare);
         return sent instanceof Promise ? sent : Promise.resolve(sent);
       } catch (error) {
         return Promise.reject(error);
