@@ -1,8 +1,8 @@
 /**
  * poolTransport owns retries: each attempt reaches the endpoint's transport once, whatever
  * `retryCount` that transport was built with. A transport that took the pool's
- * `retryCount: 0` is sent plain requests with no options at all (viem merges them into
- * its own on every request); one that kept a `retryCount` of its own gets `retryCount: 0`.
+ * `retryCount: 0` is sent plain requests with empty options (viem merges them into its
+ * own on every request); one that kept a `retryCount` of its own gets `retryCount: 0`.
  */
 import { createClient, custom } from 'viem';
 import { describe, expect, test } from 'vitest';
@@ -29,14 +29,14 @@ describe('poolTransport: retries stay the pool’s', () => {
     await t.pool.close();
   });
 
-  test('options per request without a signal: none when the transport took retryCount 0, retryCount: 0 when it kept its own', async () => {
+  test('options per request without a signal: empty when the transport took retryCount 0, retryCount: 0 when it kept its own', async () => {
     const plain: (RpcRequestOptions | undefined)[] = [];
     const own: (RpcRequestOptions | undefined)[] = [];
     const a = poolTransport({ endpoints: [{ name: 'a', transport: recording(plain) }], passSignal: false });
     const b = poolTransport({ endpoints: [{ name: 'b', transport: recording(own, 2) }], passSignal: false });
     expect(await createClient({ transport: a }).request({ method: 'eth_blockNumber' })).toBe('0x1');
     expect(await createClient({ transport: b }).request({ method: 'eth_blockNumber' })).toBe('0x1');
-    expect(plain).toEqual([undefined]);
+    expect(plain).toStrictEqual([{}]);
     expect(own).toEqual([{ retryCount: 0 }]);
     await a.pool.close();
     await b.pool.close();

@@ -117,11 +117,13 @@ const BLOCK_NUMBER: RpcArgs = { method: 'eth_blockNumber', params: [] };
 interface Built {
   readonly t: TransportInstance;
   readonly hears: boolean;
-  readonly bare: RpcRequestOptions | undefined;
+  readonly bare: RpcRequestOptions;
 }
 
 /** Request options without a signal, shared (viem only reads them). */
 const NO_SIGNAL: RpcRequestOptions = { retryCount: 0 };
+/** The same for a transport that took `retryCount: 0` when it was built. */
+const NO_OPTIONS: RpcRequestOptions = {};
 
 /**
  * Whether a transport can do anything with a per-request signal. viem's `custom(provider)`
@@ -233,9 +235,9 @@ export function poolTransport(options: PoolTransportOptions): PoolTransport {
       if (b === undefined) {
         const t = factory({ ...params, retryCount: 0 });
         // A transport that took `retryCount: 0` never retries: a plain request without a
-        // signal then passes no options (viem merges a request's options into the
-        // transport's own on every request; an empty default is the cheapest to merge).
-        b = { t, hears: passSignal && hearsSignal(t), bare: t.config.retryCount === 0 ? undefined : NO_SIGNAL };
+        // signal then passes empty options (viem merges a request's options into the
+        // transport's own on every request, and an empty object is the cheapest to merge).
+        b = { t, hears: passSignal && hearsSignal(t), bare: t.config.retryCount === 0 ? NO_OPTIONS : NO_SIGNAL };
         built.set(factory, b);
       }
       return b;
