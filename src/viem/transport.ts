@@ -5,9 +5,10 @@
  * ...), or a URL turned into one with the user's own `http` (this module imports nothing
  * from viem). A client built on it sees one transport with the same `request` surface;
  * every request becomes one `pool.execute`, and each attempt calls the chosen endpoint's
- * transport (built with `retryCount: 0`, and passed `retryCount: 0` per request unless it
- * took that, so viem's retries never multiply the pool's) with the attempt's `signal` (so a
- * timed-out attempt aborts its fetch; viem 2.x passes a per-request signal to `fetch`).
+ * transport (built with `retryCount: 0`; one that kept a `retryCount` of its own is passed
+ * `retryCount: 0` per request, so viem's retries never multiply the pool's) with the
+ * attempt's `signal` (so a timed-out attempt aborts its fetch; viem 2.x passes a
+ * per-request signal to `fetch`).
  *
  * What the caller sees: a node's answer (a revert, invalid params, nonce too low, ...) is
  * rethrown as viem's own error, so viem's revert decoding keeps working, with every URL
