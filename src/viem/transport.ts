@@ -5,8 +5,9 @@
  * ...), or a URL turned into one with the user's own `http` (this module imports nothing
  * from viem). A client built on it sees one transport with the same `request` surface;
  * every request becomes one `pool.execute`, and each attempt calls the chosen endpoint's
- * transport with `retryCount: 0` (so viem's retries never multiply the pool's) and with
- * the attempt's `signal` (so a timed-out attempt aborts its fetch; viem 2.x passes a
+ * transport (built with `retryCount: 0`; one that kept a `retryCount` of its own is passed
+ * `retryCount: 0` per request, so viem's retries never multiply the pool's) with the
+ * attempt's `signal` (so a timed-out attempt aborts its fetch; viem 2.x passes a
  * per-request signal to `fetch`).
  *
  * What the caller sees: a node's answer (a revert, invalid params, nonce too low, ...) is
@@ -113,14 +114,17 @@ const ANSWERS: ReadonlySet<string> = new Set(['permanent', 'retry-narrower', 'un
 const ANSWER_CODES: ReadonlySet<string> = new Set(['PERMANENT', 'RETRY_NARROWER', 'RETRIES_EXHAUSTED', 'NO_ENDPOINT', 'PIN_UNAVAILABLE']);
 const SEND_RAW = 'eth_sendRawTransaction';
 const BLOCK_NUMBER: RpcArgs = { method: 'eth_blockNumber', params: [] };
-/** A transport instance, and whether the attempt's signal is passed to it. */
+/** A transport instance, whether the attempt's signal is passed to it, and the options of a plain request without one. */
 interface Built {
   readonly t: TransportInstance;
   readonly hears: boolean;
+  readonly bare: RpcRequestOptions;
 }
 
 /** Request options without a signal, shared (viem only reads them). */
 const NO_SIGNAL: RpcRequestOptions = { retryCount: 0 };
+/** The same for a transport that took `retryCount: 0` when it was built. */
+const NO_OPTIONS: RpcRequestOptions = {};
 
 /**
  * Whether a transport can do anything with a per-request signal. viem's `custom(provider)`
@@ -231,7 +235,10 @@ export function poolTransport(options: PoolTransportOptions): PoolTransport {
       let b = built.get(factory);
       if (b === undefined) {
         const t = factory({ ...params, retryCount: 0 });
-        b = { t, hears: passSignal && hearsSignal(t) };
+        // A transport that took `retryCount: 0` never retries: a plain request without a
+        // signal then passes empty options (viem merges a request's options into the
+        // transport's own on every request, and an empty object is the cheapest to merge).
+        b = { t, hears: passSignal && hearsSignal(t), bare: t.config.retryCount === 0 ? NO_OPTIONS : NO_SIGNAL };
         built.set(factory, b);
       }
       return b;
@@ -290,7 +297,7 @@ export function poolTransport(options: PoolTransportOptions): PoolTransport {
     const plainOperation = (factory: TransportFactory, ctx: AttemptContext): Promise<unknown> => {
       try {
         const b = instanceOf(factory);
-        const sent = b.t.request((ctx as unknown as FailedAttempt).tag as RpcArgs, b.hears ? { retryCount: 0, signal: ctx.signal } : NO_SIGNAL);
+        const sent = b.t.request((ctx as unknown as FailedAttempt).tag as RpcArgs, b.hears ? { retryCount: 0, signal: ctx.signal } : b.bare);
         return sent instanceof Promise ? sent : Promise.resolve(sent);
       } catch (error) {
         return Promise.reject(error);
