@@ -48,7 +48,7 @@ import { build } from 'esbuild';
 import { describe, expect, test } from 'vitest';
 
 const root = join(import.meta.dirname, '..');
-export const CORE_BUDGET_BYTES = 51.5 * 1024;
+export const CORE_BUDGET_BYTES = 51.75 * 1024; // raised on purpose from 51.5 KB for the fuzz2 fixes: 52,505 -> 52,742 B on base 5d58632 (NOTES-fuzz2.md)
 /**
  * `import { Pool }` bundled by esbuild, minified: 48.6 KB when issue 16 measured it, 50.7 KB
  * with the reusable attempt signals (base/signals.ts, 2.0 KB). The issue's goal is 20 KB
