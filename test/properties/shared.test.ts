@@ -42,7 +42,7 @@ const SEED = process.env['FC_SEED'] !== undefined ? Number(process.env['FC_SEED'
 const NAMES = ['a', 'b', 'c'];
 
 type StoreAnswer = { k: 'ok'; d: number } | { k: 'fail'; d: number } | { k: 'hang' };
-type EpAnswer = { k: 'ok'; d: number } | { k: 'transient'; d: number } | { k: '429'; d: number; retryAfterMs: number } | { k: 'invalid-key'; d: number };
+type EpAnswer = { k: 'ok'; d: number } | { k: 'transient'; d: number } | { k: '429'; d: number; retryAfterMs: number } | { k: 'invalid-key'; d: number } | { k: 'spent'; d: number };
 
 interface Action {
   readonly at: number;
@@ -77,6 +77,7 @@ const epAnswer: fc.Arbitrary<EpAnswer> = fc.oneof(
   { weight: 2, arbitrary: fc.record({ k: fc.constant('transient' as const), d: fc.integer({ min: 0, max: 100 }) }) },
   { weight: 1, arbitrary: fc.record({ k: fc.constant('429' as const), d: fc.integer({ min: 0, max: 100 }), retryAfterMs: fc.integer({ min: 0, max: 1000 }) }) },
   { weight: 1, arbitrary: fc.record({ k: fc.constant('invalid-key' as const), d: fc.integer({ min: 0, max: 100 }) }) },
+  { weight: 1, arbitrary: fc.record({ k: fc.constant('spent' as const), d: fc.integer({ min: 0, max: 100 }) }) },
 );
 
 const scenarioArb: fc.Arbitrary<Scenario> = fc.record({
@@ -122,6 +123,19 @@ function fleetStore(fake: FakeClock, answers: readonly StoreAnswer[]) {
   const admissions: Admission[] = [];
   const listeners = new Set<(key: string, state: SharedState) => void>();
   const disabled = new Map<string, Map<string, number>>();
+  const parkedUntil = new Map<string, number>();
+  const keyParks = new Map<string, Map<string, number>>();
+  const left = (m: Map<string, number> | undefined, now: number) => new Map([...(m ?? [])].filter(([, until]) => until > now).map(([k, until]) => [k, until - now]));
+  const publish = (key: string): void => {
+    const now = fake.now();
+    const state: SharedState = {
+      ceilingPerSecond: undefined,
+      parkedForMs: Math.max(0, (parkedUntil.get(key) ?? 0) - now),
+      disabled: left(disabled.get(key), now),
+      parkedEndpoints: left(keyParks.get(key), now),
+    };
+    for (const l of [...listeners]) l(key, state);
+  };
   let asked = 0;
   let degradedEver = false;
   /** Which pool is asking (set around each pool's calls into the store: the pools run on one thread). */
@@ -161,14 +175,16 @@ function fleetStore(fake: FakeClock, answers: readonly StoreAnswer[]) {
       if (m === undefined) disabled.set(limit.key, (m = new Map()));
       if (change.type === 'disabled') m.set(change.endpoint, fake.now() + 600_000);
       else if (change.type === 'enabled') m.delete(change.endpoint);
+      else if (change.type === 'parked') parkedUntil.set(limit.key, fake.now() + change.forMs);
       else return Promise.resolve();
-      const now = fake.now();
-      const state: SharedState = {
-        ceilingPerSecond: undefined,
-        parkedForMs: 0,
-        disabled: new Map([...m].filter(([, until]) => until > now).map(([k, until]) => [k, until - now])),
-      };
-      for (const l of [...listeners]) l(limit.key, state);
+      publish(limit.key);
+      return Promise.resolve();
+    },
+    parkEndpoint(limit, endpoint, forMs) {
+      let m = keyParks.get(limit.key);
+      if (m === undefined) keyParks.set(limit.key, (m = new Map()));
+      m.set(endpoint, fake.now() + forMs);
+      publish(limit.key);
       return Promise.resolve();
     },
     subscribe(listener) {
@@ -207,6 +223,8 @@ async function run(sc: Scenario): Promise<{ violations: string[]; endings: Recor
   let reportEvents = 0;
   let disables = 0;
   const used = new Set<Admission>();
+  /** Parks the fleet knows of: by store key, the whole quota (endpoint alone) or one key of a group, until when. */
+  const parks: { key: string; endpoint: string | undefined; until: number }[] = [];
   const op = (i: number): Promise<unknown> => {
     const a = sc.scripts[i]![cursors[i]!++ % sc.scripts[i]!.length]!;
     return new Promise((resolve, reject) => {
@@ -214,6 +232,7 @@ async function run(sc: Scenario): Promise<{ violations: string[]; endings: Recor
         if (a.k === 'ok') resolve(i);
         else if (a.k === 'transient') reject(new EpError('transient'));
         else if (a.k === '429') reject(new EpError({ class: 'rate-limited', retryAfterMs: a.retryAfterMs }));
+        else if (a.k === 'spent') reject(new EpError({ class: 'rate-limited', dailyQuotaExhausted: true }));
         else reject(new EpError({ class: 'permanent', disableEndpoint: true }));
       };
       if (a.d === 0) go();
@@ -245,9 +264,16 @@ async function run(sc: Scenario): Promise<{ violations: string[]; endings: Recor
         case 'report':
           reportEvents++;
           break;
+        case 'endpoint-parked': {
+          const key = keyOf(p, e.endpoint);
+          parks.push({ key, endpoint: key.startsWith('group:') ? e.endpoint : undefined, until: e.untilMs });
+          break;
+        }
         case 'attempt-start': {
           if (disabledNow[p]!.has(e.endpoint)) v(`pool ${p}: attempt on ${e.endpoint}, which it has disabled`);
           const key = keyOf(p, e.endpoint);
+          const park = parks.find((x) => x.key === key && (x.endpoint === undefined || x.endpoint === e.endpoint) && fake.now() < x.until);
+          if (park !== undefined) v(`pool ${p}: attempt on ${e.endpoint} (${key}), parked by the fleet for ${park.until - fake.now()} ms more`);
           (starts.get(key) ?? starts.set(key, []).get(key)!).push(fake.now());
           if (!degraded[p]) {
             const adm = fleet.admissions.find((x) => !used.has(x) && x.pool === p && x.key === key && x.at === fake.now());
