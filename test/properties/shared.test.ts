@@ -153,6 +153,8 @@ function fleetStore(fake: FakeClock, answers: readonly StoreAnswer[]) {
             reject(new Error('store down'));
             return;
           }
+          // The fleet's knowledge of the quota comes with every admission answer (as the Redis store's does).
+          if (listeners.size > 0) publish(limit.key);
           const now = fake.now();
           const per = limit.perSecond ?? Number.POSITIVE_INFINITY;
           const burst = limit.burst ?? Math.max(1, Math.ceil(per));
@@ -272,7 +274,8 @@ async function run(sc: Scenario): Promise<{ violations: string[]; endings: Recor
         case 'attempt-start': {
           if (disabledNow[p]!.has(e.endpoint)) v(`pool ${p}: attempt on ${e.endpoint}, which it has disabled`);
           const key = keyOf(p, e.endpoint);
-          const park = parks.find((x) => x.key === key && (x.endpoint === undefined || x.endpoint === e.endpoint) && fake.now() < x.until);
+          // A degraded pool does not hear the fleet (it goes on local knowledge, by design).
+          const park = degraded[p] ? undefined : parks.find((x) => x.key === key && (x.endpoint === undefined || x.endpoint === e.endpoint) && fake.now() < x.until);
           if (park !== undefined) v(`pool ${p}: attempt on ${e.endpoint} (${key}), parked by the fleet for ${park.until - fake.now()} ms more`);
           (starts.get(key) ?? starts.set(key, []).get(key)!).push(fake.now());
           if (!degraded[p]) {
