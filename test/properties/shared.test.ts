@@ -1,10 +1,11 @@
 /**
  * Properties of pools sharing one limiter store (`sharedQuota`), as processes sharing one
  * Redis would: 2-3 pools on one FakeClock and one in-memory store that keeps an exact
- * token bucket per key and hands learned changes (disabled/enabled endpoints, ceilings,
- * parks) to every subscriber. Generated: the store's answers (at once, late, failing,
- * hanging past `timeoutMs`), each endpoint's answers (ok, transient, 429, an invalid key
- * with `disableEndpoint`), calls on any pool, `enableEndpoint`, `report()` and
+ * token bucket per key and hands what the pools learn (disabled/enabled endpoints, parked
+ * quotas and parked keys of a group) to every subscriber, at once and with every admission
+ * answer. Generated: the store's answers (at once, late, failing, hanging past
+ * `timeoutMs`), each endpoint's answers (ok, transient, 429, an invalid key with
+ * `disableEndpoint`, "day spent"), calls on any pool, `enableEndpoint`, `report()` and
  * `setEndpoints` toggling a group on any pool, and `close()` of every pool at the end.
  *
  * Checked:
@@ -13,6 +14,8 @@
  *   millisecond (one admission, one attempt);
  * - when no pool ever degraded, the attempts of all pools on one store key fit its bucket
  *   (`burst + perSecond × span`), counted from the attempts themselves;
+ * - no pool that is not degraded attempts what the fleet parked (an endpoint alone: its
+ *   key; a key of a group: that key) before the park ends;
  * - no attempt on an endpoint its pool has disabled; `stats().status` is `disabled` exactly
  *   when the pool's last event for it was `endpoint-disabled`;
  * - `report()` emits one `report` event with its value, and refuses a bad name or value
