@@ -52,6 +52,30 @@ describe('learned ceilings', () => {
 });
 
 describe('daily quotas', () => {
+  test('setEndpoints that gives an endpoint a new quota (another limit, a group made or left) keeps what the day has spent: the count and a park', async () => {
+    const h = harness([{ name: 'a', rateLimit: { perSecond: 10, perDay: 4, dailyStopFraction: 1 } }, { name: 'b', rateLimit: { perSecond: 10, perDay: 4, dailyStopFraction: 1 } }]);
+    h.eps['a']!.then(fail({ class: 'rate-limited', dailyQuotaExhausted: true }));
+    await h.pool.execute(h.op);
+    await h.pool.execute(h.op, { pin: 'b' });
+    const day = () => h.pool.stats().map((s) => `${s.name}:${s.status}:${s.dailyCount}`);
+    expect(day()).toEqual(['a:parked:1', 'b:ok:2']);
+    const cfg = (perSecond: number) => [
+      { name: 'a', conn: h.eps['a']!, rateLimit: { perSecond, perDay: 4, dailyStopFraction: 1 } },
+      { name: 'b', conn: h.eps['b']!, rateLimit: { perSecond, perDay: 4, dailyStopFraction: 1 } },
+    ];
+    h.pool.setEndpoints(cfg(5));
+    expect(day()).toEqual(['a:parked:1', 'b:ok:2']);
+    // One account for both: it has spent what each key spent (a key's own park is not the account's: found again by asking).
+    h.pool.setEndpoints(cfg(5), [['a', 'b']]);
+    expect(day()).toEqual(['a:ok:3', 'b:ok:3']);
+    await h.pool.execute(h.op, { pin: 'b' });
+    expect(day()).toEqual(['a:parked:4', 'b:parked:4']);
+    h.pool.setEndpoints(cfg(5), []);
+    expect(day()).toEqual(['a:parked:4', 'b:parked:4']);
+    const refused = await h.pool.execute(h.op, { pin: 'b' }).catch((e: unknown) => e);
+    expect(isPoolError(refused) && refused.code).toBe('PIN_UNAVAILABLE');
+  });
+
   test('perDay stops admitting at 95 % until midnight UTC, then resumes', async () => {
     const clock = new FakeClock(DAY * 100 + 1000);
     const a = new FakeEndpoint('a');

@@ -50,9 +50,9 @@ export class DailyCounter {
     return this.#exhausted || this.#count >= this.stopAt ? this.#periodEnd - wall : 0;
   }
 
-  take(now: number): void {
+  take(now: number, n = 1): void {
     this.#roll(this.#wallAt(now));
-    this.#count++;
+    this.#count += n;
   }
 
   /** The server says today's quota is spent: admit nothing until the next reset. Returns that time (on `now`'s clock). */

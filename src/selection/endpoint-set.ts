@@ -95,7 +95,8 @@ export function buildEndpointSet<C>(
   for (const b of built) limits.set(b.state, b.limit);
   const groupLimits = groups.map((group, g) => groupLimit(group, g, byName, limits));
   // Everything is valid: only now is any kept endpoint changed (a throw above changes nothing).
-  for (const b of built) if (b.newQuota) b.state.quota = new Quota(b.limit, resetUtcHour, now, `endpoint:${b.state.name}`, wall);
+  const before = new Map(built.map((b) => [b.state, b.state.quota]));
+  for (const b of built) if (b.newQuota) b.state.quota = carryDay(new Quota(b.limit, resetUtcHour, now, `endpoint:${b.state.name}`, wall), [before.get(b.state)!], now);
   const grouped = new Set<EndpointState<C>>();
   for (let g = 0; g < groups.length; g++) {
     const members = groups[g]!.map((n) => byName.get(n)!);
@@ -103,7 +104,7 @@ export function buildEndpointSet<C>(
     // Keep the shared quota if every member already shared one with the same limit.
     const first = members[0]!.quota;
     const reuse = members.every((m) => m.quota === first && sameLimit(previousLimits.get(m), limit) && isKeptMember(m, previous));
-    const quota = reuse ? first : new Quota(limit, resetUtcHour, now, `group:${groups[g]!.join('+')}`, wall);
+    const quota = reuse ? first : carryDay(new Quota(limit, resetUtcHour, now, `group:${groups[g]!.join('+')}`, wall), members.map((m) => before.get(m)!), now, false);
     for (const m of members) {
       m.quota = quota;
       limits.set(m, limit);
@@ -112,10 +113,19 @@ export function buildEndpointSet<C>(
   }
   // An endpoint that left its group gets a quota of its own again.
   for (const b of built) {
-    if (!grouped.has(b.state) && b.state.quota.grouped) b.state.quota = new Quota(b.limit, resetUtcHour, now, `endpoint:${b.state.name}`, wall);
+    if (!grouped.has(b.state) && b.state.quota.grouped) b.state.quota = carryDay(new Quota(b.limit, resetUtcHour, now, `endpoint:${b.state.name}`, wall), [before.get(b.state)!], now);
   }
   if (previous !== undefined) for (const old of previous.endpoints) if (byName.get(old.name) !== old) old.live = false;
   return { endpoints: built.map((b) => b.state), byName, groups, limits };
+}
+
+function carryDay(quota: Quota, from: readonly Quota[], now: number, parks = true): Quota {
+  for (const old of new Set(from)) {
+    if (parks && old.parkedUntil > quota.parkedUntil) quota.parkedUntil = old.parkedUntil;
+    const spent = old.daily?.count(now) ?? 0;
+    if (spent > 0) quota.daily?.take(now, spent);
+  }
+  return quota;
 }
 
 function isKeptMember<C>(m: EndpointState<C>, previous: EndpointSet<C> | undefined): boolean {

@@ -60,6 +60,8 @@ interface Scenario {
   readonly calls: readonly { readonly at: number; readonly deadlineMs: number | undefined; readonly retry: boolean }[];
   readonly steps: readonly { readonly at: number; readonly by: number }[];
   readonly spanDays: number;
+  /** `setEndpoints` with another per-second limit for every endpoint (same daily quota): each gets a new quota. */
+  readonly relimits: readonly { readonly at: number; readonly perSecond: number }[];
 }
 
 const answer: fc.Arbitrary<Answer> = fc.oneof(
@@ -96,6 +98,7 @@ const scenarioArb: fc.Arbitrary<Scenario> = fc
       { maxLength: 3 },
     ),
     forwardOnly: fc.boolean(),
+    relimits: fc.array(fc.record({ at: fc.integer({ min: 0, max: 3 * DAY }), perSecond: fc.integer({ min: 1, max: 6 }) }), { maxLength: 2 }),
     noSteps: fc.boolean(),
   })
   .chain((s) =>
@@ -117,6 +120,7 @@ const scenarioArb: fc.Arbitrary<Scenario> = fc
         calls: calls.map((c) => ({ ...c, at: Math.max(0, c.at) })),
         steps: s.noSteps ? [] : s.forwardOnly ? s.steps.map((x) => ({ ...x, by: Math.abs(x.by) })) : s.steps,
         spanDays: s.spanDays,
+        relimits: s.relimits,
       })),
   );
 
@@ -238,6 +242,12 @@ async function run(sc: Scenario): Promise<{ violations: string[]; endings: Recor
         for (const st of pool.stats()) if (st.dailyCount !== 0) v(`${st.name}: dailyCount ${st.dailyCount} right after the wall stepped ${s.by} ms across a reset`);
       }
     }, s.at);
+  }
+  for (const r of sc.relimits) {
+    fake.setTimeout(() => {
+      crossed();
+      pool.setEndpoints(configs.map((c) => ({ ...c, rateLimit: { ...c.rateLimit!, perSecond: r.perSecond } })));
+    }, r.at);
   }
   let seq = 0;
   for (const c of [...sc.calls].sort((x, y) => x.at - y.at)) {

@@ -1,10 +1,11 @@
 /**
  * Properties of pools sharing one limiter store (`sharedQuota`), as processes sharing one
  * Redis would: 2-3 pools on one FakeClock and one in-memory store that keeps an exact
- * token bucket per key and hands learned changes (disabled/enabled endpoints, ceilings,
- * parks) to every subscriber. Generated: the store's answers (at once, late, failing,
- * hanging past `timeoutMs`), each endpoint's answers (ok, transient, 429, an invalid key
- * with `disableEndpoint`), calls on any pool, `enableEndpoint`, `report()` and
+ * token bucket per key and hands what the pools learn (disabled/enabled endpoints, parked
+ * quotas and parked keys of a group) to every subscriber, at once and with every admission
+ * answer. Generated: the store's answers (at once, late, failing, hanging past
+ * `timeoutMs`), each endpoint's answers (ok, transient, 429, an invalid key with
+ * `disableEndpoint`, "day spent"), calls on any pool, `enableEndpoint`, `report()` and
  * `setEndpoints` toggling a group on any pool, and `close()` of every pool at the end.
  *
  * Checked:
@@ -13,6 +14,8 @@
  *   millisecond (one admission, one attempt);
  * - when no pool ever degraded, the attempts of all pools on one store key fit its bucket
  *   (`burst + perSecond × span`), counted from the attempts themselves;
+ * - no pool that is not degraded attempts what the fleet parked (an endpoint alone: its
+ *   key; a key of a group: that key) before the park ends;
  * - no attempt on an endpoint its pool has disabled; `stats().status` is `disabled` exactly
  *   when the pool's last event for it was `endpoint-disabled`;
  * - `report()` emits one `report` event with its value, and refuses a bad name or value
@@ -42,7 +45,7 @@ const SEED = process.env['FC_SEED'] !== undefined ? Number(process.env['FC_SEED'
 const NAMES = ['a', 'b', 'c'];
 
 type StoreAnswer = { k: 'ok'; d: number } | { k: 'fail'; d: number } | { k: 'hang' };
-type EpAnswer = { k: 'ok'; d: number } | { k: 'transient'; d: number } | { k: '429'; d: number; retryAfterMs: number } | { k: 'invalid-key'; d: number };
+type EpAnswer = { k: 'ok'; d: number } | { k: 'transient'; d: number } | { k: '429'; d: number; retryAfterMs: number } | { k: 'invalid-key'; d: number } | { k: 'spent'; d: number };
 
 interface Action {
   readonly at: number;
@@ -77,6 +80,7 @@ const epAnswer: fc.Arbitrary<EpAnswer> = fc.oneof(
   { weight: 2, arbitrary: fc.record({ k: fc.constant('transient' as const), d: fc.integer({ min: 0, max: 100 }) }) },
   { weight: 1, arbitrary: fc.record({ k: fc.constant('429' as const), d: fc.integer({ min: 0, max: 100 }), retryAfterMs: fc.integer({ min: 0, max: 1000 }) }) },
   { weight: 1, arbitrary: fc.record({ k: fc.constant('invalid-key' as const), d: fc.integer({ min: 0, max: 100 }) }) },
+  { weight: 1, arbitrary: fc.record({ k: fc.constant('spent' as const), d: fc.integer({ min: 0, max: 100 }) }) },
 );
 
 const scenarioArb: fc.Arbitrary<Scenario> = fc.record({
@@ -122,6 +126,19 @@ function fleetStore(fake: FakeClock, answers: readonly StoreAnswer[]) {
   const admissions: Admission[] = [];
   const listeners = new Set<(key: string, state: SharedState) => void>();
   const disabled = new Map<string, Map<string, number>>();
+  const parkedUntil = new Map<string, number>();
+  const keyParks = new Map<string, Map<string, number>>();
+  const left = (m: Map<string, number> | undefined, now: number) => new Map([...(m ?? [])].filter(([, until]) => until > now).map(([k, until]) => [k, until - now]));
+  const publish = (key: string): void => {
+    const now = fake.now();
+    const state: SharedState = {
+      ceilingPerSecond: undefined,
+      parkedForMs: Math.max(0, (parkedUntil.get(key) ?? 0) - now),
+      disabled: left(disabled.get(key), now),
+      parkedEndpoints: left(keyParks.get(key), now),
+    };
+    for (const l of [...listeners]) l(key, state);
+  };
   let asked = 0;
   let degradedEver = false;
   /** Which pool is asking (set around each pool's calls into the store: the pools run on one thread). */
@@ -139,6 +156,8 @@ function fleetStore(fake: FakeClock, answers: readonly StoreAnswer[]) {
             reject(new Error('store down'));
             return;
           }
+          // The fleet's knowledge of the quota comes with every admission answer (as the Redis store's does).
+          if (listeners.size > 0) publish(limit.key);
           const now = fake.now();
           const per = limit.perSecond ?? Number.POSITIVE_INFINITY;
           const burst = limit.burst ?? Math.max(1, Math.ceil(per));
@@ -161,14 +180,16 @@ function fleetStore(fake: FakeClock, answers: readonly StoreAnswer[]) {
       if (m === undefined) disabled.set(limit.key, (m = new Map()));
       if (change.type === 'disabled') m.set(change.endpoint, fake.now() + 600_000);
       else if (change.type === 'enabled') m.delete(change.endpoint);
+      else if (change.type === 'parked') parkedUntil.set(limit.key, fake.now() + change.forMs);
       else return Promise.resolve();
-      const now = fake.now();
-      const state: SharedState = {
-        ceilingPerSecond: undefined,
-        parkedForMs: 0,
-        disabled: new Map([...m].filter(([, until]) => until > now).map(([k, until]) => [k, until - now])),
-      };
-      for (const l of [...listeners]) l(limit.key, state);
+      publish(limit.key);
+      return Promise.resolve();
+    },
+    parkEndpoint(limit, endpoint, forMs) {
+      let m = keyParks.get(limit.key);
+      if (m === undefined) keyParks.set(limit.key, (m = new Map()));
+      m.set(endpoint, fake.now() + forMs);
+      publish(limit.key);
       return Promise.resolve();
     },
     subscribe(listener) {
@@ -207,6 +228,8 @@ async function run(sc: Scenario): Promise<{ violations: string[]; endings: Recor
   let reportEvents = 0;
   let disables = 0;
   const used = new Set<Admission>();
+  /** Parks the fleet knows of: by store key, the whole quota (endpoint alone) or one key of a group, until when. */
+  const parks: { key: string; endpoint: string | undefined; until: number }[] = [];
   const op = (i: number): Promise<unknown> => {
     const a = sc.scripts[i]![cursors[i]!++ % sc.scripts[i]!.length]!;
     return new Promise((resolve, reject) => {
@@ -214,6 +237,7 @@ async function run(sc: Scenario): Promise<{ violations: string[]; endings: Recor
         if (a.k === 'ok') resolve(i);
         else if (a.k === 'transient') reject(new EpError('transient'));
         else if (a.k === '429') reject(new EpError({ class: 'rate-limited', retryAfterMs: a.retryAfterMs }));
+        else if (a.k === 'spent') reject(new EpError({ class: 'rate-limited', dailyQuotaExhausted: true }));
         else reject(new EpError({ class: 'permanent', disableEndpoint: true }));
       };
       if (a.d === 0) go();
@@ -245,9 +269,17 @@ async function run(sc: Scenario): Promise<{ violations: string[]; endings: Recor
         case 'report':
           reportEvents++;
           break;
+        case 'endpoint-parked': {
+          const key = keyOf(p, e.endpoint);
+          parks.push({ key, endpoint: key.startsWith('group:') ? e.endpoint : undefined, until: e.untilMs });
+          break;
+        }
         case 'attempt-start': {
           if (disabledNow[p]!.has(e.endpoint)) v(`pool ${p}: attempt on ${e.endpoint}, which it has disabled`);
           const key = keyOf(p, e.endpoint);
+          // A degraded pool does not hear the fleet (it goes on local knowledge, by design).
+          const park = degraded[p] ? undefined : parks.find((x) => x.key === key && (x.endpoint === undefined || x.endpoint === e.endpoint) && fake.now() < x.until);
+          if (park !== undefined) v(`pool ${p}: attempt on ${e.endpoint} (${key}), parked by the fleet for ${park.until - fake.now()} ms more`);
           (starts.get(key) ?? starts.set(key, []).get(key)!).push(fake.now());
           if (!degraded[p]) {
             const adm = fleet.admissions.find((x) => !used.has(x) && x.pool === p && x.key === key && x.at === fake.now());
