@@ -79,8 +79,10 @@ export class LearnedCeiling {
   set(perSecond: number, now: number, configured: number | undefined, sentAt = now): void {
     let value = perSecond;
     if (this.run > 0) {
-      // A hint after a recovery step took it back: the server has not come back up, wait longer next time.
-      if (perSecond < this.value) this.fails = Math.min(this.fails + 1, MAX_BACKOFF);
+      // A hint after a recovery step took it back at the level it said before: the server has
+      // not come back up, wait longer next time. A lower number than before is a new limit
+      // (it fell again), which says nothing of how soon the old one returns.
+      if (perSecond < this.value && perSecond >= this.hint) this.fails = Math.min(this.fails + 1, MAX_BACKOFF);
     } else if (sentAt >= this.changedAt && perSecond === this.hint) {
       // Refused although sent at the pace in force, with the same number again: the server's
       // number is rounded, or its window stricter than it says. Go a little under (5 % a

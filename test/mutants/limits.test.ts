@@ -230,6 +230,15 @@ describe('LearnedCeiling', () => {
       expect(c.quietMs(R, false)).toBe(quiet);
       expect(c.quietMs(R, true)).toBe(quiet / 4);
     }
+    // A recovery taken back by a lower number than the last one is a limit that fell again,
+    // not a failed recovery: the quiet period stays; taken back at that new number, it doubles.
+    const e = new LearnedCeiling(5, 20, 0);
+    expect(e.recover(e.quietMs(R, false), R)).toBe(true);
+    e.set(2, 100_000, 20);
+    expect([e.fails, e.quietMs(R, false)]).toEqual([0, R.quietMs]);
+    expect(e.recover(100_000 + R.quietMs, R)).toBe(true);
+    e.set(2, 200_000, 20);
+    expect([e.fails, e.quietMs(R, false)]).toEqual([1, 2 * R.quietMs]);
     // A hint with no recovery step before it is not a failed recovery.
     const d = new LearnedCeiling(5, 20, 0);
     d.set(4, 100, 20);
