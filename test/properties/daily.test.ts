@@ -23,6 +23,7 @@ import fc from 'fast-check';
 import { describe, expect, test } from 'vitest';
 import { Pool, isPoolError, type ClassifyResult, type EndpointConfig, type PoolEvent, type RateLimitOptions } from '../../src/index.js';
 import { FakeClock } from '../../src/testing/index.js';
+import { checkSeeded } from './run.js';
 import { TrackedClock } from './sim.js';
 
 const RUNS = Number(process.env['FC_DAILY_RUNS'] ?? 120);
@@ -298,26 +299,14 @@ describe('daily quotas across resets and wall-clock steps', () => {
   test(`never over the stop between resets; resets exactly at the hour (${RUNS} runs)`, async () => {
     const endings: Record<string, number> = {};
     let capped = 0;
-    const result = await fc.check(
-      fc.asyncProperty(scenarioArb, async (sc) => {
-        const o = await run(sc);
-        capped += o.capped;
-        for (const [k, x] of Object.entries(o.endings)) endings[k] = (endings[k] ?? 0) + x;
-        return o.violations.length === 0;
-      }),
-      { seed: SEED, numRuns: RUNS, ...(process.env['FC_PATH'] !== undefined ? { path: process.env['FC_PATH'] } : {}) },
-    );
-    if (result.failed) {
-      const sc = result.counterexample![0] as Scenario;
-      const o = await run(sc);
-      expect.fail(
-        [
-          `daily property failed (seed ${result.seed}); replay: FC_SEED=${result.seed} FC_PATH=${result.counterexamplePath ?? ''} npx vitest run test/properties/daily.test.ts`,
-          ...o.violations.map((x) => `  - ${x}`),
-          JSON.stringify(sc),
-        ].join('\n'),
-      );
-    }
+    await checkSeeded('daily', scenarioArb, run, {
+      seed: SEED,
+      runs: RUNS,
+      seen: (o) => {
+    capped += o.capped;
+    for (const [k, x] of Object.entries(o.endings)) endings[k] = (endings[k] ?? 0) + x;
+      },
+    });
     console.log('daily endings', JSON.stringify(endings), 'quotas filled', capped);
     expect(capped).toBeGreaterThan(RUNS / 2);
     expect(endings['NO_ENDPOINT'] ?? 0).toBeGreaterThan(0);

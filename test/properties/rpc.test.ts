@@ -21,6 +21,7 @@ import { Pool, isPoolError, type AttemptContext, type ClassifyResult, type Execu
 import { RpcReads } from '../../src/rpc/reads.js';
 import { isEndpointTaken } from '../../src/rpc/quorum.js';
 import { FakeClock } from '../../src/testing/index.js';
+import { checkSeeded } from './run.js';
 import { TrackedClock } from './sim.js';
 
 const RUNS = Number(process.env['FC_RPC_RUNS'] ?? 200);
@@ -300,26 +301,14 @@ describe('rpc reads: coalescing and quorum under generated faults', () => {
   test(`callers of one shared request agree, leave alone, and keep their deadlines (${RUNS} runs)`, async () => {
     let joined = 0;
     const endings: Record<string, number> = {};
-    const result = await fc.check(
-      fc.asyncProperty(scenarioArb, async (sc) => {
-        const o = await run(sc);
-        joined += o.joined;
-        for (const [k, n] of Object.entries(o.endings)) endings[k] = (endings[k] ?? 0) + n;
-        return o.violations.length === 0;
-      }),
-      { seed: SEED, numRuns: RUNS, ...(process.env['FC_PATH'] !== undefined ? { path: process.env['FC_PATH'] } : {}) },
-    );
-    if (result.failed) {
-      const sc = result.counterexample![0] as Scenario;
-      const o = await run(sc);
-      expect.fail(
-        [
-          `rpc property failed (seed ${result.seed}); replay: FC_SEED=${result.seed} FC_PATH=${result.counterexamplePath ?? ''} npx vitest run test/properties/rpc.test.ts`,
-          ...o.violations.map((x) => `  - ${x}`),
-          JSON.stringify(sc),
-        ].join('\n'),
-      );
-    }
+    await checkSeeded('rpc', scenarioArb, run, {
+      seed: SEED,
+      runs: RUNS,
+      seen: (o) => {
+    joined += o.joined;
+    for (const [k, n] of Object.entries(o.endings)) endings[k] = (endings[k] ?? 0) + n;
+      },
+    });
     expect(joined).toBeGreaterThan(RUNS / 4);
     expect(endings['ABORTED'] ?? 0).toBeGreaterThan(0);
     console.log('rpc endings', JSON.stringify(endings), 'joined', joined);

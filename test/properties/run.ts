@@ -79,3 +79,35 @@ export async function checkScenarios(
   void last;
   return totals;
 }
+
+/**
+ * The fixed-seed runner of the scenario properties that own their simulator (daily, rpc,
+ * shared): runs `simulate` over `arb` with `seed` (`FC_PATH` replays a path), hands each
+ * outcome to `seen`, and fails with the shrunk scenario's violations and the replay command.
+ */
+export async function checkSeeded<S, O extends { readonly violations: readonly string[] }>(
+  file: string,
+  arb: fc.Arbitrary<S>,
+  simulate: (sc: S) => Promise<O>,
+  { seed, runs, seen }: { seed: number; runs: number; seen: (o: O) => void },
+): Promise<void> {
+  const result = await fc.check(
+    fc.asyncProperty(arb, async (sc) => {
+      const o = await simulate(sc);
+      seen(o);
+      return o.violations.length === 0;
+    }),
+    { seed, numRuns: runs, ...(process.env['FC_PATH'] !== undefined ? { path: process.env['FC_PATH'] } : {}) },
+  );
+  if (result.failed) {
+    const sc = result.counterexample![0];
+    const o = await simulate(sc);
+    expect.fail(
+      [
+        `${file} property failed (seed ${result.seed}); replay: FC_SEED=${result.seed} FC_PATH=${result.counterexamplePath ?? ''} npx vitest run test/properties/${file}.test.ts`,
+        ...o.violations.map((x) => `  - ${x}`),
+        JSON.stringify(sc),
+      ].join('\n'),
+    );
+  }
+}

@@ -38,6 +38,7 @@ import {
   type SharedState,
 } from '../../src/index.js';
 import { FakeClock } from '../../src/testing/index.js';
+import { checkSeeded } from './run.js';
 import { TrackedClock } from './sim.js';
 
 const RUNS = Number(process.env['FC_SHARED_RUNS'] ?? 120);
@@ -410,27 +411,15 @@ describe('pools sharing one limiter store', () => {
     const endings: Record<string, number> = {};
     let admissions = 0;
     let disables = 0;
-    const result = await fc.check(
-      fc.asyncProperty(scenarioArb, async (sc) => {
-        const o = await run(sc);
-        admissions += o.admissions;
-        disables += o.disables;
-        for (const [k, x] of Object.entries(o.endings)) endings[k] = (endings[k] ?? 0) + x;
-        return o.violations.length === 0;
-      }),
-      { seed: SEED, numRuns: RUNS, ...(process.env['FC_PATH'] !== undefined ? { path: process.env['FC_PATH'] } : {}) },
-    );
-    if (result.failed) {
-      const sc = result.counterexample![0] as Scenario;
-      const o = await run(sc);
-      expect.fail(
-        [
-          `shared property failed (seed ${result.seed}); replay: FC_SEED=${result.seed} FC_PATH=${result.counterexamplePath ?? ''} npx vitest run test/properties/shared.test.ts`,
-          ...o.violations.map((x) => `  - ${x}`),
-          JSON.stringify(sc),
-        ].join('\n'),
-      );
-    }
+    await checkSeeded('shared', scenarioArb, run, {
+      seed: SEED,
+      runs: RUNS,
+      seen: (o) => {
+    admissions += o.admissions;
+    disables += o.disables;
+    for (const [k, x] of Object.entries(o.endings)) endings[k] = (endings[k] ?? 0) + x;
+      },
+    });
     console.log('shared endings', JSON.stringify(endings), 'admissions', admissions, 'disables', disables);
     expect(admissions).toBeGreaterThan(RUNS);
     expect(disables).toBeGreaterThan(0);
