@@ -313,6 +313,11 @@ export class Pool<C> {
   }
 }
 
+/** @internal For the read layer (quorum reads), which bounds a read by the pool's default deadline as a whole. */
+export function defaultDeadlineMs<C>(pool: Pool<C>): number {
+  return stateOf(pool).opts.deadlineMs;
+}
+
 /** Plans on the pool's defaults that map rejections, one per pool and mapping. */
 const mappedPlans = new WeakMap<object, WeakMap<object, CallPlan<unknown>>>();
 

@@ -10,7 +10,7 @@ import { classify, fail, harness, hang, ok, start, type FakeEndpoint } from './s
 
 function setup(options: RpcReadOptions = { coalesce: ['eth_getBalance', 'eth_blockNumber'] }, names = ['a', 'b']) {
   const h = harness(names, { classify: (e) => (isEndpointTaken(e) ? 'unsupported' : classify(e)), maxAttempts: 1 });
-  const reads = new RpcReads(options, () => h.pool.endpointNames, h.clock);
+  const reads = new RpcReads(options, h.pool);
   const signals: AbortSignal[] = [];
   let upstream = 0;
   const send = (exec: ExecuteOptions, guard?: (endpoint: string) => void) =>
@@ -124,7 +124,7 @@ describe('coalescing', () => {
 
   test("a caller on the pool's deadline does not wait on a request made under a longer deadline of its own", async () => {
     const h = harness(['a'], { deadlineMs: 300, attemptTimeoutMs: 2000, maxAttempts: 1 });
-    const reads = new RpcReads({ coalesce: ['eth_getBalance'] }, () => h.pool.endpointNames, h.clock);
+    const reads = new RpcReads({ coalesce: ['eth_getBalance'] }, h.pool);
     const send = (exec: ExecuteOptions) => h.pool.execute(h.op, exec);
     h.eps.a!.fallback = hang();
     const long = start(reads.request('eth_getBalance', ['0xabc'], { deadlineMs: 1000 }, undefined, send));

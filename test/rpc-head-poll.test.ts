@@ -131,7 +131,7 @@ describe('HeadRouting poll', () => {
 
 function readSetup(names: string[], unfit: () => readonly string[]) {
   const h = harness(names, { classify: (e) => (isEndpointTaken(e) ? 'unsupported' : classify(e)), strategy: 'ordered' });
-  const reads = new RpcReads({ quorum: { stallMs: Number.POSITIVE_INFINITY } }, () => h.pool.endpointNames, h.clock, undefined, () => unfit());
+  const reads = new RpcReads({ quorum: { stallMs: Number.POSITIVE_INFINITY } }, h.pool, undefined, () => unfit());
   const sent: string[] = [];
   const send = (exec: ExecuteOptions, guard?: (endpoint: string) => void) =>
     h.pool.execute(async (ep: FakeEndpoint, ctx: AttemptContext) => {

@@ -3,15 +3,15 @@
  * scripted endpoints, so each leg gets the pool's selection, breakers and retries.
  */
 import { describe, expect, test } from 'vitest';
-import { isPoolError, type AttemptContext, type ExecuteOptions } from '../src/index.js';
+import { isPoolError, type AttemptContext, type ExecuteOptions, type PoolOptions } from '../src/index.js';
 import { RpcReads, type RpcReadOptions } from '../src/rpc/reads.js';
 import { isEndpointTaken } from '../src/rpc/quorum.js';
 import { QuorumError } from '../src/rpc/quorum-error.js';
 import { classify, fail, hang, harness, ok, start, type FakeEndpoint, type Harness } from './support.js';
 
-function setup(names: string[], options: RpcReadOptions = {}, voteOf?: (e: unknown) => string | undefined) {
-  const h = harness(names, { classify: (e) => (isEndpointTaken(e) ? 'unsupported' : classify(e)) });
-  const reads = new RpcReads(options, () => h.pool.endpointNames, h.clock, voteOf);
+function setup(names: string[], options: RpcReadOptions = {}, voteOf?: (e: unknown) => string | undefined, poolOptions: Partial<PoolOptions<FakeEndpoint>> = {}) {
+  const h = harness(names, { classify: (e) => (isEndpointTaken(e) ? 'unsupported' : classify(e)), ...poolOptions });
+  const reads = new RpcReads(options, h.pool, voteOf);
   /** Endpoints each upstream request went to, in order. */
   const sent: string[] = [];
   const signals: AbortSignal[] = [];
@@ -217,8 +217,8 @@ describe('quorum reads', () => {
 describe('never for sends', () => {
   test.each(['eth_sendRawTransaction', 'eth_sendTransaction', 'personal_sign', 'eth_newFilter', 'evm_mine'])('%s: refused in the options', (method) => {
     const h = harness(['a']);
-    expect(() => new RpcReads({ quorum: { methods: { [method]: 2 } } }, () => h.pool.endpointNames, h.clock)).toThrow(/INVALID|quorum/);
-    expect(() => new RpcReads({ coalesce: [method] }, () => h.pool.endpointNames, h.clock)).toThrow(/coalesce/);
+    expect(() => new RpcReads({ quorum: { methods: { [method]: 2 } } }, h.pool)).toThrow(/INVALID|quorum/);
+    expect(() => new RpcReads({ coalesce: [method] }, h.pool)).toThrow(/coalesce/);
   });
 
   test('per call: the request is rejected with INVALID_OPTIONS and nothing is sent', async () => {
@@ -238,5 +238,19 @@ describe('never for sends', () => {
     await settle(h, 100);
     expect(r.settled).toBe(true);
     expect(isPoolError(r.error) && r.error.code).toBe('QUORUM_NOT_MET');
+  });
+
+  test("on the pool's default deadline, the read as a whole ends at that deadline, not each leg from its own start", async () => {
+    const { h, read } = setup(['a', 'b', 'c'], { quorum: { stallMs: 50 } }, undefined, { deadlineMs: 100, maxAttempts: 1, attemptTimeoutMs: 1000 });
+    h.eps['a']!.fallback = fail('transient', 47);
+    h.eps['b']!.fallback = fail('transient', 47);
+    h.eps['c']!.fallback = hang();
+    const r = start(read('eth_blockNumber', 2));
+    await settle(h, 99);
+    expect(r.settled).toBe(false);
+    await settle(h, 1);
+    expect(r.settled).toBe(true);
+    expect(isPoolError(r.error) && r.error.code).toBe('QUORUM_NOT_MET');
+    expect(h.clock.pendingTimers).toBe(0);
   });
 });

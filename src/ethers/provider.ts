@@ -86,7 +86,7 @@ const BLOCK_NUMBER = { id: 0, method: 'eth_blockNumber', params: [] } as const;
 export class PooledJsonRpcProvider extends JsonRpcApiProvider {
   /** The pool underneath: stats, breakers, `setEndpoints`, `close`. */
   readonly pool: Pool<RpcConnection>;
-  readonly #reads: RpcReads;
+  readonly #reads: RpcReads<RpcConnection>;
   readonly #fetch: FetchFn;
   readonly #maxRetryAfterMs: number;
   readonly #classify: Classifier;
@@ -115,8 +115,7 @@ export class PooledJsonRpcProvider extends JsonRpcApiProvider {
     this.#routing = routing;
     this.#reads = new RpcReads(
       { ...(quorum === undefined ? {} : { quorum }), ...(coalesce === undefined ? {} : { coalesce }) },
-      () => this.pool.endpointNames,
-      this.pool.clock,
+      this.pool,
       rpcAnswerKey,
       routing === undefined ? undefined : (method, params) => routing.unfit(method, params),
     );

@@ -17,6 +17,7 @@
 import type { Clock } from '../base/clock.js';
 import { invalidOption } from '../base/errors.js';
 import type { ExecuteOptions } from '../options/options.js';
+import { defaultDeadlineMs, type Pool } from '../pool.js';
 import { Coalescer, requestKey, type CoalesceStats } from './coalesce.js';
 import { isSendMethod } from './methods.js';
 import { quorumRead, type QuorumLeg } from './quorum.js';
@@ -50,8 +51,11 @@ export type Unfit = (method: string, params: unknown) => readonly string[];
 
 export type RpcSend<T> = (exec: ExecuteOptions, guard?: (endpoint: string) => void) => Promise<T>;
 
-export class RpcReads {
-  readonly #endpoints: () => readonly string[];
+/** `C`: the pool's connection type (the read layer never looks at it). */
+export class RpcReads<C = unknown> {
+  readonly #pool: Pool<C>;
+  /** The pool's default deadline: a quorum read without one of its own is bounded by it as a whole. */
+  readonly #deadlineMs: number;
   readonly #methods: ReadonlyMap<string, number>;
   readonly #weights: Readonly<Record<string, number>>;
   readonly #equals: QuorumOptions['equals'];
@@ -64,13 +68,15 @@ export class RpcReads {
   #quorumReads = 0;
 
   /**
-   * `endpoints`: the pool's endpoint names now; `clock`: the pool's; `voteOf`: a key for
-   * errors that are a node's answer; `unfit`: the endpoints a request should not go to now.
+   * `pool`: the pool the requests run on (its endpoints, clock and default deadline);
+   * `voteOf`: a key for errors that are a node's answer; `unfit`: the endpoints a request
+   * should not go to now.
    */
-  constructor(options: RpcReadOptions, endpoints: () => readonly string[], clock: Clock, voteOf?: (error: unknown) => string | undefined, unfit?: Unfit) {
-    this.#endpoints = endpoints;
+  constructor(options: RpcReadOptions, pool: Pool<C>, voteOf?: (error: unknown) => string | undefined, unfit?: Unfit) {
+    this.#pool = pool;
+    this.#deadlineMs = defaultDeadlineMs(pool);
     this.#unfit = unfit;
-    this.#clock = clock;
+    this.#clock = pool.clock;
     this.#voteOf = voteOf;
     const q = options.quorum;
     if (q !== undefined && (typeof q !== 'object' || q === null)) throw invalidOption('quorum', 'an object ({ methods, weights, equals })', q);
@@ -126,7 +132,7 @@ export class RpcReads {
   #leaveOut(exec: ExecuteOptions, out: readonly string[]): ExecuteOptions {
     if (out.length === 0) return exec;
     const exclude = exec.exclude ?? [];
-    const left = this.#endpoints().some((ep) => !exclude.includes(ep) && !out.includes(ep));
+    const left = this.#pool.endpointNames.some((ep) => !exclude.includes(ep) && !out.includes(ep));
     return left ? { ...exec, exclude: [...exclude, ...out] } : exec;
   }
 
@@ -139,14 +145,15 @@ export class RpcReads {
     return quorumRead<T>({
       method,
       need,
-      endpoints: this.#endpoints(),
+      endpoints: this.#pool.endpointNames,
       weightOf: (ep) => weights[ep] ?? 1,
       equals: equals === undefined ? undefined : (a, b) => equals(a, b, method),
       voteOf: this.#voteOf,
       stallMs: this.#stallMs,
       avoid: unfit === undefined ? undefined : (ep) => unfit(method, params).includes(ep),
       clock: this.#clock,
-      exec,
+      // Bounded as a whole: each leg gets what is left of the read's deadline, the pool's if it has none.
+      exec: exec.deadlineMs === undefined ? { ...exec, deadlineMs: this.#deadlineMs } : exec,
       leg,
     });
   }

@@ -211,8 +211,7 @@ export function poolTransport(options: PoolTransportOptions): PoolTransport {
         });
   const reads = new RpcReads(
     { ...(quorum !== undefined ? { quorum } : {}), ...(coalesce !== undefined ? { coalesce } : {}) },
-    () => pool.endpointNames,
-    pool.clock,
+    pool,
     rpcAnswerKey,
     routing === undefined ? undefined : (method, params) => routing.unfit(method, params),
   );
