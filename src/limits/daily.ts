@@ -9,11 +9,27 @@
  * `now` is the pool's monotonic time; the day boundaries are calendar (wall) time, read
  * from `wall()` when one is given (the pool passes its clock's `wallNow`), else taken to
  * be `now` itself. Waits come out as durations, so a caller never mixes the two clocks.
+ *
+ * Wall steps: a step forward across the reset is a reset while it lasts. A step back
+ * before the counted day undoes the resets it recrosses: the days counted since the wall
+ * passed them (up to a week of them) count again in the day the wall is back in, with
+ * their "spent" marks, and that day ends at the next reset the wall reaches. The provider
+ * counts on its own clock, so calls made on either side of a reset that did not happen
+ * were made on one day of its: counting them together can stop a little early, never late.
  */
 import { invalidOption } from '../base/errors.js';
 import { DEFAULTS } from '../options/defaults.js';
 
 const DAY_MS = 86_400_000;
+/** Past days remembered for a step back (one entry per day with calls). */
+const KEPT_DAYS = 7;
+
+/** A day the counter left at a reset: its end on the wall, its count, whether the server said it was spent. */
+interface PastDay {
+  readonly end: number;
+  count: number;
+  exhausted: boolean;
+}
 
 /** The first reset strictly after `now`, for a reset at `resetUtcHour`:00 UTC every day. */
 export function nextDailyReset(now: number, resetUtcHour: number): number {
@@ -28,6 +44,8 @@ export class DailyCounter {
   #count = 0;
   #periodEnd: number;
   #exhausted = false;
+  /** Days left at a reset, oldest first, with calls or spent (see the module comment). */
+  #past: PastDay[] = [];
   readonly #wall: (() => number) | undefined;
 
   constructor(perDay: number, stopFraction: number, resetUtcHour: number, now: number, wall?: () => number) {
@@ -50,9 +68,31 @@ export class DailyCounter {
     return this.#exhausted || this.#count >= this.stopAt ? this.#periodEnd - wall : 0;
   }
 
-  take(now: number, n = 1): void {
+  take(now: number): void {
     this.#roll(this.#wallAt(now));
-    this.#count += n;
+    this.#count++;
+  }
+
+  /**
+   * Takes in what `old`, the counter this one replaces (a new limit or group for the same
+   * key), counted: today's calls and the past days a step back would bring back; with
+   * `parks`, the "spent" marks too (not into a group: a key's spent day is its own).
+   */
+  absorb(old: DailyCounter, now: number, parks: boolean): void {
+    const wall = this.#wallAt(now);
+    this.#roll(wall);
+    old.#roll(wall);
+    this.#count += old.#count;
+    if (parks && old.#exhausted) this.#exhausted = true;
+    for (const p of old.#past) {
+      const mine = this.#past.find((q) => q.end === p.end);
+      if (mine === undefined) this.#past.push({ end: p.end, count: p.count, exhausted: parks && p.exhausted });
+      else {
+        mine.count += p.count;
+        if (parks && p.exhausted) mine.exhausted = true;
+      }
+    }
+    this.#past.sort((a, b) => a.end - b.end);
   }
 
   /** The server says today's quota is spent: admit nothing until the next reset. Returns that time (on `now`'s clock). */
@@ -69,11 +109,26 @@ export class DailyCounter {
 
   #roll(wall: number): void {
     if (wall < this.#periodEnd) {
-      if (wall < this.#periodEnd - DAY_MS) this.#periodEnd = nextDailyReset(wall, this.resetUtcHour);
+      if (wall < this.#periodEnd - DAY_MS) this.#back(wall);
       return;
+    }
+    if (this.#count > 0 || this.#exhausted) {
+      this.#past.push({ end: this.#periodEnd, count: this.#count, exhausted: this.#exhausted });
+      if (this.#past.length > KEPT_DAYS) this.#past.shift();
     }
     this.#count = 0;
     this.#exhausted = false;
+    this.#periodEnd = nextDailyReset(wall, this.resetUtcHour);
+  }
+
+  /** The wall is back before the counted day: the days counted since it passed their end count again. */
+  #back(wall: number): void {
+    const past = this.#past;
+    while (past.length > 0 && past[past.length - 1]!.end > wall) {
+      const day = past.pop()!;
+      this.#count += day.count;
+      if (day.exhausted) this.#exhausted = true;
+    }
     this.#periodEnd = nextDailyReset(wall, this.resetUtcHour);
   }
 }

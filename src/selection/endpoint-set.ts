@@ -122,8 +122,7 @@ export function buildEndpointSet<C>(
 function carryDay(quota: Quota, from: readonly Quota[], now: number, parks = true): Quota {
   for (const old of new Set(from)) {
     if (parks && old.parkedUntil > quota.parkedUntil) quota.parkedUntil = old.parkedUntil;
-    const spent = old.daily?.count(now) ?? 0;
-    if (spent > 0) quota.daily?.take(now, spent);
+    if (old.daily !== undefined) quota.daily?.absorb(old.daily, now, parks);
   }
   return quota;
 }

@@ -5,9 +5,10 @@
  * spent (`dailyQuotaExhausted`). Endpoints alone or two in a group sharing one quota.
  *
  * Checked:
- * - between two moments the wall clock passes a reset hour going forward (by running, or
- *   by a step), a quota never admits more than its stop (`max(1, floor(perDay × fraction))`)
- *   attempts. Stepping back is not a reset: the count goes on;
+ * - in one provider's day a quota never admits more than its stop (`max(1, floor(perDay ×
+ *   fraction))`) attempts. A day starts when the wall passes a reset hour going forward (by
+ *   running, or by a step); a step back before that reset undoes it (the days since count
+ *   as one with the day the wall is back in). Stepping back is never a reset;
  * - the reset is exact: with the wall clock running alone (no step), every quota's
  *   `dailyCount` is 0 and nothing is `parked` at the reset millisecond, and an endpoint
  *   stopped by its count is `parked` the millisecond before; right after a forward step
@@ -153,13 +154,22 @@ async function run(sc: Scenario): Promise<{ violations: string[]; endings: Recor
     const rl: RateLimitOptions = { perDay: src.perDay, dailyStopFraction: src.fraction, ...(src.perSecond === undefined ? {} : { perSecond: src.perSecond }) };
     return { name: names[i]!, conn: i, priority: e.low ? 'low' : 'high', rateLimit: rl };
   });
-  // Count per quota since the last forward crossing of a reset.
-  const sinceReset = names.map(() => 0);
+  // The days as the provider sees them: a new one at each forward crossing of a reset; a
+  // step back before a day's start undoes that reset (the provider never saw it), so its
+  // attempts count with the day before. Each day: the wall time it started at, count per quota.
   const period = (wall: number): number => Math.floor((wall - sc.resetHour * HOUR) / DAY);
+  const days: { start: number; counts: number[] }[] = [{ start: Number.NEGATIVE_INFINITY, counts: names.map(() => 0) }];
+  let sinceReset = days[0]!.counts;
   let lastWall = fake.wallNow();
   const crossed = (): void => {
     const w = fake.wallNow();
-    if (w > lastWall && period(w) > period(lastWall)) sinceReset.fill(0);
+    if (w > lastWall && period(w) > period(lastWall)) days.push({ start: period(w) * DAY + sc.resetHour * HOUR, counts: names.map(() => 0) });
+    while (w < lastWall && days.length > 1 && days[days.length - 1]!.start > w) {
+      const undone = days.pop()!;
+      const into = days[days.length - 1]!;
+      undone.counts.forEach((c, q) => (into.counts[q]! += c));
+    }
+    sinceReset = days[days.length - 1]!.counts;
     lastWall = w;
   };
   /** Per endpoint: no attempt before this monotonic time (the server said its day is spent). */
@@ -180,7 +190,7 @@ async function run(sc: Scenario): Promise<{ violations: string[]; endings: Recor
     const i = names.indexOf(e.endpoint);
     const q = quotaOf(i);
     sinceReset[q]!++;
-    if (sinceReset[q]! > stopOf(q)) v(`quota of ${names[q]}: ${sinceReset[q]} attempts since the last reset, stop at ${stopOf(q)}`);
+    if (sinceReset[q]! > stopOf(q)) v(`quota of ${names[q]}: ${sinceReset[q]} attempts in the provider's day, stop at ${stopOf(q)}`);
     if (sinceReset[q] === stopOf(q)) capped++;
     if (fake.now() < spentUntil[i]!) v(`${e.endpoint}: attempt ${spentUntil[i]! - fake.now()} ms before the reset its server announced`);
   };

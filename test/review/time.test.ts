@@ -123,6 +123,29 @@ describe('a wall-clock step changes no duration', () => {
     expect(await pool.execute(async (c) => c)).toBe('a');
   });
 
+  test('a wall clock stepped forward across the reset and back again does not count that day afresh', async () => {
+    const clock = new FakeClock(Date.UTC(2026, 0, 1, 23, 0));
+    const pool = new Pool<string>({ endpoints: [{ name: 'a', conn: 'a', rateLimit: { perDay: 10, dailyStopFraction: 1 } }], classify: () => 'transient', clock });
+    for (let i = 0; i < 6; i++) await pool.execute(async (c) => c);
+    // NTP steps the wall past midnight: taken as a reset while it lasts.
+    clock.stepWall(2 * 3_600_000);
+    expect(pool.stats()[0]!.dailyCount).toBe(0);
+    for (let i = 0; i < 2; i++) await pool.execute(async (c) => c);
+    // ... and back: the provider's day never ended, so its 6 calls count again, with the 2 made meanwhile.
+    clock.stepWall(-2 * 3_600_000);
+    expect(pool.stats()[0]!.dailyCount).toBe(8);
+    for (let i = 0; i < 2; i++) await pool.execute(async (c) => c);
+    const blocked = start(pool.execute(async (c) => c, { breakerMode: 'fail-fast' }));
+    await clock.flush();
+    expect(isPoolError(blocked.error) && blocked.error.code).toBe('NO_ENDPOINT');
+    expect(pool.stats()[0]!.status).toBe('parked');
+    // The real midnight resets it.
+    await clock.advance(3_600_000);
+    expect(pool.stats()[0]!.dailyCount).toBe(0);
+    expect(await pool.execute(async (c) => c)).toBe('a');
+    await pool.close();
+  });
+
   test('after the wall clock steps back a day or more, the quota still resets at the next reset hour the wall reaches', async () => {
     const clock = new FakeClock(Date.UTC(2026, 0, 1, 23, 0));
     const pool = new Pool<string>({ endpoints: [{ name: 'a', conn: 'a', rateLimit: { perDay: 1, dailyStopFraction: 1 } }], classify: () => 'transient', clock });
