@@ -1,5 +1,6 @@
 import { describe, expect, test } from 'vitest';
-import type { LimiterStore, SharedChange, SharedLimit, SharedState } from '../src/index.js';
+import { Pool, type LimiterStore, type SharedChange, type SharedLimit, type SharedState } from '../src/index.js';
+import { FakeClock } from '../src/testing/index.js';
 import { FakeEndpoint, fail, harness, ok, start } from './support.js';
 
 /** A scripted store: answers from a queue (a number, 'fail', or 'hang'). */
@@ -116,6 +117,109 @@ describe('shared quota store', () => {
     expect(h.events.filter((e) => e.type === 'endpoint-disabled')).toEqual([]);
     expect(h.pool.stats()[0]!.status).toBe('ok');
     expect(reported).toEqual([]);
+  });
+
+  test.each([
+    ['a ceiling hint', 'alone', { class: 'rate-limited', ceilingPerSecond: 2 }],
+    ['a ceiling hint', 'in a group', { class: 'rate-limited', ceilingPerSecond: 2 }],
+    ['a "day spent" answer', 'alone', { class: 'rate-limited', dailyQuotaExhausted: true }],
+    ['a "day spent" answer', 'in a group', { class: 'rate-limited', dailyQuotaExhausted: true }],
+  ] as const)('%s from an endpoint (%s) replaced by setEndpoints leaves the live one alone: no event, no report to the fleet', async (_what, where, verdict) => {
+    const reported: string[] = [];
+    const store: LimiterStore = {
+      acquire: () => Promise.resolve(0),
+      report(limit, change) {
+        reported.push(`${limit.key} ${change.type}`);
+        return Promise.resolve();
+      },
+      parkEndpoint(limit, endpoint) {
+        reported.push(`${limit.key} park ${endpoint}`);
+        return Promise.resolve();
+      },
+    };
+    const grouped = where === 'in a group';
+    const rateLimit = { perSecond: 10, perDay: 1000 };
+    const h = harness([{ name: 'a', rateLimit }, ...(grouped ? [{ name: 'b', rateLimit }] : [])], { sharedQuota: { store }, ...(grouped ? { groups: [['a', 'b']] } : {}), strategy: 'ordered' });
+    h.eps['a']!.then(fail(verdict, 100));
+    const call = start(h.pool.execute(h.op));
+    await h.clock.advance(10);
+    // The user rotates the key: a new connection under the same name.
+    const fresh = new FakeEndpoint('a', ok('fresh'));
+    const seen = h.events.length;
+    h.pool.setEndpoints([{ name: 'a', conn: fresh, rateLimit }, ...(grouped ? [{ name: 'b', conn: h.eps['b']!, rateLimit }] : [])]);
+    await h.clock.advance(90);
+    await call.promise;
+    expect(h.events.slice(seen).filter((e) => e.type === 'endpoint-recalibrated' || e.type === 'endpoint-parked')).toEqual([]);
+    expect(reported).toEqual([]);
+    const a = h.pool.stats()[0]!;
+    expect(a.status).toBe('ok');
+    expect(a.ceilingPerSecond).toBe(10);
+    expect(a.ownCeilingPerSecond).toBeUndefined();
+  });
+
+  test("a late ceiling hint from a key removed from a kept group does not lower the group its live members share", async () => {
+    const rateLimit = { perSecond: 10 };
+    const h = harness([{ name: 'a', rateLimit }, { name: 'b', rateLimit }, { name: 'c', rateLimit }], { groups: [['a', 'b', 'c']], strategy: 'ordered' });
+    h.eps['a']!.then(fail({ class: 'rate-limited', ceilingPerSecond: 2, ceilingScope: 'group' }, 100));
+    const call = start(h.pool.execute(h.op));
+    await h.clock.advance(10);
+    const seen = h.events.length;
+    // b and c keep their group (and its quota); a is gone.
+    h.pool.setEndpoints([{ name: 'b', conn: h.eps['b']!, rateLimit }, { name: 'c', conn: h.eps['c']!, rateLimit }]);
+    await h.clock.advance(90);
+    expect(h.pool.stats().map((st) => st.ceilingPerSecond)).toEqual([10, 10]);
+    expect(h.events.slice(seen).filter((e) => e.type === 'endpoint-recalibrated')).toEqual([]);
+    await h.clock.advance(1000);
+    expect(call.value).toBe('b');
+  });
+
+  test('a late success of an endpoint replaced by setEndpoints does not raise the live one\'s ceiling (no recovery event, no report)', async () => {
+    const reported: string[] = [];
+    const store: LimiterStore = {
+      acquire: () => Promise.resolve(0),
+      report(limit, change) {
+        reported.push(`${limit.key} ${change.type}`);
+        return Promise.resolve();
+      },
+    };
+    const rateLimit = { perSecond: 10 };
+    const h = harness([{ name: 'a', rateLimit }], { sharedQuota: { store }, attemptTimeoutMs: 60_000, deadlineMs: 60_000 });
+    h.eps['a']!.then(fail({ class: 'rate-limited', ceilingPerSecond: 2 }), ok('late', 40_000));
+    const call = start(h.pool.execute(h.op));
+    await h.clock.advance(1000);
+    // Learned while a was live: shared, as it should be.
+    expect(reported).toEqual(['endpoint:a ceiling']);
+    const seen = h.events.length;
+    h.pool.setEndpoints([{ name: 'a', conn: new FakeEndpoint('a'), rateLimit }]);
+    // The old a answers after the quiet period: its own ceiling would recover a step.
+    await h.clock.advance(40_000);
+    await call.promise;
+    expect(call.value).toBe('late');
+    expect(h.events.slice(seen).filter((e) => e.type === 'endpoint-recalibrated')).toEqual([]);
+    expect(reported).toEqual(['endpoint:a ceiling']);
+  });
+
+  test('a ceiling learned from a hint is shared with the fleet when nobody listens to events too', async () => {
+    const reported: string[] = [];
+    const store: LimiterStore = {
+      acquire: () => Promise.resolve(0),
+      report(limit, change) {
+        reported.push(`${limit.key} ${change.type}`);
+        return Promise.resolve();
+      },
+    };
+    // No onEvent and no pool.on: the hint's event used to be skipped, and with it the report.
+    const pool = new Pool<string>({
+      endpoints: [{ name: 'a', conn: 'a', rateLimit: { perSecond: 10 } }],
+      classify: () => ({ class: 'rate-limited', ceilingPerSecond: 2 }),
+      clock: new FakeClock(1_000_000),
+      sharedQuota: { store },
+      maxAttempts: 1,
+    });
+    await pool.execute(() => Promise.reject(new Error('429'))).catch(() => undefined);
+    expect(pool.stats()[0]!.ceilingPerSecond).toBe(2);
+    expect(reported).toEqual(['endpoint:a ceiling']);
+    await pool.close();
   });
 
   test('when the fleet quota is spent, the endpoint is skipped until it refills and another serves', async () => {

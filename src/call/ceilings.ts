@@ -50,7 +50,8 @@ export function learnCeiling<C>(s: PoolState<C>, ep: EndpointState<C>, verdict: 
     }
     return group;
   }
-  const scope = group.grouped ? (verdict.ceilingScope ?? defaultScope(s, ep, hinted, now)) : 'key';
+  // A replaced or removed endpoint's number describes that key alone: a group it shared is the live members' to learn.
+  const scope = group.grouped && ep.live ? (verdict.ceilingScope ?? defaultScope(s, ep, hinted, now)) : 'key';
   const before = scope === 'key' && group.grouped ? (ep.own?.perSecond ?? group.perSecond) : group.perSecond;
   let level = group;
   let perSecond: number;
@@ -65,7 +66,9 @@ export function learnCeiling<C>(s: PoolState<C>, ep: EndpointState<C>, verdict: 
   // Calls queued on the group were promised turns at the old ceiling (see waiters.ts `recheck`);
   // their new turns come after the slot just skipped, and after the refused call if it queues again.
   if (perSecond < (before ?? INF)) group.waiters?.recheck(now, ep);
-  if (s.listener !== undefined) {
+  // Emitted with no listener too: the event is what shares the ceiling with the fleet (state.ts `#share`).
+  // A replaced or removed endpoint's late answer is not news of the live one of that name (nor for the fleet).
+  if (ep.live) {
     s.emit(
       clampLearned(hinted) !== hinted
         ? { type: 'endpoint-recalibrated', endpoint: ep.name, perSecond, scope: group.grouped ? scope : 'key', reason: 'hint', clampedFrom: hinted }
@@ -116,8 +119,13 @@ export function rateLimitCooldownMs<C>(s: PoolState<C>, level: Quota, verdict: V
   return Math.min(Math.round(ms), maxCooldownMs);
 }
 
-/** Recovery steps due on `ep`'s levels (after a success, or when `stats()`/`capacity()` look). */
+/**
+ * Recovery steps due on `ep`'s levels (after a success, or when `stats()`/`capacity()` look).
+ * None for an endpoint replaced or removed by `setEndpoints`: its levels serve nobody, and a
+ * group it shared recovers through its live members.
+ */
 export function recoverCeilings<C>(s: PoolState<C>, ep: EndpointState<C>, now: number): void {
+  if (!ep.live) return;
   const r = s.opts.ceilingRecovery;
   const group = ep.quota;
   // Callers were turned away for want of a turn lately: probing up costs less than waiting.

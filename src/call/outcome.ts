@@ -189,7 +189,8 @@ function applyHints<C>(s: PoolState<C>, ep: EndpointState<C>, verdict: Verdict, 
   if (verdict.dailyQuotaExhausted) {
     // In a group, the key that said so is parked, not its siblings (they say so themselves if the account's day is spent).
     const untilMs = (ep.quota.grouped ? ownLevel(s, ep, now) : ep.quota).park(now);
-    s.emit({ type: 'endpoint-parked', endpoint: ep.name, untilMs });
+    // As for a disable below: a replaced endpoint's spent day is not the live one's.
+    if (ep.live) s.emit({ type: 'endpoint-parked', endpoint: ep.name, untilMs });
     out = true;
   }
   if (verdict.disableEndpoint && !ep.disabled) {
