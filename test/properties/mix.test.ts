@@ -77,6 +77,11 @@ describe('mixed options, faults and changes', () => {
     expect(t.changes).toBeGreaterThan(RUNS / 5);
   }, 120_000);
 
+  test(`late answers of replaced endpoints: ceiling hints and spent days (${RUNS} runs)`, async () => {
+    const t = await checkMix('late', { late: true, change: 0.9, rateLimited: 6, limits: 0.9, recovery: 0.9, hang: 1, spread: 1500 });
+    expect(t.changes).toBeGreaterThan(RUNS / 5);
+  }, 120_000);
+
   test(`setEndpoints, probes and close() under traffic (${RUNS} runs)`, async () => {
     const t = await checkMix('changes', { change: 0.9, close: 0.5, unauthorized: 2 });
     expect(t.changes).toBeGreaterThan(RUNS / 5);

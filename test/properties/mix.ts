@@ -15,7 +15,9 @@
  * attempt never goes to an endpoint that was removed or replaced; hedges only for calls
  * that may hedge, at most `maxHedges`, never on an endpoint the call is already using;
  * nothing starts after `close()`; in-flight limits hold; `stats()` agrees with the events
- * per endpoint (attempts, successes, failures, 429s, in flight); in the end no call, permit,
+ * per endpoint (attempts, successes, failures, 429s, in flight); a late answer of a replaced or
+ * removed endpoint emits no ceiling, park or recovery event (under the name the live one has);
+ * in the end no call, permit,
  * slot, timer or abort listener is left, and nothing happens after every call settled.
  */
 import fc from 'fast-check';
@@ -146,6 +148,10 @@ export interface MixBias {
   readonly disable?: number;
   /** Generate `MixScenario.hints`. */
   readonly hints?: boolean;
+  /** Share of scenarios with a `ceilingRecovery` of their own (short quiet periods), default 0.3. */
+  readonly recovery?: number;
+  /** Slow successes (up to 1.5 s) and changes that mostly replace: answers arrive from replaced endpoints. */
+  readonly late?: boolean;
 }
 
 function maybe<T>(arb: fc.Arbitrary<T>, p: number): fc.Arbitrary<T | undefined> {
@@ -158,7 +164,7 @@ const delay = fc.oneof({ weight: 1, arbitrary: fc.constant(0) }, { weight: 4, ar
 function faultArb(b: MixBias): fc.Arbitrary<Fault> {
   const fail = (cls: ErrorClass) => fc.record({ k: fc.constant('fail' as const), cls: fc.constant(cls), d: delay, onAbort }) as fc.Arbitrary<Fault>;
   return fc.oneof(
-    { weight: 8, arbitrary: fc.record({ k: fc.constant('ok' as const), d: delay, onAbort }) },
+    { weight: 8, arbitrary: fc.record({ k: fc.constant('ok' as const), d: b.late === true ? fc.integer({ min: 0, max: 1500 }) : delay, onAbort }) },
     { weight: 4, arbitrary: fail('transient') },
     { weight: 1, arbitrary: fail('permanent') },
     { weight: 1, arbitrary: fail('unsupported') },
@@ -255,7 +261,7 @@ export function mixArb(b: MixBias = {}): fc.Arbitrary<MixScenario> {
       maxEjectedPercent: maybe(fc.integer({ min: 0, max: 100 }), 0.3),
       rateLimitCooldownMs: fc.integer({ min: 0, max: 500 }),
       maxQueueWaitMs: maybe(fc.integer({ min: 1, max: 2000 }), 0.3),
-      ceilingRecovery: maybe(fc.record({ quietMs: fc.integer({ min: 1, max: 3000 }), stepMs: fc.integer({ min: 1, max: 2000 }), stepFraction: fc.double({ min: 0.05, max: 1, noNaN: true }) }), 0.3),
+      ceilingRecovery: maybe(fc.record({ quietMs: fc.integer({ min: 1, max: b.late === true ? 300 : 3000 }), stepMs: fc.integer({ min: 1, max: b.late === true ? 300 : 2000 }), stepFraction: fc.double({ min: 0.05, max: 1, noNaN: true }) }), b.recovery ?? 0.3),
       maxConcurrentCalls: maybe(fc.integer({ min: 1, max: 4 }), 0.4),
       permitScope: fc.constantFrom('call' as const, 'attempt' as const),
       breakerMode: fc.constantFrom<BreakerMode>('fail-fast', 'wait'),
@@ -279,7 +285,12 @@ export function mixArb(b: MixBias = {}): fc.Arbitrary<MixScenario> {
           changes: fc.array(
             fc.record({
               at: fc.integer({ min: 0, max: 3000 }),
-              slots: fc.array(fc.constantFrom('absent' as const, 'keep' as const, 'keep' as const, 'replace' as const, 'limit' as const), { minLength: MIX_NAMES.length, maxLength: MIX_NAMES.length }),
+              slots: fc.array(
+                b.late === true
+                  ? fc.constantFrom('absent' as const, 'keep' as const, 'replace' as const, 'replace' as const, 'replace' as const)
+                  : fc.constantFrom('absent' as const, 'keep' as const, 'keep' as const, 'replace' as const, 'limit' as const),
+                { minLength: MIX_NAMES.length, maxLength: MIX_NAMES.length },
+              ),
               priority: fc.constantFrom('high' as const, 'low' as const),
             }),
             { maxLength: b.change === undefined ? 1 : 3 },
@@ -456,9 +467,28 @@ export async function simulateMix(sc: MixScenario, hooks: MixHooks = {}): Promis
   let pool: Pool<Conn>;
   const statOf = (name: string) => pool.stats().find((s) => s.name === name);
 
+  /** Hint events (a ceiling from a hint, a park) since the last attempt-failure: they belong to the next one. */
+  const pendingHints: string[] = [];
+  /** The connection of the attempt that just succeeded, if it was replaced or removed (a recovery step right after is its). */
+  let deadSuccess: Conn | undefined;
   const onEvent = (e: PoolEvent): void => {
     events++;
     hooks.trace?.(fake.now() - T0, e);
+    const justSucceeded = deadSuccess;
+    deadSuccess = undefined;
+    // What an answer says about its endpoint comes before its attempt-failure (call/outcome.ts); a
+    // replaced or removed endpoint's answer must say nothing under the name the live one has.
+    if ((e.type === 'endpoint-recalibrated' && e.reason === 'hint') || e.type === 'endpoint-parked') pendingHints.push(e.type);
+    if (e.type === 'endpoint-recalibrated' && e.reason === 'recovery' && justSucceeded?.name === e.endpoint) v(`endpoint-recalibrated (recovery) for ${e.endpoint} on a late success of its replaced or removed connection`);
+    if (e.type === 'attempt-failure') {
+      const conn = attemptConn.get(`${e.callId}/${e.attempt}`);
+      if (conn !== undefined && current.get(conn.name) !== conn && pendingHints.length > 0) v(`${pendingHints.join(', ')} for ${conn.name} from a late answer of its replaced or removed connection`);
+      pendingHints.length = 0;
+    }
+    if (e.type === 'attempt-success') {
+      const conn = attemptConn.get(`${e.callId}/${e.attempt}`);
+      if (conn !== undefined && current.get(conn.name) !== conn) deadSuccess = conn;
+    }
     const c = 'callId' in e ? calls.get(e.callId) : undefined;
     if ('callId' in e) {
       if (c === undefined) v(`event ${e.type} for unknown call ${e.callId}`);
