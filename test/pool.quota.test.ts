@@ -65,15 +65,34 @@ describe('daily quotas', () => {
     ];
     h.pool.setEndpoints(cfg(5));
     expect(day()).toEqual(['a:parked:1', 'b:ok:2']);
-    // One account for both: it has spent what each key spent (a key's own park is not the account's: found again by asking).
+    // One account for both: it has spent what each key spent; a's park stays a's own (not the account's).
     h.pool.setEndpoints(cfg(5), [['a', 'b']]);
-    expect(day()).toEqual(['a:ok:3', 'b:ok:3']);
+    expect(day()).toEqual(['a:parked:3', 'b:ok:3']);
     await h.pool.execute(h.op, { pin: 'b' });
     expect(day()).toEqual(['a:parked:4', 'b:parked:4']);
     h.pool.setEndpoints(cfg(5), []);
     expect(day()).toEqual(['a:parked:4', 'b:parked:4']);
     const refused = await h.pool.execute(h.op, { pin: 'b' }).catch((e: unknown) => e);
     expect(isPoolError(refused) && refused.code).toBe('PIN_UNAVAILABLE');
+  });
+
+  test('a key whose server said "day spent" stays parked when setEndpoints puts it in a group, alone: its siblings serve', async () => {
+    const rateLimit = { perSecond: 10, perDay: 100 };
+    const h = harness([{ name: 'a', rateLimit }, { name: 'b', rateLimit }], { strategy: 'ordered' });
+    h.eps['a']!.then(fail({ class: 'rate-limited', dailyQuotaExhausted: true }));
+    expect(await h.pool.execute(h.op)).toBe('b');
+    const parkedUntil = h.pool.stats()[0]!.parkedUntilMs;
+    expect(parkedUntil).toBeGreaterThan(h.clock.now());
+    h.pool.setEndpoints([{ name: 'a', conn: h.eps['a']!, rateLimit }, { name: 'b', conn: h.eps['b']!, rateLimit }], [['a', 'b']]);
+    expect(h.pool.stats().map((st) => st.status)).toEqual(['parked', 'ok']);
+    expect(h.pool.stats()[0]!.parkedUntilMs).toBe(parkedUntil);
+    const callsToA = h.eps['a']!.calls;
+    expect(await h.pool.execute(h.op)).toBe('b');
+    expect(h.eps['a']!.calls).toBe(callsToA);
+    // Until the reset, as before.
+    await h.clock.advance(parkedUntil! - h.clock.now());
+    expect(h.pool.stats()[0]!.status).toBe('ok');
+    expect(await h.pool.execute(h.op)).toBe('a');
   });
 
   test('perDay stops admitting at 95 % until midnight UTC, then resumes', async () => {

@@ -22,7 +22,7 @@ const ENDPOINT_KEYS: Record<keyof EndpointConfig<unknown>, true> & KnownKeys = {
 };
 
 const ENDPOINT_ALIASES: Readonly<Record<string, string>> = { url: 'conn', client: 'conn', connection: 'conn', tier: 'priority', concurrency: 'maxInFlight' };
-import { Quota, resolveRateLimit, type ResolvedRateLimit } from '../limits/quota.js';
+import { Quota, keyLevel, resolveRateLimit, type ResolvedRateLimit } from '../limits/quota.js';
 
 const MAX_WEIGHT = 1000;
 
@@ -106,6 +106,12 @@ export function buildEndpointSet<C>(
     const reuse = members.every((m) => m.quota === first && sameLimit(previousLimits.get(m), limit) && isKeptMember(m, previous));
     const quota = reuse ? first : carryDay(new Quota(limit, resetUtcHour, now, `group:${groups[g]!.join('+')}`, wall), members.map((m) => before.get(m)!), now, false);
     for (const m of members) {
+      // A park a member brings (its server said its day is spent) stays its own in the group: the siblings serve.
+      const parked = before.get(m)!.parkedUntil;
+      if (!reuse && parked > now) {
+        const own = (m.own ??= keyLevel(quota, m.name, resetUtcHour, now, wall));
+        if (own.parkedUntil < parked) own.parkedUntil = parked;
+      }
       m.quota = quota;
       limits.set(m, limit);
       grouped.add(m);
@@ -119,6 +125,7 @@ export function buildEndpointSet<C>(
   return { endpoints: built.map((b) => b.state), byName, groups, limits };
 }
 
+/** A new quota takes the day its predecessors spent; `parks`: their parks too (not into a group: the members keep theirs as their own). */
 function carryDay(quota: Quota, from: readonly Quota[], now: number, parks = true): Quota {
   for (const old of new Set(from)) {
     if (parks && old.parkedUntil > quota.parkedUntil) quota.parkedUntil = old.parkedUntil;

@@ -2,7 +2,8 @@
  * Properties of daily quotas (`rateLimit.perDay`, `dailyStopFraction`, `dailyResetUtcHour`)
  * over days of traffic on the FakeClock, with the wall clock stepping forward and back
  * while monotonic time runs (`FakeClock.stepWall`), and servers saying the day's quota is
- * spent (`dailyQuotaExhausted`). Endpoints alone or two in a group sharing one quota.
+ * spent (`dailyQuotaExhausted`). Endpoints alone or two in a group sharing one quota;
+ * `setEndpoints` changes the per-second limit, and dissolves or makes the group again.
  *
  * Checked:
  * - in one provider's day a quota never admits more than its stop (`max(1, floor(perDay ×
@@ -14,7 +15,7 @@
  *   stopped by its count is `parked` the millisecond before; right after a forward step
  *   across a reset, `dailyCount` is 0;
  * - an endpoint whose server said its day is spent gets no attempt until the reset, measured
- *   from that answer on the monotonic clock (docs/quotas.md);
+ *   from that answer on the monotonic clock (docs/quotas.md), whatever group it joins or leaves;
  * - every call settles once with a documented code, never past its deadline + 1 ms, and
  *   leaves no timer once everything settled.
  *
@@ -64,6 +65,8 @@ interface Scenario {
   readonly spanDays: number;
   /** `setEndpoints` with another per-second limit for every endpoint (same daily quota): each gets a new quota. */
   readonly relimits: readonly { readonly at: number; readonly perSecond: number }[];
+  /** With `group`: `setEndpoints` dissolving the group, or making it again (new quotas that carry the day). */
+  readonly regroups: readonly number[];
 }
 
 const answer: fc.Arbitrary<Answer> = fc.oneof(
@@ -101,6 +104,7 @@ const scenarioArb: fc.Arbitrary<Scenario> = fc
     ),
     forwardOnly: fc.boolean(),
     relimits: fc.array(fc.record({ at: fc.integer({ min: 0, max: 3 * DAY }), perSecond: fc.integer({ min: 1, max: 6 }) }), { maxLength: 2 }),
+    regroups: fc.array(fc.integer({ min: 0, max: 3 * DAY }), { maxLength: 3 }),
     noSteps: fc.boolean(),
   })
   .chain((s) =>
@@ -123,6 +127,7 @@ const scenarioArb: fc.Arbitrary<Scenario> = fc
         steps: s.noSteps ? [] : s.forwardOnly ? s.steps.map((x) => ({ ...x, by: Math.abs(x.by) })) : s.steps,
         spanDays: s.spanDays,
         relimits: s.relimits,
+        regroups: s.group && s.eps.length >= 2 ? s.regroups : [],
       })),
   );
 
@@ -145,12 +150,15 @@ async function run(sc: Scenario): Promise<{ violations: string[]; endings: Recor
   };
   const n = sc.eps.length;
   const names = NAMES.slice(0, n);
-  /** Which quota each endpoint counts against. */
-  const quotaOf = (i: number): number => (sc.group && i === 1 ? 0 : i);
-  const stopOf = (q: number): number => Math.max(1, Math.floor(sc.eps[q]!.perDay * sc.eps[q]!.fraction));
+  /** Whether a and b share one quota now (regroups toggle it). */
+  let grouped = sc.group;
+  /** Which quota each endpoint counts against (b has a's limits in a group scenario, grouped or not). */
+  const quotaOf = (i: number): number => (grouped && i === 1 ? 0 : i);
+  const limitsOf = (i: number): number => (sc.group && i === 1 ? 0 : i);
+  const stopOf = (q: number): number => Math.max(1, Math.floor(sc.eps[limitsOf(q)]!.perDay * sc.eps[limitsOf(q)]!.fraction));
   const cursors = names.map(() => 0);
   const configs: EndpointConfig<number>[] = sc.eps.map((e, i) => {
-    const src = sc.eps[quotaOf(i)]!;
+    const src = sc.eps[limitsOf(i)]!;
     const rl: RateLimitOptions = { perDay: src.perDay, dailyStopFraction: src.fraction, ...(src.perSecond === undefined ? {} : { perSecond: src.perSecond }) };
     return { name: names[i]!, conn: i, priority: e.low ? 'low' : 'high', rateLimit: rl };
   });
@@ -254,11 +262,25 @@ async function run(sc: Scenario): Promise<{ violations: string[]; endings: Recor
       }
     }, s.at);
   }
+  let configsNow = configs;
   for (const r of sc.relimits) {
     fake.setTimeout(() => {
       crossed();
-      pool.setEndpoints(configs.map((c) => ({ ...c, rateLimit: { ...c.rateLimit!, perSecond: r.perSecond } })));
+      configsNow = configs.map((c) => ({ ...c, rateLimit: { ...c.rateLimit!, perSecond: r.perSecond } }));
+      pool.setEndpoints(configsNow);
     }, r.at);
+  }
+  for (const at of sc.regroups) {
+    fake.setTimeout(() => {
+      crossed();
+      grouped = !grouped;
+      // A new group has spent what its members spent; a member leaving it, what the group spent (docs/calls.md).
+      for (const d of days) {
+        if (grouped) d.counts[0]! += d.counts[1]!;
+        else d.counts[1] = d.counts[0]!;
+      }
+      pool.setEndpoints(configsNow, grouped ? [[names[0]!, names[1]!]] : []);
+    }, at);
   }
   let seq = 0;
   for (const c of [...sc.calls].sort((x, y) => x.at - y.at)) {
