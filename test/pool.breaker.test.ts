@@ -1,6 +1,6 @@
 import { describe, expect, test } from 'vitest';
 import { isPoolError, type PoolError } from '../src/index.js';
-import { fail, harness, hang, ok, start } from './support.js';
+import { FakeEndpoint, fail, harness, hang, ok, start } from './support.js';
 
 const code = (e: unknown): string | undefined => (isPoolError(e) ? e.code : undefined);
 
@@ -13,6 +13,39 @@ describe('breaker in the pool', () => {
     expect(h.metrics.counter('endpoint_pool_breaker_opened_total', { endpoint: 'a' })).toBe(1);
     expect(h.metrics.counter('endpoint_pool_failures_total', { endpoint: 'a', class: 'transient' })).toBe(3);
     expect(h.trace((e) => e.type === 'breaker-opened')).toEqual(['breaker-opened:a']);
+  });
+
+  test('a late failure of an endpoint replaced by setEndpoints opens no breaker under the live name (no event, no metric: a fleet health mark would exclude the new key)', async () => {
+    const h = harness(['a', 'b'], { breaker: { threshold: 1, cooldownMs: 1000 }, maxAttempts: 1, strategy: 'ordered' });
+    h.eps.a!.then(fail('transient', 100));
+    const call = start(h.pool.execute(h.op));
+    await h.clock.advance(10);
+    const seen = h.events.length;
+    h.pool.setEndpoints([{ name: 'a', conn: new FakeEndpoint('a') }, { name: 'b', conn: h.eps.b! }]);
+    await h.clock.advance(90);
+    expect(call.settled).toBe(true);
+    expect(h.events.slice(seen).filter((e) => e.type === 'breaker-opened' || e.type === 'breaker-closed')).toEqual([]);
+    expect(h.metrics.counter('endpoint_pool_breaker_opened_total', { endpoint: 'a' })).toBe(0);
+    expect(h.pool.breakerState('a')).toBe('closed');
+  });
+
+  test('a late success of an endpoint replaced by setEndpoints closes no breaker under the live name', async () => {
+    const h = harness(['a', 'b'], { breaker: { threshold: 1, cooldownMs: 10_000 }, maxAttempts: 1, strategy: 'ordered' });
+    // The old a: one call that answers late, after its breaker opened on another call's failure.
+    h.eps.a!.then(ok('late', 500), fail('transient'));
+    const late = start(h.pool.execute(h.op, { pin: 'a' }));
+    await h.pool.execute(h.op, { pin: 'a' }).catch(() => undefined);
+    expect(h.pool.breakerState('a')).toMatchObject({ state: 'open' });
+    // The new a fails at once and opens its own breaker.
+    const fresh = new FakeEndpoint('a', { fail: 'transient' });
+    h.pool.setEndpoints([{ name: 'a', conn: fresh }, { name: 'b', conn: h.eps.b! }]);
+    await h.pool.execute(h.op, { pin: 'a' }).catch(() => undefined);
+    expect(h.pool.breakerState('a')).toMatchObject({ state: 'open' });
+    const seen = h.events.length;
+    await h.clock.advance(500);
+    expect(late.value).toBe('late');
+    expect(h.events.slice(seen).filter((e) => e.type === 'breaker-closed')).toEqual([]);
+    expect(h.pool.breakerState('a')).toMatchObject({ state: 'open' });
   });
 
   test('transient, permanent, transient, permanent, transient opens at threshold 3 on the third transient', async () => {

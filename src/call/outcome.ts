@@ -32,6 +32,8 @@ export function recordSuccess<C>(s: PoolState<C>, a: Attempt<C>, callId: number)
   // A slow success still answers the caller, but counts against the endpoint (not for a probe).
   if (durationMs > s.opts.breaker.slowCallMs && a.probe === 0) opened = ep.breaker.recordFailure(a.generation, a.probe, now);
   else closed = ep.breaker.recordSuccess(now);
+  // A replaced or removed endpoint's breaker serves nobody: its turns are no news of the live one of that name.
+  if ((opened || closed) && !ep.live) opened = closed = false;
   if (s.metrics !== undefined) {
     safeObserve(s.metrics, METRICS.attemptDuration, ep.labels, durationMs);
     if (opened) s.count(METRICS.breakerOpened, ep.labels);
@@ -203,6 +205,8 @@ function applyHints<C>(s: PoolState<C>, ep: EndpointState<C>, verdict: Verdict, 
 /** Metrics and events for a failed attempt, after every state change. */
 function reportFailure<C>(s: PoolState<C>, a: Attempt<C>, cls: FailureClass, error: unknown, now: number, opened: boolean, closed: boolean, callId: number): void {
   const ep = a.ep;
+  // As in recordSuccess: a replaced or removed endpoint's breaker turns are not reported.
+  if ((opened || closed) && !ep.live) opened = closed = false;
   const durationMs = now - a.startedAt;
   if (s.metrics !== undefined) {
     s.count(METRICS.failures, ep.classLabels(cls));

@@ -16,7 +16,7 @@
  * that may hedge, at most `maxHedges`, never on an endpoint the call is already using;
  * nothing starts after `close()`; in-flight limits hold; `stats()` agrees with the events
  * per endpoint (attempts, successes, failures, 429s, in flight); a late answer of a replaced or
- * removed endpoint emits no ceiling, park or recovery event (under the name the live one has);
+ * removed endpoint emits no ceiling, park, recovery or breaker event (under the name the live one has);
  * in the end no call, permit,
  * slot, timer or abort listener is left, and nothing happens after every call settled.
  */
@@ -467,7 +467,7 @@ export async function simulateMix(sc: MixScenario, hooks: MixHooks = {}): Promis
   let pool: Pool<Conn>;
   const statOf = (name: string) => pool.stats().find((s) => s.name === name);
 
-  /** Hint events (a ceiling from a hint, a park) since the last attempt-failure: they belong to the next one. */
+  /** Events about an endpoint (a ceiling from a hint, a park, a breaker turn) since the last attempt-failure or -success: they belong to the next one. */
   const pendingHints: string[] = [];
   /** The connection of the attempt that just succeeded, if it was replaced or removed (a recovery step right after is its). */
   let deadSuccess: Conn | undefined;
@@ -478,9 +478,9 @@ export async function simulateMix(sc: MixScenario, hooks: MixHooks = {}): Promis
     deadSuccess = undefined;
     // What an answer says about its endpoint comes before its attempt-failure (call/outcome.ts); a
     // replaced or removed endpoint's answer must say nothing under the name the live one has.
-    if ((e.type === 'endpoint-recalibrated' && e.reason === 'hint') || e.type === 'endpoint-parked') pendingHints.push(e.type);
+    if ((e.type === 'endpoint-recalibrated' && e.reason === 'hint') || e.type === 'endpoint-parked' || e.type === 'breaker-opened' || e.type === 'breaker-closed') pendingHints.push(e.type);
     if (e.type === 'endpoint-recalibrated' && e.reason === 'recovery' && justSucceeded?.name === e.endpoint) v(`endpoint-recalibrated (recovery) for ${e.endpoint} on a late success of its replaced or removed connection`);
-    if (e.type === 'attempt-failure') {
+    if (e.type === 'attempt-failure' || e.type === 'attempt-success') {
       const conn = attemptConn.get(`${e.callId}/${e.attempt}`);
       if (conn !== undefined && current.get(conn.name) !== conn && pendingHints.length > 0) v(`${pendingHints.join(', ')} for ${conn.name} from a late answer of its replaced or removed connection`);
       pendingHints.length = 0;
