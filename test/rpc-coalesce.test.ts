@@ -107,19 +107,45 @@ describe('coalescing', () => {
     expect(upstream()).toBe(3); // two legs for both quorum callers, one for the single read
   });
 
-  test('a joined caller with a shorter deadline of its own leaves at it with DEADLINE_EXCEEDED; the others still get the answer', async () => {
+  test('a caller with a shorter deadline of its own than a request in flight does not wait on it: it leaves at its own with DEADLINE_EXCEEDED, the other gets the answer', async () => {
     const { h, reads, read, upstream } = setup();
     h.eps.a!.fallback = ok('0x5', 500);
     const long = start(read('eth_getBalance', ['0xabc', 'latest'], { deadlineMs: 1000 }));
     const short = start(read('eth_getBalance', ['0xabc', 'latest'], { deadlineMs: 100 }));
-    await h.clock.advance(100);
-    expect(short.settled).toBe(true);
+    await h.clock.advance(99);
+    expect(short.settled).toBe(false);
+    await h.clock.advance(1);
     expect(isPoolError(short.error) && short.error.code).toBe('DEADLINE_EXCEEDED');
     expect(long.settled).toBe(false);
     await h.clock.advance(400);
     expect(long.value).toBe('0x5');
-    expect(upstream()).toBe(1);
-    expect(reads.stats().coalesce).toEqual({ started: 1, joined: 1, inFlight: 0 });
+    // Different deadlines, different requests (see the next test for why).
+    expect(upstream()).toBe(2);
+    expect(reads.stats().coalesce).toEqual({ started: 2, joined: 0, inFlight: 0 });
+  });
+
+  test('a caller with a longer deadline of its own does not share a request made under a shorter one (it would fail at that deadline)', async () => {
+    const { h, read, upstream } = setup();
+    h.eps.a!.fallback = ok('0x5', 500);
+    const short = start(read('eth_getBalance', ['0xabc', 'latest'], { deadlineMs: 100 }));
+    const long = start(read('eth_getBalance', ['0xabc', 'latest'], { deadlineMs: 1000 }));
+    await h.clock.advance(100);
+    expect(isPoolError(short.error) && short.error.code).toBe('DEADLINE_EXCEEDED');
+    expect(long.settled).toBe(false);
+    await h.clock.advance(400);
+    expect(long.value).toBe('0x5');
+    expect(upstream()).toBe(2);
+  });
+
+  test("callers on the same deadline share, the pool's default and the same number given alike", async () => {
+    const h = harness(['a'], { deadlineMs: 300, maxAttempts: 1 });
+    const reads = new RpcReads({ coalesce: ['eth_getBalance'] }, h.pool);
+    const send = (exec: ExecuteOptions) => h.pool.execute(h.op, exec);
+    h.eps.a!.fallback = ok('0x5', 50);
+    const calls = [{}, { deadlineMs: 300 }, {}].map((exec) => start(reads.request('eth_getBalance', ['0xabc'], exec, undefined, send)));
+    await h.clock.advance(50);
+    expect(calls.map((c) => c.value)).toEqual(['0x5', '0x5', '0x5']);
+    expect(reads.stats().coalesce).toEqual({ started: 1, joined: 2, inFlight: 0 });
   });
 
   test("a caller on the pool's deadline does not wait on a request made under a longer deadline of its own", async () => {

@@ -6,10 +6,10 @@
  * entry is dropped as soon as it settles, so a later caller gets a fresh answer (this is
  * not a cache). Each caller keeps its own `signal`: an aborted caller leaves with
  * `ABORTED` while the others go on waiting, and the shared request is aborted only when
- * every caller of it has left. What the key covers (method, params, pin, quorum) is the
- * adapter's choice, made with `requestKey`.
+ * every caller of it has left. What the key covers (method, params, pin, quorum, deadline)
+ * is the adapter's choice, made with `requestKey`: callers of one key should be able to wait
+ * as long as the request they share.
  */
-import type { Clock, TimerHandle } from '../base/clock.js';
 import { PoolError } from '../base/errors.js';
 import { stableJson } from './redact.js';
 
@@ -34,10 +34,9 @@ export class Coalescer {
   #started = 0;
   #joined = 0;
 
-  run<T>(key: string, signal: AbortSignal | undefined, start: (signal: AbortSignal) => Promise<T>, deadline?: { readonly clock: Clock; readonly ms: number }): Promise<T> {
+  run<T>(key: string, signal: AbortSignal | undefined, start: (signal: AbortSignal) => Promise<T>): Promise<T> {
     if (signal?.aborted === true) return Promise.reject(aborted(signal.reason));
     let entry = this.#entries.get(key);
-    let joined = false;
     if (entry === undefined) {
       const controller = new AbortController();
       let promise: Promise<unknown>;
@@ -57,35 +56,22 @@ export class Coalescer {
       promise.then(drop, drop);
     } else {
       this.#joined++;
-      joined = true;
     }
     const e = entry;
     e.waiting++;
-    const timed = joined && deadline !== undefined && deadline.ms !== Number.POSITIVE_INFINITY;
-    if (signal === undefined && !timed) return e.promise as Promise<T>;
+    if (signal === undefined) return e.promise as Promise<T>;
     return new Promise<T>((resolve, reject) => {
-      let timer: TimerHandle | undefined;
-      const done = () => {
-        signal?.removeEventListener('abort', onAbort);
-        if (timer !== undefined) deadline!.clock.clearTimeout(timer);
-      };
-      const leave = (error: PoolError, reason: unknown) => {
+      const done = () => signal.removeEventListener('abort', onAbort);
+      const onAbort = () => {
         done();
         e.waiting--;
-        reject(error);
+        reject(aborted(signal.reason));
         if (e.waiting === 0) {
           if (this.#entries.get(key) === e) this.#entries.delete(key);
-          e.controller.abort(reason);
+          e.controller.abort(signal.reason);
         }
       };
-      const onAbort = () => leave(aborted(signal!.reason), signal!.reason);
-      signal?.addEventListener('abort', onAbort, { once: true });
-      if (timed) {
-        timer = deadline.clock.setTimeout(() => {
-          const error = new PoolError('DEADLINE_EXCEEDED', `the call's deadline of ${deadline.ms} ms passed while it waited for an identical request`);
-          leave(error, error);
-        }, deadline.ms);
-      }
+      signal.addEventListener('abort', onAbort, { once: true });
       e.promise.then(
         (v) => {
           done();

@@ -120,8 +120,10 @@ export class RpcReads<C = unknown> {
     if (need === undefined && exec.pin === undefined && this.#unfit !== undefined) exec = this.#leaveOut(exec, this.#unfit(method, params));
     const go = (e: ExecuteOptions): Promise<T> => (need === undefined ? send(e) : this.#quorum(method, params, need, e, send));
     if (!this.#coalesce.has(method)) return go(exec);
-    const key = requestKey(method, params, exec.pin, need, exec.exclude?.join(','), exec.deadlineMs === undefined ? undefined : 'deadline');
-    return this.#coalescer.run(key, exec.signal, (signal) => go({ ...exec, signal }), exec.deadlineMs === undefined ? undefined : { clock: this.#clock, ms: exec.deadlineMs });
+    // Only callers on the same deadline share: a joiner then never outlasts the request it waits on,
+    // nor fails at a shorter deadline than its own.
+    const key = requestKey(method, params, exec.pin, need, exec.exclude?.join(','), exec.deadlineMs ?? this.#deadlineMs);
+    return this.#coalescer.run(key, exec.signal, (signal) => go({ ...exec, signal }));
   }
 
   stats(): RpcReadsStats {

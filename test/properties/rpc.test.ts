@@ -6,7 +6,9 @@
  * on some methods and a quorum on one.
  *
  * Checked: every caller settles once, with a value or a PoolError of a documented code;
- * never later than its own deadline (+1 ms); an abort settles it at once with ABORTED;
+ * never later than its own deadline (+1 ms), and never with DEADLINE_EXCEEDED before its own
+ * deadline has passed since the request it waits on started; an abort settles it at once
+ * with ABORTED;
  * callers that shared one upstream request (by the coalescer's own bookkeeping, modelled
  * here from when `send` runs) get the same value or the same error, unless they left; the
  * shared request's signal aborts only when every caller of it has left; in the end nothing
@@ -63,7 +65,12 @@ const caller: fc.Arbitrary<Caller> = fc.record({
   method: fc.constantFrom(...METHODS),
   param: fc.integer({ min: 0, max: 1 }),
   signal: fc.oneof(fc.constant(undefined), fc.constant('none' as const), fc.integer({ min: 0, max: 900 })),
-  deadlineMs: fc.oneof(fc.constant(undefined), fc.integer({ min: 1, max: 1500 })),
+  // A few common numbers too: callers on the same deadline share a request.
+  deadlineMs: fc.oneof(
+    { weight: 4, arbitrary: fc.constant(undefined) },
+    { weight: 1, arbitrary: fc.integer({ min: 1, max: 1500 }) },
+    { weight: 2, arbitrary: fc.constantFrom(50, 300, 1000) },
+  ),
   pin: fc.oneof({ weight: 9, arbitrary: fc.constant(undefined) }, { weight: 1, arbitrary: fc.integer({ min: 0, max: 2 }) }),
 });
 
@@ -203,7 +210,8 @@ async function run(sc: Scenario): Promise<{ violations: string[]; endings: Recor
     // A quorum read cannot be pinned: refused before anything is shared.
     const refused = sc.quorum !== undefined && gen.method === 'm2' && gen.pin !== undefined;
     const coalesced = gen.method !== 'm3' && !refused;
-    const key = `${gen.method}/${gen.param}/${gen.pin ?? ''}/${gen.deadlineMs === undefined ? '' : 'deadline'}`;
+    // Callers on the same deadline share (the pool's when they give none).
+    const key = `${gen.method}/${gen.param}/${gen.pin ?? ''}/${gen.deadlineMs ?? sc.deadlineMs}`;
     const before = sends;
     let firstSignal: AbortSignal | undefined;
     const p = reads.request(gen.method, [gen.param], exec, undefined, (e, guard) => {
@@ -267,6 +275,10 @@ async function run(sc: Scenario): Promise<{ violations: string[]; endings: Recor
     if (r.settled !== 1) v(`caller ${r.id} settled ${r.settled} times`);
     if (r.error !== undefined && (!isPoolError(r.error) || !CODES.has(r.error.code))) v(`caller ${r.id} rejected with ${String(r.error)}`);
     if (r.settledAt! - r.startedAt > r.deadline + 1) v(`caller ${r.id} (${r.gen.method}, group ${r.group}) settled ${r.settledAt! - r.startedAt} ms after it started, deadline ${r.deadline}`);
+    // A deadline is not cut short by another caller's: it passes no earlier than the caller's own deadline from
+    // when the request it waits on started (a joiner gives up at most the time since the request started).
+    const since = r.group === undefined ? r.startedAt : shared[r.group - 1]!.members[0]!.startedAt;
+    if (isPoolError(r.error) && r.error.code === 'DEADLINE_EXCEEDED' && r.settledAt! - since < r.deadline) v(`caller ${r.id} (${r.gen.method}, group ${r.group}) failed DEADLINE_EXCEEDED ${r.settledAt! - since} ms after its request started, deadline ${r.deadline}`);
     if (r.abortedAt !== undefined && r.settledAt! > Math.max(r.abortedAt, r.startedAt)) v(`caller ${r.id} settled at ${r.settledAt! - T0}, after its signal aborted at ${r.abortedAt - T0}`);
     if (r.abortedAt !== undefined && r.settledAt! >= r.abortedAt && r.error !== undefined && isPoolError(r.error) && r.error.code !== 'ABORTED') {
       // Settled exactly when it aborted with another error: allowed only if that error came first (same tick).
@@ -275,8 +287,7 @@ async function run(sc: Scenario): Promise<{ violations: string[]; endings: Recor
   }
   for (const g of shared) {
     // Callers that stayed till the end get the same outcome.
-    const left = (r: Rec): boolean =>
-      isPoolError(r.error) && ((r.error.code === 'ABORTED' && r.abortedAt !== undefined) || (r.error.code === 'DEADLINE_EXCEEDED' && r.error.message.includes('identical request')));
+    const left = (r: Rec): boolean => isPoolError(r.error) && r.error.code === 'ABORTED' && r.abortedAt !== undefined;
     const stayed = g.members.filter((r) => !left(r));
     const first = stayed[0];
     for (const r of stayed.slice(1)) {
