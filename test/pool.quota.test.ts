@@ -95,6 +95,19 @@ describe('daily quotas', () => {
     expect(await h.pool.execute(h.op)).toBe('a');
   });
 
+  test('a key removed by setEndpoints and added back (groups not given) rejoins its group: it counts against the account again', async () => {
+    const rateLimit = { perSecond: 10, perDay: 100 };
+    const h = harness([{ name: 'a', rateLimit }, { name: 'b', rateLimit }, { name: 'c', rateLimit }], { groups: [['a', 'b']] });
+    const cfg = (names: string[]) => names.map((name) => ({ name, conn: h.eps[name]!, rateLimit }));
+    // Maintenance: a is taken out, then put back, with no groups argument either time.
+    h.pool.setEndpoints(cfg(['b', 'c']));
+    h.pool.setEndpoints(cfg(['a', 'b', 'c']));
+    await h.pool.execute(h.op, { pin: 'a' });
+    await h.pool.execute(h.op, { pin: 'b' });
+    // One account's day: a and b count together again.
+    expect(h.pool.stats().map((st) => st.dailyCount)).toEqual([2, 2, 0]);
+  });
+
   test('perDay stops admitting at 95 % until midnight UTC, then resumes', async () => {
     const clock = new FakeClock(DAY * 100 + 1000);
     const a = new FakeEndpoint('a');

@@ -29,7 +29,10 @@ const MAX_WEIGHT = 1000;
 export interface EndpointSet<C> {
   readonly endpoints: EndpointState<C>[];
   readonly byName: Map<string, EndpointState<C>>;
-  /** Normalised groups (members by name), for the next replacement. */
+  /**
+   * The groups as declared (members by name, absent ones included), for the next
+   * replacement: a key taken out and put back without a `groups` argument rejoins its group.
+   */
   readonly groups: string[][];
 }
 
@@ -90,10 +93,10 @@ export function buildEndpointSet<C>(
     built.push({ state, limit, newQuota: keep && !sameLimit(previousLimits.get(old), limit) });
     byName.set(c.name, state);
   }
-  const groups = resolveGroups(groupsValue, byName, previous === undefined);
+  const { groups, at, declared } = resolveGroups(groupsValue, byName, previous === undefined);
   const limits = new Map<EndpointState<C>, ResolvedRateLimit | undefined>();
   for (const b of built) limits.set(b.state, b.limit);
-  const groupLimits = groups.map((group, g) => groupLimit(group, g, byName, limits));
+  const groupLimits = groups.map((group, g) => groupLimit(group, at[g]!, byName, limits));
   // Everything is valid: only now is any kept endpoint changed (a throw above changes nothing).
   const before = new Map(built.map((b) => [b.state, b.state.quota]));
   for (const b of built) if (b.newQuota) b.state.quota = carryDay(new Quota(b.limit, resetUtcHour, now, `endpoint:${b.state.name}`, wall), [before.get(b.state)!], now);
@@ -122,7 +125,7 @@ export function buildEndpointSet<C>(
     if (!grouped.has(b.state) && b.state.quota.grouped) b.state.quota = carryDay(new Quota(b.limit, resetUtcHour, now, `endpoint:${b.state.name}`, wall), [before.get(b.state)!], now);
   }
   if (previous !== undefined) for (const old of previous.endpoints) if (byName.get(old.name) !== old) old.live = false;
-  return { endpoints: built.map((b) => b.state), byName, groups, limits };
+  return { endpoints: built.map((b) => b.state), byName, groups: declared, limits };
 }
 
 /** A new quota takes the day its predecessors spent; `parks`: their parks too (not into a group: the members keep theirs as their own). */
@@ -140,25 +143,34 @@ function isKeptMember<C>(m: EndpointState<C>, previous: EndpointSet<C> | undefin
 
 /**
  * Groups by name. In the constructor (`strict`), unknown names are an error; when the
- * endpoint set is replaced, members no longer present are dropped. A name may be in one
- * group only; groups of fewer than two members are ignored.
+ * endpoint set is replaced, members no longer present are left out of `groups` (the groups
+ * in force) but kept in `declared`. A name may be in one group only; groups of fewer than
+ * two present members are ignored.
  */
-function resolveGroups(value: unknown, byName: Map<string, unknown>, strict: boolean): string[][] {
-  if (value === undefined) return [];
+function resolveGroups(value: unknown, byName: Map<string, unknown>, strict: boolean): { groups: string[][]; at: number[]; declared: string[][] } {
+  if (value === undefined) return { groups: [], at: [], declared: [] };
   if (!Array.isArray(value)) throw invalidOption('groups', 'an array of arrays of endpoint names', value);
   const seen = new Set<string>();
-  const out: string[][] = [];
+  const groups: string[][] = [];
+  /** Each group's index in `value`, for messages. */
+  const at: number[] = [];
+  const declared: string[][] = [];
   value.forEach((group: unknown, g) => {
     if (!Array.isArray(group)) throw invalidOption(`groups[${g}]`, 'an array of endpoint names', group);
     const members: string[] = [];
+    const names: string[] = [];
     group.forEach((name: unknown, i) => {
       if (typeof name !== 'string' || (strict && !byName.has(name))) throw invalidOption(`groups[${g}][${i}]`, 'the name of an endpoint of this pool', name);
-      if (!byName.has(name)) return;
       if (seen.has(name)) throw invalidOption(`groups[${g}][${i}]`, 'a name that is in no other group', name);
       seen.add(name);
-      members.push(name);
+      names.push(name);
+      if (byName.has(name)) members.push(name);
     });
-    if (members.length >= 2) out.push(members);
+    declared.push(names);
+    if (members.length >= 2) {
+      groups.push(members);
+      at.push(g);
+    }
   });
-  return out;
+  return { groups, at, declared };
 }
