@@ -67,7 +67,7 @@ const caller: fc.Arbitrary<Caller> = fc.record({
   signal: fc.oneof(fc.constant(undefined), fc.constant('none' as const), fc.integer({ min: 0, max: 900 })),
   // A few common numbers too: callers on the same deadline share a request.
   deadlineMs: fc.oneof(
-    { weight: 4, arbitrary: fc.constant(undefined) },
+    { weight: 6, arbitrary: fc.constant(undefined) },
     { weight: 1, arbitrary: fc.integer({ min: 1, max: 1500 }) },
     { weight: 2, arbitrary: fc.constantFrom(50, 300, 1000) },
   ),
