@@ -21,7 +21,7 @@ import { invalidOption } from '../base/errors.js';
 import { DEFAULTS } from '../options/defaults.js';
 
 const DAY_MS = 86_400_000;
-/** Past days remembered for a step back (one entry per day with calls). */
+/** Past days remembered for a step back (an entry per day with calls, or per quota it came from). */
 const KEPT_DAYS = 7;
 
 /** A day the counter left at a reset: its end on the wall, its count, whether the server said it was spent. */
@@ -84,15 +84,9 @@ export class DailyCounter {
     old.#roll(wall);
     this.#count += old.#count;
     if (parks && old.#exhausted) this.#exhausted = true;
-    for (const p of old.#past) {
-      const mine = this.#past.find((q) => q.end === p.end);
-      if (mine === undefined) this.#past.push({ end: p.end, count: p.count, exhausted: parks && p.exhausted });
-      else {
-        mine.count += p.count;
-        if (parks && p.exhausted) mine.exhausted = true;
-      }
-    }
-    this.#past.sort((a, b) => a.end - b.end);
+    // Two entries for one day add up when a step back merges them.
+    for (const p of old.#past) this.#past.push({ end: p.end, count: p.count, exhausted: parks && p.exhausted });
+    this.#past = this.#past.sort((a, b) => a.end - b.end).slice(-KEPT_DAYS);
   }
 
   /** The server says today's quota is spent: admit nothing until the next reset. Returns that time (on `now`'s clock). */
