@@ -6,7 +6,9 @@
  * KEYS[1] `bucket`: the GCRA "theoretical arrival time" of a token bucket (a string);
  * KEYS[2] `paced`: the start times of the latest admissions, newest last (a list): the
  *         common counter that both kinds of limit check and write;
- * KEYS[3] `daily`: the count of the current period and the period's end (a hash);
+ * KEYS[3] `daily`: the count of the current period and the period's end (a hash; `q`/`m`: the
+ *         end and count of the period before, which counts again if Redis's clock steps
+ *         back across that reset);
  * KEYS[4] `state`: what the fleet learned about this limit (a hash, see report-script.ts).
  * ARGV    mode ('bucket' | 'paced' | 'none'), perSecond, burst, marginMs, perDay (0: none),
  *         dailyStopFraction, dailyResetUtcHour, slots wanted, horizonMs (the furthest start
@@ -43,11 +45,8 @@ local want = tonumber(ARGV[8])
 local horizon = tonumber(ARGV[9])
 local guard = tonumber(ARGV[11])
 
-local function read(cmd, key, a, b)
-  local ok, v
-  if b ~= nil then ok, v = pcall(redis.call, cmd, key, a, b)
-  elseif a ~= nil then ok, v = pcall(redis.call, cmd, key, a)
-  else ok, v = pcall(redis.call, cmd, key) end
+local function read(cmd, key, ...)
+  local ok, v = pcall(redis.call, cmd, key, ...)
   if ok then return v end
   redis.call('DEL', key)
   return false
@@ -116,14 +115,25 @@ if mode == 'bucket' or mode == 'paced' then
   end
 end
 
-local periodEnd, count, stop
+local periodEnd, count, stop, prevEnd, prevCount
 if perDay > 0 then
   local day = 86400000
   local offset = tonumber(ARGV[7]) * 3600000
   periodEnd = (math.floor((now - offset) / day) + 1) * day + offset
-  local h = read('HMGET', KEYS[3], 'p', 'n') or {}
+  local h = read('HMGET', KEYS[3], 'p', 'n', 'q', 'm') or {}
+  local p, n = tonumber(h[1]), tonumber(h[2]) or 0
+  prevEnd, prevCount = tonumber(h[3]), tonumber(h[4]) or 0
   count = 0
-  if h[1] and tonumber(h[1]) == periodEnd then count = tonumber(h[2]) or 0 end
+  if p == periodEnd then count = n
+  elseif p and p > periodEnd then
+    -- Redis's clock went back before the counted day: the count stands, and a reset it
+    -- recrosses never happened (the day left there counts again).
+    count = n
+    if prevEnd and prevEnd > now then count = count + prevCount end
+    prevEnd = nil
+  elseif p and n > 0 then
+    prevEnd, prevCount = p, n
+  end
   stop = math.max(1, math.floor(perDay * tonumber(ARGV[6])))
 end
 
@@ -176,6 +186,8 @@ if cap and added > 0 then
 end
 if perDay > 0 then
   redis.call('HSET', KEYS[3], 'p', string.format('%.0f', periodEnd), 'n', count)
+  if prevEnd then redis.call('HSET', KEYS[3], 'q', string.format('%.0f', prevEnd), 'm', prevCount)
+  else redis.call('HDEL', KEYS[3], 'q', 'm') end
   redis.call('PEXPIREAT', KEYS[3], string.format('%.0f', periodEnd + 3600000))
 end
 return out

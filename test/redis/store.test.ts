@@ -113,6 +113,31 @@ describeRedis('Redis store (one process)', (server) => {
       expect(Math.abs(now + wait - nextReset)).toBeLessThan(1000);
     });
 
+    test("daily: Redis's clock stepped back before the counted day keeps the count (it is not a reset)", async () => {
+      const store = createRedisStore(commander);
+      const l = limit({ key: 'endpoint:back', perSecond: undefined, perDay: 10, dailyStopFraction: 0.5 });
+      const day = 86_400_000;
+      const nextReset = (Math.floor(Date.now() / day) + 1) * day;
+      // Five counted while Redis's clock read a day later than it does now.
+      await redis.hset(store.keysOf(l).daily, 'p', String(nextReset + day), 'n', '5');
+      expect(await store.acquire(l)).toBeGreaterThan(0);
+    });
+
+    test("daily: Redis's clock stepped forward across the reset and back again counts that day once", async () => {
+      const store = createRedisStore(commander);
+      const l = limit({ key: 'endpoint:fwdback', perSecond: undefined, perDay: 10, dailyStopFraction: 0.5 });
+      const day = 86_400_000;
+      const nextReset = (Math.floor(Date.now() / day) + 1) * day;
+      const key = store.keysOf(l).daily;
+      // Three today, then the clock ran a day ahead (a reset) and counted one, and now it is back.
+      await redis.hset(key, 'p', String(nextReset + day), 'n', '1', 'q', String(nextReset), 'm', '3');
+      expect(await store.acquire(l)).toBe(0);
+      expect(await store.acquire(l)).toBeGreaterThan(0);
+      expect(await redis.hget(key, 'n')).toBe('5');
+      expect(await redis.hget(key, 'p')).toBe(String(nextReset));
+      expect(await redis.hget(key, 'q')).toBeNull();
+    });
+
     test('a refusal beyond maxReserveMs counts nothing; one within it counts its reserved slot once', async () => {
       const none = createRedisStore(commander, { maxReserveMs: 0 });
       const l = limit({ key: 'endpoint:both', perSecond: 1, perDay: 100 });
