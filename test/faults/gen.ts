@@ -1,0 +1,287 @@
+/**
+ * Generated fault schedules for the adapters on real loopback servers (127.0.0.1 only).
+ *
+ * Each endpoint is a server that answers its n-th request with `plan[n % plan.length]`
+ * (or a port on which nothing listens). Faults are scaled by the run's attempt timeout, so
+ * that the same scenario means the same thing on a quiet and on a loaded machine. The
+ * servers record every socket and every request still open, so a run can check that
+ * nothing was left hanging once the pool was closed and every call had settled.
+ */
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import type { AddressInfo, Socket } from 'node:net';
+import fc from 'fast-check';
+import { systemClock, type Clock, type TimerHandle } from '../../src/base/clock.js';
+
+/** `Retry-After` values as servers send them, good and bad. */
+export const RETRY_AFTER = ['none', 'seconds-1', 'seconds-0', 'fraction', 'date', 'past-date', 'garbage', 'huge', 'negative'] as const;
+export type RetryAfterKind = (typeof RETRY_AFTER)[number];
+
+export type Fault =
+  /** The right answer after `f` times the attempt timeout (under 0.3: a healthy answer). */
+  | { readonly k: 'ok'; readonly f: number }
+  /** Accepts the request and never answers. */
+  | { readonly k: 'hang' }
+  /** Destroys the socket before any answer (a reset before the head). */
+  | { readonly k: 'destroy' }
+  /** Sends the head and part of the body, then resets the connection. */
+  | { readonly k: 'reset-mid' }
+  /** Sends the head and part of the body, then closes the connection cleanly (a truncated body). */
+  | { readonly k: 'truncated' }
+  /** Sends the head and part of the body, then nothing more, ever. */
+  | { readonly k: 'endless' }
+  /** A 200 whose body is not JSON. */
+  | { readonly k: 'malformed' }
+  /** An HTTP error status, with a `Retry-After` of some kind. */
+  | { readonly k: 'status'; readonly status: number; readonly retryAfter: RetryAfterKind }
+  /** A JSON-RPC error object in a 200 (for the RPC servers; a plain JSON answer elsewhere). */
+  | { readonly k: 'rpc-error'; readonly code: number; readonly message: string };
+
+export function retryAfterValue(kind: RetryAfterKind): string | undefined {
+  switch (kind) {
+    case 'none':
+      return undefined;
+    case 'seconds-1':
+      return '1';
+    case 'seconds-0':
+      return '0';
+    case 'fraction':
+      return '0.25';
+    case 'date':
+      return new Date(Date.now() + 1500).toUTCString();
+    case 'past-date':
+      return new Date(Date.now() - 60_000).toUTCString();
+    case 'garbage':
+      return 'soon, maybe';
+    case 'huge':
+      return '99999999999999999999999';
+    case 'negative':
+      return '-5';
+  }
+}
+
+export interface ServerStats {
+  readonly url: string;
+  /** Requests received. */
+  hits: number;
+  /** Requests whose response has not closed yet. */
+  openRequests(): number;
+  /** Connections open now. */
+  openSockets(): number;
+  close(): Promise<void>;
+}
+
+export interface ServeOptions {
+  /** Answer with `connection: close` (every socket should then close once its answer is done). */
+  readonly closeConnections: boolean;
+  /** The right answer for a request. */
+  readonly answer: (body: string) => { status: number; body: string };
+  /** The run's attempt timeout: `ok` and slow answers are scaled by it. */
+  readonly unitMs: number;
+  /** JSON-RPC servers put the request's id into RPC error answers. */
+  readonly rpc: boolean;
+}
+
+/** A server on 127.0.0.1 answering its n-th request with `plan[n % plan.length]`. */
+export async function serveFaults(plan: readonly Fault[], o: ServeOptions): Promise<ServerStats> {
+  const sockets = new Set<Socket>();
+  let open = 0;
+  const timers = new Set<ReturnType<typeof setTimeout>>();
+  const later = (fn: () => void, ms: number): void => {
+    const t = setTimeout(() => (timers.delete(t), fn()), ms);
+    timers.add(t);
+  };
+  const handle = (req: IncomingMessage, res: ServerResponse, body: string, fault: Fault): void => {
+    const base: Record<string, string> = o.closeConnections ? { connection: 'close' } : {};
+    const head = (status: number, extra: Record<string, string> = {}): void => void res.writeHead(status, { 'content-type': 'application/json', ...base, ...extra });
+    switch (fault.k) {
+      case 'ok': {
+        const send = (): void => {
+          if (res.destroyed) return;
+          const a = o.answer(body);
+          head(a.status);
+          res.end(a.body);
+        };
+        if (fault.f <= 0) send();
+        else later(send, fault.f * o.unitMs);
+        return;
+      }
+      case 'hang':
+        return;
+      case 'destroy':
+        req.socket.destroy();
+        return;
+      case 'reset-mid':
+        head(200, { 'content-length': '200' });
+        res.write('{"jsonrpc":"2.0","result":');
+        later(() => res.socket?.resetAndDestroy(), 2);
+        return;
+      case 'truncated':
+        head(200, { 'content-length': '200' });
+        res.write('{"jsonrpc":"2.0","result":"0x');
+        later(() => res.socket?.end(), 2);
+        return;
+      case 'endless':
+        head(200);
+        res.write('{"jsonrpc":"2.0","result":"0x');
+        return;
+      case 'malformed':
+        head(200);
+        res.end('{"jsonrpc": "2.0", "result": not json');
+        return;
+      case 'status': {
+        const ra = retryAfterValue(fault.retryAfter);
+        head(fault.status, ra === undefined ? {} : { 'retry-after': ra });
+        res.end(JSON.stringify({ error: `status ${fault.status}` }));
+        return;
+      }
+      case 'rpc-error': {
+        let id: unknown = 1;
+        try {
+          id = (JSON.parse(body) as { id?: unknown }).id;
+        } catch {
+          // not JSON: keep 1
+        }
+        head(200);
+        res.end(JSON.stringify({ jsonrpc: '2.0', id, error: { code: fault.code, message: fault.message } }));
+        return;
+      }
+    }
+  };
+  let n = 0;
+  const server: Server = createServer((req, res) => {
+    stats.hits++;
+    open++;
+    res.on('close', () => open--);
+    const fault = plan[n++ % plan.length]!;
+    const chunks: Buffer[] = [];
+    req.on('data', (c: Buffer) => chunks.push(c));
+    req.on('end', () => handle(req, res, Buffer.concat(chunks).toString('utf8'), fault));
+  });
+  server.on('connection', (s) => {
+    sockets.add(s);
+    s.on('close', () => sockets.delete(s));
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const { port } = server.address() as AddressInfo;
+  const stats: ServerStats = {
+    url: `http://127.0.0.1:${port}`,
+    hits: 0,
+    openRequests: () => open,
+    openSockets: () => sockets.size,
+    close: () =>
+      new Promise<void>((resolve) => {
+        for (const t of timers) clearTimeout(t);
+        for (const s of sockets) s.destroy();
+        server.close(() => resolve());
+      }),
+  };
+  return stats;
+}
+
+/** A URL on which nothing listens: a port bound and released. */
+export async function refusedUrl(): Promise<string> {
+  const s = await serveFaults([{ k: 'hang' }], { closeConnections: true, answer: () => ({ status: 200, body: '' }), unitMs: 1, rpc: false });
+  await s.close();
+  return s.url;
+}
+
+/**
+ * The system clock, counting the timers set through it that have neither fired nor been
+ * cleared (an infinite wait is no timer: it never fires and holds nothing).
+ */
+export function countingClock(): { clock: Clock; pending(): number } {
+  const live = new Set<TimerHandle>();
+  const clock: Clock = {
+    now: systemClock.now,
+    wallNow: systemClock.wallNow!,
+    setTimeout(fn, ms, background) {
+      const box: { h?: TimerHandle } = {};
+      const h = systemClock.setTimeout(
+        () => {
+          live.delete(box.h);
+          fn();
+        },
+        ms,
+        background,
+      );
+      box.h = h;
+      if (Number.isFinite(ms)) live.add(h);
+      return h;
+    },
+    clearTimeout(h) {
+      live.delete(h);
+      systemClock.clearTimeout(h);
+    },
+    setRef: systemClock.setRef!,
+  };
+  return { clock, pending: () => live.size };
+}
+
+/** One endpoint of a scenario: nothing listening, or a server with a plan. */
+export type EndpointSpec = { readonly kind: 'refused' } | { readonly kind: 'server'; readonly plan: readonly Fault[]; readonly closeConnections: boolean };
+
+export interface Caller {
+  /** When the call starts, in attempt timeouts after the run starts. */
+  readonly startAt: number;
+  /** When the caller aborts, in attempt timeouts after the call starts (none: never). */
+  readonly abortAt: number | undefined;
+  /** A deadline of the call's own, in attempt timeouts. */
+  readonly deadline: number | undefined;
+  /** A retry mode of the call's own. */
+  readonly retry: 'none' | 'until-deadline' | { readonly maxAttempts: number } | undefined;
+}
+
+export interface Scenario {
+  readonly endpoints: readonly EndpointSpec[];
+  /** Pool deadline, in attempt timeouts. */
+  readonly deadline: number;
+  readonly maxAttempts: number | undefined;
+  /** Hedge after this many attempt timeouts, up to `maxHedges`. */
+  readonly hedge: { readonly after: number; readonly maxHedges: number } | undefined;
+  readonly breakerThreshold: number;
+  readonly callers: readonly Caller[];
+  /** Close the pool this many attempt timeouts after the start, while calls may be running (none: after they settle). */
+  readonly closeAt: number | undefined;
+}
+
+const ok: fc.Arbitrary<Fault> = fc.record({ k: fc.constant('ok' as const), f: fc.constantFrom(0, 0, 0.1, 0.2) });
+
+export function faultArb(statuses: readonly number[], rpcErrors: readonly { code: number; message: string }[]): fc.Arbitrary<Fault> {
+  const arbs: fc.Arbitrary<Fault>[] = [
+    ok,
+    fc.record({ k: fc.constant('ok' as const), f: fc.constantFrom(0.5, 0.8, 1.5, 3) }),
+    fc.constant({ k: 'hang' as const }),
+    fc.constant({ k: 'destroy' as const }),
+    fc.constant({ k: 'reset-mid' as const }),
+    fc.constant({ k: 'truncated' as const }),
+    fc.constant({ k: 'endless' as const }),
+    fc.constant({ k: 'malformed' as const }),
+    fc.record({ k: fc.constant('status' as const), status: fc.constantFrom(...statuses), retryAfter: fc.constantFrom(...RETRY_AFTER) }),
+  ];
+  if (rpcErrors.length > 0) arbs.push(fc.constantFrom(...rpcErrors).map((e) => ({ k: 'rpc-error' as const, ...e })));
+  return fc.oneof(...arbs);
+}
+
+export function scenarioArb(fault: fc.Arbitrary<Fault>): fc.Arbitrary<Scenario> {
+  const endpoint: fc.Arbitrary<EndpointSpec> = fc.oneof(
+    { weight: 1, arbitrary: fc.constant({ kind: 'refused' as const }) },
+    { weight: 3, arbitrary: fc.record({ kind: fc.constant('server' as const), plan: fc.array(fault, { minLength: 1, maxLength: 6 }), closeConnections: fc.boolean() }) },
+    // A healthy endpoint: every answer right and quick.
+    { weight: 2, arbitrary: fc.record({ kind: fc.constant('server' as const), plan: fc.array(ok, { minLength: 1, maxLength: 2 }), closeConnections: fc.boolean() }) },
+  );
+  const caller: fc.Arbitrary<Caller> = fc.record({
+    startAt: fc.constantFrom(0, 0, 0.5, 1, 2),
+    abortAt: fc.option(fc.constantFrom(0, 0.3, 1, 1.7, 4), { freq: 3 }).map((x) => x ?? undefined),
+    deadline: fc.option(fc.integer({ min: 1, max: 12 }), { freq: 4 }).map((x) => x ?? undefined),
+    retry: fc.option(fc.oneof(fc.constantFrom('none' as const, 'until-deadline' as const), fc.record({ maxAttempts: fc.integer({ min: 1, max: 5 }) })), { freq: 3 }).map((x) => x ?? undefined),
+  });
+  return fc.record({
+    endpoints: fc.array(endpoint, { minLength: 1, maxLength: 4 }),
+    deadline: fc.integer({ min: 2, max: 12 }),
+    maxAttempts: fc.option(fc.integer({ min: 1, max: 6 }), { freq: 2 }).map((x) => x ?? undefined),
+    hedge: fc.option(fc.record({ after: fc.constantFrom(0.3, 0.6, 1.2), maxHedges: fc.integer({ min: 1, max: 2 }) }), { freq: 2 }).map((x) => x ?? undefined),
+    breakerThreshold: fc.integer({ min: 1, max: 5 }),
+    callers: fc.array(caller, { minLength: 1, maxLength: 6 }),
+    closeAt: fc.option(fc.constantFrom(0.5, 2, 5), { freq: 4 }).map((x) => x ?? undefined),
+  });
+}

@@ -1,0 +1,407 @@
+/**
+ * Generated fault schedules against the real adapters (`endpoint-pool/fetch` and
+ * `endpoint-pool/viem` over viem's `http`) on real loopback servers and the real clock.
+ *
+ * Each run draws 1-4 endpoints (nothing listening, a healthy server, or a server answering
+ * with a random plan of faults: hangs, slow answers, resets before or in the middle of a
+ * body, truncated and never-ending bodies, malformed JSON, 408/429/5xx/4xx with
+ * `Retry-After` in seconds, dates, garbage or huge values, JSON-RPC error objects), pool
+ * options (deadline, maxAttempts, hedging, breaker threshold), 1-6 callers with their own
+ * start times, deadlines, retry modes and signals aborted at random times, and sometimes a
+ * `close()` in the middle of traffic. All times are in units of the run's attempt timeout,
+ * which grows with the timer lag measured before the run.
+ *
+ * Checked, each run (margins from the lag measured before and during the run):
+ * 1. no call outlives its deadline by more than the margin;
+ * 2. a call succeeds when: some endpoint answers every request right and quickly, no other
+ *    endpoint gives a final answer (a 4xx the adapter treats as the request's fault, a
+ *    revert), the caller neither aborts nor sees `close()`, its attempts may visit every
+ *    endpoint (`maxAttempts` >= endpoints, or `until-deadline`), and its deadline covers one
+ *    attempt timeout and one backoff cap per other endpoint plus the healthy answer and the
+ *    margin;
+ * 3. after `close()` and every call settled: no request is still open on any server, every
+ *    socket of a server answering `connection: close` is closed, no timer of the pool is
+ *    pending, no abort listener is left on a caller's signal;
+ * 4. every failure is a `PoolError` of a code the adapter documents (or, through viem, the
+ *    node's own answer), and nothing rejects unhandled;
+ * 5. a caller's abort ends its call within the margin, with `ABORTED`.
+ *
+ * Seeded: fixed seeds; `FC_SEED` (with `FC_PATH`) replays a run, `FC_ADAPTER_RUNS` sets runs.
+ */
+import { getEventListeners } from 'node:events';
+import fc from 'fast-check';
+import { http } from 'viem';
+import { describe, expect, test } from 'vitest';
+import { isPoolError, type ExecuteOptions } from '../../src/index.js';
+import { createPooledFetch } from '../../src/fetch/index.js';
+import { poolTransport } from '../../src/viem/index.js';
+import { classifyViemError } from '../../src/viem/classify.js';
+import { timerLag, watchLag, withLag } from '../helpers/lag.js';
+import { countingClock, faultArb, refusedUrl, scenarioArb, serveFaults, type Fault, type Scenario, type ServerStats } from './gen.js';
+
+const RUNS = Number(process.env['FC_ADAPTER_RUNS'] ?? 12);
+
+interface Built {
+  call(signal: AbortSignal | undefined, deadlineMs: number | undefined, retry: ExecuteOptions['retry'] | undefined): Promise<unknown>;
+  close(): Promise<void>;
+}
+
+interface PoolSettings {
+  readonly attemptTimeoutMs: number;
+  readonly deadlineMs: number;
+  readonly maxAttempts: number | undefined;
+  readonly hedge: { afterMs: number; maxHedges: number } | undefined;
+  readonly breaker: { threshold: number; cooldownMs: number };
+  readonly backoff: { initialMs: number; maxMs: number; jitter: 'full' };
+  readonly clock: ReturnType<typeof countingClock>['clock'];
+}
+
+interface Adapter {
+  readonly name: string;
+  readonly fault: fc.Arbitrary<Fault>;
+  /** Whether the server answers in JSON-RPC. */
+  readonly rpc: boolean;
+  /** Per-call deadline and retry can be given. */
+  readonly perCall: boolean;
+  build(urls: string[], s: PoolSettings, variant: number): Built;
+  /** A fault that ends a call by design (the request's fault, not the endpoint's). */
+  isFinal(f: Fault, variant: number): boolean;
+  /** A success value that is wrong, as a message. */
+  badValue(v: unknown, variant: number): string | undefined;
+  /** A rejection that is not documented, as a message. */
+  badFailure(e: unknown): string | undefined;
+}
+
+const FETCH_CODES = new Set(['DEADLINE_EXCEEDED', 'RETRIES_EXHAUSTED', 'NO_ENDPOINT', 'ABORTED', 'CLOSED', 'RATE_LIMITED', 'PERMANENT']);
+const VIEM_CODES = new Set(['DEADLINE_EXCEEDED', 'RETRIES_EXHAUSTED', 'NO_ENDPOINT', 'ABORTED', 'CLOSED', 'RATE_LIMITED']);
+
+const fetchAdapter: Adapter = {
+  name: 'fetch',
+  rpc: false,
+  perCall: true,
+  fault: faultArb([408, 429, 500, 502, 503, 401, 404], []),
+  // variant 0: parse 'json'; 1: the Response itself.
+  build(urls, s) {
+    const pf = createPooledFetch({ endpoints: urls.map((url, i) => ({ url, name: `e${i}` })), ...defined(s) });
+    return {
+      close: () => pf.pool.close(),
+      call: (signal, deadlineMs, retry) => {
+        const pool: ExecuteOptions = { ...(deadlineMs !== undefined ? { deadlineMs } : {}), ...(retry !== undefined ? { retry } : {}) };
+        return pf('/x', { ...(signal ? { signal } : {}), pool, parse: 'json' });
+      },
+    };
+  },
+  isFinal: (f) => f.k === 'status' && f.status >= 400 && f.status < 500 && f.status !== 408 && f.status !== 429,
+  badValue: (v) => (JSON.stringify(v) === '{"ok":true}' ? undefined : `wrong value ${JSON.stringify(v)}`),
+  badFailure: (e) => (isPoolError(e) && FETCH_CODES.has(e.code) ? undefined : `not a documented PoolError: ${String(e)}`),
+};
+
+const fetchRawAdapter: Adapter = {
+  ...fetchAdapter,
+  name: 'fetch (Response)',
+  build(urls, s) {
+    const pf = createPooledFetch({ endpoints: urls.map((url, i) => ({ url, name: `e${i}` })), ...defined(s) });
+    return {
+      close: () => pf.pool.close(),
+      call: async (signal, deadlineMs, retry) => {
+        const pool: ExecuteOptions = { ...(deadlineMs !== undefined ? { deadlineMs } : {}), ...(retry !== undefined ? { retry } : {}) };
+        const res = await pf('/x', { ...(signal ? { signal } : {}), pool });
+        // The caller's part: release a body it will not read.
+        await res.body?.cancel().catch(() => undefined);
+        return res.status;
+      },
+    };
+  },
+  badValue: (v) => (v === 200 || (typeof v === 'number' && v >= 400) ? undefined : `wrong status ${String(v)}`),
+};
+
+const ANSWER = 'the node answered';
+const viemAdapter: Adapter = {
+  name: 'viem',
+  rpc: true,
+  perCall: false,
+  fault: faultArb(
+    [408, 429, 500, 502, 503, 401, 403, 404, 413],
+    [
+      { code: -32005, message: 'limit exceeded' },
+      { code: 429, message: 'Too Many Requests' },
+      { code: -32603, message: 'internal error' },
+      { code: -32000, message: 'header not found' },
+      { code: -32601, message: 'the method eth_blockNumber does not exist/is not available' },
+      { code: 3, message: 'execution reverted' },
+      { code: -32000, message: 'invalid argument 0' },
+    ],
+  ),
+  build(urls, s) {
+    const t = poolTransport({ endpoints: urls.map((url, i) => ({ url, name: `e${i}` })), http, ...defined(s) });
+    const inst = t({});
+    return {
+      close: () => t.close(),
+      call: (signal) => inst.request({ method: 'eth_blockNumber' }, signal ? { signal } : undefined),
+    };
+  },
+  isFinal: (f) =>
+    (f.k === 'status' && (f.status === 404 || f.status === 413)) || (f.k === 'rpc-error' && (f.code === 3 || f.message === 'invalid argument 0')),
+  badValue: (v) => (v === '0x1' ? undefined : `wrong value ${JSON.stringify(v)}`),
+  badFailure: (e) => {
+    if (isPoolError(e)) return VIEM_CODES.has(e.code) ? undefined : `undocumented code ${e.code}: ${e.message}`;
+    const c = classifyViemError(e);
+    const cls = typeof c === 'string' ? c : c.class;
+    return cls === 'permanent' || cls === 'unsupported' || cls === 'retry-narrower' ? undefined : `a ${cls} error that is not a PoolError (${ANSWER}?): ${String(e)}`;
+  },
+};
+
+function defined(s: PoolSettings): Record<string, unknown> {
+  return Object.fromEntries(Object.entries(s).filter(([, v]) => v !== undefined));
+}
+
+const healthy = (f: Fault): boolean => f.k === 'ok' && f.f <= 0.2;
+
+interface CallRecord {
+  readonly i: number;
+  start: number;
+  end: number | undefined;
+  abortedAt: number | undefined;
+  ok: boolean;
+  value: unknown;
+  error: unknown;
+  signal: AbortSignal | undefined;
+}
+
+export interface RunOutcome {
+  readonly violations: string[];
+  readonly unit: number;
+  readonly settled: number;
+  readonly ok: number;
+  readonly p2: number;
+  readonly codes: Record<string, number>;
+}
+
+async function runScenario(a: Adapter, sc: Scenario, variant: number): Promise<RunOutcome> {
+  const violations: string[] = [];
+  const lag0 = await timerLag(5);
+  // The attempt timeout: every time of the scenario is a multiple of it.
+  const U = withLag(40, lag0, 3);
+  const servers: (ServerStats | undefined)[] = [];
+  const urls: string[] = [];
+  for (const e of sc.endpoints) {
+    if (e.kind === 'refused') {
+      servers.push(undefined);
+      urls.push(await refusedUrl());
+    } else {
+      const s = await serveFaults(e.plan, {
+        closeConnections: e.closeConnections,
+        unitMs: U,
+        rpc: a.rpc,
+        answer: (body) => {
+          if (!a.rpc) return { status: 200, body: '{"ok":true}' };
+          const id = (JSON.parse(body) as { id?: unknown }).id;
+          return { status: 200, body: JSON.stringify({ jsonrpc: '2.0', id, result: '0x1' }) };
+        },
+      });
+      servers.push(s);
+      urls.push(s.url);
+    }
+  }
+  const unhandled: unknown[] = [];
+  const onUnhandled = (reason: unknown): void => void unhandled.push(reason);
+  process.on('unhandledRejection', onUnhandled);
+  const counting = countingClock();
+  const deadlineMs = sc.deadline * U;
+  const backoffMax = Math.ceil(U / 2);
+  const built = a.build(
+    urls,
+    {
+      attemptTimeoutMs: U,
+      deadlineMs,
+      maxAttempts: sc.maxAttempts,
+      hedge: sc.hedge === undefined ? undefined : { afterMs: Math.ceil(sc.hedge.after * U), maxHedges: sc.hedge.maxHedges },
+      breaker: { threshold: sc.breakerThreshold, cooldownMs: 20 * U },
+      backoff: { initialMs: Math.ceil(U / 8), maxMs: backoffMax, jitter: 'full' },
+      clock: counting.clock,
+    },
+    variant,
+  );
+  const watch = watchLag();
+  const t0 = performance.now();
+  let closedAt: number | undefined;
+  const timers: ReturnType<typeof setTimeout>[] = [];
+  let closing: Promise<void> | undefined;
+  if (sc.closeAt !== undefined) {
+    timers.push(
+      setTimeout(() => {
+        closedAt = performance.now();
+        closing = built.close();
+      }, sc.closeAt * U),
+    );
+  }
+  const records: CallRecord[] = [];
+  const calls = sc.callers.map(
+    (c, i) =>
+      new Promise<void>((resolve) => {
+        timers.push(
+          setTimeout(() => {
+            const ctl = c.abortAt === undefined ? undefined : new AbortController();
+            const r: CallRecord = { i, start: performance.now(), end: undefined, abortedAt: undefined, ok: false, value: undefined, error: undefined, signal: ctl?.signal };
+            records.push(r);
+            if (ctl !== undefined) {
+              timers.push(
+                setTimeout(() => {
+                  r.abortedAt = performance.now();
+                  ctl.abort();
+                }, c.abortAt! * U),
+              );
+            }
+            let p: Promise<unknown>;
+            try {
+              p = built.call(ctl?.signal, a.perCall && c.deadline !== undefined ? c.deadline * U : undefined, a.perCall ? c.retry : undefined);
+            } catch (error) {
+              p = Promise.reject(error);
+            }
+            p.then(
+              (v) => {
+                r.end = performance.now();
+                r.ok = true;
+                r.value = v;
+              },
+              (e: unknown) => {
+                r.end = performance.now();
+                r.error = e;
+              },
+            ).finally(resolve);
+          }, c.startAt * U),
+        );
+      }),
+  );
+  // Bounded: a call that never settles is reported, not waited on forever.
+  const longest = Math.max(deadlineMs, ...sc.callers.map((c) => (c.deadline ?? 0) * U)) + 3 * U;
+  const cap = withLag(longest + 2000, Math.max(lag0, watch.maxMs), 20);
+  let capTimer: ReturnType<typeof setTimeout> | undefined;
+  await Promise.race([Promise.all(calls), new Promise<void>((r) => (capTimer = setTimeout(r, cap)))]);
+  clearTimeout(capTimer);
+  for (const t of timers) clearTimeout(t);
+  const closeStart = performance.now();
+  await Promise.race([closing ?? built.close(), new Promise<void>((r) => (capTimer = setTimeout(r, cap)))]);
+  clearTimeout(capTimer);
+  const closeMs = performance.now() - closeStart;
+  // What the sockets need to close (a reset or an abort travels through the event loop).
+  let settleWaited = 0;
+  const settleCap = withLag(200, Math.max(lag0, watch.maxMs), 10);
+  while (settleWaited < settleCap && servers.some((s) => s !== undefined && s.openRequests() > 0)) {
+    await new Promise((r) => setTimeout(r, 5));
+    settleWaited += 5;
+  }
+  const lag = Math.max(lag0, watch.stop());
+  process.off('unhandledRejection', onUnhandled);
+  const margin = withLag(15, lag, 4);
+
+  // 4 and the never-settled part of 1.
+  const codes: Record<string, number> = {};
+  let ok = 0;
+  let p2 = 0;
+  for (const r of records) {
+    const c = sc.callers[r.i]!;
+    const tag = `call ${r.i} (start ${Math.round(r.start - t0)} ms)`;
+    if (r.end === undefined) {
+      violations.push(`${tag} never settled (waited ${cap} ms)`);
+      continue;
+    }
+    const took = r.end - r.start;
+    const key = r.ok ? 'ok' : isPoolError(r.error) ? r.error.code : String((r.error as Error)?.name);
+    codes[key] = (codes[key] ?? 0) + 1;
+    if (r.ok) {
+      ok++;
+      const bad = a.badValue(r.value, variant);
+      if (bad !== undefined) violations.push(`${tag}: ${bad}`);
+    } else {
+      const bad = a.badFailure(r.error);
+      if (bad !== undefined) violations.push(`${tag}: ${bad}`);
+    }
+    // 1. The deadline.
+    const own = a.perCall && c.deadline !== undefined ? c.deadline * U : deadlineMs;
+    if (took > own + margin) violations.push(`${tag} took ${Math.round(took)} ms, deadline ${own} ms + margin ${margin} ms (${key})`);
+    // 5. The caller's abort.
+    if (r.abortedAt !== undefined && r.abortedAt < r.end) {
+      const after = r.end - r.abortedAt;
+      if (after > margin) violations.push(`${tag} settled ${Math.round(after)} ms after its caller aborted (margin ${margin} ms)`);
+      if (!r.ok && !(isPoolError(r.error) && r.error.code === 'ABORTED')) violations.push(`${tag} aborted but failed with ${key}`);
+    }
+    // 2. Liveness while one endpoint is healthy.
+    if (mustSucceed(a, sc, c, U, backoffMax, own, margin, variant)) {
+      p2++;
+      if (!r.ok) violations.push(`${tag} failed with ${key} (${(r.error as Error)?.message}) while endpoint ${healthyIndex(sc)} is healthy; cause: ${String((r.error as { cause?: unknown })?.cause)}`);
+    }
+  }
+  // 3. Nothing left behind.
+  if (closeMs >= cap) violations.push(`close() did not resolve within ${cap} ms`);
+  servers.forEach((s, i) => {
+    if (s === undefined) return;
+    if (s.openRequests() > 0) violations.push(`server e${i}: ${s.openRequests()} request(s) still open ${settleWaited} ms after close() and the last call`);
+  });
+  if (counting.pending() > 0) violations.push(`${counting.pending()} pool timer(s) pending after close()`);
+  for (const r of records) {
+    if (r.signal !== undefined && getEventListeners(r.signal, 'abort').length > 0) violations.push(`call ${r.i}: ${getEventListeners(r.signal, 'abort').length} abort listener(s) left on its signal`);
+  }
+  for (const u of unhandled) violations.push(`unhandled rejection: ${String(u)}`);
+  await Promise.all(servers.map((s) => s?.close()));
+  void closedAt;
+  return { violations, unit: U, settled: records.length, ok, p2, codes };
+}
+
+function healthyIndex(sc: Scenario): number {
+  return sc.endpoints.findIndex((e) => e.kind === 'server' && e.plan.every(healthy));
+}
+
+/** Property 2's precondition for one call. */
+function mustSucceed(a: Adapter, sc: Scenario, c: Scenario['callers'][number], U: number, backoffMax: number, deadline: number, margin: number, variant: number): boolean {
+  if (healthyIndex(sc) === -1 || c.abortAt !== undefined || sc.closeAt !== undefined) return false;
+  if (sc.endpoints.some((e) => e.kind === 'server' && e.plan.some((f) => a.isFinal(f, variant)))) return false;
+  const n = sc.endpoints.length;
+  const retry = a.perCall ? c.retry : undefined;
+  if (retry === 'none' && n > 1) return false;
+  const attempts = retry === 'until-deadline' ? Infinity : typeof retry === 'object' ? retry.maxAttempts : (sc.maxAttempts ?? Math.max(3, n));
+  if (attempts < n) return false;
+  return deadline >= n * U + (n - 1) * backoffMax + 0.2 * U + 2 * margin;
+}
+
+async function check(a: Adapter, seed: number, runs: number, variant = 0): Promise<void> {
+  let firstViolations: string[] | undefined;
+  const totals = { runs: 0, calls: 0, ok: 0, p2: 0, codes: {} as Record<string, number>, unit: 0 };
+  const result = await fc.check(
+    fc.asyncProperty(scenarioArb(a.fault), async (sc) => {
+      const o = await runScenario(a, sc, variant);
+      totals.runs++;
+      totals.calls += o.settled;
+      totals.ok += o.ok;
+      totals.p2 += o.p2;
+      totals.unit = Math.max(totals.unit, o.unit);
+      for (const [k, v] of Object.entries(o.codes)) totals.codes[k] = (totals.codes[k] ?? 0) + v;
+      if (o.violations.length > 0) firstViolations ??= o.violations;
+      return o.violations.length === 0;
+    }),
+    { seed, numRuns: runs, endOnFailure: process.env['FC_SHRINK'] !== '1', ...(process.env['FC_PATH'] !== undefined ? { path: process.env['FC_PATH'] } : {}) },
+  );
+  if (process.env['FC_VERBOSE'] === '1') console.log(a.name, JSON.stringify(totals));
+  if (result.failed) {
+    const sc = result.counterexample![0];
+    const o = await runScenario(a, sc, variant);
+    expect.fail(
+      [
+        `${a.name}: property failed (seed ${result.seed}); replay: FC_SEED=${result.seed} FC_PATH=${result.counterexamplePath ?? ''} npx vitest run test/faults/generated.test.ts`,
+        'violations (first run):',
+        ...(firstViolations ?? []).map((x) => `  - ${x}`),
+        'violations (replayed):',
+        ...o.violations.map((x) => `  - ${x}`),
+        JSON.stringify(sc),
+      ].join('\n'),
+    );
+  }
+}
+
+const seedOf = (fixed: number): number => (process.env['FC_SEED'] !== undefined ? Number(process.env['FC_SEED']) : fixed);
+
+describe('generated faults on loopback servers', () => {
+  test('endpoint-pool/fetch, parse: json', () => check(fetchAdapter, seedOf(20261202), RUNS), 120_000);
+  test('endpoint-pool/fetch, the Response', () => check(fetchRawAdapter, seedOf(20261203), RUNS), 120_000);
+  test('endpoint-pool/viem over viem http', () => check(viemAdapter, seedOf(20261204), RUNS), 120_000);
+});
