@@ -289,6 +289,8 @@ export class Call<C, T> extends Waiting<C, CallHistory<C>> implements AttemptOwn
   hedgeAvoiding(now: number): EndpointState<C>[] | undefined {
     const running = Call.#running(this);
     if (running === undefined || this.plan.pin !== undefined || now >= this.deadlineAt || this.s.closed) return undefined;
+    // A hedge is one of the call's attempts: none beyond its attempt limit (`retry: 'none'` is one attempt).
+    if (this.attempts - (this.lazy?.replays ?? 0) >= attemptLimit(this.s, this.plan.maxAttempts)) return undefined;
     const busy: EndpointState<C>[] = Call.#excluded(this)?.slice() ?? [];
     busy.push(running.ep);
     for (const h of this.lazy!.hedging!.running) busy.push(h.ep);

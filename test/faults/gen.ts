@@ -63,6 +63,8 @@ export interface ServerStats {
   readonly url: string;
   /** Requests received. */
   hits: number;
+  /** Each request: its `x-call` header, when it arrived (performance.now()), the fault it got. */
+  readonly log: { readonly call: string | undefined; readonly at: number; readonly fault: Fault }[];
   /** Requests whose response has not closed yet. */
   openRequests(): number;
   /** Connections open now. */
@@ -153,6 +155,8 @@ export async function serveFaults(plan: readonly Fault[], o: ServeOptions): Prom
     open++;
     res.on('close', () => open--);
     const fault = plan[n++ % plan.length]!;
+    const call = req.headers['x-call'];
+    stats.log.push({ call: typeof call === 'string' ? call : undefined, at: performance.now(), fault });
     const chunks: Buffer[] = [];
     req.on('data', (c: Buffer) => chunks.push(c));
     req.on('end', () => handle(req, res, Buffer.concat(chunks).toString('utf8'), fault));
@@ -166,6 +170,7 @@ export async function serveFaults(plan: readonly Fault[], o: ServeOptions): Prom
   const stats: ServerStats = {
     url: `http://127.0.0.1:${port}`,
     hits: 0,
+    log: [],
     openRequests: () => open,
     openSockets: () => sockets.size,
     close: () =>
@@ -244,6 +249,11 @@ export interface Scenario {
   readonly closeAt: number | undefined;
 }
 
+/** `arb` with weight `some`, `undefined` with weight `none`. */
+function sometimes<T>(arb: fc.Arbitrary<T>, some: number, none: number): fc.Arbitrary<T | undefined> {
+  return fc.oneof({ weight: some, arbitrary: arb }, { weight: none, arbitrary: fc.constant(undefined) });
+}
+
 const ok: fc.Arbitrary<Fault> = fc.record({ k: fc.constant('ok' as const), f: fc.constantFrom(0, 0, 0.1, 0.2) });
 
 export function faultArb(statuses: readonly number[], rpcErrors: readonly { code: number; message: string }[]): fc.Arbitrary<Fault> {
@@ -271,17 +281,17 @@ export function scenarioArb(fault: fc.Arbitrary<Fault>): fc.Arbitrary<Scenario> 
   );
   const caller: fc.Arbitrary<Caller> = fc.record({
     startAt: fc.constantFrom(0, 0, 0.5, 1, 2),
-    abortAt: fc.option(fc.constantFrom(0, 0.3, 1, 1.7, 4), { freq: 3 }).map((x) => x ?? undefined),
-    deadline: fc.option(fc.integer({ min: 1, max: 12 }), { freq: 4 }).map((x) => x ?? undefined),
-    retry: fc.option(fc.oneof(fc.constantFrom('none' as const, 'until-deadline' as const), fc.record({ maxAttempts: fc.integer({ min: 1, max: 5 }) })), { freq: 3 }).map((x) => x ?? undefined),
+    abortAt: sometimes(fc.constantFrom(0, 0.3, 1, 1.7, 4), 1, 2),
+    deadline: sometimes(fc.integer({ min: 1, max: 12 }), 1, 1),
+    retry: sometimes(fc.oneof(fc.constantFrom('none' as const, 'until-deadline' as const), fc.record({ maxAttempts: fc.integer({ min: 1, max: 5 }) })), 1, 2),
   });
   return fc.record({
     endpoints: fc.array(endpoint, { minLength: 1, maxLength: 4 }),
     deadline: fc.integer({ min: 2, max: 12 }),
-    maxAttempts: fc.option(fc.integer({ min: 1, max: 6 }), { freq: 2 }).map((x) => x ?? undefined),
-    hedge: fc.option(fc.record({ after: fc.constantFrom(0.3, 0.6, 1.2), maxHedges: fc.integer({ min: 1, max: 2 }) }), { freq: 2 }).map((x) => x ?? undefined),
+    maxAttempts: sometimes(fc.integer({ min: 1, max: 6 }), 1, 2),
+    hedge: sometimes(fc.record({ after: fc.constantFrom(0.3, 0.6, 1.2), maxHedges: fc.integer({ min: 1, max: 2 }) }), 1, 1),
     breakerThreshold: fc.integer({ min: 1, max: 5 }),
     callers: fc.array(caller, { minLength: 1, maxLength: 6 }),
-    closeAt: fc.option(fc.constantFrom(0.5, 2, 5), { freq: 4 }).map((x) => x ?? undefined),
+    closeAt: sometimes(fc.constantFrom(0.5, 2, 5), 1, 3),
   });
 }

@@ -42,7 +42,7 @@ import { countingClock, faultArb, refusedUrl, scenarioArb, serveFaults, type Fau
 const RUNS = Number(process.env['FC_ADAPTER_RUNS'] ?? 12);
 
 interface Built {
-  call(signal: AbortSignal | undefined, deadlineMs: number | undefined, retry: ExecuteOptions['retry'] | undefined): Promise<unknown>;
+  call(i: number, signal: AbortSignal | undefined, deadlineMs: number | undefined, retry: ExecuteOptions['retry'] | undefined): Promise<unknown>;
   close(): Promise<void>;
 }
 
@@ -56,62 +56,112 @@ interface PoolSettings {
   readonly clock: ReturnType<typeof countingClock>['clock'];
 }
 
+/** Per-run choices of the fetch adapter: the request's method and body, and a token provider. */
+export interface FetchExtra {
+  /** GET; POST (not idempotent, not replayed once it may have reached a server); POST with an idempotency key; a stream body (one attempt). */
+  readonly method: 'GET' | 'POST' | 'POST-key' | 'STREAM';
+  /** A `getToken` that answers quickly, slowly (half an attempt timeout), never, throws, or answers ''. */
+  readonly token: 'none' | 'ok' | 'slow' | 'hang' | 'throw' | 'empty';
+}
+
 interface Adapter {
   readonly name: string;
+  /** Extra per-run choices. */
+  readonly extra: fc.Arbitrary<FetchExtra>;
   readonly fault: fc.Arbitrary<Fault>;
   /** Whether the server answers in JSON-RPC. */
   readonly rpc: boolean;
-  /** Per-call deadline and retry can be given. */
+  /** Per-call deadline and retry can be given, and requests carry the call's number (`x-call`). */
   readonly perCall: boolean;
-  build(urls: string[], s: PoolSettings, variant: number): Built;
+  build(urls: string[], s: PoolSettings, x: FetchExtra): Built;
   /** A fault that ends a call by design (the request's fault, not the endpoint's). */
-  isFinal(f: Fault, variant: number): boolean;
+  isFinal(f: Fault, x: FetchExtra): boolean;
   /** A success value that is wrong, as a message. */
-  badValue(v: unknown, variant: number): string | undefined;
+  badValue(v: unknown, x: FetchExtra): string | undefined;
   /** A rejection that is not documented, as a message. */
-  badFailure(e: unknown): string | undefined;
+  badFailure(e: unknown, x: FetchExtra): string | undefined;
 }
 
 const FETCH_CODES = new Set(['DEADLINE_EXCEEDED', 'RETRIES_EXHAUSTED', 'NO_ENDPOINT', 'ABORTED', 'CLOSED', 'RATE_LIMITED', 'PERMANENT']);
+const TOKEN_CODES = new Set([...FETCH_CODES, 'AUTH', 'UNAUTHORIZED']);
 const VIEM_CODES = new Set(['DEADLINE_EXCEEDED', 'RETRIES_EXHAUSTED', 'NO_ENDPOINT', 'ABORTED', 'CLOSED', 'RATE_LIMITED']);
+
+function getToken(kind: FetchExtra['token'], unit: number): ((endpoint: string, signal: AbortSignal) => Promise<string>) | undefined {
+  switch (kind) {
+    case 'none':
+      return undefined;
+    case 'ok':
+      return async (endpoint) => `t-${endpoint}`;
+    case 'slow':
+      return (endpoint, signal) =>
+        new Promise((resolve, reject) => {
+          const t = setTimeout(() => resolve(`t-${endpoint}`), unit / 2);
+          signal.addEventListener('abort', () => (clearTimeout(t), reject(signal.reason as Error)), { once: true });
+        });
+    case 'hang':
+      return () => new Promise<string>(() => undefined);
+    case 'throw':
+      return async () => {
+        throw new Error('token service down');
+      };
+    case 'empty':
+      return async () => '';
+  }
+}
+
+function fetchInit(x: FetchExtra, i: number): RequestInit {
+  const headers: Record<string, string> = { 'x-call': String(i) };
+  switch (x.method) {
+    case 'GET':
+      return { headers };
+    case 'POST':
+      return { method: 'POST', headers, body: '{"q":1}' };
+    case 'POST-key':
+      return { method: 'POST', headers: { ...headers, 'idempotency-key': `k-${i}` }, body: '{"q":1}' };
+    case 'STREAM':
+      return { method: 'PUT', headers, body: new ReadableStream({ start: (c) => (c.enqueue(new TextEncoder().encode('{"q":1}')), c.close()) }), duplex: 'half' } as RequestInit;
+  }
+}
+
+const fetchExtra: fc.Arbitrary<FetchExtra> = fc.record({
+  method: fc.constantFrom('GET', 'GET', 'POST', 'POST-key', 'STREAM'),
+  token: fc.oneof({ weight: 3, arbitrary: fc.constant('none' as const) }, { weight: 2, arbitrary: fc.constantFrom('ok', 'slow', 'hang', 'throw', 'empty') }),
+});
+
+function buildFetch(urls: string[], s: PoolSettings, x: FetchExtra, parse: boolean): Built {
+  const token = getToken(x.token, s.attemptTimeoutMs);
+  const pf = createPooledFetch({ endpoints: urls.map((url, i) => ({ url, name: `e${i}` })), ...defined(s), ...(token !== undefined ? { getToken: token } : {}) });
+  return {
+    close: () => pf.pool.close(),
+    call: async (i, signal, deadlineMs, retry) => {
+      const pool: ExecuteOptions = { ...(deadlineMs !== undefined ? { deadlineMs } : {}), ...(retry !== undefined ? { retry } : {}) };
+      const init = { ...fetchInit(x, i), ...(signal ? { signal } : {}), pool };
+      if (parse) return pf('/x', { ...init, parse: 'json' });
+      const res = await pf('/x', init);
+      // The caller's part: release a body it will not read.
+      await res.body?.cancel().catch(() => undefined);
+      return res.status;
+    },
+  };
+}
 
 const fetchAdapter: Adapter = {
   name: 'fetch',
   rpc: false,
   perCall: true,
+  extra: fetchExtra,
   fault: faultArb([408, 429, 500, 502, 503, 401, 404], []),
-  // variant 0: parse 'json'; 1: the Response itself.
-  build(urls, s) {
-    const pf = createPooledFetch({ endpoints: urls.map((url, i) => ({ url, name: `e${i}` })), ...defined(s) });
-    return {
-      close: () => pf.pool.close(),
-      call: (signal, deadlineMs, retry) => {
-        const pool: ExecuteOptions = { ...(deadlineMs !== undefined ? { deadlineMs } : {}), ...(retry !== undefined ? { retry } : {}) };
-        return pf('/x', { ...(signal ? { signal } : {}), pool, parse: 'json' });
-      },
-    };
-  },
-  isFinal: (f) => f.k === 'status' && f.status >= 400 && f.status < 500 && f.status !== 408 && f.status !== 429,
+  build: (urls, s, x) => buildFetch(urls, s, x, true),
+  // A 4xx is the request's fault; with a token provider a 401 is a refresh and a replay, once.
+  isFinal: (f, x) => f.k === 'status' && f.status >= 400 && f.status < 500 && f.status !== 408 && f.status !== 429,
   badValue: (v) => (JSON.stringify(v) === '{"ok":true}' ? undefined : `wrong value ${JSON.stringify(v)}`),
-  badFailure: (e) => (isPoolError(e) && FETCH_CODES.has(e.code) ? undefined : `not a documented PoolError: ${String(e)}`),
+  badFailure: (e, x) => (isPoolError(e) && (x.token === 'none' ? FETCH_CODES : TOKEN_CODES).has(e.code) ? undefined : `not a documented PoolError: ${String(e)}`),
 };
 
 const fetchRawAdapter: Adapter = {
   ...fetchAdapter,
   name: 'fetch (Response)',
-  build(urls, s) {
-    const pf = createPooledFetch({ endpoints: urls.map((url, i) => ({ url, name: `e${i}` })), ...defined(s) });
-    return {
-      close: () => pf.pool.close(),
-      call: async (signal, deadlineMs, retry) => {
-        const pool: ExecuteOptions = { ...(deadlineMs !== undefined ? { deadlineMs } : {}), ...(retry !== undefined ? { retry } : {}) };
-        const res = await pf('/x', { ...(signal ? { signal } : {}), pool });
-        // The caller's part: release a body it will not read.
-        await res.body?.cancel().catch(() => undefined);
-        return res.status;
-      },
-    };
-  },
+  build: (urls, s, x) => buildFetch(urls, s, x, false),
   badValue: (v) => (v === 200 || (typeof v === 'number' && v >= 400) ? undefined : `wrong status ${String(v)}`),
 };
 
@@ -119,6 +169,7 @@ const ANSWER = 'the node answered';
 const viemAdapter: Adapter = {
   name: 'viem',
   rpc: true,
+  extra: fc.constant({ method: 'GET', token: 'none' }),
   perCall: false,
   fault: faultArb(
     [408, 429, 500, 502, 503, 401, 403, 404, 413],
@@ -137,7 +188,7 @@ const viemAdapter: Adapter = {
     const inst = t({});
     return {
       close: () => t.close(),
-      call: (signal) => inst.request({ method: 'eth_blockNumber' }, signal ? { signal } : undefined),
+      call: (_i, signal) => inst.request({ method: 'eth_blockNumber' }, signal ? { signal } : undefined),
     };
   },
   isFinal: (f) =>
@@ -177,7 +228,7 @@ export interface RunOutcome {
   readonly codes: Record<string, number>;
 }
 
-async function runScenario(a: Adapter, sc: Scenario, variant: number): Promise<RunOutcome> {
+async function runScenario(a: Adapter, sc: Scenario, x: FetchExtra): Promise<RunOutcome> {
   const violations: string[] = [];
   const lag0 = await timerLag(5);
   // The attempt timeout: every time of the scenario is a multiple of it.
@@ -220,7 +271,7 @@ async function runScenario(a: Adapter, sc: Scenario, variant: number): Promise<R
       backoff: { initialMs: Math.ceil(U / 8), maxMs: backoffMax, jitter: 'full' },
       clock: counting.clock,
     },
-    variant,
+    x,
   );
   const watch = watchLag();
   const t0 = performance.now();
@@ -254,7 +305,7 @@ async function runScenario(a: Adapter, sc: Scenario, variant: number): Promise<R
             }
             let p: Promise<unknown>;
             try {
-              p = built.call(ctl?.signal, a.perCall && c.deadline !== undefined ? c.deadline * U : undefined, a.perCall ? c.retry : undefined);
+              p = built.call(i, ctl?.signal, a.perCall && c.deadline !== undefined ? c.deadline * U : undefined, a.perCall ? c.retry : undefined);
             } catch (error) {
               p = Promise.reject(error);
             }
@@ -311,10 +362,10 @@ async function runScenario(a: Adapter, sc: Scenario, variant: number): Promise<R
     codes[key] = (codes[key] ?? 0) + 1;
     if (r.ok) {
       ok++;
-      const bad = a.badValue(r.value, variant);
+      const bad = a.badValue(r.value, x);
       if (bad !== undefined) violations.push(`${tag}: ${bad}`);
     } else {
-      const bad = a.badFailure(r.error);
+      const bad = a.badFailure(r.error, x);
       if (bad !== undefined) violations.push(`${tag}: ${bad}`);
     }
     // 1. The deadline.
@@ -327,9 +378,31 @@ async function runScenario(a: Adapter, sc: Scenario, variant: number): Promise<R
       if (!r.ok && !(isPoolError(r.error) && r.error.code === 'ABORTED')) violations.push(`${tag} aborted but failed with ${key}`);
     }
     // 2. Liveness while one endpoint is healthy.
-    if (mustSucceed(a, sc, c, U, backoffMax, own, margin, variant)) {
+    if (mustSucceed(a, sc, c, U, backoffMax, own, margin, x)) {
       p2++;
       if (!r.ok) violations.push(`${tag} failed with ${key} (${(r.error as Error)?.message}) while endpoint ${healthyIndex(sc)} is healthy; cause: ${String((r.error as { cause?: unknown })?.cause)}`);
+    }
+  }
+  // 6-8 (fetch, whose requests say which call sent them): no request after its call
+  // settled, no more requests than the call's attempts allow, and a request that must not
+  // be replayed reaches at most one server in a way that may have processed it.
+  if (a.perCall) {
+    for (const r of records) {
+      if (r.end === undefined) continue;
+      const c = sc.callers[r.i]!;
+      const hits = servers.flatMap((s, e) => (s === undefined ? [] : s.log.filter((h) => h.call === String(r.i)).map((h) => ({ ...h, e }))));
+      const late = hits.filter((h) => h.at > r.end! + margin);
+      if (late.length > 0) violations.push(`call ${r.i}: ${late.length} request(s) reached e${late[0]!.e} ${Math.round(late[0]!.at - r.end)} ms after the call settled`);
+      const n = sc.endpoints.length;
+      const retry = c.retry;
+      let cap = retry === 'none' || x.method === 'STREAM' ? 1 : retry === 'until-deadline' ? Infinity : typeof retry === 'object' ? retry.maxAttempts : (sc.maxAttempts ?? Math.max(3, n));
+      // A 401 with a token provider is replayed once at no retry cost.
+      if (x.token !== 'none') cap += hits.filter((h) => h.fault.k === 'status' && h.fault.status === 401).length;
+      if (hits.length > cap) violations.push(`call ${r.i}: ${hits.length} requests, its attempts allow ${cap}`);
+      if (x.method === 'POST') {
+        const processed = hits.filter((h) => !(h.fault.k === 'status' && (h.fault.status === 408 || h.fault.status === 429 || (x.token !== 'none' && h.fault.status === 401))));
+        if (processed.length > 1) violations.push(`call ${r.i}: a POST without a key reached ${processed.length} servers that may have processed it (${processed.map((h) => `e${h.e}:${h.fault.k}`).join(', ')})`);
+      }
     }
   }
   // 3. Nothing left behind.
@@ -353,9 +426,9 @@ function healthyIndex(sc: Scenario): number {
 }
 
 /** Property 2's precondition for one call. */
-function mustSucceed(a: Adapter, sc: Scenario, c: Scenario['callers'][number], U: number, backoffMax: number, deadline: number, margin: number, variant: number): boolean {
+function mustSucceed(a: Adapter, sc: Scenario, c: Scenario['callers'][number], U: number, backoffMax: number, deadline: number, margin: number, x: FetchExtra): boolean {
   if (healthyIndex(sc) === -1 || c.abortAt !== undefined || sc.closeAt !== undefined) return false;
-  if (sc.endpoints.some((e) => e.kind === 'server' && e.plan.some((f) => a.isFinal(f, variant)))) return false;
+  if (sc.endpoints.some((e) => e.kind === 'server' && e.plan.some((f) => a.isFinal(f, x)))) return false;
   const n = sc.endpoints.length;
   const retry = a.perCall ? c.retry : undefined;
   if (retry === 'none' && n > 1) return false;
@@ -364,12 +437,12 @@ function mustSucceed(a: Adapter, sc: Scenario, c: Scenario['callers'][number], U
   return deadline >= n * U + (n - 1) * backoffMax + 0.2 * U + 2 * margin;
 }
 
-async function check(a: Adapter, seed: number, runs: number, variant = 0): Promise<void> {
+async function check(a: Adapter, seed: number, runs: number): Promise<void> {
   let firstViolations: string[] | undefined;
   const totals = { runs: 0, calls: 0, ok: 0, p2: 0, codes: {} as Record<string, number>, unit: 0 };
   const result = await fc.check(
-    fc.asyncProperty(scenarioArb(a.fault), async (sc) => {
-      const o = await runScenario(a, sc, variant);
+    fc.asyncProperty(scenarioArb(a.fault), a.extra, async (sc, x) => {
+      const o = await runScenario(a, sc, x);
       totals.runs++;
       totals.calls += o.settled;
       totals.ok += o.ok;
@@ -383,16 +456,17 @@ async function check(a: Adapter, seed: number, runs: number, variant = 0): Promi
   );
   if (process.env['FC_VERBOSE'] === '1') console.log(a.name, JSON.stringify(totals));
   if (result.failed) {
-    const sc = result.counterexample![0];
-    const o = await runScenario(a, sc, variant);
+    const [sc, x] = result.counterexample!;
+    const o = await runScenario(a, sc, x);
     expect.fail(
       [
         `${a.name}: property failed (seed ${result.seed}); replay: FC_SEED=${result.seed} FC_PATH=${result.counterexamplePath ?? ''} npx vitest run test/faults/generated.test.ts`,
         'violations (first run):',
-        ...(firstViolations ?? []).map((x) => `  - ${x}`),
+        ...(firstViolations ?? []).map((v) => `  - ${v}`),
         'violations (replayed):',
-        ...o.violations.map((x) => `  - ${x}`),
+        ...o.violations.map((v) => `  - ${v}`),
         JSON.stringify(sc),
+        JSON.stringify(x),
       ].join('\n'),
     );
   }

@@ -1,0 +1,56 @@
+/**
+ * Regressions found by the generated fault schedules of `generated.test.ts` (seeds in
+ * NOTES-fuzz3.md), each reduced to a fixed scenario on loopback servers.
+ */
+import { afterEach, describe, expect, test } from 'vitest';
+import { createPooledFetch, type PooledFetch } from '../../src/fetch/index.js';
+import { startLoopback, type Loopback } from '../helpers/loopback.js';
+
+const open: Loopback[] = [];
+const made: PooledFetch[] = [];
+afterEach(async () => {
+  await Promise.all(made.splice(0).map((f) => f.pool.close()));
+  await Promise.all(open.splice(0).map((s) => s.close()));
+});
+
+async function server(handler: Parameters<typeof startLoopback>[0]): Promise<Loopback> {
+  const s = await startLoopback(handler);
+  open.push(s);
+  return s;
+}
+
+describe('fetch: a POST whose 200 answer has a body that cannot be read', () => {
+  // Seed 20261202 (path 1): the server had processed the POST (it answered 200), the body
+  // broke on the way, and the request was sent again to the next endpoint.
+  test.each([
+    ['malformed', (res: import('node:http').ServerResponse) => (res.writeHead(200, { 'content-type': 'application/json' }), res.end('{"id": not json'))],
+    [
+      'reset mid-body',
+      (res: import('node:http').ServerResponse) => {
+        res.writeHead(200, { 'content-type': 'application/json', 'content-length': '100' });
+        res.write('{"id":');
+        setTimeout(() => res.socket?.resetAndDestroy(), 5);
+      },
+    ],
+  ] as const)('%s: is not replayed on another endpoint (parse: json)', async (_name, answer) => {
+    const first = await server((_req, res) => answer(res));
+    const second = await server((_req, res) => res.end('{"id":2}'));
+    const f = createPooledFetch({ endpoints: [{ url: first.url, name: 'e0' }, { url: second.url, name: 'e1' }], attemptTimeoutMs: 2_000 });
+    made.push(f);
+    const err = await f('/pay', { method: 'POST', body: 'x', parse: 'json' }).catch((e: unknown) => e);
+    expect(second.hits).toBe(0);
+    expect(first.hits).toBe(1);
+    expect(err).toMatchObject({ code: 'PERMANENT', endpoint: 'e0' });
+    expect((err as Error).message).toMatch(/POST request may have reached endpoint "e0"/);
+    expect((err as { cause?: { name?: string } }).cause?.name).toBe('ResponseBodyError');
+  });
+
+  test('a GET with the same answer still fails over', async () => {
+    const first = await server((_req, res) => (res.writeHead(200, { 'content-type': 'application/json' }), res.end('{"id": not json')));
+    const second = await server((_req, res) => res.end('{"id":2}'));
+    const f = createPooledFetch({ endpoints: [{ url: first.url, name: 'e0' }, { url: second.url, name: 'e1' }], attemptTimeoutMs: 2_000 });
+    made.push(f);
+    await expect(f('/x', { parse: 'json' })).resolves.toEqual({ id: 2 });
+    expect(second.hits).toBe(1);
+  });
+});
