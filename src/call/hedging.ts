@@ -84,6 +84,17 @@ export class Hedging<C> {
     else this.#launch(sel.endpoint, now);
   }
 
+  /**
+   * Replays an attempt on `ep` beside the call's running one (its `unauthorized` answer came
+   * while another attempt ran, and the credentials are now refreshed), taking a free permit
+   * under `permitScope: 'attempt'` like a hedge; false when none is free.
+   */
+  replay(ep: EndpointState<C>, now: number): boolean {
+    if (!this.#permitFree()) return false;
+    this.#launch(ep, now);
+    return true;
+  }
+
   /** Whether a hedge may be sent now as far as permits go (always, unless attempts hold them). */
   #permitFree(): boolean {
     const s = this.#s;

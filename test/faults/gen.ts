@@ -247,6 +247,15 @@ export interface Scenario {
   readonly callers: readonly Caller[];
   /** Close the pool this many attempt timeouts after the start, while calls may be running (none: after they settle). */
   readonly closeAt: number | undefined;
+  /** Pool options beyond timeouts: strategy, breaker mode, permits, per-endpoint rate limit and in-flight cap. */
+  readonly opts: {
+    readonly strategy: 'ordered' | 'round-robin' | 'random' | 'health' | 'latency';
+    readonly breakerMode: 'fail-fast' | 'wait';
+    readonly maxConcurrentCalls: number | undefined;
+    readonly permitScope: 'call' | 'attempt';
+    readonly perSecond: number | undefined;
+    readonly maxInFlight: number | undefined;
+  };
 }
 
 /** `arb` with weight `some`, `undefined` with weight `none`. */
@@ -272,7 +281,27 @@ export function faultArb(statuses: readonly number[], rpcErrors: readonly { code
   return fc.oneof(...arbs);
 }
 
-export function scenarioArb(fault: fc.Arbitrary<Fault>): fc.Arbitrary<Scenario> {
+/**
+ * Scenarios; with `liveness`, ones where property 2 applies to most calls: a healthy
+ * endpoint somewhere, no final answers (`fault` is expected to leave them out), no abort, no
+ * `close()` during traffic, no queue.
+ */
+export function scenarioArb(fault: fc.Arbitrary<Fault>, liveness = false): fc.Arbitrary<Scenario> {
+  if (liveness) {
+    return scenarioArb(fault).chain((sc) =>
+      fc.record({ at: fc.nat({ max: sc.endpoints.length }), plan: fc.array(ok, { minLength: 1, maxLength: 2 }) }).map(({ at, plan }) => {
+        const endpoints = [...sc.endpoints];
+        endpoints.splice(at, 0, { kind: 'server', plan, closeConnections: false });
+        return {
+          ...sc,
+          endpoints: endpoints.slice(0, 4),
+          closeAt: undefined,
+          callers: sc.callers.map((c) => ({ ...c, abortAt: undefined })),
+          opts: { ...sc.opts, maxConcurrentCalls: undefined, perSecond: undefined, maxInFlight: undefined },
+        };
+      }),
+    );
+  }
   const endpoint: fc.Arbitrary<EndpointSpec> = fc.oneof(
     { weight: 1, arbitrary: fc.constant({ kind: 'refused' as const }) },
     { weight: 3, arbitrary: fc.record({ kind: fc.constant('server' as const), plan: fc.array(fault, { minLength: 1, maxLength: 6 }), closeConnections: fc.boolean() }) },
@@ -293,5 +322,13 @@ export function scenarioArb(fault: fc.Arbitrary<Fault>): fc.Arbitrary<Scenario> 
     breakerThreshold: fc.integer({ min: 1, max: 5 }),
     callers: fc.array(caller, { minLength: 1, maxLength: 6 }),
     closeAt: sometimes(fc.constantFrom(0.5, 2, 5), 1, 3),
+    opts: fc.record({
+      strategy: fc.constantFrom('ordered' as const, 'ordered' as const, 'round-robin' as const, 'random' as const, 'health' as const, 'latency' as const),
+      breakerMode: fc.constantFrom('fail-fast' as const, 'fail-fast' as const, 'wait' as const),
+      maxConcurrentCalls: sometimes(fc.integer({ min: 1, max: 3 }), 1, 3),
+      permitScope: fc.constantFrom('call' as const, 'attempt' as const),
+      perSecond: sometimes(fc.constantFrom(5, 20, 100), 1, 3),
+      maxInFlight: sometimes(fc.integer({ min: 1, max: 2 }), 1, 3),
+    }),
   });
 }

@@ -54,6 +54,19 @@ interface PoolSettings {
   readonly breaker: { threshold: number; cooldownMs: number };
   readonly backoff: { initialMs: number; maxMs: number; jitter: 'full' };
   readonly clock: ReturnType<typeof countingClock>['clock'];
+  readonly random: () => number;
+  readonly strategy: Scenario['opts']['strategy'];
+  readonly breakerMode: Scenario['opts']['breakerMode'];
+  readonly maxConcurrentCalls: number | undefined;
+  readonly permitScope: Scenario['opts']['permitScope'];
+}
+
+/** Per-endpoint settings of a scenario. */
+function endpointSettings(sc: Scenario): Record<string, unknown> {
+  return {
+    ...(sc.opts.perSecond !== undefined ? { rateLimit: { perSecond: sc.opts.perSecond, burst: 1 } } : {}),
+    ...(sc.opts.maxInFlight !== undefined ? { maxInFlight: sc.opts.maxInFlight } : {}),
+  };
 }
 
 /** Per-run choices of the fetch adapter: the request's method and body, and a token provider. */
@@ -77,7 +90,7 @@ interface Adapter {
   readonly rpc: boolean;
   /** Per-call deadline and retry can be given, and requests carry the call's number (`x-call`). */
   readonly perCall: boolean;
-  build(urls: string[], s: PoolSettings, x: FetchExtra): Built;
+  build(urls: string[], s: PoolSettings, x: FetchExtra, ep: Record<string, unknown>): Built;
   /** A fault that ends a call by design (the request's fault, not the endpoint's). */
   isFinal(f: Fault, x: FetchExtra): boolean;
   /** A success value that is wrong, as a message. */
@@ -132,9 +145,9 @@ const fetchExtra: fc.Arbitrary<FetchExtra> = fc.record({
   token: fc.oneof({ weight: 3, arbitrary: fc.constant('none' as const) }, { weight: 2, arbitrary: fc.constantFrom('ok', 'slow', 'hang', 'throw', 'empty') }),
 });
 
-function buildFetch(urls: string[], s: PoolSettings, x: FetchExtra, parse: boolean): Built {
+function buildFetch(urls: string[], s: PoolSettings, x: FetchExtra, ep: Record<string, unknown>, parse: boolean): Built {
   const token = getToken(x.token, s.attemptTimeoutMs);
-  const pf = createPooledFetch({ endpoints: urls.map((url, i) => ({ url, name: `e${i}` })), ...defined(s), ...(token !== undefined ? { getToken: token } : {}) });
+  const pf = createPooledFetch({ endpoints: urls.map((url, i) => ({ url, name: `e${i}`, ...ep })), ...defined(s), ...(token !== undefined ? { getToken: token } : {}) });
   return {
     close: () => pf.pool.close(),
     call: async (i, signal, deadlineMs, retry) => {
@@ -155,7 +168,7 @@ const fetchAdapter: Adapter = {
   perCall: true,
   extra: fetchExtra,
   fault: faultArb([408, 429, 500, 502, 503, 401, 404], []),
-  build: (urls, s, x) => buildFetch(urls, s, x, true),
+  build: (urls, s, x, ep) => buildFetch(urls, s, x, ep, true),
   // A 4xx is the request's fault; with a token provider a 401 is a refresh and a replay, once.
   isFinal: (f, x) => f.k === 'status' && f.status >= 400 && f.status < 500 && f.status !== 408 && f.status !== 429,
   badValue: (v) => (JSON.stringify(v) === '{"ok":true}' ? undefined : `wrong value ${JSON.stringify(v)}`),
@@ -165,7 +178,7 @@ const fetchAdapter: Adapter = {
 const fetchRawAdapter: Adapter = {
   ...fetchAdapter,
   name: 'fetch (Response)',
-  build: (urls, s, x) => buildFetch(urls, s, x, false),
+  build: (urls, s, x, ep) => buildFetch(urls, s, x, ep, false),
   badValue: (v) => (v === 200 || (typeof v === 'number' && v >= 400) ? undefined : `wrong status ${String(v)}`),
 };
 
@@ -193,10 +206,10 @@ const viemAdapter: Adapter = {
       { code: -32000, message: 'invalid argument 0' },
     ],
   ),
-  build(urls, s, x) {
+  build(urls, s, x, ep) {
     const method = x.rpcMethod ?? 'eth_blockNumber';
     const t = poolTransport({
-      endpoints: urls.map((url, i) => ({ url, name: `e${i}` })),
+      endpoints: urls.map((url, i) => ({ url, name: `e${i}`, ...ep })),
       http,
       ...defined(s),
       ...(x.coalesce === true ? { coalesce: [method] } : {}),
@@ -222,6 +235,17 @@ const viemAdapter: Adapter = {
 
 function defined(s: PoolSettings): Record<string, unknown> {
   return Object.fromEntries(Object.entries(s).filter(([, v]) => v !== undefined));
+}
+
+/** A random source drawn from the scenario, so a replay selects the same way. */
+function seeded(sc: Scenario): () => number {
+  let x = (JSON.stringify(sc).length * 2654435761) >>> 0 || 1;
+  return () => {
+    x ^= x << 13;
+    x ^= x >>> 17;
+    x ^= x << 5;
+    return (x >>> 0) / 4294967296;
+  };
 }
 
 let rttServer: ServerStats | undefined;
@@ -303,8 +327,14 @@ async function runScenario(a: Adapter, sc: Scenario, x: FetchExtra): Promise<Run
       breaker: { threshold: sc.breakerThreshold, cooldownMs: 20 * U },
       backoff: { initialMs: Math.ceil(U / 8), maxMs: backoffMax, jitter: 'full' },
       clock: counting.clock,
+      random: seeded(sc),
+      strategy: sc.opts.strategy,
+      breakerMode: sc.opts.breakerMode,
+      maxConcurrentCalls: sc.opts.maxConcurrentCalls,
+      permitScope: sc.opts.permitScope,
     },
     x,
+    endpointSettings(sc),
   );
   const watch = watchLag();
   const t0 = performance.now();
@@ -464,6 +494,8 @@ function healthyIndex(sc: Scenario): number {
 /** Property 2's precondition for one call. */
 function mustSucceed(a: Adapter, sc: Scenario, c: Scenario['callers'][number], U: number, backoffMax: number, deadline: number, margin: number, x: FetchExtra): boolean {
   if (healthyIndex(sc) === -1 || c.abortAt !== undefined || sc.closeAt !== undefined) return false;
+  // Queues (permits, rate limits, in-flight caps) make a call wait on the others: no time bound.
+  if (sc.opts.maxConcurrentCalls !== undefined || sc.opts.perSecond !== undefined || sc.opts.maxInFlight !== undefined) return false;
   if (sc.endpoints.some((e) => e.kind === 'server' && e.plan.some((f) => a.isFinal(f, x)))) return false;
   // Every endpoint needs the token: a provider that fails fails them all.
   if (x.token === 'hang' || x.token === 'throw' || x.token === 'empty') return false;
@@ -480,11 +512,11 @@ function mustSucceed(a: Adapter, sc: Scenario, c: Scenario['callers'][number], U
   return deadline >= n * U + (n - 1) * backoffMax + 0.2 * U + tokens + 2 * margin;
 }
 
-async function check(a: Adapter, seed: number, runs: number): Promise<void> {
+async function check(a: Adapter, seed: number, runs: number, liveness = false): Promise<void> {
   let firstViolations: string[] | undefined;
   const totals = { runs: 0, calm: 0, calls: 0, ok: 0, p2: 0, codes: {} as Record<string, number>, unit: 0 };
   const result = await fc.check(
-    fc.asyncProperty(scenarioArb(a.fault), a.extra, async (sc, x) => {
+    fc.asyncProperty(scenarioArb(liveness ? a.fault.filter((f) => !a.isFinal(f, { method: 'GET', token: 'none' })) : a.fault, liveness), a.extra, async (sc, x) => {
       const o = await runScenario(a, sc, x);
       totals.runs++;
       if (o.calm) totals.calm++;
@@ -524,4 +556,7 @@ describe('generated faults on loopback servers', () => {
   test('endpoint-pool/fetch, parse: json', () => check(fetchAdapter, seedOf(20261202), RUNS), 120_000);
   test('endpoint-pool/fetch, the Response', () => check(fetchRawAdapter, seedOf(20261203), RUNS), 120_000);
   test('endpoint-pool/viem over viem http', () => check(viemAdapter, seedOf(20261204), RUNS), 120_000);
+  // Scenarios where property 2 applies to most calls (a healthy endpoint, no abort, no close(), no queue).
+  test('liveness: endpoint-pool/fetch, parse: json', () => check(fetchAdapter, seedOf(20261205), RUNS, true), 120_000);
+  test('liveness: endpoint-pool/viem', () => check(viemAdapter, seedOf(20261206), RUNS, true), 120_000);
 });
