@@ -295,8 +295,15 @@ export function scenarioArb(fault: fc.Arbitrary<Fault>, liveness = false): fc.Ar
         return {
           ...sc,
           endpoints: endpoints.slice(0, 4),
+          deadline: Math.max(sc.deadline, 8),
           closeAt: undefined,
-          callers: sc.callers.map((c) => ({ ...c, abortAt: undefined })),
+          callers: sc.callers.map((c) => ({
+            ...c,
+            abortAt: undefined,
+            deadline: c.deadline === undefined ? undefined : Math.max(c.deadline, 8),
+            retry: c.retry === 'none' || (typeof c.retry === 'object' && c.retry.maxAttempts < 4) ? undefined : c.retry,
+          })),
+          maxAttempts: sc.maxAttempts === undefined || sc.maxAttempts < 4 ? undefined : sc.maxAttempts,
           opts: { ...sc.opts, maxConcurrentCalls: undefined, perSecond: undefined, maxInFlight: undefined },
         };
       }),

@@ -39,7 +39,7 @@ import { classifyViemError } from '../../src/viem/classify.js';
 import { timerLag, watchLag, withLag } from '../helpers/lag.js';
 import { countingClock, faultArb, refusedUrl, scenarioArb, serveFaults, type Fault, type Scenario, type ServerStats } from './gen.js';
 
-const RUNS = Number(process.env['FC_ADAPTER_RUNS'] ?? 12);
+const RUNS = Number(process.env['FC_ADAPTER_RUNS'] ?? 20);
 
 interface Built {
   call(i: number, signal: AbortSignal | undefined, deadlineMs: number | undefined, retry: ExecuteOptions['retry'] | undefined): Promise<unknown>;
@@ -85,6 +85,8 @@ interface Adapter {
   readonly name: string;
   /** Extra per-run choices. */
   readonly extra: fc.Arbitrary<FetchExtra>;
+  /** The same for the liveness scenarios: none that rules property 2 out. */
+  readonly liveExtra: fc.Arbitrary<FetchExtra>;
   readonly fault: fc.Arbitrary<Fault>;
   /** Whether the server answers in JSON-RPC. */
   readonly rpc: boolean;
@@ -167,6 +169,7 @@ const fetchAdapter: Adapter = {
   rpc: false,
   perCall: true,
   extra: fetchExtra,
+  liveExtra: fc.record({ method: fc.constantFrom('GET' as const, 'POST-key' as const), token: fc.constantFrom('none' as const, 'none' as const, 'ok' as const, 'slow' as const) }),
   fault: faultArb([408, 429, 500, 502, 503, 401, 404], []),
   build: (urls, s, x, ep) => buildFetch(urls, s, x, ep, true),
   // A 4xx is the request's fault; with a token provider a 401 is a refresh and a replay, once.
@@ -186,6 +189,9 @@ const ANSWER = 'the node answered';
 const viemAdapter: Adapter = {
   name: 'viem',
   rpc: true,
+  get liveExtra() {
+    return this.extra;
+  },
   extra: fc.record({
     method: fc.constant('GET' as const),
     token: fc.constant('none' as const),
@@ -516,7 +522,7 @@ async function check(a: Adapter, seed: number, runs: number, liveness = false): 
   let firstViolations: string[] | undefined;
   const totals = { runs: 0, calm: 0, calls: 0, ok: 0, p2: 0, codes: {} as Record<string, number>, unit: 0 };
   const result = await fc.check(
-    fc.asyncProperty(scenarioArb(liveness ? a.fault.filter((f) => !a.isFinal(f, { method: 'GET', token: 'none' })) : a.fault, liveness), a.extra, async (sc, x) => {
+    fc.asyncProperty(scenarioArb(liveness ? a.fault.filter((f) => !a.isFinal(f, { method: 'GET', token: 'none' })) : a.fault, liveness), liveness ? a.liveExtra : a.extra, async (sc, x) => {
       const o = await runScenario(a, sc, x);
       totals.runs++;
       if (o.calm) totals.calm++;
@@ -557,6 +563,6 @@ describe('generated faults on loopback servers', () => {
   test('endpoint-pool/fetch, the Response', () => check(fetchRawAdapter, seedOf(20261203), RUNS), 120_000);
   test('endpoint-pool/viem over viem http', () => check(viemAdapter, seedOf(20261204), RUNS), 120_000);
   // Scenarios where property 2 applies to most calls (a healthy endpoint, no abort, no close(), no queue).
-  test('liveness: endpoint-pool/fetch, parse: json', () => check(fetchAdapter, seedOf(20261205), RUNS, true), 120_000);
-  test('liveness: endpoint-pool/viem', () => check(viemAdapter, seedOf(20261206), RUNS, true), 120_000);
+  test('liveness: endpoint-pool/fetch, parse: json', () => check(fetchAdapter, seedOf(20261205), RUNS + 5, true), 120_000);
+  test('liveness: endpoint-pool/viem', () => check(viemAdapter, seedOf(20261206), RUNS + 5, true), 120_000);
 });
