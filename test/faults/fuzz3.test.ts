@@ -5,6 +5,7 @@
 import { afterEach, describe, expect, test } from 'vitest';
 import { createPooledFetch, type PooledFetch } from '../../src/fetch/index.js';
 import { startLoopback, type Loopback } from '../helpers/loopback.js';
+import { PooledJsonRpcProvider } from '../../src/ethers/index.js';
 
 const open: Loopback[] = [];
 const made: PooledFetch[] = [];
@@ -52,5 +53,22 @@ describe('fetch: a POST whose 200 answer has a body that cannot be read', () => 
     made.push(f);
     await expect(f('/x', { parse: 'json' })).resolves.toEqual({ id: 2 });
     expect(second.hits).toBe(1);
+  });
+});
+
+describe('ethers: an endpoint that rejects its key', () => {
+  // Seed 20261207 (path 7): an RPC endpoint answering 401/403 (an expired key, a plan
+  // without the method) ended every call sent there with PERMANENT, where viem moves on.
+  test.each([401, 403])('HTTP %i: the call moves on to an endpoint that serves it', async (status) => {
+    const locked = await server((_req, res) => (res.writeHead(status, { 'content-type': 'text/plain' }), res.end('invalid key')));
+    const good = await server((_req, res, body) => res.end(JSON.stringify({ jsonrpc: '2.0', id: (JSON.parse(body) as { id: number }).id, result: '0x10' })));
+    const p = new PooledJsonRpcProvider({ endpoints: [{ url: locked.url, name: 'locked' }, { url: good.url, name: 'good' }], network: 1, attemptTimeoutMs: 2_000 });
+    try {
+      await expect(p.sendWith('eth_blockNumber', [])).resolves.toBe('0x10');
+      expect(locked.hits).toBe(1);
+      expect(good.hits).toBe(1);
+    } finally {
+      await p.close();
+    }
   });
 });

@@ -36,6 +36,7 @@ import { isPoolError, type ExecuteOptions } from '../../src/index.js';
 import { createPooledFetch } from '../../src/fetch/index.js';
 import { poolTransport } from '../../src/viem/index.js';
 import { classifyViemError } from '../../src/viem/classify.js';
+import { PooledJsonRpcProvider, classifyEthersError, type PooledProviderOptions } from '../../src/ethers/index.js';
 import { timerLag, watchLag, withLag } from '../helpers/lag.js';
 import { countingClock, faultArb, refusedUrl, scenarioArb, serveFaults, type Fault, type Scenario, type ServerStats } from './gen.js';
 
@@ -90,8 +91,10 @@ interface Adapter {
   readonly fault: fc.Arbitrary<Fault>;
   /** Whether the server answers in JSON-RPC. */
   readonly rpc: boolean;
-  /** Per-call deadline and retry can be given, and requests carry the call's number (`x-call`). */
+  /** Per-call deadline and retry can be given. */
   readonly perCall: boolean;
+  /** Requests carry the call's number (`x-call`): properties 6-8 are checked. */
+  readonly attributed: boolean;
   build(urls: string[], s: PoolSettings, x: FetchExtra, ep: Record<string, unknown>): Built;
   /** A fault that ends a call by design (the request's fault, not the endpoint's). */
   isFinal(f: Fault, x: FetchExtra): boolean;
@@ -168,6 +171,7 @@ const fetchAdapter: Adapter = {
   name: 'fetch',
   rpc: false,
   perCall: true,
+  attributed: true,
   extra: fetchExtra,
   liveExtra: fc.record({ method: fc.constantFrom('GET' as const, 'POST-key' as const), token: fc.constantFrom('none' as const, 'none' as const, 'ok' as const, 'slow' as const) }),
   fault: faultArb([408, 429, 500, 502, 503, 401, 404], []),
@@ -200,6 +204,7 @@ const viemAdapter: Adapter = {
     poll: fc.oneof({ weight: 2, arbitrary: fc.constant(undefined) }, { weight: 1, arbitrary: fc.constantFrom(0, 0.5, 2) }),
   }),
   perCall: false,
+  attributed: false,
   fault: faultArb(
     [408, 429, 500, 502, 503, 401, 403, 404, 413],
     [
@@ -236,6 +241,37 @@ const viemAdapter: Adapter = {
     const c = classifyViemError(e);
     const cls = typeof c === 'string' ? c : c.class;
     return cls === 'permanent' || cls === 'unsupported' || cls === 'retry-narrower' ? undefined : `a ${cls} error that is not a PoolError (${ANSWER}?): ${String(e)}`;
+  },
+};
+
+const ETHERS_CODES = new Set([...VIEM_CODES, 'PERMANENT', 'RETRY_NARROWER']);
+const ethersAdapter: Adapter = {
+  ...viemAdapter,
+  name: 'ethers',
+  perCall: true,
+  // A 4xx other than 401/403/405/408/429 (the fetch table) and the node's final answers.
+  isFinal: (f) => (f.k === 'status' && (f.status === 404 || f.status === 413)) || (f.k === 'rpc-error' && (f.code === 3 || f.message === 'invalid argument 0')),
+  build(urls, s, x, ep) {
+    const method = x.rpcMethod ?? 'eth_blockNumber';
+    const p = new PooledJsonRpcProvider({
+      endpoints: urls.map((url, i) => ({ url, name: `e${i}`, ...ep })),
+      network: 1,
+      ...defined(s),
+      ...(x.coalesce === true ? { coalesce: [method] } : {}),
+      ...(x.poll !== undefined ? { heads: { pollMs: Math.ceil(x.poll * s.attemptTimeoutMs) } } : {}),
+    } as PooledProviderOptions);
+    const params = method === 'eth_getBalance' ? ['0x0000000000000000000000000000000000000001', 'latest'] : [];
+    return {
+      close: () => p.close(),
+      call: (_i, signal, deadlineMs, retry) => p.sendWith(method, params, { ...(signal ? { signal } : {}), ...(deadlineMs !== undefined ? { deadlineMs } : {}), ...(retry !== undefined ? { retry } : {}) }),
+    };
+  },
+  badFailure: (e) => {
+    if (isPoolError(e)) return ETHERS_CODES.has(e.code) ? undefined : `undocumented code ${e.code}: ${e.message}`;
+    // A node's answer, as ethers' own error for it.
+    const c = classifyEthersError(e);
+    const cls = typeof c === 'string' ? c : c.class;
+    return cls === 'permanent' || cls === 'unsupported' || cls === 'retry-narrower' ? undefined : `a ${cls} error that is not a PoolError: ${String(e)}`;
   },
 };
 
@@ -458,7 +494,7 @@ async function runScenario(a: Adapter, sc: Scenario, x: FetchExtra): Promise<Run
   // 6-8 (fetch, whose requests say which call sent them): no request after its call
   // settled, no more requests than the call's attempts allow, and a request that must not
   // be replayed reaches at most one server in a way that may have processed it.
-  if (a.perCall) {
+  if (a.attributed) {
     for (const r of records) {
       if (r.end === undefined) continue;
       const c = sc.callers[r.i]!;
@@ -562,7 +598,9 @@ describe('generated faults on loopback servers', () => {
   test('endpoint-pool/fetch, parse: json', () => check(fetchAdapter, seedOf(20261202), RUNS), 120_000);
   test('endpoint-pool/fetch, the Response', () => check(fetchRawAdapter, seedOf(20261203), RUNS), 120_000);
   test('endpoint-pool/viem over viem http', () => check(viemAdapter, seedOf(20261204), RUNS), 120_000);
+  test('endpoint-pool/ethers', () => check(ethersAdapter, seedOf(20261207), RUNS), 120_000);
   // Scenarios where property 2 applies to most calls (a healthy endpoint, no abort, no close(), no queue).
   test('liveness: endpoint-pool/fetch, parse: json', () => check(fetchAdapter, seedOf(20261205), RUNS + 5, true), 120_000);
   test('liveness: endpoint-pool/viem', () => check(viemAdapter, seedOf(20261206), RUNS + 5, true), 120_000);
+  test('liveness: endpoint-pool/ethers', () => check(ethersAdapter, seedOf(20261208), RUNS + 5, true), 120_000);
 });
