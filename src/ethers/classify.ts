@@ -22,7 +22,7 @@ import { classifyFetchError, classifyStatus, isHttpStatusError } from '../fetch/
 import { DEFAULT_MAX_RETRY_AFTER_MS, parseRetryAfter } from '../fetch/retry-after.js';
 import { isEndpointTaken } from '../rpc/quorum.js';
 import { classifyViemError } from '../viem/classify.js';
-import { systemClock } from '../base/clock.js';
+import { systemClock, wallNow } from '../base/clock.js';
 
 const PERMANENT: ReadonlySet<string> = new Set([
   'CALL_EXCEPTION',
@@ -69,7 +69,7 @@ export function classifyEthersError(error: unknown, options: EthersClassifyOptio
     if (code === 'SERVER_ERROR') {
       const status = responseStatus(r);
       if (status !== undefined && status >= 400) {
-        const nowMs = options.nowMs ?? systemClock.now();
+        const nowMs = options.nowMs ?? wallNow(systemClock);
         const retryAfterMs = parseRetryAfter(responseHeader(r, 'retry-after'), nowMs, options.maxRetryAfterMs ?? DEFAULT_MAX_RETRY_AFTER_MS);
         if (KEY_STATUSES.has(status)) return 'unsupported';
         const c = classifyStatus(status, retryAfterMs);

@@ -6,6 +6,7 @@ import { afterEach, describe, expect, test } from 'vitest';
 import { createPooledFetch, type PooledFetch } from '../../src/fetch/index.js';
 import { startLoopback, type Loopback } from '../helpers/loopback.js';
 import { PooledJsonRpcProvider } from '../../src/ethers/index.js';
+import { FakeClock } from '../../src/testing/index.js';
 
 const open: Loopback[] = [];
 const made: PooledFetch[] = [];
@@ -67,6 +68,34 @@ describe('ethers: an endpoint that rejects its key', () => {
       await expect(p.sendWith('eth_blockNumber', [])).resolves.toBe('0x10');
       expect(locked.hits).toBe(1);
       expect(good.hits).toBe(1);
+    } finally {
+      await p.close();
+    }
+  });
+});
+
+describe('ethers: Retry-After as an HTTP date is read against the wall clock', () => {
+  // Seen while reading the adapter for the generated runs: the provider passed the
+  // monotonic `clock.now()` where a calendar time is needed. On a FakeClock (now 0, wall in
+  // 2026) a date 5 s ahead read as "55 years", clamped to the 60 s maximum.
+  test.each([
+    ['an HTTP 429', (date: string) => new Response('{}', { status: 429, headers: { 'retry-after': date } })],
+    ['a JSON-RPC rate-limit answer', (date: string) => new Response('{"jsonrpc":"2.0","id":1,"error":{"code":-32005,"message":"limit exceeded"}}', { status: 429, headers: { 'retry-after': date } })],
+  ] as const)('%s', async (_name, answer) => {
+    const clock = new FakeClock(0);
+    const wall = Date.parse('2026-01-01T00:00:00Z');
+    clock.stepWall(wall);
+    const p = new PooledJsonRpcProvider({
+      endpoints: [{ url: 'http://127.0.0.1:1', name: 'a' }],
+      network: 1,
+      clock,
+      random: () => 0,
+      maxAttempts: 1,
+      fetch: async () => answer(new Date(wall + 5000).toUTCString()),
+    });
+    try {
+      const err = await p.sendWith('eth_blockNumber', []).catch((e: unknown) => e);
+      expect(err).toMatchObject({ code: 'RETRIES_EXHAUSTED', retryAfterMs: 5000 });
     } finally {
       await p.close();
     }
