@@ -114,7 +114,9 @@ export class RpcReads {
     if (need === undefined && exec.pin === undefined && this.#unfit !== undefined) exec = this.#leaveOut(exec, this.#unfit(method, params));
     const go = (e: ExecuteOptions): Promise<T> => (need === undefined ? send(e) : this.#quorum(method, params, need, e, send));
     if (!this.#coalesce.has(method)) return go(exec);
-    const key = requestKey(method, params, exec.pin, need, exec.exclude?.join(','), exec.deadlineMs === undefined ? undefined : 'deadline');
+    // Callers share a request only under the same policy: a caller's own retry mode,
+    // attempt timeout, backoff or breaker mode would otherwise decide another's outcome.
+    const key = requestKey(method, params, exec.pin, need, exec.exclude?.join(','), exec.deadlineMs === undefined ? undefined : 'deadline', policyOf(exec));
     return this.#coalescer.run(key, exec.signal, (signal) => go({ ...exec, signal }), exec.deadlineMs === undefined ? undefined : { clock: this.#clock, ms: exec.deadlineMs });
   }
 
@@ -150,6 +152,13 @@ export class RpcReads {
       leg,
     });
   }
+}
+
+/** The per-call options besides routing and deadline that change how a call runs, as a key part (`undefined`: the pool's). */
+function policyOf(exec: ExecuteOptions): string | undefined {
+  const { retry, attemptTimeoutMs, backoff, breakerMode } = exec;
+  if (retry === undefined && attemptTimeoutMs === undefined && backoff === undefined && breakerMode === undefined) return undefined;
+  return JSON.stringify([retry, attemptTimeoutMs, backoff, breakerMode]);
 }
 
 function checkNeed(field: string, need: unknown): number {

@@ -101,3 +101,22 @@ describe('ethers: Retry-After as an HTTP date is read against the wall clock', (
     }
   });
 });
+
+describe('coalesced reads with a retry mode of their own', () => {
+  // Seed 15 (path 56, ethers, coalesce): a caller with the pool's retries shared the
+  // upstream request of a caller with `retry: { maxAttempts: 1 }`, and got that caller's
+  // "the only attempt allowed failed" while another endpoint was healthy.
+  test('ethers: a caller is not held to another caller\'s retry mode', async () => {
+    const down = await server((_req, res) => (res.writeHead(502), res.end('bad gateway')));
+    const good = await server((_req, res, body) => res.end(JSON.stringify({ jsonrpc: '2.0', id: (JSON.parse(body) as { id: number }).id, result: '0x7' })));
+    const p = new PooledJsonRpcProvider({ endpoints: [{ url: down.url, name: 'down' }, { url: good.url, name: 'good' }], network: 1, coalesce: ['eth_getBalance'], attemptTimeoutMs: 2_000, backoff: { initialMs: 1, maxMs: 1 } });
+    const params = ['0x0000000000000000000000000000000000000001', 'latest'];
+    try {
+      const [once, usual] = await Promise.allSettled([p.sendWith('eth_getBalance', params, { retry: 'none' }), p.sendWith('eth_getBalance', params)]);
+      expect(once.status).toBe('rejected');
+      expect(usual).toEqual({ status: 'fulfilled', value: '0x7' });
+    } finally {
+      await p.close();
+    }
+  });
+});
