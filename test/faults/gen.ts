@@ -155,11 +155,15 @@ export async function serveFaults(plan: readonly Fault[], o: ServeOptions): Prom
     open++;
     res.on('close', () => open--);
     const fault = plan[n++ % plan.length]!;
-    const call = req.headers['x-call'];
-    stats.log.push({ call: typeof call === 'string' ? call : undefined, at: performance.now(), fault });
+    const header = req.headers['x-call'];
+    const at = performance.now();
     const chunks: Buffer[] = [];
     req.on('data', (c: Buffer) => chunks.push(c));
-    req.on('end', () => handle(req, res, Buffer.concat(chunks).toString('utf8'), fault));
+    req.on('end', () => {
+      const body = Buffer.concat(chunks).toString('utf8');
+      stats.log.push({ call: typeof header === 'string' ? header : callInBody(body), at, fault });
+      handle(req, res, body, fault);
+    });
   });
   server.on('connection', (s) => {
     sockets.add(s);
@@ -181,6 +185,18 @@ export async function serveFaults(plan: readonly Fault[], o: ServeOptions): Prom
       }),
   };
   return stats;
+}
+
+/** The caller's number in a JSON-RPC request: the last hex digits of an address `0x00..0c<n>` in its params. */
+export function callInBody(body: string): string | undefined {
+  const m = /"0x0{30,}c([0-9a-f]{1,8})"/.exec(body);
+  return m === null ? undefined : String(parseInt(m[1]!, 16));
+}
+
+/** The address that carries caller `i` (see `callInBody`). */
+export function callAddress(i: number): string {
+  const tail = `c${i.toString(16)}`;
+  return `0x${tail.padStart(40, '0')}`;
 }
 
 /** A URL on which nothing listens: a port bound and released. */

@@ -38,7 +38,7 @@ import { poolTransport } from '../../src/viem/index.js';
 import { classifyViemError } from '../../src/viem/classify.js';
 import { PooledJsonRpcProvider, classifyEthersError, type PooledProviderOptions } from '../../src/ethers/index.js';
 import { timerLag, watchLag, withLag } from '../helpers/lag.js';
-import { countingClock, faultArb, refusedUrl, scenarioArb, serveFaults, type Fault, type Scenario, type ServerStats } from './gen.js';
+import { callAddress, countingClock, faultArb, refusedUrl, scenarioArb, serveFaults, type Fault, type Scenario, type ServerStats } from './gen.js';
 
 const RUNS = Number(process.env['FC_ADAPTER_RUNS'] ?? 20);
 
@@ -93,8 +93,8 @@ interface Adapter {
   readonly rpc: boolean;
   /** Per-call deadline and retry can be given. */
   readonly perCall: boolean;
-  /** Requests carry the call's number (`x-call`): properties 6-8 are checked. */
-  readonly attributed: boolean;
+  /** Requests carry the call's number (`x-call`, or an address in the params): properties 6-8 are checked. */
+  attributed(x: FetchExtra): boolean;
   build(urls: string[], s: PoolSettings, x: FetchExtra, ep: Record<string, unknown>): Built;
   /** A fault that ends a call by design (the request's fault, not the endpoint's). */
   isFinal(f: Fault, x: FetchExtra): boolean;
@@ -171,7 +171,7 @@ const fetchAdapter: Adapter = {
   name: 'fetch',
   rpc: false,
   perCall: true,
-  attributed: true,
+  attributed: () => true,
   extra: fetchExtra,
   liveExtra: fc.record({ method: fc.constantFrom('GET' as const, 'POST-key' as const), token: fc.constantFrom('none' as const, 'none' as const, 'ok' as const, 'slow' as const) }),
   fault: faultArb([408, 429, 500, 502, 503, 401, 404], []),
@@ -204,7 +204,8 @@ const viemAdapter: Adapter = {
     poll: fc.oneof({ weight: 2, arbitrary: fc.constant(undefined) }, { weight: 1, arbitrary: fc.constantFrom(0, 0.5, 2) }),
   }),
   perCall: false,
-  attributed: false,
+  // eth_getBalance carries the caller's number; a coalesced request carries only the first caller's.
+  attributed: (x) => x.rpcMethod === 'eth_getBalance' && x.coalesce !== true,
   fault: faultArb(
     [408, 429, 500, 502, 503, 401, 403, 404, 413],
     [
@@ -227,10 +228,10 @@ const viemAdapter: Adapter = {
       ...(x.poll !== undefined ? { heads: { pollMs: Math.ceil(x.poll * s.attemptTimeoutMs) } } : {}),
     });
     const inst = t({});
-    const params = method === 'eth_getBalance' ? ['0x0000000000000000000000000000000000000001', 'latest'] : [];
+    const params = (i: number): unknown[] => (method === 'eth_getBalance' ? [callAddress(i), 'latest'] : []);
     return {
       close: () => t.close(),
-      call: (_i, signal) => inst.request({ method, params }, signal ? { signal } : undefined),
+      call: (i, signal) => inst.request({ method, params: params(i) }, signal ? { signal } : undefined),
     };
   },
   isFinal: (f) =>
@@ -260,10 +261,10 @@ const ethersAdapter: Adapter = {
       ...(x.coalesce === true ? { coalesce: [method] } : {}),
       ...(x.poll !== undefined ? { heads: { pollMs: Math.ceil(x.poll * s.attemptTimeoutMs) } } : {}),
     } as PooledProviderOptions);
-    const params = method === 'eth_getBalance' ? ['0x0000000000000000000000000000000000000001', 'latest'] : [];
+    const params = (i: number): unknown[] => (method === 'eth_getBalance' ? [callAddress(i), 'latest'] : []);
     return {
       close: () => p.close(),
-      call: (_i, signal, deadlineMs, retry) => p.sendWith(method, params, { ...(signal ? { signal } : {}), ...(deadlineMs !== undefined ? { deadlineMs } : {}), ...(retry !== undefined ? { retry } : {}) }),
+      call: (i, signal, deadlineMs, retry) => p.sendWith(method, params(i), { ...(signal ? { signal } : {}), ...(deadlineMs !== undefined ? { deadlineMs } : {}), ...(retry !== undefined ? { retry } : {}) }),
     };
   },
   badFailure: (e) => {
@@ -494,7 +495,7 @@ async function runScenario(a: Adapter, sc: Scenario, x: FetchExtra): Promise<Run
   // 6-8 (fetch, whose requests say which call sent them): no request after its call
   // settled, no more requests than the call's attempts allow, and a request that must not
   // be replayed reaches at most one server in a way that may have processed it.
-  if (a.attributed) {
+  if (a.attributed(x)) {
     for (const r of records) {
       if (r.end === undefined) continue;
       const c = sc.callers[r.i]!;
@@ -502,7 +503,7 @@ async function runScenario(a: Adapter, sc: Scenario, x: FetchExtra): Promise<Run
       const late = hits.filter((h) => h.at > r.end! + margin);
       if (late.length > 0) violations.push(`call ${r.i}: ${late.length} request(s) reached e${late[0]!.e} ${Math.round(late[0]!.at - r.end)} ms after the call settled`);
       const n = sc.endpoints.length;
-      const retry = c.retry;
+      const retry = a.perCall ? c.retry : undefined;
       let cap = retry === 'none' || x.method === 'STREAM' ? 1 : retry === 'until-deadline' ? Infinity : typeof retry === 'object' ? retry.maxAttempts : (sc.maxAttempts ?? Math.max(3, n));
       // A 401 with a token provider is replayed once at no retry cost.
       if (x.token !== 'none') cap += hits.filter((h) => h.fault.k === 'status' && h.fault.status === 401).length;
@@ -544,6 +545,8 @@ function mustSucceed(a: Adapter, sc: Scenario, c: Scenario['callers'][number], U
   // A POST without a key ends at the first failure that may have reached a server.
   const neverProcessed = (f: Fault): boolean => healthy(f) || (f.k === 'status' && (f.status === 408 || f.status === 429));
   if (x.method === 'POST' && sc.endpoints.some((e) => e.kind === 'server' && !e.plan.every(neverProcessed))) return false;
+  // Coalesced callers with deadlines of their own share the first one's (docs/rpc.md).
+  if (x.coalesce === true && a.perCall && c.deadline !== undefined) return false;
   const n = sc.endpoints.length;
   const retry = a.perCall ? c.retry : undefined;
   if ((retry === 'none' || x.method === 'STREAM') && n > 1) return false;
