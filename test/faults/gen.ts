@@ -244,7 +244,7 @@ export type EndpointSpec = { readonly kind: 'refused' } | { readonly kind: 'serv
 export interface Caller {
   /** When the call starts, in attempt timeouts after the run starts. */
   readonly startAt: number;
-  /** When the caller aborts, in attempt timeouts after the call starts (none: never). */
+  /** When the caller aborts, in attempt timeouts after the call starts (none: never; negative: before it starts). */
   readonly abortAt: number | undefined;
   /** A deadline of the call's own, in attempt timeouts. */
   readonly deadline: number | undefined;
@@ -261,6 +261,8 @@ export interface Scenario {
   readonly hedge: { readonly after: number; readonly maxHedges: number } | undefined;
   readonly breakerThreshold: number;
   readonly callers: readonly Caller[];
+  /** Callers that abort share one signal (the first abort ends them all). */
+  readonly sharedSignal: boolean;
   /** Close the pool this many attempt timeouts after the start, while calls may be running (none: after they settle). */
   readonly closeAt: number | undefined;
   /** Pool options beyond timeouts: strategy, breaker mode, permits, per-endpoint rate limit and in-flight cap. */
@@ -333,7 +335,7 @@ export function scenarioArb(fault: fc.Arbitrary<Fault>, liveness = false): fc.Ar
   );
   const caller: fc.Arbitrary<Caller> = fc.record({
     startAt: fc.constantFrom(0, 0, 0.5, 1, 2),
-    abortAt: sometimes(fc.constantFrom(0, 0.3, 1, 1.7, 4), 1, 2),
+    abortAt: sometimes(fc.constantFrom(-1, 0, 0.3, 1, 1.7, 4), 1, 2),
     deadline: sometimes(fc.integer({ min: 1, max: 12 }), 1, 1),
     retry: sometimes(fc.oneof(fc.constantFrom('none' as const, 'until-deadline' as const), fc.record({ maxAttempts: fc.integer({ min: 1, max: 5 }) })), 1, 2),
   });
@@ -345,6 +347,7 @@ export function scenarioArb(fault: fc.Arbitrary<Fault>, liveness = false): fc.Ar
     breakerThreshold: fc.integer({ min: 1, max: 5 }),
     callers: fc.array(caller, { minLength: 1, maxLength: 6 }),
     closeAt: sometimes(fc.constantFrom(0.5, 2, 5), 1, 3),
+    sharedSignal: fc.boolean(),
     opts: fc.record({
       strategy: fc.constantFrom('ordered' as const, 'ordered' as const, 'round-robin' as const, 'random' as const, 'health' as const, 'latency' as const),
       breakerMode: fc.constantFrom('fail-fast' as const, 'fail-fast' as const, 'wait' as const),

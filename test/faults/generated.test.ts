@@ -393,22 +393,24 @@ async function runScenario(a: Adapter, sc: Scenario, x: FetchExtra): Promise<Run
     );
   }
   const records: CallRecord[] = [];
+  const shared = new AbortController();
   const calls = sc.callers.map(
     (c, i) =>
       new Promise<void>((resolve) => {
         timers.push(
           setTimeout(() => {
-            const ctl = c.abortAt === undefined ? undefined : new AbortController();
+            const ctl = c.abortAt === undefined ? undefined : sc.sharedSignal ? shared : new AbortController();
             const r: CallRecord = { i, start: performance.now(), end: undefined, abortedAt: undefined, ok: false, value: undefined, error: undefined, signal: ctl?.signal };
             records.push(r);
-            if (ctl !== undefined) {
-              timers.push(
-                setTimeout(() => {
-                  r.abortedAt = performance.now();
-                  ctl.abort();
-                }, c.abortAt! * U),
-              );
-            }
+            const abort = (): void => {
+              const now = performance.now();
+              // Every call on this signal sees the abort now (if it has not already).
+              for (const o of records) if (o.signal === ctl!.signal && o.abortedAt === undefined && !o.signal.aborted) o.abortedAt = now;
+              ctl!.abort();
+            };
+            if (ctl !== undefined && c.abortAt! < 0) abort();
+            else if (ctl !== undefined) timers.push(setTimeout(abort, c.abortAt! * U));
+            if (ctl?.signal.aborted === true) r.abortedAt ??= r.start;
             let p: Promise<unknown>;
             try {
               p = built.call(i, ctl?.signal, a.perCall && c.deadline !== undefined ? c.deadline * U : undefined, a.perCall ? c.retry : undefined);
@@ -484,7 +486,9 @@ async function runScenario(a: Adapter, sc: Scenario, x: FetchExtra): Promise<Run
     if (r.abortedAt !== undefined && r.abortedAt < r.end) {
       const after = r.end - r.abortedAt;
       if (after > margin) violations.push(`${tag} settled ${Math.round(after)} ms after its caller aborted (margin ${margin} ms)`);
-      if (!r.ok && !(isPoolError(r.error) && r.error.code === 'ABORTED')) violations.push(`${tag} aborted but failed with ${key}`);
+      // A call started on a closed pool may say CLOSED first.
+      const closedFirst = closedAt !== undefined && closedAt <= r.abortedAt && isPoolError(r.error) && r.error.code === 'CLOSED';
+      if (!r.ok && !closedFirst && !(isPoolError(r.error) && r.error.code === 'ABORTED')) violations.push(`${tag} aborted but failed with ${key}`);
     }
     // 2. Liveness while one endpoint is healthy.
     if (calm && mustSucceed(a, sc, c, U, backoffMax, own, margin, x)) {
@@ -500,6 +504,7 @@ async function runScenario(a: Adapter, sc: Scenario, x: FetchExtra): Promise<Run
       if (r.end === undefined) continue;
       const c = sc.callers[r.i]!;
       const hits = servers.flatMap((s, e) => (s === undefined ? [] : s.log.filter((h) => h.call === String(r.i)).map((h) => ({ ...h, e }))));
+      if (r.abortedAt !== undefined && r.abortedAt <= r.start && hits.length > 0) violations.push(`call ${r.i}: its signal was aborted before it started, yet ${hits.length} request(s) reached a server`);
       const late = hits.filter((h) => h.at > r.end! + margin);
       if (late.length > 0) violations.push(`call ${r.i}: ${late.length} request(s) reached e${late[0]!.e} ${Math.round(late[0]!.at - r.end)} ms after the call settled`);
       const n = sc.endpoints.length;
@@ -526,7 +531,6 @@ async function runScenario(a: Adapter, sc: Scenario, x: FetchExtra): Promise<Run
   }
   for (const u of unhandled) violations.push(`unhandled rejection: ${String(u)}`);
   await Promise.all(servers.map((s) => s?.close()));
-  void closedAt;
   return { violations, unit: U, settled: records.length, ok, p2, codes, calm };
 }
 
