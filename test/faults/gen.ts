@@ -67,8 +67,15 @@ export interface ServerStats {
   readonly log: { readonly call: string | undefined; readonly at: number; readonly fault: Fault }[];
   /** Requests whose response has not closed yet. */
   openRequests(): number;
-  /** Connections open now. */
+  /**
+   * Connections open now that have carried a request. (undici connects ahead and keeps a
+   * connection whose request was aborted before it was written for the next request: a
+   * connection that never sent a byte is the client's pool, not a leak.)
+   */
   openSockets(): number;
+  describeSockets(): string;
+  /** Closes the connections that carry no request now (idle keep-alive ones). */
+  closeIdle(): void;
   close(): Promise<void>;
 }
 
@@ -176,7 +183,9 @@ export async function serveFaults(plan: readonly Fault[], o: ServeOptions): Prom
     hits: 0,
     log: [],
     openRequests: () => open,
-    openSockets: () => sockets.size,
+    openSockets: () => [...sockets].filter((k) => k.bytesRead > 0).length,
+    describeSockets: () => [...sockets].filter((k) => k.bytesRead > 0).map((k) => `r${k.bytesRead}/w${k.bytesWritten}/${k.readyState}/${(k as unknown as { _httpMessage?: unknown })._httpMessage ? 'msg' : 'nomsg'}`).join(' '),
+    closeIdle: () => server.closeIdleConnections(),
     close: () =>
       new Promise<void>((resolve) => {
         for (const t of timers) clearTimeout(t);

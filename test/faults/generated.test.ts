@@ -450,6 +450,13 @@ async function runScenario(a: Adapter, sc: Scenario, x: FetchExtra): Promise<Run
     await new Promise((r) => setTimeout(r, 5));
     settleWaited += 5;
   }
+  // Then every connection left must be one that carries a request: close the idle ones
+  // (keep-alive connections the client keeps for reuse) and wait for the sockets to go.
+  for (const s of servers) s?.closeIdle();
+  while (settleWaited < 2 * settleCap && servers.some((s) => s !== undefined && s.openSockets() > 0)) {
+    await new Promise((r) => setTimeout(r, 5));
+    settleWaited += 5;
+  }
   const lag = Math.max(lag0, watch.stop());
   process.off('unhandledRejection', onUnhandled);
   const margin = withLag(15, lag, 4);
@@ -524,6 +531,7 @@ async function runScenario(a: Adapter, sc: Scenario, x: FetchExtra): Promise<Run
   servers.forEach((s, i) => {
     if (s === undefined) return;
     if (s.openRequests() > 0) violations.push(`server e${i}: ${s.openRequests()} request(s) still open ${settleWaited} ms after close() and the last call`);
+    else if (s.openSockets() > 0) violations.push(`server e${i}: ${s.openSockets()} connection(s) still open with no request, after the idle ones were closed: ${s.describeSockets()}`);
   });
   if (counting.pending() > 0) violations.push(`${counting.pending()} pool timer(s) pending after close()`);
   for (const r of records) {
