@@ -501,6 +501,8 @@ async function runScenario(a: Adapter, sc: Scenario, x: FetchExtra): Promise<Run
     if (calm && mustSucceed(a, sc, c, U, backoffMax, own, margin, x)) {
       p2++;
       if (!r.ok) violations.push(`${tag} failed with ${key} (${(r.error as Error)?.message}) while endpoint ${healthyIndex(sc)} is healthy; cause: ${String((r.error as { cause?: unknown })?.cause)}`);
+    } else if (!r.ok && process.env['FC_DEBUG'] === '1' && healthyIndex(sc) !== -1 && c.abortAt === undefined && sc.closeAt === undefined) {
+      console.log(`not checked (calm ${calm}, lag ${Math.round(lag)}, U ${U}, deadline ${own}): ${tag} ${key}: ${(r.error as Error)?.message}`);
     }
   }
   // 6-8 (fetch, whose requests say which call sent them): no request after its call
