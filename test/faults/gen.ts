@@ -270,6 +270,8 @@ export interface Scenario {
   readonly hedge: { readonly after: number; readonly maxHedges: number } | undefined;
   readonly breakerThreshold: number;
   readonly callers: readonly Caller[];
+  /** Replace endpoint 0 by a healthy server (same name) this many attempt timeouts after the start. */
+  readonly swapAt: number | undefined;
   /** Callers that abort share one signal (the first abort ends them all). */
   readonly sharedSignal: boolean;
   /** Close the pool this many attempt timeouts after the start, while calls may be running (none: after they settle). */
@@ -357,6 +359,7 @@ export function scenarioArb(fault: fc.Arbitrary<Fault>, liveness = false): fc.Ar
     callers: fc.array(caller, { minLength: 1, maxLength: 6 }),
     closeAt: sometimes(fc.constantFrom(0.5, 2, 5), 1, 3),
     sharedSignal: fc.boolean(),
+    swapAt: sometimes(fc.constantFrom(0.5, 1.5, 3), 1, 3),
     opts: fc.record({
       strategy: fc.constantFrom('ordered' as const, 'ordered' as const, 'round-robin' as const, 'random' as const, 'health' as const, 'latency' as const),
       breakerMode: fc.constantFrom('fail-fast' as const, 'fail-fast' as const, 'wait' as const),

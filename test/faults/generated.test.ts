@@ -45,6 +45,8 @@ const RUNS = Number(process.env['FC_ADAPTER_RUNS'] ?? 20);
 interface Built {
   call(i: number, signal: AbortSignal | undefined, deadlineMs: number | undefined, retry: ExecuteOptions['retry'] | undefined): Promise<unknown>;
   close(): Promise<void>;
+  /** Replaces endpoint `i`'s connection with `url` (same name) through `pool.setEndpoints`. */
+  swap(i: number, url: string): void;
 }
 
 interface PoolSettings {
@@ -153,8 +155,13 @@ const fetchExtra: fc.Arbitrary<FetchExtra> = fc.record({
 function buildFetch(urls: string[], s: PoolSettings, x: FetchExtra, ep: Record<string, unknown>, parse: boolean): Built {
   const token = getToken(x.token, s.attemptTimeoutMs);
   const pf = createPooledFetch({ endpoints: urls.map((url, i) => ({ url, name: `e${i}`, ...ep })), ...defined(s), ...(token !== undefined ? { getToken: token } : {}) });
+  const conns = [...urls];
   return {
     close: () => pf.pool.close(),
+    swap: (i, url) => {
+      conns[i] = url;
+      pf.pool.setEndpoints(conns.map((conn, j) => ({ name: `e${j}`, conn, ...ep })));
+    },
     call: async (i, signal, deadlineMs, retry) => {
       const pool: ExecuteOptions = { ...(deadlineMs !== undefined ? { deadlineMs } : {}), ...(retry !== undefined ? { retry } : {}) };
       const init = { ...fetchInit(x, i), ...(signal ? { signal } : {}), pool };
@@ -229,8 +236,14 @@ const viemAdapter: Adapter = {
     });
     const inst = t({});
     const params = (i: number): unknown[] => (method === 'eth_getBalance' ? [callAddress(i), 'latest'] : []);
+    const live = [...urls];
     return {
       close: () => t.close(),
+      // Every endpoint gets a new transport (the pool built the first ones from the URLs).
+      swap: (i, url) => {
+        live[i] = url;
+        t.pool.setEndpoints(live.map((u, j) => ({ name: `e${j}`, conn: http(u, { retryCount: 0 }), ...ep })));
+      },
       call: (i, signal) => inst.request({ method, params: params(i) }, signal ? { signal } : undefined),
     };
   },
@@ -262,8 +275,13 @@ const ethersAdapter: Adapter = {
       ...(x.poll !== undefined ? { heads: { pollMs: Math.ceil(x.poll * s.attemptTimeoutMs) } } : {}),
     } as PooledProviderOptions);
     const params = (i: number): unknown[] => (method === 'eth_getBalance' ? [callAddress(i), 'latest'] : []);
+    const live = [...urls];
     return {
       close: () => p.close(),
+      swap: (i, url) => {
+        live[i] = url;
+        p.pool.setEndpoints(live.map((u, j) => ({ name: `e${j}`, conn: { url: u }, ...ep })));
+      },
       call: (i, signal, deadlineMs, retry) => p.sendWith(method, params(i), { ...(signal ? { signal } : {}), ...(deadlineMs !== undefined ? { deadlineMs } : {}), ...(retry !== undefined ? { retry } : {}) }),
     };
   },
@@ -289,6 +307,13 @@ function seeded(sc: Scenario): () => number {
     x ^= x << 5;
     return (x >>> 0) / 4294967296;
   };
+}
+
+/** The right answer of a request. */
+function answerFor(a: Adapter, body: string): { status: number; body: string } {
+  if (!a.rpc) return { status: 200, body: '{"ok":true}' };
+  const id = (JSON.parse(body) as { id?: unknown }).id;
+  return { status: 200, body: JSON.stringify({ jsonrpc: '2.0', id, result: '0x1' }) };
 }
 
 let rttServer: ServerStats | undefined;
@@ -344,16 +369,17 @@ async function runScenario(a: Adapter, sc: Scenario, x: FetchExtra): Promise<Run
         closeConnections: e.closeConnections,
         unitMs: U,
         rpc: a.rpc,
-        answer: (body) => {
-          if (!a.rpc) return { status: 200, body: '{"ok":true}' };
-          const id = (JSON.parse(body) as { id?: unknown }).id;
-          return { status: 200, body: JSON.stringify({ jsonrpc: '2.0', id, result: '0x1' }) };
-        },
+        answer: (body) => answerFor(a, body),
       });
       servers.push(s);
       urls.push(s.url);
     }
   }
+  // The replacement for endpoint 0, started now so that the swap itself is synchronous.
+  const replacement =
+    sc.swapAt === undefined
+      ? undefined
+      : await serveFaults([{ k: 'ok', f: 0 }], { closeConnections: false, unitMs: U, rpc: a.rpc, answer: (body) => answerFor(a, body) });
   const unhandled: unknown[] = [];
   const onUnhandled = (reason: unknown): void => void unhandled.push(reason);
   process.on('unhandledRejection', onUnhandled);
@@ -384,6 +410,15 @@ async function runScenario(a: Adapter, sc: Scenario, x: FetchExtra): Promise<Run
   let closedAt: number | undefined;
   const timers: ReturnType<typeof setTimeout>[] = [];
   let closing: Promise<void> | undefined;
+  let swappedAt: number | undefined;
+  if (replacement !== undefined) {
+    timers.push(
+      setTimeout(() => {
+        swappedAt = performance.now();
+        built.swap(0, replacement.url);
+      }, sc.swapAt! * U),
+    );
+  }
   if (sc.closeAt !== undefined) {
     timers.push(
       setTimeout(() => {
@@ -439,6 +474,7 @@ async function runScenario(a: Adapter, sc: Scenario, x: FetchExtra): Promise<Run
   await Promise.race([Promise.all(calls), new Promise<void>((r) => (capTimer = setTimeout(r, cap)))]);
   clearTimeout(capTimer);
   for (const t of timers) clearTimeout(t);
+  if (replacement !== undefined) servers.push(replacement);
   const closeStart = performance.now();
   await Promise.race([closing ?? built.close(), new Promise<void>((r) => (capTimer = setTimeout(r, cap)))]);
   clearTimeout(capTimer);
@@ -527,6 +563,12 @@ async function runScenario(a: Adapter, sc: Scenario, x: FetchExtra): Promise<Run
         if (processed.length > 1) violations.push(`call ${r.i}: a POST without a key reached ${processed.length} servers that may have processed it (${processed.map((h) => `e${h.e}:${h.fault.k}`).join(', ')})`);
       }
     }
+  }
+  // 9. No request reaches an endpoint after `setEndpoints` replaced it.
+  const old = servers[0];
+  if (swappedAt !== undefined && old !== undefined) {
+    const after = old.log.filter((h) => h.at > swappedAt! + margin);
+    if (after.length > 0) violations.push(`e0 was replaced ${Math.round(after[0]!.at - swappedAt)} ms before ${after.length} request(s) reached its old server`);
   }
   // 3. Nothing left behind.
   if (closeMs >= cap) violations.push(`close() did not resolve within ${cap} ms`);
