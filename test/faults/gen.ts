@@ -29,6 +29,8 @@ export type Fault =
   | { readonly k: 'truncated' }
   /** Sends the head and part of the body, then nothing more, ever. */
   | { readonly k: 'endless' }
+  /** A 200 whose right body comes a few bytes at a time, over twice the attempt timeout. */
+  | { readonly k: 'trickle' }
   /** A 200 whose body is not JSON. */
   | { readonly k: 'malformed' }
   /** An HTTP error status, with a `Retry-After` of some kind. */
@@ -133,6 +135,20 @@ export async function serveFaults(plan: readonly Fault[], o: ServeOptions): Prom
         head(200);
         res.write('{"jsonrpc":"2.0","result":"0x');
         return;
+      case 'trickle': {
+        const a = o.answer(body);
+        head(a.status, { 'content-length': String(Buffer.byteLength(a.body)) });
+        const parts = a.body.match(/.{1,4}/gs) ?? [''];
+        const step = (2 * o.unitMs) / parts.length;
+        const next = (i: number): void => {
+          if (res.destroyed) return;
+          if (i === parts.length - 1) return void res.end(parts[i]);
+          res.write(parts[i]);
+          later(() => next(i + 1), step);
+        };
+        next(0);
+        return;
+      }
       case 'malformed':
         head(200);
         res.end('{"jsonrpc": "2.0", "result": not json');
@@ -270,6 +286,8 @@ export interface Scenario {
   readonly hedge: { readonly after: number; readonly maxHedges: number } | undefined;
   readonly breakerThreshold: number;
   readonly callers: readonly Caller[];
+  /** Stop endpoint 1's server (connections reset, new ones refused) this many attempt timeouts after the start. */
+  readonly killAt: number | undefined;
   /** Replace endpoint 0 by a healthy server (same name) this many attempt timeouts after the start. */
   readonly swapAt: number | undefined;
   /** Callers that abort share one signal (the first abort ends them all). */
@@ -304,6 +322,7 @@ export function faultArb(statuses: readonly number[], rpcErrors: readonly { code
     fc.constant({ k: 'truncated' as const }),
     fc.constant({ k: 'endless' as const }),
     fc.constant({ k: 'malformed' as const }),
+    fc.constant({ k: 'trickle' as const }),
     fc.record({ k: fc.constant('status' as const), status: fc.constantFrom(...statuses), retryAfter: fc.constantFrom(...RETRY_AFTER) }),
   ];
   if (rpcErrors.length > 0) arbs.push(fc.constantFrom(...rpcErrors).map((e) => ({ k: 'rpc-error' as const, ...e })));
@@ -360,6 +379,7 @@ export function scenarioArb(fault: fc.Arbitrary<Fault>, liveness = false): fc.Ar
     closeAt: sometimes(fc.constantFrom(0.5, 2, 5), 1, 3),
     sharedSignal: fc.boolean(),
     swapAt: sometimes(fc.constantFrom(0.5, 1.5, 3), 1, 3),
+    killAt: sometimes(fc.constantFrom(0.3, 1, 2.5), 1, 3),
     opts: fc.record({
       strategy: fc.constantFrom('ordered' as const, 'ordered' as const, 'round-robin' as const, 'random' as const, 'health' as const, 'latency' as const),
       breakerMode: fc.constantFrom('fail-fast' as const, 'fail-fast' as const, 'wait' as const),

@@ -410,6 +410,8 @@ async function runScenario(a: Adapter, sc: Scenario, x: FetchExtra): Promise<Run
   let closedAt: number | undefined;
   const timers: ReturnType<typeof setTimeout>[] = [];
   let closing: Promise<void> | undefined;
+  const killed = sc.killAt === undefined ? undefined : servers[1];
+  if (killed !== undefined) timers.push(setTimeout(() => void killed.close(), sc.killAt! * U));
   let swappedAt: number | undefined;
   if (replacement !== undefined) {
     timers.push(
@@ -586,8 +588,9 @@ async function runScenario(a: Adapter, sc: Scenario, x: FetchExtra): Promise<Run
   return { violations, unit: U, settled: records.length, ok, p2, codes, calm };
 }
 
+/** An endpoint that answers every request right and quickly, to the end (endpoint 1 is stopped at `killAt`); -1 if none. */
 function healthyIndex(sc: Scenario): number {
-  return sc.endpoints.findIndex((e) => e.kind === 'server' && e.plan.every(healthy));
+  return sc.endpoints.findIndex((e, i) => e.kind === 'server' && e.plan.every(healthy) && !(i === 1 && sc.killAt !== undefined));
 }
 
 /** Property 2's precondition for one call. */
