@@ -7,6 +7,7 @@ import { createPooledFetch, type PooledFetch } from '../../src/fetch/index.js';
 import { startLoopback, type Loopback } from '../helpers/loopback.js';
 import { PooledJsonRpcProvider } from '../../src/ethers/index.js';
 import { FakeClock } from '../../src/testing/index.js';
+import { timerLag, withLag } from '../helpers/lag.js';
 
 const open: Loopback[] = [];
 const made: PooledFetch[] = [];
@@ -118,5 +119,37 @@ describe('coalesced reads with a retry mode of their own', () => {
     } finally {
       await p.close();
     }
+  });
+});
+
+describe('fetch: a Request with an init whose members are undefined', () => {
+  // Found while checking the adapter's inputs for the generated runs: fetch treats an
+  // init member that is `undefined` as absent (WebIDL), so `fetch(request, { signal:
+  // undefined })` keeps the Request's signal, method and headers. The pooled fetch let the
+  // undefined members win: a POST Request went out as a GET with a body (a TypeError, three
+  // attempts), and the Request's signal was dropped.
+  test('method, headers and body come from the Request', async () => {
+    const seen: string[] = [];
+    const s = await server((req, res, body) => (seen.push(`${req.method} ${String(req.headers['x-a'])} ${body}`), res.end('{}')));
+    const f = createPooledFetch({ endpoints: [s.url], attemptTimeoutMs: 2_000 });
+    made.push(f);
+    const req = new Request(`${s.url}/x`, { method: 'POST', body: 'a', headers: { 'x-a': '1' } });
+    const res = await f(req, { method: undefined, headers: undefined, signal: undefined } as unknown as RequestInit);
+    expect(res.status).toBe(200);
+    expect(seen).toEqual(['POST 1 a']);
+  });
+
+  test("the Request's signal still aborts the call", async () => {
+    const s = await server(() => undefined); // never answers
+    // Prompt: well within the attempt timeout, which is far beyond the lag-derived bound.
+    const bound = withLag(100, await timerLag());
+    const f = createPooledFetch({ endpoints: [s.url], attemptTimeoutMs: 10 * bound, deadlineMs: 20 * bound });
+    made.push(f);
+    const ctl = new AbortController();
+    const call = f(new Request(`${s.url}/x`, { signal: ctl.signal }), { signal: undefined } as unknown as RequestInit).catch((e: unknown) => e);
+    setTimeout(() => ctl.abort(), 50);
+    const t0 = performance.now();
+    expect(await call).toMatchObject({ code: 'ABORTED' });
+    expect(performance.now() - t0).toBeLessThan(bound);
   });
 });
