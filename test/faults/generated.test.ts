@@ -33,7 +33,7 @@ import fc from 'fast-check';
 import { http } from 'viem';
 import { afterAll, describe, expect, test } from 'vitest';
 import { isPoolError, type ExecuteOptions } from '../../src/index.js';
-import { createPooledFetch } from '../../src/fetch/index.js';
+import { createPooledFetch, type PooledRequestInit } from '../../src/fetch/index.js';
 import { poolTransport } from '../../src/viem/index.js';
 import { classifyViemError } from '../../src/viem/classify.js';
 import { PooledJsonRpcProvider, classifyEthersError, type PooledProviderOptions } from '../../src/ethers/index.js';
@@ -45,6 +45,8 @@ const RUNS = Number(process.env['FC_ADAPTER_RUNS'] ?? 20);
 interface Built {
   call(i: number, signal: AbortSignal | undefined, deadlineMs: number | undefined, retry: ExecuteOptions['retry'] | undefined): Promise<unknown>;
   close(): Promise<void>;
+  /** The signal the pool got for call `i`, when it is not the caller's own. */
+  signalFor?(i: number): AbortSignal | undefined;
   /** Replaces endpoint `i`'s connection with `url` (same name) through `pool.setEndpoints`. */
   swap(i: number, url: string): void;
 }
@@ -78,6 +80,8 @@ export interface FetchExtra {
   readonly method: 'GET' | 'POST' | 'POST-key' | 'STREAM';
   /** A `getToken` that answers quickly, slowly (half an attempt timeout), never, throws, or answers ''. */
   readonly token: 'none' | 'ok' | 'slow' | 'hang' | 'throw' | 'empty';
+  /** fetch: the request given as a `Request` (absolute URL under endpoint 0, its own signal), with `init` members left undefined. */
+  readonly asRequest?: boolean;
   /** viem: the method asked, coalescing of identical reads, head-aware routing with a poll (in attempt timeouts). */
   readonly rpcMethod?: 'eth_blockNumber' | 'eth_getBalance';
   readonly coalesce?: boolean;
@@ -148,6 +152,7 @@ function fetchInit(x: FetchExtra, i: number): RequestInit {
 }
 
 const fetchExtra: fc.Arbitrary<FetchExtra> = fc.record({
+  asRequest: fc.boolean(),
   method: fc.constantFrom('GET', 'GET', 'POST', 'POST-key', 'STREAM'),
   token: fc.oneof({ weight: 3, arbitrary: fc.constant('none' as const) }, { weight: 2, arbitrary: fc.constantFrom('ok', 'slow', 'hang', 'throw', 'empty') }),
 });
@@ -156,7 +161,9 @@ function buildFetch(urls: string[], s: PoolSettings, x: FetchExtra, ep: Record<s
   const token = getToken(x.token, s.attemptTimeoutMs);
   const pf = createPooledFetch({ endpoints: urls.map((url, i) => ({ url, name: `e${i}`, ...ep })), ...defined(s), ...(token !== undefined ? { getToken: token } : {}) });
   const conns = [...urls];
+  const handed = new Map<number, AbortSignal>();
   return {
+    signalFor: (i) => handed.get(i),
     close: () => pf.pool.close(),
     swap: (i, url) => {
       conns[i] = url;
@@ -164,9 +171,16 @@ function buildFetch(urls: string[], s: PoolSettings, x: FetchExtra, ep: Record<s
     },
     call: async (i, signal, deadlineMs, retry) => {
       const pool: ExecuteOptions = { ...(deadlineMs !== undefined ? { deadlineMs } : {}), ...(retry !== undefined ? { retry } : {}) };
-      const init = { ...fetchInit(x, i), ...(signal ? { signal } : {}), pool };
-      if (parse) return pf('/x', { ...init, parse: 'json' });
-      const res = await pf('/x', init);
+      let input: string | Request = '/x';
+      let init: PooledRequestInit & { parse?: undefined } = { ...fetchInit(x, i), ...(signal ? { signal } : {}), pool };
+      if (x.asRequest === true && x.method !== 'STREAM') {
+        input = new Request(`${urls[0]}/x`, { ...fetchInit(x, i), ...(signal ? { signal } : {}) });
+        // The pool watches the Request's own signal (which follows the caller's).
+        if (signal) handed.set(i, input.signal);
+        init = { pool, signal: undefined, method: undefined } as unknown as PooledRequestInit & { parse?: undefined };
+      }
+      if (parse) return pf(input, { ...init, parse: 'json' });
+      const res = await pf(input, init);
       // The caller's part: release a body it will not read.
       await res.body?.cancel().catch(() => undefined);
       return res.status;
@@ -180,7 +194,7 @@ const fetchAdapter: Adapter = {
   perCall: true,
   attributed: () => true,
   extra: fetchExtra,
-  liveExtra: fc.record({ method: fc.constantFrom('GET' as const, 'POST-key' as const), token: fc.constantFrom('none' as const, 'none' as const, 'ok' as const, 'slow' as const) }),
+  liveExtra: fc.record({ asRequest: fc.boolean(), method: fc.constantFrom('GET' as const, 'POST-key' as const), token: fc.constantFrom('none' as const, 'none' as const, 'ok' as const, 'slow' as const) }),
   fault: faultArb([408, 429, 500, 502, 503, 401, 404], []),
   build: (urls, s, x, ep) => buildFetch(urls, s, x, ep, true),
   // A 4xx is the request's fault; with a token provider a 401 is a refresh and a replay, once.
@@ -581,7 +595,8 @@ async function runScenario(a: Adapter, sc: Scenario, x: FetchExtra): Promise<Run
   });
   if (counting.pending() > 0) violations.push(`${counting.pending()} pool timer(s) pending after close()`);
   for (const r of records) {
-    if (r.signal !== undefined && getEventListeners(r.signal, 'abort').length > 0) violations.push(`call ${r.i}: ${getEventListeners(r.signal, 'abort').length} abort listener(s) left on its signal`);
+    const sig = built.signalFor?.(r.i) ?? r.signal;
+    if (sig !== undefined && getEventListeners(sig, 'abort').length > 0) violations.push(`call ${r.i}: ${getEventListeners(sig, 'abort').length} abort listener(s) left on its signal`);
   }
   for (const u of unhandled) violations.push(`unhandled rejection: ${String(u)}`);
   await Promise.all(servers.map((s) => s?.close()));
