@@ -236,8 +236,7 @@ export class Call<C, T> extends Waiting<C, CallHistory<C>> implements AttemptOwn
     if (!final && Call.#othersRunning(this)) {
       // A hedged call goes on while another of its attempts may still answer.
       if (cls === 'unsupported' || movesOn) this.slots().exclude(ep, this.plan.excluded);
-      // An unauthorized answer beside a running attempt still refreshes the endpoint's credentials, then replays there.
-      else if (cls !== 'unauthorized' || !Call.#reauthBeside(this, a)) this.slots().markTried(ep);
+      else if (cls !== 'unauthorized' || this.lazy?.hedging?.reauthBeside(a, h) !== true) this.slots().markTried(ep); // unauthorized: refreshed, replayed there
       return;
     }
     // A parked or disabled endpoint is out of the running: selection skips it by itself.
@@ -260,29 +259,6 @@ export class Call<C, T> extends Waiting<C, CallHistory<C>> implements AttemptOwn
         this.setFlag(RETRY_PENDING, true);
         return Call.#retryOrFail(this);
     }
-  }
-
-  /**
-   * An `unauthorized` answer while another attempt of the call runs (a hedge, or the primary
-   * beside one): the endpoint's credentials are refreshed as for any attempt, and once they
-   * are the attempt is replayed there beside the running one, spending no retry (if the
-   * call still runs one; otherwise its next retry may pick the endpoint). False when no
-   * refresh is possible (no `refreshAuth`, closed, refreshed already in this call).
-   */
-  static #reauthBeside<C, T>(c: Call<C, T>, a: Attempt<C>): boolean {
-    const host: ReauthHost<C> = {
-      refreshed: (ep) => {
-        const hedging = c.lazy?.hedging;
-        if (c.settled || hedging === undefined) return;
-        const now = c.s.clock.now();
-        c.slots().replays++;
-        const avoid = c.hedgeAvoiding(now);
-        if (avoid !== undefined && !avoid.includes(ep) && ep.live && ep.unavailableMs(now) === 0 && ep.readyInMs(now) === 0 && hedging.replay(ep, now)) return;
-        c.slots().replays--;
-      },
-      refreshFailed: () => undefined,
-    };
-    return reauthenticate(c.s, a.ep, (c.slots().refreshed ??= []), host, a.authGeneration) === undefined;
   }
 
   /** The waits' slots are the call's history (failures, retries, exclusions, hedges, the store): one object made at first need, read as `lazy`. */
@@ -313,8 +289,7 @@ export class Call<C, T> extends Waiting<C, CallHistory<C>> implements AttemptOwn
   hedgeAvoiding(now: number): EndpointState<C>[] | undefined {
     const running = Call.#running(this);
     if (running === undefined || this.plan.pin !== undefined || now >= this.deadlineAt || this.s.closed) return undefined;
-    // A hedge is one of the call's attempts: none beyond its attempt limit (`retry: 'none'` is one attempt).
-    if (this.attempts - (this.lazy?.replays ?? 0) >= attemptLimit(this.s, this.plan.maxAttempts)) return undefined;
+    if (this.attempts - (this.lazy?.replays ?? 0) >= attemptLimit(this.s, this.plan.maxAttempts)) return undefined; // a hedge is an attempt
     const busy: EndpointState<C>[] = Call.#excluded(this)?.slice() ?? [];
     busy.push(running.ep);
     for (const h of this.lazy!.hedging!.running) busy.push(h.ep);
