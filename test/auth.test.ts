@@ -1,6 +1,6 @@
 import { describe, expect, test } from 'vitest';
 import { isPoolError, type AttemptContext, type PoolError } from '../src/index.js';
-import { fail, harness, ok, start, type FakeEndpoint } from './support.js';
+import { fail, hang, harness, ok, start, type FakeEndpoint } from './support.js';
 
 
 const code = (e: unknown): string | undefined => (isPoolError(e) ? e.code : undefined);
@@ -33,6 +33,24 @@ describe('unauthorized and credential refresh', () => {
     const err = await h.pool.execute(h.op).catch((e: unknown) => e);
     expect(code(err)).toBe('UNAUTHORIZED');
     expect(h.eps.b!.calls).toBe(0);
+  });
+
+  // Found by test/faults/generated.test.ts (liveness, seed 20261205): the fetch adapter's
+  // first request to an endpoint is 'unauthorized' (no token yet); as a hedge beside a
+  // hanging attempt it was dropped (no refresh, the endpoint marked tried), and the call
+  // retried the hanging endpoint until it ran out of attempts.
+  test('an unauthorized answer to a hedge refreshes that endpoint and replays there beside the running attempt', async () => {
+    const r = refresher({ clock: { setTimeout: (fn, ms) => h.clock.setTimeout(fn, ms) } });
+    const h = harness(['a', 'b'], { refreshAuth: r.refreshAuth, hedge: { afterMs: 50 }, attemptTimeoutMs: 1000, maxAttempts: 2 });
+    h.eps.a!.then(hang(true));
+    h.eps.b!.then(fail('unauthorized'), ok('b after refresh'));
+    const call = start(h.pool.execute(h.op, { idempotent: true }));
+    await h.clock.advance(150);
+    expect(r.runs).toEqual(['b']);
+    await call.promise;
+    expect(call.value).toBe('b after refresh');
+    expect(h.eps.b!.startedAt.map((t) => t - 1_000_000)).toEqual([50, 100]);
+    expect(h.eps.a!.contexts[0]!.signal.aborted).toBe(true);
   });
 
   test('refreshes once, then replays on the same endpoint at once, spending no retry and scheduling no backoff', async () => {

@@ -48,7 +48,7 @@ import { build } from 'esbuild';
 import { describe, expect, test } from 'vitest';
 
 const root = join(import.meta.dirname, '..');
-export const CORE_BUDGET_BYTES = 53 * 1024; // raised on purpose from 52.5 KB for the gaps branch's fixes (53,439 -> 54,041 B on base 27910d7: a day a wall step back undoes, late answers of replaced endpoints kept from the live one, a key's park carried into a group, groups kept as declared, quorum reads on the pool's deadline; bench/notes NOTES-gaps.md); from 51.5 KB before: 51.9 KB with the second new-user pass (bench/notes/newuser2.md: the clock's clearTimeout checked, NO_ENDPOINT naming why each endpoint is out, failed calls listing their attempts, PoolError.toJSON; 51.3 KB before), and 0.23 KB more for the fuzz2 fixes (52,505 -> 52,742 B on base 5d58632, bench/notes/fuzz2.md)
+export const CORE_BUDGET_BYTES = 53.5 * 1024; // raised on purpose for the eighth session's fixes (gaps and fuzz3 branches; bench/notes/gaps.md, fuzz3.md; figures in docs/performance.md); history of earlier raises in git log -p of this file
 /**
  * `import { Pool }` bundled by esbuild, minified: 48.6 KB when issue 16 measured it, 50.7 KB
  * with the reusable attempt signals (base/signals.ts, 2.0 KB). The issue's goal is 20 KB
@@ -57,7 +57,7 @@ export const CORE_BUDGET_BYTES = 53 * 1024; // raised on purpose from 52.5 KB fo
  * docs/performance.md). So this budget holds today's figure: it catches growth, and is
  * lowered when that lands. Raise it on purpose, never to make a red build green.
  */
-export const POOL_MIN_BUDGET_BYTES = 85 * 1024; // 84.5 KB with the gaps branch's fixes (83.7 KB on base 27910d7; budget 85 KB, raised on purpose), 83.7 KB with the seventh session's fuzz2 fixes on top (coalesced callers' own deadlines, daily counts kept across setEndpoints, regrouped store admissions, refreshes ended by close(); budget 84 KB, raised on purpose), 83.4 KB with the second new-user pass's fixes (82.5 KB before; budget 83.5 KB, raised on purpose), 82.5 KB with the fuzz branch's fixes merged on top (budget 83 KB, raised on purpose), 69.5 KB after issues 14, 15, 17, 19 and 20 merged, 70.9 KB with issue 16's heap work, 71.5 KB on main before issue 18's adaptive limits and 76.3 KB with them, 78.1 KB with the key-pool round of issues 14 and 20 beside them, 79.7 KB with issue 16's second heap round on top (budget 80 KB, raised on purpose), 80.3 KB with the learned-ceiling recovery rework (budget 81 KB, raised on purpose), 81.2 KB with issue 16's third heap round (80.6 KB on main before it; budget 82 KB, raised on purpose: the derived deadline and start, the timeout link accessors, the lazy slots' attempt count): far from the 20 KB goal (bench/results/bundle.md)
+export const POOL_MIN_BUDGET_BYTES = 85 * 1024; // raised on purpose for the eighth session's fixes (gaps and fuzz3 branches); far from the 20 KB goal (bench/results/bundle.md, docs/performance.md); history of earlier raises in git log -p of this file
 /** Modules an `import { Pool }` must never pull in. */
 const NEVER_WITH_POOL = ['src/extras/refresher.ts', 'src/extras/env.ts', 'src/options/presets.ts'];
 

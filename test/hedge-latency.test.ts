@@ -175,6 +175,23 @@ describe('hedged attempts', () => {
     expect(h.eps.a!.contexts[0]!.signal.aborted).toBe(true);
   });
 
+  // Found by test/faults/generated.test.ts (seed 20261203, path 11): a call with
+  // retry: 'none' ("one attempt") and maxHedges 2 sent its request to two endpoints.
+  test.each([
+    [{ retry: 'none' as const }, 1],
+    [{ retry: { maxAttempts: 2 } }, 2],
+  ])('a hedge is one of the call\'s attempts: %j caps hedges too', async (options, attempts) => {
+    const h = harness(['a', 'b', 'c'], { hedge: { afterMs: 50, maxHedges: 2 }, attemptTimeoutMs: 1000 });
+    for (const n of ['a', 'b', 'c']) h.eps[n]!.then(hang(true));
+    const call = start(h.pool.execute(h.op, { idempotent: true, ...options }));
+    await h.clock.advance(300);
+    expect(h.eps.a!.calls + h.eps.b!.calls + h.eps.c!.calls).toBe(attempts);
+    await h.clock.advance(2000);
+    await call.promise;
+    expect(isPoolError(call.error) && call.error.code).toBe('RETRIES_EXHAUSTED');
+    expect(h.eps.a!.calls + h.eps.b!.calls + h.eps.c!.calls).toBe(attempts);
+  });
+
   test('hedges count against the retry budget', async () => {
     const h = harness(['a', 'b'], { hedge: { afterMs: 50 }, retryBudget: { ratio: 0, minPerSecond: 0 } });
     h.eps.a!.then(ok('slow', 500));

@@ -105,8 +105,10 @@ export function reauthenticate<C>(s: PoolState<C>, ep: EndpointState<C>, refresh
     queueMicrotask(() => host.refreshed(ep));
     return undefined;
   }
-  if (refreshed.includes(ep)) return `endpoint ${name} answered unauthorized again after its credentials were refreshed`;
-  refreshed.push(ep);
+  // Refreshed for this call already: final, unless that refresh is still running (the
+  // attempt was sent before it finished, beside a hedge): then it waits for it too.
+  if (refreshed.includes(ep) && !inFlight.has(ep)) return `endpoint ${name} answered unauthorized again after its credentials were refreshed`;
+  if (!refreshed.includes(ep)) refreshed.push(ep);
   refreshThenReplay(s, ep, host);
   return undefined;
 }

@@ -236,7 +236,7 @@ export class Call<C, T> extends Waiting<C, CallHistory<C>> implements AttemptOwn
     if (!final && Call.#othersRunning(this)) {
       // A hedged call goes on while another of its attempts may still answer.
       if (cls === 'unsupported' || movesOn) this.slots().exclude(ep, this.plan.excluded);
-      else this.slots().markTried(ep);
+      else if (cls !== 'unauthorized' || this.lazy?.hedging?.reauthBeside(a, h) !== true) this.slots().markTried(ep); // unauthorized: refreshed, replayed there
       return;
     }
     // A parked or disabled endpoint is out of the running: selection skips it by itself.
@@ -289,6 +289,7 @@ export class Call<C, T> extends Waiting<C, CallHistory<C>> implements AttemptOwn
   hedgeAvoiding(now: number): EndpointState<C>[] | undefined {
     const running = Call.#running(this);
     if (running === undefined || this.plan.pin !== undefined || now >= this.deadlineAt || this.s.closed) return undefined;
+    if (this.attempts - (this.lazy?.replays ?? 0) >= attemptLimit(this.s, this.plan.maxAttempts)) return undefined; // a hedge is an attempt
     const busy: EndpointState<C>[] = Call.#excluded(this)?.slice() ?? [];
     busy.push(running.ep);
     for (const h of this.lazy!.hedging!.running) busy.push(h.ep);

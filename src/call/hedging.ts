@@ -14,6 +14,7 @@ import type { PoolState } from '../state.js';
 import type { Attempt } from './attempt.js';
 import { askStore, needsAdmission } from './admission.js';
 import { PoolError } from '../base/errors.js';
+import { reauthenticate, type ReauthHost } from './auth.js';
 
 /** What hedging needs from its call. */
 export interface HedgeHost<C> {
@@ -82,6 +83,30 @@ export class Hedging<C> {
     s.emit({ type: 'hedge', callId: host.id, endpoint: sel.endpoint.name, attempt: host.attempts + 1 });
     if (needsAdmission(s, sel.endpoint, now)) this.#admit(sel.endpoint);
     else this.#launch(sel.endpoint, now);
+  }
+
+  /**
+   * An `unauthorized` answer to attempt `a` while another attempt of the call runs: the
+   * endpoint's credentials are refreshed as for any attempt, and once they are the attempt
+   * is replayed there beside the running one, spending no retry and taking a free permit
+   * under `permitScope: 'attempt'` like a hedge (if the call still runs an attempt;
+   * otherwise its next retry may pick the endpoint). False when no refresh is possible (no
+   * `refreshAuth`, closed, refreshed already in this call).
+   */
+  reauthBeside(a: Attempt<C>, h: { replays: number; refreshed?: EndpointState<C>[] | undefined }): boolean {
+    const s = this.#s;
+    const host: ReauthHost<C> = {
+      refreshed: (ep) => {
+        const now = s.clock.now();
+        h.replays++;
+        // No primary running (the call settled or moved on): nothing to replay beside.
+        const avoid = this.#host.hedgeAvoiding(now);
+        if (avoid !== undefined && !avoid.includes(ep) && ep.live && ep.unavailableMs(now) === 0 && ep.readyInMs(now) === 0 && this.#permitFree()) return this.#launch(ep, now);
+        h.replays--;
+      },
+      refreshFailed: () => undefined,
+    };
+    return reauthenticate(s, a.ep, (h.refreshed ??= []), host, a.authGeneration) === undefined;
   }
 
   /** Whether a hedge may be sent now as far as permits go (always, unless attempts hold them). */

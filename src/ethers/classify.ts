@@ -10,11 +10,11 @@
  * | evidence                                                          | class |
  * |--------------------------------------------------------------------|-------|
  * | `EndpointTakenError` (a quorum leg's collision)                    | `unsupported` |
- * | `HttpStatusError` (non-2xx, no JSON-RPC body)                      | by status (fetch table) |
+ * | `HttpStatusError` (non-2xx, no JSON-RPC body)                      | 401/403/405 `unsupported` (as viem's), else by status (fetch table) |
  * | `BadResponseError` (2xx that is not JSON-RPC)                      | `transient` |
  * | ethers `CALL_EXCEPTION`, `INSUFFICIENT_FUNDS`, `NONCE_EXPIRED`, `REPLACEMENT_UNDERPRICED`, `TRANSACTION_REPLACED`, `ACTION_REJECTED`, argument errors | `permanent` |
  * | ethers `TIMEOUT`, `NETWORK_ERROR`, `BAD_DATA`, `CANCELLED`         | `transient` |
- * | ethers `SERVER_ERROR` with an HTTP status                           | by status (fetch table) |
+ * | ethers `SERVER_ERROR` with an HTTP status                           | the same |
  * | anything else (`RpcAnswerError`, ethers `UNKNOWN_ERROR` / `UNSUPPORTED_OPERATION` wrapping a JSON-RPC error, `fetch`'s `TypeError`) | the viem table, on the JSON-RPC error inside |
  */
 import type { ClassifyResult } from '../base/classify.js';
@@ -22,7 +22,7 @@ import { classifyFetchError, classifyStatus, isHttpStatusError } from '../fetch/
 import { DEFAULT_MAX_RETRY_AFTER_MS, parseRetryAfter } from '../fetch/retry-after.js';
 import { isEndpointTaken } from '../rpc/quorum.js';
 import { classifyViemError } from '../viem/classify.js';
-import { systemClock } from '../base/clock.js';
+import { systemClock, wallNow } from '../base/clock.js';
 
 const PERMANENT: ReadonlySet<string> = new Set([
   'CALL_EXCEPTION',
@@ -41,6 +41,12 @@ const PERMANENT: ReadonlySet<string> = new Set([
   'NOT_IMPLEMENTED',
 ]);
 const TRANSIENT: ReadonlySet<string> = new Set(['TIMEOUT', 'NETWORK_ERROR', 'BAD_DATA', 'CANCELLED']);
+/**
+ * 401, 403, 405: about the endpoint (its key, its plan), not the request, as in the viem
+ * table: `unsupported`, so another endpoint serves it. (The fetch table says `permanent`:
+ * a REST API's 403 is usually about the request.)
+ */
+const KEY_STATUSES: ReadonlySet<number> = new Set([401, 403, 405]);
 
 export interface EthersClassifyOptions {
   /** Longest `Retry-After` honoured, in milliseconds. @default 60000 */
@@ -52,7 +58,7 @@ export interface EthersClassifyOptions {
 /** The default classifier for the ethers adapter's and ethers' own errors (see the table above). */
 export function classifyEthersError(error: unknown, options: EthersClassifyOptions = {}): ClassifyResult {
   if (isEndpointTaken(error)) return 'unsupported';
-  if (isHttpStatusError(error)) return classifyFetchError(error);
+  if (isHttpStatusError(error)) return KEY_STATUSES.has(error.status) ? 'unsupported' : classifyFetchError(error);
   if (typeof error !== 'object' || error === null) return 'permanent';
   const r = error as Record<string, unknown>;
   if (r['name'] === 'BadResponseError') return 'transient';
@@ -63,8 +69,9 @@ export function classifyEthersError(error: unknown, options: EthersClassifyOptio
     if (code === 'SERVER_ERROR') {
       const status = responseStatus(r);
       if (status !== undefined && status >= 400) {
-        const nowMs = options.nowMs ?? systemClock.now();
+        const nowMs = options.nowMs ?? wallNow(systemClock);
         const retryAfterMs = parseRetryAfter(responseHeader(r, 'retry-after'), nowMs, options.maxRetryAfterMs ?? DEFAULT_MAX_RETRY_AFTER_MS);
+        if (KEY_STATUSES.has(status)) return 'unsupported';
         const c = classifyStatus(status, retryAfterMs);
         return c === 'ok' ? 'transient' : c;
       }

@@ -32,6 +32,7 @@ import { DEFAULT_MAX_RETRY_AFTER_MS } from '../fetch/retry-after.js';
 import { hostOf } from '../extras/host.js';
 import type { EndpointConfig, ExecuteOptions, PoolOptions } from '../options/options.js';
 import { Pool } from '../pool.js';
+import { wallNow } from '../base/clock.js';
 import { rpcAnswerKey } from '../rpc/answer-key.js';
 import { RpcReads, type RpcReadOptions, type RpcReadsStats } from '../rpc/reads.js';
 import { HeadRouting } from '../rpc/head-poll.js';
@@ -108,7 +109,7 @@ export class PooledJsonRpcProvider extends JsonRpcApiProvider {
     this.#classify = (error) => {
       const method = typeof error === 'object' && error !== null ? this.#origin.get(error) : undefined;
       const c = method === undefined ? undefined : override?.(error, method);
-      return c ?? classifyEthersError(error, { nowMs: this.pool.clock.now(), maxRetryAfterMs });
+      return c ?? classifyEthersError(error, { nowMs: wallNow(this.pool.clock), maxRetryAfterMs });
     };
     this.pool = new Pool<RpcConnection>({ ...poolOptions, classify: this.#classify, endpoints: toEndpoints(endpoints) });
     const routing = heads === undefined ? undefined : new HeadRouting(heads, this.pool, (exec) => this.#post(BLOCK_NUMBER, exec));
@@ -189,7 +190,7 @@ export class PooledJsonRpcProvider extends JsonRpcApiProvider {
     const body = JSON.stringify({ jsonrpc: '2.0', id: p.id, method: p.method, params: p.params });
     return this.pool.execute(async (conn, ctx) => {
       guard?.(ctx.endpoint);
-      const post: PostOptions = { fetch: this.#fetch, signal: ctx.signal, endpoint: ctx.endpoint, nowMs: this.pool.clock.now(), maxRetryAfterMs: this.#maxRetryAfterMs };
+      const post: PostOptions = { fetch: this.#fetch, signal: ctx.signal, endpoint: ctx.endpoint, nowMs: wallNow(this.pool.clock), maxRetryAfterMs: this.#maxRetryAfterMs };
       try {
         const result = await postJsonRpc(conn, body, post);
         this.#routing?.observe(ctx.endpoint, p.method, p.params, result);

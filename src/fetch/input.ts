@@ -21,10 +21,21 @@ export function resolveInput<I extends RequestInit>(input: unknown, init: I, bas
   if (typeof Request !== 'undefined' && input instanceof Request) {
     const path = relativePath(input.url, bases);
     const merged: RequestInit = { method: input.method, headers: input.headers, signal: input.signal };
-    if (input.body === null || init.body !== undefined) return { path, init: { ...merged, ...init } as I };
-    return input.arrayBuffer().then((body) => ({ path, init: { ...merged, body, ...init } as I }));
+    if (input.body === null || init.body !== undefined) return { path, init: over(merged, init) };
+    return input.arrayBuffer().then((body) => ({ path, init: over({ ...merged, body }, init) }));
   }
   throw new TypeError('pooled fetch: expected a path, an absolute URL, a URL or a Request');
+}
+
+/**
+ * The Request's settings with `init`'s on top; a member of `init` that is `undefined` counts
+ * as absent, as `fetch` reads it (`fetch(request, { signal: undefined })` keeps the
+ * Request's signal, method and headers).
+ */
+function over<I extends RequestInit>(fromRequest: RequestInit, init: I): I {
+  const out: Record<string, unknown> = { ...fromRequest };
+  for (const [k, v] of Object.entries(init)) if (v !== undefined) out[k] = v;
+  return out as I;
 }
 
 /**

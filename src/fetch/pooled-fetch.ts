@@ -174,7 +174,11 @@ export function createPooledFetch(options: PooledFetchOptions): PooledFetch {
         const redacted = redactError(error);
         throw guard === undefined ? redacted : guard.failed(ctx.endpoint, redacted);
       }
-      if (res.status < 400) return parse === undefined ? res : readBody(res, parse, ctx.endpoint);
+      if (res.status < 400) {
+        if (parse === undefined) return res;
+        // The server answered: a body that breaks on the way is a failure after processing.
+        return guard === undefined ? readBody(res, parse, ctx.endpoint) : readBody(res, parse, ctx.endpoint).catch((error: unknown) => Promise.reject(guard.failed(ctx.endpoint, error)));
+      }
       (seen ??= []).push(res);
       const retryAfterMs = parseRetryAfter(res.headers.get('retry-after'), wallNow(pool.clock), maxRetryAfterMs);
       const failure = new HttpStatusError(res.status, { retryAfterMs, endpoint: ctx.endpoint, response: res });

@@ -120,9 +120,10 @@ export class RpcReads<C = unknown> {
     if (need === undefined && exec.pin === undefined && this.#unfit !== undefined) exec = this.#leaveOut(exec, this.#unfit(method, params));
     const go = (e: ExecuteOptions): Promise<T> => (need === undefined ? send(e) : this.#quorum(method, params, need, e, send));
     if (!this.#coalesce.has(method)) return go(exec);
-    // Only callers on the same deadline share: a joiner then never outlasts the request it waits on,
-    // nor fails at a shorter deadline than its own.
-    const key = requestKey(method, params, exec.pin, need, exec.exclude?.join(','), exec.deadlineMs ?? this.#deadlineMs);
+    // Only callers on the same deadline and the same policy share a request: a joiner then never
+    // outlasts the request it waits on nor fails at a shorter deadline than its own, and a caller's
+    // own retry mode, attempt timeout, backoff or breaker mode never decides another's outcome.
+    const key = requestKey(method, params, exec.pin, need, exec.exclude?.join(','), exec.deadlineMs ?? this.#deadlineMs, policyOf(exec));
     return this.#coalescer.run(key, exec.signal, (signal) => go({ ...exec, signal }));
   }
 
@@ -159,6 +160,13 @@ export class RpcReads<C = unknown> {
       leg,
     });
   }
+}
+
+/** The per-call options besides routing and deadline that change how a call runs, as a key part (`undefined`: the pool's). */
+function policyOf(exec: ExecuteOptions): string | undefined {
+  const { retry, attemptTimeoutMs, backoff, breakerMode } = exec;
+  if (retry === undefined && attemptTimeoutMs === undefined && backoff === undefined && breakerMode === undefined) return undefined;
+  return JSON.stringify([retry, attemptTimeoutMs, backoff, breakerMode]);
 }
 
 function checkNeed(field: string, need: unknown): number {

@@ -122,7 +122,8 @@ describe('failures while another attempt of the call runs', () => {
     const h = harness(['a', 'b'], { hedge: { afterMs: 50 }, attemptTimeoutMs: 1000 });
     h.eps.a!.then(hang());
     h.eps.b!.then(hang());
-    const call = start(h.pool.execute(h.op, { idempotent: true, retry: 'none', deadlineMs: 200 }));
+    // Two attempts allowed: the hedge is the second (under retry: 'none' there is none).
+    const call = start(h.pool.execute(h.op, { idempotent: true, retry: { maxAttempts: 2 }, deadlineMs: 200 }));
     await h.clock.advance(200);
     await call.promise;
     const err = call.error as { code: string; endpoint: string; attempts: number };
