@@ -16,10 +16,10 @@
  * a path, or an absolute URL, `URL` or `Request` under one of the base URLs (see `input.ts`).
  */
 import type { Classifier } from '../base/classify.js';
-import type { AttemptContext } from '../call/context.js';
+import { untrackedSignal, type AttemptContext } from '../call/context.js';
 import { isPoolError } from '../base/errors.js';
 import type { EndpointConfig, ExecuteOptions, PoolOptions } from '../options/options.js';
-import { Pool } from '../pool.js';
+import { Pool, taggedExecutor } from '../pool.js';
 import { HttpStatusError, ResponseBodyError, classifyFetchError, isHttpStatusError } from './classify.js';
 import { DEFAULT_MAX_RETRY_AFTER_MS, parseRetryAfter } from './retry-after.js';
 import { hostOf } from '../extras/host.js';
@@ -29,7 +29,7 @@ import { PoolError, invalidOption } from '../base/errors.js';
 import { POOL_ALIASES, POOL_KEYS } from '../options/resolve.js';
 import { checkFunction, checkKeys, finite, oneOf, type KnownKeys } from '../options/validate.js';
 import { checkUrlOption } from '../extras/url-option.js';
-import { normalizeBase, resolveInput } from './input.js';
+import { normalizeBase, pathOf, resolveInput } from './input.js';
 import { NotReplayableError, ReplayGuard, isIdempotentMethod, isReplayable, randomKey, type ReplayOptions } from './replay.js';
 
 /** The subset of `fetch` this adapter calls. */
@@ -135,9 +135,44 @@ export function createPooledFetch(options: PooledFetchOptions): PooledFetch {
   const bases = Array.isArray(endpoints) ? endpoints.map((e) => normalizeBase(typeof e === 'string' ? e : e.url)) : [];
   const hedging = poolOptions.hedge !== undefined;
 
-  const pooled = async (input: string | URL | Request, given: PooledRequestInit = {}): Promise<unknown> => {
-    const resolved = resolveInput(input, given, bases);
-    const { path, init } = resolved instanceof Promise ? await resolved : resolved;
+  // A failed call settles here: with its last HTTP error answer (like `fetch`) or a rejection.
+  const execute = taggedExecutor(pool, (error, tag) => settleFailed(error, tag as FetchRequest, throwOnHttpError));
+  // One operation for every request: the request rides on the call as its tag (no closure per request).
+  const send = async (base: string, ctx: AttemptContext): Promise<unknown> => {
+    const r = (ctx as unknown as { readonly tag: FetchRequest }).tag;
+    const headers = tokens === undefined ? r.init.headers : tokens.authorize(ctx.endpoint, r.init.headers);
+    // The attempt's signal only: a body read after the call returned is not covered by the
+    // caller's signal (AbortSignal.any over a long-lived caller signal grows without bound
+    // on Node 20: 9 MB over 150,000 requests; see docs/fetch.md and NOTES-newuser.md). A
+    // plain controller's: undici keeps its listener until the request is collected.
+    const req: RequestInit = { ...r.init, signal: untrackedSignal(ctx) };
+    if (headers !== undefined) req.headers = headers;
+    let res: Response;
+    try {
+      res = await doFetch(joinUrl(base, r.path), req);
+    } catch (error) {
+      const redacted = redactError(error);
+      throw r.guard === undefined ? redacted : r.guard.failed(ctx.endpoint, redacted);
+    }
+    if (res.status < 400) {
+      // An earlier attempt's error answers are not the call's answer any more.
+      if (r.seen !== undefined && !r.settled) discardAll(r.seen, undefined);
+      return r.parse === undefined ? res : readBody(res, r.parse, ctx.endpoint);
+    }
+    // An answer after the call settled (a hedge's) is nobody's: released at once.
+    if (r.settled) discard(res);
+    else (r.seen ??= []).push(res);
+    const retryAfterMs = parseRetryAfter(res.headers.get('retry-after'), wallNow(pool.clock), maxRetryAfterMs);
+    const failure = new HttpStatusError(res.status, { retryAfterMs, endpoint: ctx.endpoint, response: res });
+    throw r.guard === undefined || res.status < 500 ? failure : r.guard.failed(ctx.endpoint, failure);
+  };
+  // A replay that must not happen throws synchronously: the call ends, and the endpoint's breaker is not touched.
+  const guardedSend = (base: string, ctx: AttemptContext): Promise<unknown> => {
+    (ctx as unknown as { readonly tag: FetchRequest }).tag.guard!.enter(ctx);
+    return send(base, ctx);
+  };
+
+  const start = (path: string, init: PooledRequestInit): Promise<unknown> => {
     const { pool: callOptions, signal, idempotent, parse, ...rest } = init;
     if (parse !== undefined && parse !== 'json' && parse !== 'text' && typeof parse !== 'function') {
       throw invalidOption('parse', "'json', 'text' or a function (res) => Promise", parse);
@@ -157,49 +192,67 @@ export function createPooledFetch(options: PooledFetchOptions): PooledFetch {
       callOptions === undefined && !signal && replayable && !hedged
         ? undefined
         : { ...(hedged ? { idempotent: true } : {}), ...callOptions, ...(signal ? { signal } : {}), ...(replayable ? {} : { retry: 'none' as const }) };
-    // Error answers seen by the attempts (most requests see none).
-    let seen: Response[] | undefined;
-    let kept: Response | undefined;
-    const send = async (base: string, ctx: AttemptContext): Promise<unknown> => {
-      const headers = tokens === undefined ? rest.headers : tokens.authorize(ctx.endpoint, rest.headers);
-      // The attempt's signal only: a body read after the call returned is not covered by the
-      // caller's signal (AbortSignal.any over a long-lived caller signal grows without bound
-      // on Node 20: 9 MB over 150,000 requests; see docs/fetch.md and NOTES-newuser.md).
-      const req: RequestInit = { ...rest, signal: ctx.signal };
-      if (headers !== undefined) req.headers = headers;
-      let res: Response;
-      try {
-        res = await doFetch(joinUrl(base, path), req);
-      } catch (error) {
-        const redacted = redactError(error);
-        throw guard === undefined ? redacted : guard.failed(ctx.endpoint, redacted);
-      }
-      if (res.status < 400) return parse === undefined ? res : readBody(res, parse, ctx.endpoint);
-      (seen ??= []).push(res);
-      const retryAfterMs = parseRetryAfter(res.headers.get('retry-after'), wallNow(pool.clock), maxRetryAfterMs);
-      const failure = new HttpStatusError(res.status, { retryAfterMs, endpoint: ctx.endpoint, response: res });
-      throw guard === undefined || res.status < 500 ? failure : guard.failed(ctx.endpoint, failure);
-    };
+    return execute(guard === undefined ? send : guardedSend, new FetchRequest(path, rest, parse, guard), execOptions);
+  };
+
+  // Not an async function: a plain request costs no promise of its own (errors before the call still reject).
+  const pooled = (input: string | URL | Request, given?: PooledRequestInit): Promise<unknown> => {
     try {
-      // A replay that must not happen throws synchronously: the call ends, and the endpoint's breaker is not touched.
-      const answer = await pool.execute(guard === undefined ? send : (base, ctx) => (guard.enter(ctx), send(base, ctx)), execOptions);
-      if (parse === undefined) kept = answer as Response;
-      return answer;
-    } catch (thrown) {
-      const error = blameNotReplayable(thrown);
-      const cause = isPoolError(error) ? error.cause : undefined;
-      // Only an answer this call received: a NO_ENDPOINT's cause may be another call's failure
-      // (the one that opened the breaker), whose response belongs to that call.
-      if (!throwOnHttpError && parse === undefined && isHttpStatusError(cause) && cause.response !== undefined && seen?.includes(cause.response) === true && error instanceof Error && isAnswerCode(error)) {
-        kept = cause.response;
-        return kept;
-      }
-      throw error;
-    } finally {
-      if (seen !== undefined) for (const res of seen) if (res !== kept) discard(res);
+      if (typeof input === 'string' && given === undefined) return start(pathOf(input, bases), NO_INIT);
+      const resolved = resolveInput(input, given ?? NO_INIT, bases);
+      return resolved instanceof Promise ? resolved.then((r) => start(r.path, r.init)) : start(resolved.path, resolved.init);
+    } catch (error) {
+      return Promise.reject(error);
     }
   };
   return Object.assign(pooled, { pool }) as PooledFetch;
+}
+
+/** The `init` of a request given none (never changed: `start` copies what it sends). */
+const NO_INIT: PooledRequestInit = Object.freeze({});
+
+/** One request, carried by its call as the tag: what each attempt sends and the error answers it got. */
+class FetchRequest {
+  readonly path: string;
+  /** `init` without the adapter's own fields and the caller's signal. */
+  readonly init: RequestInit;
+  readonly parse: ParseBody | undefined;
+  readonly guard: ReplayGuard | undefined;
+  /** Error answers seen by the attempts (most requests see none); their bodies are released unless one is the answer. */
+  seen: Response[] | undefined = undefined;
+  /** The call failed and took its answer (see `settleFailed`). */
+  settled = false;
+
+  constructor(path: string, init: RequestInit, parse: ParseBody | undefined, guard: ReplayGuard | undefined) {
+    this.path = path;
+    this.init = init;
+    this.parse = parse;
+    this.guard = guard;
+  }
+}
+
+/**
+ * How a failed call settles: like `fetch`, with the last HTTP error answer this call
+ * received when every attempt got one (unless `throwOnHttpError` or `parse`), else a
+ * rejection. The other error answers' bodies are released.
+ */
+function settleFailed(thrown: PoolError, r: FetchRequest, throwOnHttpError: boolean): unknown {
+  r.settled = true;
+  const error = blameNotReplayable(thrown);
+  const cause = isPoolError(error) ? error.cause : undefined;
+  // Only an answer this call received: a NO_ENDPOINT's cause may be another call's failure
+  // (the one that opened the breaker), whose response belongs to that call.
+  const kept =
+    !throwOnHttpError && r.parse === undefined && isHttpStatusError(cause) && cause.response !== undefined && r.seen?.includes(cause.response) === true && error instanceof Error && isAnswerCode(error)
+      ? cause.response
+      : undefined;
+  if (r.seen !== undefined) discardAll(r.seen, kept);
+  return kept ?? Promise.reject(error);
+}
+
+/** Releases every answer of `list` but `kept`, and empties the list. */
+function discardAll(list: Response[], kept: Response | undefined): void {
+  for (const res of list.splice(0)) if (res !== kept) discard(res);
 }
 
 /**
