@@ -46,7 +46,8 @@ export function normalizeBase(base: string): string {
 
 /** The path of `url` under the first base URL it starts with; a relative path as it is. `bases` are normalized (`normalizeBase`). */
 export function pathOf(given: string, bases: readonly string[]): string {
-  if (!/^[a-z][a-z0-9+.-]*:/i.test(given)) return given;
+  // A path that starts with a slash (most of them) has no scheme: no pattern to run.
+  if (given.charCodeAt(0) === 47 || !/^[a-z][a-z0-9+.-]*:/i.test(given)) return given;
   let url = given;
   try {
     url = new URL(given).href;
