@@ -145,7 +145,8 @@ export function createPooledFetch(options: PooledFetchOptions): PooledFetch {
     // caller's signal (AbortSignal.any over a long-lived caller signal grows without bound
     // on Node 20: 9 MB over 150,000 requests; see docs/fetch.md and NOTES-newuser.md). A
     // plain controller's: undici keeps its listener until the request is collected.
-    const req: RequestInit = { ...r.init, signal: untrackedSignal(ctx) };
+    const signal = untrackedSignal(ctx);
+    const req: RequestInit = r.init === NO_INIT ? { signal } : { ...r.init, signal };
     if (headers !== undefined) req.headers = headers;
     let res: Response;
     try {
@@ -173,7 +174,13 @@ export function createPooledFetch(options: PooledFetchOptions): PooledFetch {
   };
 
   const start = (path: string, init: PooledRequestInit): Promise<unknown> => {
-    const { pool: callOptions, signal, idempotent, parse, ...rest } = init;
+    // A request given no init sends `{ signal }` alone (see `send`): nothing to copy here.
+    let callOptions: ExecuteOptions | undefined;
+    let signal: AbortSignal | null | undefined;
+    let idempotent: boolean | undefined;
+    let parse: ParseBody | undefined;
+    let rest: RequestInit = NO_INIT;
+    if (init !== NO_INIT) ({ pool: callOptions, signal, idempotent, parse, ...rest } = init);
     if (parse !== undefined && parse !== 'json' && parse !== 'text' && typeof parse !== 'function') {
       throw invalidOption('parse', "'json', 'text' or a function (res) => Promise", parse);
     }
@@ -181,7 +188,7 @@ export function createPooledFetch(options: PooledFetchOptions): PooledFetch {
     const body = rest.body;
     const replayable = body === undefined || body === null || !(typeof ReadableStream !== 'undefined' && body instanceof ReadableStream);
     const replayPlan = replayGuard(rest, idempotent ?? callOptions?.idempotent, replayOptions);
-    if (replayPlan?.headers !== undefined) rest.headers = replayPlan.headers;
+    if (replayPlan?.headers !== undefined) rest = { ...rest, headers: replayPlan.headers };
     const guard = replayPlan?.guard;
     // A plain request (no per-call options, no caller signal, a replayable body) runs on
     // the pool's shared default plan: no options object to check per request.
