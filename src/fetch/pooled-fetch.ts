@@ -17,10 +17,9 @@
  */
 import type { Classifier } from '../base/classify.js';
 import { untrackedSignal, type AttemptContext } from '../call/context.js';
-import { isPoolError } from '../base/errors.js';
 import type { EndpointConfig, ExecuteOptions, PoolOptions } from '../options/options.js';
 import { Pool, taggedExecutor } from '../pool.js';
-import { HttpStatusError, ResponseBodyError, classifyFetchError, isHttpStatusError } from './classify.js';
+import { HttpStatusError, classifyFetchError, isHttpStatusError } from './classify.js';
 import { DEFAULT_MAX_RETRY_AFTER_MS, parseRetryAfter } from './retry-after.js';
 import { hostOf } from '../extras/host.js';
 import { redactError } from '../extras/redact.js';
@@ -31,6 +30,9 @@ import { checkFunction, checkKeys, finite, oneOf, type KnownKeys } from '../opti
 import { checkUrlOption } from '../extras/url-option.js';
 import { normalizeBase, pathOf, resolveInput } from './input.js';
 import { NotReplayableError, ReplayGuard, isIdempotentMethod, isReplayable, randomKey, type ReplayOptions } from './replay.js';
+import { FetchRequest, discard, discardAll, readBody, settleFailed, type ParseBody } from './request.js';
+
+export type { ParseBody } from './request.js';
 
 /** The subset of `fetch` this adapter calls. */
 export type FetchFn = (url: string, init: RequestInit) => Promise<Response>;
@@ -77,12 +79,6 @@ export interface PooledFetchOptions extends Omit<PoolOptions<string>, 'endpoints
 }
 
 /** `init` plus per-call pool options. */
-/**
- * How the attempt reads the body: `'json'`, `'text'` or your own function. A body that
- * cannot be read (reset mid-body, truncated JSON) fails the attempt (a `ResponseBodyError`,
- * `transient` for `classifyFetchError`) and fails over.
- */
-export type ParseBody<T = unknown> = 'json' | 'text' | ((res: Response) => Promise<T>);
 
 export type PooledRequestInit = RequestInit & {
   readonly pool?: ExecuteOptions;
@@ -218,50 +214,6 @@ export function createPooledFetch(options: PooledFetchOptions): PooledFetch {
 /** The `init` of a request given none (never changed: `start` copies what it sends). */
 const NO_INIT: PooledRequestInit = Object.freeze({});
 
-/** One request, carried by its call as the tag: what each attempt sends and the error answers it got. */
-class FetchRequest {
-  readonly path: string;
-  /** `init` without the adapter's own fields and the caller's signal. */
-  readonly init: RequestInit;
-  readonly parse: ParseBody | undefined;
-  readonly guard: ReplayGuard | undefined;
-  /** Error answers seen by the attempts (most requests see none); their bodies are released unless one is the answer. */
-  seen: Response[] | undefined = undefined;
-  /** The call failed and took its answer (see `settleFailed`). */
-  settled = false;
-
-  constructor(path: string, init: RequestInit, parse: ParseBody | undefined, guard: ReplayGuard | undefined) {
-    this.path = path;
-    this.init = init;
-    this.parse = parse;
-    this.guard = guard;
-  }
-}
-
-/**
- * How a failed call settles: like `fetch`, with the last HTTP error answer this call
- * received when every attempt got one (unless `throwOnHttpError` or `parse`), else a
- * rejection. The other error answers' bodies are released.
- */
-function settleFailed(thrown: PoolError, r: FetchRequest, throwOnHttpError: boolean): unknown {
-  r.settled = true;
-  const error = blameNotReplayable(thrown);
-  const cause = isPoolError(error) ? error.cause : undefined;
-  // Only an answer this call received: a NO_ENDPOINT's cause may be another call's failure
-  // (the one that opened the breaker), whose response belongs to that call.
-  const kept =
-    !throwOnHttpError && r.parse === undefined && isHttpStatusError(cause) && cause.response !== undefined && r.seen?.includes(cause.response) === true && error instanceof Error && isAnswerCode(error)
-      ? cause.response
-      : undefined;
-  if (r.seen !== undefined) discardAll(r.seen, kept);
-  return kept ?? Promise.reject(error);
-}
-
-/** Releases every answer of `list` but `kept`, and empties the list. */
-function discardAll(list: Response[], kept: Response | undefined): void {
-  for (const res of list.splice(0)) if (res !== kept) discard(res);
-}
-
 /**
  * The adapter's own options, checked like the pool's: an `INVALID_OPTIONS` naming the
  * field. (The pool checks its options itself; a base URL is not echoed, it may hold a key.)
@@ -312,13 +264,6 @@ function replayGuard(init: RequestInit, explicit: boolean | undefined, o: Replay
   const keyed = headers.has(o.header);
   if (!isReplayable(init.method, headers, explicit, o)) return { guard: new ReplayGuard(init.method), headers: undefined };
   return !keyed && headers.has(o.header) ? { guard: undefined, headers } : undefined;
-}
-
-/** A call ended by a non-replayable failure fails with that failure's message and endpoint, its cause the original error. */
-function blameNotReplayable(error: unknown): unknown {
-  if (!isPoolError(error) || !(error.cause instanceof NotReplayableError)) return error;
-  const nr = error.cause;
-  return new PoolError(error.code, nr.message, { cause: nr.cause, attempts: error.attempts, endpoint: nr.endpoint });
 }
 
 /**
@@ -372,21 +317,11 @@ class TokenCache {
   }
 }
 
-/** Codes after which the last HTTP answer is the call's answer (not an abort, close or deadline). */
-function isAnswerCode(error: Error): boolean {
-  const code = (error as { code?: unknown }).code;
-  return code === 'PERMANENT' || code === 'RETRIES_EXHAUSTED' || code === 'RETRY_NARROWER' || code === 'NO_ENDPOINT';
-}
-
 /** GET, HEAD and OPTIONS (no method: GET): safe to have in flight twice at once. */
 function isSafeMethod(method: string | undefined): boolean {
   if (method === undefined) return true;
   const m = method.toUpperCase();
   return m === 'GET' || m === 'HEAD' || m === 'OPTIONS';
-}
-
-function discard(res: Response): void {
-  if (res.body !== null && !res.bodyUsed) res.body.cancel().catch(() => undefined);
 }
 
 /**
@@ -424,16 +359,4 @@ function baseUrlEndpoints(list: readonly (string | BaseUrlEndpoint)[]): Endpoint
     const { url, name: _n, ...settings } = e;
     return { ...settings, name, conn: url };
   });
-}
-
-
-/** Reads and parses a body inside the attempt; a failure is a `ResponseBodyError` (redacted). */
-async function readBody(res: Response, parse: ParseBody, endpoint: string): Promise<unknown> {
-  try {
-    if (parse === 'json') return await res.json();
-    if (parse === 'text') return await res.text();
-    return await parse(res);
-  } catch (error) {
-    throw new ResponseBodyError(res.status, endpoint, redactError(error));
-  }
 }
