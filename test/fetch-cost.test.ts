@@ -46,6 +46,21 @@ describe('the signal a pooled fetch hands to fetch', () => {
   });
 });
 
+describe('a pooled fetch without an async wrapper', () => {
+  test('a bad input, init or per-call option rejects the promise, never throws where it is called', async () => {
+    const f = createPooledFetch({ endpoints: ['http://a.example'], fetch: async () => new Response('ok'), clock: new FakeClock() });
+    const calls = [() => f(42 as never), () => f('/x', { parse: 'yaml' as never }), () => f('/x', { pool: { retry: 'twice' as never } }), () => f('https://elsewhere.example/x')];
+    for (const call of calls) {
+      let promise: Promise<unknown> | undefined;
+      expect(() => (promise = call())).not.toThrow();
+      await expect(promise).rejects.toBeInstanceOf(Error);
+    }
+    await expect(f('/x', { pool: { retry: 'twice' as never } })).rejects.toMatchObject({ code: 'INVALID_OPTIONS', field: 'retry' });
+    expect(await (await f('/x')).text()).toBe('ok');
+    await f.pool.close();
+  });
+});
+
 describe('connections of a pooled fetch (loopback)', () => {
   let server: Server;
   let base = '';
