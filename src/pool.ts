@@ -15,7 +15,7 @@ import type { Clock } from './base/clock.js';
 import { isEventType, type EventListener, type PoolEventOf, type PoolEventType, type Unsubscribe } from './base/events.js';
 import type { Operation } from './call/context.js';
 import { PoolError, invalidOption } from './base/errors.js';
-import { rejectionOf, type CallPlan } from './call/plan.js';
+import { rejectionOf, resolvePlan, settlementOf, type CallPlan } from './call/plan.js';
 import type { EndpointConfig, ExecuteOptions, PoolOptions, Priority } from './options/options.js';
 import { resolvePoolOptions } from './options/resolve.js';
 import { durationOrInfinity, plainObject } from './options/validate.js';
@@ -343,6 +343,26 @@ export function executorAs<C>(pool: Pool<C>, rejectAs: (error: PoolError) => unk
   const s = stateOf(pool);
   const plan = { ...s.defaultPlan, rejectAs } as CallPlan<C>;
   return (op, tag) => runAs(s, plan, op, tag);
+}
+
+/**
+ * @internal For the fetch adapter: `pool.execute(op, options)` with `tag` riding on the
+ * call (the operation reads it as its attempt's `tag`), whose failure settles as
+ * `settleAs(poolError, tag)` gives (a value resolves the call's promise). One closure-free
+ * call per request where `execute(op).catch(...)` would hold a closure and a promise more.
+ */
+export function taggedExecutor<C>(pool: Pool<C>, settleAs: (error: PoolError, tag: unknown) => unknown): <T>(op: Operation<C, T>, tag: unknown, options?: ExecuteOptions) => Promise<T> {
+  const s = stateOf(pool);
+  const plain = { ...s.defaultPlan, settleAs } as CallPlan<C>;
+  return <T>(op: Operation<C, T>, tag: unknown, options?: ExecuteOptions): Promise<T> => {
+    let call: Call<C, T>;
+    try {
+      call = new TaggedCall(s, op, options === undefined ? plain : ({ ...resolvePlan(s, options), settleAs } as CallPlan<C>), tag);
+    } catch (error) {
+      return Promise.resolve(settlementOf(plain, error as PoolError, tag) as T);
+    }
+    return call.run();
+  };
 }
 
 function runAs<C, T>(s: PoolState<C>, plan: CallPlan<C>, op: Operation<C, T>, tag: unknown): Promise<T> {

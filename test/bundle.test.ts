@@ -57,7 +57,7 @@ export const CORE_BUDGET_BYTES = 53.5 * 1024; // raised on purpose for the eight
  * docs/performance.md). So this budget holds today's figure: it catches growth, and is
  * lowered when that lands. Raise it on purpose, never to make a red build green.
  */
-export const POOL_MIN_BUDGET_BYTES = 85 * 1024; // raised on purpose for the eighth session's fixes (gaps and fuzz3 branches); far from the 20 KB goal (bench/results/bundle.md, docs/performance.md); history of earlier raises in git log -p of this file
+export const POOL_MIN_BUDGET_BYTES = 85.5 * 1024; // raised on purpose for the eighth session's fixes (gaps and fuzz3 branches) and the fetch adapter's shared operation (fetch3: taggedExecutor in the core, 87,167 B); far from the 20 KB goal (bench/results/bundle.md, docs/performance.md); history of earlier raises in git log -p of this file
 /** Modules an `import { Pool }` must never pull in. */
 const NEVER_WITH_POOL = ['src/extras/refresher.ts', 'src/extras/env.ts', 'src/options/presets.ts'];
 

@@ -1,7 +1,7 @@
 /**
  * A quorum read through the viem adapter on the pool's default deadline (no `deadlineMs` of
  * its own): the adapter hands the pool to its read layer, so the read as a whole ends by that
- * deadline, however late its last leg started (bench/notes/fuzz2.md R3, NOTES-gaps.md fix 1).
+ * deadline, however late its last leg started (bench/notes/fuzz2.md R3, bench/notes/gaps.md fix 1).
  */
 import { createClient, custom } from 'viem';
 import { describe, expect, test } from 'vitest';

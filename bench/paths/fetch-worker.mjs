@@ -1,6 +1,6 @@
 /**
  * `endpoint-pool/fetch` against a bare `fetch` of the same loopback URL, in one process:
- *   node fetch-worker.mjs '{"callers":1,"ms":2000}'
+ *   node fetch-worker.mjs '{"callers":1,"ms":2000}'   (optional "dist": another build's dist/ as a file: URL)
  * One server on 127.0.0.1 in this process; the two clients alternate in short blocks
  * (ABBA order) so that both see the same machine load, and the per-request times of each
  * are summed over all blocks, in wall time and in process CPU time. A third client is a bare
@@ -15,7 +15,8 @@ import http from 'node:http';
 
 const args = JSON.parse(process.argv[2] ?? '{}');
 const { callers = 1, ms = 2000, block = callers === 1 ? 50 : 5 } = args;
-const { createPooledFetch } = await import(new URL('../../dist/fetch/index.js', import.meta.url).href);
+// `"dist": "file:///path/to/dist/"` times another build (a session's start, say).
+const { createPooledFetch } = await import(new URL('fetch/index.js', args.dist ?? new URL('../../dist/', import.meta.url).href).href);
 
 const server = http.createServer((_req, res) => {
   res.writeHead(200, { 'content-type': 'text/plain', 'content-length': '2' });

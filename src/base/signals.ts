@@ -165,8 +165,13 @@ const PLAIN_RUN = 256;
 let misses = 0;
 let plainLeft = 0;
 
-/** A controller for an attempt that reads `ctx.signal`: a reusable one if any, else a new one. */
-export function acquireSignal(): AttemptSignal {
+/**
+ * A controller for an attempt that reads `ctx.signal`: a reusable one if any, else a new one.
+ * `plain`: the caller knows its signal will not come back free (it goes to `fetch`), so a
+ * plain controller, neither tracked nor counted as a miss (see `untrackedSignal`).
+ */
+export function acquireSignal(plain = false): AttemptSignal {
+  if (plain) return new AttemptSignal(false);
   if (mode === 0) probe();
   if (plainLeft > 0) {
     plainLeft--;

@@ -44,9 +44,14 @@ export abstract class SignalContext implements AttemptContext {
   #state: AttemptSignal | EarlyAbort | undefined = undefined;
 
   get signal(): AbortSignal {
+    return this.signalOf(false);
+  }
+
+  /** @internal The signal; `plain`: a plain controller's, never tracked for reuse (see `untrackedSignal`). */
+  signalOf(plain: boolean): AbortSignal {
     const state = this.#state;
     if (state instanceof AttemptSignal) return state.signal;
-    const c = acquireSignal();
+    const c = acquireSignal(plain);
     this.#state = c;
     if (state !== undefined) c.abort(state.reason);
     return c.signal;
@@ -69,6 +74,16 @@ export abstract class SignalContext implements AttemptContext {
     if (state === undefined) this.#state = new EarlyAbort(reason);
     else if (state instanceof AttemptSignal && !state.signal.aborted) state.abort(reason);
   }
+}
+
+/**
+ * @internal `ctx.signal` for an operation that hands it to `fetch`: undici keeps its abort
+ * listener on a signal until the request is garbage-collected, so such a signal never
+ * comes back free. A plain controller skips what reuse costs (tracking each signal, then
+ * finding it taken) and leaves the pool-wide reuse counters to operations that can reuse.
+ */
+export function untrackedSignal(ctx: AttemptContext): AbortSignal {
+  return ctx instanceof SignalContext ? ctx.signalOf(true) : ctx.signal;
 }
 
 /** A context with its own fields (probes and credential refreshes). */

@@ -55,6 +55,26 @@ export interface CallPlan<C> {
   readonly hedge: HedgeConfig | undefined;
   /** What the call's promise rejects with instead of its `PoolError` (adapters only; see `executeAs`). */
   readonly rejectAs?: ((error: PoolError) => unknown) | undefined;
+  /**
+   * What a failed call settles with instead (adapters only; see `taggedExecutor`): given
+   * the `PoolError` and the call's tag, a value to resolve with or a promise to settle as.
+   */
+  readonly settleAs?: ((error: PoolError, tag: unknown) => unknown) | undefined;
+}
+
+/**
+ * What a failed call's promise is resolved with: a rejection with its `PoolError` (or what
+ * `rejectAs` maps it to), or whatever `settleAs` gives (a mapping that throws: a rejection
+ * with what it threw).
+ */
+export function settlementOf<C>(plan: CallPlan<C>, error: PoolError, tag: unknown): unknown {
+  const settle = plan.settleAs;
+  if (settle === undefined) return Promise.reject(rejectionOf(plan, error));
+  try {
+    return settle(error, tag);
+  } catch (thrown) {
+    return Promise.reject(thrown);
+  }
 }
 
 /** What a failed call rejects with: its `PoolError`, or what the plan maps it to (a mapping that throws gives what it threw). */

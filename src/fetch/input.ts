@@ -16,10 +16,10 @@ export interface ResolvedInput<I> {
  * Synchronous (no promise, no extra turn) except for a `Request` whose body must be read.
  */
 export function resolveInput<I extends RequestInit>(input: unknown, init: I, bases: readonly string[]): ResolvedInput<I> | Promise<ResolvedInput<I>> {
-  if (typeof input === 'string') return { path: relativePath(input, bases), init };
-  if (typeof URL !== 'undefined' && input instanceof URL) return { path: relativePath(input.href, bases), init };
+  if (typeof input === 'string') return { path: pathOf(input, bases), init };
+  if (typeof URL !== 'undefined' && input instanceof URL) return { path: pathOf(input.href, bases), init };
   if (typeof Request !== 'undefined' && input instanceof Request) {
-    const path = relativePath(input.url, bases);
+    const path = pathOf(input.url, bases);
     const merged: RequestInit = { method: input.method, headers: input.headers, signal: input.signal };
     if (input.body === null || init.body !== undefined) return { path, init: over(merged, init) };
     return input.arrayBuffer().then((body) => ({ path, init: over({ ...merged, body }, init) }));
@@ -56,8 +56,9 @@ export function normalizeBase(base: string): string {
 }
 
 /** The path of `url` under the first base URL it starts with; a relative path as it is. `bases` are normalized (`normalizeBase`). */
-function relativePath(given: string, bases: readonly string[]): string {
-  if (!/^[a-z][a-z0-9+.-]*:/i.test(given)) return given;
+export function pathOf(given: string, bases: readonly string[]): string {
+  // A path that starts with a slash (most of them) has no scheme: no pattern to run.
+  if (given.charCodeAt(0) === 47 || !/^[a-z][a-z0-9+.-]*:/i.test(given)) return given;
   let url = given;
   try {
     url = new URL(given).href;

@@ -16,11 +16,10 @@
  * a path, or an absolute URL, `URL` or `Request` under one of the base URLs (see `input.ts`).
  */
 import type { Classifier } from '../base/classify.js';
-import type { AttemptContext } from '../call/context.js';
-import { isPoolError } from '../base/errors.js';
+import { untrackedSignal, type AttemptContext } from '../call/context.js';
 import type { EndpointConfig, ExecuteOptions, PoolOptions } from '../options/options.js';
-import { Pool } from '../pool.js';
-import { HttpStatusError, ResponseBodyError, classifyFetchError, isHttpStatusError } from './classify.js';
+import { Pool, taggedExecutor } from '../pool.js';
+import { HttpStatusError, classifyFetchError, isHttpStatusError } from './classify.js';
 import { DEFAULT_MAX_RETRY_AFTER_MS, parseRetryAfter } from './retry-after.js';
 import { hostOf } from '../extras/host.js';
 import { redactError } from '../extras/redact.js';
@@ -29,8 +28,11 @@ import { PoolError, invalidOption } from '../base/errors.js';
 import { POOL_ALIASES, POOL_KEYS } from '../options/resolve.js';
 import { checkFunction, checkKeys, finite, oneOf, type KnownKeys } from '../options/validate.js';
 import { checkUrlOption } from '../extras/url-option.js';
-import { normalizeBase, resolveInput } from './input.js';
+import { normalizeBase, pathOf, resolveInput } from './input.js';
 import { NotReplayableError, ReplayGuard, isIdempotentMethod, isReplayable, randomKey, type ReplayOptions } from './replay.js';
+import { FetchRequest, discard, discardAll, readBody, settleFailed, type ParseBody } from './request.js';
+
+export type { ParseBody } from './request.js';
 
 /** The subset of `fetch` this adapter calls. */
 export type FetchFn = (url: string, init: RequestInit) => Promise<Response>;
@@ -77,12 +79,6 @@ export interface PooledFetchOptions extends Omit<PoolOptions<string>, 'endpoints
 }
 
 /** `init` plus per-call pool options. */
-/**
- * How the attempt reads the body: `'json'`, `'text'` or your own function. A body that
- * cannot be read (reset mid-body, truncated JSON) fails the attempt (a `ResponseBodyError`,
- * `transient` for `classifyFetchError`) and fails over.
- */
-export type ParseBody<T = unknown> = 'json' | 'text' | ((res: Response) => Promise<T>);
 
 export type PooledRequestInit = RequestInit & {
   readonly pool?: ExecuteOptions;
@@ -135,10 +131,55 @@ export function createPooledFetch(options: PooledFetchOptions): PooledFetch {
   const bases = Array.isArray(endpoints) ? endpoints.map((e) => normalizeBase(typeof e === 'string' ? e : e.url)) : [];
   const hedging = poolOptions.hedge !== undefined;
 
-  const pooled = async (input: string | URL | Request, given: PooledRequestInit = {}): Promise<unknown> => {
-    const resolved = resolveInput(input, given, bases);
-    const { path, init } = resolved instanceof Promise ? await resolved : resolved;
-    const { pool: callOptions, signal, idempotent, parse, ...rest } = init;
+  // A failed call settles here: with its last HTTP error answer (like `fetch`) or a rejection.
+  const execute = taggedExecutor(pool, (error, tag) => settleFailed(error, tag as FetchRequest, throwOnHttpError));
+  // One operation for every request: the request rides on the call as its tag (no closure per request).
+  const send = async (base: string, ctx: AttemptContext): Promise<unknown> => {
+    const r = (ctx as unknown as { readonly tag: FetchRequest }).tag;
+    const headers = tokens === undefined ? r.init.headers : tokens.authorize(ctx.endpoint, r.init.headers);
+    // The attempt's signal only: a body read after the call returned is not covered by the
+    // caller's signal (AbortSignal.any over a long-lived caller signal grows without bound
+    // on Node 20: 9 MB over 150,000 requests; see docs/fetch.md and NOTES-newuser.md). A
+    // plain controller's: undici keeps its listener until the request is collected.
+    const signal = untrackedSignal(ctx);
+    const req: RequestInit = r.init === NO_INIT ? { signal } : { ...r.init, signal };
+    if (headers !== undefined) req.headers = headers;
+    let res: Response;
+    try {
+      res = await doFetch(joinUrl(base, r.path), req);
+    } catch (error) {
+      const redacted = redactError(error);
+      throw r.guard === undefined ? redacted : r.guard.failed(ctx.endpoint, redacted);
+    }
+    if (res.status < 400) {
+      // An earlier attempt's error answers are not the call's answer any more.
+      if (r.seen !== undefined && !r.settled) discardAll(r.seen, undefined);
+      if (r.parse === undefined) return res;
+      // The server answered: a body that breaks on the way is a failure after processing.
+      const guard = r.guard;
+      return guard === undefined ? readBody(res, r.parse, ctx.endpoint) : readBody(res, r.parse, ctx.endpoint).catch((error: unknown) => Promise.reject(guard.failed(ctx.endpoint, error)));
+    }
+    // An answer after the call settled (a hedge's) is nobody's: released at once.
+    if (r.settled) discard(res);
+    else (r.seen ??= []).push(res);
+    const retryAfterMs = parseRetryAfter(res.headers.get('retry-after'), wallNow(pool.clock), maxRetryAfterMs);
+    const failure = new HttpStatusError(res.status, { retryAfterMs, endpoint: ctx.endpoint, response: res });
+    throw r.guard === undefined || res.status < 500 ? failure : r.guard.failed(ctx.endpoint, failure);
+  };
+  // A replay that must not happen throws synchronously: the call ends, and the endpoint's breaker is not touched.
+  const guardedSend = (base: string, ctx: AttemptContext): Promise<unknown> => {
+    (ctx as unknown as { readonly tag: FetchRequest }).tag.guard!.enter(ctx);
+    return send(base, ctx);
+  };
+
+  const start = (path: string, init: PooledRequestInit): Promise<unknown> => {
+    // A request given no init sends `{ signal }` alone (see `send`): nothing to copy here.
+    let callOptions: ExecuteOptions | undefined;
+    let signal: AbortSignal | null | undefined;
+    let idempotent: boolean | undefined;
+    let parse: ParseBody | undefined;
+    let rest: RequestInit = NO_INIT;
+    if (init !== NO_INIT) ({ pool: callOptions, signal, idempotent, parse, ...rest } = init);
     if (parse !== undefined && parse !== 'json' && parse !== 'text' && typeof parse !== 'function') {
       throw invalidOption('parse', "'json', 'text' or a function (res) => Promise", parse);
     }
@@ -146,7 +187,7 @@ export function createPooledFetch(options: PooledFetchOptions): PooledFetch {
     const body = rest.body;
     const replayable = body === undefined || body === null || !(typeof ReadableStream !== 'undefined' && body instanceof ReadableStream);
     const replayPlan = replayGuard(rest, idempotent ?? callOptions?.idempotent, replayOptions);
-    if (replayPlan?.headers !== undefined) rest.headers = replayPlan.headers;
+    if (replayPlan?.headers !== undefined) rest = { ...rest, headers: replayPlan.headers };
     const guard = replayPlan?.guard;
     // A plain request (no per-call options, no caller signal, a replayable body) runs on
     // the pool's shared default plan: no options object to check per request.
@@ -157,54 +198,24 @@ export function createPooledFetch(options: PooledFetchOptions): PooledFetch {
       callOptions === undefined && !signal && replayable && !hedged
         ? undefined
         : { ...(hedged ? { idempotent: true } : {}), ...callOptions, ...(signal ? { signal } : {}), ...(replayable ? {} : { retry: 'none' as const }) };
-    // Error answers seen by the attempts (most requests see none).
-    let seen: Response[] | undefined;
-    let kept: Response | undefined;
-    const send = async (base: string, ctx: AttemptContext): Promise<unknown> => {
-      const headers = tokens === undefined ? rest.headers : tokens.authorize(ctx.endpoint, rest.headers);
-      // The attempt's signal only: a body read after the call returned is not covered by the
-      // caller's signal (AbortSignal.any over a long-lived caller signal grows without bound
-      // on Node 20: 9 MB over 150,000 requests; see docs/fetch.md and NOTES-newuser.md).
-      const req: RequestInit = { ...rest, signal: ctx.signal };
-      if (headers !== undefined) req.headers = headers;
-      let res: Response;
-      try {
-        res = await doFetch(joinUrl(base, path), req);
-      } catch (error) {
-        const redacted = redactError(error);
-        throw guard === undefined ? redacted : guard.failed(ctx.endpoint, redacted);
-      }
-      if (res.status < 400) {
-        if (parse === undefined) return res;
-        // The server answered: a body that breaks on the way is a failure after processing.
-        return guard === undefined ? readBody(res, parse, ctx.endpoint) : readBody(res, parse, ctx.endpoint).catch((error: unknown) => Promise.reject(guard.failed(ctx.endpoint, error)));
-      }
-      (seen ??= []).push(res);
-      const retryAfterMs = parseRetryAfter(res.headers.get('retry-after'), wallNow(pool.clock), maxRetryAfterMs);
-      const failure = new HttpStatusError(res.status, { retryAfterMs, endpoint: ctx.endpoint, response: res });
-      throw guard === undefined || res.status < 500 ? failure : guard.failed(ctx.endpoint, failure);
-    };
+    return execute(guard === undefined ? send : guardedSend, new FetchRequest(path, rest, parse, guard), execOptions);
+  };
+
+  // Not an async function: a plain request costs no promise of its own (errors before the call still reject).
+  const pooled = (input: string | URL | Request, given?: PooledRequestInit): Promise<unknown> => {
     try {
-      // A replay that must not happen throws synchronously: the call ends, and the endpoint's breaker is not touched.
-      const answer = await pool.execute(guard === undefined ? send : (base, ctx) => (guard.enter(ctx), send(base, ctx)), execOptions);
-      if (parse === undefined) kept = answer as Response;
-      return answer;
-    } catch (thrown) {
-      const error = blameNotReplayable(thrown);
-      const cause = isPoolError(error) ? error.cause : undefined;
-      // Only an answer this call received: a NO_ENDPOINT's cause may be another call's failure
-      // (the one that opened the breaker), whose response belongs to that call.
-      if (!throwOnHttpError && parse === undefined && isHttpStatusError(cause) && cause.response !== undefined && seen?.includes(cause.response) === true && error instanceof Error && isAnswerCode(error)) {
-        kept = cause.response;
-        return kept;
-      }
-      throw error;
-    } finally {
-      if (seen !== undefined) for (const res of seen) if (res !== kept) discard(res);
+      if (typeof input === 'string' && given === undefined) return start(pathOf(input, bases), NO_INIT);
+      const resolved = resolveInput(input, given ?? NO_INIT, bases);
+      return resolved instanceof Promise ? resolved.then((r) => start(r.path, r.init)) : start(resolved.path, resolved.init);
+    } catch (error) {
+      return Promise.reject(error);
     }
   };
   return Object.assign(pooled, { pool }) as PooledFetch;
 }
+
+/** The `init` of a request given none (never changed: `start` copies what it sends). */
+const NO_INIT: PooledRequestInit = Object.freeze({});
 
 /**
  * The adapter's own options, checked like the pool's: an `INVALID_OPTIONS` naming the
@@ -258,13 +269,6 @@ function replayGuard(init: RequestInit, explicit: boolean | undefined, o: Replay
   return !keyed && headers.has(o.header) ? { guard: undefined, headers } : undefined;
 }
 
-/** A call ended by a non-replayable failure fails with that failure's message and endpoint, its cause the original error. */
-function blameNotReplayable(error: unknown): unknown {
-  if (!isPoolError(error) || !(error.cause instanceof NotReplayableError)) return error;
-  const nr = error.cause;
-  return new PoolError(error.code, nr.message, { cause: nr.cause, attempts: error.attempts, endpoint: nr.endpoint });
-}
-
 /**
  * Thrown by an attempt that has no token yet for its endpoint: classified `unauthorized`,
  * so the first token is fetched through the same single-flight refresh as a 401's.
@@ -316,21 +320,11 @@ class TokenCache {
   }
 }
 
-/** Codes after which the last HTTP answer is the call's answer (not an abort, close or deadline). */
-function isAnswerCode(error: Error): boolean {
-  const code = (error as { code?: unknown }).code;
-  return code === 'PERMANENT' || code === 'RETRIES_EXHAUSTED' || code === 'RETRY_NARROWER' || code === 'NO_ENDPOINT';
-}
-
 /** GET, HEAD and OPTIONS (no method: GET): safe to have in flight twice at once. */
 function isSafeMethod(method: string | undefined): boolean {
   if (method === undefined) return true;
   const m = method.toUpperCase();
   return m === 'GET' || m === 'HEAD' || m === 'OPTIONS';
-}
-
-function discard(res: Response): void {
-  if (res.body !== null && !res.bodyUsed) res.body.cancel().catch(() => undefined);
 }
 
 /**
@@ -368,16 +362,4 @@ function baseUrlEndpoints(list: readonly (string | BaseUrlEndpoint)[]): Endpoint
     const { url, name: _n, ...settings } = e;
     return { ...settings, name, conn: url };
   });
-}
-
-
-/** Reads and parses a body inside the attempt; a failure is a `ResponseBodyError` (redacted). */
-async function readBody(res: Response, parse: ParseBody, endpoint: string): Promise<unknown> {
-  try {
-    if (parse === 'json') return await res.json();
-    if (parse === 'text') return await res.text();
-    return await parse(res);
-  } catch (error) {
-    throw new ResponseBodyError(res.status, endpoint, redactError(error));
-  }
 }

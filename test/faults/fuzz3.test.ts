@@ -1,6 +1,6 @@
 /**
  * Regressions found by the generated fault schedules of `generated.test.ts` (seeds in
- * NOTES-fuzz3.md), each reduced to a fixed scenario on loopback servers.
+ * bench/notes/fuzz3.md), each reduced to a fixed scenario on loopback servers.
  */
 import { afterEach, describe, expect, test } from 'vitest';
 import { createPooledFetch, type PooledFetch } from '../../src/fetch/index.js';

@@ -1,0 +1,88 @@
+/**
+ * One pooled `fetch` request as its call carries it (the call's tag, see `taggedExecutor`):
+ * what each attempt sends, the HTTP error answers the attempts received, and how the call
+ * settles when it fails (like `fetch`: with the last error answer, else a rejection).
+ */
+import { PoolError, isPoolError } from '../base/errors.js';
+import { redactError } from '../extras/redact.js';
+import { ResponseBodyError, isHttpStatusError } from './classify.js';
+import { NotReplayableError, type ReplayGuard } from './replay.js';
+
+/**
+ * How the attempt reads the body: `'json'`, `'text'` or your own function. A body that
+ * cannot be read (reset mid-body, truncated JSON) fails the attempt (a `ResponseBodyError`,
+ * `transient` for `classifyFetchError`) and fails over.
+ */
+export type ParseBody<T = unknown> = 'json' | 'text' | ((res: Response) => Promise<T>);
+
+/** One request, carried by its call as the tag: what each attempt sends and the error answers it got. */
+export class FetchRequest {
+  readonly path: string;
+  /** `init` without the adapter's own fields and the caller's signal. */
+  readonly init: RequestInit;
+  readonly parse: ParseBody | undefined;
+  readonly guard: ReplayGuard | undefined;
+  /** Error answers seen by the attempts (most requests see none); their bodies are released unless one is the answer. */
+  seen: Response[] | undefined = undefined;
+  /** The call failed and took its answer (see `settleFailed`). */
+  settled = false;
+
+  constructor(path: string, init: RequestInit, parse: ParseBody | undefined, guard: ReplayGuard | undefined) {
+    this.path = path;
+    this.init = init;
+    this.parse = parse;
+    this.guard = guard;
+  }
+}
+
+/**
+ * How a failed call settles: like `fetch`, with the last HTTP error answer this call
+ * received when every attempt got one (unless `throwOnHttpError` or `parse`), else a
+ * rejection. The other error answers' bodies are released.
+ */
+export function settleFailed(thrown: PoolError, r: FetchRequest, throwOnHttpError: boolean): unknown {
+  r.settled = true;
+  const error = blameNotReplayable(thrown);
+  const cause = isPoolError(error) ? error.cause : undefined;
+  // Only an answer this call received: a NO_ENDPOINT's cause may be another call's failure
+  // (the one that opened the breaker), whose response belongs to that call.
+  const kept =
+    !throwOnHttpError && r.parse === undefined && isHttpStatusError(cause) && cause.response !== undefined && r.seen?.includes(cause.response) === true && error instanceof Error && isAnswerCode(error)
+      ? cause.response
+      : undefined;
+  if (r.seen !== undefined) discardAll(r.seen, kept);
+  return kept ?? Promise.reject(error);
+}
+
+/** Releases every answer of `list` but `kept`, and empties the list. */
+export function discardAll(list: Response[], kept: Response | undefined): void {
+  for (const res of list.splice(0)) if (res !== kept) discard(res);
+}
+
+/** A call ended by a non-replayable failure fails with that failure's message and endpoint, its cause the original error. */
+function blameNotReplayable(error: unknown): unknown {
+  if (!isPoolError(error) || !(error.cause instanceof NotReplayableError)) return error;
+  const nr = error.cause;
+  return new PoolError(error.code, nr.message, { cause: nr.cause, attempts: error.attempts, endpoint: nr.endpoint });
+}
+
+/** Codes after which the last HTTP answer is the call's answer (not an abort, close or deadline). */
+function isAnswerCode(error: Error): boolean {
+  const code = (error as { code?: unknown }).code;
+  return code === 'PERMANENT' || code === 'RETRIES_EXHAUSTED' || code === 'RETRY_NARROWER' || code === 'NO_ENDPOINT';
+}
+
+export function discard(res: Response): void {
+  if (res.body !== null && !res.bodyUsed) res.body.cancel().catch(() => undefined);
+}
+
+/** Reads and parses a body inside the attempt; a failure is a `ResponseBodyError` (redacted). */
+export async function readBody(res: Response, parse: ParseBody, endpoint: string): Promise<unknown> {
+  try {
+    if (parse === 'json') return await res.json();
+    if (parse === 'text') return await res.text();
+    return await parse(res);
+  } catch (error) {
+    throw new ResponseBodyError(res.status, endpoint, redactError(error));
+  }
+}
