@@ -19,6 +19,7 @@ import type { EndpointState } from '../selection/endpoint.js';
 import { WaitQueue, type QueuedWaiter } from '../limits/waiters.js';
 import type { PermitWaiter } from './permit-queue.js';
 import type { CallPlan } from './plan.js';
+import { Attempt, type AttemptOwner } from './attempt.js';
 
 const INF = Number.POSITIVE_INFINITY;
 
@@ -31,7 +32,11 @@ const WAIT_COUNTED = 8;
 const HAD_TURN = 16;
 // The current wait, in three bits: one of the WaitState values below.
 const STATE_BITS = 7 * 32;
-export const FREE_BIT = 256;
+// The call's own first attempt (see `Attempt`): its DONE and QUEUED.
+const DONE = 256;
+const QUEUED = 512;
+const LAUNCHED = 1024;
+export const FREE_BIT = 2048;
 
 /** The wait a call is in (see above): a number, kept in the flags field. */
 export type WaitState = number;
@@ -54,9 +59,16 @@ export class WaitSlots {
   queuedAt = 0;
   queuedOn: unknown = undefined;
   queue: WaitQueue | undefined = undefined;
+  /** When the call's own attempt started, if not at `beganAt` (after a wait). */
+  startedAt: number | undefined = undefined;
 }
 
-export abstract class Waiting<C, S extends WaitSlots = WaitSlots> implements Waiter, QueuedWaiter {
+/**
+ * A call, as far as its waits go. It extends `Attempt` because a call is also its own first
+ * attempt (one object, not two, for a call that succeeds at once): the attempt's flags are
+ * bits of the same field, and its start is the call's unless it waited first.
+ */
+export abstract class Waiting<C, S extends WaitSlots = WaitSlots> extends Attempt<C> implements Waiter, QueuedWaiter {
   protected readonly plan: CallPlan<C>;
   /** The clock when the call began (`undefined`: not yet): the deadline and most first attempts' start are read through it (one boxed double, not three). */
   beganAt: number | undefined = undefined;
@@ -65,7 +77,44 @@ export abstract class Waiting<C, S extends WaitSlots = WaitSlots> implements Wai
   protected lazy: S | undefined = undefined;
 
   constructor(plan: CallPlan<C>) {
+    super();
     this.plan = plan;
+  }
+
+  // As its own first attempt (see `Attempt`).
+  get owner(): AttemptOwner<C> {
+    return this as unknown as AttemptOwner<C>;
+  }
+  get attempt(): number {
+    return 1;
+  }
+  get done(): boolean {
+    return (this.#flags & DONE) !== 0;
+  }
+  set done(on: boolean) {
+    this.setFlag(DONE, on);
+  }
+  get queued(): boolean {
+    return (this.#flags & QUEUED) !== 0;
+  }
+  set queued(on: boolean) {
+    this.setFlag(QUEUED, on);
+  }
+  get startedAt(): number {
+    return this.lazy?.startedAt ?? this.beganAt!;
+  }
+  get attemptTimeoutMs(): number {
+    return this.plan.attemptTimeoutMs;
+  }
+  /** Its own attempt has started. */
+  protected get launched(): boolean {
+    return (this.#flags & LAUNCHED) !== 0;
+  }
+  /** Starts its own attempt, on `ep`. */
+  protected takeOwn(ep: EndpointState<C>, probe: number, now: number): void {
+    this.setFlag(LAUNCHED, true);
+    this.take(ep, probe);
+    if (now !== this.beganAt) this.slots().startedAt = now;
   }
 
   /** The pool, reached through the plan (one field fewer per call in flight). */
