@@ -36,12 +36,16 @@ import type { ResolvedOptions } from '../options/resolve.js';
 /** What a plan is checked against: the pool's options and its endpoints by name (the pool's state). */
 export interface PlanContext<C> {
   readonly opts: ResolvedOptions;
+  /** A whole clock reading near the pool's start: calls keep their begin time relative to it (see `Waiting.#t0`). */
+  readonly epoch?: number;
   readonly byName: ReadonlyMap<string, EndpointState<C>>;
 }
 
 export interface CallPlan<C> {
   /** The pool's state, whose plan this is: a call reaches its pool through its plan (one field fewer per call in flight). */
   readonly state: PlanContext<C>;
+  /** The state's epoch (0 without one), read by every call. */
+  readonly epoch: number;
   readonly deadlineMs: number;
   readonly attemptTimeoutMs: number;
   readonly maxAttempts: number;
@@ -73,6 +77,7 @@ export function defaultPlan<C>(s: PlanContext<C>): CallPlan<C> {
   const o = s.opts;
   return {
     state: s,
+    epoch: s.epoch ?? 0,
     deadlineMs: o.deadlineMs,
     attemptTimeoutMs: o.attemptTimeoutMs,
     maxAttempts: o.maxAttempts,
@@ -129,6 +134,7 @@ export function resolvePlan<C>(s: PlanContext<C>, options: ExecuteOptions): Call
   }
   return {
     state: s,
+    epoch: s.epoch ?? 0,
     deadlineMs,
     attemptTimeoutMs,
     maxAttempts,
