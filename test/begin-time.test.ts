@@ -1,0 +1,43 @@
+/**
+ * A call keeps the clock reading it began at as two small integers (see `Waiting.#t0`:
+ * 64 ms units past the pool's epoch, and the remainder in 2^-12 ms in its flags), or as is
+ * when they cannot hold it. Either way it must read back exactly: the deadline an operation
+ * sees, the attempt timeout and the duration an attempt reports all come from it.
+ */
+import { describe, expect, test } from 'vitest';
+import { Pool, type PoolEvent } from '../src/index.js';
+import { FakeClock } from '../src/testing/index.js';
+
+const PAST_SMALL_MS = 2 ** 36; // 64 ms units past 2^30: no longer a small integer on every V8
+
+describe('the begin reading of a call reads back exactly', () => {
+  test.each([
+    ['a whole reading', 5_000, 0],
+    ['a reading in 2^-12 ms steps', 5_000, 0.000244140625 * 3],
+    ['a reading of the system clock (about 1.7e12 ms, 2^-12 ms apart)', 1_764_000_000_000.5, 0.123046875],
+    ['a reading finer than 2^-12 ms (kept as is)', 5_000, 0.1],
+    ['a reading in 2^-12 ms steps, 2^36 ms (2.2 years) past the epoch (kept as is)', 5_000, PAST_SMALL_MS + 0.25],
+    ['a reading before the epoch', 5_000, -300.5],
+  ])('%s', async (_, startMs, offsetMs) => {
+    const clock = new FakeClock(startMs);
+    const events: PoolEvent[] = [];
+    const pool = new Pool({ endpoints: [{ name: 'a', conn: 0 }], classify: () => 'transient', clock, deadlineMs: 30_000, attemptTimeoutMs: 700, maxAttempts: 1, onEvent: (e) => events.push(e) });
+    // Move the clock without firing anything (the pool has no timer armed yet).
+    (clock as unknown as { now(): number }).now = ((t) => () => t)(startMs + offsetMs);
+    const begin = clock.now();
+    let seen: number | undefined;
+    const settled = pool.execute((_c, ctx) => {
+      seen = ctx.deadlineAt;
+      return new Promise(() => undefined);
+    }).catch((e: unknown) => e);
+    expect(seen).toBe(begin + 30_000);
+    // The attempt times out 700 ms after the begin reading, to the bit.
+    (clock as unknown as { now(): number }).now = () => begin + 700;
+    await clock.advance(10_000);
+    await settled;
+    const failure = events.find((e) => e.type === 'attempt-failure');
+    expect(failure).toMatchObject({ type: 'attempt-failure', errorClass: 'timeout' });
+    expect((failure as { durationMs: number }).durationMs).toBe(700);
+    await pool.close();
+  });
+});
