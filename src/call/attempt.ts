@@ -41,11 +41,6 @@ function dueTime(startedAt: number, timeoutMs: number, deadlineAt: number): numb
 export abstract class Attempt<C> extends SignalContext implements TimeoutEntry {
   /** Set when it starts (see `take`). */
   ep!: EndpointState<C>;
-  /** The breaker ticket: generation at start and probe epoch (0 unless this is the half-open probe). */
-  generation = 0;
-  probe = 0;
-  /** The endpoint's credential generation when the attempt started (see auth.ts). */
-  authGeneration = 0;
   // Its place in the pool's timeout queue.
   prevTimeout: TimeoutEntry | undefined = undefined;
   /** Its next entry in the timeout list, or its index in the timeout heap: it is in one or the other, so one field serves both. */
@@ -58,14 +53,11 @@ export abstract class Attempt<C> extends SignalContext implements TimeoutEntry {
   abstract queued: boolean;
   /** When it started. */
   abstract readonly startedAt: number;
-
-  /** Starts on `ep`: takes its breaker and credential tickets. */
-  protected take(ep: EndpointState<C>, probe: number): void {
-    this.ep = ep;
-    this.generation = ep.breaker.generation;
-    this.probe = probe;
-    this.authGeneration = ep.authGeneration;
-  }
+  /** The breaker ticket: generation at start and probe epoch (0 unless this is the half-open probe). */
+  abstract readonly generation: number;
+  abstract readonly probe: number;
+  /** The endpoint's credential generation when the attempt started (see auth.ts). */
+  abstract readonly authGeneration: number;
 
   // Read through, not copied: fields fewer per attempt in flight.
   get endpoint(): string {
@@ -116,6 +108,9 @@ const QUEUED = 2;
 /** An attempt after the call's first (a retry, a hedge, a replay): an object of its own. */
 export class OwnedAttempt<C> extends Attempt<C> {
   readonly owner: AttemptOwner<C>;
+  readonly generation: number;
+  readonly probe: number;
+  readonly authGeneration: number;
   /** Its start, `undefined` when it is the call's (see `startedAt`). */
   readonly #startedAt: number | undefined = undefined;
   /** The attempt number above two flag bits, DONE and QUEUED: one field for three (heap per attempt in flight). */
@@ -125,7 +120,10 @@ export class OwnedAttempt<C> extends Attempt<C> {
     super();
     this.owner = owner;
     this.#bits = attempt * 4;
-    this.take(ep, probe);
+    this.ep = ep;
+    this.generation = ep.breaker.generation;
+    this.probe = probe;
+    this.authGeneration = ep.authGeneration;
     if (startedAt !== undefined) this.#startedAt = startedAt;
   }
 

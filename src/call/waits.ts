@@ -61,6 +61,8 @@ export class WaitSlots {
   queuedAt = 0;
   queuedOn: unknown = undefined;
   queue: WaitQueue | undefined = undefined;
+  /** Its own attempt's tickets when they do not fit in `#tickets` (a probe; large generations). */
+  tickets: { readonly generation: number; readonly probe: number; readonly authGeneration: number } | undefined = undefined;
   /** When the call's own attempt started, if not at `beganAt` (after a wait). */
   startedAt: number | undefined = undefined;
 }
@@ -82,6 +84,12 @@ export abstract class Waiting<C, S extends WaitSlots = WaitSlots> extends Attemp
    */
   #t0: number | undefined = undefined;
   #flags = 0;
+  /**
+   * Its own attempt's tickets (see `Attempt`) in one small integer: the breaker generation
+   * in the low 16 bits, the credential generation above. A half-open probe, or generations
+   * too large for that, keep the three in the slots instead (-1 here).
+   */
+  #tickets = 0;
   /** The lazily made slots (`undefined`: none yet); read directly on the hot path, written only by `slots()`. */
   protected lazy: S | undefined = undefined;
 
@@ -119,11 +127,29 @@ export abstract class Waiting<C, S extends WaitSlots = WaitSlots> extends Attemp
   protected get launched(): boolean {
     return (this.#flags & LAUNCHED) !== 0;
   }
-  /** Starts its own attempt, on `ep`. */
+  /** Starts its own attempt, on `ep`: takes the breaker and credential tickets (see `#tickets`). */
   protected takeOwn(ep: EndpointState<C>, probe: number, now: number): void {
     this.setFlag(LAUNCHED, true);
-    this.take(ep, probe);
+    this.ep = ep;
+    const generation = ep.breaker.generation;
+    const auth = ep.authGeneration;
+    if (probe === 0 && generation < 2 ** 16 && auth < 2 ** 14) this.#tickets = generation + auth * 2 ** 16;
+    else {
+      this.#tickets = -1;
+      this.slots().tickets = { generation, probe, authGeneration: auth };
+    }
     if (now !== this.beganAt) this.slots().startedAt = now;
+  }
+  get generation(): number {
+    const t = this.#tickets;
+    return t >= 0 ? t & 0xffff : this.lazy!.tickets!.generation;
+  }
+  get probe(): number {
+    return this.#tickets >= 0 ? 0 : this.lazy!.tickets!.probe;
+  }
+  get authGeneration(): number {
+    const t = this.#tickets;
+    return t >= 0 ? t >>> 16 : this.lazy!.tickets!.authGeneration;
   }
 
   /** The pool, reached through the plan (one field fewer per call in flight). */

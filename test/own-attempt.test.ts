@@ -1,0 +1,62 @@
+/**
+ * A call is its own first attempt (one object: heap per call in flight), and that attempt
+ * keeps its breaker and credential tickets packed in one small integer, or in the call's
+ * slots when they do not fit (a half-open probe; large generations). Later attempts are
+ * objects of their own. These pin what each path must still do.
+ */
+import { describe, expect, test } from 'vitest';
+import type { AttemptContext } from '../src/index.js';
+import type { EndpointState } from '../src/selection/endpoint.js';
+import { fail, harness, ok, start, type FakeEndpoint } from './support.js';
+
+describe("the own attempt's credential ticket", () => {
+  // An unauthorized answer to an attempt sent with the current credentials refreshes them;
+  // one sent with older credentials replays at once without a refresh. Either reading of
+  // the ticket that is off (a packed value spilling into the next field) turns one into the other.
+  test.each([
+    ['small (packed)', 3],
+    ['the largest packed', 2 ** 14 - 1],
+    ['too large to pack (kept in the slots)', 2 ** 16 + 5],
+    ['far too large', 2 ** 40],
+  ])('credential generation %s: an unauthorized answer sent with the current credentials refreshes them', async (_, generation) => {
+    const runs: string[] = [];
+    const h = harness(['a'], {
+      maxAttempts: 1,
+      refreshAuth: (conn: FakeEndpoint) => {
+        runs.push(conn.name);
+        return Promise.resolve();
+      },
+    });
+    // Reach the endpoint's state through a context (the attempt knows its endpoint).
+    let ep: EndpointState<FakeEndpoint> | undefined;
+    await h.pool.execute((conn: FakeEndpoint, ctx: AttemptContext) => {
+      ep = (ctx as unknown as { ep: EndpointState<FakeEndpoint> }).ep;
+      return Promise.resolve(conn.name);
+    });
+    ep!.authGeneration = generation;
+    h.eps.a!.then(fail('unauthorized'), ok('after refresh'));
+    const call = start(h.pool.execute(h.op));
+    await h.clock.advance(10);
+    await call.promise;
+    expect(call.value).toBe('after refresh');
+    expect(runs).toEqual(['a']);
+    expect(ep!.authGeneration).toBe(generation + 1);
+  });
+
+  test('a later attempt is an object of its own; the first is the call', async () => {
+    const h = harness(['a', 'b'], { classify: () => 'transient', maxAttempts: 2 });
+    h.eps.a!.then(fail('transient'));
+    h.eps.b!.then(ok('b'));
+    const contexts: AttemptContext[] = [];
+    const call = start(h.pool.execute((conn: FakeEndpoint, ctx: AttemptContext) => {
+      contexts.push(ctx);
+      return h.op(conn, ctx);
+    }));
+    await h.clock.advance(10_000);
+    await call.promise;
+    expect(call.value).toBe('b');
+    expect(contexts.map((c) => [c.endpoint, c.attempt])).toEqual([['a', 1], ['b', 2]]);
+    expect(contexts[0]).not.toBe(contexts[1]);
+    expect(contexts[0]!.deadlineAt).toBe(contexts[1]!.deadlineAt);
+  });
+});
