@@ -28,8 +28,6 @@ export interface Waiter extends PermitWaiter {
 export class PoolState<C> {
   readonly opts: ResolvedOptions;
   readonly clock: Clock;
-  /** The clock's first reading, whole: calls keep their begin time relative to it (see `Waiting.#t0`). */
-  readonly epoch: number;
   readonly random: RandomSource;
   readonly metrics: MetricsSink | undefined;
   /** Every subscriber behind one function, or `undefined` when nobody listens: the hot path checks it before building an event. */
@@ -79,8 +77,6 @@ export class PoolState<C> {
   constructor(opts: ResolvedOptions, clock: Clock, random: RandomSource, metrics: MetricsSink | undefined, listener: EventListener | undefined) {
     this.opts = opts;
     this.clock = clock;
-    const first = clock.now();
-    this.epoch = Number.isFinite(first) ? Math.floor(first) : 0;
     this.random = random;
     this.metrics = metrics;
     this.listener = listener;

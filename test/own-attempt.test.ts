@@ -5,7 +5,8 @@
  * objects of their own. These pin what each path must still do.
  */
 import { describe, expect, test } from 'vitest';
-import type { AttemptContext } from '../src/index.js';
+import { Pool, type AttemptContext, type PoolEvent } from '../src/index.js';
+import { FakeClock } from '../src/testing/index.js';
 import type { EndpointState } from '../src/selection/endpoint.js';
 import { fail, harness, ok, start, type FakeEndpoint } from './support.js';
 
@@ -58,5 +59,36 @@ describe("the own attempt's credential ticket", () => {
     expect(contexts.map((c) => [c.endpoint, c.attempt])).toEqual([['a', 1], ['b', 2]]);
     expect(contexts[0]).not.toBe(contexts[1]);
     expect(contexts[0]!.deadlineAt).toBe(contexts[1]!.deadlineAt);
+  });
+});
+
+describe('call numbers (callId)', () => {
+  test('a call made before any listener is numbered when a listener first needs it; every number stays unique and stable', async () => {
+    const clock = new FakeClock(0);
+    const pool = new Pool({ endpoints: [{ name: 'a', conn: 0 }], classify: () => 'transient', clock, attemptTimeoutMs: 100, deadlineMs: 5_000, maxAttempts: 2, backoff: { initialMs: 10, jitter: 'none' } });
+    const settle: ((ok: boolean) => void)[] = [];
+    const op = (): Promise<number> => new Promise((resolve, reject) => settle.push((ok) => (ok ? resolve(1) : reject(new Error('no')))));
+    const early = [pool.execute(op), pool.execute(op)]; // no listener: no number yet
+    const events: PoolEvent[] = [];
+    pool.on((e) => events.push(e));
+    const late = pool.execute(op); // a listener: numbered when made
+    settle[0]!(true);
+    settle[1]!(false); // the second early call fails once, then retries
+    settle[2]!(true);
+    await clock.advance(50);
+    settle[3]!(true);
+    await Promise.all([...early, late]);
+    const ids = (type: string) => events.filter((e) => e.type === type).map((e) => (e as { callId: number }).callId);
+    const [lateId] = ids('attempt-start'); // the late call's first attempt; then the retry's
+    expect(ids('attempt-success')).toHaveLength(3);
+    expect(new Set(ids('attempt-success')).size).toBe(3);
+    expect(ids('attempt-success')).toContain(lateId);
+    // The early call that failed keeps the number it was given at its first event.
+    const failed = ids('attempt-failure');
+    expect(failed).toHaveLength(1);
+    expect(ids('retry-scheduled')).toEqual(failed);
+    expect(ids('attempt-start').slice(1)).toEqual(failed);
+    expect(ids('attempt-success')).toContain(failed[0]);
+    await pool.close();
   });
 });

@@ -12,6 +12,8 @@ import type { TimeoutEntry } from './timeouts.js';
 
 /** Whoever runs attempts: told when one of them answers, fails or passes its due time. */
 export interface AttemptOwner<C> {
+  /** The call's number in events (read only when there is a listener: see `Call.id`). */
+  readonly id: number;
   /** When the call's deadline passes (the attempt's `deadlineAt`). */
   readonly deadlineAt: number;
   /** When the call began (see `Attempt.startedAt`). */
@@ -201,12 +203,12 @@ export function claimSlot<C>(ep: EndpointState<C>, now: number): void {
 }
 
 /** Arms the attempt's timeout (the earlier of its own and the deadline: see `dueAt`); counts and announces it. */
-export function startAttempt<C>(s: PoolState<C>, a: Attempt<C>, callId: number): void {
+export function startAttempt<C>(s: PoolState<C>, a: Attempt<C>): void {
   const due = a.dueAt;
   if (due !== Number.POSITIVE_INFINITY) s.timeouts.add(a, due);
   const ep = a.ep;
   s.count(METRICS.attempts, ep.labels);
-  if (s.listener !== undefined) s.emit({ type: 'attempt-start', callId, endpoint: ep.name, attempt: a.attempt, probe: a.probe !== 0 });
+  if (s.listener !== undefined) s.emit({ type: 'attempt-start', callId: a.owner.id, endpoint: ep.name, attempt: a.attempt, probe: a.probe !== 0 });
 }
 
 /** The attempt no longer occupies its endpoint: an in-flight slot (and a probe slot) may be free. */

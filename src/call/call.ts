@@ -39,18 +39,15 @@ const BACKED_OFF = FREE_BIT * 2; // a sleep since the last failure: a tried endp
 const PANIC = FREE_BIT * 4; // the current selection came from a tier in panic mode (its breakers are ignored)
 
 export class Call<C, T> extends Waiting<C, CallHistory<C>> implements AttemptOwner<C>, AdmissionHost<C>, ReauthHost<C>, HedgeHost<C>, AbortWatcher {
-  readonly id: number;
   readonly #op: Operation<C, T>;
   /** Settles the call's promise; a failure resolves it with a rejected promise (no `reject` kept: 56 B). */
   #resolve!: (value: T | PromiseLike<T>) => void;
 
   constructor(s: PoolState<C>, op: Operation<C, T>, options: ExecuteOptions | undefined, given?: CallPlan<C>) {
-    const id = ++s.callSeq;
     if (typeof op !== 'function') throw invalidOption('operation', 'a function (conn, ctx) => Promise', op);
     const plan = given ?? (options === undefined ? s.defaultPlan : resolvePlan(s, options));
     super(plan);
     this.#op = op;
-    this.id = id;
     if (plan.hedge !== undefined) this.slots().hedging = new Hedging(s, this, plan.hedge);
   }
 
@@ -184,7 +181,7 @@ export class Call<C, T> extends Waiting<C, CallHistory<C>> implements AttemptOwn
     claimSlot(ep, now);
     if (asHedge) c.lazy!.hedging!.started(a);
     else c.lazy?.hedging?.schedule(ep);
-    startAttempt(c.s, a, c.id);
+    startAttempt(c.s, a);
     let pending: unknown;
     try {
       pending = c.#op(ep.conn, a);
@@ -211,7 +208,7 @@ export class Call<C, T> extends Waiting<C, CallHistory<C>> implements AttemptOwn
   attemptSucceeded(a: Attempt<C>, value: unknown): void {
     if (a.done) return;
     Call.#endAttempt(this, a);
-    recordSuccess(this.s, a, this.id);
+    recordSuccess(this.s, a);
     if (this.settled) return;
     this.settled = true;
     Call.#cleanup(this, 'superseded');
@@ -224,7 +221,7 @@ export class Call<C, T> extends Waiting<C, CallHistory<C>> implements AttemptOwn
     const h = this.slots();
     h.lastError = error;
     const ep = a.ep;
-    const { cls, retryAfterMs, movesOn } = recordFailure(this.s, a, error, sync, (h.verdict ??= newVerdict()), this.plan.backoff.maxMs, this.id);
+    const { cls, retryAfterMs, movesOn } = recordFailure(this.s, a, error, sync, (h.verdict ??= newVerdict()), this.plan.backoff.maxMs);
     h.lastRetryAfterMs = retryAfterMs;
     noteFailure(h, ep, cls);
     if (cls === 'transient') keepError(ep, error, this.s.clock.now());
@@ -304,7 +301,7 @@ export class Call<C, T> extends Waiting<C, CallHistory<C>> implements AttemptOwn
     Call.#endAttempt(this, a);
     const now = s.clock.now();
     const h = this.slots();
-    h.lastError = recordTimeout(s, a, now, this.id, starved(this.plan, this.deadlineAt, a, now));
+    h.lastError = recordTimeout(s, a, now, starved(this.plan, this.deadlineAt, a, now));
     keepError(a.ep, h.lastError, now);
     noteFailure(h, a.ep, 'timeout');
     h.lastRetryAfterMs = undefined;
@@ -349,7 +346,7 @@ export class Call<C, T> extends Waiting<C, CallHistory<C>> implements AttemptOwn
       if (c.s.listener !== undefined) c.s.emit({ type: 'retry-scheduled', callId: c.id, attempt: c.attempts + 1, delayMs: ms, hinted });
     }
     c.setFlag(BACKED_OFF, true);
-    if (queueOn !== undefined) c.queueFor(queueOn, ms, c.id);
+    if (queueOn !== undefined) c.queueFor(queueOn, ms);
     else c.sleep(ms);
   }
 
@@ -370,13 +367,13 @@ export class Call<C, T> extends Waiting<C, CallHistory<C>> implements AttemptOwn
     const lastEndpoint = c.lazy?.hedging?.latestEndpoint(latest) ?? latest?.ep;
     const error = new PoolError(code, message, { cause, attempts: c.attempts, endpoint: lastEndpoint?.name, retryAfterMs: retryAfterMs === INF ? undefined : retryAfterMs });
     Call.#cleanup(c, code === 'CLOSED' ? 'closed' : cancel, abortReason ?? error);
-    recordCallFailure(c.s, c.id, error, lastEndpoint);
+    recordCallFailure(c.s, c, error, lastEndpoint);
     c.#resolve(Promise.reject(rejectionOf(c.plan, error)));
   }
 
   static #cancel<C, T>(c: Call<C, T>, a: Attempt<C>, cancel: CancelReason, abortReason: unknown): void {
     Call.#endAttempt(c, a);
-    recordCancel(c.s, a, cancel, abortReason, c.id);
+    recordCancel(c.s, a, cancel, abortReason);
   }
 
   /** Releases everything the call holds; running attempts are cancelled (their signals abort, `attempt-cancelled`). */

@@ -2,13 +2,27 @@ import type { PoolState } from '../state.js';
 import { Call } from './call.js';
 import type { Operation } from './context.js';
 import type { CallPlan } from './plan.js';
+import type { ExecuteOptions } from '../options/options.js';
+
+/** A call made while the pool has a listener: numbered when made, in a field of its own (see call-ids.ts). */
+export class NumberedCall<C, T> extends Call<C, T> {
+  readonly #id: number;
+  constructor(s: PoolState<C>, op: Operation<C, T>, options: ExecuteOptions | undefined, plan?: CallPlan<C>) {
+    super(s, op, options, plan);
+    this.#id = ++s.callSeq;
+  }
+
+  override get id(): number {
+    return this.#id;
+  }
+}
 
 /**
  * A call that carries its adapter's request (`executeAs`): the adapter's operation and
  * classifier read it from the attempt, so a request needs no closure of its own. A
  * subclass, so that a plain `Call` has no field for it.
  */
-export class TaggedCall<C, T> extends Call<C, T> {
+export class TaggedCall<C, T> extends NumberedCall<C, T> {
   readonly tag: unknown;
   constructor(s: PoolState<C>, op: Operation<C, T>, plan: CallPlan<C>, tag: unknown) {
     super(s, op, undefined, plan);

@@ -1,0 +1,171 @@
+/**
+ * What a call is below its waits: its plan, its flags, the clock reading it began at, and
+ * its own first attempt. A call extends `Attempt` because it is also its first attempt (one
+ * object, not two, for a call that succeeds at once): the attempt's flags are bits of the
+ * call's field, its tickets one small integer, and its start the call's unless it waited
+ * first. Later attempts are `OwnedAttempt` objects.
+ */
+import type { EndpointState } from '../selection/endpoint.js';
+import type { PoolState } from '../state.js';
+import { Attempt, type AttemptOwner } from './attempt.js';
+import type { CallPlan } from './plan.js';
+import { lateId } from './call-ids.js';
+
+const INF = Number.POSITIVE_INFINITY;
+
+// Bits of the flags below 256 are the waits' (waits.ts).
+// The call's own first attempt (see `Attempt`): its DONE and QUEUED.
+const DONE = 256;
+const QUEUED = 512;
+const LAUNCHED = 1024;
+export const FREE_BIT = 2048;
+// Bits 14 and up hold the fraction of the begin reading (see `#t0`): FREE_BIT * 4 is the subclass's last bit.
+const FRACTION_SHIFT = 14;
+
+/** What only some calls need, made at first need (the waits' slots and the call's history extend it). */
+export class CallSlots {
+  /** Its own attempt's tickets when they do not fit in `#tickets` (a probe; large generations). */
+  tickets: { readonly generation: number; readonly probe: number; readonly authGeneration: number } | undefined = undefined;
+  /** When the call's own attempt started, if not at `beganAt` (after a wait). */
+  startedAt: number | undefined = undefined;
+}
+
+export abstract class CallCore<C, S extends CallSlots> extends Attempt<C> {
+  protected readonly plan: CallPlan<C>;
+  /**
+   * When the call began (see `beganAt`), as a small integer: the reading less the pool's
+   * epoch in 64 ms units, whose remainder, in 2^-12 ms, is the top 18 bits of the flags.
+   * A clock reading is a fractional double, which V8 boxes in a field (16 B per call in
+   * flight); these two are small integers, which it does not. A reading they cannot hold
+   * exactly (finer than 2^-12 ms, or over two years past the epoch) is kept as is, boxed:
+   * `undefined` is "not begun".
+   */
+  #t0: number | undefined = undefined;
+  #flags = 0;
+  /**
+   * Its own attempt's tickets (see `Attempt`) in one small integer: the breaker generation
+   * in the low 16 bits, the credential generation above. A half-open probe, or generations
+   * too large for that, keep the three in the slots instead (-1 here).
+   */
+  #tickets = 0;
+  /** The lazily made slots (`undefined`: none yet); read directly on the hot path, written only by `slots()`. */
+  protected lazy: S | undefined = undefined;
+
+  constructor(plan: CallPlan<C>) {
+    super();
+    this.plan = plan;
+  }
+
+  /** The flags field: the waits' bits, the own attempt's, the subclass's and the begin reading's fraction. */
+  protected get bits(): number {
+    return this.#flags;
+  }
+  protected set bits(v: number) {
+    this.#flags = v;
+  }
+
+  // As its own first attempt (see `Attempt`).
+  get owner(): AttemptOwner<C> {
+    return this as unknown as AttemptOwner<C>;
+  }
+  get attempt(): number {
+    return 1;
+  }
+  get done(): boolean {
+    return (this.#flags & DONE) !== 0;
+  }
+  set done(on: boolean) {
+    this.setFlag(DONE, on);
+  }
+  get queued(): boolean {
+    return (this.#flags & QUEUED) !== 0;
+  }
+  set queued(on: boolean) {
+    this.setFlag(QUEUED, on);
+  }
+  get startedAt(): number {
+    return this.lazy?.startedAt ?? this.beganAt!;
+  }
+  get attemptTimeoutMs(): number {
+    return this.plan.attemptTimeoutMs;
+  }
+  /** Its own attempt has started. */
+  protected get launched(): boolean {
+    return (this.#flags & LAUNCHED) !== 0;
+  }
+  /** Starts its own attempt, on `ep`: takes the breaker and credential tickets (see `#tickets`). */
+  protected takeOwn(ep: EndpointState<C>, probe: number, now: number): void {
+    this.setFlag(LAUNCHED, true);
+    this.ep = ep;
+    const generation = ep.breaker.generation;
+    const auth = ep.authGeneration;
+    if (probe === 0 && generation < 2 ** 16 && auth < 2 ** 14) this.#tickets = generation + auth * 2 ** 16;
+    else {
+      this.#tickets = -1;
+      this.slots().tickets = { generation, probe, authGeneration: auth };
+    }
+    if (now !== this.beganAt) this.slots().startedAt = now;
+  }
+  get generation(): number {
+    const t = this.#tickets;
+    return t >= 0 ? t & 0xffff : this.lazy!.tickets!.generation;
+  }
+  get probe(): number {
+    return this.#tickets >= 0 ? 0 : this.lazy!.tickets!.probe;
+  }
+  get authGeneration(): number {
+    const t = this.#tickets;
+    return t >= 0 ? t >>> 16 : this.lazy!.tickets!.authGeneration;
+  }
+
+  /** Its number in events: see `NumberedCall` (no field here: heap per call in flight). */
+  get id(): number {
+    return lateId(this, this.s);
+  }
+
+  /** The pool, reached through the plan (one field fewer per call in flight). */
+  protected get s(): PoolState<C> {
+    return this.plan.state as PoolState<C>; // plan.ts may not import the state (no import cycle)
+  }
+
+  /** The clock when the call began (`undefined`: not yet): the deadline and most first attempts' start are read through it. */
+  get beganAt(): number | undefined {
+    const t = this.#t0;
+    return t === undefined ? undefined : this.plan.epoch + t * 64 + (this.#flags >>> FRACTION_SHIFT) * 2 ** -12;
+  }
+  /** Begins, once, at clock reading `now`. */
+  set beganAt(now: number | undefined) {
+    const off = now! - this.plan.epoch;
+    const units = off * 4096;
+    const hi = Math.floor(units / 2 ** 18);
+    // Small integers on every 64-bit V8 (31-bit ones included): two years past the epoch.
+    if (units === Math.floor(units) && hi < 2 ** 30 && hi >= -(2 ** 30)) {
+      this.#t0 = hi;
+      this.#flags |= (units - hi * 2 ** 18) << FRACTION_SHIFT;
+    } else {
+      this.#t0 = off / 64; // exact (a power of two), and read back exactly with no fraction bits
+    }
+  }
+
+  /** When the call's deadline passes, in clock time (`Infinity`: none, or the call has not begun). */
+  get deadlineAt(): number {
+    const t0 = this.beganAt;
+    return t0 === undefined ? INF : t0 + this.plan.deadlineMs;
+  }
+
+  /** One bit of the flags field: the subclass's own start at FREE_BIT. */
+  protected flag(bit: number): boolean {
+    return (this.#flags & bit) !== 0;
+  }
+
+  protected setFlag(bit: number, on: boolean): void {
+    this.#flags = on ? this.#flags | bit : this.#flags & ~bit;
+  }
+
+  protected slots(): S {
+    return (this.lazy ??= this.newSlots());
+  }
+
+  /** Makes the slots: a subclass extends them with its own rarely used fields. */
+  protected abstract newSlots(): S;
+}
