@@ -1,8 +1,8 @@
 /**
  * A call is its own first attempt (one object: heap per call in flight), and that attempt
- * keeps its breaker and credential tickets packed in one small integer, or in the call's
- * slots when they do not fit (a half-open probe; large generations). Later attempts are
- * objects of their own. These pin what each path must still do.
+ * keeps its endpoint and its breaker and credential tickets in one object the endpoint
+ * shares with every attempt started under the same generations (a half-open probe has its
+ * own). Later attempts are objects of their own. These pin what each path must still do.
  */
 import { describe, expect, test } from 'vitest';
 import { Pool, type AttemptContext, type PoolEvent } from '../src/index.js';
@@ -13,12 +13,12 @@ import { fail, harness, ok, start, type FakeEndpoint } from './support.js';
 describe("the own attempt's credential ticket", () => {
   // An unauthorized answer to an attempt sent with the current credentials refreshes them;
   // one sent with older credentials replays at once without a refresh. Either reading of
-  // the ticket that is off (a packed value spilling into the next field) turns one into the other.
+  // the ticket that is off (a stale shared ticket, a generation cut short) turns one into the other.
   test.each([
-    ['small (packed)', 3],
-    ['the largest packed', 2 ** 14 - 1],
-    ['too large to pack (kept in the slots)', 2 ** 16 + 5],
-    ['far too large', 2 ** 40],
+    ['small', 3],
+    ['2^14 - 1', 2 ** 14 - 1],
+    ['2^16 + 5', 2 ** 16 + 5],
+    ['2^40', 2 ** 40],
   ])('credential generation %s: an unauthorized answer sent with the current credentials refreshes them', async (_, generation) => {
     const runs: string[] = [];
     const h = harness(['a'], {

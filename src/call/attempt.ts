@@ -41,8 +41,6 @@ function dueTime(startedAt: number, timeoutMs: number, deadlineAt: number): numb
  * `OwnedAttempt`.
  */
 export abstract class Attempt<C> extends SignalContext implements TimeoutEntry {
-  /** Set when it starts (see `take`). */
-  ep!: EndpointState<C>;
   // Its place in the pool's timeout queue.
   prevTimeout: TimeoutEntry | undefined = undefined;
   /** Its next entry in the timeout list, or its index in the timeout heap: it is in one or the other, so one field serves both. */
@@ -55,6 +53,7 @@ export abstract class Attempt<C> extends SignalContext implements TimeoutEntry {
   abstract queued: boolean;
   /** When it started. */
   abstract readonly startedAt: number;
+  abstract readonly ep: EndpointState<C>;
   /** The breaker ticket: generation at start and probe epoch (0 unless this is the half-open probe). */
   abstract readonly generation: number;
   abstract readonly probe: number;
@@ -110,6 +109,7 @@ const QUEUED = 2;
 /** An attempt after the call's first (a retry, a hedge, a replay): an object of its own. */
 export class OwnedAttempt<C> extends Attempt<C> {
   readonly owner: AttemptOwner<C>;
+  readonly ep: EndpointState<C>;
   readonly generation: number;
   readonly probe: number;
   readonly authGeneration: number;

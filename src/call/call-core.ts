@@ -2,10 +2,10 @@
  * What a call is below its waits: its plan, its flags, the clock reading it began at, and
  * its own first attempt. A call extends `Attempt` because it is also its first attempt (one
  * object, not two, for a call that succeeds at once): the attempt's flags are bits of the
- * call's field, its tickets one small integer, and its start the call's unless it waited
- * first. Later attempts are `OwnedAttempt` objects.
+ * call's field, its endpoint and tickets one object the endpoint shares, and its start is
+ * the call's unless it waited first. Later attempts are `OwnedAttempt` objects.
  */
-import type { EndpointState } from '../selection/endpoint.js';
+import { ticketOf, type EndpointState, type EndpointTicket } from '../selection/endpoint.js';
 import type { PoolState } from '../state.js';
 import { Attempt, type AttemptOwner } from './attempt.js';
 import type { CallPlan } from './plan.js';
@@ -24,8 +24,6 @@ const FRACTION_SHIFT = 14;
 
 /** What only some calls need, made at first need (the waits' slots and the call's history extend it). */
 export class CallSlots {
-  /** Its own attempt's tickets when they do not fit in `#tickets` (a probe; large generations). */
-  tickets: { readonly generation: number; readonly probe: number; readonly authGeneration: number } | undefined = undefined;
   /** When the call's own attempt started, if not at `beganAt` (after a wait). */
   startedAt: number | undefined = undefined;
 }
@@ -43,11 +41,11 @@ export abstract class CallCore<C, S extends CallSlots> extends Attempt<C> {
   #t0: number | undefined = undefined;
   #flags = 0;
   /**
-   * Its own attempt's tickets (see `Attempt`) in one small integer: the breaker generation
-   * in the low 16 bits, the credential generation above. A half-open probe, or generations
-   * too large for that, keep the three in the slots instead (-1 here).
+   * Its own attempt's endpoint and tickets (see `Attempt`): one object the endpoint shares
+   * with every attempt that starts on it under the same generations (a probe's is its own),
+   * where an attempt object keeps four fields.
    */
-  #tickets = 0;
+  #ticket: EndpointTicket<C> | undefined = undefined;
   /** The lazily made slots (`undefined`: none yet); read directly on the hot path, written only by `slots()`. */
   protected lazy: S | undefined = undefined;
 
@@ -93,29 +91,23 @@ export abstract class CallCore<C, S extends CallSlots> extends Attempt<C> {
   protected get launched(): boolean {
     return (this.#flags & LAUNCHED) !== 0;
   }
-  /** Starts its own attempt, on `ep`: takes the breaker and credential tickets (see `#tickets`). */
+  /** Starts its own attempt, on `ep`: takes the breaker and credential tickets (see `#ticket`). */
   protected takeOwn(ep: EndpointState<C>, probe: number, now: number): void {
     this.setFlag(LAUNCHED, true);
-    this.ep = ep;
-    const generation = ep.breaker.generation;
-    const auth = ep.authGeneration;
-    if (probe === 0 && generation < 2 ** 16 && auth < 2 ** 14) this.#tickets = generation + auth * 2 ** 16;
-    else {
-      this.#tickets = -1;
-      this.slots().tickets = { generation, probe, authGeneration: auth };
-    }
+    this.#ticket = ticketOf(ep, probe);
     if (now !== this.beganAt) this.slots().startedAt = now;
   }
+  get ep(): EndpointState<C> {
+    return this.#ticket!.ep;
+  }
   get generation(): number {
-    const t = this.#tickets;
-    return t >= 0 ? t & 0xffff : this.lazy!.tickets!.generation;
+    return this.#ticket!.generation;
   }
   get probe(): number {
-    return this.#tickets >= 0 ? 0 : this.lazy!.tickets!.probe;
+    return this.#ticket?.probe ?? 0;
   }
   get authGeneration(): number {
-    const t = this.#tickets;
-    return t >= 0 ? t >>> 16 : this.lazy!.tickets!.authGeneration;
+    return this.#ticket!.authGeneration;
   }
 
   /** Its number in events: see `NumberedCall` (no field here: heap per call in flight). */
