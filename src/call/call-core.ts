@@ -19,8 +19,6 @@ const DONE = 256;
 const QUEUED = 512;
 const LAUNCHED = 1024;
 export const FREE_BIT = 2048;
-// Bits 14 and up hold the fraction of the begin reading (see `#t0`): FREE_BIT * 4 is the subclass's last bit.
-const FRACTION_SHIFT = 14;
 
 /** What only some calls need, made at first need (the waits' slots and the call's history extend it). */
 export class CallSlots {
@@ -30,15 +28,8 @@ export class CallSlots {
 
 export abstract class CallCore<C, S extends CallSlots> extends Attempt<C> {
   protected readonly plan: CallPlan<C>;
-  /**
-   * When the call began (see `beganAt`), as a small integer: the reading less the pool's
-   * epoch in 64 ms units, whose remainder, in 2^-12 ms, is the top 18 bits of the flags.
-   * A clock reading is a fractional double, which V8 boxes in a field (16 B per call in
-   * flight); these two are small integers, which it does not. A reading they cannot hold
-   * exactly (finer than 2^-12 ms, or over two years past the epoch) is kept as is, boxed:
-   * `undefined` is "not begun".
-   */
-  #t0: number | undefined = undefined;
+  /** The clock when the call began (`undefined`: not yet): the deadline and most first attempts' start are read through it (one boxed double per call). */
+  beganAt: number | undefined = undefined;
   #flags = 0;
   /**
    * Its own attempt's endpoint and tickets (see `Attempt`): one object the endpoint shares
@@ -54,7 +45,7 @@ export abstract class CallCore<C, S extends CallSlots> extends Attempt<C> {
     this.plan = plan;
   }
 
-  /** The flags field: the waits' bits, the own attempt's, the subclass's and the begin reading's fraction. */
+  /** The flags field: the waits' bits, the own attempt's and the subclass's. */
   protected get bits(): number {
     return this.#flags;
   }
@@ -87,6 +78,17 @@ export abstract class CallCore<C, S extends CallSlots> extends Attempt<C> {
   get attemptTimeoutMs(): number {
     return this.plan.attemptTimeoutMs;
   }
+  /** As `Attempt.dueAt`, reading the begin reading once (its start and the deadline both come from it). */
+  override get dueAt(): number {
+    const plan = this.plan;
+    const t0 = this.beganAt!;
+    const t = (this.lazy?.startedAt ?? t0) + plan.attemptTimeoutMs;
+    const d = t0 + plan.deadlineMs;
+    return t < d ? t : d;
+  }
+  override set dueAt(_at: number) {
+    // Derived, as for every attempt.
+  }
   /** Its own attempt has started. */
   protected get launched(): boolean {
     return (this.#flags & LAUNCHED) !== 0;
@@ -118,25 +120,6 @@ export abstract class CallCore<C, S extends CallSlots> extends Attempt<C> {
   /** The pool, reached through the plan (one field fewer per call in flight). */
   protected get s(): PoolState<C> {
     return this.plan.state as PoolState<C>; // plan.ts may not import the state (no import cycle)
-  }
-
-  /** The clock when the call began (`undefined`: not yet): the deadline and most first attempts' start are read through it. */
-  get beganAt(): number | undefined {
-    const t = this.#t0;
-    return t === undefined ? undefined : this.plan.epoch + t * 64 + (this.#flags >>> FRACTION_SHIFT) * 2 ** -12;
-  }
-  /** Begins, once, at clock reading `now`. */
-  set beganAt(now: number | undefined) {
-    const off = now! - this.plan.epoch;
-    const units = off * 4096;
-    const hi = Math.floor(units / 2 ** 18);
-    // Small integers on every 64-bit V8 (31-bit ones included): two years past the epoch.
-    if (units === Math.floor(units) && hi < 2 ** 30 && hi >= -(2 ** 30)) {
-      this.#t0 = hi;
-      this.#flags |= (units - hi * 2 ** 18) << FRACTION_SHIFT;
-    } else {
-      this.#t0 = off / 64; // exact (a power of two), and read back exactly with no fraction bits
-    }
   }
 
   /** When the call's deadline passes, in clock time (`Infinity`: none, or the call has not begun). */

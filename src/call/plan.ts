@@ -36,16 +36,12 @@ import type { ResolvedOptions } from '../options/resolve.js';
 /** What a plan is checked against: the pool's options and its endpoints by name (the pool's state). */
 export interface PlanContext<C> {
   readonly opts: ResolvedOptions;
-  readonly clock?: { now(): number };
-  readonly defaultPlan?: { readonly epoch: number };
   readonly byName: ReadonlyMap<string, EndpointState<C>>;
 }
 
 export interface CallPlan<C> {
   /** The pool's state, whose plan this is: a call reaches its pool through its plan (one field fewer per call in flight). */
   readonly state: PlanContext<C>;
-  /** A whole clock reading from when the pool began: a call keeps its begin time relative to it (see `Waiting.#t0`). */
-  readonly epoch: number;
   readonly deadlineMs: number;
   readonly attemptTimeoutMs: number;
   readonly maxAttempts: number;
@@ -72,18 +68,11 @@ export function rejectionOf<C>(plan: CallPlan<C>, error: PoolError): unknown {
   }
 }
 
-/** The clock's reading, whole (0 for none, or a reading that is no number). */
-function epochOf(clock: { now(): number } | undefined): number {
-  const t = clock?.now() ?? 0;
-  return Number.isFinite(t) ? Math.floor(t) : 0;
-}
-
 /** The plan of a call made with no options. */
 export function defaultPlan<C>(s: PlanContext<C>): CallPlan<C> {
   const o = s.opts;
   return {
     state: s,
-    epoch: epochOf(s.clock),
     deadlineMs: o.deadlineMs,
     attemptTimeoutMs: o.attemptTimeoutMs,
     maxAttempts: o.maxAttempts,
@@ -140,7 +129,6 @@ export function resolvePlan<C>(s: PlanContext<C>, options: ExecuteOptions): Call
   }
   return {
     state: s,
-    epoch: s.defaultPlan?.epoch ?? 0,
     deadlineMs,
     attemptTimeoutMs,
     maxAttempts,
