@@ -22,10 +22,17 @@ export class NumberedCall<C, T> extends Call<C, T> {
  * classifier read it from the attempt, so a request needs no closure of its own. A
  * subclass, so that a plain `Call` has no field for it.
  */
-export class TaggedCall<C, T> extends NumberedCall<C, T> {
+export class TaggedCall<C, T> extends Call<C, T> {
   readonly tag: unknown;
+  // Numbered when made, as a NumberedCall (one class fewer to construct per request).
+  readonly #id: number;
   constructor(s: PoolState<C>, op: Operation<C, T>, plan: CallPlan<C>, tag: unknown) {
     super(s, op, undefined, plan);
     this.tag = tag;
+    this.#id = ++s.callSeq;
+  }
+
+  override get id(): number {
+    return this.#id;
   }
 }
