@@ -8,8 +8,10 @@ import type { ExecuteOptions } from '../options/options.js';
 export class NumberedCall<C, T> extends Call<C, T> {
   readonly #id: number;
   constructor(s: PoolState<C>, op: Operation<C, T>, options: ExecuteOptions | undefined, plan?: CallPlan<C>) {
+    // Numbered before its options are checked: a call refused for them still takes a number, as always.
+    const id = ++s.callSeq;
     super(s, op, options, plan);
-    this.#id = ++s.callSeq;
+    this.#id = id;
   }
 
   override get id(): number {
@@ -27,9 +29,10 @@ export class TaggedCall<C, T> extends Call<C, T> {
   // Numbered when made, as a NumberedCall (one class fewer to construct per request).
   readonly #id: number;
   constructor(s: PoolState<C>, op: Operation<C, T>, plan: CallPlan<C>, tag: unknown) {
+    const id = ++s.callSeq;
     super(s, op, undefined, plan);
     this.tag = tag;
-    this.#id = ++s.callSeq;
+    this.#id = id;
   }
 
   override get id(): number {
