@@ -9,7 +9,7 @@
  * step.
  */
 import { Call } from './call/call.js';
-import { TaggedCall } from './call/tagged-call.js';
+import { NumberedCall, TaggedCall } from './call/tagged-call.js';
 import type { BreakerSnapshot, BreakerState } from './health/breaker.js';
 import type { Clock } from './base/clock.js';
 import { isEventType, type EventListener, type PoolEventOf, type PoolEventType, type Unsubscribe } from './base/events.js';
@@ -117,7 +117,7 @@ export class Pool<C> {
   execute<T>(op: Operation<C, T>, options?: ExecuteOptions): Promise<T> {
     let call: Call<C, T>;
     try {
-      call = new Call(this.#s, op, options);
+      call = this.#s.listener === undefined ? new Call(this.#s, op, options) : new NumberedCall(this.#s, op, options);
     } catch (error) {
       return Promise.reject(error);
     }
@@ -368,7 +368,7 @@ export function taggedExecutor<C>(pool: Pool<C>, settleAs: (error: PoolError, ta
 function runAs<C, T>(s: PoolState<C>, plan: CallPlan<C>, op: Operation<C, T>, tag: unknown): Promise<T> {
   let call: Call<C, T>;
   try {
-    call = tag === undefined ? new Call(s, op, undefined, plan) : new TaggedCall(s, op, plan, tag);
+    call = tag !== undefined ? new TaggedCall(s, op, plan, tag) : s.listener === undefined ? new Call(s, op, undefined, plan) : new NumberedCall(s, op, undefined, plan);
   } catch (error) {
     return Promise.reject(rejectionOf(plan, error as PoolError));
   }

@@ -48,7 +48,7 @@ import { build } from 'esbuild';
 import { describe, expect, test } from 'vitest';
 
 const root = join(import.meta.dirname, '..');
-export const CORE_BUDGET_BYTES = 53.5 * 1024; // raised on purpose for the eighth session's fixes (gaps and fuzz3 branches; bench/notes/gaps.md, fuzz3.md; figures in docs/performance.md); history of earlier raises in git log -p of this file
+export const CORE_BUDGET_BYTES = 54.5 * 1024; // raised on purpose for the eighth session: the gaps and fuzz3 fixes, fetch3's shared fetch operation and issue 16's fourth heap round (the call as its own first attempt, call-core.ts, the endpoint ticket): 55,450 B merged (53,439 B at 27910d7); bench/notes/gaps.md, fuzz3.md, fetch3.md, heap4.md; earlier raises in git log -p of this file
 /**
  * `import { Pool }` bundled by esbuild, minified: 48.6 KB when issue 16 measured it, 50.7 KB
  * with the reusable attempt signals (base/signals.ts, 2.0 KB). The issue's goal is 20 KB
@@ -57,7 +57,7 @@ export const CORE_BUDGET_BYTES = 53.5 * 1024; // raised on purpose for the eight
  * docs/performance.md). So this budget holds today's figure: it catches growth, and is
  * lowered when that lands. Raise it on purpose, never to make a red build green.
  */
-export const POOL_MIN_BUDGET_BYTES = 85.5 * 1024; // raised on purpose for the eighth session's fixes (gaps and fuzz3 branches) and the fetch adapter's shared operation (fetch3: taggedExecutor in the core, 87,167 B); far from the 20 KB goal (bench/results/bundle.md, docs/performance.md); history of earlier raises in git log -p of this file
+export const POOL_MIN_BUDGET_BYTES = 87 * 1024; // raised on purpose for the eighth session (the same four branches): 88,762 B merged (85,699 B at 27910d7); far from the 20 KB goal (bench/results/bundle.md, docs/performance.md); earlier raises in git log -p of this file
 /** Modules an `import { Pool }` must never pull in. */
 const NEVER_WITH_POOL = ['src/extras/refresher.ts', 'src/extras/env.ts', 'src/options/presets.ts'];
 

@@ -1,5 +1,5 @@
 import { describe, expect, test } from 'vitest';
-import { Attempt, type AttemptOwner } from '../src/call/attempt.js';
+import { OwnedAttempt, type Attempt, type AttemptOwner } from '../src/call/attempt.js';
 import { TimeoutQueue, type TimeoutEntry } from '../src/call/timeouts.js';
 import type { EndpointState } from '../src/selection/endpoint.js';
 import { FakeClock } from '../src/testing/index.js';
@@ -86,16 +86,19 @@ describe('TimeoutQueue', () => {
     expect(log).toEqual(['first@386', 'between@407', 'later@440']);
   });
 
-  /** A plain entry, or an attempt (whose next link and heap index share one field). */
-  const kinds: [string, (fired: number[]) => TimeoutEntry][] = [
-    ['plain entries', (fired) => {
-      const e: TimeoutEntry = { dueAt: 0, prevTimeout: undefined, nextTimeout: undefined, queued: false, heapIndex: -1, expire: () => fired.push(e.dueAt) };
+  /**
+   * A plain entry, or an attempt (whose next link and heap index share one field, and whose
+   * due time is derived: its start plus its owner's attempt timeout, here 0).
+   */
+  const kinds: [string, (fired: number[], dueAt: number) => TimeoutEntry][] = [
+    ['plain entries', (fired, dueAt) => {
+      const e: TimeoutEntry = { dueAt, prevTimeout: undefined, nextTimeout: undefined, queued: false, heapIndex: -1, expire: () => fired.push(e.dueAt) };
       return e;
     }],
-    ['attempts', (fired) => {
-      const owner = { deadlineAt: Number.POSITIVE_INFINITY, beganAt: 0, attemptTimedOut: (a: Attempt<unknown>) => fired.push(a.dueAt) } as unknown as AttemptOwner<unknown>;
+    ['attempts', (fired, dueAt) => {
+      const owner = { deadlineAt: Number.POSITIVE_INFINITY, beganAt: 0, attemptTimeoutMs: 0, attemptTimedOut: (a: Attempt<unknown>) => fired.push(a.dueAt) } as unknown as AttemptOwner<unknown>;
       const ep = { breaker: { generation: 0 }, authGeneration: 0 } as unknown as EndpointState<unknown>;
-      return new Attempt(owner, ep, 1, 0, undefined);
+      return new OwnedAttempt(owner, ep, 1, 0, dueAt);
     }],
   ];
 
@@ -109,8 +112,8 @@ describe('TimeoutQueue', () => {
       const clock = new FakeClock();
       const q = new TimeoutQueue(clock);
       const fired: number[] = [];
-      const entries = Array.from({ length: 40 }, () => make(fired));
-      for (const e of entries) q.add(e, 1 + rand(500));
+      const entries = Array.from({ length: 40 }, () => make(fired, 1 + rand(500)));
+      for (const e of entries) q.add(e, e.dueAt);
       const removed = new Set(entries.filter(() => rand(3) === 0));
       for (const e of removed) q.remove(e);
       await clock.advance(1_000);

@@ -83,7 +83,7 @@ export const TAKES_ATTEMPT: unique symbol = Symbol('endpoint-pool.takesAttempt')
 export interface FailedAttempt {
   readonly endpoint: string;
   /** What the adapter attached to the call (`executeAs`), if anything. */
-  readonly tag: unknown;
+  readonly tag?: unknown;
 }
 
 /**

@@ -12,10 +12,14 @@ import type { TimeoutEntry } from './timeouts.js';
 
 /** Whoever runs attempts: told when one of them answers, fails or passes its due time. */
 export interface AttemptOwner<C> {
+  /** The call's number in events (read only when there is a listener: see `Call.id`). */
+  readonly id: number;
   /** When the call's deadline passes (the attempt's `deadlineAt`). */
   readonly deadlineAt: number;
   /** When the call began (see `Attempt.startedAt`). */
   readonly beganAt: number | undefined;
+  /** The plan's attempt timeout (`Infinity`: none): an attempt's due time is derived from it. */
+  readonly attemptTimeoutMs: number;
   /** What an adapter attached to the call (see `executeAs`); absent on most calls. */
   readonly tag?: unknown;
   attemptSucceeded(a: Attempt<C>, value: unknown): void;
@@ -23,82 +27,42 @@ export interface AttemptOwner<C> {
   attemptTimedOut(a: Attempt<C>): void;
 }
 
-const DONE = 1;
-const QUEUED = 2;
+/** When an attempt times out: `timeout` after it started, or at the call's deadline if that comes first. */
+function dueTime(startedAt: number, timeoutMs: number, deadlineAt: number): number {
+  const t = startedAt + timeoutMs;
+  return t < deadlineAt ? t : deadlineAt;
+}
 
-export class Attempt<C> extends SignalContext implements TimeoutEntry {
-  readonly owner: AttemptOwner<C>;
-  readonly ep: EndpointState<C>;
-  /** The breaker ticket: generation at start and probe epoch (0 unless this is the half-open probe). */
-  readonly generation: number;
-  readonly probe: number;
-  /** Its start, `undefined` when it is the call's (see `startedAt`). */
-  readonly #startedAt: number | undefined = undefined;
-  /** The endpoint's credential generation when the attempt started (see auth.ts). */
-  readonly authGeneration: number;
-  /** The attempt number above two flag bits, DONE and QUEUED: one field for three (heap per attempt in flight). */
-  #bits: number;
-  /**
-   * Its timeout (`undefined`: none). The due time is derived from it rather than stored:
-   * a whole number of ms is stored unboxed, where a `dueAt` would be one more boxed double
-   * per attempt in flight. (It starts as `undefined`, not `Infinity`, so that V8 keeps the
-   * field tagged, not as a double that every attempt would box.)
-   */
-  timeoutMs: number | undefined = undefined;
+/**
+ * What every attempt has: its endpoint, the breaker and credential tickets it started
+ * with, and its place in the pool's timeout queue. A call's first attempt is the call
+ * itself (`Call` extends `Waiting`, which extends this class): one object, not two, for a
+ * call that succeeds at once (heap per call in flight); every later attempt is an
+ * `OwnedAttempt`.
+ */
+export abstract class Attempt<C> extends SignalContext implements TimeoutEntry {
   // Its place in the pool's timeout queue.
   prevTimeout: TimeoutEntry | undefined = undefined;
   /** Its next entry in the timeout list, or its index in the timeout heap: it is in one or the other, so one field serves both. */
   #nextOrIndex: TimeoutEntry | number | undefined = undefined;
 
-  constructor(owner: AttemptOwner<C>, ep: EndpointState<C>, attempt: number, probe: number, startedAt: number | undefined) {
-    super();
-    this.owner = owner;
-    this.ep = ep;
-    this.#bits = attempt * 4;
-    this.generation = ep.breaker.generation;
-    this.probe = probe;
-    if (startedAt !== undefined) this.#startedAt = startedAt;
-    this.authGeneration = ep.authGeneration;
-  }
-
-  /** 1 for the first attempt of a call. */
-  get attempt(): number {
-    return this.#bits >>> 2;
-  }
-
+  abstract readonly owner: AttemptOwner<C>;
   /** Its outcome is recorded (or it was cancelled): nothing it reports later counts. */
-  get done(): boolean {
-    return (this.#bits & DONE) !== 0;
-  }
-  set done(on: boolean) {
-    this.#bits = on ? this.#bits | DONE : this.#bits & ~DONE;
-  }
-
+  abstract done: boolean;
   /** TimeoutEntry: it is in the pool's timeout queue. */
-  get queued(): boolean {
-    return (this.#bits & QUEUED) !== 0;
-  }
-  set queued(on: boolean) {
-    this.#bits = on ? this.#bits | QUEUED : this.#bits & ~QUEUED;
-  }
+  abstract queued: boolean;
+  /** When it started. */
+  abstract readonly startedAt: number;
+  abstract readonly ep: EndpointState<C>;
+  /** The breaker ticket: generation at start and probe epoch (0 unless this is the half-open probe). */
+  abstract readonly generation: number;
+  abstract readonly probe: number;
+  /** The endpoint's credential generation when the attempt started (see auth.ts). */
+  abstract readonly authGeneration: number;
 
-  /** When it started. Most first attempts start at the call's own clock reading: read through, not stored (a stored double is boxed, 16 B). */
-  get startedAt(): number {
-    return this.#startedAt ?? this.owner.beganAt!;
-  }
-
-  // Read through, not copied: two fields fewer per attempt in flight.
+  // Read through, not copied: fields fewer per attempt in flight.
   get endpoint(): string {
     return this.ep.name;
-  }
-
-  get deadlineAt(): number {
-    return this.owner.deadlineAt;
-  }
-
-  /** @internal The call's tag (see `executeAs`): an adapter's request, read by its operation and classifier. */
-  get tag(): unknown {
-    return this.owner.tag;
   }
 
   /** TimeoutEntry: the next entry in the queue's list. */
@@ -120,19 +84,82 @@ export class Attempt<C> extends SignalContext implements TimeoutEntry {
     else if (typeof this.#nextOrIndex === 'number') this.#nextOrIndex = undefined;
   }
 
-  /** TimeoutEntry: when the attempt times out. */
+  /**
+   * TimeoutEntry: when the attempt times out, derived rather than stored (a stored double
+   * is one more field and one more boxed number per attempt in flight): the plan's attempt
+   * timeout after its start, or the call's deadline if that comes first, as `startAttempt`
+   * armed it. None of the three changes while it is queued.
+   */
   get dueAt(): number {
-    return this.startedAt + (this.timeoutMs ?? Number.POSITIVE_INFINITY);
+    return dueTime(this.startedAt, this.owner.attemptTimeoutMs, this.deadlineAt);
   }
-  // Stryker disable next-line BlockStatement: only the queue's add() writes it, with the value startAttempt just set
-  set dueAt(at: number) {
-    // startAttempt sets timeoutMs first, so the queue writes back the same value.
-    // Stryker disable next-line ConditionalExpression,EqualityOperator,ArithmeticOperator: the value written back always equals the one derived
-    if (at !== this.dueAt) this.timeoutMs = at - this.startedAt;
+  // Stryker disable next-line BlockStatement: the queue writes back the value it read
+  set dueAt(_at: number) {
+    // Derived (see the getter): the queue only ever writes the value startAttempt read.
   }
 
   expire(): void {
     this.owner.attemptTimedOut(this);
+  }
+}
+
+const DONE = 1;
+const QUEUED = 2;
+
+/** An attempt after the call's first (a retry, a hedge, a replay): an object of its own. */
+export class OwnedAttempt<C> extends Attempt<C> {
+  readonly owner: AttemptOwner<C>;
+  readonly ep: EndpointState<C>;
+  readonly generation: number;
+  readonly probe: number;
+  readonly authGeneration: number;
+  /** Its start, `undefined` when it is the call's (see `startedAt`). */
+  readonly #startedAt: number | undefined = undefined;
+  /** The attempt number above two flag bits, DONE and QUEUED: one field for three (heap per attempt in flight). */
+  #bits: number;
+
+  constructor(owner: AttemptOwner<C>, ep: EndpointState<C>, attempt: number, probe: number, startedAt: number | undefined) {
+    super();
+    this.owner = owner;
+    this.#bits = attempt * 4;
+    this.ep = ep;
+    this.generation = ep.breaker.generation;
+    this.probe = probe;
+    this.authGeneration = ep.authGeneration;
+    if (startedAt !== undefined) this.#startedAt = startedAt;
+  }
+
+  /** 1 for the first attempt of a call. */
+  get attempt(): number {
+    return this.#bits >>> 2;
+  }
+
+  get done(): boolean {
+    return (this.#bits & DONE) !== 0;
+  }
+  set done(on: boolean) {
+    this.#bits = on ? this.#bits | DONE : this.#bits & ~DONE;
+  }
+
+  get queued(): boolean {
+    return (this.#bits & QUEUED) !== 0;
+  }
+  set queued(on: boolean) {
+    this.#bits = on ? this.#bits | QUEUED : this.#bits & ~QUEUED;
+  }
+
+  /** When it started. An attempt that starts at the call's own clock reading reads it through, not stored (a stored double is boxed, 16 B). */
+  get startedAt(): number {
+    return this.#startedAt ?? this.owner.beganAt!;
+  }
+
+  get deadlineAt(): number {
+    return this.owner.deadlineAt;
+  }
+
+  /** @internal The call's tag (see `executeAs`): an adapter's request, read by its operation and classifier. */
+  get tag(): unknown {
+    return this.owner.tag;
   }
 }
 
@@ -175,18 +202,13 @@ export function claimSlot<C>(ep: EndpointState<C>, now: number): void {
   ep.usage.add(now);
 }
 
-/** Arms the attempt's timeout (min of its own and the time left before the deadline); counts and announces it. */
-export function startAttempt<C>(s: PoolState<C>, a: Attempt<C>, attemptTimeoutMs: number, now: number, callId: number): void {
-  const left = a.deadlineAt - now;
-  // Stryker disable next-line EqualityOperator: the smaller of two equal values
-  const timeout = attemptTimeoutMs < left ? attemptTimeoutMs : left;
-  if (timeout !== Number.POSITIVE_INFINITY) {
-    a.timeoutMs = timeout;
-    s.timeouts.add(a, a.dueAt);
-  }
+/** Arms the attempt's timeout (the earlier of its own and the deadline: see `dueAt`); counts and announces it. */
+export function startAttempt<C>(s: PoolState<C>, a: Attempt<C>): void {
+  const due = a.dueAt;
+  if (due !== Number.POSITIVE_INFINITY) s.timeouts.add(a, due);
   const ep = a.ep;
   s.count(METRICS.attempts, ep.labels);
-  if (s.listener !== undefined) s.emit({ type: 'attempt-start', callId, endpoint: ep.name, attempt: a.attempt, probe: a.probe !== 0 });
+  if (s.listener !== undefined) s.emit({ type: 'attempt-start', callId: a.owner.id, endpoint: ep.name, attempt: a.attempt, probe: a.probe !== 0 });
 }
 
 /** The attempt no longer occupies its endpoint: an in-flight slot (and a probe slot) may be free. */

@@ -21,7 +21,7 @@ import type { EndpointState } from '../selection/endpoint.js';
 import { selectPinned } from '../selection/selector.js';
 import type { PoolState } from '../state.js';
 import { admissionTimedOut, askStore, needsAdmission, type AdmissionHost } from './admission.js';
-import { Attempt, claimSlot, isThenable, NotAPromiseError, releaseSlot, startAttempt, watchAttempt, type AttemptOwner } from './attempt.js';
+import { claimSlot, isThenable, NotAPromiseError, OwnedAttempt, releaseSlot, startAttempt, watchAttempt, type Attempt, type AttemptOwner } from './attempt.js';
 import { reauthenticate, type ReauthHost } from './auth.js';
 import { backoffDelay } from './backoff.js';
 import type { Operation } from './context.js';
@@ -39,26 +39,21 @@ const BACKED_OFF = FREE_BIT * 2; // a sleep since the last failure: a tried endp
 const PANIC = FREE_BIT * 4; // the current selection came from a tier in panic mode (its breakers are ignored)
 
 export class Call<C, T> extends Waiting<C, CallHistory<C>> implements AttemptOwner<C>, AdmissionHost<C>, ReauthHost<C>, HedgeHost<C>, AbortWatcher {
-  readonly id: number;
   readonly #op: Operation<C, T>;
   /** Settles the call's promise; a failure resolves it with a rejected promise (no `reject` kept: 56 B). */
   #resolve!: (value: T | PromiseLike<T>) => void;
-  /** The latest primary (not hedged) attempt, kept after it ends: it runs while not `done`. */
-  #last: Attempt<C> | undefined;
 
   constructor(s: PoolState<C>, op: Operation<C, T>, options: ExecuteOptions | undefined, given?: CallPlan<C>) {
-    const id = ++s.callSeq;
     if (typeof op !== 'function') throw invalidOption('operation', 'a function (conn, ctx) => Promise', op);
     const plan = given ?? (options === undefined ? s.defaultPlan : resolvePlan(s, options));
     super(plan);
     this.#op = op;
-    this.id = id;
     if (plan.hedge !== undefined) this.slots().hedging = new Hedging(s, this, plan.hedge);
   }
 
-  /** Attempts started so far (without a history, at most one: its latest; see `newSlots`). */
+  /** Attempts started so far (without a history, at most one: itself; see `newSlots`). */
   get attempts(): number {
-    return this.lazy?.attempts ?? (this.#last === undefined ? 0 : 1);
+    return this.lazy?.attempts ?? (this.launched ? 1 : 0);
   }
 
   /** Runs the call; the promise settles exactly once. */
@@ -172,22 +167,21 @@ export class Call<C, T> extends Waiting<C, CallHistory<C>> implements AttemptOwn
   }
 
   static #launch<C, T>(c: Call<C, T>, ep: EndpointState<C>, now: number, asHedge = false): void {
-    const s = c.s;
-    // The first attempt of a call with no history is counted by becoming its latest, below.
-    const h = c.lazy;
-    const n = h !== undefined ? ++h.attempts : c.#last === undefined ? 1 : ++c.slots().attempts;
+    const probe = ep.breaker.enter(now);
     if (!asHedge) {
       c.setFlag(RETRY_PENDING | BACKED_OFF, false);
       c.queueWaitEnds();
     }
-    const a = new Attempt<C>(c, ep, n, ep.breaker.enter(now), now === c.beganAt ? undefined : now);
+    // The first attempt is the call itself (counted by `launched` until the call has a history).
+    const own = !c.launched;
+    if (own && c.lazy !== undefined) c.lazy.attempts++;
+    const a = own ? c : new OwnedAttempt<C>(c, ep, ++c.slots().attempts, probe, now === c.beganAt ? undefined : now);
+    if (own) c.takeOwn(ep, probe, now);
+    else if (!asHedge) c.lazy!.last = a;
     claimSlot(ep, now);
     if (asHedge) c.lazy!.hedging!.started(a);
-    else {
-      c.#last = a;
-      c.lazy?.hedging?.schedule(ep);
-    }
-    startAttempt(s, a, c.plan.attemptTimeoutMs, now, c.id);
+    else c.lazy?.hedging?.schedule(ep);
+    startAttempt(c.s, a);
     let pending: unknown;
     try {
       pending = c.#op(ep.conn, a);
@@ -214,7 +208,7 @@ export class Call<C, T> extends Waiting<C, CallHistory<C>> implements AttemptOwn
   attemptSucceeded(a: Attempt<C>, value: unknown): void {
     if (a.done) return;
     Call.#endAttempt(this, a);
-    recordSuccess(this.s, a, this.id);
+    recordSuccess(this.s, a);
     if (this.settled) return;
     this.settled = true;
     Call.#cleanup(this, 'superseded');
@@ -227,7 +221,7 @@ export class Call<C, T> extends Waiting<C, CallHistory<C>> implements AttemptOwn
     const h = this.slots();
     h.lastError = error;
     const ep = a.ep;
-    const { cls, retryAfterMs, movesOn } = recordFailure(this.s, a, error, sync, (h.verdict ??= newVerdict()), this.plan.backoff.maxMs, this.id);
+    const { cls, retryAfterMs, movesOn } = recordFailure(this.s, a, error, sync, (h.verdict ??= newVerdict()), this.plan.backoff.maxMs);
     h.lastRetryAfterMs = retryAfterMs;
     noteFailure(h, ep, cls);
     if (cls === 'transient') keepError(ep, error, this.s.clock.now());
@@ -263,7 +257,7 @@ export class Call<C, T> extends Waiting<C, CallHistory<C>> implements AttemptOwn
 
   /** The waits' slots are the call's history (failures, retries, exclusions, hedges, the store): one object made at first need, read as `lazy`. */
   protected override newSlots(): CallHistory<C> {
-    return new CallHistory<C>(this.#last === undefined ? 0 : 1);
+    return new CallHistory<C>(this.launched ? 1 : 0);
   }
 
   /** HedgeHost: endpoints this call already tried. */
@@ -276,9 +270,10 @@ export class Call<C, T> extends Waiting<C, CallHistory<C>> implements AttemptOwn
     return c.lazy?.excluded ?? c.plan.excluded;
   }
 
-  /** The primary attempt, while it runs. */
+  /** The latest primary (not hedged) attempt, the call itself until a retry, while it runs. */
   static #running<C, T>(c: Call<C, T>): Attempt<C> | undefined {
-    return c.#last?.done === false ? c.#last : undefined;
+    const a = c.lazy?.last ?? (c.launched ? c : undefined);
+    return a?.done === false ? a : undefined;
   }
 
   static #othersRunning<C, T>(c: Call<C, T>): boolean {
@@ -307,7 +302,7 @@ export class Call<C, T> extends Waiting<C, CallHistory<C>> implements AttemptOwn
     Call.#endAttempt(this, a);
     const now = s.clock.now();
     const h = this.slots();
-    h.lastError = recordTimeout(s, a, now, this.id, starved(this.plan, this.deadlineAt, a, now));
+    h.lastError = recordTimeout(s, a, now, starved(this.plan, this.deadlineAt, a, now));
     keepError(a.ep, h.lastError, now);
     noteFailure(h, a.ep, 'timeout');
     h.lastRetryAfterMs = undefined;
@@ -352,7 +347,7 @@ export class Call<C, T> extends Waiting<C, CallHistory<C>> implements AttemptOwn
       if (c.s.listener !== undefined) c.s.emit({ type: 'retry-scheduled', callId: c.id, attempt: c.attempts + 1, delayMs: ms, hinted });
     }
     c.setFlag(BACKED_OFF, true);
-    if (queueOn !== undefined) c.queueFor(queueOn, ms, c.id);
+    if (queueOn !== undefined) c.queueFor(queueOn, ms);
     else c.sleep(ms);
   }
 
@@ -369,16 +364,17 @@ export class Call<C, T> extends Waiting<C, CallHistory<C>> implements AttemptOwn
     c.settled = true;
     const lastError = c.lazy?.lastError;
     const cause = lastError !== undefined ? lastError : code === 'NO_ENDPOINT' ? lastPoolError(c.s) : abortReason;
-    const lastEndpoint = c.lazy?.hedging?.latestEndpoint(c.#last) ?? c.#last?.ep;
+    const latest = c.lazy?.last ?? (c.launched ? c : undefined);
+    const lastEndpoint = c.lazy?.hedging?.latestEndpoint(latest) ?? latest?.ep;
     const error = new PoolError(code, message, { cause, attempts: c.attempts, endpoint: lastEndpoint?.name, retryAfterMs: retryAfterMs === INF ? undefined : retryAfterMs });
     Call.#cleanup(c, code === 'CLOSED' ? 'closed' : cancel, abortReason ?? error);
-    recordCallFailure(c.s, c.id, error, lastEndpoint);
+    recordCallFailure(c.s, c, error, lastEndpoint);
     c.#resolve(settlementOf(c.plan, error, (c as { readonly tag?: unknown }).tag) as Promise<T>);
   }
 
   static #cancel<C, T>(c: Call<C, T>, a: Attempt<C>, cancel: CancelReason, abortReason: unknown): void {
     Call.#endAttempt(c, a);
-    recordCancel(c.s, a, cancel, abortReason, c.id);
+    recordCancel(c.s, a, cancel, abortReason);
   }
 
   /** Releases everything the call holds; running attempts are cancelled (their signals abort, `attempt-cancelled`). */

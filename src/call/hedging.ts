@@ -80,7 +80,7 @@ export class Hedging<C> {
     const budget = s.opts.retryBudget;
     if (budget !== undefined && !budget.tryWithdraw(now)) return;
     this.#left--;
-    s.emit({ type: 'hedge', callId: host.id, endpoint: sel.endpoint.name, attempt: host.attempts + 1 });
+    if (s.listener !== undefined) s.emit({ type: 'hedge', callId: host.id, endpoint: sel.endpoint.name, attempt: host.attempts + 1 });
     if (needsAdmission(s, sel.endpoint, now)) this.#admit(sel.endpoint);
     else this.#launch(sel.endpoint, now);
   }

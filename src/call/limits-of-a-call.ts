@@ -4,6 +4,7 @@
  */
 import { AUTO_ATTEMPTS, DEFAULTS } from '../options/defaults.js';
 import type { Verdict } from '../base/classify.js';
+import type { Attempt } from './attempt.js';
 import type { Hedging } from './hedging.js';
 import type { EndpointState } from '../selection/endpoint.js';
 import type { PoolState } from '../state.js';
@@ -79,6 +80,8 @@ export class CallHistory<C> extends WaitSlots {
   tried: EndpointState<C>[] | undefined = undefined;
   /** The plan's exclusions plus endpoints this call left out (unsupported, parked); `undefined`: the plan's. */
   excluded: EndpointState<C>[] | undefined = undefined;
+  /** The latest primary attempt after the call's own (see `Call.#latest`). */
+  last: Attempt<C> | undefined = undefined;
   /** Hedged attempts, for a call with a hedge plan. */
   hedging: Hedging<C> | undefined = undefined;
 

@@ -17,7 +17,7 @@ import { learnCeiling, ownLevel, rateLimitCooldownMs, recoverCeilings } from './
 import { adaptDown, adaptUp } from './adaptive.js';
 
 /** A success: the breaker, latency, metrics and `attempt-success`. */
-export function recordSuccess<C>(s: PoolState<C>, a: Attempt<C>, callId: number): void {
+export function recordSuccess<C>(s: PoolState<C>, a: Attempt<C>): void {
   a.release();
   const ep = a.ep;
   ep.successes++;
@@ -41,7 +41,7 @@ export function recordSuccess<C>(s: PoolState<C>, a: Attempt<C>, callId: number)
   if (s.listener !== undefined) {
     if (closed) s.emit({ type: 'breaker-closed', endpoint: ep.name });
     if (opened) s.emit({ type: 'breaker-opened', endpoint: ep.name, cooldownMs: ep.breaker.openPeriodMs });
-    s.emit({ type: 'attempt-success', callId, endpoint: ep.name, attempt: a.attempt, durationMs });
+    s.emit({ type: 'attempt-success', callId: a.owner.id, endpoint: ep.name, attempt: a.attempt, durationMs });
   }
   if (closed) s.wakeParked();
   const q = ep.quota;
@@ -86,7 +86,7 @@ export interface FailureRecord {
  * Classifies a failure (into `verdict`, reused per call) and records it. `sync`: the
  * operation threw synchronously or returned a non-promise, which is treated as permanent.
  */
-export function recordFailure<C>(s: PoolState<C>, a: Attempt<C>, error: unknown, sync: boolean, verdict: Verdict, maxCooldownMs: number, callId: number): FailureRecord {
+export function recordFailure<C>(s: PoolState<C>, a: Attempt<C>, error: unknown, sync: boolean, verdict: Verdict, maxCooldownMs: number): FailureRecord {
   a.release();
   const now = s.clock.now();
   const ep = a.ep;
@@ -139,7 +139,7 @@ export function recordFailure<C>(s: PoolState<C>, a: Attempt<C>, error: unknown,
   if (unhealthy) ep.recentFailures.add(now);
   if (s.tracksLatency) ep.latency.observe(now, now - a.startedAt, unhealthy, s.opts.latency.decayMs, s.opts.latency.failurePenaltyMs);
   const movesOn = applyHints(s, ep, verdict, now);
-  reportFailure(s, a, cls, error, now, opened, closed, callId);
+  reportFailure(s, a, cls, error, now, opened, closed);
   if (cls === 'rate-limited' && s.listener !== undefined) s.emit({ type: 'endpoint-cooling', endpoint: ep.name, cooldownMs });
   return { cls, retryAfterMs: cls === 'rate-limited' ? cooldownMs : undefined, movesOn };
 }
@@ -160,7 +160,7 @@ export function starved<C>(plan: { readonly attemptTimeoutMs: number; readonly d
  * (the call's deadline cut it short before it had a fair share of time: see `Call.attemptTimedOut`),
  * in which case the endpoint's breaker and health ranking do not hear of it. Returns the error.
  */
-export function recordTimeout<C>(s: PoolState<C>, a: Attempt<C>, now: number, callId: number, starved: boolean): PoolError {
+export function recordTimeout<C>(s: PoolState<C>, a: Attempt<C>, now: number, starved: boolean): PoolError {
   const ep = a.ep;
   const error = new PoolError('ATTEMPT_TIMEOUT', `attempt ${a.attempt} on endpoint ${JSON.stringify(ep.name)} timed out after ${Math.round(now - a.startedAt)} ms`, {
     attempts: a.attempt,
@@ -172,13 +172,13 @@ export function recordTimeout<C>(s: PoolState<C>, a: Attempt<C>, now: number, ca
     ep.breaker.release(a.probe);
     // Stryker disable next-line ConditionalExpression,EqualityOperator: as in recordFailure, releaseSlot already woke parked calls for a probe
     if (a.probe !== 0) s.wakeParked();
-    reportFailure(s, a, 'timeout', error, now, false, false, callId);
+    reportFailure(s, a, 'timeout', error, now, false, false);
     return error;
   }
   ep.recentFailures.add(now);
   if (s.tracksLatency) ep.latency.observe(now, now - a.startedAt, true, s.opts.latency.decayMs, s.opts.latency.failurePenaltyMs);
   const opened = ep.breaker.recordFailure(a.generation, a.probe, now);
-  reportFailure(s, a, 'timeout', error, now, opened, false, callId);
+  reportFailure(s, a, 'timeout', error, now, opened, false);
   return error;
 }
 
@@ -203,7 +203,7 @@ function applyHints<C>(s: PoolState<C>, ep: EndpointState<C>, verdict: Verdict, 
 }
 
 /** Metrics and events for a failed attempt, after every state change. */
-function reportFailure<C>(s: PoolState<C>, a: Attempt<C>, cls: FailureClass, error: unknown, now: number, opened: boolean, closed: boolean, callId: number): void {
+function reportFailure<C>(s: PoolState<C>, a: Attempt<C>, cls: FailureClass, error: unknown, now: number, opened: boolean, closed: boolean): void {
   const ep = a.ep;
   // As in recordSuccess: a replaced or removed endpoint's breaker turns are not reported.
   if ((opened || closed) && !ep.live) opened = closed = false;
@@ -216,25 +216,25 @@ function reportFailure<C>(s: PoolState<C>, a: Attempt<C>, cls: FailureClass, err
   if (s.listener !== undefined) {
     if (opened) s.emit({ type: 'breaker-opened', endpoint: ep.name, cooldownMs: ep.breaker.openPeriodMs });
     if (closed) s.emit({ type: 'breaker-closed', endpoint: ep.name });
-    s.emit({ type: 'attempt-failure', callId, endpoint: ep.name, attempt: a.attempt, durationMs, errorClass: cls, error });
+    s.emit({ type: 'attempt-failure', callId: a.owner.id, endpoint: ep.name, attempt: a.attempt, durationMs, errorClass: cls, error });
   }
   if (closed) s.wakeParked();
 }
 
 /** A cancelled attempt: its probe slot released, its signal aborted, `attempt-cancelled` emitted. */
-export function recordCancel<C>(s: PoolState<C>, a: Attempt<C>, cancel: CancelReason, abortReason: unknown, callId: number): void {
+export function recordCancel<C>(s: PoolState<C>, a: Attempt<C>, cancel: CancelReason, abortReason: unknown): void {
   a.ep.breaker.release(a.probe);
   const durationMs = s.clock.now() - a.startedAt;
   // A loser of a hedge race was at least this slow: let the latency estimate know.
   if (cancel === 'superseded' && s.tracksLatency) a.ep.latency.observeAtLeast(a.startedAt + durationMs, durationMs);
   a.abort(abortReason ?? new PoolError('ABORTED', 'another attempt of the call answered first'));
-  if (s.listener !== undefined) s.emit({ type: 'attempt-cancelled', callId, endpoint: a.ep.name, attempt: a.attempt, durationMs, reason: cancel });
+  if (s.listener !== undefined) s.emit({ type: 'attempt-cancelled', callId: a.owner.id, endpoint: a.ep.name, attempt: a.attempt, durationMs, reason: cancel });
 }
 
 /** A call that failed: the `exhausted` counter and `call-failed`. */
-export function recordCallFailure<C>(s: PoolState<C>, callId: number, error: PoolError, last: EndpointState<C> | undefined): void {
+export function recordCallFailure<C>(s: PoolState<C>, call: { readonly id: number }, error: PoolError, last: EndpointState<C> | undefined): void {
   if (s.metrics !== undefined) s.count(METRICS.exhausted, last?.codeLabels(error.code) ?? noneLabels(error.code));
-  if (s.listener !== undefined) s.emit({ type: 'call-failed', callId, error });
+  if (s.listener !== undefined) s.emit({ type: 'call-failed', callId: call.id, error });
 }
 
 /** A classification slot, made at a call's first failure (most calls never fail). */

@@ -47,19 +47,26 @@ export class TimeoutQueue {
     entry.dueAt = dueAt;
     entry.queued = true;
     const tail = this.#tail;
+    const top = this.#heap[0];
+    // Appended to a list that had entries, it is not the earliest: nothing to arm (the timer is
+    // never armed later than the earliest entry), and no due time to read again.
+    let firstDue: number | undefined = tail === undefined && top === undefined ? dueAt : undefined;
     if (tail === undefined || tail.dueAt <= dueAt) {
       entry.heapIndex = -1;
       entry.prevTimeout = tail;
       entry.nextTimeout = undefined;
       if (tail === undefined) this.#head = entry;
-      else tail.nextTimeout = entry;
+      else {
+        tail.nextTimeout = entry;
+        firstDue = Number.POSITIVE_INFINITY;
+      }
       this.#tail = entry;
     } else {
       this.#heapPush(entry);
     }
     // Arm for the earliest entry, which is not always the new one (an expiry handler may
     // add a later entry while earlier ones are still queued).
-    const firstDue = this.#earliest()!.dueAt;
+    firstDue ??= this.#earliest()!.dueAt;
     if (firstDue < this.#armedAt) this.#arm(firstDue);
     else if (!this.#refed) this.#setRef(true);
   }

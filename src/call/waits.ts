@@ -18,12 +18,12 @@ import type { PoolState, Waiter } from '../state.js';
 import type { EndpointState } from '../selection/endpoint.js';
 import { WaitQueue, type QueuedWaiter } from '../limits/waiters.js';
 import type { PermitWaiter } from './permit-queue.js';
-import type { CallPlan } from './plan.js';
+import { CallCore, CallSlots } from './call-core.js';
 
 const INF = Number.POSITIVE_INFINITY;
 
-// Bits of `Waiting.#flags`: five booleans and the current wait in one field (heap per call
-// in flight); the bits from FREE_BIT up are the subclass's own (see `flag`).
+// Bits of the call's flags (`CallCore.bits`) below 256: five booleans and the current wait
+// (heap per call in flight); the bits from FREE_BIT up are the subclass's own (see `flag`).
 const SETTLED = 1;
 const HOLDS_PERMIT = 2;
 const IN_PERMIT_QUEUE = 4;
@@ -31,7 +31,7 @@ const WAIT_COUNTED = 8;
 const HAD_TURN = 16;
 // The current wait, in three bits: one of the WaitState values below.
 const STATE_BITS = 7 * 32;
-export const FREE_BIT = 256;
+export { FREE_BIT } from './call-core.js';
 
 /** The wait a call is in (see above): a number, kept in the flags field. */
 export type WaitState = number;
@@ -44,7 +44,7 @@ export const ADMISSION = 160;
 export const QUEUE = 192;
 
 /** What only a call that waits in a queue or on a timer needs, made at first need; a call's history extends it (one lazy object, not two). */
-export class WaitSlots {
+export class WaitSlots extends CallSlots {
   permitPrev: PermitWaiter | undefined = undefined;
   permitNext: PermitWaiter | undefined = undefined;
   timer: TimerHandle | undefined = undefined;
@@ -56,60 +56,23 @@ export class WaitSlots {
   queue: WaitQueue | undefined = undefined;
 }
 
-export abstract class Waiting<C, S extends WaitSlots = WaitSlots> implements Waiter, QueuedWaiter {
-  protected readonly plan: CallPlan<C>;
-  /** The clock when the call began (`undefined`: not yet): the deadline and most first attempts' start are read through it (one boxed double, not three). */
-  beganAt: number | undefined = undefined;
-  #flags = 0;
-  /** The lazily made slots (`undefined`: none yet); read directly on the hot path, written only by `slots()`. */
-  protected lazy: S | undefined = undefined;
-
-  constructor(plan: CallPlan<C>) {
-    this.plan = plan;
-  }
-
-  /** The pool, reached through the plan (one field fewer per call in flight). */
-  protected get s(): PoolState<C> {
-    return this.plan.state as PoolState<C>; // plan.ts may not import the state (no import cycle)
-  }
-
-  /** When the call's deadline passes, in clock time (`Infinity`: none, or the call has not begun). */
-  get deadlineAt(): number {
-    const t0 = this.beganAt;
-    return t0 === undefined ? INF : t0 + this.plan.deadlineMs;
-  }
-
+/** A call, as far as its waits go (its plan, flags, begin reading and own first attempt: `CallCore`). */
+export abstract class Waiting<C, S extends WaitSlots = WaitSlots> extends CallCore<C, S> implements Waiter, QueuedWaiter {
   /** The wait it is in (NONE: running or settled). */
   protected get waiting(): WaitState {
-    return this.#flags & STATE_BITS;
+    return this.bits & STATE_BITS;
   }
   protected set waiting(state: WaitState) {
-    this.#flags = (this.#flags & ~STATE_BITS) | state;
+    this.bits = (this.bits & ~STATE_BITS) | state;
   }
 
   /** The call's promise has settled: nothing may resume it. */
   protected get settled(): boolean {
-    return (this.#flags & SETTLED) !== 0;
+    return (this.bits & SETTLED) !== 0;
   }
   protected set settled(on: boolean) {
     this.setFlag(SETTLED, on);
   }
-
-  /** One bit of the flags field: the subclass's own start at FREE_BIT. */
-  protected flag(bit: number): boolean {
-    return (this.#flags & bit) !== 0;
-  }
-
-  protected setFlag(bit: number, on: boolean): void {
-    this.#flags = on ? this.#flags | bit : this.#flags & ~bit;
-  }
-
-  protected slots(): S {
-    return (this.lazy ??= this.newSlots());
-  }
-
-  /** Makes the slots: a subclass extends them with its own rarely used fields. */
-  protected abstract newSlots(): S;
 
   // Its place in the pool's permit queue (see permit-queue.ts).
   get permitPrev(): PermitWaiter | undefined {
@@ -125,7 +88,7 @@ export abstract class Waiting<C, S extends WaitSlots = WaitSlots> implements Wai
     this.slots().permitNext = w;
   }
   get inPermitQueue(): boolean {
-    return (this.#flags & IN_PERMIT_QUEUE) !== 0;
+    return (this.bits & IN_PERMIT_QUEUE) !== 0;
   }
   set inPermitQueue(on: boolean) {
     this.setFlag(IN_PERMIT_QUEUE, on);
@@ -185,12 +148,12 @@ export abstract class Waiting<C, S extends WaitSlots = WaitSlots> implements Wai
   protected lateTurn(etaMs: number, now: number, ep?: EndpointState<C>): string | undefined {
     // A call that goes back to the front (see `queueFor`) waits only for the limits themselves
     // and the calls already back at the front.
-    if (ep !== undefined && (this.#flags & HAD_TURN) !== 0) {
+    if (ep !== undefined && (this.bits & HAD_TURN) !== 0) {
       const f = ep.quota.waiters?.front ?? 0;
       etaMs = ep.limitWaitMs(now);
       if (f > 0) etaMs = Math.max(etaMs, ep.turnEtaMs(now, f, f));
     }
-    const waited = (this.#flags & WAIT_COUNTED) !== 0 ? now - this.lazy!.queuedAt : 0;
+    const waited = (this.bits & WAIT_COUNTED) !== 0 ? now - this.lazy!.queuedAt : 0;
     // The turn must leave the attempt its usual time (twice the endpoint's smoothed success
     // duration): a turn at the last millisecond would spend a token on a call that then fails,
     // and one at the deadline itself leaves no time at all.
@@ -209,13 +172,13 @@ export abstract class Waiting<C, S extends WaitSlots = WaitSlots> implements Wai
    * its turn and must wait again (or lost it to a rate-limited answer) goes back to the front. One wait is counted once
    * (`rate_limit_waits_total`, `rate-limit-wait`), however often it re-queues before its attempt.
    */
-  protected queueFor(ep: EndpointState<C>, etaMs: number, callId: number): void {
+  protected queueFor(ep: EndpointState<C>, etaMs: number): void {
     const s = this.s;
-    if ((this.#flags & WAIT_COUNTED) === 0) {
+    if ((this.bits & WAIT_COUNTED) === 0) {
       this.setFlag(WAIT_COUNTED, true);
       this.slots().queuedAt = s.clock.now();
       s.count(METRICS.rateLimitWaits, ep.labels);
-      if (s.listener !== undefined) s.emit({ type: 'rate-limit-wait', callId, endpoint: ep.name, delayMs: etaMs });
+      if (s.listener !== undefined) s.emit({ type: 'rate-limit-wait', callId: this.owner.id, endpoint: ep.name, delayMs: etaMs });
     }
     const q = (ep.quota.waiters ??= new WaitQueue(s.clock));
     const slots = this.slots();
@@ -223,7 +186,7 @@ export abstract class Waiting<C, S extends WaitSlots = WaitSlots> implements Wai
     ep.queued++;
     slots.queue = q;
     this.waitFor(QUEUE, INF);
-    q.join(this, ep, (this.#flags & HAD_TURN) !== 0);
+    q.join(this, ep, (this.bits & HAD_TURN) !== 0);
   }
 
   /**
@@ -237,7 +200,7 @@ export abstract class Waiting<C, S extends WaitSlots = WaitSlots> implements Wai
 
   /** An attempt starts: the next rate-limit wait is a new one. */
   protected queueWaitEnds(): void {
-    this.#flags &= ~(WAIT_COUNTED | HAD_TURN);
+    this.bits &= ~(WAIT_COUNTED | HAD_TURN);
   }
 
   /** A permit was handed over from a finished call. */
@@ -269,7 +232,7 @@ export abstract class Waiting<C, S extends WaitSlots = WaitSlots> implements Wai
 
   /** Before an attempt: true when the call holds a permit (or calls are not limited); otherwise it queues for one. */
   protected permitToSend(): boolean {
-    return (this.#flags & HOLDS_PERMIT) !== 0 || this.takePermit();
+    return (this.bits & HOLDS_PERMIT) !== 0 || this.takePermit();
   }
 
   /** After an attempt or before a wait: under `permitScope: 'attempt'` the permit goes back. */
@@ -279,7 +242,7 @@ export abstract class Waiting<C, S extends WaitSlots = WaitSlots> implements Wai
 
   /** Returns the permit, if the call holds one. */
   protected releasePermit(): void {
-    if ((this.#flags & HOLDS_PERMIT) === 0) return;
+    if ((this.bits & HOLDS_PERMIT) === 0) return;
     this.setFlag(HOLDS_PERMIT, false);
     this.s.releasePermit();
   }

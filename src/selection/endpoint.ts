@@ -17,6 +17,24 @@ import { RollingCounter } from '../limits/window.js';
 const WINDOW_BUCKETS = 15;
 const WINDOW_BUCKET_MS = 60_000;
 
+/** An attempt's endpoint with its breaker and credential tickets when it started (`probe`: its probe epoch, 0 for none). */
+export interface EndpointTicket<C> {
+  readonly ep: EndpointState<C>;
+  readonly generation: number;
+  readonly probe: number;
+  readonly authGeneration: number;
+}
+
+/** The ticket of an attempt starting on `ep` now: the endpoint's shared one, or a probe's own. */
+export function ticketOf<C>(ep: EndpointState<C>, probe: number): EndpointTicket<C> {
+  const generation = ep.breaker.generation;
+  const authGeneration = ep.authGeneration;
+  if (probe !== 0) return { ep, generation, probe, authGeneration };
+  const t = ep.ticket;
+  if (t !== undefined && t.generation === generation && t.authGeneration === authGeneration) return t;
+  return (ep.ticket = { ep, generation, probe: 0, authGeneration });
+}
+
 export class EndpointState<C> {
   readonly name: string;
   readonly conn: C;
@@ -51,6 +69,8 @@ export class EndpointState<C> {
 
   /** Bumped by every successful credential refresh: an attempt started under an older one replays without refreshing. */
   authGeneration = 0;
+  /** What an attempt starting now takes (see `ticketOf`), shared by every such attempt until a generation moves. */
+  ticket: EndpointTicket<C> | undefined = undefined;
   /** The last error that counted against this endpoint (a transient failure, a timeout) and when: the cause of a later `NO_ENDPOINT`. */
   lastError: unknown = undefined;
   lastErrorAt = Number.NEGATIVE_INFINITY;

@@ -1,0 +1,146 @@
+/**
+ * What a call is below its waits: its plan, its flags, the clock reading it began at, and
+ * its own first attempt. A call extends `Attempt` because it is also its first attempt (one
+ * object, not two, for a call that succeeds at once): the attempt's flags are bits of the
+ * call's field, its endpoint and tickets one object the endpoint shares, and its start is
+ * the call's unless it waited first. Later attempts are `OwnedAttempt` objects.
+ */
+import { ticketOf, type EndpointState, type EndpointTicket } from '../selection/endpoint.js';
+import type { PoolState } from '../state.js';
+import { Attempt, type AttemptOwner } from './attempt.js';
+import type { CallPlan } from './plan.js';
+import { lateId } from './call-ids.js';
+
+const INF = Number.POSITIVE_INFINITY;
+
+// Bits of the flags below 256 are the waits' (waits.ts).
+// The call's own first attempt (see `Attempt`): its DONE and QUEUED.
+const DONE = 256;
+const QUEUED = 512;
+const LAUNCHED = 1024;
+export const FREE_BIT = 2048;
+
+/** What only some calls need, made at first need (the waits' slots and the call's history extend it). */
+export class CallSlots {
+  /** When the call's own attempt started, if not at `beganAt` (after a wait). */
+  startedAt: number | undefined = undefined;
+}
+
+export abstract class CallCore<C, S extends CallSlots> extends Attempt<C> {
+  protected readonly plan: CallPlan<C>;
+  /** The clock when the call began (`undefined`: not yet): the deadline and most first attempts' start are read through it (one boxed double per call). */
+  beganAt: number | undefined = undefined;
+  #flags = 0;
+  /**
+   * Its own attempt's endpoint and tickets (see `Attempt`): one object the endpoint shares
+   * with every attempt that starts on it under the same generations (a probe's is its own),
+   * where an attempt object keeps four fields.
+   */
+  #ticket: EndpointTicket<C> | undefined = undefined;
+  /** The lazily made slots (`undefined`: none yet); read directly on the hot path, written only by `slots()`. */
+  protected lazy: S | undefined = undefined;
+
+  constructor(plan: CallPlan<C>) {
+    super();
+    this.plan = plan;
+  }
+
+  /** The flags field: the waits' bits, the own attempt's and the subclass's. */
+  protected get bits(): number {
+    return this.#flags;
+  }
+  protected set bits(v: number) {
+    this.#flags = v;
+  }
+
+  // As its own first attempt (see `Attempt`).
+  get owner(): AttemptOwner<C> {
+    return this as unknown as AttemptOwner<C>;
+  }
+  get attempt(): number {
+    return 1;
+  }
+  get done(): boolean {
+    return (this.#flags & DONE) !== 0;
+  }
+  set done(on: boolean) {
+    this.setFlag(DONE, on);
+  }
+  get queued(): boolean {
+    return (this.#flags & QUEUED) !== 0;
+  }
+  set queued(on: boolean) {
+    this.setFlag(QUEUED, on);
+  }
+  get startedAt(): number {
+    return this.lazy?.startedAt ?? this.beganAt!;
+  }
+  get attemptTimeoutMs(): number {
+    return this.plan.attemptTimeoutMs;
+  }
+  /** As `Attempt.dueAt`, reading the begin reading once (its start and the deadline both come from it). */
+  override get dueAt(): number {
+    const plan = this.plan;
+    const t0 = this.beganAt!;
+    const t = (this.lazy?.startedAt ?? t0) + plan.attemptTimeoutMs;
+    const d = t0 + plan.deadlineMs;
+    return t < d ? t : d;
+  }
+  override set dueAt(_at: number) {
+    // Derived, as for every attempt.
+  }
+  /** Its own attempt has started. */
+  protected get launched(): boolean {
+    return (this.#flags & LAUNCHED) !== 0;
+  }
+  /** Starts its own attempt, on `ep`: takes the breaker and credential tickets (see `#ticket`). */
+  protected takeOwn(ep: EndpointState<C>, probe: number, now: number): void {
+    this.setFlag(LAUNCHED, true);
+    this.#ticket = ticketOf(ep, probe);
+    if (now !== this.beganAt) this.slots().startedAt = now;
+  }
+  get ep(): EndpointState<C> {
+    return this.#ticket!.ep;
+  }
+  get generation(): number {
+    return this.#ticket!.generation;
+  }
+  get probe(): number {
+    return this.#ticket?.probe ?? 0;
+  }
+  get authGeneration(): number {
+    return this.#ticket!.authGeneration;
+  }
+
+  /** Its number in events: see `NumberedCall` (no field here: heap per call in flight). */
+  get id(): number {
+    return lateId(this, this.s);
+  }
+
+  /** The pool, reached through the plan (one field fewer per call in flight). */
+  protected get s(): PoolState<C> {
+    return this.plan.state as PoolState<C>; // plan.ts may not import the state (no import cycle)
+  }
+
+  /** When the call's deadline passes, in clock time (`Infinity`: none, or the call has not begun). */
+  get deadlineAt(): number {
+    const t0 = this.beganAt;
+    return t0 === undefined ? INF : t0 + this.plan.deadlineMs;
+  }
+
+  /** One bit of the flags field: the subclass's own start at FREE_BIT. */
+  protected flag(bit: number): boolean {
+    return (this.#flags & bit) !== 0;
+  }
+
+  protected setFlag(bit: number, on: boolean): void {
+    this.#flags = on ? this.#flags | bit : this.#flags & ~bit;
+  }
+
+  protected slots(): S {
+    return (this.lazy ??= this.newSlots());
+  }
+
+  /** Makes the slots: a subclass extends them with its own rarely used fields. */
+  protected abstract newSlots(): S;
+}
