@@ -216,9 +216,9 @@ export class Pool<C> {
     for (const ep of this.#s.endpoints) {
       if (ep.unavailableMs(now) > 0) continue;
       const ceiling = ep.quota.perSecond;
-      if (ceiling === undefined) return Number.POSITIVE_INFINITY;
+      if (ceiling === undefined) return Infinity;
       shared.set(ep.quota, ceiling);
-      members.set(ep.quota, (members.get(ep.quota) ?? 0) + (ep.own?.perSecond ?? Number.POSITIVE_INFINITY));
+      members.set(ep.quota, (members.get(ep.quota) ?? 0) + (ep.own?.perSecond ?? Infinity));
     }
     let total = 0;
     for (const [quota, ceiling] of shared) total += Math.min(ceiling, members.get(quota)!);

@@ -58,7 +58,7 @@ export class PoolState<C> {
   /** When to try the shared store again after a failure. */
   storeRetryAt = 0;
   /** When a call was last turned away for want of a turn (learned ceilings then recover sooner). */
-  turnedAwayAt = Number.NEGATIVE_INFINITY;
+  turnedAwayAt = -Infinity;
   closed = false;
   active = 0;
   /** Whether attempt durations feed the latency trackers (`latency`, a pool `hedge`, or since a call hedged on a percentile). */
@@ -104,7 +104,7 @@ export class PoolState<C> {
   #timeSuccesses(): void {
     const o = this.opts;
     this.timesSuccesses =
-      this.metrics !== undefined || this.listener !== undefined || this.tracksLatency || o.breaker.slowCallMs !== Number.POSITIVE_INFINITY || o.breaker.mode === 'failure-rate';
+      this.metrics !== undefined || this.listener !== undefined || this.tracksLatency || o.breaker.slowCallMs !== Infinity || o.breaker.mode === 'failure-rate';
   }
 
   readonly #reports: boolean;
@@ -272,7 +272,7 @@ export class PoolState<C> {
 
   #panicking = [false, false];
   #coldStartMs = 0;
-  #coldStartAt = Number.NEGATIVE_INFINITY;
+  #coldStartAt = -Infinity;
 
   /** The cold-start cost: configured, or the slowest known estimate (recomputed at most every 100 ms). */
   #coldStart(now: number): number {

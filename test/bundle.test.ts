@@ -57,7 +57,7 @@ export const CORE_BUDGET_BYTES = 54.5 * 1024; // raised on purpose for the eight
  * docs/performance.md). So this budget holds today's figure: it catches growth, and is
  * lowered when that lands. Raise it on purpose, never to make a red build green.
  */
-export const POOL_MIN_BUDGET_BYTES = 87 * 1024; // raised on purpose for the eighth session (the same four branches): 88,762 B merged (85,699 B at 27910d7); far from the 20 KB goal (bench/results/bundle.md, docs/performance.md); earlier raises in git log -p of this file
+export const POOL_MIN_BUDGET_BYTES = 86 * 1024; // raised on purpose for the eighth session (the same four branches): 88,762 B merged (85,699 B at 27910d7), 87,455 B once `Infinity` replaced `Number.POSITIVE_INFINITY` in src (esbuild prints it as 1/0); far from the 20 KB goal (bench/results/bundle.md, docs/performance.md); earlier raises in git log -p of this file
 /** Modules an `import { Pool }` must never pull in. */
 const NEVER_WITH_POOL = ['src/extras/refresher.ts', 'src/extras/env.ts', 'src/options/presets.ts'];
 

@@ -128,7 +128,7 @@ export const systemClock: Clock = {
   setTimeout(fn, ms, background) {
     if (!(ms > MAX_HOST_DELAY_MS)) return hostTimeout(fn, ms, background === true);
     const timer = new LongTimer(background === true);
-    if (ms === Number.POSITIVE_INFINITY) return timer;
+    if (ms === Infinity) return timer;
     const due = monotonic() + ms;
     const step = (): void => {
       const left = due - monotonic();

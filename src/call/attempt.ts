@@ -205,7 +205,7 @@ export function claimSlot<C>(ep: EndpointState<C>, now: number): void {
 /** Arms the attempt's timeout (the earlier of its own and the deadline: see `dueAt`); counts and announces it. */
 export function startAttempt<C>(s: PoolState<C>, a: Attempt<C>): void {
   const due = a.dueAt;
-  if (due !== Number.POSITIVE_INFINITY) s.timeouts.add(a, due);
+  if (due !== Infinity) s.timeouts.add(a, due);
   const ep = a.ep;
   s.count(METRICS.attempts, ep.labels);
   if (s.listener !== undefined) s.emit({ type: 'attempt-start', callId: a.owner.id, endpoint: ep.name, attempt: a.attempt, probe: a.probe !== 0 });

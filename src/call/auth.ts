@@ -35,7 +35,7 @@ export function refreshOnce<C>(
 ): Promise<void> {
   const running = inFlight.get(ep);
   if (running !== undefined) return running;
-  const ctx = new LazyContext(ep.name, 1, timeoutMs === Number.POSITIVE_INFINITY ? timeoutMs : clock.now() + timeoutMs);
+  const ctx = new LazyContext(ep.name, 1, timeoutMs === Infinity ? timeoutMs : clock.now() + timeoutMs);
   const p = new Promise<void>((resolve, reject) => {
     let timer: unknown;
     const clear = (): void => {
@@ -48,7 +48,7 @@ export function refreshOnce<C>(
       reject(error);
     };
     cuts.add(cut);
-    if (timeoutMs !== Number.POSITIVE_INFINITY) {
+    if (timeoutMs !== Infinity) {
       timer = clock.setTimeout(() => cut(new PoolError('ATTEMPT_TIMEOUT', `refreshing credentials for endpoint ${JSON.stringify(ep.name)} timed out after ${timeoutMs} ms`, { endpoint: ep.name })), timeoutMs);
     }
     try {

@@ -11,7 +11,7 @@ import { Attempt, type AttemptOwner } from './attempt.js';
 import type { CallPlan } from './plan.js';
 import { lateId } from './call-ids.js';
 
-const INF = Number.POSITIVE_INFINITY;
+const INF = Infinity;
 
 // Bits of the flags below 256 are the waits' (waits.ts).
 // The call's own first attempt (see `Attempt`): its DONE and QUEUED.

@@ -32,7 +32,7 @@ import { ADMISSION, AUTH, FREE_BIT, SLEEP, Waiting, type WaitState } from './wai
 import { attemptLimit, CallHistory, failureList, keepError, lastPoolError, noEndpointMessage, noteFailure, nothingCanAdmit } from './limits-of-a-call.js';
 import { unwatchAbort, watchAbort, type AbortWatcher } from './signals.js';
 
-const INF = Number.POSITIVE_INFINITY;
+const INF = Infinity;
 // The call's own bits in the waits' flags field (one field for both: heap per call in flight).
 const RETRY_PENDING = FREE_BIT; // a retryable failure; cleared by the next attempt or the `retry-scheduled` event
 const BACKED_OFF = FREE_BIT * 2; // a sleep since the last failure: a tried endpoint may be used at once

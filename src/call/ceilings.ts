@@ -26,7 +26,7 @@ import { keyLevel, type Quota } from '../limits/quota.js';
 import type { EndpointState } from '../selection/endpoint.js';
 import type { PoolState } from '../state.js';
 
-const INF = Number.POSITIVE_INFINITY;
+const INF = Infinity;
 /** How far back accepted attempts prove that a group admits more than a hinted number. */
 const PROOF_MS = 2000;
 /** Retry-After gets up to this much on top, from the pool's random source, so callers hit by one answer do not return together. */

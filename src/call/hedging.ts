@@ -112,12 +112,12 @@ export class Hedging<C> {
   /** Whether a hedge may be sent now as far as permits go (always, unless attempts hold them). */
   #permitFree(): boolean {
     const s = this.#s;
-    return s.opts.permitScope !== 'attempt' || s.permits === Number.POSITIVE_INFINITY || s.permits > 0;
+    return s.opts.permitScope !== 'attempt' || s.permits === Infinity || s.permits > 0;
   }
 
   #launch(ep: EndpointState<C>, now: number): void {
     const s = this.#s;
-    if (s.opts.permitScope === 'attempt' && s.permits !== Number.POSITIVE_INFINITY) {
+    if (s.opts.permitScope === 'attempt' && s.permits !== Infinity) {
       if (s.permits <= 0) return;
       s.permits--;
       this.#permitForNext = true;

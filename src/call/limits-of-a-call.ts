@@ -44,7 +44,7 @@ export function keepError<C>(ep: EndpointState<C>, error: unknown, now: number):
 
 /** The most recent error any endpoint recorded: why a call that made no attempt found nothing open. */
 export function lastPoolError<C>(s: PoolState<C>): unknown {
-  let at = Number.NEGATIVE_INFINITY;
+  let at = -Infinity;
   let error: unknown;
   for (const ep of s.endpoints) {
     if (ep.lastErrorAt > at) {

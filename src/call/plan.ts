@@ -167,7 +167,7 @@ const RETRY_KEYS: KnownKeys = { maxAttempts: true };
 export function resolveRetry(field: string, value: unknown, maxAttempts: number): number {
   if (value === undefined) return maxAttempts;
   if (value === 'none') return 1;
-  if (value === 'until-deadline') return Number.POSITIVE_INFINITY;
+  if (value === 'until-deadline') return Infinity;
   if (typeof value === 'object' && value !== null && !Array.isArray(value)) {
     checkKeys(field, value as Record<string, unknown>, RETRY_KEYS);
     const n = (value as Record<string, unknown>)['maxAttempts'];

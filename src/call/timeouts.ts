@@ -34,7 +34,7 @@ export class TimeoutQueue {
   readonly #heap: TimeoutEntry[] = [];
   #timer: TimerHandle | undefined;
   /** When the armed timer fires. */
-  #armedAt = Number.POSITIVE_INFINITY;
+  #armedAt = Infinity;
   /** Whether the armed timer currently keeps the process alive. */
   #refed = false;
   readonly #onTimer = (): void => this.#fire();
@@ -58,7 +58,7 @@ export class TimeoutQueue {
       if (tail === undefined) this.#head = entry;
       else {
         tail.nextTimeout = entry;
-        firstDue = Number.POSITIVE_INFINITY;
+        firstDue = Infinity;
       }
       this.#tail = entry;
     } else {
@@ -93,7 +93,7 @@ export class TimeoutQueue {
   stop(): void {
     if (this.#timer !== undefined) this.#clock.clearTimeout(this.#timer);
     this.#timer = undefined;
-    this.#armedAt = Number.POSITIVE_INFINITY;
+    this.#armedAt = Infinity;
   }
 
   #earliest(): TimeoutEntry | undefined {
@@ -118,7 +118,7 @@ export class TimeoutQueue {
 
   #fire(): void {
     this.#timer = undefined;
-    this.#armedAt = Number.POSITIVE_INFINITY;
+    this.#armedAt = Infinity;
     const now = this.#clock.now();
     for (let e = this.#earliest(); e !== undefined && e.dueAt <= now; e = this.#earliest()) {
       this.remove(e);

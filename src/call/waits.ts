@@ -20,7 +20,7 @@ import { WaitQueue, type QueuedWaiter } from '../limits/waiters.js';
 import type { PermitWaiter } from './permit-queue.js';
 import { CallCore, CallSlots } from './call-core.js';
 
-const INF = Number.POSITIVE_INFINITY;
+const INF = Infinity;
 
 // Bits of the call's flags (`CallCore.bits`) below 256: five booleans and the current wait
 // (heap per call in flight); the bits from FREE_BIT up are the subclass's own (see `flag`).

@@ -103,7 +103,7 @@ export class PooledJsonRpcProvider extends JsonRpcApiProvider {
     const f = fetchFn ?? (globalThis.fetch as unknown as FetchFn | undefined);
     if (typeof f !== 'function') throw invalidOption('fetch', 'a fetch function (none is global here)', f);
     this.#fetch = f;
-    if (maxRetryAfterMs !== Number.POSITIVE_INFINITY) finite('maxRetryAfterMs', maxRetryAfterMs, 0);
+    if (maxRetryAfterMs !== Infinity) finite('maxRetryAfterMs', maxRetryAfterMs, 0);
     checkFunction('classify', override, true);
     this.#maxRetryAfterMs = maxRetryAfterMs;
     this.#classify = (error) => {

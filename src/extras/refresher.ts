@@ -188,7 +188,7 @@ export class Refresher<C> {
   }
 
   #schedule(ms: number): void {
-    if (this.#stopped || !this.#started || ms === Number.POSITIVE_INFINITY) return;
+    if (this.#stopped || !this.#started || ms === Infinity) return;
     this.#timer = this.#clock.setTimeout(() => {
       this.#timer = undefined;
       void this.refresh().then(() => this.#schedule(this.#intervalMs));
@@ -247,7 +247,7 @@ export class Refresher<C> {
     else {
       let names: readonly string[] | undefined;
       try {
-        const ttlMs = this.#intervalMs === Number.POSITIVE_INFINITY ? 300_000 : Math.max(1, this.#intervalMs);
+        const ttlMs = this.#intervalMs === Infinity ? 300_000 : Math.max(1, this.#intervalMs);
         names = await shared.refreshSurvivors(async () => (await checkHere()).map((c) => c.name), { ttlMs });
       } catch (error) {
         names = undefined;
@@ -321,7 +321,7 @@ export class Refresher<C> {
       };
       if (parent.aborted) return onAbort();
       parent.addEventListener('abort', onAbort);
-      if (this.#timeoutMs !== Number.POSITIVE_INFINITY) {
+      if (this.#timeoutMs !== Infinity) {
         timer = this.#clock.setTimeout(() => {
           timer = undefined;
           const error = new Error(`health check timed out after ${this.#timeoutMs} ms`);

@@ -226,7 +226,7 @@ function checkAdapterOptions(o: PooledFetchOptions): void {
   checkFunction('fetch', given['fetch'], true);
   checkFunction('classify', given['classify'], true);
   checkFunction('getToken', given['getToken'], true);
-  if (given['maxRetryAfterMs'] !== Number.POSITIVE_INFINITY) finite('maxRetryAfterMs', given['maxRetryAfterMs'], 0);
+  if (given['maxRetryAfterMs'] !== Infinity) finite('maxRetryAfterMs', given['maxRetryAfterMs'], 0);
   const thrown = given['throwOnHttpError'];
   if (thrown !== undefined && typeof thrown !== 'boolean') throw invalidOption('throwOnHttpError', 'a boolean', thrown);
   oneOf('replay', given['replay'], ['idempotent', 'always'], 'idempotent');

@@ -89,7 +89,7 @@ export class Breaker {
   #epochSeq = 0;
   /** Openings from closed in a row, each soon after the previous close (for `ejectionGrowth`). */
   #ejections = 0;
-  #closedAt = Number.NEGATIVE_INFINITY;
+  #closedAt = -Infinity;
   #okWindow: RollingCounter | undefined;
   #failWindow: RollingCounter | undefined;
 
@@ -271,7 +271,7 @@ export function resolveBreaker(value: unknown): BreakerOptions {
   if (failureRate > 1) throw invalidOption('breaker.failureRate', 'a fraction in (0, 1]', failureRate);
   const windowMs = finite('breaker.windowMs', o['windowMs'], d.windowMs, 0, true);
   const minThroughput = positiveInteger('breaker.minThroughput', o['minThroughput'], d.minThroughput);
-  const slowCallMs = durationOrInfinity('breaker.slowCallMs', o['slowCallMs'], Number.POSITIVE_INFINITY);
+  const slowCallMs = durationOrInfinity('breaker.slowCallMs', o['slowCallMs'], Infinity);
   const growth = o['ejectionGrowth'];
   if (growth !== undefined && typeof growth !== 'boolean') throw invalidOption('breaker.ejectionGrowth', 'a boolean', growth);
   const jitter = finite('breaker.jitter', o['jitter'], 0);

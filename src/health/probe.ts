@@ -28,7 +28,7 @@ export function probeEndpoints<C>(s: PoolState<C>, probe: Operation<C, unknown>,
 
 function probeOne<C>(s: PoolState<C>, ep: EndpointState<C>, probe: Operation<C, unknown>, timeoutMs: number): Promise<ProbeResult> {
   const startedAt = s.clock.now();
-  const ctx = new LazyContext(ep.name, 1, timeoutMs === Number.POSITIVE_INFINITY ? timeoutMs : startedAt + timeoutMs);
+  const ctx = new LazyContext(ep.name, 1, timeoutMs === Infinity ? timeoutMs : startedAt + timeoutMs);
   return new Promise<ProbeResult>((resolve) => {
     let done = false;
     let timer: unknown;
@@ -48,7 +48,7 @@ function probeOne<C>(s: PoolState<C>, ep: EndpointState<C>, probe: Operation<C, 
       finish(false, error, false);
     };
     s.probes.add(cut);
-    if (timeoutMs !== Number.POSITIVE_INFINITY) {
+    if (timeoutMs !== Infinity) {
       timer = s.clock.setTimeout(() => {
         timer = undefined;
         const error = new PoolError('ATTEMPT_TIMEOUT', `probe of endpoint ${JSON.stringify(ep.name)} timed out after ${timeoutMs} ms`, { endpoint: ep.name });

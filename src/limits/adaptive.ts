@@ -78,7 +78,7 @@ export class AdaptiveLimit {
   /** The accepted rate when the last counted rate-limited answer came; `undefined` before one did. */
   anchor: number | undefined;
   /** When the last decrease happened. */
-  decreasedAt = Number.NEGATIVE_INFINITY;
+  decreasedAt = -Infinity;
   /** When `rate` last changed. */
   changedAt: number;
   /** The current plateau length. */

@@ -31,7 +31,7 @@ export class PacedLimiter implements Limiter {
   /** Start times of the last `slots` calls, oldest at `#head`. */
   #ring: number[];
   #head = 0;
-  #last = Number.NEGATIVE_INFINITY;
+  #last = -Infinity;
   /** The span the ring's calls must fit in. */
   #windowMs = 1000;
 
@@ -49,7 +49,7 @@ export class PacedLimiter implements Limiter {
   #newRing(perSecond: number): number[] {
     const slots = Math.max(1, Math.min(MAX_SLOTS, Math.floor(perSecond)));
     this.#windowMs = perSecond >= 1 && perSecond <= MAX_SLOTS ? 1000 + this.marginMs : slots * this.#spacingMs;
-    return new Array<number>(slots).fill(Number.NEGATIVE_INFINITY);
+    return new Array<number>(slots).fill(-Infinity);
   }
 
   /** Milliseconds between two calls at the steady rate. */

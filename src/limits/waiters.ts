@@ -61,10 +61,10 @@ export class WaitQueue {
   /** Of those, the calls that queued again at the front (see `join`). */
   front = 0;
   #timer: TimerHandle | undefined;
-  #dueAt = Number.POSITIVE_INFINITY;
+  #dueAt = Infinity;
   readonly #fire = (): void => {
     this.#timer = undefined;
-    this.#dueAt = Number.POSITIVE_INFINITY;
+    this.#dueAt = Infinity;
     this.pump();
   };
 
@@ -163,7 +163,7 @@ export class WaitQueue {
       const behind = this.#ready(now);
       if (typeof behind === 'number') {
         if (behind < wait) wait = behind;
-        return this.#arm(wait === Number.POSITIVE_INFINITY ? 1000 : wait);
+        return this.#arm(wait === Infinity ? 1000 : wait);
       }
       this.#give(behind, now);
     }
@@ -179,7 +179,7 @@ export class WaitQueue {
   /** Among the calls just behind the head: the first that can leave now, else the soonest wait. */
   #ready(now: number): Entry | number {
     const items = this.#items;
-    let soonest = Number.POSITIVE_INFINITY;
+    let soonest = Infinity;
     for (let i = this.#head + 1, seen = 0; i < items.length && seen < LOOKAHEAD; i++) {
       const e = items[i]!;
       if (e.waiter.queueTicket !== e.ticket) continue;
@@ -223,7 +223,7 @@ export class WaitQueue {
     this.front = 0;
     if (this.#timer !== undefined) this.#clock.clearTimeout(this.#timer);
     this.#timer = undefined;
-    this.#dueAt = Number.POSITIVE_INFINITY;
+    this.#dueAt = Infinity;
     this.#items = [];
     this.#head = 0;
   }

@@ -8,12 +8,12 @@ export class RollingCounter {
   readonly #bucketMs: number;
   readonly #counts: Float64Array;
   /** Absolute bucket number (`floor(now / bucketMs)`) of the newest bucket written. */
-  #newest = Number.NEGATIVE_INFINITY;
+  #newest = -Infinity;
   /** When the newest bucket starts and its slot: `add` within it skips the division and modulo of a large bucket number. */
-  #newestFrom = Number.NEGATIVE_INFINITY;
+  #newestFrom = -Infinity;
   #newestSlot = 0;
   /** When the first event was counted: a young counter's rate is over its age, not its span. */
-  #since = Number.POSITIVE_INFINITY;
+  #since = Infinity;
 
   constructor(buckets: number, bucketMs: number) {
     this.#bucketMs = bucketMs;
@@ -35,7 +35,7 @@ export class RollingCounter {
 
   /** Events per second over the last `buckets` buckets (the current, partial one included). */
   rate(now: number, buckets: number): number {
-    if (this.#since === Number.POSITIVE_INFINITY) return 0;
+    if (this.#since === Infinity) return 0;
     const start = Math.max((Math.floor(now / this.#bucketMs) - buckets + 1) * this.#bucketMs, this.#since);
     const covered = Math.max(1000, now - start);
     return this.sum(now, buckets * this.#bucketMs) / (covered / 1000);

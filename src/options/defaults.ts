@@ -11,7 +11,7 @@ export const DEFAULTS = {
   backoff: { initialMs: 100, maxMs: 10_000, jitter: 'full' },
   breaker: { threshold: 5, cooldownMs: 5_000, maxCooldownMs: 60_000, mode: 'consecutive', failureRate: 0.5, windowMs: 10_000, minThroughput: 10 },
   rateLimitCooldownMs: 1_000,
-  maxQueueWaitMs: Number.POSITIVE_INFINITY,
+  maxQueueWaitMs: Infinity,
   ceilingRecovery: { quietMs: 30_000, stepMs: 10_000, stepFraction: 0.1 },
   breakerMode: 'fail-fast',
   permitScope: 'call',

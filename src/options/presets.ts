@@ -11,7 +11,7 @@ export const presets = {
   essential: {
     retry: 'until-deadline',
     breakerMode: 'wait',
-    deadlineMs: Number.POSITIVE_INFINITY,
+    deadlineMs: Infinity,
     backoff: { initialMs: 250, maxMs: 10_000 },
   },
 } as const satisfies Record<string, ExecuteOptions>;

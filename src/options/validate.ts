@@ -22,7 +22,7 @@ export function finite(field: string, value: unknown, fallback: number, min = 0,
 
 /** Like `finite`, but `Infinity` is allowed (meaning "no limit"). */
 export function durationOrInfinity(field: string, value: unknown, fallback: number): number {
-  if (value === Number.POSITIVE_INFINITY) return value;
+  if (value === Infinity) return value;
   if (value === undefined) return fallback;
   if (typeof value !== 'number' || Number.isNaN(value) || value <= 0) {
     throw invalidOption(field, 'a number of milliseconds > 0, or Infinity', value);
@@ -40,7 +40,7 @@ export function positiveInteger(field: string, value: unknown, fallback: number)
 
 /** A positive integer or `Infinity` (meaning "unbounded"). */
 export function limitOrInfinity(field: string, value: unknown): number {
-  if (value === undefined || value === Number.POSITIVE_INFINITY) return Number.POSITIVE_INFINITY;
+  if (value === undefined || value === Infinity) return Infinity;
   return positiveInteger(field, value, 0);
 }
 
@@ -102,7 +102,7 @@ export function optionsObject(field: string, value: unknown, known: KnownKeys, a
 export function nearest(key: string, candidates: readonly string[]): string | undefined {
   const k = key.toLowerCase();
   let best: string | undefined;
-  let bestDistance = Number.POSITIVE_INFINITY;
+  let bestDistance = Infinity;
   for (const c of candidates) {
     const lc = c.toLowerCase();
     // One containing the other ("timeout" in "timeoutMs") reads as the same word.

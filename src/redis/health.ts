@@ -138,7 +138,7 @@ export function createRedisHealth(client: RedisCommander, options: RedisHealthOp
 
   /** Endpoint name → when (on our clock) its last known mark ends. */
   let view = new Map<string, number>();
-  let fetchedAt = Number.NEGATIVE_INFINITY;
+  let fetchedAt = -Infinity;
   let fetching: Promise<void> | undefined;
 
   const report = (error: unknown): undefined => {

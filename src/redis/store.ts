@@ -154,14 +154,14 @@ export function createRedisStore(client: RedisCommander, options: RedisStoreOpti
   const offsets = new ClockOffset();
   /** The furthest lead of a slot handed out recently, and when. */
   let lead = 0;
-  let leadAt = Number.NEGATIVE_INFINITY;
+  let leadAt = -Infinity;
 
   const prepare = (limit: SharedLimit): Prepared => {
     let p = prepared.get(limit);
     if (p === undefined) {
       const k = keysFor(prefix, limit.key);
       // A daily-only limit has no one-second window for a late slot to crowd: it never goes stale.
-      const graceMs = limit.perSecond === undefined ? Number.POSITIVE_INFINITY : slotGraceMs;
+      const graceMs = limit.perSecond === undefined ? Infinity : slotGraceMs;
       const a = argsFor(limit, slotGraceMs);
       p = { keys: [k.bucket, k.paced, k.daily, k.state], args: a.args, guard: a.guard, graceMs };
       prepared.set(limit, p);

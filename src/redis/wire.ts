@@ -14,8 +14,8 @@ import { RedisStoreError } from './errors.js';
 export class ClockOffset {
   #offset = 0;
   /** Round trip of the sample in use (Infinity for a provisional one). */
-  #rtt = Number.POSITIVE_INFINITY;
-  #at = Number.NEGATIVE_INFINITY;
+  #rtt = Infinity;
+  #at = -Infinity;
   #known = false;
 
   get known(): boolean {
@@ -28,7 +28,7 @@ export class ClockOffset {
 
   /** `provisional`: a biased sample (two round trips), kept only until a real one comes. */
   sample(redisNow: number, sentAt: number, receivedAt: number, provisional = false): number {
-    const rtt = provisional ? Number.POSITIVE_INFINITY : Math.max(0, receivedAt - sentAt);
+    const rtt = provisional ? Infinity : Math.max(0, receivedAt - sentAt);
     if (!this.#known || rtt <= this.#rtt || receivedAt - this.#at > 10_000) {
       // A provisional sample assumes the answer took no time: slots then look late, never early.
       this.#offset = redisNow - (provisional ? receivedAt : (sentAt + receivedAt) / 2);

@@ -169,7 +169,7 @@ class QuorumRun<T> {
     } catch (error) {
       pending = Promise.reject(error);
     }
-    if (this.#q.stallMs !== Number.POSITIVE_INFINITY) {
+    if (this.#q.stallMs !== Infinity) {
       leg.timer = this.#q.clock.setTimeout(() => {
         leg.timer = undefined;
         leg.stalled = true;
@@ -186,7 +186,7 @@ class QuorumRun<T> {
   #legExec(): ExecuteOptions | undefined {
     const exec = this.#q.exec;
     const d = exec.deadlineMs;
-    if (d === undefined || d === Number.POSITIVE_INFINITY) return exec;
+    if (d === undefined || d === Infinity) return exec;
     const left = d - (this.#q.clock.now() - this.#startedAt);
     return left > 0 ? { ...exec, deadlineMs: left } : undefined;
   }

@@ -73,7 +73,7 @@ export class EndpointState<C> {
   ticket: EndpointTicket<C> | undefined = undefined;
   /** The last error that counted against this endpoint (a transient failure, a timeout) and when: the cause of a later `NO_ENDPOINT`. */
   lastError: unknown = undefined;
-  lastErrorAt = Number.NEGATIVE_INFINITY;
+  lastErrorAt = -Infinity;
 
   attempts = 0;
   successes = 0;
@@ -133,10 +133,10 @@ export class EndpointState<C> {
    * quota.
    */
   unavailableMs(now: number, ignoreBreaker = false): number {
-    if (this.disabled) return Number.POSITIVE_INFINITY;
+    if (this.disabled) return Infinity;
     if (!ignoreBreaker && !this.breaker.admits(now)) {
       const w = this.breaker.waitMs(now);
-      return w > 0 ? w : Number.POSITIVE_INFINITY;
+      return w > 0 ? w : Infinity;
     }
     const blocked = this.quota.blockedMs(now);
     const own = this.own;
@@ -151,7 +151,7 @@ export class EndpointState<C> {
    * Assumes the endpoint is available (see `unavailableMs`).
    */
   readyInMs(now: number): number {
-    if (this.inFlight >= this.maxInFlight) return Number.POSITIVE_INFINITY;
+    if (this.inFlight >= this.maxInFlight) return Infinity;
     // Calls queued on the quota go first: for a newcomer it is busy until they have left.
     if (this.quota.waiters !== undefined && this.quota.waiters.size > 0) return this.etaMs(now);
     return this.limitWaitMs(now);
@@ -179,7 +179,7 @@ export class EndpointState<C> {
    * member at its own ceiling (when it has one). At least 1 when calls are queued.
    */
   etaMs(now: number): number {
-    if (this.inFlight >= this.maxInFlight) return Number.POSITIVE_INFINITY;
+    if (this.inFlight >= this.maxInFlight) return Infinity;
     const q = this.quota;
     const eta = q.etaMs(now, q.queued);
     const own = this.own;

@@ -65,7 +65,7 @@ export function tierInPanic<C>(ring: readonly EndpointState<C>[], now: number, m
 
 export function selectEndpoint<C>(input: SelectionInput<C>): Selection<C> {
   const { tiers, starts, now, tried, excluded, panic } = input;
-  let retryAfterMs = Number.POSITIVE_INFINITY;
+  let retryAfterMs = Infinity;
   for (let t = 0; t < tiers.length; t++) {
     const ring = tiers[t]!;
     const n = ring.length;
@@ -73,7 +73,7 @@ export function selectEndpoint<C>(input: SelectionInput<C>): Selection<C> {
     const start = starts[t] ?? 0;
     const panicking = panic?.[t] === true;
     let admissible = false;
-    let bestWait = Number.POSITIVE_INFINITY;
+    let bestWait = Infinity;
     let waitFor: EndpointState<C> | undefined;
     let fallback: EndpointState<C> | undefined;
     for (let i = 0; i < n; i++) {
@@ -140,17 +140,17 @@ export interface HealthSelectionInput<C> extends Omit<SelectionInput<C>, 'starts
  */
 export function selectHealthiest<C>(input: HealthSelectionInput<C>): Selection<C> {
   const { tiers, now, tried, excluded, windowMs, longWindowMs, maxWaitForHealthyMs } = input;
-  let retryAfterMs = Number.POSITIVE_INFINITY;
+  let retryAfterMs = Infinity;
   for (const ring of tiers) {
     let admissible = false;
-    let soonestWait = Number.POSITIVE_INFINITY;
+    let soonestWait = Infinity;
     let soonest: Ranked<C> | undefined;
     let ready: Ranked<C> | undefined;
     let readyTried: Ranked<C> | undefined;
     /** The soonest untried endpoint that is not ready now, and the soonest healthy one. */
-    let pendingWait = Number.POSITIVE_INFINITY;
+    let pendingWait = Infinity;
     let pending: Ranked<C> | undefined;
-    let healthyWait = Number.POSITIVE_INFINITY;
+    let healthyWait = Infinity;
     let healthy: Ranked<C> | undefined;
     for (let i = 0; i < ring.length; i++) {
       const ep = ring[i]!;
@@ -215,7 +215,7 @@ function healthyCoverDemand<C>(ring: readonly EndpointState<C>[], now: number, w
     if (ep.failuresIn(now, windowMs) > 0 || ep.unavailableMs(now) > 0 || counted.includes(ep.quota)) continue;
     counted.push(ep.quota);
     const ceiling = ep.quota.perSecond;
-    capacity += ceiling === undefined ? Number.POSITIVE_INFINITY : ceiling;
+    capacity += ceiling === undefined ? Infinity : ceiling;
   }
   return capacity >= demand;
 }

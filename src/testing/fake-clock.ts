@@ -71,7 +71,7 @@ export class FakeClock implements Clock {
   setTimeout(fn: () => void, ms: number, background = false): TimerHandle {
     const id = ++this.#seq;
     // Never due, as on the system clock: a handle that is never pending (and never fires).
-    if (ms === Number.POSITIVE_INFINITY) return id;
+    if (ms === Infinity) return id;
     const delay = Number.isFinite(ms) && ms > 0 ? ms : 0;
     const timer: FakeTimer = { id, due: this.#now + delay, fn, background };
     this.#timers.set(id, timer);
