@@ -18,6 +18,27 @@ function scriptedStore(...answers: (number | 'fail' | 'hang')[]) {
   return { store, asked };
 }
 
+/** A store that admits everything and records what the pool reports to the fleet (and parks, when asked). */
+function recordingStore(withParks = false): { store: LimiterStore; reported: string[] } {
+  const reported: string[] = [];
+  const store: LimiterStore = {
+    acquire: () => Promise.resolve(0),
+    report(limit, change) {
+      reported.push(`${limit.key} ${change.type}`);
+      return Promise.resolve();
+    },
+    ...(withParks
+      ? {
+          parkEndpoint(limit: SharedLimit, endpoint: string) {
+            reported.push(`${limit.key} park ${endpoint}`);
+            return Promise.resolve();
+          },
+        }
+      : {}),
+  };
+  return { store, reported };
+}
+
 describe('shared quota store', () => {
   test('a hedged attempt asks the store too, and a refusal means no hedge (issue 19: hedges went over the fleet ceiling)', async () => {
     const { store, asked } = scriptedStore(0, 0);
@@ -96,14 +117,7 @@ describe('shared quota store', () => {
   });
 
   test('a late "invalid key" answer from an endpoint replaced by setEndpoints disables nothing: no event, no report to the fleet', async () => {
-    const reported: string[] = [];
-    const store: LimiterStore = {
-      acquire: () => Promise.resolve(0),
-      report(limit, change) {
-        reported.push(`${limit.key} ${change.type}`);
-        return Promise.resolve();
-      },
-    };
+    const { store, reported } = recordingStore();
     const h = harness([{ name: 'a', rateLimit: { perSecond: 10 } }], { sharedQuota: { store } });
     h.eps['a']!.then(fail({ class: 'permanent', disableEndpoint: true }, 100));
     const call = start(h.pool.execute(h.op));
@@ -125,18 +139,7 @@ describe('shared quota store', () => {
     ['a "day spent" answer', 'alone', { class: 'rate-limited', dailyQuotaExhausted: true }],
     ['a "day spent" answer', 'in a group', { class: 'rate-limited', dailyQuotaExhausted: true }],
   ] as const)('%s from an endpoint (%s) replaced by setEndpoints leaves the live one alone: no event, no report to the fleet', async (_what, where, verdict) => {
-    const reported: string[] = [];
-    const store: LimiterStore = {
-      acquire: () => Promise.resolve(0),
-      report(limit, change) {
-        reported.push(`${limit.key} ${change.type}`);
-        return Promise.resolve();
-      },
-      parkEndpoint(limit, endpoint) {
-        reported.push(`${limit.key} park ${endpoint}`);
-        return Promise.resolve();
-      },
-    };
+    const { store, reported } = recordingStore(true);
     const grouped = where === 'in a group';
     const rateLimit = { perSecond: 10, perDay: 1000 };
     const h = harness([{ name: 'a', rateLimit }, ...(grouped ? [{ name: 'b', rateLimit }] : [])], { sharedQuota: { store }, ...(grouped ? { groups: [['a', 'b']] } : {}), strategy: 'ordered' });
@@ -174,14 +177,7 @@ describe('shared quota store', () => {
   });
 
   test('a late success of an endpoint replaced by setEndpoints does not raise the live one\'s ceiling (no recovery event, no report)', async () => {
-    const reported: string[] = [];
-    const store: LimiterStore = {
-      acquire: () => Promise.resolve(0),
-      report(limit, change) {
-        reported.push(`${limit.key} ${change.type}`);
-        return Promise.resolve();
-      },
-    };
+    const { store, reported } = recordingStore();
     const rateLimit = { perSecond: 10 };
     const h = harness([{ name: 'a', rateLimit }], { sharedQuota: { store }, attemptTimeoutMs: 60_000, deadlineMs: 60_000 });
     h.eps['a']!.then(fail({ class: 'rate-limited', ceilingPerSecond: 2 }), ok('late', 40_000));
@@ -200,14 +196,7 @@ describe('shared quota store', () => {
   });
 
   test('a ceiling learned from a hint is shared with the fleet when nobody listens to events too', async () => {
-    const reported: string[] = [];
-    const store: LimiterStore = {
-      acquire: () => Promise.resolve(0),
-      report(limit, change) {
-        reported.push(`${limit.key} ${change.type}`);
-        return Promise.resolve();
-      },
-    };
+    const { store, reported } = recordingStore();
     // No onEvent and no pool.on: the hint's event used to be skipped, and with it the report.
     const pool = new Pool<string>({
       endpoints: [{ name: 'a', conn: 'a', rateLimit: { perSecond: 10 } }],
