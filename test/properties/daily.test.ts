@@ -25,7 +25,7 @@ import fc from 'fast-check';
 import { describe, expect, test } from 'vitest';
 import { Pool, isPoolError, type ClassifyResult, type EndpointConfig, type PoolEvent, type RateLimitOptions } from '../../src/index.js';
 import { FakeClock } from '../../src/testing/index.js';
-import { checkSeeded } from './run.js';
+import { checkSeeded, recordSettlement } from './run.js';
 import { TrackedClock } from './sim.js';
 
 const RUNS = Number(process.env['FC_DAILY_RUNS'] ?? 120);
@@ -289,19 +289,7 @@ async function run(sc: Scenario): Promise<{ violations: string[]; endings: Recor
       const rec: (typeof calls)[number] = { id: ++seq, startedAt: fake.now(), deadline: c.deadlineMs ?? 60_000, settled: 0 };
       calls.push(rec);
       const p = pool.execute((i) => op(i), { ...(c.deadlineMs === undefined ? {} : { deadlineMs: c.deadlineMs }), ...(c.retry ? { retry: 'until-deadline' as const } : {}) });
-      promises.push(
-        p.then(
-          () => {
-            rec.settled++;
-            rec.settledAt = fake.now();
-          },
-          (err: unknown) => {
-            rec.settled++;
-            rec.settledAt = fake.now();
-            rec.error = err;
-          },
-        ),
-      );
+      promises.push(recordSettlement(p, rec, () => fake.now()));
     }, c.at);
   }
   // Run in hour steps, noting every crossing on the way (a wall that runs passes each reset).

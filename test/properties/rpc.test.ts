@@ -23,7 +23,7 @@ import { Pool, isPoolError, type AttemptContext, type ClassifyResult, type Execu
 import { RpcReads } from '../../src/rpc/reads.js';
 import { isEndpointTaken } from '../../src/rpc/quorum.js';
 import { FakeClock } from '../../src/testing/index.js';
-import { checkSeeded } from './run.js';
+import { checkSeeded, recordSettlement } from './run.js';
 import { TrackedClock } from './sim.js';
 
 const RUNS = Number(process.env['FC_RPC_RUNS'] ?? 200);
@@ -242,20 +242,7 @@ async function run(sc: Scenario): Promise<{ violations: string[]; endings: Recor
         g.members.push(rec);
       }
     }
-    promises.push(
-      p.then(
-        (val) => {
-          rec.settled++;
-          rec.settledAt = fake.now();
-          rec.value = val;
-        },
-        (err: unknown) => {
-          rec.settled++;
-          rec.settledAt = fake.now();
-          rec.error = err;
-        },
-      ),
-    );
+    promises.push(recordSettlement(p, rec, () => fake.now()));
   };
   for (const c of [...sc.callers].sort((x, y) => x.at - y.at)) fake.setTimeout(() => startCaller(c), c.at);
   // Quorum reads go through their own path; m2 may need one.

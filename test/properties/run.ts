@@ -111,3 +111,27 @@ export async function checkSeeded<S, O extends { readonly violations: readonly s
     );
   }
 }
+
+/** What a property keeps of a call's end: how many times it settled (once, checked), when, and with what. */
+export interface Settlement {
+  settled: number;
+  settledAt?: number | undefined;
+  value?: unknown;
+  error?: unknown;
+}
+
+/** Records `p`'s settlement into `rec` at `now()`; the returned promise never rejects. */
+export function recordSettlement(p: Promise<unknown>, rec: Settlement, now: () => number): Promise<void> {
+  return p.then(
+    (value) => {
+      rec.settled++;
+      rec.settledAt = now();
+      rec.value = value;
+    },
+    (error: unknown) => {
+      rec.settled++;
+      rec.settledAt = now();
+      rec.error = error;
+    },
+  );
+}

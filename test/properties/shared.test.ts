@@ -38,7 +38,7 @@ import {
   type SharedState,
 } from '../../src/index.js';
 import { FakeClock } from '../../src/testing/index.js';
-import { checkSeeded } from './run.js';
+import { checkSeeded, recordSettlement } from './run.js';
 import { TrackedClock } from './sim.js';
 
 const RUNS = Number(process.env['FC_SHARED_RUNS'] ?? 120);
@@ -349,19 +349,7 @@ async function run(sc: Scenario): Promise<{ violations: string[]; endings: Recor
         const rec: (typeof calls)[number] = { id: calls.length + 1, startedAt: fake.now(), deadline: a.deadlineMs ?? 2000, settled: 0 };
         calls.push(rec);
         const pr = pool.execute((i) => op(i), { ...(a.deadlineMs === undefined ? {} : { deadlineMs: a.deadlineMs }), ...(a.idempotent ? { idempotent: true } : {}) });
-        promises.push(
-          pr.then(
-            () => {
-              rec.settled++;
-              rec.settledAt = fake.now();
-            },
-            (err: unknown) => {
-              rec.settled++;
-              rec.settledAt = fake.now();
-              rec.error = err;
-            },
-          ),
-        );
+        promises.push(recordSettlement(pr, rec, () => fake.now()));
       }
     }, a.at);
   }
