@@ -149,6 +149,20 @@ export const pathContenders = {
     return { call: () => client.request({ method: 'eth_blockNumber' }), close: () => transport.pool.close() };
   },
 
+  /**
+   * endpoint-pool/viem with viem's `custom` handed in: the same two providers given as
+   * endpoints (`{ name, provider }`), so each request calls its provider directly rather
+   * than through a `custom` transport's own request wrapper.
+   */
+  async 'viem-pool-direct'(op) {
+    const { createClient, custom } = await import('viem');
+    const { poolTransport } = await import(VIEM);
+    const request = async () => op();
+    const transport = poolTransport({ custom, endpoints: [{ name: 'a', provider: { request } }, { name: 'b', provider: { request } }] });
+    const client = createClient({ transport });
+    return { call: () => client.request({ method: 'eth_blockNumber' }), close: () => transport.pool.close() };
+  },
+
   /** A bare `fetch` of a loopback URL (server in the same process), body read. */
   async 'fetch-bare'(_op, args) {
     const server = await loopback();

@@ -19,6 +19,11 @@
  * viem's per-request `retryCount`, `retryDelay` and `dedupe` options are not applied: the
  * pool owns retries, and each request is sent as asked.
  *
+ * With viem's `custom` in `options.custom`, endpoints may also be EIP-1193 providers, and
+ * requests to `custom` and `http` endpoint transports skip those transports' own viem
+ * wrapper (./direct.ts): about 2 KB less held per request in flight and less CPU, with
+ * the same errors.
+ *
  * `pin(name)` gives a transport bound to one endpoint; `withEndpoint(fn)` runs a multi-
  * request operation (read the nonce, then send) on a single endpoint and, if it fails in
  * a way another endpoint could fix, runs the whole of it again elsewhere.
@@ -34,7 +39,8 @@ import { Pool, executorAs } from '../pool.js';
 import { classifyViemError } from './classify.js';
 import { alreadyLanded } from './landed.js';
 import { UnsupportedMemory } from './unsupported.js';
-import type { HttpFactory, RequestFn, RpcArgs, RpcRequestOptions, TransportFactory, TransportInstance, TransportParams } from './types.js';
+import type { CustomFactory, Eip1193Provider, HttpFactory, RequestFn, RpcArgs, RpcRequestOptions, TransportFactory, TransportInstance, TransportParams } from './types.js';
+import { directRequestOf, replayWith, sendDirect, type Replay } from './direct.js';
 import { hostOf } from '../extras/host.js';
 import { RpcReads, type RpcReadOptions } from '../rpc/reads.js';
 import { isEndpointTaken } from '../rpc/quorum.js';
@@ -43,9 +49,16 @@ import { redactError } from '../extras/redact.js';
 import type { HeadOptions, HeadSnapshot } from '../rpc/heads.js';
 import { HeadRouting } from '../rpc/head-poll.js';
 
-/** An endpoint given as a viem transport or as a URL (then `http` is required). */
+/**
+ * An endpoint given as a viem transport, as a URL (then `http` is required) or as an
+ * EIP-1193 provider (then `custom` is required).
+ */
 export type ViemEndpoint = Omit<EndpointConfig<TransportFactory>, 'conn' | 'name'> &
-  ({ readonly transport: TransportFactory; readonly name: string } | { readonly url: string; readonly name?: string });
+  (
+    | { readonly transport: TransportFactory; readonly name: string }
+    | { readonly url: string; readonly name?: string }
+    | { readonly provider: Eip1193Provider; readonly name: string }
+  );
 
 /** Per-method override: return a class to decide, `undefined` to use the default. */
 export type ViemClassifier = (error: unknown, method: string | undefined) => ClassifyResult | undefined;
@@ -54,6 +67,16 @@ export interface PoolTransportOptions extends Omit<PoolOptions<TransportFactory>
   readonly endpoints: readonly ViemEndpoint[];
   /** viem's `http`, to build transports for endpoints given as URLs. */
   readonly http?: HttpFactory;
+  /**
+   * viem's `custom`. Wraps endpoints given as providers (`{ provider, name }`), and makes
+   * requests to `custom` and `http` endpoint transports call the provider (or the HTTP
+   * client) directly rather than through the transport's own viem request wrapper: about
+   * 2 KB less held per request in flight and less CPU per request. A failed request's
+   * error still goes through viem's mapping (a transport built with `custom` replays it),
+   * so callers see the same viem errors. @default none: every request goes through its
+   * endpoint transport's `request`
+   */
+  readonly custom?: CustomFactory;
   /** Overrides the default classification (`classifyViemError`) where it returns a class. @default none */
   readonly classify?: ViemClassifier;
   /**
@@ -119,6 +142,8 @@ interface Built {
   readonly t: TransportInstance;
   readonly hears: boolean;
   readonly bare: RpcRequestOptions;
+  /** The transport's inner request, sent to directly (./direct.ts); `undefined`: through `t.request`. */
+  readonly raw: RequestFn | undefined;
 }
 
 /** Request options without a signal, shared (viem only reads them). */
@@ -142,6 +167,7 @@ function hearsSignal(t: TransportInstance): boolean {
 const TRANSPORT_KEYS: Record<keyof PoolTransportOptions, true> & KnownKeys = {
   ...POOL_KEYS,
   http: true,
+  custom: true,
   passSignal: true,
   quorum: true,
   heads: true,
@@ -157,6 +183,7 @@ export function poolTransport(options: PoolTransportOptions): PoolTransport {
   const {
     endpoints,
     http,
+    custom,
     classify: override,
     passSignal = true,
     keccak256,
@@ -192,11 +219,23 @@ export function poolTransport(options: PoolTransportOptions): PoolTransport {
   }) as Classifier & { [TAKES_ATTEMPT]?: true };
   classify[TAKES_ATTEMPT] = true;
   checkFunction('http', http, true);
+  checkFunction('custom', custom, true);
   checkFunction('classify', override, true);
   checkFunction('keccak256', keccak256, true);
   if (typeof passSignal !== 'boolean') throw invalidOption('passSignal', 'a boolean', passSignal);
   finite('rememberUnsupportedMs', rememberUnsupportedMs, 0);
-  const pool = new Pool<TransportFactory>({ ...poolOptions, classify, endpoints: toEndpoints(endpoints, http) });
+  const pool = new Pool<TransportFactory>({ ...poolOptions, classify, endpoints: toEndpoints(endpoints, http, custom) });
+  const replay: Replay | undefined = custom === undefined ? undefined : replayWith(custom);
+  /** An endpoint transport's instance as this module uses it. */
+  const builtOf = (t: TransportInstance): Built => ({
+    t,
+    hears: passSignal && hearsSignal(t),
+    // A transport that took `retryCount: 0` never retries: a plain request without a
+    // signal then passes empty options (viem merges a request's options into the
+    // transport's own on every request, and an empty object is the cheapest to merge).
+    bare: t.config.retryCount === 0 ? NO_OPTIONS : NO_SIGNAL,
+    raw: replay === undefined ? undefined : directRequestOf(t),
+  });
   /** The poll's own instances of the endpoint transports, built at its first tick. */
   let pollInstances: ((factory: TransportFactory) => Built) | undefined;
   const routing =
@@ -206,7 +245,7 @@ export function poolTransport(options: PoolTransportOptions): PoolTransport {
           const instanceOf = (pollInstances ??= instances({}));
           return pool.execute((factory, ctx) => {
             const b = instanceOf(factory);
-            return attempt(b.t, BLOCK_NUMBER, b.hears ? ctx.signal : undefined, ctx.endpoint);
+            return attempt(b, BLOCK_NUMBER, b.hears ? ctx.signal : undefined, ctx.endpoint);
           }, exec);
         });
   const reads = new RpcReads(
@@ -233,11 +272,7 @@ export function poolTransport(options: PoolTransportOptions): PoolTransport {
     return (factory: TransportFactory): Built => {
       let b = built.get(factory);
       if (b === undefined) {
-        const t = factory({ ...params, retryCount: 0 });
-        // A transport that took `retryCount: 0` never retries: a plain request without a
-        // signal then passes empty options (viem merges a request's options into the
-        // transport's own on every request, and an empty object is the cheapest to merge).
-        b = { t, hears: passSignal && hearsSignal(t), bare: t.config.retryCount === 0 ? NO_OPTIONS : NO_SIGNAL };
+        b = builtOf(factory({ ...params, retryCount: 0 }));
         built.set(factory, b);
       }
       return b;
@@ -249,11 +284,11 @@ export function poolTransport(options: PoolTransportOptions): PoolTransport {
    * async layer keeps a generator and its await closures alive while the request is in
    * flight (about 440 B), and this runs once per attempt.
    */
-  const attempt = (t: TransportInstance, args: RpcArgs, signal: AbortSignal | undefined, endpoint: string | undefined): Promise<unknown> => {
+  const attempt = (b: Built, args: RpcArgs, signal: AbortSignal | undefined, endpoint: string | undefined): Promise<unknown> => {
     const opts: RpcRequestOptions = signal === undefined ? NO_SIGNAL : { retryCount: 0, signal };
     let sent: Promise<unknown>;
     try {
-      sent = Promise.resolve(t.request(args, opts));
+      sent = b.raw !== undefined ? sendDirect(b.raw, replay!, args, signal) : Promise.resolve(b.t.request(args, opts));
     } catch (error) {
       sent = Promise.reject(error);
     }
@@ -264,7 +299,7 @@ export function poolTransport(options: PoolTransportOptions): PoolTransport {
             routing.observe(endpoint, args.method, args.params, result);
             return result;
           };
-    return sent.then(onAnswer, (error: unknown) => attemptFailed(t, args, endpoint, opts, error));
+    return sent.then(onAnswer, (error: unknown) => attemptFailed(b.t, args, endpoint, opts, error));
   };
   const attemptFailed = async (t: TransportInstance, args: RpcArgs, endpoint: string | undefined, opts: RpcRequestOptions, error: unknown): Promise<unknown> => {
     noteFailure(error, args.method, endpoint);
@@ -283,7 +318,7 @@ export function poolTransport(options: PoolTransportOptions): PoolTransport {
       (factory: TransportFactory, ctx: AttemptContext): Promise<unknown> => {
         try {
           const b = instanceOf(factory);
-          return attempt(b.t, args, b.hears ? ctx.signal : undefined, ctx.endpoint);
+          return attempt(b, args, b.hears ? ctx.signal : undefined, ctx.endpoint);
         } catch (error) {
           return Promise.reject(error);
         }
@@ -296,7 +331,9 @@ export function poolTransport(options: PoolTransportOptions): PoolTransport {
     const plainOperation = (factory: TransportFactory, ctx: AttemptContext): Promise<unknown> => {
       try {
         const b = instanceOf(factory);
-        const sent = b.t.request((ctx as unknown as FailedAttempt).tag as RpcArgs, b.hears ? { retryCount: 0, signal: ctx.signal } : b.bare);
+        const args = (ctx as unknown as FailedAttempt).tag as RpcArgs;
+        if (b.raw !== undefined) return sendDirect(b.raw, replay!, args, b.hears ? ctx.signal : undefined);
+        const sent = b.t.request(args, b.hears ? { retryCount: 0, signal: ctx.signal } : b.bare);
         return sent instanceof Promise ? sent : Promise.resolve(sent);
       } catch (error) {
         return Promise.reject(error);
@@ -359,8 +396,8 @@ export function poolTransport(options: PoolTransportOptions): PoolTransport {
       try {
         return await pool.execute((factory, ctx) => {
           const direct: TransportFactory = (params) => {
-            const t = factory({ ...params, retryCount: 0 });
-            const request = ((args: RpcArgs) => attempt(t, args, passSignal && hearsSignal(t) ? ctx.signal : undefined, undefined)) as RequestFn;
+            const b = builtOf(factory({ ...params, retryCount: 0 }));
+            const request = ((args: RpcArgs) => attempt(b, args, b.hears ? ctx.signal : undefined, undefined)) as RequestFn;
             return { config: { key, name, type: 'endpointPool', request, retryCount: 0 }, request, value: { pool, endpoint: ctx.endpoint } };
           };
           return fn(direct, ctx.endpoint);
@@ -372,16 +409,25 @@ export function poolTransport(options: PoolTransportOptions): PoolTransport {
   });
 }
 
-function toEndpoints(list: readonly ViemEndpoint[], http: HttpFactory | undefined): EndpointConfig<TransportFactory>[] {
+function toEndpoints(list: readonly ViemEndpoint[], http: HttpFactory | undefined, custom: CustomFactory | undefined): EndpointConfig<TransportFactory>[] {
   if (!Array.isArray(list)) return list as never; // the pool reports the bad option
   const used = new Set<string>();
   return list.map((e, i) => {
-    if (typeof e !== 'object' || e === null) throw invalidOption(`endpoints[${i}]`, '{ name, transport } or { url, name? }', e);
+    if (typeof e !== 'object' || e === null) throw invalidOption(`endpoints[${i}]`, '{ name, transport }, { url, name? } or { name, provider }', e);
     if ('transport' in e) {
       if (typeof e.transport !== 'function') throw invalidOption(`endpoints[${i}].transport`, 'a viem transport (http(url), webSocket(url), custom(...))', e.transport);
       const { transport, ...rest } = e;
       used.add(e.name);
       return { ...rest, conn: transport };
+    }
+    if ('provider' in e) {
+      const { provider, ...rest } = e;
+      if (typeof provider !== 'object' || provider === null || typeof (provider as { request?: unknown }).request !== 'function') {
+        throw invalidOption(`endpoints[${i}].provider`, 'an EIP-1193 provider (an object with request(args))', provider);
+      }
+      if (custom === undefined) throw invalidOption(`endpoints[${i}].provider`, "viem's custom in options.custom to wrap a provider", 'no custom');
+      used.add(e.name);
+      return { ...rest, conn: custom(provider, { retryCount: 0 }) };
     }
     checkUrlOption(`endpoints[${i}].url`, (e as { url?: unknown }).url);
     if (http === undefined) throw invalidOption(`endpoints[${i}].url`, "viem's http in options.http to build a transport from a URL", 'no http');

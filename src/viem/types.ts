@@ -61,3 +61,15 @@ export type TransportFactory = { bivarianceHack(params: TransportParams): Transp
 
 /** viem's `http` function, handed in by the user when endpoints are given as URLs. */
 export type HttpFactory = { bivarianceHack(url: string, config: { retryCount?: number }): TransportFactory }['bivarianceHack'];
+
+/**
+ * An EIP-1193 provider: what viem's `custom(provider)` wraps (an injected wallet, a
+ * provider from another library, a test stub). `request` may take a second argument with
+ * a `signal` (viem's `custom` passes one when it has one).
+ */
+export interface Eip1193Provider {
+  request: { bivarianceHack(args: RpcArgs, options?: { signal?: AbortSignal | undefined }): Promise<unknown> }['bivarianceHack'];
+}
+
+/** viem's `custom` function, handed in by the user for endpoints given as providers and for direct requests. */
+export type CustomFactory = { bivarianceHack(provider: Eip1193Provider, config?: { retryCount?: number; key?: string; name?: string }): TransportFactory }['bivarianceHack'];
