@@ -2,9 +2,11 @@
  * The viem adapter against scripted JSON-RPC servers on loopback, through real viem
  * clients: classification of the errors viem really throws, failover, answers passed
  * through unchanged, no retry multiplication, signals reaching fetch, pin/withEndpoint.
+ * The client tests run twice: as the endpoints' own transports send (wrapped), and with
+ * viem's `custom` handed in, which sends to viem's HTTP client directly (src/viem/direct.ts).
  */
-import { createPublicClient, http, keccak256, parseAbi, encodeErrorResult, type PublicClient } from 'viem';
-import { afterAll, afterEach, beforeAll, describe, expect, test } from 'vitest';
+import { createPublicClient, custom, http, keccak256, parseAbi, encodeErrorResult, type PublicClient } from 'viem';
+import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, test } from 'vitest';
 import { isPoolError } from '../src/index.js';
 import { classifyViemError, poolTransport, type PoolTransport } from '../src/viem/index.js';
 import { refusedPort } from './helpers/loopback.js';
@@ -104,8 +106,11 @@ afterEach(async () => {
   badScript = () => ({ result: '0x1' });
 });
 
+/** Options every `make` adds: set per run of the client tests. */
+let mode: Partial<Parameters<typeof poolTransport>[0]> = {};
+
 function make(urls: string[], extra: Partial<Parameters<typeof poolTransport>[0]> = {}): { t: PoolTransport; client: PublicClient } {
-  const t = poolTransport({ endpoints: urls.map((url, i) => ({ url, name: `n${i}` })), http, backoff: { initialMs: 1, maxMs: 10 }, ...extra });
+  const t = poolTransport({ endpoints: urls.map((url, i) => ({ url, name: `n${i}` })), http, backoff: { initialMs: 1, maxMs: 10 }, ...mode, ...extra });
   transports.push(t);
   return { t, client: createPublicClient({ transport: t }) };
 }
@@ -136,7 +141,14 @@ describe('classifyViemError on the errors viem really throws', () => {
   });
 });
 
-describe('poolTransport through a viem PublicClient', () => {
+describe.each([
+  ['wrapped', {}],
+  ['direct (custom given)', { custom }],
+] as const)('poolTransport through a viem PublicClient, %s', (_name, options) => {
+  beforeEach(() => {
+    mode = options;
+  });
+
   test('fails over a refused endpoint; reads work with the same surface', async () => {
     const { t, client } = make([refused, good.url]);
     expect(await client.getBlockNumber({ cacheTime: 0 })).toBe(42n);

@@ -34,6 +34,13 @@ const clients = {
   before: mkPool(A.poolTransport),
   after: mkPool(B.poolTransport),
 };
+// With viem's `custom` handed in (builds that take it): the same two providers as endpoints,
+// each request sent to its provider directly. Not part of ab-viem-runs.sh's before/after ratio.
+try {
+  const transport = B.poolTransport({ custom, endpoints: [{ name: 'a', provider: { request } }, { name: 'b', provider: { request } }] });
+  const client = createClient({ transport });
+  clients.afterDirect = { call: () => client.request(req), close: () => transport.pool.close() };
+} catch {}
 const names = Object.keys(clients);
 const block = callers === 1 ? 1000 : 20;
 async function run(f) {

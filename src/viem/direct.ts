@@ -10,8 +10,10 @@
  * the request itself and, only when it fails, hands the error to viem's own mapping: a
  * replay transport built once with the user's `custom` over a provider that rejects with
  * the error it is given. The caller, the classifier and listeners then see the very error
- * the wrapper would have thrown (same class, same cause chain), and viem's `buildRequest`
- * also turns an aborted signal into viem's abort error, as it would have.
+ * the wrapper would have thrown (same class, same cause chain). The replay is not given
+ * the attempt's signal: a request fails because of its aborted signal only after the pool
+ * has left that attempt (timed out, hedged, the caller aborted), and nobody sees that
+ * error, which the wrapper would have turned into viem's abort error.
  *
  * Only `custom` and `http` transports are sent to directly (their inner request is
  * known: `(args, { signal }?)`), and only without a `methods` include/exclude list (the
@@ -25,16 +27,16 @@ interface Replayed extends RpcArgs {
 }
 
 /** Maps a direct request's error through viem's wrapper: rejects with what `t.request(args)` would have. */
-export type Replay = (args: RpcArgs, signal: AbortSignal | undefined, error: unknown) => Promise<never>;
+export type Replay = (args: RpcArgs, error: unknown) => Promise<never>;
 
 const NO_RETRY: RpcRequestOptions = { retryCount: 0 };
 
 /** Builds the replay once per pool transport, from viem's `custom`. */
 export function replayWith(custom: CustomFactory): Replay {
   const t = custom({ request: (args) => Promise.reject((args as Replayed).error) }, { retryCount: 0, key: 'endpointPoolReplay', name: 'endpoint-pool error replay' })({ retryCount: 0 });
-  return (args, signal, error) => {
+  return (args, error) => {
     const replayed: Replayed = { method: args.method, params: args.params, error };
-    return t.request(replayed, signal === undefined ? NO_RETRY : { retryCount: 0, signal }) as Promise<never>;
+    return t.request(replayed, NO_RETRY) as Promise<never>;
   };
 }
 
@@ -51,12 +53,11 @@ export function directRequestOf(t: TransportInstance): RequestFn | undefined {
  * thenable is handled as the wrapper would (it awaits whatever `request` returns).
  */
 export function sendDirect(raw: RequestFn, replay: Replay, args: RpcArgs, signal: AbortSignal | undefined): Promise<unknown> {
-  if (signal !== undefined && signal.aborted) return replay(args, signal, undefined);
   let sent: unknown;
   try {
     sent = signal === undefined ? raw(args) : raw(args, { signal });
   } catch (error) {
-    return replay(args, signal, error);
+    return replay(args, error);
   }
-  return (sent instanceof Promise ? sent : Promise.resolve(sent)).then(undefined, (error: unknown) => replay(args, signal, error));
+  return (sent instanceof Promise ? sent : Promise.resolve(sent)).then(undefined, (error: unknown) => replay(args, error));
 }
