@@ -41,10 +41,16 @@ function dueTime(startedAt: number, timeoutMs: number, deadlineAt: number): numb
  * `OwnedAttempt`.
  */
 export abstract class Attempt<C> extends SignalContext implements TimeoutEntry {
-  // Its place in the pool's timeout queue.
-  prevTimeout: TimeoutEntry | undefined = undefined;
+  // Its place in the pool's timeout queue (fields assigned, not declared: see SignalContext).
+  declare prevTimeout: TimeoutEntry | undefined;
   /** Its next entry in the timeout list, or its index in the timeout heap: it is in one or the other, so one field serves both. */
-  #nextOrIndex: TimeoutEntry | number | undefined = undefined;
+  private declare nextOrIndex: TimeoutEntry | number | undefined;
+
+  constructor() {
+    super();
+    this.prevTimeout = undefined;
+    this.nextOrIndex = undefined;
+  }
 
   abstract readonly owner: AttemptOwner<C>;
   /** Its outcome is recorded (or it was cancelled): nothing it reports later counts. */
@@ -67,21 +73,21 @@ export abstract class Attempt<C> extends SignalContext implements TimeoutEntry {
 
   /** TimeoutEntry: the next entry in the queue's list. */
   get nextTimeout(): TimeoutEntry | undefined {
-    const n = this.#nextOrIndex;
+    const n = this.nextOrIndex;
     return typeof n === 'number' ? undefined : n;
   }
   set nextTimeout(e: TimeoutEntry | undefined) {
-    this.#nextOrIndex = e;
+    this.nextOrIndex = e;
   }
 
   /** TimeoutEntry: its index in the queue's heap, or -1. */
   get heapIndex(): number {
-    const n = this.#nextOrIndex;
+    const n = this.nextOrIndex;
     return typeof n === 'number' ? n : -1;
   }
   set heapIndex(i: number) {
-    if (i >= 0) this.#nextOrIndex = i;
-    else if (typeof this.#nextOrIndex === 'number') this.#nextOrIndex = undefined;
+    if (i >= 0) this.nextOrIndex = i;
+    else if (typeof this.nextOrIndex === 'number') this.nextOrIndex = undefined;
   }
 
   /**
@@ -108,49 +114,50 @@ const QUEUED = 2;
 
 /** An attempt after the call's first (a retry, a hedge, a replay): an object of its own. */
 export class OwnedAttempt<C> extends Attempt<C> {
-  readonly owner: AttemptOwner<C>;
-  readonly ep: EndpointState<C>;
-  readonly generation: number;
-  readonly probe: number;
-  readonly authGeneration: number;
+  // Assigned, not declared (see SignalContext).
+  declare readonly owner: AttemptOwner<C>;
+  declare readonly ep: EndpointState<C>;
+  declare readonly generation: number;
+  declare readonly probe: number;
+  declare readonly authGeneration: number;
   /** Its start, `undefined` when it is the call's (see `startedAt`). */
-  readonly #startedAt: number | undefined = undefined;
+  private declare readonly ownStart: number | undefined;
   /** The attempt number above two flag bits, DONE and QUEUED: one field for three (heap per attempt in flight). */
-  #bits: number;
+  private declare attemptBits: number;
 
   constructor(owner: AttemptOwner<C>, ep: EndpointState<C>, attempt: number, probe: number, startedAt: number | undefined) {
     super();
     this.owner = owner;
-    this.#bits = attempt * 4;
+    this.attemptBits = attempt * 4;
     this.ep = ep;
     this.generation = ep.breaker.generation;
     this.probe = probe;
     this.authGeneration = ep.authGeneration;
-    if (startedAt !== undefined) this.#startedAt = startedAt;
+    this.ownStart = startedAt;
   }
 
   /** 1 for the first attempt of a call. */
   get attempt(): number {
-    return this.#bits >>> 2;
+    return this.attemptBits >>> 2;
   }
 
   get done(): boolean {
-    return (this.#bits & DONE) !== 0;
+    return (this.attemptBits & DONE) !== 0;
   }
   set done(on: boolean) {
-    this.#bits = on ? this.#bits | DONE : this.#bits & ~DONE;
+    this.attemptBits = on ? this.attemptBits | DONE : this.attemptBits & ~DONE;
   }
 
   get queued(): boolean {
-    return (this.#bits & QUEUED) !== 0;
+    return (this.attemptBits & QUEUED) !== 0;
   }
   set queued(on: boolean) {
-    this.#bits = on ? this.#bits | QUEUED : this.#bits & ~QUEUED;
+    this.attemptBits = on ? this.attemptBits | QUEUED : this.attemptBits & ~QUEUED;
   }
 
   /** When it started. An attempt that starts at the call's own clock reading reads it through, not stored (a stored double is boxed, 16 B). */
   get startedAt(): number {
-    return this.#startedAt ?? this.owner.beganAt!;
+    return this.ownStart ?? this.owner.beganAt!;
   }
 
   get deadlineAt(): number {

@@ -27,30 +27,35 @@ export class CallSlots {
 }
 
 export abstract class CallCore<C, S extends CallSlots> extends Attempt<C> {
-  protected readonly plan: CallPlan<C>;
+  // Fields assigned in the constructor, not declared with initializers (see SignalContext).
+  protected declare readonly plan: CallPlan<C>;
   /** The clock when the call began (`undefined`: not yet): the deadline and most first attempts' start are read through it (one boxed double per call). */
-  beganAt: number | undefined = undefined;
-  #flags = 0;
+  declare beganAt: number | undefined;
+  private declare flagWord: number;
   /**
    * Its own attempt's endpoint and tickets (see `Attempt`): one object the endpoint shares
    * with every attempt that starts on it under the same generations (a probe's is its own),
    * where an attempt object keeps four fields.
    */
-  #ticket: EndpointTicket<C> | undefined = undefined;
+  private declare ticket: EndpointTicket<C> | undefined;
   /** The lazily made slots (`undefined`: none yet); read directly on the hot path, written only by `slots()`. */
-  protected lazy: S | undefined = undefined;
+  protected declare lazy: S | undefined;
 
   constructor(plan: CallPlan<C>) {
     super();
     this.plan = plan;
+    this.beganAt = undefined;
+    this.flagWord = 0;
+    this.ticket = undefined;
+    this.lazy = undefined;
   }
 
   /** The flags field: the waits' bits, the own attempt's and the subclass's. */
   protected get bits(): number {
-    return this.#flags;
+    return this.flagWord;
   }
   protected set bits(v: number) {
-    this.#flags = v;
+    this.flagWord = v;
   }
 
   // As its own first attempt (see `Attempt`).
@@ -61,13 +66,13 @@ export abstract class CallCore<C, S extends CallSlots> extends Attempt<C> {
     return 1;
   }
   get done(): boolean {
-    return (this.#flags & DONE) !== 0;
+    return (this.flagWord & DONE) !== 0;
   }
   set done(on: boolean) {
     this.setFlag(DONE, on);
   }
   get queued(): boolean {
-    return (this.#flags & QUEUED) !== 0;
+    return (this.flagWord & QUEUED) !== 0;
   }
   set queued(on: boolean) {
     this.setFlag(QUEUED, on);
@@ -91,25 +96,25 @@ export abstract class CallCore<C, S extends CallSlots> extends Attempt<C> {
   }
   /** Its own attempt has started. */
   protected get launched(): boolean {
-    return (this.#flags & LAUNCHED) !== 0;
+    return (this.flagWord & LAUNCHED) !== 0;
   }
   /** Starts its own attempt, on `ep`: takes the breaker and credential tickets (see `#ticket`). */
   protected takeOwn(ep: EndpointState<C>, probe: number, now: number): void {
     this.setFlag(LAUNCHED, true);
-    this.#ticket = ticketOf(ep, probe);
+    this.ticket = ticketOf(ep, probe);
     if (now !== this.beganAt) this.slots().startedAt = now;
   }
   get ep(): EndpointState<C> {
-    return this.#ticket!.ep;
+    return this.ticket!.ep;
   }
   get generation(): number {
-    return this.#ticket!.generation;
+    return this.ticket!.generation;
   }
   get probe(): number {
-    return this.#ticket?.probe ?? 0;
+    return this.ticket?.probe ?? 0;
   }
   get authGeneration(): number {
-    return this.#ticket!.authGeneration;
+    return this.ticket!.authGeneration;
   }
 
   /** Its number in events: see `NumberedCall` (no field here: heap per call in flight). */
@@ -130,11 +135,11 @@ export abstract class CallCore<C, S extends CallSlots> extends Attempt<C> {
 
   /** One bit of the flags field: the subclass's own start at FREE_BIT. */
   protected flag(bit: number): boolean {
-    return (this.#flags & bit) !== 0;
+    return (this.flagWord & bit) !== 0;
   }
 
   protected setFlag(bit: number, on: boolean): void {
-    this.#flags = on ? this.#flags | bit : this.#flags & ~bit;
+    this.flagWord = on ? this.flagWord | bit : this.flagWord & ~bit;
   }
 
   protected slots(): S {

@@ -39,15 +39,17 @@ const BACKED_OFF = FREE_BIT * 2; // a sleep since the last failure: a tried endp
 const PANIC = FREE_BIT * 4; // the current selection came from a tier in panic mode (its breakers are ignored)
 
 export class Call<C, T> extends Waiting<C, CallHistory<C>> implements AttemptOwner<C>, AdmissionHost<C>, ReauthHost<C>, HedgeHost<C>, AbortWatcher {
-  readonly #op: Operation<C, T>;
+  // Assigned, not declared (see SignalContext).
+  private declare readonly op: Operation<C, T>;
   /** Settles the call's promise; a failure resolves it with a rejected promise (no `reject` kept: 56 B). */
-  #resolve!: (value: T | PromiseLike<T>) => void;
+  private declare resolveCall: (value: T | PromiseLike<T>) => void;
 
   constructor(s: PoolState<C>, op: Operation<C, T>, options: ExecuteOptions | undefined, given?: CallPlan<C>) {
     if (typeof op !== 'function') throw invalidOption('operation', 'a function (conn, ctx) => Promise', op);
     const plan = given ?? (options === undefined ? s.defaultPlan : resolvePlan(s, options));
     super(plan);
-    this.#op = op;
+    this.op = op;
+    this.resolveCall = undefined as never; // set by run(); assigned here so that every call has one shape
     if (plan.hedge !== undefined) this.slots().hedging = new Hedging(s, this, plan.hedge);
   }
 
@@ -59,7 +61,7 @@ export class Call<C, T> extends Waiting<C, CallHistory<C>> implements AttemptOwn
   /** Runs the call; the promise settles exactly once. */
   run(): Promise<T> {
     return new Promise<T>((resolve) => {
-      this.#resolve = resolve;
+      this.resolveCall = resolve;
       Call.#begin(this);
     });
   }
@@ -184,7 +186,7 @@ export class Call<C, T> extends Waiting<C, CallHistory<C>> implements AttemptOwn
     startAttempt(c.s, a);
     let pending: unknown;
     try {
-      pending = c.#op(ep.conn, a);
+      pending = c.op(ep.conn, a);
     } catch (error) {
       return c.attemptFailed(a, error, true);
     }
@@ -212,7 +214,7 @@ export class Call<C, T> extends Waiting<C, CallHistory<C>> implements AttemptOwn
     if (this.settled) return;
     this.settled = true;
     Call.#cleanup(this, 'superseded');
-    this.#resolve(value as T);
+    this.resolveCall(value as T);
   }
 
   attemptFailed(a: Attempt<C>, error: unknown, sync: boolean): void {
@@ -369,7 +371,7 @@ export class Call<C, T> extends Waiting<C, CallHistory<C>> implements AttemptOwn
     const error = new PoolError(code, message, { cause, attempts: c.attempts, endpoint: lastEndpoint?.name, retryAfterMs: retryAfterMs === INF ? undefined : retryAfterMs });
     Call.#cleanup(c, code === 'CLOSED' ? 'closed' : cancel, abortReason ?? error);
     recordCallFailure(c.s, c, error, lastEndpoint);
-    c.#resolve(settlementOf(c.plan, error, (c as { readonly tag?: unknown }).tag) as Promise<T>);
+    c.resolveCall(settlementOf(c.plan, error, (c as { readonly tag?: unknown }).tag) as Promise<T>);
   }
 
   static #cancel<C, T>(c: Call<C, T>, a: Attempt<C>, cancel: CancelReason, abortReason: unknown): void {

@@ -6,16 +6,17 @@ import type { ExecuteOptions } from '../options/options.js';
 
 /** A call made while the pool has a listener: numbered when made, in a field of its own (see call-ids.ts). */
 export class NumberedCall<C, T> extends Call<C, T> {
-  readonly #id: number;
+  // Assigned, not declared (see SignalContext).
+  private declare readonly callNo: number;
   constructor(s: PoolState<C>, op: Operation<C, T>, options: ExecuteOptions | undefined, plan?: CallPlan<C>) {
     // Numbered before its options are checked: a call refused for them still takes a number, as always.
     const id = ++s.callSeq;
     super(s, op, options, plan);
-    this.#id = id;
+    this.callNo = id;
   }
 
   override get id(): number {
-    return this.#id;
+    return this.callNo;
   }
 }
 
@@ -25,17 +26,17 @@ export class NumberedCall<C, T> extends Call<C, T> {
  * subclass, so that a plain `Call` has no field for it.
  */
 export class TaggedCall<C, T> extends Call<C, T> {
-  readonly tag: unknown;
+  declare readonly tag: unknown;
   // Numbered when made, as a NumberedCall (one class fewer to construct per request).
-  readonly #id: number;
+  private declare readonly callNo: number;
   constructor(s: PoolState<C>, op: Operation<C, T>, plan: CallPlan<C>, tag: unknown) {
     const id = ++s.callSeq;
     super(s, op, undefined, plan);
     this.tag = tag;
-    this.#id = id;
+    this.callNo = id;
   }
 
   override get id(): number {
-    return this.#id;
+    return this.callNo;
   }
 }
