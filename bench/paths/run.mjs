@@ -21,7 +21,7 @@ const VIEM_WORKER = fileURLToPath(new URL('./viem-worker.mjs', import.meta.url))
 export const GROUPS = {
   signal: { contenders: ['bare', 'pool-full', 'pool-signal'], op: 'value' },
 };
-export const HEAP = ['bare', 'pool-full', 'pool-signal', 'viem-custom', 'viem-fallback', 'viem-pool'];
+export const HEAP = ['bare', 'pool-full', 'pool-signal', 'viem-custom', 'viem-fallback', 'viem-pool', 'viem-pool-direct'];
 
 /** @param {{ runs: number, ms: number, nodes: string[], heapCalls: number, smoke?: boolean, log: (s: string) => void }} o */
 export async function runPaths(o) {
@@ -64,6 +64,11 @@ export async function runPaths(o) {
         poolCpuNs: m('poolCpuNs'),
         cpuVsFallback: round(median(rs.map((x) => x.cpuVsFallback)), 3),
         cpuRatios: rs.map((x) => round(x.cpuVsFallback, 3)),
+        // poolTransport with viem's `custom` handed in (providers as endpoints, no wrapper per endpoint)
+        directNs: m('directNs'),
+        directCpuNs: m('directCpuNs'),
+        directCpuVsFallback: round(median(rs.map((x) => x.directCpuVsFallback)), 3),
+        directCpuRatios: rs.map((x) => round(x.directCpuVsFallback, 3)),
       });
     }
     // fetch: both clients in one process against one loopback server, alternating (fetch-worker.mjs).
@@ -107,6 +112,8 @@ export function pathRatios(run) {
     viemThroughputVsFallback100: run.viem.some((v) => v.callers === 100) ? round(1 / run.viem.find((v) => v.callers === 100).costVsFallback, 2) : undefined,
     viemCpuVsFallback1: run.viem.find((v) => v.callers === 1)?.cpuVsFallback,
     viemCpuVsFallback100: run.viem.find((v) => v.callers === 100)?.cpuVsFallback,
+    viemDirectCpuVsFallback1: run.viem.find((v) => v.callers === 1)?.directCpuVsFallback,
+    viemDirectCpuVsFallback100: run.viem.find((v) => v.callers === 100)?.directCpuVsFallback,
     fetchVsBare1: run.fetch.find((f) => f.callers === 1)?.ratio,
     fetchVsBare100: run.fetch.find((f) => f.callers === 100)?.ratio,
     fetchCpuVsBare1: run.fetch.find((f) => f.callers === 1)?.cpuRatio,
@@ -118,6 +125,7 @@ export function pathRatios(run) {
     heapPoolFull: run.heap.find((h) => h.contender === 'pool-full')?.bytesPerCall,
     heapViemPool: run.heap.find((h) => h.contender === 'viem-pool')?.bytesPerCall,
     heapViemCustom: run.heap.find((h) => h.contender === 'viem-custom')?.bytesPerCall,
+    heapViemPoolDirect: run.heap.find((h) => h.contender === 'viem-pool-direct')?.bytesPerCall,
   };
 }
 
@@ -134,7 +142,7 @@ if (import.meta.url === `file://${process.argv[1]}`) {
   for (const run of res) {
     console.log(JSON.stringify(pathRatios(run)));
     for (const t of run.timing) console.log(`${run.node} ${t.group} ${t.callers} ${t.contender} ${(t.medianNs / 1000).toFixed(2)} µs ×${t.ratioToFloor} ${t.opsPerSec}/s`);
-    for (const v of run.viem) console.log(`${run.node} viem ${v.callers} custom ${(v.customNs / 1000).toFixed(2)} µs fallback ${(v.fallbackNs / 1000).toFixed(2)} µs pool ${(v.poolNs / 1000).toFixed(2)} µs ×${v.costVsFallback} (${v.ratios.join(', ')}) cpu ×${v.cpuVsFallback} (${v.cpuRatios.join(', ')})`);
+    for (const v of run.viem) console.log(`${run.node} viem ${v.callers} custom ${(v.customNs / 1000).toFixed(2)} µs fallback ${(v.fallbackNs / 1000).toFixed(2)} µs pool ${(v.poolNs / 1000).toFixed(2)} µs ×${v.costVsFallback} (${v.ratios.join(', ')}) cpu ×${v.cpuVsFallback} (${v.cpuRatios.join(', ')}); with custom: cpu ×${v.directCpuVsFallback} (${v.directCpuRatios.join(', ')})`);
     for (const f of run.fetch) console.log(`${run.node} fetch ${f.callers} bare ${(f.bareNs / 1000).toFixed(1)} µs pooled ${(f.pooledNs / 1000).toFixed(1)} µs ×${f.ratio} (${f.ratios.join(', ')}) cpu ×${f.cpuRatio} (${f.cpuRatios.join(', ')})`);
     for (const h of run.heap) console.log(`${run.node} heap ${h.contender} ${h.bytesPerCall} B`);
   }

@@ -1,6 +1,7 @@
 /**
  * viem clients side by side in one process: `custom` (the floor), `fallback` over two
- * `custom`, and `poolTransport` over the same two at its defaults:
+ * `custom`, `poolTransport` over the same two at its defaults, and `poolTransport` with viem's
+ * `custom` handed in over the same two providers (`viem-pool-direct`: no wrapper per endpoint):
  *   node viem-worker.mjs '{"callers":1,"ms":2000}'
  * The three alternate in short blocks (rotating order) so that all see the same machine
  * load; prints ns per request for each, in wall time and in process CPU time.
@@ -10,7 +11,7 @@ import { pathContenders } from '../overhead/contenders.mjs';
 const args = JSON.parse(process.argv[2] ?? '{}');
 const { callers = 1, ms = 2000, block = callers === 1 ? 2_000 : 50 } = args;
 const op = async () => 42;
-const names = ['viem-custom', 'viem-fallback', 'viem-pool'];
+const names = ['viem-custom', 'viem-fallback', 'viem-pool', 'viem-pool-direct'];
 const clients = {};
 for (const n of names) clients[n] = await pathContenders[n](op);
 
@@ -34,11 +35,11 @@ while (Date.now() < warmEnd) for (const n of names) await runBlock(clients[n].ca
 const end = Date.now() + ms;
 let rounds = 0;
 while (Date.now() < end) {
-  const order = names.slice(rounds % 3).concat(names.slice(0, rounds % 3));
+  const order = names.slice(rounds % names.length).concat(names.slice(0, rounds % names.length));
   for (const n of order) total[n] += await runBlock(clients[n].call, n);
   rounds++;
 }
 for (const n of names) await clients[n].close();
 const per = (n) => total[n] / (rounds * block * callers);
 const cpuPer = (n) => (cpu[n] * 1000) / (rounds * block * callers);
-console.log(JSON.stringify({ ...args, rounds, customNs: per('viem-custom'), fallbackNs: per('viem-fallback'), poolNs: per('viem-pool'), costVsFallback: per('viem-pool') / per('viem-fallback'), customCpuNs: cpuPer('viem-custom'), fallbackCpuNs: cpuPer('viem-fallback'), poolCpuNs: cpuPer('viem-pool'), cpuVsFallback: cpuPer('viem-pool') / cpuPer('viem-fallback') }));
+console.log(JSON.stringify({ ...args, rounds, customNs: per('viem-custom'), fallbackNs: per('viem-fallback'), poolNs: per('viem-pool'), costVsFallback: per('viem-pool') / per('viem-fallback'), customCpuNs: cpuPer('viem-custom'), fallbackCpuNs: cpuPer('viem-fallback'), poolCpuNs: cpuPer('viem-pool'), cpuVsFallback: cpuPer('viem-pool') / cpuPer('viem-fallback'), directNs: per('viem-pool-direct'), directCpuNs: cpuPer('viem-pool-direct'), directCpuVsFallback: cpuPer('viem-pool-direct') / cpuPer('viem-fallback') }));
