@@ -33,32 +33,23 @@ import type { AttemptContext } from '../call/context.js';
 import { invalidOption, isPoolError } from '../base/errors.js';
 import { POOL_ALIASES, POOL_KEYS } from '../options/resolve.js';
 import { checkFunction, checkKeys, finite, type KnownKeys } from '../options/validate.js';
-import { checkUrlOption } from '../extras/url-option.js';
 import type { EndpointConfig, ExecuteOptions, PoolOptions } from '../options/options.js';
 import { Pool, executorAs } from '../pool.js';
 import { classifyViemError } from './classify.js';
 import { alreadyLanded } from './landed.js';
 import { UnsupportedMemory } from './unsupported.js';
-import type { CustomFactory, Eip1193Provider, HttpFactory, RequestFn, RpcArgs, RpcRequestOptions, TransportFactory, TransportInstance, TransportParams } from './types.js';
-import { directRequestOf, replayWith, sendDirect, type Replay } from './direct.js';
-import { hostOf } from '../extras/host.js';
+import type { CustomFactory, HttpFactory, RequestFn, RpcArgs, RpcRequestOptions, TransportFactory, TransportInstance, TransportParams } from './types.js';
+import { replayWith, sendDirect, type Replay } from './direct.js';
+import { instanceUse, NO_SIGNAL, type Built } from './instance.js';
+import { toEndpoints, type ViemEndpoint } from './endpoints.js';
+
+export type { ViemEndpoint };
 import { RpcReads, type RpcReadOptions } from '../rpc/reads.js';
 import { isEndpointTaken } from '../rpc/quorum.js';
 import { rpcAnswerKey } from '../rpc/answer-key.js';
 import { redactError } from '../extras/redact.js';
 import type { HeadOptions, HeadSnapshot } from '../rpc/heads.js';
 import { HeadRouting } from '../rpc/head-poll.js';
-
-/**
- * An endpoint given as a viem transport, as a URL (then `http` is required) or as an
- * EIP-1193 provider (then `custom` is required).
- */
-export type ViemEndpoint = Omit<EndpointConfig<TransportFactory>, 'conn' | 'name'> &
-  (
-    | { readonly transport: TransportFactory; readonly name: string }
-    | { readonly url: string; readonly name?: string }
-    | { readonly provider: Eip1193Provider; readonly name: string }
-  );
 
 /** Per-method override: return a class to decide, `undefined` to use the default. */
 export type ViemClassifier = (error: unknown, method: string | undefined) => ClassifyResult | undefined;
@@ -137,33 +128,6 @@ const ANSWERS: ReadonlySet<string> = new Set(['permanent', 'retry-narrower', 'un
 const ANSWER_CODES: ReadonlySet<string> = new Set(['PERMANENT', 'RETRY_NARROWER', 'RETRIES_EXHAUSTED', 'NO_ENDPOINT', 'PIN_UNAVAILABLE']);
 const SEND_RAW = 'eth_sendRawTransaction';
 const BLOCK_NUMBER: RpcArgs = { method: 'eth_blockNumber', params: [] };
-/** A transport instance, whether the attempt's signal is passed to it, and the options of a plain request without one. */
-interface Built {
-  readonly t: TransportInstance;
-  readonly hears: boolean;
-  readonly bare: RpcRequestOptions;
-  /** The transport's inner request, sent to directly (./direct.ts); `undefined`: through `t.request`. */
-  readonly raw: RequestFn | undefined;
-}
-
-/** Request options without a signal, shared (viem only reads them). */
-const NO_SIGNAL: RpcRequestOptions = { retryCount: 0 };
-/** The same for a transport that took `retryCount: 0` when it was built. */
-const NO_OPTIONS: RpcRequestOptions = {};
-
-/**
- * Whether a transport can do anything with a per-request signal. viem's `custom(provider)`
- * hands the signal to `provider.request` as its second argument; a provider whose
- * `request` declares a single parameter (EIP-1193's shape) never reads it, and passing one
- * anyway costs more than the rest of the request on Node 20 (viem spreads it into its
- * options and adds and removes an abort listener). Every other transport (`http`, whose
- * fetch it aborts; wrappers such as `fallback`, which pass it on) gets the signal.
- */
-function hearsSignal(t: TransportInstance): boolean {
-  const c = t.config;
-  return c.type !== 'custom' || typeof c.request !== 'function' || c.request.length >= 2;
-}
-
 const TRANSPORT_KEYS: Record<keyof PoolTransportOptions, true> & KnownKeys = {
   ...POOL_KEYS,
   http: true,
@@ -226,16 +190,7 @@ export function poolTransport(options: PoolTransportOptions): PoolTransport {
   finite('rememberUnsupportedMs', rememberUnsupportedMs, 0);
   const pool = new Pool<TransportFactory>({ ...poolOptions, classify, endpoints: toEndpoints(endpoints, http, custom) });
   const replay: Replay | undefined = custom === undefined ? undefined : replayWith(custom);
-  /** An endpoint transport's instance as this module uses it. */
-  const builtOf = (t: TransportInstance): Built => ({
-    t,
-    hears: passSignal && hearsSignal(t),
-    // A transport that took `retryCount: 0` never retries: a plain request without a
-    // signal then passes empty options (viem merges a request's options into the
-    // transport's own on every request, and an empty object is the cheapest to merge).
-    bare: t.config.retryCount === 0 ? NO_OPTIONS : NO_SIGNAL,
-    raw: replay === undefined ? undefined : directRequestOf(t),
-  });
+  const builtOf = instanceUse(passSignal, replay);
   /** The poll's own instances of the endpoint transports, built at its first tick. */
   let pollInstances: ((factory: TransportFactory) => Built) | undefined;
   const routing =
@@ -330,11 +285,7 @@ export function poolTransport(options: PoolTransportOptions): PoolTransport {
      */
     const plainOperation = (factory: TransportFactory, ctx: AttemptContext): Promise<unknown> => {
       try {
-        const b = instanceOf(factory);
-        const args = (ctx as unknown as FailedAttempt).tag as RpcArgs;
-        if (b.raw !== undefined) return sendDirect(b.raw, replay!, args, b.hears ? ctx.signal : undefined);
-        const sent = b.t.request(args, b.hears ? { retryCount: 0, signal: ctx.signal } : b.bare);
-        return sent instanceof Promise ? sent : Promise.resolve(sent);
+        return instanceOf(factory).send((ctx as unknown as FailedAttempt).tag as RpcArgs, ctx);
       } catch (error) {
         return Promise.reject(error);
       }
@@ -408,34 +359,3 @@ export function poolTransport(options: PoolTransportOptions): PoolTransport {
     },
   });
 }
-
-function toEndpoints(list: readonly ViemEndpoint[], http: HttpFactory | undefined, custom: CustomFactory | undefined): EndpointConfig<TransportFactory>[] {
-  if (!Array.isArray(list)) return list as never; // the pool reports the bad option
-  const used = new Set<string>();
-  return list.map((e, i) => {
-    if (typeof e !== 'object' || e === null) throw invalidOption(`endpoints[${i}]`, '{ name, transport }, { url, name? } or { name, provider }', e);
-    if ('transport' in e) {
-      if (typeof e.transport !== 'function') throw invalidOption(`endpoints[${i}].transport`, 'a viem transport (http(url), webSocket(url), custom(...))', e.transport);
-      const { transport, ...rest } = e;
-      used.add(e.name);
-      return { ...rest, conn: transport };
-    }
-    if ('provider' in e) {
-      const { provider, ...rest } = e;
-      if (typeof provider !== 'object' || provider === null || typeof (provider as { request?: unknown }).request !== 'function') {
-        throw invalidOption(`endpoints[${i}].provider`, 'an EIP-1193 provider (an object with request(args))', provider);
-      }
-      if (custom === undefined) throw invalidOption(`endpoints[${i}].provider`, "viem's custom in options.custom to wrap a provider", 'no custom');
-      used.add(e.name);
-      return { ...rest, conn: custom(provider, { retryCount: 0 }) };
-    }
-    checkUrlOption(`endpoints[${i}].url`, (e as { url?: unknown }).url);
-    if (http === undefined) throw invalidOption(`endpoints[${i}].url`, "viem's http in options.http to build a transport from a URL", 'no http');
-    const { url, name: given, ...rest } = e;
-    let name = given ?? hostOf(url) ?? `rpc-${i}`;
-    if (given === undefined && used.has(name)) name = `${name}#${i}`;
-    used.add(name);
-    return { ...rest, name, conn: http(url, { retryCount: 0 }) };
-  });
-}
-
