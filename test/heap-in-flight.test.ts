@@ -21,6 +21,10 @@
  *   rides on its call as a tag: no closure and no `then` of its own), about 3,090 B after
  *   the third and about 2,995 B after the fourth; viem `custom` alone is about 2,500 B, most of it viem's own request wrapper
  *   around each endpoint transport. What the pool adds per request is the core's objects above.
+ * - `viem-pool-direct` (poolTransport with viem's `custom` handed in, over two providers:
+ *   no viem wrapper per endpoint, src/viem/direct.ts) measured 996-1,034 B when it came
+ *   (ninth session): the core's objects, the provider's promise, and one `then` with its
+ *   closure that sends a failure through viem's error mapping.
  * Raise a budget on purpose, never to make a red build green.
  */
 import { execFileSync } from 'node:child_process';
@@ -48,6 +52,7 @@ describe('heap per call in flight', () => {
   test.each([
     ['pool-full', 740],
     ['viem-pool', 3_080],
+    ['viem-pool-direct', 1_100],
   ])('%s stays within %i B', (contender, budget) => {
     expect(bytesPerCall(contender)).toBeLessThanOrEqual(budget);
   }, 60_000);
