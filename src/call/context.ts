@@ -44,7 +44,7 @@ export abstract class SignalContext implements AttemptContext {
   // Fields of the classes a call is made of are assigned in constructors, never declared
   // with initializers or as `#private`: V8 runs a class's field initializers as a call of
   // their own on every construction, and a call (six classes deep) paid one per class,
-  // 40-60 ns per call on Node 20 and 26 (bench/notes/viem5.md).
+  // 40-60 ns per call on Node 20 and 26 (docs/performance.md, "The viem path with `custom` handed in").
   private declare signalState: AttemptSignal | EarlyAbort | undefined;
 
   constructor() {

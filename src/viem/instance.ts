@@ -17,7 +17,7 @@ export interface Built {
   /**
    * A plain request on this transport, one way or the other. Chosen once per instance: a
    * branch between the two in the shared operation made V8 allocate about 50 B more per
-   * request on the wrapped path in most processes (bench/notes/viem5.md).
+   * request on the wrapped path in most processes (docs/performance.md, "The viem path with `custom` handed in").
    */
   readonly send: (args: RpcArgs, ctx: AttemptContext) => Promise<unknown>;
 }
