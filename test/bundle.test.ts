@@ -46,6 +46,8 @@ import { join } from 'node:path';
 import { gzipSync } from 'node:zlib';
 import { build } from 'esbuild';
 import { describe, expect, test } from 'vitest';
+// @ts-expect-error: a plain .mjs script, shared with tsup.config.ts
+import { checkCache } from '../scripts/mangle.mjs';
 
 const root = join(import.meta.dirname, '..');
 export const CORE_BUDGET_BYTES = 54.5 * 1024; // raised on purpose for the eighth session: the gaps and fuzz3 fixes, fetch3's shared fetch operation and issue 16's fourth heap round (the call as its own first attempt, call-core.ts, the endpoint ticket): 55,450 B merged (53,439 B at 27910d7); bench/notes/gaps.md, fuzz3.md, fetch3.md, heap4.md; earlier raises in git log -p of this file
@@ -97,5 +99,13 @@ describe('package contents', () => {
     console.log(`import { Pool }: ${(bytes / 1024).toFixed(1)} KB minified (budget ${POOL_MIN_BUDGET_BYTES / 1024} KB), ${included.length} modules`);
     expect(bytes).toBeLessThanOrEqual(POOL_MIN_BUDGET_BYTES);
     for (const m of NEVER_WITH_POOL) expect(included).not.toContain(m);
+  }, 60_000);
+
+  test('the build shortens only internal property names (scripts/mangle-cache.json)', async () => {
+    // A name in the map that became public (an option key, an event field, a type's member),
+    // a quoted key or a platform name would be shortened where users spell it in full.
+    const r = (await checkCache()) as { problems: string[]; missed: string[]; size: number };
+    console.log(`${r.size} internal names shortened; ${r.missed.length} more could be (node scripts/mangle.mjs --write)`);
+    expect(r.problems).toEqual([]);
   }, 60_000);
 });
