@@ -41,7 +41,7 @@
  * panic check on a queued call's turn, the lazy latency switch for percentiles).
  */
 import { execFileSync } from 'node:child_process';
-import { readFileSync } from 'node:fs';
+import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { gzipSync } from 'node:zlib';
 import { build } from 'esbuild';
@@ -107,5 +107,11 @@ describe('package contents', () => {
     const r = (await checkCache()) as { problems: string[]; missed: string[]; size: number };
     console.log(`${r.size} internal names shortened; ${r.missed.length} more could be (node scripts/mangle.mjs --write)`);
     expect(r.problems).toEqual([]);
+    // Both formats and every entry were built with the map: no internal name is left in full.
+    const cache = JSON.parse(readFileSync(join(root, 'scripts/mangle-cache.json'), 'utf8')) as Record<string, string>;
+    const long = new RegExp(`\\.(${Object.keys(cache).join('|')})\\b`);
+    const built = readdirSync(join(root, 'dist'), { recursive: true, encoding: 'utf8' }).filter((f) => /\.c?js$/.test(f));
+    expect(built.some((f) => f.endsWith('.cjs')) && built.some((f) => f.endsWith('.js'))).toBe(true);
+    expect(built.filter((f) => long.test(readFileSync(join(root, 'dist', f), 'utf8')))).toEqual([]);
   }, 60_000);
 });
