@@ -9,6 +9,8 @@
  * among the unit tests that reach inside (the audit when the map grows: every failure must
  * be one of those).
  */
+import { readdirSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { transform } from 'esbuild';
 import { defineConfig, mergeConfig } from 'vitest/config';
 // @ts-expect-error: a plain .mjs script
@@ -17,6 +19,13 @@ import base from './vitest.config.js';
 
 const mangle = mangleOptions();
 const names = Object.keys(mangle.mangleCache);
+// The tests' own objects may use an internal name as a key they also spell as a string
+// (fast-check's `requiredKeys: ['cls']`, `Scenario['opts']`): such names stay as they are in
+// every test file (one set for all, since helpers and tests share their objects).
+const testFiles = readdirSync('test', { recursive: true, encoding: 'utf8' }).filter((f) => /\.[cm]?[jt]s$/.test(f));
+const testText = testFiles.map((f) => readFileSync(join('test', f), 'utf8')).join('\n');
+const ownKeys = names.filter((n) => testText.includes(`'${n}'`) || testText.includes(`"${n}"`));
+const testMangleProps = new RegExp(`^(?:${names.filter((n) => !ownKeys.includes(n)).join('|')})$`);
 
 export default mergeConfig(
   base,
@@ -27,10 +36,7 @@ export default mergeConfig(
         enforce: 'pre',
         async transform(code: string, id: string) {
           if (!(process.env['MANGLE_SRC_ONLY'] ? /\/src\/.*\.ts$/ : /\/(src|test)\/.*\.ts$/).test(id)) return null;
-          // A test's own objects may use an internal name as a key it also spells as a string
-          // (fast-check's `requiredKeys: ['cls']`): such a name stays as it is in that test.
-          const own = id.includes('/test/') ? names.filter((n) => code.includes(`'${n}'`) || code.includes(`"${n}"`)) : [];
-          const mangleProps = own.length === 0 ? mangle.mangleProps : new RegExp(`^(?:${names.filter((n) => !own.includes(n)).join('|')})$`);
+          const mangleProps = id.includes('/test/') ? testMangleProps : mangle.mangleProps;
           const out = await transform(code, { loader: 'ts', format: 'esm', target: 'es2022', sourcemap: true, sourcefile: id, mangleProps, mangleCache: { ...mangle.mangleCache } });
           return { code: out.code, map: out.map };
         },
