@@ -1,17 +1,9 @@
 import { defineConfig } from 'tsup';
+// @ts-expect-error: a plain .mjs script, shared with test/bundle.test.ts
+import { ENTRIES, mangleOptions } from './scripts/mangle.mjs';
 
 export default defineConfig({
-  entry: {
-    index: 'src/index.ts',
-    'testing/index': 'src/testing/index.ts',
-    'fetch/index': 'src/fetch/index.ts',
-    'keys/index': 'src/keys/index.ts',
-    'viem/index': 'src/viem/index.ts',
-    'prometheus/index': 'src/prometheus/index.ts',
-    'otel/index': 'src/otel/index.ts',
-    'redis/index': 'src/redis/index.ts',
-    'ethers/index': 'src/ethers/index.ts',
-  },
+  entry: ENTRIES,
   format: ['esm', 'cjs'],
   dts: true,
   sourcemap: true,
@@ -19,4 +11,9 @@ export default defineConfig({
   target: 'es2022',
   splitting: true,
   treeshake: true,
+  // Internal property names are shortened with one fixed map for both formats and every
+  // entry (scripts/mangle.mjs says which names, and why they are internal).
+  esbuildOptions(options) {
+    Object.assign(options, mangleOptions());
+  },
 });

@@ -1,0 +1,46 @@
+/**
+ * The test suite against sources whose internal property names are shortened as the build
+ * shortens them (scripts/mangle.mjs): `npx vitest run -c vitest.mangled.config.ts [files]`.
+ * The tests are shortened too, since unit tests call internal methods and hand pure
+ * functions objects with internal fields.
+ *
+ * `MANGLE_SRC_ONLY=1` rewrites src/ alone: a src/ module that reads an internal name from an
+ * object a user hands it (an alias table looked up with the user's key, say) fails there,
+ * among the unit tests that reach inside (the audit when the map grows: every failure must
+ * be one of those).
+ */
+import { readdirSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { transform } from 'esbuild';
+import { defineConfig, mergeConfig } from 'vitest/config';
+// @ts-expect-error: a plain .mjs script
+import { mangleOptions } from './scripts/mangle.mjs';
+import base from './vitest.config.js';
+
+const mangle = mangleOptions();
+const names = Object.keys(mangle.mangleCache);
+// The tests' own objects may use an internal name as a key they also spell as a string
+// (fast-check's `requiredKeys: ['cls']`, `Scenario['opts']`): such names stay as they are in
+// every test file (one set for all, since helpers and tests share their objects).
+const testFiles = readdirSync('test', { recursive: true, encoding: 'utf8' }).filter((f) => /\.[cm]?[jt]s$/.test(f));
+const testText = testFiles.map((f) => readFileSync(join('test', f), 'utf8')).join('\n');
+const ownKeys = names.filter((n) => testText.includes(`'${n}'`) || testText.includes(`"${n}"`));
+const testMangleProps = new RegExp(`^(?:${names.filter((n) => !ownKeys.includes(n)).join('|')})$`);
+
+export default mergeConfig(
+  base,
+  defineConfig({
+    plugins: [
+      {
+        name: 'mangle-internal-props',
+        enforce: 'pre',
+        async transform(code: string, id: string) {
+          if (!(process.env['MANGLE_SRC_ONLY'] ? /\/src\/.*\.ts$/ : /\/(src|test)\/.*\.ts$/).test(id)) return null;
+          const mangleProps = id.includes('/test/') ? testMangleProps : mangle.mangleProps;
+          const out = await transform(code, { loader: 'ts', format: 'esm', target: 'es2022', sourcemap: true, sourcefile: id, mangleProps, mangleCache: { ...mangle.mangleCache } });
+          return { code: out.code, map: out.map };
+        },
+      },
+    ],
+  }),
+);
