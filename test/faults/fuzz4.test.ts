@@ -1,0 +1,60 @@
+/**
+ * Regressions found (or fixed on request) on branch fuzz4, each reduced to a fixed
+ * scenario on loopback servers or the FakeClock. Seeds in bench/notes/fuzz4.md.
+ */
+import { afterEach, describe, expect, test } from 'vitest';
+import { createPooledFetch, classifyFetchError, classifyStatus, HttpStatusError, type PooledFetch } from '../../src/fetch/index.js';
+import { startLoopback, type Loopback } from '../helpers/loopback.js';
+
+const open: Loopback[] = [];
+const made: PooledFetch[] = [];
+afterEach(async () => {
+  await Promise.all(made.splice(0).map((f) => f.pool.close()));
+  await Promise.all(open.splice(0).map((s) => s.close()));
+});
+
+async function server(handler: Parameters<typeof startLoopback>[0]): Promise<Loopback> {
+  const s = await startLoopback(handler);
+  open.push(s);
+  return s;
+}
+
+describe('fetch: an endpoint that rejects its key or the method (401, 403, 405) without a token provider', () => {
+  // The viem and ethers adapters move on (the answer is about the endpoint: its key, its
+  // plan); the fetch adapter ended the call with that answer while another endpoint worked.
+  test.each([401, 403, 405])('HTTP %i from e0: the call moves on to e1 (GET and POST, Response and parse)', async (status) => {
+    const first = await server((_req, res) => res.writeHead(status).end());
+    const second = await server((_req, res) => res.end('{"ok":true}'));
+    const f = createPooledFetch({ endpoints: [{ url: first.url, name: 'e0' }, { url: second.url, name: 'e1' }], attemptTimeoutMs: 2_000 });
+    made.push(f);
+    expect((await f('/x')).status).toBe(200);
+    await expect(f('/x', { parse: 'json' })).resolves.toEqual({ ok: true });
+    // A POST refused for its key was not processed: moved on too.
+    await expect(f('/pay', { method: 'POST', body: 'x', parse: 'json' })).resolves.toEqual({ ok: true });
+    expect(first.hits).toBe(3);
+    expect(second.hits).toBe(3);
+  });
+
+  test('every endpoint answers 403: the last answer is returned (or thrown with throwOnHttpError), each endpoint asked once', async () => {
+    const a = await server((_req, res) => res.writeHead(403).end('a'));
+    const b = await server((_req, res) => res.writeHead(403).end('b'));
+    const f = createPooledFetch({ endpoints: [{ url: a.url, name: 'e0' }, { url: b.url, name: 'e1' }], attemptTimeoutMs: 2_000, maxAttempts: 5 });
+    made.push(f);
+    const res = await f('/x');
+    expect(res.status).toBe(403);
+    expect(a.hits + b.hits).toBe(2);
+    const g = createPooledFetch({ endpoints: [{ url: a.url, name: 'e0' }, { url: b.url, name: 'e1' }], attemptTimeoutMs: 2_000, maxAttempts: 5, throwOnHttpError: true });
+    made.push(g);
+    const err = (await g('/x').catch((e: unknown) => e)) as { code?: string; cause?: unknown };
+    expect(err.code).toBe('NO_ENDPOINT');
+    expect((err.cause as HttpStatusError).status).toBe(403);
+    expect(a.hits + b.hits).toBe(4);
+  });
+
+  test('the table: 401, 403, 405 unsupported; 404 and 400 still permanent', () => {
+    expect([401, 403, 405].map((s) => classifyStatus(s))).toEqual(['unsupported', 'unsupported', 'unsupported']);
+    expect(classifyFetchError(new HttpStatusError(403))).toBe('unsupported');
+    expect(classifyStatus(404)).toBe('permanent');
+    expect(classifyStatus(400)).toBe('permanent');
+  });
+});
