@@ -5,6 +5,7 @@
 import { afterEach, describe, expect, test } from 'vitest';
 import { createPooledFetch, classifyFetchError, classifyStatus, HttpStatusError, type PooledFetch } from '../../src/fetch/index.js';
 import { startLoopback, type Loopback } from '../helpers/loopback.js';
+import { FakeEndpoint, fail, harness, ok, start } from '../support.js';
 
 const open: Loopback[] = [];
 const made: PooledFetch[] = [];
@@ -56,5 +57,43 @@ describe('fetch: an endpoint that rejects its key or the method (401, 403, 405) 
     expect(classifyFetchError(new HttpStatusError(403))).toBe('unsupported');
     expect(classifyStatus(404)).toBe('permanent');
     expect(classifyStatus(400)).toBe('permanent');
+  });
+});
+
+describe('a late rate-limited answer from an endpoint setEndpoints replaced or removed', () => {
+  // gaps.md left these: endpoint-cooling and endpoint-adapted events of a dead endpoint
+  // carried its name, which is the live replacement's (or no endpoint's any more).
+  const cases = [
+    ['cooling', { perSecond: 10 }],
+    ['adaptive', { perSecond: 10, mode: 'paced', adaptive: true }],
+  ] as const;
+  test.each(cases)('%s: replaced (same name, new connection): no endpoint-cooling or endpoint-adapted under the live name', async (_what, rateLimit) => {
+    const h = harness([{ name: 'a', rateLimit }, { name: 'b' }], { strategy: 'ordered' });
+    h.eps['a']!.then(fail('rate-limited', 100));
+    const call = start(h.pool.execute(h.op));
+    await h.clock.advance(10);
+    const seen = h.events.length;
+    h.pool.setEndpoints([{ name: 'a', conn: new FakeEndpoint('a', ok('fresh')), rateLimit }, { name: 'b', conn: h.eps['b']! }]);
+    await h.clock.advance(200);
+    await call.promise;
+    const late = h.events.slice(seen).filter((e) => e.type === 'endpoint-cooling' || e.type === 'endpoint-adapted');
+    expect(late).toEqual([]);
+    // The live a was not cooled either.
+    expect(h.pool.stats()[0]!.status).toBe('ok');
+  });
+
+  test.each(cases)('%s: removed from a group its live members keep: the event names a live member, not the removed key', async (what, rateLimit) => {
+    const h = harness([{ name: 'a', rateLimit }, { name: 'b', rateLimit }, { name: 'c', rateLimit }], { groups: [['a', 'b', 'c']], strategy: 'ordered' });
+    h.eps['a']!.then(fail('rate-limited', 100));
+    const call = start(h.pool.execute(h.op));
+    await h.clock.advance(10);
+    const seen = h.events.length;
+    h.pool.setEndpoints([{ name: 'b', conn: h.eps['b']!, rateLimit }, { name: 'c', conn: h.eps['c']!, rateLimit }]);
+    await h.clock.advance(100);
+    const late = h.events.slice(seen).filter((e) => e.type === 'endpoint-cooling' || e.type === 'endpoint-adapted');
+    // The account's answer still cools (and lowers) the quota b and c share; reported under b.
+    expect(late.map((e) => e.endpoint)).toEqual(what === 'cooling' ? ['b'] : ['b', 'b']);
+    await h.clock.advance(5000);
+    await call.promise;
   });
 });
