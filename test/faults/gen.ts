@@ -90,6 +90,12 @@ export interface ServeOptions {
   readonly unitMs: number;
   /** JSON-RPC servers put the request's id into RPC error answers. */
   readonly rpc: boolean;
+  /** Answers a request at once, outside the plan (a lookup the test does not fault), or `undefined`. */
+  readonly bypass?: (body: string) => { status: number; body: string } | undefined;
+  /** Sees every planned request with its fault; may answer with another fault instead. */
+  readonly intercept?: (body: string, fault: Fault) => Fault;
+  /** Checks a request's headers (a bearer token): one that fails is answered 401, before the plan. */
+  readonly check?: (headers: Record<string, string | string[] | undefined>) => boolean;
 }
 
 /** A server on 127.0.0.1 answering its n-th request with `plan[n % plan.length]`. */
@@ -177,13 +183,27 @@ export async function serveFaults(plan: readonly Fault[], o: ServeOptions): Prom
     stats.hits++;
     open++;
     res.on('close', () => open--);
-    const fault = plan[n++ % plan.length]!;
     const header = req.headers['x-call'];
     const at = performance.now();
     const chunks: Buffer[] = [];
     req.on('data', (c: Buffer) => chunks.push(c));
     req.on('end', () => {
       const body = Buffer.concat(chunks).toString('utf8');
+      const direct = o.bypass?.(body);
+      if (direct !== undefined) {
+        stats.log.push({ call: undefined, at, fault: { k: 'ok', f: 0 } });
+        res.writeHead(direct.status, { 'content-type': 'application/json', ...(o.closeConnections ? { connection: 'close' } : {}) });
+        res.end(direct.body);
+        return;
+      }
+      if (o.check !== undefined && !o.check(req.headers)) {
+        const refused: Fault = { k: 'status', status: 401, retryAfter: 'none' };
+        stats.log.push({ call: typeof header === 'string' ? header : callInBody(body), at, fault: refused });
+        handle(req, res, body, refused);
+        return;
+      }
+      const planned = plan[n++ % plan.length]!;
+      const fault = o.intercept === undefined ? planned : o.intercept(body, planned);
       stats.log.push({ call: typeof header === 'string' ? header : callInBody(body), at, fault });
       handle(req, res, body, fault);
     });

@@ -13,7 +13,7 @@ import { poolTransport } from '../../src/viem/index.js';
 import { classifyViemError } from '../../src/viem/classify.js';
 import { PooledJsonRpcProvider, classifyEthersError, type PooledProviderOptions } from '../../src/ethers/index.js';
 import { timerLag, watchLag, withLag } from '../helpers/lag.js';
-import { callAddress, countingClock, faultArb, refusedUrl, scenarioArb, serveFaults, type Fault, type Scenario, type ServerStats } from './gen.js';
+import { callAddress, countingClock, faultArb, refusedUrl, scenarioArb, serveFaults, type Fault, type Scenario, type ServeOptions, type ServerStats } from './gen.js';
 
 
 export interface Built {
@@ -82,7 +82,21 @@ export interface Adapter {
   badValue(v: unknown, x: FetchExtra): string | undefined;
   /** A rejection that is not documented, as a message. */
   badFailure(e: unknown, x: FetchExtra): string | undefined;
+  /** Per-call deadline and retry for these extras (default `perCall`). */
+  perCallFor?(x: FetchExtra): boolean;
+  /** Requests one attempt may send (default 1), for property 7. */
+  requestsPerAttempt?(x: FetchExtra, endpoints: number): number;
+  /** Attempts may run on after their call settled and after close() (passSignal: false): no open-request check. */
+  background?(x: FetchExtra): boolean;
+  /** Property 2 is not judged for these extras on this scenario. */
+  mayFail?(sc: Scenario, x: FetchExtra): boolean;
+  /** A POST without a key is replayed by design (`replay: 'always'`): property 8 does not apply. */
+  replaysPost?(x: FetchExtra): boolean;
+  /** Server options for these extras (answers, interception). */
+  serve?(x: FetchExtra): Partial<ServeOptions>;
 }
+
+export const perCallOf = (a: Adapter, x: FetchExtra): boolean => a.perCallFor?.(x) ?? a.perCall;
 
 /** Statuses about the endpoint (its key, its plan): the call moves on, nothing was processed. */
 export const KEY_STATUSES: ReadonlySet<number> = new Set([401, 403, 405]);
@@ -363,6 +377,7 @@ export async function runScenario(a: Adapter, sc: Scenario, x: FetchExtra): Prom
         unitMs: U,
         rpc: a.rpc,
         answer: (body) => answerFor(a, body),
+        ...a.serve?.(x),
       });
       servers.push(s);
       urls.push(s.url);
@@ -372,7 +387,7 @@ export async function runScenario(a: Adapter, sc: Scenario, x: FetchExtra): Prom
   const replacement =
     sc.swapAt === undefined
       ? undefined
-      : await serveFaults([{ k: 'ok', f: 0 }], { closeConnections: false, unitMs: U, rpc: a.rpc, answer: (body) => answerFor(a, body) });
+      : await serveFaults([{ k: 'ok', f: 0 }], { closeConnections: false, unitMs: U, rpc: a.rpc, answer: (body) => answerFor(a, body), ...a.serve?.(x) });
   const unhandled: unknown[] = [];
   const onUnhandled = (reason: unknown): void => void unhandled.push(reason);
   process.on('unhandledRejection', onUnhandled);
@@ -443,7 +458,7 @@ export async function runScenario(a: Adapter, sc: Scenario, x: FetchExtra): Prom
             if (ctl?.signal.aborted === true) r.abortedAt ??= r.start;
             let p: Promise<unknown>;
             try {
-              p = built.call(i, ctl?.signal, a.perCall && c.deadline !== undefined ? c.deadline * U : undefined, a.perCall ? c.retry : undefined);
+              p = built.call(i, ctl?.signal, perCallOf(a, x) && c.deadline !== undefined ? c.deadline * U : undefined, perCallOf(a, x) ? c.retry : undefined);
             } catch (error) {
               p = Promise.reject(error);
             }
@@ -518,7 +533,7 @@ export async function runScenario(a: Adapter, sc: Scenario, x: FetchExtra): Prom
       if (bad !== undefined) violations.push(`${tag}: ${bad}`);
     }
     // 1. The deadline.
-    const own = a.perCall && c.deadline !== undefined ? c.deadline * U : deadlineMs;
+    const own = perCallOf(a, x) && c.deadline !== undefined ? c.deadline * U : deadlineMs;
     if (took > own + margin) violations.push(`${tag} took ${Math.round(took)} ms, deadline ${own} ms + margin ${margin} ms (${key})`);
     // 5. The caller's abort.
     if (r.abortedAt !== undefined && r.abortedAt < r.end) {
@@ -548,12 +563,13 @@ export async function runScenario(a: Adapter, sc: Scenario, x: FetchExtra): Prom
       const late = hits.filter((h) => h.at > r.end! + margin);
       if (late.length > 0) violations.push(`call ${r.i}: ${late.length} request(s) reached e${late[0]!.e} ${Math.round(late[0]!.at - r.end)} ms after the call settled`);
       const n = sc.endpoints.length;
-      const retry = a.perCall ? c.retry : undefined;
+      const retry = perCallOf(a, x) ? c.retry : undefined;
       let cap = retry === 'none' || x.method === 'STREAM' ? 1 : retry === 'until-deadline' ? Infinity : typeof retry === 'object' ? retry.maxAttempts : (sc.maxAttempts ?? Math.max(3, n));
+      cap *= a.requestsPerAttempt?.(x, n) ?? 1;
       // A 401 with a token provider is replayed once at no retry cost.
       if (x.token !== 'none') cap += hits.filter((h) => h.fault.k === 'status' && h.fault.status === 401).length;
       if (hits.length > cap) violations.push(`call ${r.i}: ${hits.length} requests, its attempts allow ${cap}`);
-      if (x.method === 'POST') {
+      if (x.method === 'POST' && a.replaysPost?.(x) !== true) {
         const processed = hits.filter((h) => !(h.fault.k === 'status' && (h.fault.status === 408 || h.fault.status === 429 || KEY_STATUSES.has(h.fault.status))));
         if (processed.length > 1) violations.push(`call ${r.i}: a POST without a key reached ${processed.length} servers that may have processed it (${processed.map((h) => `e${h.e}:${h.fault.k}`).join(', ')})`);
       }
@@ -569,6 +585,7 @@ export async function runScenario(a: Adapter, sc: Scenario, x: FetchExtra): Prom
   if (closeMs >= cap) violations.push(`close() did not resolve within ${cap} ms`);
   servers.forEach((s, i) => {
     if (s === undefined) return;
+    if (a.background?.(x) === true) return;
     if (s.openRequests() > 0) violations.push(`server e${i}: ${s.openRequests()} request(s) still open ${settleWaited} ms after close() and the last call`);
     else if (s.openSockets() > 0) violations.push(`server e${i}: ${s.openSockets()} connection(s) still open with no request, after the idle ones were closed: ${s.describeSockets()}`);
   });
@@ -590,6 +607,7 @@ export function healthyIndex(sc: Scenario): number {
 /** Property 2's precondition for one call. */
 export function mustSucceed(a: Adapter, sc: Scenario, c: Scenario['callers'][number], U: number, backoffMax: number, deadline: number, margin: number, x: FetchExtra): boolean {
   if (healthyIndex(sc) === -1 || c.abortAt !== undefined || sc.closeAt !== undefined) return false;
+  if (a.mayFail?.(sc, x) === true) return false;
   // Queues (permits, rate limits, in-flight caps) make a call wait on the others: no time bound.
   if (sc.opts.maxConcurrentCalls !== undefined || sc.opts.perSecond !== undefined || sc.opts.maxInFlight !== undefined) return false;
   if (sc.endpoints.some((e) => e.kind === 'server' && e.plan.some((f) => a.isFinal(f, x)))) return false;
@@ -597,9 +615,9 @@ export function mustSucceed(a: Adapter, sc: Scenario, c: Scenario['callers'][num
   if (x.token === 'hang' || x.token === 'throw' || x.token === 'empty') return false;
   // A POST without a key ends at the first failure that may have reached a server.
   const neverProcessed = (f: Fault): boolean => healthy(f) || (f.k === 'status' && (f.status === 408 || f.status === 429 || KEY_STATUSES.has(f.status)));
-  if (x.method === 'POST' && sc.endpoints.some((e) => e.kind === 'server' && !e.plan.every(neverProcessed))) return false;
+  if (x.method === 'POST' && a.replaysPost?.(x) !== true && sc.endpoints.some((e) => e.kind === 'server' && !e.plan.every(neverProcessed))) return false;
   const n = sc.endpoints.length;
-  const retry = a.perCall ? c.retry : undefined;
+  const retry = perCallOf(a, x) ? c.retry : undefined;
   if ((retry === 'none' || x.method === 'STREAM') && n > 1) return false;
   const attempts = retry === 'until-deadline' ? Infinity : typeof retry === 'object' ? retry.maxAttempts : (sc.maxAttempts ?? Math.max(3, n));
   if (attempts < n) return false;
