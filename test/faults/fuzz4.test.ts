@@ -6,6 +6,9 @@ import { afterEach, describe, expect, test } from 'vitest';
 import { createPooledFetch, classifyFetchError, classifyStatus, HttpStatusError, type PooledFetch } from '../../src/fetch/index.js';
 import { startLoopback, type Loopback } from '../helpers/loopback.js';
 import { FakeEndpoint, fail, harness, ok, start } from '../support.js';
+import { http } from 'viem';
+import { poolTransport } from '../../src/viem/index.js';
+import { timerLag, withLag } from '../helpers/lag.js';
 
 const open: Loopback[] = [];
 const made: PooledFetch[] = [];
@@ -95,5 +98,42 @@ describe('a late rate-limited answer from an endpoint setEndpoints replaced or r
     expect(late.map((e) => e.endpoint)).toEqual(what === 'cooling' ? ['b'] : ['b', 'b']);
     await h.clock.advance(5000);
     await call.promise;
+  });
+});
+
+describe('viem withEndpoint: an operation that goes on after its attempt ended', () => {
+  // With passSignal: false (or a transport that takes no signal) the operation's requests
+  // are not aborted; once the attempt had ended (timed out, the call failed), the operation's
+  // next request still went out: a request from a call that had already settled.
+  test.each([false, true])('passSignal %s: no request starts after the attempt timed out and the call failed', async (passSignal) => {
+    const lag = await timerLag(5);
+    const T = withLag(40, lag, 3);
+    const seen: string[] = [];
+    let answered: () => void = () => undefined;
+    const firstAnswer = new Promise<void>((r) => (answered = r));
+    const slow = await server((_req, res, body) => {
+      const b = JSON.parse(body) as { id: number; params: unknown[] };
+      seen.push(String(b.params[1]));
+      setTimeout(() => (res.end(JSON.stringify({ jsonrpc: '2.0', id: b.id, result: '0x1' })), answered()), 2 * T);
+    });
+    const t = poolTransport({ endpoints: [{ url: slow.url, name: 'a' }], http, attemptTimeoutMs: T, passSignal });
+    let settledAt = 0;
+    const err = await t
+      .withEndpoint(
+        async (transport) => {
+          const c = transport({});
+          await c.request({ method: 'eth_getBalance', params: ['0x0', 'latest'] }).catch(() => undefined);
+          return c.request({ method: 'eth_getBalance', params: ['0x0', 'pending'] });
+        },
+        { retry: 'none' },
+      )
+      .catch((e: unknown) => ((settledAt = performance.now()), e));
+    expect(err).toMatchObject({ code: 'RETRIES_EXHAUSTED' });
+    // Past the slow answer, with room for the next request to arrive.
+    await firstAnswer;
+    await new Promise((r) => setTimeout(r, withLag(100, lag, 10)));
+    expect(settledAt).toBeGreaterThan(0);
+    expect(seen).toEqual(['latest']);
+    await t.close();
   });
 });
