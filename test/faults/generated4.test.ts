@@ -136,6 +136,21 @@ const viemOps: Adapter = {
   },
 };
 
+/** withEndpoint with passSignal: false alone: the cell where an ended attempt's operation goes on. */
+const viemWithBackground: Adapter = {
+  ...viemOps,
+  name: 'viem withEndpoint, passSignal: false',
+  extra: fc.record({
+    method: fc.constant('GET' as const),
+    token: fc.constant('none' as const),
+    rpcMethod: fc.constant('eth_getBalance' as const),
+    op: fc.constant('with' as const),
+    passSignal: fc.constant(false),
+  }),
+  // Answers that come after the attempt timed out are what lets an ended operation go on.
+  fault: fc.oneof({ weight: 3, arbitrary: fc.record({ k: fc.constant('ok' as const), f: fc.constantFrom(1.5, 3) }) }, { weight: 2, arbitrary: viemAdapter.fault }),
+};
+
 // Sends: one chain behind every server --------------------------------------------------
 
 /** The chain of the run being made (runs are sequential). */
@@ -389,6 +404,7 @@ afterAll(() => closeRtt());
 describe('generated faults, fourth round: what generated.test.ts does not draw', () => {
   test('viem: pin, withEndpoint, quorum, passSignal', () => check(viemOps, seedOf(20261211), RUNS, false, FILE), 120_000);
   test('liveness: viem pin, withEndpoint, passSignal', () => check(viemOps, seedOf(20261212), RUNS, true, FILE), 120_000);
+  test('viem: withEndpoint with passSignal: false', () => check(viemWithBackground, seedOf(20261219), RUNS + 6, false, FILE), 120_000);
   test('viem: eth_sendRawTransaction with keccak256', () => check(viemSends, seedOf(20261213), RUNS, false, FILE), 120_000);
   test('ethers: eth_sendRawTransaction', () => check(ethersSends, seedOf(20261214), RUNS, false, FILE), 120_000);
   test('liveness: sends through viem and ethers', async () => {
