@@ -12,7 +12,7 @@
  * | method not found / not supported (-32601, -32004, 4200), HTTP 401/403/405 | `unsupported`    |
  * | HTTP 408/429, -32005, 429, -32007, rate-limit or quota wording            | `rate-limited` (+ `Retry-After`) |
  * | HTTP 5xx, -32603, -32002, node not synced / header not found, shutting down | `transient`      |
- * | no HTTP status and no RPC code: refused, reset, timeout, socket closed    | `transient`      |
+ * | no HTTP status and no RPC code (or viem's -1): refused, reset, timeout, socket closed | `transient` |
  * | any other JSON-RPC code or 4xx: the node answered                         | `permanent`      |
  *
  * 401/403 are `unsupported` rather than `permanent` because they are about this endpoint
@@ -119,7 +119,9 @@ export function classifyViemError(error: unknown, options: ViemClassifyOptions =
     return retryAfterMs === undefined ? 'rate-limited' : { class: 'rate-limited', retryAfterMs };
   }
   if ((status !== undefined && status >= 500) || code === -32603 || code === -32002 || LAGGING.test(text) || SHUTTING_DOWN.test(text)) return 'transient';
-  if (status === undefined && code === undefined) {
+  // -1 is viem's UnknownRpcError, its wrapper for a failure it could not read (a WebSocket
+  // that could not connect: an ErrorEvent with "connect ECONNREFUSED"), not a node's code.
+  if (status === undefined && (code === undefined || code === -1)) {
     if (ev.names.has('HttpRequestError') || NETWORK_NAMES.some((n) => ev.names.has(n)) || SYS_CODES.some((c) => ev.sysCodes.has(c)) || NETWORK.test(text)) {
       return 'transient';
     }

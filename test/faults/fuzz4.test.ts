@@ -6,7 +6,11 @@ import { afterEach, describe, expect, test } from 'vitest';
 import { createPooledFetch, classifyFetchError, classifyStatus, HttpStatusError, type PooledFetch } from '../../src/fetch/index.js';
 import { startLoopback, type Loopback } from '../helpers/loopback.js';
 import { FakeEndpoint, fail, harness, ok, start } from '../support.js';
-import { http } from 'viem';
+import { UnknownRpcError, http, webSocket } from 'viem';
+import { socketClientCache } from 'viem/utils';
+import { classifyViemError } from '../../src/viem/classify.js';
+import { refusedPort } from '../helpers/loopback.js';
+import { serveWsFaults } from './gen.js';
 import { poolTransport } from '../../src/viem/index.js';
 import { timerLag, withLag } from '../helpers/lag.js';
 
@@ -135,5 +139,33 @@ describe('viem withEndpoint: an operation that goes on after its attempt ended',
     expect(settledAt).toBeGreaterThan(0);
     expect(seen).toEqual(['latest']);
     await t.close();
+  });
+});
+
+describe('viem webSocket: an endpoint whose socket cannot connect', () => {
+  // Seed 20261223 (path 1, liveness over webSocket): viem reports a refused WebSocket as
+  // UnknownRpcError (code -1, "connect ECONNREFUSED" in its details, an ErrorEvent as its
+  // cause); the classifier read code -1 as a node's answer (permanent), so the call ended
+  // on the dead endpoint while another one was healthy.
+  test('a refused WebSocket is transient: the call moves on to a healthy endpoint', async () => {
+    const port = await refusedPort();
+    const good = await serveWsFaults([{ k: 'ok', f: 0 }], { unitMs: 1, answer: (body) => ({ status: 200, body: JSON.stringify({ jsonrpc: '2.0', id: (JSON.parse(body) as { id: number }).id, result: '0x1' }) }) });
+    const urls = [`ws://127.0.0.1:${port}`, good.url];
+    const t = poolTransport({ endpoints: urls.map((u, i) => ({ name: `e${i}`, transport: webSocket(u, { keepAlive: false, reconnect: false }) })), strategy: 'ordered', attemptTimeoutMs: 5_000 });
+    try {
+      await expect(t({}).request({ method: 'eth_blockNumber' })).resolves.toBe('0x1');
+      expect(good.hits).toBe(1);
+    } finally {
+      await t.close();
+      for (const [id, client] of [...socketClientCache.entries()]) if (urls.includes((JSON.parse(id) as { url: string }).url)) (client as { close(): void }).close();
+      await good.close();
+    }
+  });
+
+  test('classifyViemError: UnknownRpcError (-1) over a network failure is transient; a node answering -1 stays permanent', () => {
+    const refused = Object.assign(new Event('error'), { message: 'connect ECONNREFUSED 127.0.0.1:1' });
+    expect(classifyViemError(new UnknownRpcError(refused as unknown as Error))).toBe('transient');
+    expect(classifyViemError(new UnknownRpcError(new Error('socket hang up')))).toBe('transient');
+    expect(classifyViemError(new UnknownRpcError(Object.assign(new Error('odd answer'), { code: -1 })))).toBe('permanent');
   });
 });

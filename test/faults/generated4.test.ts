@@ -19,13 +19,14 @@
  * Seeded: `FC_SEED` (with `FC_PATH`) replays a run; `FC_ADAPTER4_RUNS` sets runs (default 12).
  */
 import fc from 'fast-check';
-import { http, keccak256 } from 'viem';
+import { http, keccak256, webSocket } from 'viem';
+import { socketClientCache } from 'viem/utils';
 import { afterAll, describe, test } from 'vitest';
 import { isPoolError } from '../../src/index.js';
 import { createPooledFetch, type PooledRequestInit } from '../../src/fetch/index.js';
 import { poolTransport } from '../../src/viem/index.js';
 import { PooledJsonRpcProvider, type PooledProviderOptions } from '../../src/ethers/index.js';
-import { callAddress, faultArb, type Fault, type Scenario } from './gen.js';
+import { callAddress, faultArb, serveWsFaults, type Fault, type Scenario } from './gen.js';
 import {
   check,
   closeRtt,
@@ -149,6 +150,61 @@ const viemWithBackground: Adapter = {
   }),
   // Answers that come after the attempt timed out are what lets an ended operation go on.
   fault: fc.oneof({ weight: 3, arbitrary: fc.record({ k: fc.constant('ok' as const), f: fc.constantFrom(1.5, 3) }) }, { weight: 2, arbitrary: viemAdapter.fault }),
+};
+
+/** viem's `webSocket` transports over this file's WebSocket servers: plain requests, pin, withEndpoint. */
+const viemWs: Adapter = {
+  ...viemOps,
+  name: 'viem over webSocket (plain, pin, withEndpoint)',
+  extra: fc.record({
+    method: fc.constant('GET' as const),
+    token: fc.constant('none' as const),
+    rpcMethod: fc.constant('eth_getBalance' as const),
+    op: fc.constantFrom('plain' as const, 'pin' as const, 'with' as const),
+    pinAt: fc.nat({ max: 3 }),
+    passSignal: fc.constant(true),
+  }),
+  serveWith: (plan, o) => serveWsFaults(plan, o),
+  build(urls, s, x, ep): Built {
+    const o = x4(x);
+    const wsUrls = urls.map((u) => u.replace(/^http:/, 'ws:'));
+    // viem keeps one socket per URL in a cache of its own; the user closes them (here after the pool).
+    const ws = (u: string) => webSocket(u, { timeout: 5 * s.attemptTimeoutMs, keepAlive: false, reconnect: { attempts: 3, delay: Math.ceil(s.attemptTimeoutMs / 2) } });
+    const t = poolTransport({ endpoints: wsUrls.map((u, i) => ({ name: `e${i}`, transport: ws(u), ...ep })), ...defined(s) });
+    const inst = t({});
+    const pinned = o.op === 'pin' ? t.pin(`e${o.pinAt! % urls.length}`)({}) : undefined;
+    const live = [...wsUrls];
+    const args = (i: number, tag = 'latest') => ({ method: 'eth_getBalance', params: [callAddress(i), tag] });
+    return {
+      close: async () => {
+        await t.close();
+        const mine = new Set([...wsUrls, ...live]);
+        for (const [id, client] of [...socketClientCache.entries()]) {
+          if (mine.has((JSON.parse(id) as { url?: string }).url ?? '')) (client as { close(): void }).close();
+        }
+      },
+      swap: (i, url) => {
+        live[i] = url.replace(/^http:/, 'ws:');
+        t.pool.setEndpoints(live.map((u, j) => ({ name: `e${j}`, conn: ws(u), ...ep })));
+      },
+      call: (i, signal, deadlineMs, retry) => {
+        const opts = signal ? { signal } : undefined;
+        if (o.op === 'pin') return pinned!.request(args(i), opts);
+        if (o.op === 'with') {
+          return t.withEndpoint(
+            async (transport) => {
+              const c = transport({});
+              const a = await c.request(args(i));
+              const b = await c.request(args(i, 'pending'));
+              return a === b ? b : `mismatch ${String(a)} ${String(b)}`;
+            },
+            { ...(signal ? { signal } : {}), ...(deadlineMs !== undefined ? { deadlineMs } : {}), ...(retry !== undefined ? { retry } : {}) },
+          );
+        }
+        return inst.request(args(i), opts);
+      },
+    };
+  },
 };
 
 // Sends: one chain behind every server --------------------------------------------------
@@ -405,6 +461,8 @@ describe('generated faults, fourth round: what generated.test.ts does not draw',
   test('viem: pin, withEndpoint, quorum, passSignal', () => check(viemOps, seedOf(20261211), RUNS, false, FILE), 120_000);
   test('liveness: viem pin, withEndpoint, passSignal', () => check(viemOps, seedOf(20261212), RUNS, true, FILE), 120_000);
   test('viem: withEndpoint with passSignal: false', () => check(viemWithBackground, seedOf(20261219), RUNS + 6, false, FILE), 120_000);
+  test('viem over webSocket', () => check(viemWs, seedOf(20261220), RUNS, false, FILE), 120_000);
+  test('liveness: viem over webSocket', () => check(viemWs, seedOf(20261223), RUNS, true, FILE), 120_000);
   test('viem: eth_sendRawTransaction with keccak256', () => check(viemSends, seedOf(20261213), RUNS, false, FILE), 120_000);
   test('ethers: eth_sendRawTransaction', () => check(ethersSends, seedOf(20261214), RUNS, false, FILE), 120_000);
   test('liveness: sends through viem and ethers', async () => {

@@ -92,6 +92,8 @@ export interface Adapter {
   mayFail?(sc: Scenario, x: FetchExtra): boolean;
   /** A POST without a key is replayed by design (`replay: 'always'`): property 8 does not apply. */
   replaysPost?(x: FetchExtra): boolean;
+  /** Serves a plan (default: `serveFaults`, HTTP). */
+  serveWith?(plan: readonly Fault[], o: ServeOptions): Promise<ServerStats>;
   /** Server options for these extras (answers, interception). */
   serve?(x: FetchExtra): Partial<ServeOptions>;
 }
@@ -372,7 +374,7 @@ export async function runScenario(a: Adapter, sc: Scenario, x: FetchExtra): Prom
       servers.push(undefined);
       urls.push(await refusedUrl());
     } else {
-      const s = await serveFaults(e.plan, {
+      const s = await (a.serveWith ?? serveFaults)(e.plan, {
         closeConnections: e.closeConnections,
         unitMs: U,
         rpc: a.rpc,
@@ -387,7 +389,7 @@ export async function runScenario(a: Adapter, sc: Scenario, x: FetchExtra): Prom
   const replacement =
     sc.swapAt === undefined
       ? undefined
-      : await serveFaults([{ k: 'ok', f: 0 }], { closeConnections: false, unitMs: U, rpc: a.rpc, answer: (body) => answerFor(a, body), ...a.serve?.(x) });
+      : await (a.serveWith ?? serveFaults)([{ k: 'ok', f: 0 }], { closeConnections: false, unitMs: U, rpc: a.rpc, answer: (body) => answerFor(a, body), ...a.serve?.(x) });
   const unhandled: unknown[] = [];
   const onUnhandled = (reason: unknown): void => void unhandled.push(reason);
   process.on('unhandledRejection', onUnhandled);
