@@ -162,7 +162,26 @@ describe('viem webSocket: an endpoint whose socket cannot connect', () => {
     }
   });
 
+  // Seed 32 (path 16, liveness over webSocket): a node's answer that is not JSON reaches the
+  // request as UnknownRpcError over a SyntaxError: read as a node's answer, the call ended.
+  test('an answer that is not JSON is transient: the call moves on to a healthy endpoint', async () => {
+    const answer = (body: string) => ({ status: 200, body: JSON.stringify({ jsonrpc: '2.0', id: (JSON.parse(body) as { id: number }).id, result: '0x1' }) });
+    const bad = await serveWsFaults([{ k: 'malformed' }], { unitMs: 1, answer });
+    const good = await serveWsFaults([{ k: 'ok', f: 0 }], { unitMs: 1, answer });
+    const urls = [bad.url, good.url];
+    const t = poolTransport({ endpoints: urls.map((u, i) => ({ name: `e${i}`, transport: webSocket(u, { keepAlive: false, reconnect: false }) })), strategy: 'ordered', attemptTimeoutMs: 5_000 });
+    try {
+      await expect(t({}).request({ method: 'eth_blockNumber' })).resolves.toBe('0x1');
+      expect([bad.hits, good.hits]).toEqual([1, 1]);
+    } finally {
+      await t.close();
+      for (const [id, client] of [...socketClientCache.entries()]) if (urls.includes((JSON.parse(id) as { url: string }).url)) (client as { close(): void }).close();
+      await Promise.all([bad.close(), good.close()]);
+    }
+  });
+
   test('classifyViemError: UnknownRpcError (-1) over a network failure is transient; a node answering -1 stays permanent', () => {
+    expect(classifyViemError(new UnknownRpcError(new SyntaxError('Unexpected token o in JSON')))).toBe('transient');
     const refused = Object.assign(new Event('error'), { message: 'connect ECONNREFUSED 127.0.0.1:1' });
     expect(classifyViemError(new UnknownRpcError(refused as unknown as Error))).toBe('transient');
     expect(classifyViemError(new UnknownRpcError(new Error('socket hang up')))).toBe('transient');

@@ -165,6 +165,11 @@ const viemWs: Adapter = {
     passSignal: fc.constant(true),
   }),
   serveWith: (plan, o) => serveWsFaults(plan, o),
+  // viem's webSocket ignores a request's signal (a request runs to viem's own timeout) and
+  // its socket clients (a cache of viem's, reconnecting) are the user's to close: the servers'
+  // open requests and connections after close() are viem's, not the pool's. Pool timers and
+  // signal listeners are still checked.
+  background: () => true,
   build(urls, s, x, ep): Built {
     const o = x4(x);
     const wsUrls = urls.map((u) => u.replace(/^http:/, 'ws:'));
@@ -179,9 +184,15 @@ const viemWs: Adapter = {
       close: async () => {
         await t.close();
         const mine = new Set([...wsUrls, ...live]);
-        for (const [id, client] of [...socketClientCache.entries()]) {
-          if (mine.has((JSON.parse(id) as { url?: string }).url ?? '')) (client as { close(): void }).close();
-        }
+        const closeSockets = (): void => {
+          for (const [id, client] of [...socketClientCache.entries()]) {
+            if (mine.has((JSON.parse(id) as { url?: string }).url ?? '')) (client as { close(): void }).close();
+          }
+        };
+        closeSockets();
+        // A socket still connecting enters viem's cache once open: close those too.
+        await new Promise((r) => setTimeout(r, s.attemptTimeoutMs));
+        closeSockets();
       },
       swap: (i, url) => {
         live[i] = url.replace(/^http:/, 'ws:');
