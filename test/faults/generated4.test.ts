@@ -89,8 +89,8 @@ const viemOps: Adapter = {
   mayFail: (sc, x) => {
     const o = x4(x);
     if (o.op === 'pin') return !isHealthyEndpoint(sc, o.pinAt! % sc.endpoints.length);
-    // A quorum of 2 needs two endpoints that answer alike; its legs' time is not modelled.
-    if (o.op === 'quorum') return true;
+    // A quorum of 2 needs two healthy endpoints (answers alike).
+    if (o.op === 'quorum') return sc.endpoints.filter((_e, i) => isHealthyEndpoint(sc, i)).length < 2;
     return false;
   },
   build(urls, s, x, ep): Built {
