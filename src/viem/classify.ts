@@ -5,6 +5,7 @@
  *
  * | evidence anywhere in the chain                                          | class            |
  * |--------------------------------------------------------------------------|------------------|
+ * | `LandedCheckError` (a send's "already known" whose check by hash failed)  | `transient`      |
  * | execution reverted (code 3, "revert")                                    | `permanent`      |
  * | already known / nonce too low / replacement underpriced                  | `permanent`      |
  * | user rejected (4001)                                                     | `permanent`      |
@@ -109,6 +110,8 @@ export interface ViemClassifyOptions {
 /** The default classifier for viem errors (see the table above). */
 export function classifyViemError(error: unknown, options: ViemClassifyOptions = {}): ClassifyResult {
   const ev = gatherEvidence(error);
+  // A send's duplicate answer whose check by hash failed: it may have landed (rpc/landed-check.ts).
+  if (ev.names.has('LandedCheckError')) return 'transient';
   const { status, code, text } = ev;
   if (code === 3 || REVERT.test(text)) return 'permanent';
   if (ALREADY.test(text)) return 'permanent';

@@ -11,6 +11,8 @@ import { socketClientCache } from 'viem/utils';
 import { classifyViemError } from '../../src/viem/classify.js';
 import { refusedPort } from '../helpers/loopback.js';
 import { serveWsFaults } from './gen.js';
+import { keccak256 } from 'viem';
+import { PooledJsonRpcProvider } from '../../src/ethers/index.js';
 import { poolTransport } from '../../src/viem/index.js';
 import { timerLag, withLag } from '../helpers/lag.js';
 
@@ -186,5 +188,65 @@ describe('viem webSocket: an endpoint whose socket cannot connect', () => {
     expect(classifyViemError(new UnknownRpcError(refused as unknown as Error))).toBe('transient');
     expect(classifyViemError(new UnknownRpcError(new Error('socket hang up')))).toBe('transient');
     expect(classifyViemError(new UnknownRpcError(Object.assign(new Error('odd answer'), { code: -1 })))).toBe('permanent');
+  });
+});
+
+describe('sends: "already known" and the check by hash fails', () => {
+  // Seed 51 (generated4, sends through viem and ethers): e0 took the transaction and lost
+  // its answer; e1 answered "already known", then died before the check by hash; the send
+  // failed with "already known" (ethers: UNKNOWN_ERROR) though e2 was healthy and the
+  // transaction had landed. Only a node that says it has not got the transaction makes the
+  // duplicate answer final.
+  const raw = '0x00000000000000000000000000000000000000c1abababababababab' as const;
+  async function nodes(): Promise<Loopback[]> {
+    const rpc = (body: string) => JSON.parse(body) as { id: number; method: string; params: string[] };
+    const known = (id: number) => JSON.stringify({ jsonrpc: '2.0', id, error: { code: -32000, message: 'already known' } });
+    // e0 takes the transaction and resets the connection before answering.
+    const e0 = await server((_req, res) => (res.writeHead(200, { 'content-length': '100' }), res.write('{"jsonrpc":'), setTimeout(() => res.socket?.resetAndDestroy(), 5)));
+    // e1 has it, and its check by hash fails (the connection drops).
+    const e1 = await server((_req, res, body) => (rpc(body).method === 'eth_getTransactionByHash' ? res.socket?.destroy() : res.end(known(rpc(body).id))));
+    // e2 has it and says so when asked.
+    const e2 = await server((_req, res, body) => {
+      const r = rpc(body);
+      res.end(r.method === 'eth_getTransactionByHash' ? JSON.stringify({ jsonrpc: '2.0', id: r.id, result: { hash: r.params[0] } }) : known(r.id));
+    });
+    return [e0, e1, e2];
+  }
+
+  test('ethers: another endpoint is asked, and the send resolves with the hash', async () => {
+    const [e0, e1, e2] = await nodes();
+    const p = new PooledJsonRpcProvider({ endpoints: [e0!, e1!, e2!].map((s, i) => ({ url: s.url, name: `e${i}` })), network: 1, strategy: 'ordered', attemptTimeoutMs: 5_000, backoff: { initialMs: 1, maxMs: 1 } });
+    try {
+      await expect(p.sendWith('eth_sendRawTransaction', [raw])).resolves.toBe(keccak256(raw));
+      expect(e2!.hits).toBe(2);
+    } finally {
+      await p.close();
+    }
+  });
+
+  test('viem (keccak256): another endpoint is asked, and the send resolves with the hash', async () => {
+    const [e0, e1, e2] = await nodes();
+    const t = poolTransport({ endpoints: [e0!, e1!, e2!].map((s, i) => ({ url: s.url, name: `e${i}` })), http, keccak256, strategy: 'ordered', attemptTimeoutMs: 5_000, backoff: { initialMs: 1, maxMs: 1 } });
+    try {
+      await expect(t({}).request({ method: 'eth_sendRawTransaction', params: [raw] })).resolves.toBe(keccak256(raw));
+      expect(e2!.hits).toBe(2);
+    } finally {
+      await t.close();
+    }
+  });
+
+  test('a node that answers the check with null keeps its duplicate answer final (nonce taken by another transaction)', async () => {
+    const e = await server((_req, res, body) => {
+      const r = JSON.parse(body) as { id: number; method: string };
+      res.end(JSON.stringify(r.method === 'eth_getTransactionByHash' ? { jsonrpc: '2.0', id: r.id, result: null } : { jsonrpc: '2.0', id: r.id, error: { code: -32000, message: 'nonce too low' } }));
+    });
+    const other = await server((_req, res) => res.end('{}'));
+    const p = new PooledJsonRpcProvider({ endpoints: [{ url: e.url, name: 'e0' }, { url: other.url, name: 'e1' }], network: 1, strategy: 'ordered', attemptTimeoutMs: 5_000 });
+    try {
+      await expect(p.sendWith('eth_sendRawTransaction', [raw])).rejects.toThrow(/nonce/);
+      expect(other.hits).toBe(0);
+    } finally {
+      await p.close();
+    }
   });
 });

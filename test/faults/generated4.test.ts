@@ -252,6 +252,7 @@ function sendServe(): ReturnType<NonNullable<Adapter['serve']>> {
       if (p.method !== 'eth_getTransactionByHash') return undefined;
       const hash = p.params?.[0];
       const tx = typeof hash === 'string' && chain.hashes.has(hash) ? { hash, nonce: '0x0' } : null;
+      if (process.env['FC_DEBUG'] === '1') console.log(`lookup ${String(hash).slice(0, 10)} ${tx !== null} at ${Math.round(performance.now())}`);
       return { status: 200, body: JSON.stringify({ jsonrpc: '2.0', id: p.id, result: tx }) };
     },
     intercept: (body, fault) => {
@@ -259,6 +260,7 @@ function sendServe(): ReturnType<NonNullable<Adapter['serve']>> {
       const raw = p.params?.[0];
       if (p.method !== 'eth_sendRawTransaction' || typeof raw !== 'string') return fault;
       const answers = fault.k === 'ok' || fault.k === 'trickle';
+      if (process.env['FC_DEBUG'] === '1') console.log(`send ${raw.slice(-20)} ${fault.k} landed ${chain.landed.has(raw)} at ${Math.round(performance.now())}`);
       if (chain.conflict) return answers ? { k: 'rpc-error', code: -32000, message: 'nonce too low' } : fault;
       if (chain.landed.has(raw)) return answers ? { k: 'rpc-error', code: -32000, message: 'already known' } : fault;
       if (processes(fault)) {
