@@ -84,6 +84,8 @@ export interface Adapter {
   badFailure(e: unknown, x: FetchExtra): string | undefined;
   /** Per-call deadline and retry for these extras (default `perCall`). */
   perCallFor?(x: FetchExtra): boolean;
+  /** Round trips one healthy attempt takes one after the other (default 1): the unit grows with them. */
+  roundTripsPerAttempt?(x: FetchExtra): number;
   /** Requests one attempt may send (default 1), for property 7. */
   requestsPerAttempt?(x: FetchExtra, endpoints: number): number;
   /** Attempts may run on after their call settled and after close() (passSignal: false): no open-request check. */
@@ -366,7 +368,9 @@ export async function runScenario(a: Adapter, sc: Scenario, x: FetchExtra): Prom
   const lag0 = await timerLag(5);
   // The attempt timeout: every time of the scenario is a multiple of it. It covers the timer
   // lag and four loopback round trips measured now.
-  const U = Math.max(withLag(40, lag0, 3), Math.ceil(4 * (await roundTrip())));
+  // An attempt that needs several round trips (a send and its check by hash, a two-request
+  // operation) gets a unit as many times longer: property 2 counts on one attempt per unit.
+  const U = (a.roundTripsPerAttempt?.(x) ?? 1) * Math.max(withLag(40, lag0, 3), Math.ceil(4 * (await roundTrip())));
   const servers: (ServerStats | undefined)[] = [];
   const urls: string[] = [];
   for (const e of sc.endpoints) {
