@@ -14,7 +14,19 @@ export function adaptDown<C>(s: PoolState<C>, ep: EndpointState<C>, q: Quota, se
   if (rate === undefined) return;
   q.adapted(now);
   q.waiters?.poke();
-  if (rate !== previous) s.emit({ type: 'endpoint-adapted', endpoint: ep.name, perSecond: rate, previous, reason: 'decrease' });
+  const name = liveName(s, ep, q);
+  if (rate !== previous && name !== undefined) s.emit({ type: 'endpoint-adapted', endpoint: name, perSecond: rate, previous, reason: 'decrease' });
+}
+
+/**
+ * The name an event about limit `q` goes under: the answering endpoint's; for one that
+ * `setEndpoints` replaced or removed, a live endpoint that shares `q` (a group its live
+ * members kept: the account's answer), else none (its name may be a replacement's now).
+ */
+export function liveName<C>(s: PoolState<C>, ep: EndpointState<C>, q: Quota): string | undefined {
+  if (ep.live) return ep.name;
+  for (const e of s.endpoints) if (e.quota === q) return e.name;
+  return undefined;
 }
 
 /** A success (`ok`), or a look from `stats()`/`capacity()`: the increase due, if any. */
@@ -27,5 +39,6 @@ export function adaptUp<C>(s: PoolState<C>, ep: EndpointState<C>, now: number, o
   if (rate === undefined) return;
   q.adapted(now);
   q.waiters?.poke();
-  s.emit({ type: 'endpoint-adapted', endpoint: ep.name, perSecond: rate, previous, reason: 'increase' });
+  const name = liveName(s, ep, q);
+  if (name !== undefined) s.emit({ type: 'endpoint-adapted', endpoint: name, perSecond: rate, previous, reason: 'increase' });
 }

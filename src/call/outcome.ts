@@ -14,7 +14,7 @@ import type { EndpointState } from '../selection/endpoint.js';
 import type { PoolState } from '../state.js';
 import { NotAPromiseError, type Attempt } from './attempt.js';
 import { learnCeiling, ownLevel, rateLimitCooldownMs, recoverCeilings } from './ceilings.js';
-import { adaptDown, adaptUp } from './adaptive.js';
+import { adaptDown, adaptUp, liveName } from './adaptive.js';
 
 /** A success: the breaker, latency, metrics and `attempt-success`. */
 export function recordSuccess<C>(s: PoolState<C>, a: Attempt<C>): void {
@@ -140,7 +140,11 @@ export function recordFailure<C>(s: PoolState<C>, a: Attempt<C>, error: unknown,
   if (s.tracksLatency) ep.latency.observe(now, now - a.startedAt, unhealthy, s.opts.latency.decayMs, s.opts.latency.failurePenaltyMs);
   const movesOn = applyHints(s, ep, verdict, now);
   reportFailure(s, a, cls, error, now, opened, closed);
-  if (cls === 'rate-limited' && s.listener !== undefined) s.emit({ type: 'endpoint-cooling', endpoint: ep.name, cooldownMs });
+  if (cls === 'rate-limited' && s.listener !== undefined) {
+    // A replaced or removed endpoint's cooldown is reported only where a live endpoint shares it.
+    const name = liveName(s, ep, level);
+    if (name !== undefined) s.emit({ type: 'endpoint-cooling', endpoint: name, cooldownMs });
+  }
   return { cls, retryAfterMs: cls === 'rate-limited' ? cooldownMs : undefined, movesOn };
 }
 

@@ -43,8 +43,7 @@ const PERMANENT: ReadonlySet<string> = new Set([
 const TRANSIENT: ReadonlySet<string> = new Set(['TIMEOUT', 'NETWORK_ERROR', 'BAD_DATA', 'CANCELLED']);
 /**
  * 401, 403, 405: about the endpoint (its key, its plan), not the request, as in the viem
- * table: `unsupported`, so another endpoint serves it. (The fetch table says `permanent`:
- * a REST API's 403 is usually about the request.)
+ * and fetch tables: `unsupported`, so another endpoint serves it.
  */
 const KEY_STATUSES: ReadonlySet<number> = new Set([401, 403, 405]);
 

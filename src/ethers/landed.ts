@@ -2,10 +2,12 @@
  * For a resent `eth_sendRawTransaction`: when a node answers "already known" / "nonce too
  * low" / "doesn't have the correct nonce", an earlier attempt whose answer was lost may
  * have landed this very transaction. The node is asked for it by hash
- * (`keccak256(raw)`); if it has it, the send succeeded and the hash is the answer.
- * Anything going wrong here leaves the original answer in place.
+ * (`keccak256(raw)`); if it has it, the send succeeded and the hash is the answer; if it
+ * says it has not, the original answer stands. A check that fails throws
+ * `LandedCheckError` (transient: another endpoint is asked).
  */
 import { keccak256 } from 'ethers';
+import { LandedCheckError } from '../rpc/landed-check.js';
 import { postJsonRpc, RpcAnswerError, type PostOptions, type RpcConnection } from './http.js';
 
 const DUPLICATE = /already known|known transaction|nonce too low|already imported|nonce has already been used|correct nonce/i;
@@ -14,11 +16,18 @@ export async function landedHash(conn: RpcConnection, params: unknown, error: un
   if (!(error instanceof RpcAnswerError) || !DUPLICATE.test(error.message)) return undefined;
   const raw = Array.isArray(params) ? (params[0] as unknown) : undefined;
   if (typeof raw !== 'string' || !/^0x[0-9a-fA-F]*$/.test(raw)) return undefined;
+  let hash: string;
   try {
-    const hash = keccak256(raw);
-    const tx = await postJsonRpc(conn, JSON.stringify({ jsonrpc: '2.0', id: 0, method: 'eth_getTransactionByHash', params: [hash] }), o);
-    return tx !== null && tx !== undefined ? hash : undefined;
+    hash = keccak256(raw);
   } catch {
     return undefined;
   }
+  let tx: unknown;
+  try {
+    tx = await postJsonRpc(conn, JSON.stringify({ jsonrpc: '2.0', id: 0, method: 'eth_getTransactionByHash', params: [hash] }), o);
+  } catch (lookup) {
+    // The node did not say it lacks the transaction: not final (another endpoint is asked).
+    throw new LandedCheckError(error, lookup);
+  }
+  return tx !== null && tx !== undefined ? hash : undefined;
 }

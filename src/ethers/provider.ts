@@ -196,12 +196,17 @@ export class PooledJsonRpcProvider extends JsonRpcApiProvider {
         this.#routing?.observe(ctx.endpoint, p.method, p.params, result);
         return result;
       } catch (error) {
+        let failure = error;
         if (p.method === 'eth_sendRawTransaction') {
-          const hash = await landedHash(conn, p.params, error, post);
-          if (hash !== undefined) return hash;
+          try {
+            const hash = await landedHash(conn, p.params, error, post);
+            if (hash !== undefined) return hash;
+          } catch (check) {
+            failure = check; // LandedCheckError: the check failed, the answer is not final
+          }
         }
-        if (typeof error === 'object' && error !== null) this.#origin.set(error, p.method);
-        throw error;
+        if (typeof failure === 'object' && failure !== null) this.#origin.set(failure, p.method);
+        throw failure;
       }
     }, e);
   }

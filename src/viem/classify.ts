@@ -5,6 +5,7 @@
  *
  * | evidence anywhere in the chain                                          | class            |
  * |--------------------------------------------------------------------------|------------------|
+ * | `LandedCheckError` (a send's "already known" whose check by hash failed)  | `transient`      |
  * | execution reverted (code 3, "revert")                                    | `permanent`      |
  * | already known / nonce too low / replacement underpriced                  | `permanent`      |
  * | user rejected (4001)                                                     | `permanent`      |
@@ -12,7 +13,7 @@
  * | method not found / not supported (-32601, -32004, 4200), HTTP 401/403/405 | `unsupported`    |
  * | HTTP 408/429, -32005, 429, -32007, rate-limit or quota wording            | `rate-limited` (+ `Retry-After`) |
  * | HTTP 5xx, -32603, -32002, node not synced / header not found, shutting down | `transient`      |
- * | no HTTP status and no RPC code: refused, reset, timeout, socket closed    | `transient`      |
+ * | no HTTP status and no RPC code (or viem's -1): refused, reset, timeout, socket closed, not JSON | `transient` |
  * | any other JSON-RPC code or 4xx: the node answered                         | `permanent`      |
  *
  * 401/403 are `unsupported` rather than `permanent` because they are about this endpoint
@@ -95,7 +96,8 @@ const LAGGING = /header not found|missing trie node|unknown block|not (yet )?syn
 /** A node on its way down still answers, with errors about itself (ganache: -32700 "Database is not open"). */
 const SHUTTING_DOWN = /database (is )?not open|database (is )?closed|shutting down|server is closing|service unavailable/;
 const NETWORK = /fetch failed|econnrefused|econnreset|socket hang up|other side closed|network (error|request failed)|connection (refused|reset|closed)|terminated|socket closed/;
-const NETWORK_NAMES = ['TimeoutError', 'SocketClosedError', 'WebSocketRequestError', 'AbortError'];
+/** SyntaxError: an answer that is not JSON (over a WebSocket viem reports it as UnknownRpcError). */
+const NETWORK_NAMES = ['TimeoutError', 'SocketClosedError', 'WebSocketRequestError', 'AbortError', 'SyntaxError'];
 const SYS_CODES = ['ECONNREFUSED', 'ECONNRESET', 'EPIPE', 'ETIMEDOUT', 'ENOTFOUND', 'EAI_AGAIN', 'EHOSTUNREACH', 'ENETUNREACH', 'UND_ERR_SOCKET', 'UND_ERR_CLOSED', 'UND_ERR_CONNECT_TIMEOUT', 'UND_ERR_HEADERS_TIMEOUT', 'UND_ERR_BODY_TIMEOUT'];
 
 export interface ViemClassifyOptions {
@@ -108,6 +110,8 @@ export interface ViemClassifyOptions {
 /** The default classifier for viem errors (see the table above). */
 export function classifyViemError(error: unknown, options: ViemClassifyOptions = {}): ClassifyResult {
   const ev = gatherEvidence(error);
+  // A send's duplicate answer whose check by hash failed: it may have landed (rpc/landed-check.ts).
+  if (ev.names.has('LandedCheckError')) return 'transient';
   const { status, code, text } = ev;
   if (code === 3 || REVERT.test(text)) return 'permanent';
   if (ALREADY.test(text)) return 'permanent';
@@ -119,7 +123,10 @@ export function classifyViemError(error: unknown, options: ViemClassifyOptions =
     return retryAfterMs === undefined ? 'rate-limited' : { class: 'rate-limited', retryAfterMs };
   }
   if ((status !== undefined && status >= 500) || code === -32603 || code === -32002 || LAGGING.test(text) || SHUTTING_DOWN.test(text)) return 'transient';
-  if (status === undefined && code === undefined) {
+  // -1 is viem's UnknownRpcError, its wrapper for a failure it could not read (a WebSocket
+  // that could not connect: an ErrorEvent with "connect ECONNREFUSED"; an answer that is not
+  // JSON: a SyntaxError), not a node's code.
+  if (status === undefined && (code === undefined || code === -1)) {
     if (ev.names.has('HttpRequestError') || NETWORK_NAMES.some((n) => ev.names.has(n)) || SYS_CODES.some((c) => ev.sysCodes.has(c)) || NETWORK.test(text)) {
       return 'transient';
     }

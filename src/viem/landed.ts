@@ -1,13 +1,17 @@
 /**
  * `eth_sendRawTransaction` answered "already known" / "nonce too low": whether the node
- * already has this very transaction (then an earlier attempt landed it).
+ * already has this very transaction (then an earlier attempt landed it). A check that
+ * fails throws `LandedCheckError` (transient): only a node that answers "no such
+ * transaction" leaves its duplicate answer final.
  */
+import { LandedCheckError } from '../rpc/landed-check.js';
 import { classifyViemError } from './classify.js';
 import type { RpcArgs, RpcRequestOptions, TransportInstance } from './types.js';
 
 /**
- * For a duplicate-looking send: the hash, if this node has this exact transaction.
- * Anything going wrong here leaves the original answer in place.
+ * For a duplicate-looking send: the hash, if this node has this exact transaction;
+ * `undefined` if it says it has not (the original answer stands); throws
+ * `LandedCheckError` if the check itself failed.
  */
 export async function alreadyLanded(
   t: TransportInstance,
@@ -20,13 +24,20 @@ export async function alreadyLanded(
   if (typeof raw !== 'string' || !raw.startsWith('0x')) return undefined;
   const c = classifyViemError(error);
   if (c !== 'permanent' || !/already known|known transaction|nonce too low|already imported|nonce has already been used|correct nonce/i.test(textOf(error))) return undefined;
+  let hash: `0x${string}`;
   try {
-    const hash = keccak256(raw as `0x${string}`);
-    const tx = await t.request({ method: 'eth_getTransactionByHash', params: [hash] }, opts);
-    return tx !== null && tx !== undefined ? hash : undefined;
+    hash = keccak256(raw as `0x${string}`);
   } catch {
     return undefined;
   }
+  let tx: unknown;
+  try {
+    tx = await t.request({ method: 'eth_getTransactionByHash', params: [hash] }, opts);
+  } catch (lookup) {
+    // The node did not say it lacks the transaction: not final (another endpoint is asked).
+    throw new LandedCheckError(error, lookup);
+  }
+  return tx !== null && tx !== undefined ? hash : undefined;
 }
 
 function textOf(error: unknown): string {

@@ -348,7 +348,9 @@ export function poolTransport(options: PoolTransportOptions): PoolTransport {
         return await pool.execute((factory, ctx) => {
           const direct: TransportFactory = (params) => {
             const b = builtOf(factory({ ...params, retryCount: 0 }));
-            const request = ((args: RpcArgs) => attempt(b, args, b.hears ? ctx.signal : undefined, undefined)) as RequestFn;
+            // An attempt that has ended (timed out, its call settled) sends nothing more, even
+            // when its signal is not handed to the transport (passSignal: false).
+            const request = ((args: RpcArgs) => (ctx.signal.aborted ? Promise.reject(ctx.signal.reason) : attempt(b, args, b.hears ? ctx.signal : undefined, undefined))) as RequestFn;
             return { config: { key, name, type: 'endpointPool', request, retryCount: 0 }, request, value: { pool, endpoint: ctx.endpoint } };
           };
           return fn(direct, ctx.endpoint);

@@ -90,6 +90,12 @@ export interface ServeOptions {
   readonly unitMs: number;
   /** JSON-RPC servers put the request's id into RPC error answers. */
   readonly rpc: boolean;
+  /** Answers a request at once, outside the plan (a lookup the test does not fault), or `undefined`. */
+  readonly bypass?: (body: string) => { status: number; body: string } | undefined;
+  /** Sees every planned request with its fault; may answer with another fault instead. */
+  readonly intercept?: (body: string, fault: Fault) => Fault;
+  /** Checks a request's headers (a bearer token): one that fails is answered 401, before the plan. */
+  readonly check?: (headers: Record<string, string | string[] | undefined>) => boolean;
 }
 
 /** A server on 127.0.0.1 answering its n-th request with `plan[n % plan.length]`. */
@@ -177,13 +183,27 @@ export async function serveFaults(plan: readonly Fault[], o: ServeOptions): Prom
     stats.hits++;
     open++;
     res.on('close', () => open--);
-    const fault = plan[n++ % plan.length]!;
     const header = req.headers['x-call'];
     const at = performance.now();
     const chunks: Buffer[] = [];
     req.on('data', (c: Buffer) => chunks.push(c));
     req.on('end', () => {
       const body = Buffer.concat(chunks).toString('utf8');
+      const direct = o.bypass?.(body);
+      if (direct !== undefined) {
+        stats.log.push({ call: undefined, at, fault: { k: 'ok', f: 0 } });
+        res.writeHead(direct.status, { 'content-type': 'application/json', ...(o.closeConnections ? { connection: 'close' } : {}) });
+        res.end(direct.body);
+        return;
+      }
+      if (o.check !== undefined && !o.check(req.headers)) {
+        const refused: Fault = { k: 'status', status: 401, retryAfter: 'none' };
+        stats.log.push({ call: typeof header === 'string' ? header : callInBody(body), at, fault: refused });
+        handle(req, res, body, refused);
+        return;
+      }
+      const planned = plan[n++ % plan.length]!;
+      const fault = o.intercept === undefined ? planned : o.intercept(body, planned);
       stats.log.push({ call: typeof header === 'string' ? header : callInBody(body), at, fault });
       handle(req, res, body, fault);
     });
@@ -389,4 +409,126 @@ export function scenarioArb(fault: fc.Arbitrary<Fault>, liveness = false): fc.Ar
       maxInFlight: sometimes(fc.integer({ min: 1, max: 2 }), 1, 3),
     }),
   });
+}
+
+/**
+ * A WebSocket JSON-RPC server on 127.0.0.1 (a few lines of RFC 6455: text frames, ping,
+ * close; enough for viem's `webSocket` transport) answering its n-th request with
+ * `plan[n % plan.length]`. HTTP statuses become JSON-RPC errors of the same meaning (429 a
+ * rate limit, others an internal error); faults about a body (reset, truncated, endless,
+ * trickle) reset or stall the connection. `openRequests()` counts requests not answered
+ * on a connection still open; `openSockets()` the open connections.
+ */
+export async function serveWsFaults(plan: readonly Fault[], o: Pick<ServeOptions, 'answer' | 'unitMs'>): Promise<ServerStats> {
+  const { createHash } = await import('node:crypto');
+  const sockets = new Map<Socket, Set<unknown>>();
+  const timers = new Set<ReturnType<typeof setTimeout>>();
+  const later = (fn: () => void, ms: number): void => {
+    const t = setTimeout(() => (timers.delete(t), fn()), ms);
+    timers.add(t);
+  };
+  const frame = (opcode: number, payload: Buffer): Buffer => {
+    const n = payload.length;
+    const head = n < 126 ? Buffer.from([0x80 | opcode, n]) : n < 65536 ? Buffer.from([0x80 | opcode, 126, n >> 8, n & 255]) : Buffer.concat([Buffer.from([0x80 | opcode, 127]), (() => { const b = Buffer.alloc(8); b.writeBigUInt64BE(BigInt(n)); return b; })()]);
+    return Buffer.concat([head, payload]);
+  };
+  let n = 0;
+  const onMessage = (s: Socket, text: string): void => {
+    stats.hits++;
+    const fault = plan[n++ % plan.length]!;
+    let id: unknown = 1;
+    try {
+      id = (JSON.parse(text) as { id?: unknown }).id;
+    } catch {
+      // keep 1
+    }
+    stats.log.push({ call: callInBody(text), at: performance.now(), fault });
+    const open = sockets.get(s)!;
+    const token = {};
+    open.add(token);
+    const send = (body: string): void => {
+      open.delete(token);
+      if (!s.destroyed) s.write(frame(1, Buffer.from(body)));
+    };
+    const rpcError = (code: number, message: string): string => JSON.stringify({ jsonrpc: '2.0', id, error: { code, message } });
+    switch (fault.k) {
+      case 'ok':
+        if (fault.f <= 0) return send(o.answer(text).body);
+        return later(() => send(o.answer(text).body), fault.f * o.unitMs);
+      case 'trickle':
+        return later(() => send(o.answer(text).body), 2 * o.unitMs);
+      case 'hang':
+      case 'endless':
+        return;
+      case 'destroy':
+      case 'reset-mid':
+      case 'truncated':
+        s.destroy();
+        return;
+      case 'malformed':
+        return send('{"jsonrpc": "2.0", "result": not json');
+      case 'status':
+        return send(fault.status === 429 ? rpcError(429, 'Too Many Requests') : rpcError(-32603, `internal error (was HTTP ${fault.status})`));
+      case 'rpc-error':
+        return send(rpcError(fault.code, fault.message));
+    }
+  };
+  const server: Server = createServer((_req, res) => res.writeHead(426).end());
+  server.on('upgrade', (req: IncomingMessage, socket: Socket) => {
+    const key = req.headers['sec-websocket-key'];
+    if (typeof key !== 'string') return void socket.destroy();
+    const accept = createHash('sha1').update(`${key}258EAFA5-E914-47DA-95CA-C5AB0DC85B11`).digest('base64');
+    socket.write(`HTTP/1.1 101 Switching Protocols\r\nUpgrade: websocket\r\nConnection: Upgrade\r\nSec-WebSocket-Accept: ${accept}\r\n\r\n`);
+    sockets.set(socket, new Set());
+    socket.on('close', () => sockets.delete(socket));
+    socket.on('error', () => undefined);
+    let buf = Buffer.alloc(0);
+    socket.on('data', (d: Buffer) => {
+      buf = Buffer.concat([buf, d]);
+      for (;;) {
+        if (buf.length < 2) return;
+        const opcode = buf[0]! & 0x0f;
+        let len = buf[1]! & 0x7f;
+        let at = 2;
+        if (len === 126) {
+          if (buf.length < 4) return;
+          len = buf.readUInt16BE(2);
+          at = 4;
+        } else if (len === 127) {
+          if (buf.length < 10) return;
+          len = Number(buf.readBigUInt64BE(2));
+          at = 10;
+        }
+        const masked = (buf[1]! & 0x80) !== 0;
+        const mask = masked ? buf.subarray(at, at + 4) : undefined;
+        if (masked) at += 4;
+        if (buf.length < at + len) return;
+        const payload = Buffer.from(buf.subarray(at, at + len));
+        if (mask !== undefined) for (let i = 0; i < payload.length; i++) payload[i]! ^= mask[i % 4]!;
+        buf = buf.subarray(at + len);
+        if (opcode === 1) onMessage(socket, payload.toString('utf8'));
+        else if (opcode === 8) {
+          if (!socket.destroyed) socket.end(frame(8, Buffer.alloc(0)));
+        } else if (opcode === 9) socket.write(frame(10, payload));
+      }
+    });
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const { port } = server.address() as AddressInfo;
+  const stats: ServerStats = {
+    url: `ws://127.0.0.1:${port}`,
+    hits: 0,
+    log: [],
+    openRequests: () => [...sockets.values()].reduce((k, s) => k + s.size, 0),
+    openSockets: () => sockets.size,
+    describeSockets: () => `${sockets.size} WebSocket connection(s)`,
+    closeIdle: () => undefined,
+    close: () =>
+      new Promise<void>((resolve) => {
+        for (const t of timers) clearTimeout(t);
+        for (const s of sockets.keys()) s.destroy();
+        server.close(() => resolve());
+      }),
+  };
+  return stats;
 }
