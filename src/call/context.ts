@@ -24,6 +24,15 @@ export interface AttemptContext {
 
 export type Operation<C, T> = (conn: C, ctx: AttemptContext) => Promise<T>;
 
+/**
+ * @internal Something an attempt's abort reaches instead of a signal: the fetch adapter's
+ * handle on its HTTP request (fetch/dispatcher.ts), which closes the request without the
+ * cost undici puts on any signal given to `fetch`. See `watchAbort`.
+ */
+export interface AbortTarget {
+  abort(reason: unknown): void;
+}
+
 /** An abort that came before anyone read `signal` (most attempts never read it). */
 class EarlyAbort {
   readonly reason: unknown;
@@ -41,7 +50,8 @@ export abstract class SignalContext implements AttemptContext {
   abstract readonly endpoint: string;
   abstract readonly attempt: number;
   abstract readonly deadlineAt: number;
-  #state: AttemptSignal | EarlyAbort | undefined = undefined;
+  /** Nothing yet, the signal once read, the reason of an early abort, or a target set by `watch` (one field: heap per attempt in flight). */
+  #state: AttemptSignal | EarlyAbort | AbortTarget | undefined = undefined;
 
   get signal(): AbortSignal {
     return this.signalOf(false);
@@ -53,8 +63,22 @@ export abstract class SignalContext implements AttemptContext {
     if (state instanceof AttemptSignal) return state.signal;
     const c = acquireSignal(plain);
     this.#state = c;
-    if (state !== undefined) c.abort(state.reason);
+    if (state instanceof EarlyAbort) c.abort(state.reason);
+    // A watched target (see `watch`) still hears the abort, through the signal now.
+    else if (state !== undefined) c.signal.addEventListener('abort', () => state.abort(c.signal.reason), { once: true });
     return c.signal;
+  }
+
+  /**
+   * @internal The attempt's abort goes to `target` (nothing allocated for it): only while
+   * nothing else holds the attempt's abort. `false` when the signal was read already or the
+   * attempt was cut short before: the caller then uses the signal (already aborted in the
+   * second case).
+   */
+  watch(target: AbortTarget): boolean {
+    if (this.#state !== undefined) return false;
+    this.#state = target;
+    return true;
   }
 
   /**
@@ -63,7 +87,13 @@ export abstract class SignalContext implements AttemptContext {
    */
   release(): void {
     const c = this.#state;
-    if (!(c instanceof AttemptSignal) || c.signal.aborted) return;
+    if (c === undefined || c instanceof EarlyAbort) return;
+    if (!(c instanceof AttemptSignal)) {
+      // A watched target is let go: nothing aborts it after a normal end.
+      this.#state = undefined;
+      return;
+    }
+    if (c.signal.aborted) return;
     this.#state = undefined;
     c.release();
   }
@@ -72,7 +102,13 @@ export abstract class SignalContext implements AttemptContext {
   abort(reason: unknown): void {
     const state = this.#state;
     if (state === undefined) this.#state = new EarlyAbort(reason);
-    else if (state instanceof AttemptSignal && !state.signal.aborted) state.abort(reason);
+    else if (state instanceof AttemptSignal) {
+      if (!state.signal.aborted) state.abort(reason);
+    } else if (!(state instanceof EarlyAbort)) {
+      // A watched target hears it once; a signal read later comes back aborted.
+      this.#state = new EarlyAbort(reason);
+      state.abort(reason);
+    }
   }
 }
 
@@ -84,6 +120,14 @@ export abstract class SignalContext implements AttemptContext {
  */
 export function untrackedSignal(ctx: AttemptContext): AbortSignal {
   return ctx instanceof SignalContext ? ctx.signalOf(true) : ctx.signal;
+}
+
+/**
+ * @internal Sends the attempt's abort to `target` instead of a signal (see `SignalContext.watch`):
+ * `false` when that cannot be (a context of another kind, or one whose signal is taken).
+ */
+export function watchAbort(ctx: AttemptContext, target: AbortTarget): boolean {
+  return ctx instanceof SignalContext && ctx.watch(target);
 }
 
 /** A context with its own fields (probes and credential refreshes). */

@@ -16,7 +16,7 @@
  * a path, or an absolute URL, `URL` or `Request` under one of the base URLs (see `input.ts`).
  */
 import type { Classifier } from '../base/classify.js';
-import { untrackedSignal, type AttemptContext } from '../call/context.js';
+import { untrackedSignal, watchAbort, type AttemptContext } from '../call/context.js';
 import type { EndpointConfig, ExecuteOptions, PoolOptions } from '../options/options.js';
 import { Pool, taggedExecutor } from '../pool.js';
 import { HttpStatusError, classifyFetchError, isHttpStatusError } from './classify.js';
@@ -30,6 +30,7 @@ import { checkFunction, checkKeys, finite, oneOf, type KnownKeys } from '../opti
 import { checkUrlOption } from '../extras/url-option.js';
 import { normalizeBase, pathOf, resolveInput } from './input.js';
 import { NotReplayableError, ReplayGuard, isIdempotentMethod, isReplayable, randomKey, type ReplayOptions } from './replay.js';
+import { RequestAborter, fetchPlan, hasOwnDispatcher } from './dispatcher.js';
 import { FetchRequest, discard, discardAll, readBody, settleFailed, type ParseBody } from './request.js';
 
 export type { ParseBody } from './request.js';
@@ -137,16 +138,29 @@ export function createPooledFetch(options: PooledFetchOptions): PooledFetch {
   const send = async (base: string, ctx: AttemptContext): Promise<unknown> => {
     const r = (ctx as unknown as { readonly tag: FetchRequest }).tag;
     const headers = tokens === undefined ? r.init.headers : tokens.authorize(ctx.endpoint, r.init.headers);
-    // The attempt's signal only: a body read after the call returned is not covered by the
-    // caller's signal (AbortSignal.any over a long-lived caller signal grows without bound
-    // on Node 20: 9 MB over 150,000 requests; see docs/fetch.md and NOTES-newuser.md). A
-    // plain controller's: undici keeps its listener until the request is collected.
-    const signal = untrackedSignal(ctx);
-    const req: RequestInit = r.init === NO_INIT ? { signal } : { ...r.init, signal };
+    // How the attempt's abort reaches the request: on Node, once the global fetch is known to
+    // take one, through a dispatcher (no signal: undici's cost of any signal is most of what
+    // a pooled request adds; see dispatcher.ts); else through the attempt's signal.
+    const plan = fetchOption === undefined && (r.init === NO_INIT || !hasOwnDispatcher(r.init)) ? fetchPlan(globalThis.fetch) : 'signal';
+    const aborter = plan === 'signal' ? undefined : new RequestAborter(plan === 'probe' ? globalThis.fetch : undefined);
+    let req: RequestInit;
+    if (plan === 'dispatcher' && watchAbort(ctx, aborter!)) {
+      req = (r.init === NO_INIT ? { dispatcher: aborter } : { ...r.init, dispatcher: aborter }) as RequestInit;
+    } else {
+      // The attempt's signal only: a body read after the call returned is not covered by the
+      // caller's signal (AbortSignal.any over a long-lived caller signal grows without bound
+      // on Node 20: 9 MB over 150,000 requests; see docs/fetch.md and NOTES-newuser.md). A
+      // plain controller's: undici keeps its listener until the request is collected.
+      const signal = untrackedSignal(ctx);
+      req = r.init === NO_INIT ? { signal } : { ...r.init, signal };
+      // Probing: does this global fetch call an init.dispatcher? (The signal aborts this request.)
+      if (plan === 'probe') (req as { dispatcher?: RequestAborter }).dispatcher = aborter!;
+    }
     if (headers !== undefined) req.headers = headers;
     let res: Response;
     try {
       res = await doFetch(joinUrl(base, r.path), req);
+      if (plan === 'probe') aborter!.answered();
     } catch (error) {
       const redacted = redactError(error);
       throw r.guard === undefined ? redacted : r.guard.failed(ctx.endpoint, redacted);
