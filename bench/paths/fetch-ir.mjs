@@ -1,0 +1,40 @@
+/**
+ * One client's loopback requests, for instruction counts (issue 16; a busy machine's CPU
+ * times spread too widely to show a few per cent):
+ *   valgrind --tool=callgrind --callgrind-out-file=/dev/null <node> --single-threaded \
+ *     bench/paths/fetch-ir.mjs '{"client":"pooled","n":2500,"callers":1,"dist":"file:///…/dist/"}'
+ * The server runs in this process, as in fetch-worker.mjs (so its work counts for every
+ * client alike). `client`: `bare` (a bare `fetch`), `controller` (a bare `fetch` with a fresh
+ * controller's signal), `pooled` (`endpoint-pool/fetch` from `dist`). 500 requests warm up
+ * first; instructions per request = the difference of two runs' totals (n = 2500 and 500,
+ * say) over the difference of n.
+ */
+import http from 'node:http';
+
+const { client, n, callers = 1, dist = new URL('../../dist/', import.meta.url).href } = JSON.parse(process.argv[2]);
+const { createPooledFetch } = await import(new URL('fetch/index.js', dist).href);
+const server = http.createServer((_req, res) => {
+  res.writeHead(200, { 'content-type': 'text/plain', 'content-length': '2' });
+  res.end('ok');
+});
+server.keepAliveTimeout = 60_000;
+await new Promise((resolve) => server.listen(0, '127.0.0.1', resolve));
+const base = `http://127.0.0.1:${server.address().port}`;
+const url = `${base}/x`;
+const pooled = createPooledFetch({ endpoints: [base] });
+const clients = {
+  bare: async () => (await fetch(url)).text(),
+  controller: async () => (await fetch(url, { signal: new AbortController().signal })).text(),
+  pooled: async () => (await pooled('/x')).text(),
+};
+const call = clients[client];
+async function run(total) {
+  const loops = [];
+  for (let k = 0; k < callers; k++) loops.push((async () => { for (let i = 0; i < total / callers; i++) await call(); })());
+  await Promise.all(loops);
+}
+await run(500);
+await run(n);
+await pooled.pool.close();
+server.closeAllConnections?.();
+server.close();
