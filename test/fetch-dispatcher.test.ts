@@ -113,9 +113,9 @@ describe('the global fetch of Node (undici)', () => {
 
   test('an attempt that times out waiting for headers closes its request: the server sees the socket close', async () => {
     globalThis.fetch = recordingFetch();
-    const f = createPooledFetch({ endpoints: [base], attemptTimeoutMs: 100, maxAttempts: 1 });
+    const f = createPooledFetch({ endpoints: [base], maxAttempts: 1 });
     await (await f('/ok')).text(); // the probe, if this global fetch is new
-    const err = await f('/hang?headers').catch((e: unknown) => e);
+    const err = await f('/hang?headers', { pool: { attemptTimeoutMs: 100 } }).catch((e: unknown) => e);
     expect(timedOut(err)).toBe(true);
     expect(seen.at(-1)).toMatchObject({ url: `${base}/hang?headers`, signal: false });
     await expect.poll(() => closedOnServer.includes('/hang?headers'), { timeout: 5_000 }).toBe(true);
@@ -124,9 +124,9 @@ describe('the global fetch of Node (undici)', () => {
 
   test('an attempt that times out while its body is read (parse) closes its request', async () => {
     globalThis.fetch = recordingFetch();
-    const f = createPooledFetch({ endpoints: [base], attemptTimeoutMs: 150, maxAttempts: 1 });
+    const f = createPooledFetch({ endpoints: [base], maxAttempts: 1 });
     await (await f('/ok')).text();
-    const err = await f('/half?body', { parse: 'text' }).catch((e: unknown) => e);
+    const err = await f('/half?body', { parse: 'text', pool: { attemptTimeoutMs: 150 } }).catch((e: unknown) => e);
     expect(timedOut(err)).toBe(true);
     expect(seen.at(-1)).toMatchObject({ signal: false });
     await expect.poll(() => closedOnServer.includes('/half?body'), { timeout: 5_000 }).toBe(true);
@@ -156,11 +156,11 @@ describe('the global fetch of Node (undici)', () => {
     g[key] = one as never;
     try {
       globalThis.fetch = recordingFetch();
-      const f = createPooledFetch({ endpoints: [base], attemptTimeoutMs: 100, maxAttempts: 1 });
+      const f = createPooledFetch({ endpoints: [base], maxAttempts: 1 });
       await (await f('/ok')).text();
       const holder = nativeFetch(`${base}/hold`).then((r) => r.text());
       await expect.poll(() => held.length, { timeout: 5_000 }).toBe(1);
-      const err = await f('/ok?queued').catch((e: unknown) => e);
+      const err = await f('/ok?queued', { pool: { attemptTimeoutMs: 100 } }).catch((e: unknown) => e);
       expect(timedOut(err)).toBe(true);
       expect(seen.at(-1)).toMatchObject({ signal: false });
       held.shift()!.end('held');
@@ -172,6 +172,7 @@ describe('the global fetch of Node (undici)', () => {
       await f.pool.close();
     } finally {
       g[key] = original as never;
+      for (const res of held.splice(0)) res.end('late');
       await one.close();
     }
   });
