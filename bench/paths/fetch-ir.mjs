@@ -5,7 +5,9 @@
  *     bench/paths/fetch-ir.mjs '{"client":"pooled","n":2500,"callers":1,"dist":"file:///…/dist/"}'
  * The server runs in this process, as in fetch-worker.mjs (so its work counts for every
  * client alike). `client`: `bare` (a bare `fetch`), `controller` (a bare `fetch` with a fresh
- * controller's signal), `pooled` (`endpoint-pool/fetch` from `dist`). 500 requests warm up
+ * controller's signal), `pooled` (`endpoint-pool/fetch` from `dist`), `passthrough` (a bare
+ * `fetch` given a dispatcher that hands the request to undici's global one unchanged),
+ * `execute` (`pool.execute` around a bare `fetch`, no signal). 500 requests warm up
  * first; instructions per request = the difference of two runs' totals (n = 2500 and 500,
  * say) over the difference of n.
  */
@@ -13,6 +15,7 @@ import http from 'node:http';
 
 const { client, n, callers = 1, dist = new URL('../../dist/', import.meta.url).href } = JSON.parse(process.argv[2]);
 const { createPooledFetch } = await import(new URL('fetch/index.js', dist).href);
+const { Pool } = await import(new URL('index.js', dist).href);
 const server = http.createServer((_req, res) => {
   res.writeHead(200, { 'content-type': 'text/plain', 'content-length': '2' });
   res.end('ok');
@@ -22,10 +25,20 @@ await new Promise((resolve) => server.listen(0, '127.0.0.1', resolve));
 const base = `http://127.0.0.1:${server.address().port}`;
 const url = `${base}/x`;
 const pooled = createPooledFetch({ endpoints: [base] });
+const pool = new Pool({ endpoints: [{ name: 'a', conn: url }], classify: () => 'transient' });
+// Hands each request to undici's global dispatcher unchanged: what passing any dispatcher costs.
+const passthrough = {
+  dispatch(opts, handler) {
+    const g = globalThis[Symbol.for('undici.globalDispatcher.2')] ?? globalThis[Symbol.for('undici.globalDispatcher.1')];
+    return g.dispatch(opts, handler);
+  },
+};
 const clients = {
   bare: async () => (await fetch(url)).text(),
   controller: async () => (await fetch(url, { signal: new AbortController().signal })).text(),
   pooled: async () => (await pooled('/x')).text(),
+  passthrough: async () => (await fetch(url, { dispatcher: passthrough })).text(),
+  execute: async () => (await pool.execute((u) => fetch(u))).text(),
 };
 const call = clients[client];
 async function run(total) {
@@ -36,5 +49,6 @@ async function run(total) {
 await run(500);
 await run(n);
 await pooled.pool.close();
+await pool.close();
 server.closeAllConnections?.();
 server.close();
