@@ -12,6 +12,7 @@ import type { AddressInfo, Socket } from 'node:net';
 import { afterAll, afterEach, beforeAll, describe, expect, test } from 'vitest';
 import { createPooledFetch } from '../src/fetch/index.js';
 import { isPoolError } from '../src/index.js';
+import { LazyContext } from '../src/call/context.js';
 
 /** What the global `fetch` was handed, per request (recorded by a wrapper that passes `init` on). */
 interface Seen {
@@ -225,5 +226,50 @@ describe('where fetch is not known to call a dispatcher, the signal', () => {
     for (let i = 0; i < 3; i++) expect(await (await f('/ok')).text()).toBe('ok');
     expect(inits.every((i) => i.signal instanceof AbortSignal && !('dispatcher' in i))).toBe(true);
     await f.pool.close();
+  });
+});
+
+describe("an attempt's abort target (SignalContext.watch, call/context.ts)", () => {
+  const target = (): { reasons: unknown[]; abort(reason: unknown): void } => {
+    const reasons: unknown[] = [];
+    return { reasons, abort: (reason) => reasons.push(reason) };
+  };
+
+  test('the abort reaches the target once; after a normal end it does not', () => {
+    const ctx = new LazyContext('a', 1, Infinity);
+    const t = target();
+    expect(ctx.watch(t)).toBe(true);
+    ctx.abort('first');
+    ctx.abort('second');
+    expect(t.reasons).toEqual(['first']);
+    // A signal read afterwards comes back aborted, with the first reason.
+    expect(ctx.signal.aborted && ctx.signal.reason).toBe('first');
+
+    const ended = new LazyContext('a', 1, Infinity);
+    const u = target();
+    expect(ended.watch(u)).toBe(true);
+    ended.release();
+    ended.abort('late');
+    expect(u.reasons).toEqual([]);
+  });
+
+  test('not watched when the signal is taken or the attempt was cut short: the signal serves', () => {
+    const read = new LazyContext('a', 1, Infinity);
+    void read.signal;
+    expect(read.watch(target())).toBe(false);
+    const early = new LazyContext('a', 1, Infinity);
+    early.abort('early');
+    expect(early.watch(target())).toBe(false);
+    expect(early.signal.aborted).toBe(true);
+  });
+
+  test('a signal read while a target is watched aborts both', () => {
+    const ctx = new LazyContext('a', 1, Infinity);
+    const t = target();
+    expect(ctx.watch(t)).toBe(true);
+    const signal = ctx.signal;
+    ctx.abort('both');
+    expect(signal.aborted).toBe(true);
+    expect(t.reasons).toEqual(['both']);
   });
 });
