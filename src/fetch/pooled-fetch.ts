@@ -135,9 +135,15 @@ export function createPooledFetch(options: PooledFetchOptions): PooledFetch {
   // A failed call settles here: with its last HTTP error answer (like `fetch`) or a rejection.
   const execute = taggedExecutor(pool, (error, tag) => settleFailed(error, tag as FetchRequest, throwOnHttpError));
   // One operation for every request: the request rides on the call as its tag (no closure per request).
-  const send = async (base: string, ctx: AttemptContext): Promise<unknown> => {
+  // Not an async function: no generator and await closures per request (heap, and one turn).
+  const send = (base: string, ctx: AttemptContext): Promise<unknown> => {
     const r = (ctx as unknown as { readonly tag: FetchRequest }).tag;
-    const headers = tokens === undefined ? r.init.headers : tokens.authorize(ctx.endpoint, r.init.headers);
+    let headers: HeadersInit | undefined;
+    try {
+      headers = tokens === undefined ? r.init.headers : tokens.authorize(ctx.endpoint, r.init.headers);
+    } catch (error) {
+      return Promise.reject(error); // MissingToken: a failure of the attempt, not a synchronous throw
+    }
     // How the attempt's abort reaches the request: on Node, once the global fetch is known to
     // take one, through a dispatcher (no signal: undici's cost of any signal is most of what
     // a pooled request adds; see dispatcher.ts); else through the attempt's signal.
@@ -157,14 +163,27 @@ export function createPooledFetch(options: PooledFetchOptions): PooledFetch {
       if (plan === 'probe') (req as { dispatcher?: RequestAborter }).dispatcher = aborter!;
     }
     if (headers !== undefined) req.headers = headers;
-    let res: Response;
+    let sent: Promise<Response>;
     try {
-      res = await doFetch(joinUrl(base, r.path), req);
-      if (plan === 'probe') aborter!.answered();
+      sent = Promise.resolve(doFetch(joinUrl(base, r.path), req));
     } catch (error) {
-      const redacted = redactError(error);
-      throw r.guard === undefined ? redacted : r.guard.failed(ctx.endpoint, redacted);
+      return Promise.reject(fetchFailed(r, ctx, error));
     }
+    return sent.then(
+      (res) => {
+        if (plan === 'probe') aborter!.answered();
+        return answered(r, ctx, res);
+      },
+      (error: unknown) => Promise.reject(fetchFailed(r, ctx, error)),
+    );
+  };
+  /** What `fetch` rejected with, redacted (and blamed on a request that may not be replayed). */
+  const fetchFailed = (r: FetchRequest, ctx: AttemptContext, error: unknown): unknown => {
+    const redacted = redactError(error);
+    return r.guard === undefined ? redacted : r.guard.failed(ctx.endpoint, redacted);
+  };
+  /** The attempt's outcome for an HTTP answer: the response (or its parsed body), or a failure. */
+  const answered = (r: FetchRequest, ctx: AttemptContext, res: Response): unknown => {
     if (res.status < 400) {
       // An earlier attempt's error answers are not the call's answer any more.
       if (r.seen !== undefined && !r.settled) discardAll(r.seen, undefined);
