@@ -24,8 +24,12 @@ server.keepAliveTimeout = 60_000;
 await new Promise((resolve) => server.listen(0, '127.0.0.1', resolve));
 const base = `http://127.0.0.1:${server.address().port}`;
 const url = `${base}/x`;
-const pooled = createPooledFetch({ endpoints: [base] });
-const pool = new Pool({ endpoints: [{ name: 'a', conn: url }], classify: () => 'transient' });
+// Under valgrind on a busy machine, loading undici on the first request can outlast the default
+// 10 s attempt timeout: load it first, and give the pools long timeouts (same code path).
+await (await fetch(url)).text();
+const slow = { attemptTimeoutMs: 600_000, deadlineMs: 1_200_000 };
+const pooled = createPooledFetch({ endpoints: [base], ...slow });
+const pool = new Pool({ endpoints: [{ name: 'a', conn: url }], classify: () => 'transient', ...slow });
 // Hands each request to undici's global dispatcher unchanged: what passing any dispatcher costs.
 const passthrough = {
   dispatch(opts, handler) {
@@ -48,6 +52,7 @@ async function run(total) {
 }
 await run(500);
 await run(n);
+console.log('done', client, n);
 await pooled.pool.close();
 await pool.close();
 server.closeAllConnections?.();
