@@ -2,8 +2,9 @@
  * `createPooledFetch`: a `fetch`-shaped function over a pool of base URLs.
  *
  * `pooledFetch('/v1/items', init)` sends the request to the first base URL the pool
- * selects, with the attempt's signal (timeouts, the deadline, the caller's `init.signal`
- * all abort it), and fails over by status (see `classify.ts`). Like `fetch`, it resolves
+ * selects, aborted when the attempt is (timeouts, the deadline, the caller's `init.signal`:
+ * through a dispatcher on Node's `fetch`, see `dispatcher.ts`, else the attempt's signal),
+ * and fails over by status (see `classify.ts`). Like `fetch`, it resolves
  * with a `Response` for any HTTP answer: when every attempt got an HTTP error, the last
  * response is returned (its body unread) unless `throwOnHttpError` is set. It rejects with
  * a `PoolError` when no HTTP answer came back at all (refused connections, timeouts) or
