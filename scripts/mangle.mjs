@@ -30,8 +30,32 @@ import { fileURLToPath } from 'node:url';
 const root = fileURLToPath(new URL('..', import.meta.url));
 export const CACHE_FILE = path.join(root, 'scripts/mangle-cache.json');
 
-/** Keys of tables that a user's string is looked up in, with a value the rules above miss. */
-const RESERVED = ['perMinute', 'perHour'];
+/**
+ * Keys of tables that a user's string is looked up in, with a value the rules above miss; and
+ * names of undici's dispatcher and handler API (src/fetch/dispatcher.ts), which undici calls
+ * but whose declarations are not among the libraries read here.
+ */
+const RESERVED = [
+  'perMinute',
+  'perHour',
+  'dispatch',
+  'isMockActive',
+  'onBodySent',
+  'onComplete',
+  'onConnect',
+  'onData',
+  'onError',
+  'onHeaders',
+  'onRequestSent',
+  'onRequestStart',
+  'onRequestUpgrade',
+  'onResponseData',
+  'onResponseEnd',
+  'onResponseError',
+  'onResponseStart',
+  'onResponseStarted',
+  'onUpgrade',
+];
 
 /**
  * Words of some platform or library declaration (the DOM's `quota`, Node's `emit`, ...) that

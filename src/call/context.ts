@@ -24,6 +24,15 @@ export interface AttemptContext {
 
 export type Operation<C, T> = (conn: C, ctx: AttemptContext) => Promise<T>;
 
+/**
+ * @internal Something an attempt's abort reaches instead of a signal: the fetch adapter's
+ * handle on its HTTP request (fetch/dispatcher.ts), which closes the request without the
+ * cost undici puts on any signal given to `fetch`. See `watchAbort`.
+ */
+export interface AbortTarget {
+  abort(reason: unknown): void;
+}
+
 /** An abort that came before anyone read `signal` (most attempts never read it). */
 class EarlyAbort {
   readonly reason: unknown;
@@ -45,7 +54,8 @@ export abstract class SignalContext implements AttemptContext {
   // with initializers or as `#private`: V8 runs a class's field initializers as a call of
   // their own on every construction, and a call (six classes deep) paid one per class,
   // 40-60 ns per call on Node 20 and 26 (docs/performance.md, "The viem path with `custom` handed in").
-  private declare signalState: AttemptSignal | EarlyAbort | undefined;
+  /** Nothing yet, the signal once read, the reason of an early abort, or a target set by `watch` (one field: heap per attempt in flight). */
+  private declare signalState: AttemptSignal | EarlyAbort | AbortTarget | undefined;
 
   constructor() {
     this.signalState = undefined;
@@ -61,8 +71,22 @@ export abstract class SignalContext implements AttemptContext {
     if (state instanceof AttemptSignal) return state.signal;
     const c = acquireSignal(plain);
     this.signalState = c;
-    if (state !== undefined) c.abort(state.reason);
+    if (state instanceof EarlyAbort) c.abort(state.reason);
+    // A watched target (see `watch`) still hears the abort, through the signal now.
+    else if (state !== undefined) c.signal.addEventListener('abort', () => state.abort(c.signal.reason), { once: true });
     return c.signal;
+  }
+
+  /**
+   * @internal The attempt's abort goes to `target` (nothing allocated for it): only while
+   * nothing else holds the attempt's abort. `false` when the signal was read already or the
+   * attempt was cut short before: the caller then uses the signal (already aborted in the
+   * second case).
+   */
+  watch(target: AbortTarget): boolean {
+    if (this.signalState !== undefined) return false;
+    this.signalState = target;
+    return true;
   }
 
   /**
@@ -71,7 +95,13 @@ export abstract class SignalContext implements AttemptContext {
    */
   release(): void {
     const c = this.signalState;
-    if (!(c instanceof AttemptSignal) || c.signal.aborted) return;
+    if (c === undefined || c instanceof EarlyAbort) return;
+    if (!(c instanceof AttemptSignal)) {
+      // A watched target is let go: nothing aborts it after a normal end.
+      this.signalState = undefined;
+      return;
+    }
+    if (c.signal.aborted) return;
     this.signalState = undefined;
     c.release();
   }
@@ -80,7 +110,13 @@ export abstract class SignalContext implements AttemptContext {
   abort(reason: unknown): void {
     const state = this.signalState;
     if (state === undefined) this.signalState = new EarlyAbort(reason);
-    else if (state instanceof AttemptSignal && !state.signal.aborted) state.abort(reason);
+    else if (state instanceof AttemptSignal) {
+      if (!state.signal.aborted) state.abort(reason);
+    } else if (!(state instanceof EarlyAbort)) {
+      // A watched target hears it once; a signal read later comes back aborted.
+      this.signalState = new EarlyAbort(reason);
+      state.abort(reason);
+    }
   }
 }
 
@@ -92,6 +128,14 @@ export abstract class SignalContext implements AttemptContext {
  */
 export function untrackedSignal(ctx: AttemptContext): AbortSignal {
   return ctx instanceof SignalContext ? ctx.signalOf(true) : ctx.signal;
+}
+
+/**
+ * @internal Sends the attempt's abort to `target` instead of a signal (see `SignalContext.watch`):
+ * `false` when that cannot be (a context of another kind, or one whose signal is taken).
+ */
+export function watchAbort(ctx: AttemptContext, target: AbortTarget): boolean {
+  return ctx instanceof SignalContext && ctx.watch(target);
 }
 
 /** A context with its own fields (probes and credential refreshes). */

@@ -2,8 +2,9 @@
  * `createPooledFetch`: a `fetch`-shaped function over a pool of base URLs.
  *
  * `pooledFetch('/v1/items', init)` sends the request to the first base URL the pool
- * selects, with the attempt's signal (timeouts, the deadline, the caller's `init.signal`
- * all abort it), and fails over by status (see `classify.ts`). Like `fetch`, it resolves
+ * selects, aborted when the attempt is (timeouts, the deadline, the caller's `init.signal`:
+ * through a dispatcher on Node's `fetch`, see `dispatcher.ts`, else the attempt's signal),
+ * and fails over by status (see `classify.ts`). Like `fetch`, it resolves
  * with a `Response` for any HTTP answer: when every attempt got an HTTP error, the last
  * response is returned (its body unread) unless `throwOnHttpError` is set. It rejects with
  * a `PoolError` when no HTTP answer came back at all (refused connections, timeouts) or
@@ -16,7 +17,7 @@
  * a path, or an absolute URL, `URL` or `Request` under one of the base URLs (see `input.ts`).
  */
 import type { Classifier } from '../base/classify.js';
-import { untrackedSignal, type AttemptContext } from '../call/context.js';
+import { untrackedSignal, watchAbort, type AttemptContext } from '../call/context.js';
 import type { EndpointConfig, ExecuteOptions, PoolOptions } from '../options/options.js';
 import { Pool, taggedExecutor } from '../pool.js';
 import { HttpStatusError, classifyFetchError, isHttpStatusError } from './classify.js';
@@ -30,6 +31,7 @@ import { checkFunction, checkKeys, finite, oneOf, type KnownKeys } from '../opti
 import { checkUrlOption } from '../extras/url-option.js';
 import { normalizeBase, pathOf, resolveInput } from './input.js';
 import { NotReplayableError, ReplayGuard, isIdempotentMethod, isReplayable, randomKey, type ReplayOptions } from './replay.js';
+import { RequestAborter, fetchPlan, hasOwnDispatcher } from './dispatcher.js';
 import { FetchRequest, discard, discardAll, readBody, settleFailed, type ParseBody } from './request.js';
 
 export type { ParseBody } from './request.js';
@@ -134,23 +136,55 @@ export function createPooledFetch(options: PooledFetchOptions): PooledFetch {
   // A failed call settles here: with its last HTTP error answer (like `fetch`) or a rejection.
   const execute = taggedExecutor(pool, (error, tag) => settleFailed(error, tag as FetchRequest, throwOnHttpError));
   // One operation for every request: the request rides on the call as its tag (no closure per request).
-  const send = async (base: string, ctx: AttemptContext): Promise<unknown> => {
+  // Not an async function: no generator and await closures per request (heap, and one turn).
+  const send = (base: string, ctx: AttemptContext): Promise<unknown> => {
     const r = (ctx as unknown as { readonly tag: FetchRequest }).tag;
-    const headers = tokens === undefined ? r.init.headers : tokens.authorize(ctx.endpoint, r.init.headers);
-    // The attempt's signal only: a body read after the call returned is not covered by the
-    // caller's signal (AbortSignal.any over a long-lived caller signal grows without bound
-    // on Node 20: 9 MB over 150,000 requests; see docs/fetch.md and NOTES-newuser.md). A
-    // plain controller's: undici keeps its listener until the request is collected.
-    const signal = untrackedSignal(ctx);
-    const req: RequestInit = r.init === NO_INIT ? { signal } : { ...r.init, signal };
-    if (headers !== undefined) req.headers = headers;
-    let res: Response;
+    let headers: HeadersInit | undefined;
     try {
-      res = await doFetch(joinUrl(base, r.path), req);
+      headers = tokens === undefined ? r.init.headers : tokens.authorize(ctx.endpoint, r.init.headers);
     } catch (error) {
-      const redacted = redactError(error);
-      throw r.guard === undefined ? redacted : r.guard.failed(ctx.endpoint, redacted);
+      return Promise.reject(error); // MissingToken: a failure of the attempt, not a synchronous throw
     }
+    // How the attempt's abort reaches the request: on Node, once the global fetch is known to
+    // take one, through a dispatcher (no signal: undici's cost of any signal is most of what
+    // a pooled request adds; see dispatcher.ts); else through the attempt's signal.
+    const plan = fetchOption === undefined && (r.init === NO_INIT || !hasOwnDispatcher(r.init)) ? fetchPlan(globalThis.fetch) : 'signal';
+    const aborter = plan === 'signal' ? undefined : new RequestAborter(plan === 'probe' ? globalThis.fetch : undefined);
+    let req: RequestInit;
+    if (plan === 'dispatcher' && watchAbort(ctx, aborter!)) {
+      req = (r.init === NO_INIT ? { dispatcher: aborter } : { ...r.init, dispatcher: aborter }) as RequestInit;
+    } else {
+      // The attempt's signal only: a body read after the call returned is not covered by the
+      // caller's signal (AbortSignal.any over a long-lived caller signal grows without bound
+      // on Node 20: 9 MB over 150,000 requests; see docs/fetch.md and NOTES-newuser.md). A
+      // plain controller's: undici keeps its listener until the request is collected.
+      const signal = untrackedSignal(ctx);
+      req = r.init === NO_INIT ? { signal } : { ...r.init, signal };
+      // Probing: does this global fetch call an init.dispatcher? (The signal aborts this request.)
+      if (plan === 'probe') (req as { dispatcher?: RequestAborter }).dispatcher = aborter!;
+    }
+    if (headers !== undefined) req.headers = headers;
+    let sent: Promise<Response>;
+    try {
+      sent = Promise.resolve(doFetch(joinUrl(base, r.path), req));
+    } catch (error) {
+      return Promise.reject(fetchFailed(r, ctx, error));
+    }
+    return sent.then(
+      (res) => {
+        if (plan === 'probe') aborter!.answered();
+        return answered(r, ctx, res);
+      },
+      (error: unknown) => Promise.reject(fetchFailed(r, ctx, error)),
+    );
+  };
+  /** What `fetch` rejected with, redacted (and blamed on a request that may not be replayed). */
+  const fetchFailed = (r: FetchRequest, ctx: AttemptContext, error: unknown): unknown => {
+    const redacted = redactError(error);
+    return r.guard === undefined ? redacted : r.guard.failed(ctx.endpoint, redacted);
+  };
+  /** The attempt's outcome for an HTTP answer: the response (or its parsed body), or a failure. */
+  const answered = (r: FetchRequest, ctx: AttemptContext, res: Response): unknown => {
     if (res.status < 400) {
       // An earlier attempt's error answers are not the call's answer any more.
       if (r.seen !== undefined && !r.settled) discardAll(r.seen, undefined);

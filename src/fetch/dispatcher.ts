@@ -1,0 +1,254 @@
+/**
+ * Closing a pooled request without an `AbortSignal`, where `fetch` is undici's (Node).
+ *
+ * Why: undici's `fetch` pays for any signal it is given (its `Request` keeps the signal in a
+ * `WeakRef` and a `FinalizationRegistry` and adds an abort listener): 7–14 % of a loopback
+ * request on Node 20, 1–1.5 µs and 3 KB on Node 26 (docs/performance.md, "fetch, eighth
+ * session"). Yet an attempt that times out must close its HTTP request, or the socket and the
+ * server's work stay tied up.
+ *
+ * How: undici's `fetch` takes an `init.dispatcher` (undici's `Dispatcher`: it calls
+ * `dispatch(opts, handler)` for each hop), and when the request gets its connection undici
+ * hands the handler a way to abort it: `onConnect(abort)` in undici 6 (Node 20),
+ * `onRequestStart(controller)` with `controller.abort(reason)` in undici 7 and later
+ * (Node 26). Each attempt gives `fetch` a `RequestAborter`: it passes the request on to the
+ * dispatcher `fetch` would have used (undici's global one, read at each request so that
+ * `setGlobalDispatcher` still counts), wraps the handler to keep that abort, and calls it when
+ * the attempt is aborted (its timeout, the deadline, the caller's signal, a hedge that lost).
+ * An abort that comes while the request waits for a connection takes effect when it gets one,
+ * as a signal's does. `fetch` then rejects, and the socket is closed.
+ *
+ * When: only with the global `fetch`, and only once that very function has been seen calling
+ * an `init.dispatcher` (until then each request carries its signal and a probing aborter:
+ * `fetchPlan`), and only for a request whose `init` names no dispatcher of its own. Everywhere
+ * else the attempt's signal goes to `fetch` as before: browsers, Deno and Bun (their `fetch`
+ * never calls it), a `fetch` option, a global `fetch` replaced by a mock or a wrapper that
+ * drops the dispatcher, a user's own `init.dispatcher` (never replaced), and a request whose
+ * attempt already handed its signal out. Nothing here imports undici or a `node:` module.
+ */
+
+/** undici ≤ 7's global dispatcher, and undici 8's (where `.1` wraps `.2` for the old handler API). */
+const GLOBAL_1 = Symbol.for('undici.globalDispatcher.1');
+const GLOBAL_2 = Symbol.for('undici.globalDispatcher.2');
+
+/** The part of undici's `Dispatcher` that `fetch` calls. */
+interface Dispatcher {
+  dispatch(opts: object, handler: object): boolean;
+  readonly isMockActive?: boolean;
+}
+
+/** undici 6's handler (Node 20's `fetch` hands one of these). */
+interface LegacyHandler {
+  onConnect(abort: (reason?: unknown) => void, context?: unknown): void;
+  onHeaders?(status: number, headers: unknown, resume: () => void, statusText: string): boolean;
+  onData?(chunk: unknown): boolean;
+  onComplete?(trailers: unknown): void;
+  onError(error: unknown): void;
+  onUpgrade?(status: number, headers: unknown, socket: unknown): void;
+  onResponseStarted?(): void;
+  onBodySent?(chunk: unknown): void;
+  onRequestSent?(): void;
+}
+
+/** The handler of undici 7 and later (Node 22+). */
+interface Controller {
+  abort(reason: unknown): void;
+}
+interface ModernHandler {
+  onRequestStart(controller: Controller, context: unknown): void;
+  onRequestUpgrade?(controller: Controller, status: number, headers: unknown, socket: unknown): void;
+  onResponseStart?(controller: Controller, status: number, headers: unknown, statusMessage?: string): void;
+  onResponseData?(controller: Controller, chunk: unknown): void;
+  onResponseEnd?(controller: Controller, trailers: unknown): void;
+  onResponseError(controller: Controller, error: unknown): void;
+  onResponseStarted?(): void;
+  onBodySent?(chunk: unknown): void;
+  onRequestSent?(): void;
+}
+
+/** The global `fetch` seen calling an `init.dispatcher`, and one seen answering without calling it. */
+let honours: unknown;
+let ignores: unknown;
+
+/**
+ * How a request to the global `fetch` `f` can be aborted: `'dispatcher'` (a `RequestAborter`
+ * alone), `'probe'` (the signal, plus a probing aborter that learns whether `f` calls it), or
+ * `'signal'`.
+ */
+export function fetchPlan(f: unknown): 'dispatcher' | 'probe' | 'signal' {
+  if (f === honours) return 'dispatcher';
+  return f === ignores || typeof f !== 'function' ? 'signal' : 'probe';
+}
+
+/** Whether `init` names a dispatcher of its own (never replaced). */
+export function hasOwnDispatcher(init: RequestInit): boolean {
+  return (init as { readonly dispatcher?: unknown }).dispatcher != null;
+}
+
+const NOT_ABORTED: unique symbol = Symbol('notAborted');
+
+/**
+ * An attempt's dispatcher (see the module comment): passes each request on to undici's
+ * global dispatcher and aborts it when the attempt is aborted.
+ */
+export class RequestAborter {
+  /** The abort of the request on its connection: undici 6's function, or undici 7+'s controller. */
+  #cut: ((reason: unknown) => void) | Controller | undefined = undefined;
+  #reason: unknown = NOT_ABORTED;
+  /** Probing: the global `fetch` this request went to (see `fetchPlan`); `undefined` once it called `dispatch`, or when not probing. */
+  #probing: unknown;
+
+  constructor(probing?: unknown) {
+    this.#probing = probing;
+  }
+
+  /** Read by undici's `fetch` (Node 22+) before `dispatch`: a `MockAgent` set as global dispatcher is active. */
+  get isMockActive(): boolean {
+    return globalDispatcher(true)?.isMockActive === true;
+  }
+
+  dispatch(opts: object, handler: object): boolean {
+    if (this.#probing !== undefined) {
+      honours = this.#probing;
+      this.#probing = undefined;
+    }
+    const modern = typeof (handler as Partial<ModernHandler>).onRequestStart === 'function';
+    const target = globalDispatcher(modern);
+    if (target === undefined) throw new TypeError('pooled fetch: fetch called init.dispatcher, but undici has no global dispatcher');
+    if (!modern && typeof (handler as Partial<LegacyHandler>).onConnect !== 'function') {
+      // A handler of a shape this module does not know (a later undici): the request goes on
+      // untouched (this one attempt's abort cannot close it), and later requests to this
+      // `fetch` carry the attempt's signal again.
+      ignores = honours;
+      honours = undefined;
+      return target.dispatch(opts, handler);
+    }
+    return target.dispatch(opts, modern ? new ModernRelay(this, handler as ModernHandler) : new LegacyRelay(this, handler as LegacyHandler));
+  }
+
+  /** The attempt was aborted: the request closes now, or as soon as it has a connection. */
+  abort(reason: unknown): void {
+    if (this.#reason !== NOT_ABORTED) return;
+    this.#reason = reason;
+    const cut = this.#cut;
+    this.#cut = undefined;
+    if (cut !== undefined) abortWith(cut, reason);
+  }
+
+  /** Probing: `fetch` answered. Had it not called `dispatch`, this `fetch` ignores `init.dispatcher`. */
+  answered(): void {
+    if (this.#probing !== undefined) ignores = this.#probing;
+  }
+
+  /** @internal A relay's request has its connection. */
+  connected(cut: ((reason: unknown) => void) | Controller): void {
+    if (this.#reason === NOT_ABORTED) this.#cut = cut;
+    else abortWith(cut, this.#reason);
+  }
+
+  /** @internal A relay's request ended: nothing left to abort (let the handler go). */
+  ended(cut: ((reason: unknown) => void) | Controller | undefined): void {
+    if (this.#cut === cut) this.#cut = undefined;
+  }
+}
+
+/** The dispatcher `fetch` uses when given none: undici 8's own for its handler API, else the one undici ≤ 7 reads. */
+function globalDispatcher(modern: boolean): Dispatcher | undefined {
+  const g = globalThis as unknown as Record<symbol, Dispatcher | undefined>;
+  return (modern ? g[GLOBAL_2] : undefined) ?? g[GLOBAL_1];
+}
+
+function abortWith(cut: ((reason: unknown) => void) | Controller, reason: unknown): void {
+  if (typeof cut === 'function') cut(reason);
+  else cut.abort(reason);
+}
+
+/** undici 6's handler, passed through; keeps the connection's abort. */
+class LegacyRelay implements LegacyHandler {
+  readonly #owner: RequestAborter;
+  readonly #h: LegacyHandler;
+  #cut: ((reason: unknown) => void) | undefined = undefined;
+
+  constructor(owner: RequestAborter, h: LegacyHandler) {
+    this.#owner = owner;
+    this.#h = h;
+  }
+
+  onConnect(abort: (reason?: unknown) => void, context?: unknown): void {
+    this.#h.onConnect(abort, context);
+    this.#cut = abort;
+    this.#owner.connected(abort);
+  }
+  onHeaders(status: number, headers: unknown, resume: () => void, statusText: string): boolean {
+    return this.#h.onHeaders!(status, headers, resume, statusText);
+  }
+  onData(chunk: unknown): boolean {
+    return this.#h.onData!(chunk);
+  }
+  onComplete(trailers: unknown): void {
+    this.#owner.ended(this.#cut);
+    this.#h.onComplete!(trailers);
+  }
+  onError(error: unknown): void {
+    this.#owner.ended(this.#cut);
+    this.#h.onError(error);
+  }
+  onUpgrade(status: number, headers: unknown, socket: unknown): void {
+    this.#owner.ended(this.#cut);
+    this.#h.onUpgrade!(status, headers, socket);
+  }
+  onResponseStarted(): void {
+    this.#h.onResponseStarted?.();
+  }
+  onBodySent(chunk: unknown): void {
+    this.#h.onBodySent?.(chunk);
+  }
+  onRequestSent(): void {
+    this.#h.onRequestSent?.();
+  }
+}
+
+/** The handler of undici 7 and later, passed through; keeps the request's controller. */
+class ModernRelay implements ModernHandler {
+  readonly #owner: RequestAborter;
+  readonly #h: ModernHandler;
+  #controller: Controller | undefined = undefined;
+
+  constructor(owner: RequestAborter, h: ModernHandler) {
+    this.#owner = owner;
+    this.#h = h;
+  }
+
+  onRequestStart(controller: Controller, context: unknown): void {
+    this.#h.onRequestStart(controller, context);
+    this.#controller = controller;
+    this.#owner.connected(controller);
+  }
+  onResponseStart(controller: Controller, status: number, headers: unknown, statusMessage?: string): void {
+    this.#h.onResponseStart!(controller, status, headers, statusMessage);
+  }
+  onResponseData(controller: Controller, chunk: unknown): void {
+    this.#h.onResponseData!(controller, chunk);
+  }
+  onResponseEnd(controller: Controller, trailers: unknown): void {
+    this.#owner.ended(this.#controller);
+    this.#h.onResponseEnd!(controller, trailers);
+  }
+  onResponseError(controller: Controller, error: unknown): void {
+    this.#owner.ended(this.#controller);
+    this.#h.onResponseError(controller, error);
+  }
+  onRequestUpgrade(controller: Controller, status: number, headers: unknown, socket: unknown): void {
+    this.#owner.ended(this.#controller);
+    this.#h.onRequestUpgrade!(controller, status, headers, socket);
+  }
+  onResponseStarted(): void {
+    this.#h.onResponseStarted?.();
+  }
+  onBodySent(chunk: unknown): void {
+    this.#h.onBodySent?.(chunk);
+  }
+  onRequestSent(): void {
+    this.#h.onRequestSent?.();
+  }
+}
