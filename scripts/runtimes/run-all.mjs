@@ -3,9 +3,10 @@
  * Runs the core's smoke on every runtime the README names: the Node running this script
  * (the system's, 20 here), the newest Node, Bun and Deno from npm (this folder's own
  * package.json, installed here on demand, never in the library's root install), and
- * headless Chromium (page and module Worker). Expects a built dist/ (`npm run build`).
+ * headless Chromium (page and module Worker); and the fetch adapter's smoke (smoke-fetch.mjs)
+ * on the Nodes, Bun and Deno. Expects a built dist/ (`npm run build`).
  *
- * `node scripts/runtimes/run-all.mjs [node,node-npm,bun,deno,chromium]`; exits 1 if any
+ * `node scripts/runtimes/run-all.mjs [node,node-npm,bun,deno,chromium,fetch-node,...]`; exits 1 if any
  * runtime fails, hangs (the smoke must exit on its own: no timer may keep it alive) or is
  * missing.
  */
@@ -50,6 +51,15 @@ const RUNTIMES = {
   // No permission flag: the core needs none (no file, network or env access).
   deno: { label: 'Deno (npm `deno`)', cmd: () => [bin('deno'), ['run', '--no-prompt', '--no-config', '--no-lock', 'smoke.mjs']] },
   chromium: { label: 'Chromium (Debian, page + Worker)', cmd: () => [process.execPath, ['chromium.mjs']] },
+  // The fetch adapter closes a timed-out request differently on Node (an undici dispatcher)
+  // and elsewhere (the signal): smoke-fetch.mjs checks both against a loopback server.
+  'fetch-node': { label: 'fetch adapter, Node (system)', cmd: () => [process.execPath, ['smoke-fetch.mjs']] },
+  'fetch-node-npm': { label: 'fetch adapter, Node (npm `node`)', cmd: () => [bin('node'), ['smoke-fetch.mjs']] },
+  'fetch-bun': { label: 'fetch adapter, Bun (npm `bun`)', cmd: () => [bin('bun'), ['smoke-fetch.mjs']] },
+  'fetch-deno': {
+    label: 'fetch adapter, Deno (npm `deno`)',
+    cmd: () => [bin('deno'), ['run', '--no-prompt', '--no-config', '--no-lock', '--allow-net=127.0.0.1', 'smoke-fetch.mjs']],
+  },
 };
 
 function run(name) {
@@ -80,18 +90,18 @@ for (const w of wanted) {
     process.exit(2);
   }
 }
-if (wanted.some((w) => ['node-npm', 'bun', 'deno'].includes(w))) ensureRuntimes();
+if (wanted.some((w) => ['node-npm', 'bun', 'deno', 'fetch-node-npm', 'fetch-bun', 'fetch-deno'].includes(w))) ensureRuntimes();
 
 const summary = [];
 for (const name of wanted) {
   const { code, out } = await run(name);
   console.log(`== ${RUNTIMES[name].label}\n${out}`);
   // Chromium's user agent shows only the major version; the browser's product string is exact.
-  const version = out.match(/^Chromium: (.+)$/m)?.[1] ?? out.match(/^smoke on (.+)$/m)?.[1] ?? '?';
+  const version = out.match(/^Chromium: (.+)$/m)?.[1] ?? out.match(/^(?:fetch )?smoke on (.+)$/m)?.[1] ?? '?';
   summary.push({ label: RUNTIMES[name].label, ok: code === 0, version });
 }
-console.log('== core smoke, by runtime');
+console.log('== core and fetch adapter smoke, by runtime');
 for (const s of summary) console.log(`  ${s.ok ? 'pass' : 'FAIL'}  ${s.label.padEnd(34)} ${s.version}`);
 const failed = summary.filter((s) => !s.ok).length;
-console.log(`runtimes: ${summary.length - failed} of ${summary.length} passed the core smoke`);
+console.log(`runtimes: ${summary.length - failed} of ${summary.length} passed`);
 process.exitCode = failed === 0 ? 0 : 1;
