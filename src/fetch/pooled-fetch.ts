@@ -156,7 +156,7 @@ export function createPooledFetch(options: PooledFetchOptions): PooledFetch {
     } else {
       // The attempt's signal only: a body read after the call returned is not covered by the
       // caller's signal (AbortSignal.any over a long-lived caller signal grows without bound
-      // on Node 20: 9 MB over 150,000 requests; see docs/fetch.md and NOTES-newuser.md). A
+      // on Node 20: 9 MB over 150,000 requests; see docs/fetch.md and bench/notes/newuser.md). A
       // plain controller's: undici keeps its listener until the request is collected.
       const signal = untrackedSignal(ctx);
       req = r.init === NO_INIT ? { signal } : { ...r.init, signal };

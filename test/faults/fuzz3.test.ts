@@ -2,25 +2,14 @@
  * Regressions found by the generated fault schedules of `generated.test.ts` (seeds in
  * bench/notes/fuzz3.md), each reduced to a fixed scenario on loopback servers.
  */
-import { afterEach, describe, expect, test } from 'vitest';
+import { describe, expect, test } from 'vitest';
 import { createPooledFetch, type PooledFetch } from '../../src/fetch/index.js';
-import { startLoopback, type Loopback } from '../helpers/loopback.js';
+import { loopbackScope } from '../helpers/loopback.js';
 import { PooledJsonRpcProvider } from '../../src/ethers/index.js';
 import { FakeClock } from '../../src/testing/index.js';
 import { timerLag, withLag } from '../helpers/lag.js';
 
-const open: Loopback[] = [];
-const made: PooledFetch[] = [];
-afterEach(async () => {
-  await Promise.all(made.splice(0).map((f) => f.pool.close()));
-  await Promise.all(open.splice(0).map((s) => s.close()));
-});
-
-async function server(handler: Parameters<typeof startLoopback>[0]): Promise<Loopback> {
-  const s = await startLoopback(handler);
-  open.push(s);
-  return s;
-}
+const { server, made } = loopbackScope();
 
 describe('fetch: a POST whose 200 answer has a body that cannot be read', () => {
   // Seed 20261202 (path 1): the server had processed the POST (it answered 200), the body

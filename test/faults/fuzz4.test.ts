@@ -2,9 +2,9 @@
  * Regressions found (or fixed on request) on branch fuzz4, each reduced to a fixed
  * scenario on loopback servers or the FakeClock. Seeds in bench/notes/fuzz4.md.
  */
-import { afterEach, describe, expect, test } from 'vitest';
+import { describe, expect, test } from 'vitest';
 import { createPooledFetch, classifyFetchError, classifyStatus, HttpStatusError, type PooledFetch } from '../../src/fetch/index.js';
-import { startLoopback, type Loopback } from '../helpers/loopback.js';
+import { loopbackScope, type Loopback } from '../helpers/loopback.js';
 import { FakeEndpoint, fail, harness, ok, start } from '../support.js';
 import { UnknownRpcError, http, webSocket } from 'viem';
 import { socketClientCache } from 'viem/utils';
@@ -16,18 +16,7 @@ import { PooledJsonRpcProvider } from '../../src/ethers/index.js';
 import { poolTransport } from '../../src/viem/index.js';
 import { timerLag, withLag } from '../helpers/lag.js';
 
-const open: Loopback[] = [];
-const made: PooledFetch[] = [];
-afterEach(async () => {
-  await Promise.all(made.splice(0).map((f) => f.pool.close()));
-  await Promise.all(open.splice(0).map((s) => s.close()));
-});
-
-async function server(handler: Parameters<typeof startLoopback>[0]): Promise<Loopback> {
-  const s = await startLoopback(handler);
-  open.push(s);
-  return s;
-}
+const { server, made } = loopbackScope();
 
 describe('fetch: an endpoint that rejects its key or the method (401, 403, 405) without a token provider', () => {
   // The viem and ethers adapters move on (the answer is about the endpoint: its key, its

@@ -4,6 +4,7 @@
  */
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo, Socket } from 'node:net';
+import { afterEach } from 'vitest';
 
 export interface Loopback {
   readonly url: string;
@@ -48,4 +49,29 @@ export async function refusedPort(): Promise<number> {
   const lb = await startLoopback((_q, r) => r.end());
   await lb.close();
   return lb.port;
+}
+
+/**
+ * The loopback servers and pools a test file starts, closed after each of its tests (the
+ * call registers the file's `afterEach`): `server(handler)` starts one; push each pool or
+ * pooled fetch made onto `made`.
+ */
+export function loopbackScope(): {
+  server(handler: Parameters<typeof startLoopback>[0]): Promise<Loopback>;
+  readonly made: { readonly pool: { close(): Promise<void> } }[];
+} {
+  const open: Loopback[] = [];
+  const made: { readonly pool: { close(): Promise<void> } }[] = [];
+  afterEach(async () => {
+    await Promise.all(made.splice(0).map((f) => f.pool.close()));
+    await Promise.all(open.splice(0).map((s) => s.close()));
+  });
+  return {
+    made,
+    async server(handler) {
+      const s = await startLoopback(handler);
+      open.push(s);
+      return s;
+    },
+  };
 }
