@@ -68,16 +68,27 @@ describe('unauthorized and credential refresh', () => {
     expect(h.events.find((e) => e.type === 'auth-refresh')).toEqual({ type: 'auth-refresh', endpoint: 'a', ok: true });
   });
 
-  test('a second unauthorized on that endpoint in the same call is final', async () => {
+  test("a second unauthorized on that endpoint in the same call is final; the endpoint's first refresh is not the call's own", async () => {
     const r = refresher({ clock: { setTimeout: (fn, ms) => h.clock.setTimeout(fn, ms) } });
     const h = harness(['a', 'b'], { refreshAuth: r.refreshAuth, maxAttempts: 5 });
-    h.eps.a!.then(fail('unauthorized'), fail('unauthorized'));
+    // First call: the endpoint's first refresh (generation 0: often the lazy first fetch of
+    // credentials) does not count, so it gets one more.
+    h.eps.a!.then(fail('unauthorized'), fail('unauthorized'), fail('unauthorized'));
     const call = start(h.pool.execute(h.op));
-    await h.clock.advance(50);
+    await h.clock.advance(100);
     await call.promise;
     expect(code(call.error)).toBe('UNAUTHORIZED');
-    expect((call.error as PoolError).attempts).toBe(2);
-    expect(r.runs).toEqual(['a']);
+    expect((call.error as PoolError).attempts).toBe(3);
+    expect(r.runs).toEqual(['a', 'a']);
+    // Every later call: one refresh, then the second unauthorized is final.
+    h.eps.a!.then(fail('unauthorized'), fail('unauthorized'));
+    const next = start(h.pool.execute(h.op));
+    await h.clock.advance(50);
+    await next.promise;
+    expect(code(next.error)).toBe('UNAUTHORIZED');
+    expect((next.error as PoolError).attempts).toBe(2);
+    expect(r.runs).toEqual(['a', 'a', 'a']);
+    expect(h.eps.b!.calls).toBe(0);
   });
 
   test('unauthorized is a reachable answer: it closes a half-open breaker and keeps the failure run', async () => {

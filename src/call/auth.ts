@@ -92,8 +92,9 @@ export interface ReauthHost<C> {
 
 /**
  * An `unauthorized` answer from `ep` to an attempt sent with credential generation
- * `sentWith`: refresh its credentials (once per endpoint per call, single-flight across
- * calls; none when a refresh has finished since the attempt was sent), then `host`
+ * `sentWith`: refresh its credentials (once per endpoint per call, plus the endpoint's very
+ * first refresh; single-flight across calls; none when a refresh has finished since the
+ * attempt was sent), then `host`
  * replays the attempt there at once, with no backoff and no retry spent. Returns why the call must fail instead (no `refreshAuth`,
  * or `ep` already refreshed for this call), or `undefined` while the refresh runs.
  */
@@ -108,7 +109,12 @@ export function reauthenticate<C>(s: PoolState<C>, ep: EndpointState<C>, refresh
   // Refreshed for this call already: final, unless that refresh is still running (the
   // attempt was sent before it finished, beside a hedge): then it waits for it too.
   if (refreshed.includes(ep) && !inFlight.has(ep)) return `endpoint ${name} answered unauthorized again after its credentials were refreshed`;
-  if (!refreshed.includes(ep)) refreshed.push(ep);
+  // The endpoint's first refresh (generation 0, nothing refreshed yet) is not the call's one
+  // refresh: it is often the first fetch of credentials an adapter gets lazily (the fetch
+  // adapter's `getToken`), and a token refused or rotated right after that fetch deserves
+  // the refresh any later call would get. The bound stays: two refreshes for a call that
+  // meets an endpoint's first one, one for every other call.
+  if (!refreshed.includes(ep) && (sentWith > 0 || ep.authGeneration > 0)) refreshed.push(ep);
   refreshThenReplay(s, ep, host);
   return undefined;
 }

@@ -58,6 +58,37 @@ describe('fetch: an endpoint that rejects its key or the method (401, 403, 405) 
   });
 });
 
+describe("fetch: a token rotated between an endpoint's first token fetch and the request (T1)", () => {
+  // Found by generated4's rotating-token runs: the first fetch of a token went through the
+  // call's one refresh, so a rotation in that window (one round trip) ended the call
+  // UNAUTHORIZED while a fresh token would have worked.
+  test("the call refreshes once more and succeeds: the endpoint's first fetch is not the call's refresh", async () => {
+    let issued = 0;
+    let accepted = '';
+    let refuseAll = false;
+    const s = await server((req, res) => {
+      if (req.headers.authorization === `Bearer ${accepted}`) res.end('ok');
+      else res.writeHead(401).end();
+    });
+    const getToken = async (): Promise<string> => {
+      issued++;
+      const token = `t${issued}`;
+      // The server moves on to the next token as soon as the first one is handed out.
+      if (!refuseAll) accepted = issued === 1 ? 't2' : token;
+      return token;
+    };
+    const f = createPooledFetch({ endpoints: [{ url: s.url, name: 'e0' }], getToken, attemptTimeoutMs: 2_000 });
+    made.push(f);
+    const res = await f('/x');
+    expect([res.status, await res.text(), issued]).toEqual([200, 'ok', 2]);
+    // Tokens the server refuses outright end a later call after one refresh.
+    refuseAll = true;
+    accepted = 'never';
+    const refused = await f('/x').catch((error: unknown) => error);
+    expect([(refused as { code?: string }).code, issued]).toEqual(['UNAUTHORIZED', 3]);
+  });
+});
+
 describe('a late rate-limited answer from an endpoint setEndpoints replaced or removed', () => {
   // gaps.md left these: endpoint-cooling and endpoint-adapted events of a dead endpoint
   // carried its name, which is the live replacement's (or no endpoint's any more).

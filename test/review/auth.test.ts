@@ -80,7 +80,14 @@ describe('core refreshAuth: one refresh per rotation', () => {
     await clock.advance(1_000);
     const e = await call;
     expect(isPoolError(e) && e.code).toBe('UNAUTHORIZED');
-    expect(state.refreshes).toBe(1);
+    // The endpoint's first refresh is not the call's own: two on this first call...
+    expect(state.refreshes).toBe(2);
+    // ...and one on each later call.
+    const again = p.execute(() => Promise.reject(new Unauthorized('401'))).catch((e: unknown) => e);
+    await clock.advance(1_000);
+    const e2 = await again;
+    expect(isPoolError(e2) && e2.code).toBe('UNAUTHORIZED');
+    expect(state.refreshes).toBe(3);
   });
 });
 
