@@ -22,7 +22,7 @@ import fc from 'fast-check';
 import { http, keccak256, webSocket } from 'viem';
 import { socketClientCache } from 'viem/utils';
 import { afterAll, describe, test } from 'vitest';
-import { isPoolError } from '../../src/index.js';
+import { isPoolError, type ExecuteOptions } from '../../src/index.js';
 import { createPooledFetch, type PooledRequestInit } from '../../src/fetch/index.js';
 import { poolTransport } from '../../src/viem/index.js';
 import { PooledJsonRpcProvider, type PooledProviderOptions } from '../../src/ethers/index.js';
@@ -66,6 +66,26 @@ const isHealthyEndpoint = (sc: Scenario, i: number): boolean => {
 };
 
 // viem: pin, withEndpoint, quorum, passSignal -------------------------------------------
+
+/** viem `withEndpoint` with a two-request operation (both on the endpoint the attempt holds). */
+function twoRequests(
+  t: ReturnType<typeof poolTransport>,
+  args: (i: number, tag?: string) => { method: string; params: unknown[] },
+  i: number,
+  signal: AbortSignal | undefined,
+  deadlineMs: number | undefined,
+  retry: ExecuteOptions['retry'],
+): Promise<unknown> {
+  return t.withEndpoint(
+    async (transport) => {
+      const c = transport({});
+      const a = await c.request(args(i));
+      const b = await c.request(args(i, 'pending'));
+      return a === b ? b : `mismatch ${String(a)} ${String(b)}`;
+    },
+    { ...(signal ? { signal } : {}), ...(deadlineMs !== undefined ? { deadlineMs } : {}), ...(retry !== undefined ? { retry } : {}) },
+  );
+}
 
 const viemOps: Adapter = {
   ...viemAdapter,
@@ -117,15 +137,7 @@ const viemOps: Adapter = {
             return quorum!.request(args(i), opts);
           case 'with':
             // A multi-request operation: both requests on the endpoint the attempt holds.
-            return t.withEndpoint(
-              async (transport) => {
-                const c = transport({});
-                const a = await c.request(args(i));
-                const b = await c.request(args(i, 'pending'));
-                return a === b ? b : `mismatch ${String(a)} ${String(b)}`;
-              },
-              { ...(signal ? { signal } : {}), ...(deadlineMs !== undefined ? { deadlineMs } : {}), ...(retry !== undefined ? { retry } : {}) },
-            );
+            return twoRequests(t, args, i, signal, deadlineMs, retry);
           default:
             return inst.request(args(i), opts);
         }
@@ -203,15 +215,7 @@ const viemWs: Adapter = {
         const opts = signal ? { signal } : undefined;
         if (o.op === 'pin') return pinned!.request(args(i), opts);
         if (o.op === 'with') {
-          return t.withEndpoint(
-            async (transport) => {
-              const c = transport({});
-              const a = await c.request(args(i));
-              const b = await c.request(args(i, 'pending'));
-              return a === b ? b : `mismatch ${String(a)} ${String(b)}`;
-            },
-            { ...(signal ? { signal } : {}), ...(deadlineMs !== undefined ? { deadlineMs } : {}), ...(retry !== undefined ? { retry } : {}) },
-          );
+          return twoRequests(t, args, i, signal, deadlineMs, retry);
         }
         return inst.request(args(i), opts);
       },
