@@ -8,11 +8,15 @@
  * object a user hands it (an alias table looked up with the user's key, say) fails there,
  * among the unit tests that reach inside (the audit when the map grows: every failure must
  * be one of those).
+ *
+ * Files that test the built `dist/` alone (whose names the build has shortened already) run
+ * exactly as they do in `npm test`, so they are left out here: running them twice proves
+ * nothing more and costs CI about a minute.
  */
 import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { transform } from 'esbuild';
-import { defineConfig, mergeConfig } from 'vitest/config';
+import { configDefaults, defineConfig, mergeConfig } from 'vitest/config';
 // @ts-expect-error: a plain .mjs script
 import { mangleOptions } from './scripts/mangle.mjs';
 import base from './vitest.config.js';
@@ -27,9 +31,22 @@ const testText = testFiles.map((f) => readFileSync(join('test', f), 'utf8')).joi
 const ownKeys = names.filter((n) => testText.includes(`'${n}'`) || testText.includes(`"${n}"`));
 const testMangleProps = new RegExp(`^(?:${names.filter((n) => !ownKeys.includes(n)).join('|')})$`);
 
+/** Tests of `dist/` only: the package, its exports and types, the docs' blocks, the bundle, child processes importing the build. */
+export const DIST_ONLY = [
+  'test/docs.test.ts',
+  'test/bundle.test.ts',
+  'test/exports.test.ts',
+  'test/package.test.ts',
+  'test/consumer-types.test.ts',
+  'test/heap-in-flight.test.ts',
+  'test/soak.test.ts',
+  'test/redis/fleet.test.ts',
+];
+
 export default mergeConfig(
   base,
   defineConfig({
+    test: { exclude: [...configDefaults.exclude, ...DIST_ONLY] },
     plugins: [
       {
         name: 'mangle-internal-props',
