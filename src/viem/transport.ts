@@ -41,6 +41,7 @@ import { UnsupportedMemory } from './unsupported.js';
 import type { CustomFactory, HttpFactory, RequestFn, RpcArgs, RpcRequestOptions, TransportFactory, TransportInstance, TransportParams } from './types.js';
 import { replayWith, sendDirect, type Replay } from './direct.js';
 import { instanceUse, NO_SIGNAL, type Built } from './instance.js';
+import { loadViem } from './autoload.js';
 import { toEndpoints, type ViemEndpoint } from './endpoints.js';
 
 export type { ViemEndpoint };
@@ -64,10 +65,17 @@ export interface PoolTransportOptions extends Omit<PoolOptions<TransportFactory>
    * client) directly rather than through the transport's own viem request wrapper: about
    * 2 KB less held per request in flight and less CPU per request. A failed request's
    * error still goes through viem's mapping (a transport built with `custom` replays it),
-   * so callers see the same viem errors. @default none: every request goes through its
-   * endpoint transport's `request`
+   * so callers see the same viem errors.
+   *
+   * Left out, the same is done with viem's `custom` loaded at run time (a dynamic
+   * `import('viem')`, started by the first `poolTransport`): once it has loaded, and for
+   * each endpoint transport found, without a request, to be of that same copy of viem.
+   * Until then, or where viem cannot be loaded so (browsers, bundles) or is another copy,
+   * requests go through each endpoint transport's `request`. `false` turns both off: every
+   * request goes through its endpoint transport's `request`, and viem is never loaded.
+   * @default undefined: viem loaded at run time, as above
    */
-  readonly custom?: CustomFactory;
+  readonly custom?: CustomFactory | false | undefined;
   /** Overrides the default classification (`classifyViemError`) where it returns a class. @default none */
   readonly classify?: ViemClassifier;
   /**
@@ -183,14 +191,18 @@ export function poolTransport(options: PoolTransportOptions): PoolTransport {
   }) as Classifier & { [TAKES_ATTEMPT]?: true };
   classify[TAKES_ATTEMPT] = true;
   checkFunction('http', http, true);
-  checkFunction('custom', custom, true);
+  if (custom !== false) checkFunction('custom', custom, true);
   checkFunction('classify', override, true);
   checkFunction('keccak256', keccak256, true);
   if (typeof passSignal !== 'boolean') throw invalidOption('passSignal', 'a boolean', passSignal);
   finite('rememberUnsupportedMs', rememberUnsupportedMs, 0);
-  const pool = new Pool<TransportFactory>({ ...poolOptions, classify, endpoints: toEndpoints(endpoints, http, custom) });
-  const replay: Replay | undefined = custom === undefined ? undefined : replayWith(custom);
-  const builtOf = instanceUse(passSignal, replay);
+  const given = custom === false ? undefined : custom;
+  const pool = new Pool<TransportFactory>({ ...poolOptions, classify, endpoints: toEndpoints(endpoints, http, given) });
+  const replay: Replay | undefined = given === undefined ? undefined : replayWith(given);
+  // Without a `custom`, viem is loaded at run time (./autoload.ts); started here, once per process.
+  const auto = custom === undefined;
+  if (auto) void loadViem();
+  const builtOf = instanceUse(passSignal, replay, auto);
   /** The poll's own instances of the endpoint transports, built at its first tick. */
   let pollInstances: ((factory: TransportFactory) => Built) | undefined;
   const routing =
@@ -227,7 +239,7 @@ export function poolTransport(options: PoolTransportOptions): PoolTransport {
     return (factory: TransportFactory): Built => {
       let b = built.get(factory);
       if (b === undefined) {
-        b = builtOf(factory({ ...params, retryCount: 0 }));
+        b = builtOf(factory({ ...params, retryCount: 0 }), factory);
         built.set(factory, b);
       }
       return b;
@@ -243,7 +255,7 @@ export function poolTransport(options: PoolTransportOptions): PoolTransport {
     const opts: RpcRequestOptions = signal === undefined ? NO_SIGNAL : { retryCount: 0, signal };
     let sent: Promise<unknown>;
     try {
-      sent = b.raw !== undefined ? sendDirect(b.raw, replay!, args, signal) : Promise.resolve(b.t.request(args, opts));
+      sent = b.raw !== undefined ? sendDirect(b.raw, b.replay!, args, signal) : Promise.resolve(b.t.request(args, opts));
     } catch (error) {
       sent = Promise.reject(error);
     }
@@ -347,7 +359,7 @@ export function poolTransport(options: PoolTransportOptions): PoolTransport {
       try {
         return await pool.execute((factory, ctx) => {
           const direct: TransportFactory = (params) => {
-            const b = builtOf(factory({ ...params, retryCount: 0 }));
+            const b = builtOf(factory({ ...params, retryCount: 0 }), factory);
             // An attempt that has ended (timed out, its call settled) sends nothing more, even
             // when its signal is not handed to the transport (passSignal: false).
             const request = ((args: RpcArgs) => (ctx.signal.aborted ? Promise.reject(ctx.signal.reason) : attempt(b, args, b.hears ? ctx.signal : undefined, undefined))) as RequestFn;
