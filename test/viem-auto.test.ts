@@ -156,7 +156,7 @@ describe('poolTransport at its defaults goes direct once viem has loaded', () =>
 describe('poolTransport at its defaults stays on the wrapper', () => {
   test('when viem cannot be loaded (a browser, a bundle): every request through the wrapper, nothing probed', async () => {
     for (const loader of [() => Promise.reject(new Error('Failed to resolve module specifier "viem"')), () => { throw new Error('no import here'); }, () => Promise.resolve({})]) {
-      setViemLoader(loader as () => Promise<unknown>);
+      setViemLoader(loader as () => Promise<unknown>, null);
       const counter = { wrapper: 0 };
       const provider = recording();
       const client = createClient({ transport: pool({ endpoints: [{ name: 'a', transport: counted(provider, counter) }] }) });
@@ -169,7 +169,7 @@ describe('poolTransport at its defaults stays on the wrapper', () => {
     }
   });
 
-  test("when the user's transports are of another copy of viem (its CommonJS build): no instanceof mismatch, every request wrapped", async () => {
+  test("when the user's transports are of viem's CommonJS build: that copy is loaded too, and errors are of the user's copy", async () => {
     const other = createRequire(import.meta.url)('viem') as typeof viem;
     expect(other.MethodNotSupportedRpcError).not.toBe(viem.MethodNotSupportedRpcError);
     const counter = { wrapper: 0 };
@@ -179,13 +179,39 @@ describe('poolTransport at its defaults stays on the wrapper', () => {
       const err = await client.request({ method: 'eth_blockNumber' }).catch((e: unknown) => e);
       // The user's own copy's class, as without the pool.
       expect(err).toBeInstanceOf(other.InvalidParamsRpcError);
-      await settle();
+      expect(err).not.toBeInstanceOf(viem.InvalidParamsRpcError);
+      await loaded();
     }
-    expect(counter.wrapper).toBe(4); // three requests and the probe
+    expect(counter.wrapper).toBe(2); // the first request and the probe
+  });
+
+  test('when the probe is refused by a class of neither copy: every request wrapped', async () => {
+    let required = 0;
+    setViemLoader(undefined, () => (required++, Promise.resolve(createRequire(import.meta.url)('viem'))));
+    const counter = { wrapper: 0 };
+    const provider = recording();
+    const foreign = class MethodNotSupportedRpcError extends Error {
+      override name = 'MethodNotSupportedRpcError';
+    };
+    const factory: TransportFactory = (params) => {
+      const t = custom(provider)(params as never);
+      const request = ((args: Args, opts?: { methods?: { exclude?: string[] } }) =>
+        opts?.methods?.exclude?.includes(args.method) ? Promise.reject(new foreign('method not supported')) : (counter.wrapper++, t.request(args as never, opts as never))) as never;
+      return { ...t, request };
+    };
+    const client = createClient({ transport: pool({ endpoints: [{ name: 'a', transport: factory }] }) });
+    for (let i = 0; i < 3; i++) {
+      await client.request({ method: 'eth_blockNumber' });
+      await loaded();
+    }
+    expect(counter.wrapper).toBe(3);
+    expect(required).toBe(1);
+    expect(provider.methods).toEqual(['eth_blockNumber', 'eth_blockNumber', 'eth_blockNumber']);
   });
 
   test('when the loaded module is not what it claims (its classes differ from those its custom throws): nothing goes direct', async () => {
-    setViemLoader(async () => ({ ...viem, MethodNotSupportedRpcError: class MethodNotSupportedRpcError extends Error {} }));
+    const fake = async () => ({ ...viem, MethodNotSupportedRpcError: class MethodNotSupportedRpcError extends Error {} });
+    setViemLoader(fake, fake);
     expect(await loadViem()).toBeUndefined();
     const counter = { wrapper: 0 };
     const provider = recording();
@@ -194,7 +220,8 @@ describe('poolTransport at its defaults stays on the wrapper', () => {
       await client.request({ method: 'eth_blockNumber' });
       await settle();
     }
-    expect(counter.wrapper).toBe(3);
+    expect(counter.wrapper).toBe(4); // three requests and the probe (refused, but neither copy passed its own check)
+    expect(provider.methods).toEqual(['eth_blockNumber', 'eth_blockNumber', 'eth_blockNumber']);
   });
 
   test('a transport whose config has no `methods` key (a viem without the per-request override, or a hand-made one) is never probed', async () => {
@@ -258,7 +285,7 @@ describe('poolTransport at its defaults stays on the wrapper', () => {
 
   test('custom must be a function, false or left out', () => {
     expect(() => poolTransport({ custom: true as never, endpoints: [{ name: 'a', transport: custom(recording()) }] })).toThrow(/custom/);
-    expect(() => poolTransport({ custom: false, endpoints: [{ name: 'a', provider: recording() as EIP1193Provider }] })).toThrow(/endpoints\[0\]\.provider/);
+    expect(() => poolTransport({ custom: false, endpoints: [{ name: 'a', provider: recording() as unknown as EIP1193Provider }] })).toThrow(/endpoints\[0\]\.provider/);
   });
 });
 

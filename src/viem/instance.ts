@@ -4,7 +4,7 @@
  * (through the transport's `request`, or directly: ./direct.ts).
  */
 import type { AttemptContext } from '../call/context.js';
-import { loadViem, refuses } from './autoload.js';
+import { copyOf } from './autoload.js';
 import { directRequestOf, sendDirect, type Replay } from './direct.js';
 import type { RequestFn, RpcArgs, RpcRequestOptions, TransportFactory, TransportInstance } from './types.js';
 
@@ -72,7 +72,7 @@ export function instanceUse(passSignal: boolean, replay: Replay | undefined, aut
   const decide = (t: TransportInstance, factory: TransportFactory): Promise<Replay | null> => {
     let p = pending.get(factory);
     if (p === undefined) {
-      p = loadViem().then(async (loaded) => (loaded !== undefined && (await refuses(t, loaded)) ? loaded.replay : null));
+      p = copyOf(t).then((loaded) => (loaded === undefined ? null : loaded.replay));
       pending.set(factory, p);
       void p.then((r) => decided.set(factory, r));
     }
