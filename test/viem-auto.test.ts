@@ -7,7 +7,10 @@
  * a failed import, another copy of viem and `custom: false` keep every request wrapped;
  * requests made while viem loads go through the wrapper and are answered.
  */
+import { existsSync } from 'node:fs';
 import { createRequire } from 'node:module';
+import { join } from 'node:path';
+import { build } from 'esbuild';
 import * as viem from 'viem';
 import { createClient, custom, http, BaseError, type EIP1193Provider } from 'viem';
 import { afterEach, describe, expect, test } from 'vitest';
@@ -319,5 +322,17 @@ describe('requests while viem loads', () => {
     expect(await Promise.all([...during, after])).toEqual(['0x1', '0x1', '0x1']);
     expect(provider.methods).toEqual(['eth_blockNumber', 'eth_chainId', 'eth_gasPrice']);
     expect(loads).toBe(1);
+  });
+});
+
+describe('the run-time import is left alone by bundlers', () => {
+  const dist = join(import.meta.dirname, '..', 'dist', 'viem');
+  test.runIf(existsSync(join(dist, 'index.js')))('a browser bundle of endpoint-pool/viem (dist, both formats) gains none of viem, and keeps the import', async () => {
+    for (const file of ['index.js', 'index.cjs']) {
+      const out = await build({ entryPoints: [join(dist, file)], bundle: true, write: false, metafile: true, platform: 'browser', format: 'esm', logLevel: 'silent' });
+      const inputs = Object.keys(out.metafile.inputs);
+      expect(inputs.some((i) => i.includes('node_modules/viem')), file).toBe(false);
+      expect(out.outputFiles[0]!.text, file).toMatch(/import\(\s*(?:\/\*[^*]*\*\/\s*)*\w+\s*\)/);
+    }
   });
 });
