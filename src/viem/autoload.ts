@@ -2,7 +2,7 @@
  * The direct path (./direct.ts) at the defaults: viem's `custom`, loaded at run time.
  *
  * Sending to an endpoint transport's inner request needs viem's error mapping for failed
- * requests, and this package imports nothing from viem. So when the user has not handed in
+ * requests, and this package has no static import of viem. So when the user has not handed in
  * `custom`, the first `poolTransport` starts one dynamic `import()` of viem (written so that
  * bundlers leave it alone: a specifier that is not a literal, and the comments webpack and
  * Vite read), shared by every pool transport of the process. Until it has resolved, and

@@ -2,9 +2,9 @@
  * `poolTransport`: a viem transport over a `Pool` of viem transports.
  *
  * Each endpoint's connection is a viem transport factory (`http(url)`, `webSocket(url)`,
- * ...), or a URL turned into one with the user's own `http` (this module imports nothing
- * from viem). A client built on it sees one transport with the same `request` surface;
- * every request becomes one `pool.execute`, and each attempt calls the chosen endpoint's
+ * ...), or a URL turned into one with the user's own `http` (no static import of viem
+ * here). A client built on it sees one transport with the same `request` surface; every
+ * request becomes one `pool.execute`, and each attempt calls the chosen endpoint's
  * transport (built with `retryCount: 0`; one that kept a `retryCount` of its own is passed
  * `retryCount: 0` per request, so viem's retries never multiply the pool's) with the
  * attempt's `signal` (so a timed-out attempt aborts its fetch; viem 2.x passes a
@@ -22,7 +22,9 @@
  * With viem's `custom` in `options.custom`, endpoints may also be EIP-1193 providers, and
  * requests to `custom` and `http` endpoint transports skip those transports' own viem
  * wrapper (./direct.ts): about 2 KB less held per request in flight and less CPU, with
- * the same errors.
+ * the same errors. Without it, the same is done once viem's `custom` has been loaded at
+ * run time and each endpoint transport found to be of that copy (./autoload.ts);
+ * `custom: false` turns that off.
  *
  * `pin(name)` gives a transport bound to one endpoint; `withEndpoint(fn)` runs a multi-
  * request operation (read the nonce, then send) on a single endpoint and, if it fails in
