@@ -2,8 +2,10 @@
  * The viem adapter against scripted JSON-RPC servers on loopback, through real viem
  * clients: classification of the errors viem really throws, failover, answers passed
  * through unchanged, no retry multiplication, signals reaching fetch, pin/withEndpoint.
- * The client tests run twice: as the endpoints' own transports send (wrapped), and with
- * viem's `custom` handed in, which sends to viem's HTTP client directly (src/viem/direct.ts).
+ * The client tests run three times: as the endpoints' own transports send (wrapped,
+ * `custom: false`), with viem's `custom` handed in, which sends to viem's HTTP client
+ * directly (src/viem/direct.ts), and at the defaults (viem's `custom` loaded at run time:
+ * src/viem/autoload.ts).
  */
 import { createPublicClient, custom, http, keccak256, parseAbi, encodeErrorResult, type PublicClient } from 'viem';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, test } from 'vitest';
@@ -142,8 +144,9 @@ describe('classifyViemError on the errors viem really throws', () => {
 });
 
 describe.each([
-  ['wrapped', {}],
+  ['wrapped (custom: false)', { custom: false }],
   ['direct (custom given)', { custom }],
+  ['defaults (viem loaded at run time: wrapped, then direct)', {}],
 ] as const)('poolTransport through a viem PublicClient, %s', (_name, options) => {
   beforeEach(() => {
     mode = options;

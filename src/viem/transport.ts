@@ -2,9 +2,9 @@
  * `poolTransport`: a viem transport over a `Pool` of viem transports.
  *
  * Each endpoint's connection is a viem transport factory (`http(url)`, `webSocket(url)`,
- * ...), or a URL turned into one with the user's own `http` (this module imports nothing
- * from viem). A client built on it sees one transport with the same `request` surface;
- * every request becomes one `pool.execute`, and each attempt calls the chosen endpoint's
+ * ...), or a URL turned into one with the user's own `http` (no static import of viem
+ * here). A client built on it sees one transport with the same `request` surface; every
+ * request becomes one `pool.execute`, and each attempt calls the chosen endpoint's
  * transport (built with `retryCount: 0`; one that kept a `retryCount` of its own is passed
  * `retryCount: 0` per request, so viem's retries never multiply the pool's) with the
  * attempt's `signal` (so a timed-out attempt aborts its fetch; viem 2.x passes a
@@ -22,7 +22,9 @@
  * With viem's `custom` in `options.custom`, endpoints may also be EIP-1193 providers, and
  * requests to `custom` and `http` endpoint transports skip those transports' own viem
  * wrapper (./direct.ts): about 2 KB less held per request in flight and less CPU, with
- * the same errors.
+ * the same errors. Without it, the same is done once viem's `custom` has been loaded at
+ * run time and each endpoint transport found to be of that copy (./autoload.ts);
+ * `custom: false` turns that off.
  *
  * `pin(name)` gives a transport bound to one endpoint; `withEndpoint(fn)` runs a multi-
  * request operation (read the nonce, then send) on a single endpoint and, if it fails in
@@ -41,6 +43,7 @@ import { UnsupportedMemory } from './unsupported.js';
 import type { CustomFactory, HttpFactory, RequestFn, RpcArgs, RpcRequestOptions, TransportFactory, TransportInstance, TransportParams } from './types.js';
 import { replayWith, sendDirect, type Replay } from './direct.js';
 import { instanceUse, NO_SIGNAL, type Built } from './instance.js';
+import { loadViem } from './autoload.js';
 import { toEndpoints, type ViemEndpoint } from './endpoints.js';
 
 export type { ViemEndpoint };
@@ -64,10 +67,17 @@ export interface PoolTransportOptions extends Omit<PoolOptions<TransportFactory>
    * client) directly rather than through the transport's own viem request wrapper: about
    * 2 KB less held per request in flight and less CPU per request. A failed request's
    * error still goes through viem's mapping (a transport built with `custom` replays it),
-   * so callers see the same viem errors. @default none: every request goes through its
-   * endpoint transport's `request`
+   * so callers see the same viem errors.
+   *
+   * Left out, the same is done with viem's `custom` loaded at run time (a dynamic
+   * `import('viem')`, started by the first `poolTransport`): once it has loaded, and for
+   * each endpoint transport found, without a request, to be of that same copy of viem.
+   * Until then, or where viem cannot be loaded so (browsers, bundles) or is another copy,
+   * requests go through each endpoint transport's `request`. `false` turns both off: every
+   * request goes through its endpoint transport's `request`, and viem is never loaded.
+   * @default undefined: viem loaded at run time, as above
    */
-  readonly custom?: CustomFactory;
+  readonly custom?: CustomFactory | false | undefined;
   /** Overrides the default classification (`classifyViemError`) where it returns a class. @default none */
   readonly classify?: ViemClassifier;
   /**
@@ -183,14 +193,18 @@ export function poolTransport(options: PoolTransportOptions): PoolTransport {
   }) as Classifier & { [TAKES_ATTEMPT]?: true };
   classify[TAKES_ATTEMPT] = true;
   checkFunction('http', http, true);
-  checkFunction('custom', custom, true);
+  if (custom !== false) checkFunction('custom', custom, true);
   checkFunction('classify', override, true);
   checkFunction('keccak256', keccak256, true);
   if (typeof passSignal !== 'boolean') throw invalidOption('passSignal', 'a boolean', passSignal);
   finite('rememberUnsupportedMs', rememberUnsupportedMs, 0);
-  const pool = new Pool<TransportFactory>({ ...poolOptions, classify, endpoints: toEndpoints(endpoints, http, custom) });
-  const replay: Replay | undefined = custom === undefined ? undefined : replayWith(custom);
-  const builtOf = instanceUse(passSignal, replay);
+  const given = custom === false ? undefined : custom;
+  const pool = new Pool<TransportFactory>({ ...poolOptions, classify, endpoints: toEndpoints(endpoints, http, given) });
+  const replay: Replay | undefined = given === undefined ? undefined : replayWith(given);
+  // Without a `custom`, viem is loaded at run time (./autoload.ts); started here, once per process.
+  const auto = custom === undefined;
+  if (auto) void loadViem();
+  const builtOf = instanceUse(passSignal, replay, auto);
   /** The poll's own instances of the endpoint transports, built at its first tick. */
   let pollInstances: ((factory: TransportFactory) => Built) | undefined;
   const routing =
@@ -227,7 +241,7 @@ export function poolTransport(options: PoolTransportOptions): PoolTransport {
     return (factory: TransportFactory): Built => {
       let b = built.get(factory);
       if (b === undefined) {
-        b = builtOf(factory({ ...params, retryCount: 0 }));
+        b = builtOf(factory({ ...params, retryCount: 0 }), factory);
         built.set(factory, b);
       }
       return b;
@@ -243,7 +257,7 @@ export function poolTransport(options: PoolTransportOptions): PoolTransport {
     const opts: RpcRequestOptions = signal === undefined ? NO_SIGNAL : { retryCount: 0, signal };
     let sent: Promise<unknown>;
     try {
-      sent = b.raw !== undefined ? sendDirect(b.raw, replay!, args, signal) : Promise.resolve(b.t.request(args, opts));
+      sent = b.raw !== undefined ? sendDirect(b.raw, b.replay!, args, signal) : Promise.resolve(b.t.request(args, opts));
     } catch (error) {
       sent = Promise.reject(error);
     }
@@ -347,7 +361,7 @@ export function poolTransport(options: PoolTransportOptions): PoolTransport {
       try {
         return await pool.execute((factory, ctx) => {
           const direct: TransportFactory = (params) => {
-            const b = builtOf(factory({ ...params, retryCount: 0 }));
+            const b = builtOf(factory({ ...params, retryCount: 0 }), factory);
             // An attempt that has ended (timed out, its call settled) sends nothing more, even
             // when its signal is not handed to the transport (passSignal: false).
             const request = ((args: RpcArgs) => (ctx.signal.aborted ? Promise.reject(ctx.signal.reason) : attempt(b, args, b.hears ? ctx.signal : undefined, undefined))) as RequestFn;
