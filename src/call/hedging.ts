@@ -93,7 +93,7 @@ export class Hedging<C> {
    * otherwise its next retry may pick the endpoint). False when no refresh is possible (no
    * `refreshAuth`, closed, refreshed already in this call).
    */
-  reauthBeside(a: Attempt<C>, h: { replays: number; refreshed?: EndpointState<C>[] | undefined }): boolean {
+  reauthBeside(a: Attempt<C>, h: { replays: number; refreshed?: (EndpointState<C> | number)[] | undefined }): boolean {
     const s = this.#s;
     const host: ReauthHost<C> = {
       refreshed: (ep) => {
