@@ -91,25 +91,30 @@ export interface ReauthHost<C> {
 }
 
 /**
- * Refreshes of one endpoint's credentials a call may start or join (the first fetch of
- * credentials, often lazy as the fetch adapter's `getToken`, included). Two, not one: a
- * server that rotates its tokens between a refresh and the replay's arrival (one round
- * trip) refuses the replay through nobody's fault, and the next refresh works. Credentials
- * refused for good end the call after two refreshes, never a loop.
+ * Refreshes of one endpoint's credentials one attempt of a call may start or join before
+ * an `unauthorized` answer is final (the first fetch of credentials, often lazy as the
+ * fetch adapter's `getToken`, included; replays after a refresh belong to the attempt and
+ * spend no retry). Two, not one: a server that rotates its tokens between a refresh and the
+ * replay's arrival (one round trip) refuses the replay through nobody's fault, and the next
+ * refresh works. Per attempt, not per call: a call that fetched the first token, failed
+ * over and came back after a rotation has not used up its refreshes. Credentials refused
+ * for good end the call after two refreshes (a final `unauthorized` is not retried), and a
+ * call never refreshes more than twice per attempt it spends: never a loop.
  */
-const REFRESHES_PER_CALL = 2;
+const REFRESHES_PER_ATTEMPT = 2;
 
 /**
  * An `unauthorized` answer from `ep` to an attempt sent with credential generation
- * `sentWith`: refresh its credentials (at most `REFRESHES_PER_CALL` per endpoint per call;
- * single-flight across calls; none when a refresh has finished since the attempt was
- * sent), then `host` replays the attempt there at once, with no backoff and no retry
- * spent. `refreshed` is the call's record: each refresh it counted, as the endpoint
- * followed by its generation when that refresh started. Returns why the call must fail
- * instead (no `refreshAuth`, or `ep` refreshed enough for this call), or `undefined` while
- * the refresh runs.
+ * `sentWith`, during the call's counted attempt `attempt` (replays not counted): refresh
+ * its credentials (at most `REFRESHES_PER_ATTEMPT` for this attempt; single-flight across
+ * calls; none when a refresh has finished since the attempt was sent), then `host` replays
+ * the attempt there at once, with no backoff and no retry spent. `refreshed` is the call's
+ * record: each refresh it counted, as three entries (the endpoint, its generation when the
+ * refresh started, the counted attempt). Returns why the call must fail instead (no
+ * `refreshAuth`, or `ep` refreshed enough for this attempt), or `undefined` while the
+ * refresh runs.
  */
-export function reauthenticate<C>(s: PoolState<C>, ep: EndpointState<C>, refreshed: (EndpointState<C> | number)[], host: ReauthHost<C>, sentWith: number): string | undefined {
+export function reauthenticate<C>(s: PoolState<C>, ep: EndpointState<C>, refreshed: (EndpointState<C> | number)[], host: ReauthHost<C>, sentWith: number, attempt: number): string | undefined {
   const name = JSON.stringify(ep.name);
   if (s.opts.refreshAuth === undefined || s.closed) return `endpoint ${name} answered unauthorized`;
   if (sentWith < ep.authGeneration) {
@@ -119,16 +124,16 @@ export function reauthenticate<C>(s: PoolState<C>, ep: EndpointState<C>, refresh
   }
   let count = 0;
   let lastGen = -1;
-  for (let i = 0; i < refreshed.length; i += 2) {
+  for (let i = 0; i < refreshed.length; i += 3) {
     if (refreshed[i] !== ep) continue;
-    count++;
+    if (refreshed[i + 2] === attempt) count++;
     lastGen = refreshed[i + 1] as number;
   }
   // A refresh still running that this call counted already (an attempt sent before it
   // finished, beside a hedge) is waited for again at no cost; any other one counts.
   if (!(inFlight.has(ep) && lastGen === ep.authGeneration)) {
-    if (count >= REFRESHES_PER_CALL) return `endpoint ${name} answered unauthorized again after its credentials were refreshed`;
-    refreshed.push(ep, ep.authGeneration);
+    if (count >= REFRESHES_PER_ATTEMPT) return `endpoint ${name} answered unauthorized again after its credentials were refreshed`;
+    refreshed.push(ep, ep.authGeneration, attempt);
   }
   refreshThenReplay(s, ep, host);
   return undefined;

@@ -106,7 +106,7 @@ export class Hedging<C> {
       },
       refreshFailed: () => undefined,
     };
-    return reauthenticate(s, a.ep, (h.refreshed ??= []), host, a.authGeneration) === undefined;
+    return reauthenticate(s, a.ep, (h.refreshed ??= []), host, a.authGeneration, this.#host.attempts - h.replays) === undefined;
   }
 
   /** Whether a hedge may be sent now as far as permits go (always, unless attempts hold them). */

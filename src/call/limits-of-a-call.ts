@@ -65,7 +65,7 @@ export class CallHistory<C> extends WaitSlots {
   attempts: number;
   /** Replays after a credential refresh: attempts that spend no retry budget. */
   replays = 0;
-  /** Credential refreshes this call counted: each as its endpoint, then the endpoint's generation when it started (auth.ts). */
+  /** Credential refreshes this call counted: each as its endpoint, the endpoint's generation when it started and the counted attempt (auth.ts). */
   refreshed: (EndpointState<C> | number)[] | undefined = undefined;
   retries = 0;
   lastDelay = 0;

@@ -48,7 +48,7 @@ describe('R1: a token rotated within one round trip after a 401-triggered refres
     expect([(refused as PoolError).code, issued]).toEqual(['UNAUTHORIZED', 5]);
   });
 
-  test('core: two refreshes per endpoint per call, then UNAUTHORIZED', async () => {
+  test('core: two refreshes per attempt, then UNAUTHORIZED', async () => {
     const runs: string[] = [];
     const h = harness(['a', 'b'], {
       maxAttempts: 5,
@@ -73,5 +73,31 @@ describe('R1: a token rotated within one round trip after a 401-triggered refres
     expect((next.error as PoolError).attempts).toBe(3);
     expect(runs).toEqual(['a', 'a', 'a', 'a']);
     expect(h.eps.b!.calls).toBe(0);
+  });
+
+  test('core: the allowance is per attempt: a call that fetched the first credentials, failed over and came back gets two refreshes again', async () => {
+    // Found while designing generated5's rotations: the first fetch (attempt 1 on a) spent one
+    // of the call's two; attempt 3, back on a after a rotation, met a second rotation right
+    // after its refresh and failed UNAUTHORIZED though a fresh token worked.
+    const runs: string[] = [];
+    const h = harness(['a', 'b'], {
+      strategy: 'ordered',
+      maxAttempts: 3,
+      backoff: { initialMs: 10, maxMs: 10, jitter: 'none' },
+      breaker: { threshold: 10, cooldownMs: 1000 },
+      refreshAuth: (conn) => {
+        runs.push(conn.name);
+        return new Promise<void>((resolve) => h.clock.setTimeout(resolve, 5));
+      },
+    });
+    h.eps.a!.then(fail('unauthorized'), fail('transient'), fail('unauthorized'), fail('unauthorized'), ok('a'));
+    h.eps.b!.then(fail('transient'));
+    const call = start(h.pool.execute(h.op));
+    await h.clock.advance(200);
+    await call.promise;
+    expect(call.error).toBeUndefined();
+    expect(call.value).toBe('a');
+    expect(runs).toEqual(['a', 'a', 'a']);
+    expect(h.eps.b!.calls).toBe(1);
   });
 });
