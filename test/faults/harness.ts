@@ -90,8 +90,10 @@ export interface Adapter {
   requestsPerAttempt?(x: FetchExtra, endpoints: number): number;
   /** Attempts may run on after their call settled and after close() (passSignal: false): no open-request check. */
   background?(x: FetchExtra): boolean;
-  /** Property 2 is not judged for these extras on this scenario. */
+  /** Property 2 is not judged for these extras on this scenario (asked after the run). */
   mayFail?(sc: Scenario, x: FetchExtra): boolean;
+  /** Time a healthy call may need beyond property 2's budget, in attempt timeouts (default 0): credential rotations. */
+  extraUnits?(x: FetchExtra): number;
   /** A POST without a key is replayed by design (`replay: 'always'`): property 8 does not apply. */
   replaysPost?(x: FetchExtra): boolean;
   /** Serves a plan (default: `serveFaults`, HTTP). */
@@ -629,7 +631,7 @@ export function mustSucceed(a: Adapter, sc: Scenario, c: Scenario['callers'][num
   if (attempts < n) return false;
   // A slow token provider: one refresh per endpoint, half an attempt timeout each.
   const tokens = x.token === 'slow' ? 0.5 * U * n : 0;
-  return deadline >= n * U + (n - 1) * backoffMax + 0.2 * U + tokens + 2 * margin;
+  return deadline >= n * U + (n - 1) * backoffMax + 0.2 * U + tokens + (a.extraUnits?.(x) ?? 0) * U + 2 * margin;
 }
 
 export async function check(a: Adapter, seed: number, runs: number, liveness = false, file = 'test/faults/generated.test.ts'): Promise<void> {
