@@ -2,11 +2,14 @@
  * Regressions found (or fixed on request) on branch fuzz5, each reduced to a fixed
  * scenario on loopback servers or the FakeClock. Seeds and figures in bench/notes/fuzz5.md.
  */
-import { describe, expect, test } from 'vitest';
+import { afterEach, describe, expect, test } from 'vitest';
 import { createPooledFetch } from '../../src/fetch/index.js';
 import { isPoolError, type PoolError } from '../../src/index.js';
 import { loopbackScope } from '../helpers/loopback.js';
 import { fail, harness, ok, start } from '../support.js';
+import Redis from 'ioredis';
+import { createRedisStore, fromIoredis } from '../../src/redis/index.js';
+import { fakeRedis, type FakeRedis, type Wrong } from './resp.js';
 
 const { server, made } = loopbackScope();
 
@@ -99,5 +102,54 @@ describe('R1: a token rotated within one round trip after a 401-triggered refres
     expect(call.value).toBe('a');
     expect(runs).toEqual(['a', 'a', 'a']);
     expect(h.eps.b!.calls).toBe(1);
+  });
+});
+
+describe('a Redis that answers wrongly (fake RESP server): one wrong answer is one failed admission, never a lasting state', () => {
+  const open: { close(): Promise<void> }[] = [];
+  afterEach(async () => {
+    await Promise.all(open.splice(0).reverse().map((o) => o.close()));
+  });
+
+  /** A pooled fetch on one healthy endpoint whose quota is shared through `fake`. */
+  async function fleetOfOne(fake: FakeRedis) {
+    const up = await server((_req, res) => res.end('{"ok":true}'));
+    const client = new Redis({ host: '127.0.0.1', port: fake.port, enableOfflineQueue: false, maxRetriesPerRequest: 1, retryStrategy: () => 50 });
+    client.on('error', () => undefined);
+    await new Promise((resolve) => client.once('ready', resolve));
+    open.push({ close: async () => void client.disconnect() });
+    const store = createRedisStore(fromIoredis(client), { prefix: 'f5', degradedHoldMs: 0 });
+    const f = createPooledFetch({
+      endpoints: [{ url: up.url, name: 'e0', rateLimit: { perSecond: 100, burst: 10 } }],
+      sharedQuota: { store, timeoutMs: 300, degradedShare: 1, retryAfterMs: 50 },
+      attemptTimeoutMs: 2_000,
+      deadlineMs: 3_000,
+    });
+    made.push(f);
+    return f;
+  }
+
+  // D1 and D2 (found by probing the fake server for generated5): a slot 1e15 ms ahead, or a
+  // refusal of 1e15 ms, was taken as the fleet's answer: the key's slot (or cooldown) then
+  // answered every later admission in this process, without asking Redis again, and every
+  // call failed RATE_LIMITED for good.
+  test.each<Wrong>(['huge-slot', 'huge-refusal'])('%s once, then right answers: later calls succeed, through Redis, without waiting for the store timeout', async (kind) => {
+    const fake = await fakeRedis(0);
+    open.push(fake);
+    const f = await fleetOfOne(fake);
+    fake.plan = [kind];
+    // The first call meets the wrong answer (it may fail open or fail; it must settle).
+    await f('/x', { parse: 'json' }).catch(() => undefined);
+    // Past the store's retry and any lost run: the next calls go through Redis again.
+    await new Promise((resolve) => setTimeout(resolve, 1_100));
+    const took: number[] = [];
+    for (let i = 0; i < 3; i++) {
+      const t0 = performance.now();
+      await expect(f('/x', { parse: 'json' })).resolves.toEqual({ ok: true });
+      took.push(performance.now() - t0);
+    }
+    expect(fake.answered['right'] ?? 0).toBeGreaterThanOrEqual(2);
+    // The last call was admitted by Redis, not after a store timeout (300 ms).
+    expect(Math.min(...took)).toBeLessThan(300);
   });
 });
