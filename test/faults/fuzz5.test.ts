@@ -10,6 +10,10 @@ import { fail, harness, ok, start } from '../support.js';
 import Redis from 'ioredis';
 import { createRedisStore, fromIoredis } from '../../src/redis/index.js';
 import { fakeRedis, type FakeRedis, type Wrong } from './resp.js';
+import { createPublicClient, webSocket } from 'viem';
+import { socketClientCache } from 'viem/utils';
+import { poolTransport } from '../../src/viem/index.js';
+import { serveWsFaults } from './gen.js';
 
 const { server, made } = loopbackScope();
 
@@ -151,5 +155,43 @@ describe('a Redis that answers wrongly (fake RESP server): one wrong answer is o
     expect(fake.answered['right'] ?? 0).toBeGreaterThanOrEqual(2);
     // The last call was admitted by Redis, not after a store timeout (300 ms).
     expect(Math.min(...took)).toBeLessThan(300);
+  });
+});
+
+describe('S1: eth_subscribe through poolTransport', () => {
+  // Found probing "eth_subscribe over WebSocket through the pool": the request went to an
+  // endpoint's webSocket transport like any other and resolved with the node's subscription
+  // id, but the notifications reach only the socket that subscribed, which the pool never
+  // hands out (viem's socket client drops them): a subscription that silently never fires
+  // (and, after a failover, one on a node the caller cannot even unsubscribe from).
+  test('is refused at once with INVALID_OPTIONS, nothing sent; watchBlockNumber polls through the pool', async () => {
+    let block = 0;
+    const answer = (body: string): { status: number; body: string } => {
+      const m = JSON.parse(body) as { id: number; method: string };
+      const result = m.method === 'eth_subscribe' ? '0xsub1' : m.method === 'eth_unsubscribe' ? true : `0x${(++block).toString(16)}`;
+      return { status: 200, body: JSON.stringify({ jsonrpc: '2.0', id: m.id, result }) };
+    };
+    const s = await serveWsFaults([{ k: 'ok', f: 0 }], { answer, unitMs: 100 });
+    const url = s.url.replace(/^http:/, 'ws:');
+    const t = poolTransport({ endpoints: [{ transport: webSocket(url, { keepAlive: false }), name: 'e0' }], attemptTimeoutMs: 2_000 });
+    try {
+      for (const method of ['eth_subscribe', 'eth_unsubscribe'] as const) {
+        const error = await t({}).request({ method, params: method === 'eth_subscribe' ? ['newHeads'] : ['0xsub1'] } as never).catch((e: unknown) => e);
+        expect(isPoolError(error) && error.code).toBe('INVALID_OPTIONS');
+        expect((error as Error).message).toMatch(/webSocket/);
+      }
+      expect(s.hits).toBe(0);
+      // What viem's watch functions do through the pool: they poll.
+      const client = createPublicClient({ transport: t });
+      const seen: bigint[] = [];
+      const stop = client.watchBlockNumber({ onBlockNumber: (b) => void seen.push(b), pollingInterval: 20 });
+      for (let i = 0; i < 100 && seen.length < 2; i++) await new Promise((resolve) => setTimeout(resolve, 20));
+      stop();
+      expect(seen.length).toBeGreaterThanOrEqual(2);
+    } finally {
+      await t.close();
+      for (const [id, c] of [...socketClientCache.entries()]) if ((JSON.parse(id) as { url?: string }).url === url) (c as { close(): void }).close();
+      await s.close();
+    }
   });
 });
