@@ -100,6 +100,8 @@ export interface Adapter {
   serveWith?(plan: readonly Fault[], o: ServeOptions): Promise<ServerStats>;
   /** Server options for these extras (answers, interception). */
   serve?(x: FetchExtra): Partial<ServeOptions>;
+  /** Violations of the adapter's own properties, asked once the run is over (before its servers close). */
+  afterRun?(x: FetchExtra): string[];
 }
 
 export const perCallOf = (a: Adapter, x: FetchExtra): boolean => a.perCallFor?.(x) ?? a.perCall;
@@ -603,6 +605,7 @@ export async function runScenario(a: Adapter, sc: Scenario, x: FetchExtra): Prom
     if (sig !== undefined && getEventListeners(sig, 'abort').length > 0) violations.push(`call ${r.i}: ${getEventListeners(sig, 'abort').length} abort listener(s) left on its signal`);
   }
   for (const u of unhandled) violations.push(`unhandled rejection: ${String(u)}`);
+  violations.push(...(a.afterRun?.(x) ?? []));
   await Promise.all(servers.map((s) => s?.close()));
   return { violations, unit: U, settled: records.length, ok, p2, codes, calm };
 }

@@ -1,0 +1,332 @@
+/**
+ * Generated faults, fifth round: what earlier rounds did not draw.
+ *
+ * - fetch with `idempotencyKey: true` (harness.ts, same nine properties): POSTs without a key
+ *   are replayed after failures that may have reached a server (property 8 does not apply:
+ *   the key is what makes that safe), and checked besides: every request of a call carries
+ *   one key, the same on every attempt (a generated UUID, or the caller's own), keys of two
+ *   calls differ, and a GET gets none.
+ * - A Redis that answers wrongly (resp.ts: a fake RESP server on 127.0.0.1, one or two pools
+ *   of a fleet sharing it through ioredis): wrong types, bytes that are not RESP, huge
+ *   values, replies split by a pause, stalls, connections cut mid-reply, mixed with right
+ *   answers (now, or slots 100 ms ahead). Checked: no call outlives its deadline; failures
+ *   are documented PoolErrors; nothing rejects unhandled; with `degradedShare: 1` and no hold
+ *   a call whose deadline covers one attempt timeout plus one store timeout per endpoint
+ *   succeeds while an endpoint is healthy (fail-open); once the fake answers right again,
+ *   every healthy endpoint serves a call pinned to it through every pool (a wrong answer is
+ *   one failed admission, never a lasting state); after close() no pool timer is left.
+ *
+ * `FC_SEED` / `FC_PATH` replay; `FC_GEN5_RUNS` sets runs (default 12).
+ */
+import { randomUUID } from 'node:crypto';
+import Redis from 'ioredis';
+import fc from 'fast-check';
+import { afterAll, describe, expect, test } from 'vitest';
+import { isPoolError } from '../../src/index.js';
+import { createPooledFetch, type PooledRequestInit } from '../../src/fetch/index.js';
+import { createRedisStore, fromIoredis } from '../../src/redis/index.js';
+import { timerLag, watchLag, withLag } from '../helpers/lag.js';
+import { countingClock, faultArb, refusedUrl, serveFaults, type Fault, type ServerStats } from './gen.js';
+import { check, closeRtt, defined, fetchRawAdapter, roundTrip, seedOf, type Adapter, type Built, type FetchExtra } from './harness.js';
+import { WRONG, fakeRedis, type FakeRedis, type Wrong } from './resp.js';
+
+const RUNS = Number(process.env['FC_GEN5_RUNS'] ?? 12);
+const FILE = 'test/faults/generated5.test.ts';
+
+// fetch with idempotencyKey: true ------------------------------------------------------
+
+/** The idempotency keys the servers saw, by call (x-call), in arrival order. */
+const keysSeen = new Map<string, (string | undefined)[]>();
+
+const keyed: Adapter = {
+  ...fetchRawAdapter,
+  name: 'fetch (idempotencyKey: true)',
+  extra: fc.record({
+    asRequest: fc.boolean(),
+    method: fc.constantFrom('GET' as const, 'POST' as const, 'POST' as const, 'POST-key' as const),
+    token: fc.constant('none' as const),
+  }),
+  liveExtra: fc.record({
+    asRequest: fc.boolean(),
+    method: fc.constantFrom('GET' as const, 'POST' as const, 'POST' as const, 'POST-key' as const),
+    token: fc.constant('none' as const),
+  }),
+  // The key makes a POST replayable: property 8 (one server may have processed it) is the key's job now.
+  replaysPost: () => true,
+  serve: () => ({
+    check: (headers) => {
+      const call = String(headers['x-call'] ?? '');
+      const key = headers['idempotency-key'];
+      const list = keysSeen.get(call) ?? [];
+      list.push(typeof key === 'string' ? key : undefined);
+      keysSeen.set(call, list);
+      return true;
+    },
+  }),
+  build(urls, s, x, ep): Built {
+    keysSeen.clear();
+    const pf = createPooledFetch({ endpoints: urls.map((url, i) => ({ url, name: `e${i}`, ...ep })), ...defined(s), idempotencyKey: true });
+    const conns = [...urls];
+    const handed = new Map<number, AbortSignal>();
+    const init = (i: number): RequestInit => {
+      const headers: Record<string, string> = { 'x-call': String(i) };
+      if (x.method === 'GET') return { headers };
+      if (x.method === 'POST-key') headers['idempotency-key'] = `k-${i}`;
+      return { method: 'POST', headers, body: '{"q":1}' };
+    };
+    return {
+      signalFor: (i) => handed.get(i),
+      close: () => pf.pool.close(),
+      swap: (i, url) => {
+        conns[i] = url;
+        pf.pool.setEndpoints(conns.map((conn, j) => ({ name: `e${j}`, conn, ...ep })));
+      },
+      call: async (i, signal, deadlineMs, retry) => {
+        const pool = { ...(deadlineMs !== undefined ? { deadlineMs } : {}), ...(retry !== undefined ? { retry } : {}) };
+        let res: Response;
+        if (x.asRequest === true) {
+          const req = new Request(`${urls[0]}/x`, { ...init(i), ...(signal ? { signal } : {}) });
+          if (signal) handed.set(i, req.signal);
+          res = await pf(req, { pool } as PooledRequestInit & { parse?: undefined });
+        } else res = await pf('/x', { ...init(i), ...(signal ? { signal } : {}), pool } as PooledRequestInit & { parse?: undefined });
+        await res.body?.cancel().catch(() => undefined);
+        return res.status;
+      },
+    };
+  },
+  afterRun(x) {
+    const out: string[] = [];
+    const owner = new Map<string, string>();
+    for (const [call, keys] of keysSeen) {
+      if (x.method === 'GET') {
+        if (keys.some((k) => k !== undefined)) out.push(`call ${call}: a GET carried an idempotency key`);
+        continue;
+      }
+      const first = keys[0];
+      if (first === undefined || first === '') {
+        out.push(`call ${call}: a POST reached a server without an idempotency key`);
+        continue;
+      }
+      if (keys.some((k) => k !== first)) out.push(`call ${call}: its requests carried different keys (${keys.join(', ')})`);
+      if (x.method === 'POST-key' && first !== `k-${call}`) out.push(`call ${call}: the caller's key was replaced by ${first}`);
+      if (x.method === 'POST' && !/^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/.test(first)) out.push(`call ${call}: generated key ${first} is not a UUID`);
+      const other = owner.get(first);
+      if (other !== undefined) out.push(`calls ${other} and ${call} share the key ${first}`);
+      owner.set(first, call);
+    }
+    return out;
+  },
+};
+
+// A Redis that answers wrongly ----------------------------------------------------------
+
+interface WrongScenario {
+  readonly endpoints: readonly ({ readonly kind: 'refused' } | { readonly kind: 'server'; readonly plan: readonly Fault[] })[];
+  readonly pools: 1 | 2;
+  /** The fake's answers to the first script runs, in order; right ones after. */
+  readonly answers: readonly Wrong[];
+  /** Pauses of split replies and stalls, in units. */
+  readonly slow: number;
+  readonly storeTimeout: number;
+  readonly hold: 'none' | 'default';
+  readonly degradedShare: number;
+  readonly perSecond: number;
+  readonly deadline: number;
+  readonly callers: readonly { readonly startAt: number; readonly pool: number }[];
+}
+
+const okFault = fc.record({ k: fc.constant('ok' as const), f: fc.constantFrom(0, 0.1) });
+const faults = faultArb([429, 500, 503], []);
+const healthyPlan = (e: WrongScenario['endpoints'][number]): boolean => e.kind === 'server' && e.plan.every((x) => x.k === 'ok' && x.f <= 0.2);
+
+function wrongArb(liveness: boolean): fc.Arbitrary<WrongScenario> {
+  const endpoint = fc.oneof(
+    { weight: 1, arbitrary: fc.constant({ kind: 'refused' as const }) },
+    { weight: 3, arbitrary: fc.record({ kind: fc.constant('server' as const), plan: fc.array(faults, { minLength: 1, maxLength: 4 }) }) },
+    { weight: 2, arbitrary: fc.record({ kind: fc.constant('server' as const), plan: fc.array(okFault, { minLength: 1, maxLength: 2 }) }) },
+  );
+  // A right answer 100 ms ahead is a wait, not a fault: not in liveness runs.
+  const right = liveness ? fc.constant<Wrong>('right') : fc.constantFrom<Wrong>('right', 'later');
+  const answer = fc.oneof({ weight: 3, arbitrary: fc.constantFrom<Wrong>(...WRONG) }, { weight: 1, arbitrary: right });
+  return fc
+    .record<WrongScenario>({
+      endpoints: fc.array(endpoint, { minLength: 1, maxLength: 3 }),
+      pools: fc.constantFrom<1 | 2>(1, 2),
+      answers: fc.array(answer, { minLength: 1, maxLength: 8 }),
+      slow: fc.constantFrom(0.5, 1, 3),
+      storeTimeout: fc.constantFrom(0.25, 0.5, 1),
+      hold: fc.constantFrom('none' as const, 'default' as const),
+      degradedShare: fc.constantFrom<number>(1, 0.5),
+      perSecond: fc.constantFrom<number>(50, 1000),
+      deadline: fc.integer({ min: 2, max: 12 }),
+      callers: fc.array(fc.record({ startAt: fc.constantFrom(0, 0.5, 1, 2, 3), pool: fc.nat({ max: 1 }) }), { minLength: 1, maxLength: 8 }),
+    })
+    .chain((sc) =>
+      !liveness
+        ? fc.constant(sc)
+        : fc.record({ at: fc.nat({ max: sc.endpoints.length }), plan: fc.array(okFault, { minLength: 1, maxLength: 2 }) }).map(({ at, plan }) => {
+            const endpoints = [...sc.endpoints];
+            endpoints.splice(at, 0, { kind: 'server', plan });
+            return { ...sc, endpoints: endpoints.slice(0, 2), degradedShare: 1, hold: 'none' as const, perSecond: 1000, deadline: Math.max(sc.deadline, 10) };
+          }),
+    );
+}
+
+const CODES = new Set(['DEADLINE_EXCEEDED', 'RETRIES_EXHAUSTED', 'NO_ENDPOINT', 'RATE_LIMITED', 'PERMANENT', 'CLOSED']);
+
+async function runWrong(sc: WrongScenario): Promise<{ violations: string[]; calm: boolean; p2: number; codes: Record<string, number> }> {
+  const violations: string[] = [];
+  const lag0 = await timerLag(5);
+  const U = Math.max(withLag(40, lag0, 3), Math.ceil(4 * (await roundTrip())));
+  const servers: (ServerStats | undefined)[] = [];
+  const urls: string[] = [];
+  for (const e of sc.endpoints) {
+    if (e.kind === 'refused') {
+      servers.push(undefined);
+      urls.push(await refusedUrl());
+    } else {
+      const s = await serveFaults(e.plan, { closeConnections: false, unitMs: U, rpc: false, answer: () => ({ status: 200, body: '{"ok":true}' }) });
+      servers.push(s);
+      urls.push(s.url);
+    }
+  }
+  const fake: FakeRedis = await fakeRedis(Math.ceil(sc.slow * U));
+  fake.plan = [...sc.answers];
+  const clients: Redis[] = [];
+  const counting = countingClock();
+  const storeTimeoutMs = Math.ceil(sc.storeTimeout * U);
+  const backoffMax = Math.ceil(U / 2);
+  const pools: ReturnType<typeof createPooledFetch>[] = [];
+  const prefix = `g5-${randomUUID()}`;
+  const unhandled: unknown[] = [];
+  const onUnhandled = (r: unknown): void => void unhandled.push(r);
+  process.on('unhandledRejection', onUnhandled);
+  for (let p = 0; p < sc.pools; p++) {
+    const client = new Redis({ host: '127.0.0.1', port: fake.port, enableOfflineQueue: false, maxRetriesPerRequest: 1, retryStrategy: () => Math.ceil(U / 2) });
+    client.on('error', () => undefined);
+    await new Promise((resolve) => client.once('ready', resolve));
+    clients.push(client);
+    const store = createRedisStore(fromIoredis(client), { prefix, ...(sc.hold === 'none' ? { degradedHoldMs: 0 } : {}) });
+    pools.push(
+      createPooledFetch({
+        endpoints: urls.map((url, i) => ({ url, name: `e${i}`, rateLimit: { perSecond: sc.perSecond, burst: Math.min(sc.perSecond, 10) } })),
+        sharedQuota: { store, timeoutMs: storeTimeoutMs, degradedShare: sc.degradedShare, retryAfterMs: U },
+        attemptTimeoutMs: U,
+        deadlineMs: sc.deadline * U,
+        backoff: { initialMs: Math.ceil(U / 8), maxMs: backoffMax, jitter: 'full' },
+        breaker: { threshold: 3, cooldownMs: 20 * U },
+        clock: counting.clock,
+      }),
+    );
+  }
+  const watch = watchLag();
+  const timers: ReturnType<typeof setTimeout>[] = [];
+  const records: { i: number; start: number; end?: number; ok: boolean; error?: unknown }[] = [];
+  await Promise.all(
+    sc.callers.map(
+      (c, i) =>
+        new Promise<void>((resolve) =>
+          timers.push(
+            setTimeout(() => {
+              const r: (typeof records)[number] = { i, start: performance.now(), ok: false };
+              records.push(r);
+              pools[c.pool % pools.length]!('/x', { parse: 'json' })
+                .then(
+                  () => (r.ok = true),
+                  (e: unknown) => (r.error = e),
+                )
+                .finally(() => ((r.end = performance.now()), resolve()));
+            }, c.startAt * U),
+          ),
+        ),
+    ),
+  );
+  for (const t of timers) clearTimeout(t);
+  // Recovery: the fake answers right from now on. Past every stall and the store's retry,
+  // each pool serves a call pinned to each healthy endpoint.
+  fake.plan = [];
+  fake.after = 'right';
+  await new Promise((r) => setTimeout(r, Math.ceil((sc.slow + 2) * U + storeTimeoutMs)));
+  const healthyNames = sc.endpoints.flatMap((e, i) => (healthyPlan(e) ? [`e${i}`] : []));
+  const recovery: string[] = [];
+  // The store's default hold after a failure (docs/fleet.md): the furthest slot handed out
+  // lately (100 ms, `later`) + slotGraceMs (50) + 1 s; a pinned call may wait it out.
+  const holdMs = sc.hold === 'default' ? 1150 : 0;
+  for (const [p, pf] of pools.entries()) {
+    for (const name of healthyNames) {
+      const error = await pf('/x', { parse: 'json', pool: { pin: name, deadlineMs: 10 * U + holdMs } }).then(
+        () => undefined,
+        (e: unknown) => e,
+      );
+      if (error !== undefined) recovery.push(`pool ${p}, ${name}: ${isPoolError(error) ? error.code : ''} ${(error as Error).message}`);
+    }
+  }
+  await Promise.all(pools.map((p) => p.pool.close()));
+  const lag = Math.max(lag0, watch.stop());
+  const margin = withLag(15, lag, 4);
+  const calm = lag < U / 3;
+  // Recovery waits out stalls on the real clock: judged in calm runs (the pinned calls' deadline is ten units).
+  if (calm) for (const r of recovery) violations.push(`after the fake answered right again: ${r} [answers ${sc.answers.join(',')}]`);
+  const codes: Record<string, number> = {};
+  let p2 = 0;
+  const n = sc.endpoints.length;
+  const healthy = sc.endpoints.some(healthyPlan);
+  for (const r of records) {
+    const key = r.ok ? 'ok' : isPoolError(r.error) ? r.error.code : String(r.error);
+    codes[key] = (codes[key] ?? 0) + 1;
+    const took = r.end! - r.start;
+    const tag = `call ${r.i} (start ${Math.round(r.start)})`;
+    if (took > sc.deadline * U + margin) violations.push(`${tag} took ${Math.round(took)} ms, deadline ${sc.deadline * U} ms + margin ${margin} ms (${key})`);
+    if (!r.ok && !(isPoolError(r.error) && CODES.has(r.error.code))) violations.push(`${tag}: not a documented PoolError: ${String(r.error)}`);
+    const covers = sc.deadline * U >= n * (U + storeTimeoutMs) + (n - 1) * backoffMax + 0.2 * U + 2 * margin;
+    if (calm && healthy && sc.degradedShare === 1 && sc.hold === 'none' && sc.perSecond >= 1000 && covers && !sc.answers.includes('later')) {
+      p2++;
+      if (!r.ok) violations.push(`${tag} failed with ${key} (${(r.error as Error).message}) while an endpoint is healthy and the store fails open [answers ${sc.answers.join(',')}]`);
+    }
+  }
+  if (counting.pending() > 0) violations.push(`${counting.pending()} pool timer(s) pending after close()`);
+  for (const c of clients) c.disconnect();
+  // Let ioredis's last rejections (commands cut by the disconnect) arrive before counting.
+  await new Promise((r) => setTimeout(r, 20));
+  process.off('unhandledRejection', onUnhandled);
+  for (const u of unhandled) violations.push(`unhandled rejection: ${String(u)}`);
+  await fake.close();
+  await Promise.all(servers.map((s) => s?.close()));
+  return { violations, calm, p2, codes };
+}
+
+async function checkWrong(seed: number, liveness: boolean): Promise<void> {
+  let first: string[] | undefined;
+  const totals = { runs: 0, calm: 0, p2: 0, codes: {} as Record<string, number> };
+  const result = await fc.check(
+    fc.asyncProperty(wrongArb(liveness), async (sc) => {
+      const o = await runWrong(sc);
+      totals.runs++;
+      if (o.calm) totals.calm++;
+      totals.p2 += o.p2;
+      for (const [k, v] of Object.entries(o.codes)) totals.codes[k] = (totals.codes[k] ?? 0) + v;
+      if (o.violations.length > 0) first ??= o.violations;
+      return o.violations.length === 0;
+    }),
+    { seed, numRuns: RUNS, endOnFailure: true, ...(process.env['FC_PATH'] !== undefined ? { path: process.env['FC_PATH'] } : {}) },
+  );
+  if (process.env['FC_VERBOSE'] === '1') console.log(liveness ? 'wrong redis liveness' : 'wrong redis', JSON.stringify(totals));
+  if (result.failed) {
+    expect.fail(
+      [
+        `wrong Redis answers: property failed (seed ${result.seed}); replay: FC_SEED=${result.seed} FC_PATH=${result.counterexamplePath ?? ''} npx vitest run ${FILE}`,
+        ...(first ?? []).map((v) => `  - ${v}`),
+        JSON.stringify(result.counterexample?.[0]),
+      ].join('\n'),
+    );
+  }
+}
+
+afterAll(() => closeRtt());
+
+describe('generated faults, fifth round', () => {
+  test('fetch with idempotencyKey: true', () => check(keyed, seedOf(20261231), RUNS, false, FILE), 120_000);
+  test('liveness: fetch with idempotencyKey: true (a keyed POST fails over)', () => check(keyed, seedOf(20261232), RUNS, true, FILE), 120_000);
+  test('a Redis that answers wrongly, under shared quotas', () => checkWrong(seedOf(20261233), false), 120_000);
+  test('liveness: fail-open while Redis answers wrongly', () => checkWrong(seedOf(20261234), true), 120_000);
+});
