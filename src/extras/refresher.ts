@@ -32,7 +32,7 @@ export interface RefresherOptions<C> {
   readonly always?: readonly EndpointConfig<C>[];
   /** Time between the end of one refresh and the start of the next. @default 300000 */
   readonly intervalMs?: number;
-  /** Timeout of each check, and of the candidate source. @default 5000 */
+  /** Timeout of each check, of the candidate source, and of each wait on the `shared` list. @default 5000 */
   readonly timeoutMs?: number;
   /** Checks in flight at once. @default 8 */
   readonly concurrency?: number;
@@ -248,7 +248,7 @@ export class Refresher<C> {
       let names: readonly string[] | undefined;
       try {
         const ttlMs = this.#intervalMs === Infinity ? 300_000 : Math.max(1, this.#intervalMs);
-        names = await shared.refreshSurvivors(async () => (await checkHere()).map((c) => c.name), { ttlMs });
+        names = await this.#sharedStep(shared, async () => (await checkHere()).map((c) => c.name), ttlMs);
       } catch (error) {
         names = undefined;
         if (!failed) Object.assign(extra, { error });
@@ -303,6 +303,61 @@ export class Refresher<C> {
     const n = Math.min(this.#concurrency, candidates.length);
     await Promise.all(Array.from({ length: n }, worker));
     return out;
+  }
+
+  /**
+   * The shared list's answer, bounded like every other step: the time spent waiting on the
+   * store (not on this process's own checks, which have their timeouts) is at most
+   * `timeoutMs`, before the check and again after it (publishing). A store that stops
+   * answering (a stalled Redis, a partition its socket has not noticed) then fails this
+   * refresh, which keeps the installed set, instead of holding it and every later one.
+   */
+  #sharedStep(shared: SharedSurvivors, check: () => Promise<readonly string[]>, ttlMs: number): Promise<readonly string[] | undefined> {
+    const clock = this.#clock;
+    const timeoutMs = this.#timeoutMs;
+    return new Promise((resolve, reject) => {
+      let timer: unknown;
+      let settled = false;
+      const disarm = (): void => {
+        if (timer !== undefined) clock.clearTimeout(timer);
+        timer = undefined;
+      };
+      const arm = (): void => {
+        if (settled || timeoutMs === Infinity) return;
+        timer = clock.setTimeout(() => {
+          timer = undefined;
+          settled = true;
+          const error = new Error(`the shared survivor list did not answer within ${timeoutMs} ms`);
+          error.name = 'TimeoutError';
+          reject(error);
+        }, timeoutMs, true);
+      };
+      arm();
+      const ours = async (): Promise<readonly string[]> => {
+        disarm();
+        try {
+          return await check();
+        } finally {
+          arm();
+        }
+      };
+      let answer: Promise<readonly string[] | undefined>;
+      try {
+        answer = Promise.resolve(shared.refreshSurvivors(ours, { ttlMs }));
+      } catch (error) {
+        answer = Promise.reject(error);
+      }
+      answer.then(
+        (names) => {
+          disarm();
+          if (!settled) (settled = true), resolve(names);
+        },
+        (error: unknown) => {
+          disarm();
+          if (!settled) (settled = true), reject(error);
+        },
+      );
+    });
   }
 
   /** Runs `fn` with a signal that aborts after `timeoutMs` or with `parent`; rejects on either. */

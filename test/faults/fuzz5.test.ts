@@ -4,11 +4,11 @@
  */
 import { afterEach, describe, expect, test } from 'vitest';
 import { createPooledFetch } from '../../src/fetch/index.js';
-import { isPoolError, type PoolError } from '../../src/index.js';
+import { Pool, Refresher, isPoolError, type PoolError } from '../../src/index.js';
 import { loopbackScope } from '../helpers/loopback.js';
 import { fail, harness, ok, start } from '../support.js';
 import Redis from 'ioredis';
-import { createRedisStore, fromIoredis } from '../../src/redis/index.js';
+import { createRedisHealth, createRedisStore, fromIoredis, type RedisCommander } from '../../src/redis/index.js';
 import { fakeRedis, type FakeRedis, type Wrong } from './resp.js';
 import { createPublicClient, webSocket } from 'viem';
 import { socketClientCache } from 'viem/utils';
@@ -192,6 +192,51 @@ describe('S1: eth_subscribe through poolTransport', () => {
       await t.close();
       for (const [id, c] of [...socketClientCache.entries()]) if ((JSON.parse(id) as { url?: string }).url === url) (c as { close(): void }).close();
       await s.close();
+    }
+  });
+});
+
+describe('H1: a Refresher on a shared survivor list (createRedisHealth) while Redis stalls', () => {
+  // Found probing createRedisHealth under Redis faults: every Refresher step has its
+  // timeout (checks, the candidate source) except the shared list, whose Redis commands have
+  // none: a Redis that stops answering (SIGSTOP, a partition the socket has not noticed)
+  // held refresh() (and with it every scheduled refresh) until Redis answered again.
+  test('refresh() ends within the timeout, keeps the installed set and says why; the next one after Redis answers again installs', async () => {
+    let stalled = false;
+    let published: string | null = null;
+    let fresh = false;
+    // A stub Redis for the survivor list's commands (MGET, SET, SET NX PX, DEL).
+    const stub: RedisCommander = {
+      send: (args) => {
+        if (stalled) return new Promise<unknown>(() => undefined);
+        const [cmd, key, value] = args;
+        if (cmd === 'MGET') return Promise.resolve([published, fresh ? '1' : null]);
+        if (cmd === 'SET' && args.includes('NX')) return Promise.resolve('OK');
+        if (cmd === 'SET' && String(key).endsWith('list')) published = String(value);
+        if (cmd === 'SET' && String(key).endsWith('fresh')) fresh = true;
+        return Promise.resolve('OK');
+      },
+    };
+    const health = createRedisHealth(stub, { onError: () => undefined });
+    const pool = new Pool<string>({ endpoints: [{ name: 'seed', conn: 'seed' }], classify: () => 'transient' });
+    const candidates = ['a', 'b'].map((n) => ({ name: n, conn: n }));
+    const refresher = new Refresher(pool, { candidates, check: async () => true, shared: health, timeoutMs: 100, intervalMs: 60_000 });
+    try {
+      expect((await refresher.refresh()).installed).toEqual(['a', 'b']);
+      stalled = true;
+      fresh = false;
+      const hung = Symbol('hung');
+      const r = await Promise.race([refresher.refresh(), new Promise<symbol>((resolve) => setTimeout(() => resolve(hung), 2_000))]);
+      expect(r).not.toBe(hung);
+      const result = r as Exclude<typeof r, symbol>;
+      expect(result.installed).toBeUndefined();
+      expect(String(result.error)).toMatch(/shared survivor list/);
+      expect(pool.endpointNames).toEqual(['a', 'b']);
+      stalled = false;
+      expect((await refresher.refresh()).installed).toEqual(['a', 'b']);
+    } finally {
+      refresher.stop();
+      await pool.close();
     }
   });
 });
