@@ -15,6 +15,13 @@
  *   succeeds while an endpoint is healthy (fail-open); once the fake answers right again,
  *   every healthy endpoint serves a call pinned to it through every pool (a wrong answer is
  *   one failed admission, never a lasting state); after close() no pool timer is left.
+ * - `createRedisHealth` as a `Refresher`'s shared survivor list (2-3 processes, a real
+ *   redis-server killed, restarted empty, stopped or paused mid-traffic; candidates whose
+ *   check passes, fails, is slow or hangs; the fleet also marks and reads health). Checked:
+ *   every refresh() ends within its steps' timeouts (the shared list's wait, the checks, the
+ *   publication: three timeouts and a margin); no process installs a candidate whose check
+ *   never passes; mark/clear/marks/exclude never throw, and exclude never names every
+ *   endpoint; nothing rejects unhandled; after stop() and close() no timer is left.
  *
  * `FC_SEED` / `FC_PATH` replay; `FC_GEN5_RUNS` sets runs (default 12).
  */
@@ -22,9 +29,10 @@ import { randomUUID } from 'node:crypto';
 import Redis from 'ioredis';
 import fc from 'fast-check';
 import { afterAll, describe, expect, test } from 'vitest';
-import { isPoolError } from '../../src/index.js';
+import { Pool, Refresher, isPoolError, type RefreshResult } from '../../src/index.js';
 import { createPooledFetch, type PooledRequestInit } from '../../src/fetch/index.js';
-import { createRedisStore, fromIoredis } from '../../src/redis/index.js';
+import { createRedisHealth, createRedisStore, fromIoredis } from '../../src/redis/index.js';
+import { describeRedis, ready } from '../redis/redis-env.js';
 import { timerLag, watchLag, withLag } from '../helpers/lag.js';
 import { countingClock, faultArb, refusedUrl, serveFaults, type Fault, type ServerStats } from './gen.js';
 import { check, closeRtt, defined, fetchRawAdapter, roundTrip, seedOf, type Adapter, type Built, type FetchExtra } from './harness.js';
@@ -321,6 +329,173 @@ async function checkWrong(seed: number, liveness: boolean): Promise<void> {
     );
   }
 }
+
+// createRedisHealth as a Refresher's shared list, on a real Redis under faults ---------------
+
+type Check = 'ok' | 'slow' | 'fail' | 'hang';
+type HealthFault = { readonly k: 'none' } | { readonly k: 'kill' | 'restart'; readonly at: number } | { readonly k: 'stop' | 'pause'; readonly at: number; readonly forUnits: number };
+
+interface HealthScenario {
+  readonly processes: number;
+  readonly checks: readonly Check[];
+  readonly redis: HealthFault;
+  /** The refreshers' interval (the list's freshness), in units. */
+  readonly ttl: number;
+  /** Each process's refresh() calls, at these times (units). */
+  readonly refreshAt: readonly (readonly number[])[];
+  /** Marks published along the way: [process, candidate, status] at a time. */
+  readonly marks: readonly { readonly at: number; readonly p: number; readonly c: number; readonly status: 'open' | 'disabled' | 'parked' }[];
+}
+
+const healthArb: fc.Arbitrary<HealthScenario> = fc
+  .record({
+    processes: fc.integer({ min: 2, max: 3 }),
+    checks: fc.array(fc.constantFrom<Check>('ok', 'ok', 'slow', 'fail', 'hang'), { minLength: 1, maxLength: 4 }),
+    redis: fc.oneof(
+      fc.constant<HealthFault>({ k: 'none' }),
+      fc.record({ k: fc.constantFrom('kill' as const, 'restart' as const), at: fc.constantFrom(0, 1, 2, 3) }),
+      fc.record({ k: fc.constantFrom('stop' as const, 'pause' as const), at: fc.constantFrom(0, 1, 2, 3), forUnits: fc.constantFrom(1, 3, 20) }),
+    ),
+    ttl: fc.constantFrom(1, 2, 4),
+    refreshAt: fc.array(fc.array(fc.constantFrom(0, 0.5, 1, 2, 3, 4, 6), { minLength: 1, maxLength: 3 }), { minLength: 3, maxLength: 3 }),
+    marks: fc.array(fc.record({ at: fc.constantFrom(0, 1, 2, 4), p: fc.nat({ max: 2 }), c: fc.nat({ max: 3 }), status: fc.constantFrom('open' as const, 'disabled' as const, 'parked' as const) }), { maxLength: 4 }),
+  })
+  .map((sc) => ({ ...sc, checks: sc.checks.includes('ok') ? sc.checks : [...sc.checks, 'ok' as const] }));
+
+describeRedis('generated faults, fifth round: createRedisHealth under Redis faults', (server) => {
+  async function runHealth(sc: HealthScenario): Promise<{ violations: string[]; calm: boolean; refreshes: number }> {
+    const violations: string[] = [];
+    const lag0 = await timerLag(5);
+    const U = Math.max(withLag(40, lag0, 3), Math.ceil(4 * (await roundTrip())));
+    const h = server();
+    const prefix = `h5-${randomUUID()}`;
+    const names = sc.checks.map((_, i) => `c${i}`);
+    const candidates = names.map((name) => ({ name, conn: name }));
+    const passing = new Set(names.filter((_, i) => sc.checks[i] === 'ok' || sc.checks[i] === 'slow'));
+    const unhandled: unknown[] = [];
+    const onUnhandled = (r: unknown): void => void unhandled.push(r);
+    process.on('unhandledRejection', onUnhandled);
+    const counting = countingClock();
+    const check = (c: string, signal: AbortSignal): Promise<boolean> => {
+      const kind = sc.checks[names.indexOf(c)];
+      if (kind === 'ok') return Promise.resolve(true);
+      if (kind === 'fail') return Promise.resolve(false);
+      return new Promise<boolean>((resolve, reject) => {
+        const t = kind === 'slow' ? setTimeout(() => resolve(true), Math.ceil(U / 4)) : undefined;
+        signal.addEventListener('abort', () => (clearTimeout(t), reject(signal.reason as Error)), { once: true });
+      });
+    };
+    const procs: { client: Redis; pool: Pool<string>; refresher: Refresher<string>; health: ReturnType<typeof createRedisHealth> }[] = [];
+    for (let p = 0; p < sc.processes; p++) {
+      const client = await ready(new Redis({ host: '127.0.0.1', port: h.port, enableOfflineQueue: false, maxRetriesPerRequest: 1, retryStrategy: () => Math.ceil(U / 2) }));
+      client.on('error', () => undefined);
+      const health = createRedisHealth(fromIoredis(client), { prefix, onError: () => undefined, maxAgeMs: U, clock: counting.clock });
+      const pool = new Pool<string>({ endpoints: [{ name: 'seed', conn: 'seed' }], classify: () => 'transient', clock: counting.clock });
+      const refresher = new Refresher(pool, { candidates, check, shared: health, timeoutMs: U, intervalMs: sc.ttl * U });
+      procs.push({ client, pool, refresher, health });
+    }
+    const watch = watchLag();
+    const timers: ReturnType<typeof setTimeout>[] = [];
+    let redisBack: Promise<void> | undefined;
+    const f = sc.redis;
+    if (f.k === 'kill') timers.push(setTimeout(() => void h.kill(), f.at * U));
+    if (f.k === 'restart') timers.push(setTimeout(() => (redisBack = h.restart()), f.at * U));
+    if (f.k === 'stop') {
+      timers.push(setTimeout(() => process.kill(h.pid, 'SIGSTOP'), f.at * U));
+      timers.push(setTimeout(() => process.kill(h.pid, 'SIGCONT'), (f.at + f.forUnits) * U));
+    }
+    if (f.k === 'pause') timers.push(setTimeout(() => void procs[0]!.client.call('CLIENT', 'PAUSE', String(Math.ceil(f.forUnits * U)), 'ALL').catch(() => undefined), f.at * U));
+    for (const m of sc.marks) {
+      const pr = procs[m.p % procs.length]!;
+      timers.push(
+        setTimeout(() => {
+          const name = names[m.c % names.length]!;
+          try {
+            void pr.health.mark(name, m.status, 4 * U);
+            const ex = pr.health.exclude(names);
+            if (ex.length >= names.length) violations.push(`exclude(${names.join(',')}) named every endpoint: ${ex.join(',')}`);
+          } catch (error) {
+            violations.push(`health threw: ${String(error)}`);
+          }
+        }, m.at * U),
+      );
+    }
+    const results: { p: number; took: number; r: RefreshResult }[] = [];
+    await Promise.all(
+      procs.flatMap((pr, p) =>
+        (sc.refreshAt[p] ?? []).map(
+          (at) =>
+            new Promise<void>((resolve) =>
+              timers.push(
+                setTimeout(() => {
+                  const t0 = performance.now();
+                  void pr.refresher.refresh().then((r) => {
+                    results.push({ p, took: performance.now() - t0, r });
+                    const installed = pr.pool.endpointNames.filter((n) => n !== 'seed');
+                    const bad = installed.filter((n) => !passing.has(n));
+                    if (bad.length > 0) violations.push(`process ${p} installed ${bad.join(',')}, whose check never passes (${JSON.stringify(r)})`);
+                    resolve();
+                  });
+                }, at * U),
+              ),
+            ),
+        ),
+      ),
+    );
+    for (const t of timers) clearTimeout(t);
+    const lag = Math.max(lag0, watch.stop());
+    const margin = withLag(15, lag, 4);
+    const calm = lag < U / 3;
+    // A refresh joins the one running: at most two in a row per call (the joined one and its own).
+    const bound = 2 * 3 * U + 2 * margin;
+    for (const x of results) if (x.took > bound) violations.push(`process ${x.p}: refresh() took ${Math.round(x.took)} ms, bound ${bound} ms (three timeouts of ${U} ms, twice) [redis ${JSON.stringify(f)}]`);
+    for (const pr of procs) pr.refresher.stop();
+    await Promise.all(procs.map((pr) => pr.pool.close()));
+    // A step armed when stop() came ends on its own within a timeout.
+    await new Promise((r) => setTimeout(r, U + margin));
+    if (counting.pending() > 0) violations.push(`${counting.pending()} timer(s) pending after stop() and close()`);
+    if (f.k === 'stop') {
+      try {
+        process.kill(h.pid, 'SIGCONT');
+      } catch {
+        // gone
+      }
+    }
+    await redisBack;
+    if (f.k === 'kill') await h.restart();
+    for (const pr of procs) pr.client.disconnect();
+    await new Promise((r) => setTimeout(r, 20));
+    process.off('unhandledRejection', onUnhandled);
+    for (const u of unhandled) violations.push(`unhandled rejection: ${String(u)}`);
+    return { violations, calm, refreshes: results.length };
+  }
+
+  test('Refresher on createRedisHealth while Redis is killed, restarted, stopped or paused', async () => {
+    let first: string[] | undefined;
+    const totals = { runs: 0, calm: 0, refreshes: 0 };
+    const result = await fc.check(
+      fc.asyncProperty(healthArb, async (sc) => {
+        const o = await runHealth(sc);
+        totals.runs++;
+        if (o.calm) totals.calm++;
+        totals.refreshes += o.refreshes;
+        if (o.violations.length > 0) first ??= o.violations;
+        return o.violations.length === 0;
+      }),
+      { seed: seedOf(20261235), numRuns: RUNS, endOnFailure: true, ...(process.env['FC_PATH'] !== undefined ? { path: process.env['FC_PATH'] } : {}) },
+    );
+    if (process.env['FC_VERBOSE'] === '1') console.log('health', JSON.stringify(totals));
+    if (result.failed) {
+      expect.fail(
+        [
+          `createRedisHealth: property failed (seed ${result.seed}); replay: FC_SEED=${result.seed} FC_PATH=${result.counterexamplePath ?? ''} npx vitest run ${FILE}`,
+          ...(first ?? []).map((v) => `  - ${v}`),
+          JSON.stringify(result.counterexample?.[0]),
+        ].join('\n'),
+      );
+    }
+  }, 120_000);
+});
 
 afterAll(() => closeRtt());
 
