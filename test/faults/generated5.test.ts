@@ -22,8 +22,14 @@
  *   publication: three timeouts and a margin); no process installs a candidate whose check
  *   never passes; mark/clear/marks/exclude never throw, and exclude never names every
  *   endpoint; nothing rejects unhandled; after stop() and close() no timer is left.
+ * - A fleet-wide rate (two pools sharing one quota on a real Redis, closed-loop callers on
+ *   one upstream that logs arrivals) while Redis is killed and restarted empty, stopped or
+ *   paused: in every window of one second (less the timer-lag guard) the upstream sees at
+ *   most the quota's ceiling when Redis never failed, and at most the ceiling plus each
+ *   pool's degraded share (`degradedShare` of the rate and of the burst, docs/fleet.md)
+ *   when it did.
  *
- * `FC_SEED` / `FC_PATH` replay; `FC_GEN5_RUNS` sets runs (default 12).
+ * `FC_SEED` / `FC_PATH` replay; `FC_GEN5_RUNS` sets runs (default 12), `FC_RATE_RUNS` the fleet-rate runs (5).
  */
 import { randomUUID } from 'node:crypto';
 import Redis from 'ioredis';
@@ -489,6 +495,146 @@ describeRedis('generated faults, fifth round: createRedisHealth under Redis faul
       expect.fail(
         [
           `createRedisHealth: property failed (seed ${result.seed}); replay: FC_SEED=${result.seed} FC_PATH=${result.counterexamplePath ?? ''} npx vitest run ${FILE}`,
+          ...(first ?? []).map((v) => `  - ${v}`),
+          JSON.stringify(result.counterexample?.[0]),
+        ].join('\n'),
+      );
+    }
+  }, 120_000);
+});
+
+// A fleet-wide rate while Redis fails ------------------------------------------------------
+
+interface RateScenario {
+  readonly perSecond: number;
+  readonly burst: number;
+  readonly share: number;
+  readonly hold: 'none' | 'default';
+  readonly storeTimeoutMs: number;
+  readonly callers: number;
+  readonly redis: { readonly k: 'none' } | { readonly k: 'kill' | 'stop' | 'pause'; readonly atMs: number; readonly forMs: number };
+}
+
+const rateArb: fc.Arbitrary<RateScenario> = fc.record({
+  perSecond: fc.constantFrom(5, 10, 20),
+  burst: fc.constantFrom(1, 3, 10),
+  share: fc.constantFrom(0.5, 0.25),
+  hold: fc.constantFrom('none' as const, 'default' as const),
+  storeTimeoutMs: fc.constantFrom(50, 150),
+  callers: fc.integer({ min: 1, max: 4 }),
+  redis: fc.oneof(
+    fc.constant({ k: 'none' as const }),
+    fc.record({ k: fc.constantFrom('kill' as const, 'stop' as const, 'pause' as const), atMs: fc.constantFrom(300, 800), forMs: fc.constantFrom(400, 1200) }),
+  ),
+});
+
+describeRedis('generated faults, fifth round: a fleet-wide rate while Redis fails', (server) => {
+  const RUN_MS = 2400;
+
+  async function runRate(sc: RateScenario): Promise<{ violations: string[]; arrivals: number; worst: number; bound: number }> {
+    const violations: string[] = [];
+    const lag0 = await timerLag(5);
+    const h = server();
+    const prefix = `r5-${randomUUID()}`;
+    const arrivals: number[] = [];
+    const up = await serveFaults([{ k: 'ok', f: 0 }], { closeConnections: false, unitMs: 1, rpc: false, answer: () => (arrivals.push(performance.now()), { status: 200, body: '{"ok":true}' }) });
+    const clients: Redis[] = [];
+    const pools: ReturnType<typeof createPooledFetch>[] = [];
+    const counting = countingClock();
+    for (let p = 0; p < 2; p++) {
+      const client = await ready(new Redis({ host: '127.0.0.1', port: h.port, enableOfflineQueue: false, maxRetriesPerRequest: 1, retryStrategy: () => 100 }));
+      client.on('error', () => undefined);
+      clients.push(client);
+      const store = createRedisStore(fromIoredis(client), { prefix, ...(sc.hold === 'none' ? { degradedHoldMs: 0 } : {}) });
+      pools.push(
+        createPooledFetch({
+          endpoints: [{ url: up.url, name: 'e0', rateLimit: { perSecond: sc.perSecond, burst: sc.burst } }],
+          sharedQuota: { store, timeoutMs: sc.storeTimeoutMs, degradedShare: sc.share, retryAfterMs: 200 },
+          attemptTimeoutMs: 1000,
+          deadlineMs: 400,
+          clock: counting.clock,
+        }),
+      );
+    }
+    const watch = watchLag();
+    const t0 = performance.now();
+    const timers: ReturnType<typeof setTimeout>[] = [];
+    let back: Promise<void> | undefined;
+    const f = sc.redis;
+    if (f.k === 'kill') {
+      timers.push(setTimeout(() => void h.kill(), f.atMs));
+      timers.push(setTimeout(() => (back = h.restart()), f.atMs + f.forMs));
+    }
+    if (f.k === 'stop') {
+      timers.push(setTimeout(() => process.kill(h.pid, 'SIGSTOP'), f.atMs));
+      timers.push(setTimeout(() => process.kill(h.pid, 'SIGCONT'), f.atMs + f.forMs));
+    }
+    if (f.k === 'pause') timers.push(setTimeout(() => void clients[0]!.call('CLIENT', 'PAUSE', String(f.forMs), 'ALL').catch(() => undefined), f.atMs));
+    // Closed-loop callers: a call, then the next (10 ms after a failure).
+    const codes: Record<string, number> = {};
+    const loop = async (pf: (typeof pools)[number]): Promise<void> => {
+      while (performance.now() - t0 < RUN_MS) {
+        const ok = await pf('/x', { parse: 'json' }).then(
+          () => true,
+          (e: unknown) => {
+            const k = isPoolError(e) ? e.code : String(e);
+            codes[k] = (codes[k] ?? 0) + 1;
+            return false;
+          },
+        );
+        if (!ok) await new Promise((r) => setTimeout(r, 10));
+      }
+    };
+    await Promise.all(pools.flatMap((pf) => Array.from({ length: sc.callers }, () => loop(pf))));
+    for (const t of timers) clearTimeout(t);
+    const lag = Math.max(lag0, watch.stop());
+    await Promise.all(pools.map((p) => p.pool.close()));
+    if (f.k === 'stop') {
+      try {
+        process.kill(h.pid, 'SIGCONT');
+      } catch {
+        // gone
+      }
+    }
+    await back;
+    for (const c of clients) c.disconnect();
+    await up.close();
+    if (counting.pending() > 0) violations.push(`${counting.pending()} pool timer(s) pending after close()`);
+    // The store counts a start when it admits it; the upstream logs its arrival a request's
+    // latency later: windows one guard shorter than a second absorb that jitter.
+    const guard = withLag(5, lag, 3);
+    const windowMs = 1000 - guard;
+    const cap = Math.max(sc.burst, Math.floor(sc.perSecond));
+    const local = Math.max(1, sc.burst * sc.share) + sc.perSecond * sc.share;
+    const bound = f.k === 'none' ? cap : Math.floor(cap + 2 * local);
+    let worst = 0;
+    let at = 0;
+    for (let i = 0, j = 0; i < arrivals.length; i++) {
+      while (arrivals[j]! < arrivals[i]! - windowMs) j++;
+      if (i - j + 1 > worst) (worst = i - j + 1), (at = arrivals[i]! - t0);
+    }
+    if (windowMs > 500 && worst > bound) violations.push(`${worst} arrivals in ${windowMs} ms ending at ${Math.round(at)} ms, bound ${bound} (ceiling ${cap}, degraded share ${sc.share} x 2 pools) [redis ${JSON.stringify(f)}, lag ${Math.round(lag)} ms]`);
+    if (process.env['FC_DEBUG'] === '1') console.log(JSON.stringify(sc), arrivals.length, JSON.stringify(codes));
+    return { violations, arrivals: arrivals.length, worst, bound };
+  }
+
+  test('two pools on one quota: the upstream never sees more than the documented rate', async () => {
+    let first: string[] | undefined;
+    const seen: string[] = [];
+    const result = await fc.check(
+      fc.asyncProperty(rateArb, async (sc) => {
+        const o = await runRate(sc);
+        seen.push(`${sc.redis.k}:${o.worst}/${o.bound}`);
+        if (o.violations.length > 0) first ??= o.violations;
+        return o.violations.length === 0;
+      }),
+      { seed: seedOf(20261236), numRuns: Number(process.env['FC_RATE_RUNS'] ?? 5), endOnFailure: true, ...(process.env['FC_PATH'] !== undefined ? { path: process.env['FC_PATH'] } : {}) },
+    );
+    if (process.env['FC_VERBOSE'] === '1') console.log('fleet rate (worst/bound)', seen.join(' '));
+    if (result.failed) {
+      expect.fail(
+        [
+          `fleet rate: property failed (seed ${result.seed}); replay: FC_SEED=${result.seed} FC_PATH=${result.counterexamplePath ?? ''} npx vitest run ${FILE}`,
           ...(first ?? []).map((v) => `  - ${v}`),
           JSON.stringify(result.counterexample?.[0]),
         ].join('\n'),
