@@ -108,8 +108,8 @@ const REFRESHES_PER_ATTEMPT = 2;
  * `sentWith`, during the call's counted attempt `attempt` (replays not counted): refresh
  * its credentials (at most `REFRESHES_PER_ATTEMPT` for this attempt; single-flight across
  * calls; none when a refresh has finished since the attempt was sent), then `host` replays
- * the attempt there at once, with no backoff and no retry spent. `refreshed` is the call's
- * record: each refresh it counted, as three entries (the endpoint, its generation when the
+ * the attempt there at once, with no backoff and no retry spent. The call keeps its refreshes
+ * in its history, each as three entries (the endpoint, its generation when the
  * refresh started, the counted attempt). Returns why the call must fail instead (no
  * `refreshAuth`, or `ep` refreshed enough for this attempt), or `undefined` while the
  * refresh runs.
