@@ -305,58 +305,19 @@ export class Refresher<C> {
     return out;
   }
 
-  /**
-   * The shared list's answer, bounded like every other step: the time spent waiting on the
-   * store (not on this process's own checks, which have their timeouts) is at most
-   * `timeoutMs`, before the check and again after it (publishing). A store that stops
-   * answering (a stalled Redis, a partition its socket has not noticed) then fails this
-   * refresh, which keeps the installed set, instead of holding it and every later one.
-   */
+  /** The shared list's answer: each wait on the store (before this process's own check, and after it) is bounded by `timeoutMs`, so a stalled store fails this refresh instead of holding it. */
   #sharedStep(shared: SharedSurvivors, check: () => Promise<readonly string[]>, ttlMs: number): Promise<readonly string[] | undefined> {
-    const clock = this.#clock;
-    const timeoutMs = this.#timeoutMs;
     return new Promise((resolve, reject) => {
       let timer: unknown;
-      let settled = false;
-      const disarm = (): void => {
-        if (timer !== undefined) clock.clearTimeout(timer);
-        timer = undefined;
+      const arm = (on: boolean): void => {
+        if (timer !== undefined) this.#clock.clearTimeout(timer);
+        timer = on && this.#timeoutMs !== Infinity ? this.#clock.setTimeout(() => reject(new Error(`the shared survivor list did not answer within ${this.#timeoutMs} ms`)), this.#timeoutMs, true) : undefined;
       };
-      const arm = (): void => {
-        if (settled || timeoutMs === Infinity) return;
-        timer = clock.setTimeout(() => {
-          timer = undefined;
-          settled = true;
-          const error = new Error(`the shared survivor list did not answer within ${timeoutMs} ms`);
-          error.name = 'TimeoutError';
-          reject(error);
-        }, timeoutMs, true);
-      };
-      arm();
-      const ours = async (): Promise<readonly string[]> => {
-        disarm();
-        try {
-          return await check();
-        } finally {
-          arm();
-        }
-      };
-      let answer: Promise<readonly string[] | undefined>;
-      try {
-        answer = Promise.resolve(shared.refreshSurvivors(ours, { ttlMs }));
-      } catch (error) {
-        answer = Promise.reject(error);
-      }
-      answer.then(
-        (names) => {
-          disarm();
-          if (!settled) (settled = true), resolve(names);
-        },
-        (error: unknown) => {
-          disarm();
-          if (!settled) (settled = true), reject(error);
-        },
-      );
+      arm(true);
+      const ours = async (): Promise<readonly string[]> => (arm(false), check().finally(() => arm(true)));
+      Promise.resolve()
+        .then(() => shared.refreshSurvivors(ours, { ttlMs }))
+        .then((names) => (arm(false), resolve(names)), (error: unknown) => (arm(false), reject(error)));
     });
   }
 
