@@ -68,11 +68,11 @@ describe('unauthorized and credential refresh', () => {
     expect(h.events.find((e) => e.type === 'auth-refresh')).toEqual({ type: 'auth-refresh', endpoint: 'a', ok: true });
   });
 
-  test("a second unauthorized on that endpoint in the same call is final; the endpoint's first refresh is not the call's own", async () => {
+  test('a third unauthorized on that endpoint in the same call is final: two refreshes per endpoint per call', async () => {
     const r = refresher({ clock: { setTimeout: (fn, ms) => h.clock.setTimeout(fn, ms) } });
     const h = harness(['a', 'b'], { refreshAuth: r.refreshAuth, maxAttempts: 5 });
-    // First call: the endpoint's first refresh (generation 0: often the lazy first fetch of
-    // credentials) does not count, so it gets one more.
+    // The endpoint's first refresh (often the lazy first fetch of credentials) counts: two
+    // refreshes, three answers, then final.
     h.eps.a!.then(fail('unauthorized'), fail('unauthorized'), fail('unauthorized'));
     const call = start(h.pool.execute(h.op));
     await h.clock.advance(100);
@@ -80,14 +80,14 @@ describe('unauthorized and credential refresh', () => {
     expect(code(call.error)).toBe('UNAUTHORIZED');
     expect((call.error as PoolError).attempts).toBe(3);
     expect(r.runs).toEqual(['a', 'a']);
-    // Every later call: one refresh, then the second unauthorized is final.
-    h.eps.a!.then(fail('unauthorized'), fail('unauthorized'));
+    // Every later call alike (a rotation right after a refresh is not the caller's fault).
+    h.eps.a!.then(fail('unauthorized'), fail('unauthorized'), fail('unauthorized'));
     const next = start(h.pool.execute(h.op));
-    await h.clock.advance(50);
+    await h.clock.advance(100);
     await next.promise;
     expect(code(next.error)).toBe('UNAUTHORIZED');
-    expect((next.error as PoolError).attempts).toBe(2);
-    expect(r.runs).toEqual(['a', 'a', 'a']);
+    expect((next.error as PoolError).attempts).toBe(3);
+    expect(r.runs).toEqual(['a', 'a', 'a', 'a']);
     expect(h.eps.b!.calls).toBe(0);
   });
 

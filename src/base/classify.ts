@@ -11,7 +11,7 @@
  * | `permanent`      | reachable              | no: the call fails with `PERMANENT`                |
  * | `retry-narrower` | reachable              | no: the call fails with `RETRY_NARROWER`           |
  * | `unsupported`    | reachable              | yes, at once, on another endpoint; never this one  |
- * | `unauthorized`   | reachable              | with `refreshAuth`: refresh once, replay here at once; else `UNAUTHORIZED` |
+ * | `unauthorized`   | reachable              | with `refreshAuth`: refresh (at most twice per attempt), replay here at once; else `UNAUTHORIZED` |
  *
  * A `classify` that throws or returns something unknown is treated as `permanent`: the
  * pool does not guess that an error it cannot read is safe to repeat. Hints that are not

@@ -2,8 +2,8 @@
  * Credential refresh, single-flight per endpoint.
  *
  * Endpoints behind expiring tokens answer "unauthorized" until the token is re-acquired:
- * neither ill health nor a reason to back off. The first `unauthorized` answer a call gets
- * from an endpoint runs the pool's `refreshAuth(conn, ctx)` once for that endpoint (every
+ * neither ill health nor a reason to back off. An `unauthorized` answer a call gets from an
+ * endpoint runs the pool's `refreshAuth(conn, ctx)` once for that endpoint (every
  * call that hits `unauthorized` meanwhile waits on the same refresh) and then replays the
  * attempt there at once. A refresh has its own timeout; a caller that gives up waiting
  * (deadline, abort) does not cancel it for the others.
@@ -91,14 +91,30 @@ export interface ReauthHost<C> {
 }
 
 /**
- * An `unauthorized` answer from `ep` to an attempt sent with credential generation
- * `sentWith`: refresh its credentials (once per endpoint per call, plus the endpoint's very
- * first refresh; single-flight across calls; none when a refresh has finished since the
- * attempt was sent), then `host`
- * replays the attempt there at once, with no backoff and no retry spent. Returns why the call must fail instead (no `refreshAuth`,
- * or `ep` already refreshed for this call), or `undefined` while the refresh runs.
+ * Refreshes of one endpoint's credentials one attempt of a call may start or join before
+ * an `unauthorized` answer is final (the first fetch of credentials, often lazy as the
+ * fetch adapter's `getToken`, included; replays after a refresh belong to the attempt and
+ * spend no retry). Two, not one: a server that rotates its tokens between a refresh and the
+ * replay's arrival (one round trip) refuses the replay through nobody's fault, and the next
+ * refresh works. Per attempt, not per call: a call that fetched the first token, failed
+ * over and came back after a rotation has not used up its refreshes. Credentials refused
+ * for good end the call after two refreshes (a final `unauthorized` is not retried), and a
+ * call never refreshes more than twice per attempt it spends: never a loop.
  */
-export function reauthenticate<C>(s: PoolState<C>, ep: EndpointState<C>, refreshed: EndpointState<C>[], host: ReauthHost<C>, sentWith: number): string | undefined {
+const REFRESHES_PER_ATTEMPT = 2;
+
+/**
+ * An `unauthorized` answer from `ep` to an attempt sent with credential generation
+ * `sentWith`, during the call's counted attempt `attempt` (replays not counted): refresh
+ * its credentials (at most `REFRESHES_PER_ATTEMPT` for this attempt; single-flight across
+ * calls; none when a refresh has finished since the attempt was sent), then `host` replays
+ * the attempt there at once, with no backoff and no retry spent. The call keeps its refreshes
+ * in its history, each as three entries (the endpoint, its generation when the
+ * refresh started, the counted attempt). Returns why the call must fail instead (no
+ * `refreshAuth`, or `ep` refreshed enough for this attempt), or `undefined` while the
+ * refresh runs.
+ */
+export function reauthenticate<C>(s: PoolState<C>, ep: EndpointState<C>, refreshed: (EndpointState<C> | number)[], host: ReauthHost<C>, sentWith: number, attempt: number): string | undefined {
   const name = JSON.stringify(ep.name);
   if (s.opts.refreshAuth === undefined || s.closed) return `endpoint ${name} answered unauthorized`;
   if (sentWith < ep.authGeneration) {
@@ -106,15 +122,19 @@ export function reauthenticate<C>(s: PoolState<C>, ep: EndpointState<C>, refresh
     queueMicrotask(() => host.refreshed(ep));
     return undefined;
   }
-  // Refreshed for this call already: final, unless that refresh is still running (the
-  // attempt was sent before it finished, beside a hedge): then it waits for it too.
-  if (refreshed.includes(ep) && !inFlight.has(ep)) return `endpoint ${name} answered unauthorized again after its credentials were refreshed`;
-  // The endpoint's first refresh (generation 0, nothing refreshed yet) is not the call's one
-  // refresh: it is often the first fetch of credentials an adapter gets lazily (the fetch
-  // adapter's `getToken`), and a token refused or rotated right after that fetch deserves
-  // the refresh any later call would get. The bound stays: two refreshes for a call that
-  // meets an endpoint's first one, one for every other call.
-  if (!refreshed.includes(ep) && (sentWith > 0 || ep.authGeneration > 0)) refreshed.push(ep);
+  let count = 0;
+  let lastGen = -1;
+  for (let i = 0; i < refreshed.length; i += 3) {
+    if (refreshed[i] !== ep) continue;
+    if (refreshed[i + 2] === attempt) count++;
+    lastGen = refreshed[i + 1] as number;
+  }
+  // A refresh still running that this call counted already (an attempt sent before it
+  // finished, beside a hedge) is waited for again at no cost; any other one counts.
+  if (!(inFlight.has(ep) && lastGen === ep.authGeneration)) {
+    if (count >= REFRESHES_PER_ATTEMPT) return `endpoint ${name} answered unauthorized again after its credentials were refreshed`;
+    refreshed.push(ep, ep.authGeneration, attempt);
+  }
   refreshThenReplay(s, ep, host);
   return undefined;
 }

@@ -246,7 +246,7 @@ export class Call<C, T> extends Waiting<C, CallHistory<C>> implements AttemptOwn
         this.slots().exclude(ep, this.plan.excluded);
         return Call.#retryOrFail(this);
       case 'unauthorized': {
-        const why = reauthenticate(this.s, ep, (h.refreshed ??= []), this, a.authGeneration);
+        const why = reauthenticate(this.s, ep, (h.refreshed ??= []), this, a.authGeneration, this.attempts - h.replays);
         return why === undefined ? this.waitFor(AUTH, INF) : Call.#fail(this, 'UNAUTHORIZED', why);
       }
       default:

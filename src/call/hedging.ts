@@ -93,7 +93,7 @@ export class Hedging<C> {
    * otherwise its next retry may pick the endpoint). False when no refresh is possible (no
    * `refreshAuth`, closed, refreshed already in this call).
    */
-  reauthBeside(a: Attempt<C>, h: { replays: number; refreshed?: EndpointState<C>[] | undefined }): boolean {
+  reauthBeside(a: Attempt<C>, h: { replays: number; refreshed?: (EndpointState<C> | number)[] | undefined }): boolean {
     const s = this.#s;
     const host: ReauthHost<C> = {
       refreshed: (ep) => {
@@ -106,7 +106,7 @@ export class Hedging<C> {
       },
       refreshFailed: () => undefined,
     };
-    return reauthenticate(s, a.ep, (h.refreshed ??= []), host, a.authGeneration) === undefined;
+    return reauthenticate(s, a.ep, (h.refreshed ??= []), host, a.authGeneration, this.#host.attempts - h.replays) === undefined;
   }
 
   /** Whether a hedge may be sent now as far as permits go (always, unless attempts hold them). */

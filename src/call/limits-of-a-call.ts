@@ -65,8 +65,8 @@ export class CallHistory<C> extends WaitSlots {
   attempts: number;
   /** Replays after a credential refresh: attempts that spend no retry budget. */
   replays = 0;
-  /** Endpoints whose credentials this call already refreshed. */
-  refreshed: EndpointState<C>[] | undefined = undefined;
+  /** Credential refreshes this call counted: each as its endpoint, the endpoint's generation when it started and the counted attempt (auth.ts). */
+  refreshed: (EndpointState<C> | number)[] | undefined = undefined;
   retries = 0;
   lastDelay = 0;
   lastError: unknown = undefined;

@@ -32,7 +32,7 @@ export interface RefresherOptions<C> {
   readonly always?: readonly EndpointConfig<C>[];
   /** Time between the end of one refresh and the start of the next. @default 300000 */
   readonly intervalMs?: number;
-  /** Timeout of each check, and of the candidate source. @default 5000 */
+  /** Timeout of each check, of the candidate source, and of each wait on the `shared` list. @default 5000 */
   readonly timeoutMs?: number;
   /** Checks in flight at once. @default 8 */
   readonly concurrency?: number;
@@ -248,7 +248,7 @@ export class Refresher<C> {
       let names: readonly string[] | undefined;
       try {
         const ttlMs = this.#intervalMs === Infinity ? 300_000 : Math.max(1, this.#intervalMs);
-        names = await shared.refreshSurvivors(async () => (await checkHere()).map((c) => c.name), { ttlMs });
+        names = await this.#sharedStep(shared, async () => (await checkHere()).map((c) => c.name), ttlMs);
       } catch (error) {
         names = undefined;
         if (!failed) Object.assign(extra, { error });
@@ -303,6 +303,22 @@ export class Refresher<C> {
     const n = Math.min(this.#concurrency, candidates.length);
     await Promise.all(Array.from({ length: n }, worker));
     return out;
+  }
+
+  /** The shared list's answer: each wait on the store (before this process's own check, and after it) is bounded by `timeoutMs`, so a stalled store fails this refresh instead of holding it. */
+  #sharedStep(shared: SharedSurvivors, check: () => Promise<readonly string[]>, ttlMs: number): Promise<readonly string[] | undefined> {
+    return new Promise((resolve, reject) => {
+      let timer: unknown;
+      const arm = (on: boolean): void => {
+        if (timer !== undefined) this.#clock.clearTimeout(timer);
+        timer = on && this.#timeoutMs !== Infinity ? this.#clock.setTimeout(() => reject(new Error(`the shared survivor list did not answer within ${this.#timeoutMs} ms`)), this.#timeoutMs, true) : undefined;
+      };
+      arm(true);
+      const ours = async (): Promise<readonly string[]> => (arm(false), check().finally(() => arm(true)));
+      Promise.resolve()
+        .then(() => shared.refreshSurvivors(ours, { ttlMs }))
+        .then((names) => (arm(false), resolve(names)), (error: unknown) => (arm(false), reject(error)));
+    });
   }
 
   /** Runs `fn` with a signal that aborts after `timeoutMs` or with `parent`; rejects on either. */

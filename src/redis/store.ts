@@ -212,7 +212,7 @@ export function createRedisStore(client: RedisCommander, options: RedisStoreOpti
         waiting -= batch.length;
         let answer: Answer;
         try {
-          answer = parseAnswer(reply);
+          answer = parseAnswer(reply, maxReserveMs);
         } catch (error) {
           for (const a of batch) a.reject(error);
           return drain(key, k, p);

@@ -81,18 +81,32 @@ export interface Answer {
   readonly slots: readonly number[];
 }
 
-export function parseAnswer(reply: unknown): Answer {
+/**
+ * The longest refusal the admission script gives: a daily count until the reset, a parked
+ * quota until the reset (a day at most), plus the hour the keys' expiry allows. A longer one
+ * is a wrong answer: taken, it would keep the endpoint out for that long.
+ */
+export const MAX_REFUSAL_MS = 25 * 3_600_000;
+
+/**
+ * The admission script's reply, checked: a reply of another shape, or with values the
+ * script cannot give (a slot beyond the horizon `horizonMs` it was sent, a refusal longer
+ * than `MAX_REFUSAL_MS`), is a `STORE_REPLY` error, i.e. one failed admission (the pool
+ * degrades) rather than a slot or a cooldown that would answer every later admission.
+ */
+export function parseAnswer(reply: unknown, horizonMs: number): Answer {
   const bad = (): never => {
     throw new RedisStoreError('STORE_REPLY', 'the admission script answered with something other than its reply array');
   };
   if (!Array.isArray(reply) || reply.length < 4 || !Array.isArray(reply[2])) return bad();
   const refusedMs = Number(reply[0]);
   const redisNow = Number(reply[3]);
-  if (!Number.isFinite(refusedMs) || refusedMs < 0 || !Number.isFinite(redisNow)) return bad();
+  if (!Number.isFinite(refusedMs) || refusedMs < 0 || refusedMs > MAX_REFUSAL_MS || !Number.isFinite(redisNow)) return bad();
   const slots: number[] = [];
   for (let i = 4; i < reply.length; i++) {
     const w = Number(reply[i]);
-    if (!Number.isFinite(w) || w < 0) return bad();
+    // The script rounds a slot's wait up: at most one past the horizon.
+    if (!Number.isFinite(w) || w < 0 || w > horizonMs + 1) return bad();
     slots.push(w);
   }
   const pairs = reply[2] as unknown[];

@@ -32,7 +32,7 @@
  */
 import { TAKES_ATTEMPT, type Classifier, type ClassifyResult, type FailedAttempt } from '../base/classify.js';
 import type { AttemptContext } from '../call/context.js';
-import { invalidOption, isPoolError } from '../base/errors.js';
+import { PoolError, invalidOption, isPoolError } from '../base/errors.js';
 import { POOL_ALIASES, POOL_KEYS } from '../options/resolve.js';
 import { checkFunction, checkKeys, finite, type KnownKeys } from '../options/validate.js';
 import type { EndpointConfig, ExecuteOptions, PoolOptions } from '../options/options.js';
@@ -134,6 +134,16 @@ export interface PoolTransport extends TransportFactory {
 }
 
 const ANSWERS: ReadonlySet<string> = new Set(['permanent', 'retry-narrower', 'unsupported']);
+/**
+ * `eth_subscribe` and `eth_unsubscribe` through the pool: refused, nothing sent. A
+ * subscription's notifications reach only the socket that made it, which the pool never
+ * hands out (viem's socket client drops them): a subscription id from the pool would never
+ * fire. viem's `watch*` functions poll through the pool (its type is not `webSocket`).
+ */
+function noSubscriptions(method: string): PoolError {
+  return new PoolError('INVALID_OPTIONS', `poolTransport: ${method} is not sent through the pool: a subscription's notifications reach only the socket that made it; subscribe with viem's webSocket transport itself (or let viem's watch functions poll through the pool)`, { field: 'method' });
+}
+
 /** Pool failures after which the last error may be a node's answer (not an abort, close or deadline). */
 const ANSWER_CODES: ReadonlySet<string> = new Set(['PERMANENT', 'RETRY_NARROWER', 'RETRIES_EXHAUSTED', 'NO_ENDPOINT', 'PIN_UNAVAILABLE']);
 const SEND_RAW = 'eth_sendRawTransaction';
@@ -310,6 +320,7 @@ export function poolTransport(options: PoolTransportOptions): PoolTransport {
     const plain = pin === undefined && need === undefined && routing === undefined;
     const run = executorAs(pool, unwrap);
     const slow = async (args: RpcArgs, reqOptions?: RpcRequestOptions): Promise<unknown> => {
+      if (args.method === 'eth_subscribe' || args.method === 'eth_unsubscribe') throw noSubscriptions(args.method);
       const skip = unsupported.excluded(args.method, pool.endpointNames, pool.clock.now());
       if (skip !== undefined && (skip.all || (pin !== undefined && skip.names.includes(pin)))) throw skip.error;
       const exec: ExecuteOptions = {
@@ -335,7 +346,7 @@ export function poolTransport(options: PoolTransportOptions): PoolTransport {
     };
     const request = ((args: RpcArgs, reqOptions?: RpcRequestOptions): Promise<unknown> => {
       try {
-        if (plain && reqOptions?.signal === undefined && reqOptions?.quorum === undefined && !unsupported.has(args.method) && reads.isPlain(args.method)) {
+        if (plain && reqOptions?.signal === undefined && reqOptions?.quorum === undefined && !unsupported.has(args.method) && reads.isPlain(args.method) && args.method !== 'eth_subscribe' && args.method !== 'eth_unsubscribe') {
           return keccak256 !== undefined && args.method === SEND_RAW ? run(operation(args)) : run(plainOperation, args);
         }
       } catch (error) {

@@ -71,7 +71,7 @@ describe('core refreshAuth: one refresh per rotation', () => {
     expect(state.refreshes).toBe(1);
   });
 
-  test('a second 401 with the current credentials after this call refreshed is final', async () => {
+  test('a 401 with the current credentials after this call refreshed twice is final', async () => {
     const clock = new FakeClock();
     const { state, pool } = upstream(clock);
     const p = pool();
@@ -80,14 +80,14 @@ describe('core refreshAuth: one refresh per rotation', () => {
     await clock.advance(1_000);
     const e = await call;
     expect(isPoolError(e) && e.code).toBe('UNAUTHORIZED');
-    // The endpoint's first refresh is not the call's own: two on this first call...
+    // Two refreshes per endpoint per call (a rotation right after a refresh is no one's fault)...
     expect(state.refreshes).toBe(2);
-    // ...and one on each later call.
+    // ...on each later call too.
     const again = p.execute(() => Promise.reject(new Unauthorized('401'))).catch((e: unknown) => e);
     await clock.advance(1_000);
     const e2 = await again;
     expect(isPoolError(e2) && e2.code).toBe('UNAUTHORIZED');
-    expect(state.refreshes).toBe(3);
+    expect(state.refreshes).toBe(4);
   });
 });
 
