@@ -28,6 +28,8 @@ const pooled = createPooledFetch({ endpoints: [base] });
 const pool = new Pool({ endpoints: [{ name: 'a', conn: url }], classify: () => 'transient' });
 const all = {
   bare: async () => (await fetch(url)).text(),
+  // The same as `bare` (an A/A check: what the harness shows for no difference at all).
+  bare2: async () => (await fetch(url)).text(),
   controller: async () => (await fetch(url, { signal: new AbortController().signal })).text(),
   timeout: async () => (await fetch(url, { signal: AbortSignal.timeout(10_000) })).text(),
   execute: async () => (await pool.execute((u) => fetch(u))).text(),
