@@ -69,13 +69,19 @@ if (client === 'execute') {
 }
 const call = clients[client];
 if (call === undefined) throw new Error(`unknown client ${client}`);
+// `marks`: a line on stdout every so many requests (to place --trace-opt lines, say).
+const { marks = 0 } = args;
 async function run(total) {
   const loops = [];
-  for (let k = 0; k < callers; k++) loops.push((async () => { for (let i = 0; i < total / callers; i++) await call(); })());
+  let done = 0;
+  const one = marks === 0 ? call : async () => { await call(); if (++done % marks === 0) console.log('# mark', done); };
+  for (let k = 0; k < callers; k++) loops.push((async () => { for (let i = 0; i < total / callers; i++) await one(); })());
   await Promise.all(loops);
 }
 await run(warm);
+if (args.mark) console.log('# window start');
 await run(n);
+if (args.mark) console.log('# window end');
 await close();
 child.stdin.end();
 console.log('done', client, n);
