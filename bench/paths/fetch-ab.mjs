@@ -72,6 +72,15 @@ const all = {
   bare: async () => (await fetch(url)).text(),
   bare2: async () => (await fetch(url)).text(),
   timeout: async () => (await fetch(url, { signal: AbortSignal.timeout(600_000) })).text(),
+  // A bare `fetch` given a dispatcher that hands the request to undici's global one unchanged:
+  // what any `init.dispatcher` costs in undici (the pooled request's floor on Node).
+  passthrough: async () => (await fetch(url, { dispatcher: passthrough })).text(),
+};
+const passthrough = {
+  dispatch(opts, handler) {
+    const g = globalThis[Symbol.for('undici.globalDispatcher.2')] ?? globalThis[Symbol.for('undici.globalDispatcher.1')];
+    return g.dispatch(opts, handler);
+  },
 };
 const closers = [];
 async function addBuild(d, suffix) {
@@ -81,7 +90,10 @@ async function addBuild(d, suffix) {
   const pool = new Pool({ endpoints: [{ name: 'a', conn: url }], classify: () => 'transient' });
   all[`pooled${suffix}`] = async () => (await pooled('/x')).text();
   all[`execute${suffix}`] = async () => (await pool.execute((u) => fetch(u))).text();
-  closers.push(() => pooled.pool.close(), () => pool.close());
+  // The same with no attempt timeout and no deadline: no timer armed, ref'd or unref'd per call.
+  const untimed = new Pool({ endpoints: [{ name: 'a', conn: url }], classify: () => 'transient', attemptTimeoutMs: Infinity, deadlineMs: Infinity });
+  all[`executeUntimed${suffix}`] = async () => (await untimed.execute((u) => fetch(u))).text();
+  closers.push(() => pooled.pool.close(), () => pool.close(), () => untimed.close());
 }
 await addBuild(dist, '');
 if (args.dist2 !== undefined) await addBuild(args.dist2, '2');
