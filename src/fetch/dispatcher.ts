@@ -90,6 +90,10 @@ const NOT_ABORTED: unique symbol = Symbol('notAborted');
 /** A handler of either API (a request's handler has one set of methods or the other). */
 type Handler = Partial<LegacyHandler> & Partial<ModernHandler>;
 
+/** Makes a relay pass a handler's callbacks on, and its connection's abort to its aborter (set in `Relay`). */
+// eslint-disable-next-line prefer-const
+let relayFor: (relay: Relay, owner: RequestAborter, h: Handler) => Relay;
+
 /**
  * One hop of a request on its way to undici's global dispatcher: forwards every callback of
  * either handler API to the handler `fetch` gave (undici 6's or undici 7+'s, see above), and
@@ -103,11 +107,13 @@ class Relay implements LegacyHandler, ModernHandler {
   /** This hop's abort, once it has a connection. */
   #hopCut: ((reason: unknown) => void) | Controller | undefined = undefined;
 
-  /** @internal Relays `h` for `owner`. */
-  relay(owner: RequestAborter, h: Handler): this {
-    this.#owner = owner;
-    this.#h = h;
-    return this;
+  static {
+    // Not a method: a property name of a handler object is one more name undici could read.
+    relayFor = (relay, owner, h) => {
+      relay.#owner = owner;
+      relay.#h = h;
+      return relay;
+    };
   }
 
   onConnect(abort: (reason?: unknown) => void, context?: unknown): void {
@@ -209,7 +215,7 @@ export class RequestAborter extends Relay {
     }
     const relay = this.#relaying ? new Relay() : this;
     this.#relaying = true;
-    return target.dispatch(opts, relay.relay(this, handler as Handler));
+    return target.dispatch(opts, relayFor(relay, this, handler as Handler));
   }
 
   /** The attempt was aborted: the request closes now, or as soon as it has a connection. */
