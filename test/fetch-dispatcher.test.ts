@@ -61,6 +61,11 @@ function handle(req: IncomingMessage, res: ServerResponse): void {
     res.end();
     return;
   }
+  if (url === '/moved-to-hang') {
+    res.writeHead(302, { location: '/hang?redirected' });
+    res.end();
+    return;
+  }
   res.end('ok');
 }
 
@@ -131,6 +136,19 @@ describe('the global fetch of Node (undici)', () => {
     expect(timedOut(err)).toBe(true);
     expect(seen.at(-1)).toMatchObject({ signal: false });
     await expect.poll(() => closedOnServer.includes('/half?body'), { timeout: 5_000 }).toBe(true);
+    await f.pool.close();
+  });
+
+  test('a redirect: each hop is relayed (the aborter relays the first, a relay of its own the next), and the timeout closes the second', async () => {
+    globalThis.fetch = recordingFetch();
+    const f = createPooledFetch({ endpoints: [base], maxAttempts: 1 });
+    await (await f('/ok')).text();
+    for (let i = 0; i < 3; i++) expect(await (await f('/moved')).text()).toBe('ok');
+    const err = await f('/moved-to-hang', { pool: { attemptTimeoutMs: 150 } }).catch((e: unknown) => e);
+    expect(timedOut(err)).toBe(true);
+    expect(received).toContain('/hang?redirected');
+    expect(seen.at(-1)).toMatchObject({ url: `${base}/moved-to-hang`, signal: false });
+    await expect.poll(() => closedOnServer.includes('/hang?redirected'), { timeout: 5_000 }).toBe(true);
     await f.pool.close();
   });
 

@@ -221,3 +221,19 @@ describe('createPooledFetch against loopback servers', () => {
     expect(f.pool.endpointNames).toEqual([`127.0.0.1:${ok.port}`, `127.0.0.1:${ok.port}#1`]);
   });
 });
+
+describe('a rejection of fetch', () => {
+  test('is redacted before it reaches the pool and the caller (a request with no replay guard too)', async () => {
+    const thrown = new TypeError('fetch failed for https://api.example/v1/KEY123?apikey=SECRET', {
+      cause: new Error('connect ECONNREFUSED https://user:PASS@api.example/v1'),
+    });
+    const f = createPooledFetch({ endpoints: ['https://api.example/v1'], maxAttempts: 1, fetch: () => Promise.reject(thrown) });
+    const err = await f('/items').catch((e: unknown) => e);
+    expect(isPoolError(err)).toBe(true);
+    const texts: string[] = [];
+    for (let e: unknown = err; e instanceof Error; e = e.cause) texts.push(e.message, e.stack ?? '');
+    expect(texts.join('\n')).toContain('https://api.example/…');
+    expect(texts.join('\n')).not.toMatch(/KEY123|SECRET|PASS/);
+    await f.pool.close();
+  });
+});

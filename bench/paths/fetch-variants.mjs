@@ -28,6 +28,8 @@ const pooled = createPooledFetch({ endpoints: [base] });
 const pool = new Pool({ endpoints: [{ name: 'a', conn: url }], classify: () => 'transient' });
 const all = {
   bare: async () => (await fetch(url)).text(),
+  // The same as `bare` (an A/A check: what the harness shows for no difference at all).
+  bare2: async () => (await fetch(url)).text(),
   controller: async () => (await fetch(url, { signal: new AbortController().signal })).text(),
   timeout: async () => (await fetch(url, { signal: AbortSignal.timeout(10_000) })).text(),
   execute: async () => (await pool.execute((u) => fetch(u))).text(),
@@ -77,7 +79,11 @@ let r = 0;
 while (Date.now() < end) {
   const before = { ...cpu };
   const beforeMain = { ...main };
-  const order = r++ % 2 === 0 ? names : [...names].reverse();
+  // Each client takes every position in turn: the rounds rotate the order (an ABCCBA round
+  // reversed is itself, so alternating its direction alone left `bare` always at the ends).
+  const k = r % names.length;
+  const rotated = [...names.slice(k), ...names.slice(0, k)];
+  const order = Math.floor(r++ / names.length) % 2 === 0 ? rotated : rotated.reverse();
   for (const n of [...order, ...[...order].reverse()]) await runBlock(n, true);
   const spent = (n) => cpu[n] - (before[n] ?? 0);
   for (const n of names) rounds[n].push(spent(n) / spent('bare'));

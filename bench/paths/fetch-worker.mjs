@@ -2,7 +2,7 @@
  * `endpoint-pool/fetch` against a bare `fetch` of the same loopback URL, in one process:
  *   node fetch-worker.mjs '{"callers":1,"ms":2000}'   (optional "dist": another build's dist/ as a file: URL)
  * One server on 127.0.0.1 in this process; the two clients alternate in short blocks
- * (ABBA order) so that both see the same machine load, and the per-request times of each
+ * (ABCCBA order, rotated each round) so that both see the same machine load, and the per-request times of each
  * are summed over all blocks, in wall time and in process CPU time. A third client is a bare
  * `fetch` given a timeout signal (`AbortSignal.timeout`): what a hand-written call that can
  * be cancelled pays (on Node 20, undici's handling of any signal costs 7-14 % of a loopback
@@ -53,9 +53,15 @@ const rounds = { pooled: [], timeout: [] };
 const warmEnd = Date.now() + Math.min(300, ms / 4);
 while (Date.now() < warmEnd) for (const c of ['bare', 'pooled', 'timeout']) await runBlock(clients[c]);
 const end = Date.now() + ms;
+const names = ['bare', 'pooled', 'timeout'];
+let r = 0;
 while (Date.now() < end) {
   const before = { ...cpu };
-  for (const c of ['bare', 'pooled', 'timeout', 'timeout', 'pooled', 'bare']) {
+  // Each client takes every position in turn (an ABCCBA round put `bare` always at the ends,
+  // `timeout` always twice in the middle).
+  const k = r++ % names.length;
+  const order = [...names.slice(k), ...names.slice(0, k)];
+  for (const c of [...order, ...order.reverse()]) {
     total[c] += await runBlock(clients[c], c);
     count[c] += block * callers;
   }

@@ -87,18 +87,108 @@ export function hasOwnDispatcher(init: RequestInit): boolean {
 
 const NOT_ABORTED: unique symbol = Symbol('notAborted');
 
+/** A handler of either API (a request's handler has one set of methods or the other). */
+type Handler = Partial<LegacyHandler> & Partial<ModernHandler>;
+
+/** Makes a relay pass a handler's callbacks on, and its connection's abort to its aborter (set in `Relay`). */
+// eslint-disable-next-line prefer-const
+let relayFor: (relay: Relay, owner: RequestAborter, h: Handler) => Relay;
+
+/**
+ * One hop of a request on its way to undici's global dispatcher: forwards every callback of
+ * either handler API to the handler `fetch` gave (undici 6's or undici 7+'s, see above), and
+ * hands the abort its connection gives (`onConnect(abort)`, `onRequestStart(controller)`) to
+ * the attempt's `RequestAborter`. The aborter is its request's first relay itself (one object
+ * per request); a later hop of the same request (a redirect) gets a relay of its own.
+ */
+class Relay implements LegacyHandler, ModernHandler {
+  #owner: RequestAborter | undefined = undefined;
+  #h: Handler | undefined = undefined;
+  /** This hop's abort, once it has a connection. */
+  #hopCut: ((reason: unknown) => void) | Controller | undefined = undefined;
+
+  static {
+    // Not a method: a property name of a handler object is one more name undici could read.
+    relayFor = (relay, owner, h) => {
+      relay.#owner = owner;
+      relay.#h = h;
+      return relay;
+    };
+  }
+
+  onConnect(abort: (reason?: unknown) => void, context?: unknown): void {
+    this.#h!.onConnect!(abort, context);
+    this.#hopCut = abort;
+    this.#owner!.connected(abort);
+  }
+  onHeaders(status: number, headers: unknown, resume: () => void, statusText: string): boolean {
+    return this.#h!.onHeaders!(status, headers, resume, statusText);
+  }
+  onData(chunk: unknown): boolean {
+    return this.#h!.onData!(chunk);
+  }
+  onComplete(trailers: unknown): void {
+    this.#owner!.ended(this.#hopCut);
+    this.#h!.onComplete!(trailers);
+  }
+  onError(error: unknown): void {
+    this.#owner!.ended(this.#hopCut);
+    this.#h!.onError!(error);
+  }
+  onUpgrade(status: number, headers: unknown, socket: unknown): void {
+    this.#owner!.ended(this.#hopCut);
+    this.#h!.onUpgrade!(status, headers, socket);
+  }
+  onRequestStart(controller: Controller, context: unknown): void {
+    this.#h!.onRequestStart!(controller, context);
+    this.#hopCut = controller;
+    this.#owner!.connected(controller);
+  }
+  onResponseStart(controller: Controller, status: number, headers: unknown, statusMessage?: string): void {
+    this.#h!.onResponseStart!(controller, status, headers, statusMessage);
+  }
+  onResponseData(controller: Controller, chunk: unknown): void {
+    this.#h!.onResponseData!(controller, chunk);
+  }
+  onResponseEnd(controller: Controller, trailers: unknown): void {
+    this.#owner!.ended(this.#hopCut);
+    this.#h!.onResponseEnd!(controller, trailers);
+  }
+  onResponseError(controller: Controller, error: unknown): void {
+    this.#owner!.ended(this.#hopCut);
+    this.#h!.onResponseError!(controller, error);
+  }
+  onRequestUpgrade(controller: Controller, status: number, headers: unknown, socket: unknown): void {
+    this.#owner!.ended(this.#hopCut);
+    this.#h!.onRequestUpgrade!(controller, status, headers, socket);
+  }
+  onResponseStarted(): void {
+    this.#h!.onResponseStarted?.();
+  }
+  onBodySent(chunk: unknown): void {
+    this.#h!.onBodySent?.(chunk);
+  }
+  onRequestSent(): void {
+    this.#h!.onRequestSent?.();
+  }
+}
+
 /**
  * An attempt's dispatcher (see the module comment): passes each request on to undici's
- * global dispatcher and aborts it when the attempt is aborted.
+ * global dispatcher and aborts it when the attempt is aborted. It relays its request's first
+ * hop itself (see `Relay`).
  */
-export class RequestAborter {
+export class RequestAborter extends Relay {
   /** The abort of the request on its connection: undici 6's function, or undici 7+'s controller. */
   #cut: ((reason: unknown) => void) | Controller | undefined = undefined;
   #reason: unknown = NOT_ABORTED;
   /** Probing: the global `fetch` this request went to (see `fetchPlan`); `undefined` once it called `dispatch`, or when not probing. */
   #probing: unknown;
+  /** Whether this aborter relays a hop already (a later hop gets a `Relay` of its own). */
+  #relaying = false;
 
   constructor(probing?: unknown) {
+    super();
     this.#probing = probing;
   }
 
@@ -123,7 +213,9 @@ export class RequestAborter {
       honours = undefined;
       return target.dispatch(opts, handler);
     }
-    return target.dispatch(opts, modern ? new ModernRelay(this, handler as ModernHandler) : new LegacyRelay(this, handler as LegacyHandler));
+    const relay = this.#relaying ? new Relay() : this;
+    this.#relaying = true;
+    return target.dispatch(opts, relayFor(relay, this, handler as Handler));
   }
 
   /** The attempt was aborted: the request closes now, or as soon as it has a connection. */
@@ -161,94 +253,4 @@ function globalDispatcher(modern: boolean): Dispatcher | undefined {
 function abortWith(cut: ((reason: unknown) => void) | Controller, reason: unknown): void {
   if (typeof cut === 'function') cut(reason);
   else cut.abort(reason);
-}
-
-/** undici 6's handler, passed through; keeps the connection's abort. */
-class LegacyRelay implements LegacyHandler {
-  readonly #owner: RequestAborter;
-  readonly #h: LegacyHandler;
-  #cut: ((reason: unknown) => void) | undefined = undefined;
-
-  constructor(owner: RequestAborter, h: LegacyHandler) {
-    this.#owner = owner;
-    this.#h = h;
-  }
-
-  onConnect(abort: (reason?: unknown) => void, context?: unknown): void {
-    this.#h.onConnect(abort, context);
-    this.#cut = abort;
-    this.#owner.connected(abort);
-  }
-  onHeaders(status: number, headers: unknown, resume: () => void, statusText: string): boolean {
-    return this.#h.onHeaders!(status, headers, resume, statusText);
-  }
-  onData(chunk: unknown): boolean {
-    return this.#h.onData!(chunk);
-  }
-  onComplete(trailers: unknown): void {
-    this.#owner.ended(this.#cut);
-    this.#h.onComplete!(trailers);
-  }
-  onError(error: unknown): void {
-    this.#owner.ended(this.#cut);
-    this.#h.onError(error);
-  }
-  onUpgrade(status: number, headers: unknown, socket: unknown): void {
-    this.#owner.ended(this.#cut);
-    this.#h.onUpgrade!(status, headers, socket);
-  }
-  onResponseStarted(): void {
-    this.#h.onResponseStarted?.();
-  }
-  onBodySent(chunk: unknown): void {
-    this.#h.onBodySent?.(chunk);
-  }
-  onRequestSent(): void {
-    this.#h.onRequestSent?.();
-  }
-}
-
-/** The handler of undici 7 and later, passed through; keeps the request's controller. */
-class ModernRelay implements ModernHandler {
-  readonly #owner: RequestAborter;
-  readonly #h: ModernHandler;
-  #controller: Controller | undefined = undefined;
-
-  constructor(owner: RequestAborter, h: ModernHandler) {
-    this.#owner = owner;
-    this.#h = h;
-  }
-
-  onRequestStart(controller: Controller, context: unknown): void {
-    this.#h.onRequestStart(controller, context);
-    this.#controller = controller;
-    this.#owner.connected(controller);
-  }
-  onResponseStart(controller: Controller, status: number, headers: unknown, statusMessage?: string): void {
-    this.#h.onResponseStart!(controller, status, headers, statusMessage);
-  }
-  onResponseData(controller: Controller, chunk: unknown): void {
-    this.#h.onResponseData!(controller, chunk);
-  }
-  onResponseEnd(controller: Controller, trailers: unknown): void {
-    this.#owner.ended(this.#controller);
-    this.#h.onResponseEnd!(controller, trailers);
-  }
-  onResponseError(controller: Controller, error: unknown): void {
-    this.#owner.ended(this.#controller);
-    this.#h.onResponseError(controller, error);
-  }
-  onRequestUpgrade(controller: Controller, status: number, headers: unknown, socket: unknown): void {
-    this.#owner.ended(this.#controller);
-    this.#h.onRequestUpgrade!(controller, status, headers, socket);
-  }
-  onResponseStarted(): void {
-    this.#h.onResponseStarted?.();
-  }
-  onBodySent(chunk: unknown): void {
-    this.#h.onBodySent?.(chunk);
-  }
-  onRequestSent(): void {
-    this.#h.onRequestSent?.();
-  }
 }

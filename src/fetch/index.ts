@@ -2,7 +2,8 @@
  * `endpoint-pool/fetch`: HTTP status classification and a `fetch`-shaped function over a
  * pool of base URLs. No runtime dependency; uses the global `fetch` unless given one.
  */
-export { createPooledFetch, joinUrl, type PooledFetch, type PooledFetchOptions, type PooledRequestInit, type ParseBody, type BaseUrlEndpoint, type FetchFn } from './pooled-fetch.js';
+export { createPooledFetch, type PooledFetch, type PooledFetchOptions, type PooledRequestInit, type ParseBody, type BaseUrlEndpoint, type FetchFn } from './pooled-fetch.js';
+export { joinUrl } from './input.js';
 export {
   HttpStatusError,
   ResponseBodyError,

@@ -74,3 +74,40 @@ export function pathOf(given: string, bases: readonly string[]): string {
   // The URL is not echoed: it may carry a key.
   throw new TypeError(`pooled fetch: the absolute URL matches none of the ${bases.length} endpoints' base URLs; pass a path relative to them, or a URL that starts with one`);
 }
+
+/**
+ * `joinUrl` remembering its last answer: most requests repeat one path on one base, and get
+ * the same string again (no concatenation, and undici's URL parser is given a flat string).
+ */
+export function urlJoiner(): (base: string, path: string) => string {
+  let lastBase = '';
+  let lastPath: string | undefined;
+  let lastUrl = '';
+  return (base, path) => {
+    if (path !== lastPath || base !== lastBase) {
+      lastUrl = joinUrl(base, path);
+      lastBase = base;
+      lastPath = path;
+    }
+    return lastUrl;
+  };
+}
+
+export function joinUrl(base: string, path: string): string {
+  if (path === '') return base;
+  const q = base.indexOf('?');
+  if (q !== -1) return withQuery(joinUrl(base.slice(0, q), path), base.slice(q + 1));
+  const b = base.endsWith('/') ? base.slice(0, -1) : base;
+  return path.startsWith('/') ? b + path : `${b}/${path}`;
+}
+
+/** `url` with `query` placed first in its query string (before a fragment). */
+function withQuery(url: string, query: string): string {
+  if (query === '') return url;
+  const h = url.indexOf('#');
+  const [head, fragment] = h === -1 ? [url, ''] : [url.slice(0, h), url.slice(h)];
+  const q = head.indexOf('?');
+  if (q === -1) return `${head}?${query}${fragment}`;
+  const rest = head.slice(q + 1);
+  return `${head.slice(0, q)}?${query}${rest === '' ? '' : `&${rest}`}${fragment}`;
+}

@@ -29,7 +29,7 @@ import { PoolError, invalidOption } from '../base/errors.js';
 import { POOL_ALIASES, POOL_KEYS } from '../options/resolve.js';
 import { checkFunction, checkKeys, finite, oneOf, type KnownKeys } from '../options/validate.js';
 import { checkUrlOption } from '../extras/url-option.js';
-import { normalizeBase, pathOf, resolveInput } from './input.js';
+import { normalizeBase, pathOf, resolveInput, urlJoiner } from './input.js';
 import { NotReplayableError, ReplayGuard, isIdempotentMethod, isReplayable, randomKey, type ReplayOptions } from './replay.js';
 import { RequestAborter, fetchPlan, hasOwnDispatcher } from './dispatcher.js';
 import { FetchRequest, discard, discardAll, readBody, settleFailed, type ParseBody } from './request.js';
@@ -166,7 +166,7 @@ export function createPooledFetch(options: PooledFetchOptions): PooledFetch {
     if (headers !== undefined) req.headers = headers;
     let sent: Promise<Response>;
     try {
-      sent = Promise.resolve(doFetch(joinUrl(base, r.path), req));
+      sent = Promise.resolve(doFetch(urlOf(base, r.path), req));
     } catch (error) {
       return Promise.reject(fetchFailed(r, ctx, error));
     }
@@ -175,9 +175,13 @@ export function createPooledFetch(options: PooledFetchOptions): PooledFetch {
         if (plan === 'probe') aborter!.answered();
         return answered(r, ctx, res);
       },
-      (error: unknown) => Promise.reject(fetchFailed(r, ctx, error)),
+      // Without a replay guard, a rejection needs nothing of this request: one closure fewer.
+      r.guard === undefined ? refused : (error: unknown) => Promise.reject(fetchFailed(r, ctx, error)),
     );
   };
+  /** What `fetch` rejected with, redacted (a request without a replay guard). */
+  const refused = (error: unknown): Promise<never> => Promise.reject(redactError(error));
+  const urlOf = urlJoiner();
   /** What `fetch` rejected with, redacted (and blamed on a request that may not be replayed). */
   const fetchFailed = (r: FetchRequest, ctx: AttemptContext, error: unknown): unknown => {
     const redacted = redactError(error);
@@ -366,24 +370,6 @@ function isSafeMethod(method: string | undefined): boolean {
  * with a query (`https://api.example/v1?apikey=K`) keeps it after the joined path, before
  * the path's own query: `/items?limit=2` gives `https://api.example/v1/items?apikey=K&limit=2`.
  */
-export function joinUrl(base: string, path: string): string {
-  if (path === '') return base;
-  const q = base.indexOf('?');
-  if (q !== -1) return withQuery(joinUrl(base.slice(0, q), path), base.slice(q + 1));
-  const b = base.endsWith('/') ? base.slice(0, -1) : base;
-  return path.startsWith('/') ? b + path : `${b}/${path}`;
-}
-
-/** `url` with `query` placed first in its query string (before a fragment). */
-function withQuery(url: string, query: string): string {
-  if (query === '') return url;
-  const h = url.indexOf('#');
-  const [head, fragment] = h === -1 ? [url, ''] : [url.slice(0, h), url.slice(h)];
-  const q = head.indexOf('?');
-  if (q === -1) return `${head}?${query}${fragment}`;
-  const rest = head.slice(q + 1);
-  return `${head.slice(0, q)}?${query}${rest === '' ? '' : `&${rest}`}${fragment}`;
-}
 
 function baseUrlEndpoints(list: readonly (string | BaseUrlEndpoint)[]): EndpointConfig<string>[] {
   if (!Array.isArray(list)) return list as never; // let the pool report the bad option
