@@ -68,7 +68,6 @@ export class PoolState<C> {
   /** Attempt timeouts, on one shared timer. */
   readonly timeouts: TimeoutQueue;
   callSeq = 0;
-  epoch: number | undefined = undefined; // the first call's begin reading (see `CallCore.beganAt`)
   /** The plan of a call made with no options (shared: nothing allocated per call). */
   readonly defaultPlan: CallPlan<C>;
   onIdle: (() => void) | undefined;

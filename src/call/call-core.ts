@@ -19,15 +19,6 @@ const DONE = 256;
 const QUEUED = 512;
 const LAUNCHED = 1024;
 export const FREE_BIT = 2048;
-// The subclass's bits are FREE_BIT to FREE_BIT * 4 (call.ts). Above them, the begin reading's
-// (see `beganAt`): RAW_BEGIN, then its high part in bits HI_SHIFT to 29 (a Smi on every V8).
-const RAW_BEGIN = 16384;
-const HI_SHIFT = 15;
-const LOW_FLAGS = (1 << HI_SHIFT) - 1;
-const LO_SPAN = 1073741824; // 2^30: the `began` field's span
-const STEPS = 4096; // steps of 2^-12 ms per ms: the spacing of a system-clock reading (about 1.7e12 ms)
-const STEP = 1 / STEPS;
-const MAX_STEPS = 35184372088832; // 2^45 steps (about 99 days past the epoch): `began` and 15 bits
 
 /** What only some calls need, made at first need (the waits' slots and the call's history extend it). */
 export class CallSlots {
@@ -43,13 +34,8 @@ export type CallOperation<C> = (conn: C, ctx: Attempt<C>) => unknown;
 export abstract class CallCore<C, S extends CallSlots> extends Attempt<C> {
   // Fields assigned in the constructor, not declared with initializers (see SignalContext).
   protected declare readonly plan: CallPlan<C>;
-  /**
-   * The clock reading the call began at (see `beganAt`): `undefined` before; the low 30 bits
-   * of its count of 2^-12 ms steps past the pool's epoch (a small integer, no boxed double:
-   * heap per call in flight), the high part in the flags; or, with RAW_BEGIN, the reading
-   * itself, when it is not a whole number of steps within 2^45 of the epoch.
-   */
-  private declare began: number | undefined;
+  /** The clock when the call began (`undefined`: not yet): the deadline and most first attempts' start are read through it (one boxed double per call). */
+  declare beganAt: number | undefined;
   private declare flagWord: number;
   /**
    * Its own attempt's endpoint and tickets (see `Attempt`): one object the endpoint shares
@@ -67,7 +53,7 @@ export abstract class CallCore<C, S extends CallSlots> extends Attempt<C> {
   constructor(plan: CallPlan<C>, op: CallOperation<C>) {
     super();
     this.plan = plan;
-    this.began = undefined;
+    this.beganAt = undefined;
     this.flagWord = 0;
     this.ticket = undefined;
     this.opOrSlots = op;
@@ -83,34 +69,6 @@ export abstract class CallCore<C, S extends CallSlots> extends Attempt<C> {
   protected get operation(): CallOperation<C> {
     const x = this.opOrSlots;
     return typeof x === 'function' ? x : (x.op as CallOperation<C>);
-  }
-
-  /**
-   * The clock when the call began (`undefined`: not yet): the deadline and most first
-   * attempts' start are read through it. Exact: kept as steps only when they give the
-   * reading back to the bit.
-   */
-  get beganAt(): number | undefined {
-    const b = this.began;
-    if (b === undefined) return undefined;
-    const f = this.flagWord;
-    return (f & RAW_BEGIN) !== 0 ? b : this.s.epoch! + ((f >>> HI_SHIFT) * LO_SPAN + b) * STEP;
-  }
-
-  /** The call begins at `now` (see `began`). */
-  protected beginAt(now: number): void {
-    const s = this.s;
-    const epoch = (s.epoch ??= now);
-    const d = now - epoch;
-    const u = d * STEPS;
-    if (u >= 0 && u < MAX_STEPS && Math.floor(u) === u && epoch + d === now) {
-      const hi = Math.floor(u / LO_SPAN);
-      this.began = (u - hi * LO_SPAN) | 0; // `| 0`: a small integer even before the code is optimized (a double result would be boxed)
-      this.flagWord = (this.flagWord & LOW_FLAGS & ~RAW_BEGIN) | (hi << HI_SHIFT);
-    } else {
-      this.began = now;
-      this.flagWord |= RAW_BEGIN;
-    }
   }
 
   /** The flags field: the waits' bits, the own attempt's and the subclass's. */

@@ -79,7 +79,7 @@ export class Call<C, T> extends Waiting<C, CallHistory<C>> implements AttemptOwn
     }
     // One clock read serves the deadline, the budget and the first selection.
     const now = s.clock.now();
-    c.beginAt(now);
+    c.beganAt = now;
     s.opts.retryBudget?.deposit(now);
     if (s.opts.permitScope === 'attempt' || c.takePermit()) Call.#next(c, now);
   }
