@@ -24,7 +24,7 @@ export const FREE_BIT = 2048;
 export class CallSlots {
   /** When the call's own attempt started, if not at `beganAt` (after a wait). */
   startedAt: number | undefined = undefined;
-  /** The call's operation, moved here from the call's field when the slots are made (see `CallCore.opOrSlots`). */
+  /** The call's operation, moved here from the call's field when the slots are made (see `opOrSlots` in CallCore). */
   op: CallOperation<never> | undefined = undefined;
 }
 
