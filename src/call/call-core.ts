@@ -24,7 +24,7 @@ export const FREE_BIT = 2048;
 export class CallSlots {
   /** When the call's own attempt started, if not at `beganAt` (after a wait). */
   startedAt: number | undefined = undefined;
-  /** The call's operation, moved here from the call's field when the slots are made (see `opOrSlots` in CallCore). */
+  /** The call's operation, kept here once the slots are made (the call's field then holds the slots). */
   op: CallOperation<never> | undefined = undefined;
 }
 
