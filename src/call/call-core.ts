@@ -24,7 +24,12 @@ export const FREE_BIT = 2048;
 export class CallSlots {
   /** When the call's own attempt started, if not at `beganAt` (after a wait). */
   startedAt: number | undefined = undefined;
+  /** The call's operation, kept here once the slots are made (the call's field then holds the slots). */
+  op: CallOperation<never> | undefined = undefined;
 }
+
+/** A call's operation, as the core holds it (the call's type parameters aside). */
+export type CallOperation<C> = (conn: C, ctx: Attempt<C>) => unknown;
 
 export abstract class CallCore<C, S extends CallSlots> extends Attempt<C> {
   // Fields assigned in the constructor, not declared with initializers (see SignalContext).
@@ -38,16 +43,32 @@ export abstract class CallCore<C, S extends CallSlots> extends Attempt<C> {
    * where an attempt object keeps four fields.
    */
   private declare ticket: EndpointTicket<C> | undefined;
-  /** The lazily made slots (`undefined`: none yet); read directly on the hot path, written only by `slots()`. */
-  protected declare lazy: S | undefined;
+  /**
+   * The call's operation until the lazily made slots exist, then the slots, which keep the
+   * operation: one field for two (heap per call in flight). A function is the operation, an
+   * object the slots. Read through `lazy` and `operation`, written only by `slots()`.
+   */
+  private declare opOrSlots: S | CallOperation<C>;
 
-  constructor(plan: CallPlan<C>) {
+  constructor(plan: CallPlan<C>, op: CallOperation<C>) {
     super();
     this.plan = plan;
     this.beganAt = undefined;
     this.flagWord = 0;
     this.ticket = undefined;
-    this.lazy = undefined;
+    this.opOrSlots = op;
+  }
+
+  /** The lazily made slots (`undefined`: none yet). */
+  protected get lazy(): S | undefined {
+    const x = this.opOrSlots;
+    return typeof x === 'object' ? x : undefined;
+  }
+
+  /** The call's operation. */
+  protected get operation(): CallOperation<C> {
+    const x = this.opOrSlots;
+    return typeof x === 'function' ? x : (x.op as CallOperation<C>);
   }
 
   /** The flags field: the waits' bits, the own attempt's and the subclass's. */
@@ -143,7 +164,12 @@ export abstract class CallCore<C, S extends CallSlots> extends Attempt<C> {
   }
 
   protected slots(): S {
-    return (this.lazy ??= this.newSlots());
+    const x = this.opOrSlots;
+    if (typeof x === 'object') return x;
+    const slots = this.newSlots();
+    slots.op = x as CallOperation<never>;
+    this.opOrSlots = slots;
+    return slots;
   }
 
   /** Makes the slots: a subclass extends them with its own rarely used fields. */

@@ -29,6 +29,7 @@ import { Hedging, type HedgeHost } from './hedging.js';
 import { attemptCount, newVerdict, permanentMessage, recordCallFailure, recordCancel, recordFailure, recordSuccess, recordTimeout, starved } from './outcome.js';
 import { resolvePlan, settlementOf, type CallPlan } from './plan.js';
 import { ADMISSION, AUTH, FREE_BIT, SLEEP, Waiting, type WaitState } from './waits.js';
+import type { CallOperation } from './call-core.js';
 import { attemptLimit, CallHistory, failureList, keepError, lastPoolError, noEndpointMessage, noteFailure, nothingCanAdmit } from './limits-of-a-call.js';
 import { unwatchAbort, watchAbort, type AbortWatcher } from './signals.js';
 
@@ -39,16 +40,14 @@ const BACKED_OFF = FREE_BIT * 2; // a sleep since the last failure: a tried endp
 const PANIC = FREE_BIT * 4; // the current selection came from a tier in panic mode (its breakers are ignored)
 
 export class Call<C, T> extends Waiting<C, CallHistory<C>> implements AttemptOwner<C>, AdmissionHost<C>, ReauthHost<C>, HedgeHost<C>, AbortWatcher {
-  // Assigned, not declared (see SignalContext).
-  private declare readonly op: Operation<C, T>;
+  // Assigned, not declared (see SignalContext). The operation is CallCore's (`operation`).
   /** Settles the call's promise; a failure resolves it with a rejected promise (no `reject` kept: 56 B). */
   private declare resolveCall: (value: T | PromiseLike<T>) => void;
 
   constructor(s: PoolState<C>, op: Operation<C, T>, options: ExecuteOptions | undefined, given?: CallPlan<C>) {
     if (typeof op !== 'function') throw invalidOption('operation', 'a function (conn, ctx) => Promise', op);
     const plan = given ?? (options === undefined ? s.defaultPlan : resolvePlan(s, options));
-    super(plan);
-    this.op = op;
+    super(plan, op as unknown as CallOperation<C>);
     this.resolveCall = undefined as never; // set by run(); assigned here so that every call has one shape
     if (plan.hedge !== undefined) this.slots().hedging = new Hedging(s, this, plan.hedge);
   }
@@ -186,7 +185,7 @@ export class Call<C, T> extends Waiting<C, CallHistory<C>> implements AttemptOwn
     startAttempt(c.s, a);
     let pending: unknown;
     try {
-      pending = c.op(ep.conn, a);
+      pending = c.operation.call(c, ep.conn, a); // called on the call, as it always was
     } catch (error) {
       return c.attemptFailed(a, error, true);
     }
