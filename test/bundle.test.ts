@@ -50,7 +50,7 @@ import { describe, expect, test } from 'vitest';
 import { checkCache } from '../scripts/mangle.mjs';
 
 const root = join(import.meta.dirname, '..');
-export const CORE_BUDGET_BYTES = 53.5 * 1024; // lowered when the build began shortening internal property names (scripts/mangle.mjs): 55,371 -> 54,526 B (bench/bundle-subpaths.mjs; bench/notes/bundle2.md); raised on purpose before that for the eighth session (55,450 B merged); earlier raises in git log -p of this file
+export const CORE_BUDGET_BYTES = 54 * 1024; // raised on purpose for the tenth session's fixes (fuzz5: auth's two refreshes per attempt, the Refresher's bounded shared-list wait; heap5: the call's shared operation field): 54,853 B merged; lowered when the build began shortening internal property names (scripts/mangle.mjs): 55,371 -> 54,526 B (bench/bundle-subpaths.mjs; bench/notes/bundle2.md); raised on purpose before that for the eighth session (55,450 B merged); earlier raises in git log -p of this file
 /**
  * `import { Pool }` bundled by esbuild, minified: 48.6 KB when issue 16 measured it, 50.7 KB
  * with the reusable attempt signals (base/signals.ts, 2.0 KB). The issue's goal is 20 KB
@@ -59,7 +59,7 @@ export const CORE_BUDGET_BYTES = 53.5 * 1024; // lowered when the build began sh
  * holds today's figure: it catches growth, and is lowered when that lands. Raise it on
  * purpose, never to make a red build green.
  */
-export const POOL_MIN_BUDGET_BYTES = 80 * 1024; // lowered when the build began shortening internal property names (scripts/mangle.mjs): 87,455 -> 81,285 B; a pool with default options and every optional module stubbed out is 54.9 KB (node bench/bundle.mjs --lean), so 20 KB needs a smaller core as well (docs/performance.md, bundle size); earlier raises in git log -p of this file
+export const POOL_MIN_BUDGET_BYTES = 81 * 1024; // raised on purpose for the tenth session's fixes (as above): 82,021 B merged; lowered when the build began shortening internal property names (scripts/mangle.mjs): 87,455 -> 81,285 B; a pool with default options and every optional module stubbed out is 54.9 KB (node bench/bundle.mjs --lean), so 20 KB needs a smaller core as well (docs/performance.md, bundle size); earlier raises in git log -p of this file
 /** Modules an `import { Pool }` must never pull in. */
 const NEVER_WITH_POOL = ['src/extras/refresher.ts', 'src/extras/env.ts', 'src/options/presets.ts'];
 
