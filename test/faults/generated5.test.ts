@@ -41,7 +41,7 @@ import { createRedisHealth, createRedisStore, fromIoredis } from '../../src/redi
 import { describeRedis, ready } from '../redis/redis-env.js';
 import { timerLag, watchLag, withLag } from '../helpers/lag.js';
 import { countingClock, faultArb, refusedUrl, serveFaults, type Fault, type ServerStats } from './gen.js';
-import { check, closeRtt, defined, fetchRawAdapter, roundTrip, seedOf, type Adapter, type Built, type FetchExtra } from './harness.js';
+import { check, checkRuns, closeRtt, defined, fetchRawAdapter, roundTrip, seedOf, type Adapter, type Built, type FetchExtra } from './harness.js';
 import { WRONG, fakeRedis, type FakeRedis, type Wrong } from './resp.js';
 
 const RUNS = Number(process.env['FC_GEN5_RUNS'] ?? 12);
@@ -309,31 +309,8 @@ async function runWrong(sc: WrongScenario): Promise<{ violations: string[]; calm
   return { violations, calm, p2, codes };
 }
 
-async function checkWrong(seed: number, liveness: boolean): Promise<void> {
-  let first: string[] | undefined;
-  const totals = { runs: 0, calm: 0, p2: 0, codes: {} as Record<string, number> };
-  const result = await fc.check(
-    fc.asyncProperty(wrongArb(liveness), async (sc) => {
-      const o = await runWrong(sc);
-      totals.runs++;
-      if (o.calm) totals.calm++;
-      totals.p2 += o.p2;
-      for (const [k, v] of Object.entries(o.codes)) totals.codes[k] = (totals.codes[k] ?? 0) + v;
-      if (o.violations.length > 0) first ??= o.violations;
-      return o.violations.length === 0;
-    }),
-    { seed, numRuns: RUNS, endOnFailure: true, ...(process.env['FC_PATH'] !== undefined ? { path: process.env['FC_PATH'] } : {}) },
-  );
-  if (process.env['FC_VERBOSE'] === '1') console.log(liveness ? 'wrong redis liveness' : 'wrong redis', JSON.stringify(totals));
-  if (result.failed) {
-    expect.fail(
-      [
-        `wrong Redis answers: property failed (seed ${result.seed}); replay: FC_SEED=${result.seed} FC_PATH=${result.counterexamplePath ?? ''} npx vitest run ${FILE}`,
-        ...(first ?? []).map((v) => `  - ${v}`),
-        JSON.stringify(result.counterexample?.[0]),
-      ].join('\n'),
-    );
-  }
+function checkWrong(seed: number, liveness: boolean): Promise<void> {
+  return checkRuns(liveness ? 'wrong Redis answers, liveness' : 'wrong Redis answers', FILE, wrongArb(liveness), runWrong, seed, RUNS);
 }
 
 // createRedisHealth as a Refresher's shared list, on a real Redis under faults ---------------

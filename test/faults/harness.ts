@@ -713,3 +713,43 @@ export async function check(a: Adapter, seed: number, runs: number, liveness = f
 
 
 export const seedOf = (fixed: number): number => (process.env['FC_SEED'] !== undefined ? Number(process.env['FC_SEED']) : fixed);
+
+/** What one generated run reports to `checkRuns`. */
+export interface TalliedRun {
+  readonly violations: readonly string[];
+  readonly calm: boolean;
+  readonly p2: number;
+  readonly codes: Readonly<Record<string, number>>;
+}
+
+/**
+ * Checks `run` over `numRuns` scenarios drawn from `arb` (`FC_PATH` replays one path),
+ * tallies calm runs, second-pool calls and codes (printed under `FC_VERBOSE=1`), and fails
+ * with the first failing run's violations and the command that replays it.
+ */
+export async function checkRuns<S>(label: string, file: string, arb: fc.Arbitrary<S>, run: (sc: S) => Promise<TalliedRun>, seed: number, numRuns: number): Promise<void> {
+  let first: readonly string[] | undefined;
+  const totals = { runs: 0, calm: 0, p2: 0, codes: {} as Record<string, number> };
+  const result = await fc.check(
+    fc.asyncProperty(arb, async (sc) => {
+      const o = await run(sc);
+      totals.runs++;
+      if (o.calm) totals.calm++;
+      totals.p2 += o.p2;
+      for (const [k, v] of Object.entries(o.codes)) totals.codes[k] = (totals.codes[k] ?? 0) + v;
+      if (o.violations.length > 0) first ??= o.violations;
+      return o.violations.length === 0;
+    }),
+    { seed, numRuns, endOnFailure: true, ...(process.env['FC_PATH'] !== undefined ? { path: process.env['FC_PATH'] } : {}) },
+  );
+  if (process.env['FC_VERBOSE'] === '1') console.log(label, JSON.stringify(totals));
+  if (result.failed) {
+    expect.fail(
+      [
+        `${label}: property failed (seed ${result.seed}); replay: FC_SEED=${result.seed} FC_PATH=${result.counterexamplePath ?? ''} npx vitest run ${file}`,
+        ...(first ?? []).map((v) => `  - ${v}`),
+        JSON.stringify(result.counterexample?.[0]),
+      ].join('\n'),
+    );
+  }
+}

@@ -30,7 +30,7 @@ import type { LimiterStore } from '../../src/limits/store.js';
 import { timerLag, watchLag, withLag } from '../helpers/lag.js';
 import { describeRedis, ready } from '../redis/redis-env.js';
 import { countingClock, faultArb, refusedUrl, serveFaults, type Fault, type ServerStats } from './gen.js';
-import { closeRtt, roundTrip, seedOf } from './harness.js';
+import { checkRuns, closeRtt, roundTrip, seedOf } from './harness.js';
 
 const RUNS = Number(process.env['FC_REDIS_RUNS'] ?? 16);
 const CODES = new Set(['DEADLINE_EXCEEDED', 'RETRIES_EXHAUSTED', 'NO_ENDPOINT', 'RATE_LIMITED', 'PERMANENT', 'CLOSED']);
@@ -257,31 +257,8 @@ describeRedis('generated faults: Redis-shared quotas', (server) => {
     return { violations, calm, p2, codes };
   }
 
-  async function checkRedis(seed: number, liveness: boolean): Promise<void> {
-    let first: string[] | undefined;
-    const totals = { runs: 0, calm: 0, p2: 0, codes: {} as Record<string, number> };
-    const result = await fc.check(
-      fc.asyncProperty(scenarioArb(liveness), async (sc) => {
-        const o = await run(sc);
-        totals.runs++;
-        if (o.calm) totals.calm++;
-        totals.p2 += o.p2;
-        for (const [k, v] of Object.entries(o.codes)) totals.codes[k] = (totals.codes[k] ?? 0) + v;
-        if (o.violations.length > 0) first ??= o.violations;
-        return o.violations.length === 0;
-      }),
-      { seed, numRuns: RUNS, endOnFailure: true, ...(process.env['FC_PATH'] !== undefined ? { path: process.env['FC_PATH'] } : {}) },
-    );
-    if (process.env['FC_VERBOSE'] === '1') console.log(liveness ? 'redis liveness' : 'redis', JSON.stringify(totals));
-    if (result.failed) {
-      expect.fail(
-        [
-          `redis faults: property failed (seed ${result.seed}); replay: FC_SEED=${result.seed} FC_PATH=${result.counterexamplePath ?? ''} npx vitest run test/faults/redis-faults.test.ts`,
-          ...(first ?? []).map((v) => `  - ${v}`),
-          JSON.stringify(result.counterexample?.[0]),
-        ].join('\n'),
-      );
-    }
+  function checkRedis(seed: number, liveness: boolean): Promise<void> {
+    return checkRuns(liveness ? 'redis faults, liveness' : 'redis faults', 'test/faults/redis-faults.test.ts', scenarioArb(liveness), run, seed, RUNS);
   }
 
   test('Redis killed, restarted, stopped or paused in traffic: deadlines, codes, cleanup', () => checkRedis(seedOf(20261221), false), 120_000);
