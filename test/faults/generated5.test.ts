@@ -41,7 +41,7 @@ import { createRedisHealth, createRedisStore, fromIoredis } from '../../src/redi
 import { describeRedis, ready } from '../redis/redis-env.js';
 import { timerLag, watchLag, withLag } from '../helpers/lag.js';
 import { countingClock, faultArb, refusedUrl, serveFaults, type Fault, type ServerStats } from './gen.js';
-import { check, checkRuns, closeRtt, defined, fetchRawAdapter, roundTrip, seedOf, type Adapter, type Built, type FetchExtra } from './harness.js';
+import { check, checkRuns, closeRtt, launchCallers, defined, fetchRawAdapter, roundTrip, seedOf, type Adapter, type Built, type FetchExtra } from './harness.js';
 import { WRONG, fakeRedis, type FakeRedis, type Wrong } from './resp.js';
 
 const RUNS = Number(process.env['FC_GEN5_RUNS'] ?? 12);
@@ -235,26 +235,7 @@ async function runWrong(sc: WrongScenario): Promise<{ violations: string[]; calm
   }
   const watch = watchLag();
   const timers: ReturnType<typeof setTimeout>[] = [];
-  const records: { i: number; start: number; end?: number; ok: boolean; error?: unknown }[] = [];
-  await Promise.all(
-    sc.callers.map(
-      (c, i) =>
-        new Promise<void>((resolve) =>
-          timers.push(
-            setTimeout(() => {
-              const r: (typeof records)[number] = { i, start: performance.now(), ok: false };
-              records.push(r);
-              pools[c.pool % pools.length]!('/x', { parse: 'json' })
-                .then(
-                  () => (r.ok = true),
-                  (e: unknown) => (r.error = e),
-                )
-                .finally(() => ((r.end = performance.now()), resolve()));
-            }, c.startAt * U),
-          ),
-        ),
-    ),
-  );
+  const records = await launchCallers(sc.callers, pools, U, timers);
   for (const t of timers) clearTimeout(t);
   // Recovery: the fake answers right from now on. Past every stall and the store's retry,
   // each pool serves a call pinned to each healthy endpoint.

@@ -753,3 +753,46 @@ export async function checkRuns<S>(label: string, file: string, arb: fc.Arbitrar
     );
   }
 }
+
+/** What `launchCallers` records of each generated caller's call. */
+export interface CallerRecord {
+  i: number;
+  start: number;
+  end?: number;
+  ok: boolean;
+  error?: unknown;
+}
+
+/**
+ * Starts each caller `startAt` units in, on the pooled fetch of its pool (`pool` modulo the
+ * pools), and resolves with every call's record once all have settled. The start timers go
+ * to `timers`, for the caller to clear.
+ */
+export async function launchCallers(
+  callers: readonly { readonly pool: number; readonly startAt: number }[],
+  pools: readonly ((path: string, init: { parse: 'json' }) => Promise<unknown>)[],
+  unit: number,
+  timers: ReturnType<typeof setTimeout>[],
+): Promise<CallerRecord[]> {
+  const records: CallerRecord[] = [];
+  await Promise.all(
+    callers.map(
+      (c, i) =>
+        new Promise<void>((resolve) =>
+          timers.push(
+            setTimeout(() => {
+              const r: CallerRecord = { i, start: performance.now(), ok: false };
+              records.push(r);
+              pools[c.pool % pools.length]!('/x', { parse: 'json' })
+                .then(
+                  () => (r.ok = true),
+                  (e: unknown) => (r.error = e),
+                )
+                .finally(() => ((r.end = performance.now()), resolve()));
+            }, c.startAt * unit),
+          ),
+        ),
+    ),
+  );
+  return records;
+}

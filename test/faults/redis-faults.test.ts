@@ -30,7 +30,7 @@ import type { LimiterStore } from '../../src/limits/store.js';
 import { timerLag, watchLag, withLag } from '../helpers/lag.js';
 import { describeRedis, ready } from '../redis/redis-env.js';
 import { countingClock, faultArb, refusedUrl, serveFaults, type Fault, type ServerStats } from './gen.js';
-import { checkRuns, closeRtt, roundTrip, seedOf } from './harness.js';
+import { checkRuns, closeRtt, launchCallers, roundTrip, seedOf } from './harness.js';
 
 const RUNS = Number(process.env['FC_REDIS_RUNS'] ?? 16);
 const CODES = new Set(['DEADLINE_EXCEEDED', 'RETRIES_EXHAUSTED', 'NO_ENDPOINT', 'RATE_LIMITED', 'PERMANENT', 'CLOSED']);
@@ -186,26 +186,7 @@ describeRedis('generated faults: Redis-shared quotas', (server) => {
       timers.push(setTimeout(() => process.kill(h.pid, 'SIGCONT'), (f.at + f.forUnits) * U));
     }
     if (f.k === 'pause') timers.push(setTimeout(() => void clients[0]!.call('CLIENT', 'PAUSE', String(Math.ceil(f.forUnits * U)), 'ALL').catch(() => undefined), f.at * U));
-    const records: { i: number; start: number; end?: number; ok: boolean; error?: unknown }[] = [];
-    await Promise.all(
-      sc.callers.map(
-        (c, i) =>
-          new Promise<void>((resolve) =>
-            timers.push(
-              setTimeout(() => {
-                const r: (typeof records)[number] = { i, start: performance.now(), ok: false };
-                records.push(r);
-                pools[c.pool % pools.length]!('/x', { parse: 'json' })
-                  .then(
-                    () => (r.ok = true),
-                    (e: unknown) => (r.error = e),
-                  )
-                  .finally(() => ((r.end = performance.now()), resolve()));
-              }, c.startAt * U),
-            ),
-          ),
-      ),
-    );
+    const records = await launchCallers(sc.callers, pools, U, timers);
     await Promise.all(pools.map((p) => p.pool.close()));
     for (const t of timers) clearTimeout(t);
     const lag = Math.max(lag0, watch.stop());
