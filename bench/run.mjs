@@ -45,7 +45,7 @@ const paths = await runPaths({ runs: smoke ? 1 : 5, ms: smoke ? 20 : 300, heapCa
 write('paths.json', { environment, runs: paths, ratios: paths.map(pathRatios) });
 // Where each path's time goes (CPU profiles; the tables of results/profiles.md, whose summary
 // is written by hand), and what import { Pool } bundles to (results/bundle.json, read in results/bundle.md).
-const profiles = await profilePaths({ ms: smoke ? 100 : 3000, nodes, log });
+const profiles = await profilePaths({ ms: smoke ? 100 : 3000, runs: smoke ? 1 : 3, nodes, log });
 write('profiles.json', { environment, profiles });
 fs.writeFileSync(path.join(outDir, 'profiles-tables.md'), profilesMarkdown(profiles));
 write('bundle.json', await measureBundle());

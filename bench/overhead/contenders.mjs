@@ -163,17 +163,17 @@ export const pathContenders = {
     return { call: () => client.request({ method: 'eth_blockNumber' }), close: () => transport.pool.close() };
   },
 
-  /** A bare `fetch` of a loopback URL (server in the same process), body read. */
+  /** A bare `fetch` of a loopback URL (server in this process; `server: 'child'`: in a child process), body read. */
   async 'fetch-bare'(_op, args) {
-    const server = await loopback();
+    const server = await loopback({ child: args?.server === 'child' });
     const url = `${server.base}/x`;
     return { call: async () => (await fetch(url)).text(), close: server.close };
   },
 
-  /** endpoint-pool/fetch over the same server, defaults, body read. */
+  /** endpoint-pool/fetch over the same kind of server, defaults, body read. */
   async 'fetch-pooled'(_op, args) {
     const { createPooledFetch } = await import(FETCH);
-    const server = await loopback();
+    const server = await loopback({ child: args?.server === 'child' });
     const pooled = createPooledFetch({ endpoints: [server.base] });
     return { call: async () => (await pooled('/x')).text(), close: async () => (await pooled.pool.close(), server.close()) };
   },
@@ -182,15 +182,4 @@ export const pathContenders = {
 const VIEM = new URL('../../dist/viem/index.js', import.meta.url).href;
 const FETCH = new URL('../../dist/fetch/index.js', import.meta.url).href;
 
-/** An HTTP server on 127.0.0.1 answering every request with a short body (keep-alive). */
-async function loopback() {
-  const http = await import('node:http');
-  const server = http.createServer((_req, res) => {
-    res.writeHead(200, { 'content-type': 'text/plain', 'content-length': '2' });
-    res.end('ok');
-  });
-  server.keepAliveTimeout = 60_000;
-  await new Promise((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const { port } = server.address();
-  return { base: `http://127.0.0.1:${port}`, close: () => new Promise((resolve) => (server.closeAllConnections?.(), server.close(resolve))) };
-}
+const loopback = async (options) => (await import('../lib/loopback.mjs')).loopback(options);

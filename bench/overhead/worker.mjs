@@ -2,7 +2,8 @@
  * One timing measurement, run in a fresh process by run.mjs:
  *   node worker.mjs '{"contender":"pool-full","op":"value","callers":1,"ms":300}'
  * Warms up, then runs the contender for about `ms` milliseconds of wall time with
- * `callers` concurrent loops, and prints `{ nsPerOp, ops }` as one JSON line.
+ * `callers` concurrent loops, and prints `{ nsPerOp, ops, windowUs }` as one JSON line
+ * (`windowUs`: the measured time's start and end on the monotonic clock, for profile.mjs).
  */
 import { contenders, operations, pathContenders } from './contenders.mjs';
 
@@ -33,6 +34,8 @@ async function runFor(budgetMs, batch) {
 
 const batch = args.batch ?? (callers === 1 ? 2_000 : 100);
 await runFor(warmupMs, batch);
+// The measured window on the monotonic clock, µs (the clock of a `--cpu-prof` profile's timestamps).
+const startUs = Number(process.hrtime.bigint() / 1000n);
 const [ops, ns] = await runFor(ms, batch);
 await c.close();
-console.log(JSON.stringify({ ...args, ops, nsPerOp: ns / ops }));
+console.log(JSON.stringify({ ...args, ops, nsPerOp: ns / ops, windowUs: [startUs, startUs + Math.round(ns / 1000)] }));

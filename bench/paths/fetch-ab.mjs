@@ -28,44 +28,15 @@
  * `only` (client names; `bare` and `bare2` are always in), `dist` / `dist2` (builds: `pooled`,
  * `pooled2`, `execute`), `server: "inproc"` (the server in this process, as fetch-worker.mjs).
  */
-import http from 'node:http';
 import fs from 'node:fs';
-import { spawn } from 'node:child_process';
+import { loopback } from '../lib/loopback.mjs';
 
 const args = JSON.parse(process.argv[2] ?? '{}');
 const { callers = 1, ms = 20_000, warm = 3000, block = callers === 1 ? 50 : 5, only } = args;
 const dist = args.dist ?? new URL('../../dist/', import.meta.url).href;
 
-let port;
-let stopServer;
-if (args.server === 'inproc') {
-  const server = http.createServer((_req, res) => {
-    res.writeHead(200, { 'content-type': 'text/plain', 'content-length': '2' });
-    res.end('ok');
-  });
-  server.keepAliveTimeout = 600_000;
-  await new Promise((resolve) => server.listen(0, '127.0.0.1', resolve));
-  port = server.address().port;
-  stopServer = () => { server.closeAllConnections?.(); server.close(); };
-} else {
-  const source = `
-    import http from 'node:http';
-    const server = http.createServer((_req, res) => {
-      res.writeHead(200, { 'content-type': 'text/plain', 'content-length': '2' });
-      res.end('ok');
-    });
-    server.keepAliveTimeout = 600_000;
-    server.listen(0, '127.0.0.1', () => process.stdout.write(server.address().port + '\\n'));
-    process.stdin.on('end', () => process.exit(0));
-    process.stdin.resume();`;
-  const child = spawn(process.execPath, ['--input-type=module', '-e', source], { stdio: ['pipe', 'pipe', 'inherit'] });
-  port = await new Promise((resolve, reject) => {
-    child.stdout.once('data', (d) => resolve(Number(String(d).trim())));
-    child.once('error', reject);
-  });
-  stopServer = () => child.stdin.end();
-}
-const base = `http://127.0.0.1:${port}`;
+const server = await loopback({ child: args.server !== 'inproc' });
+const base = server.base;
 const url = `${base}/x`;
 
 const all = {
@@ -144,7 +115,7 @@ while (Date.now() < end) {
   }
 }
 for (const c of closers) await c();
-stopServer();
+await server.close();
 
 const count = r * 2 * block * callers;
 const out = { node: process.version, callers, clock, server: args.server ?? 'child', rounds: r, requestsPerClient: count };

@@ -21,29 +21,14 @@
  * `AbortSignal.timeout`), `controller` (a fresh controller's signal). `warm` requests first,
  * then `n` more; per-request instructions = (total(n2) - total(n1)) / (n2 - n1) over two runs.
  */
-import { spawn } from 'node:child_process';
+import { loopback } from '../lib/loopback.mjs';
 
 const args = JSON.parse(process.argv[2] ?? '{}');
 const { client, n, warm = 1500, callers = 1 } = args;
 const dist = args.dist ?? new URL('../../dist/', import.meta.url).href;
 
-const serverSource = `
-import http from 'node:http';
-const server = http.createServer((_req, res) => {
-  res.writeHead(200, { 'content-type': 'text/plain', 'content-length': '2' });
-  res.end('ok');
-});
-server.keepAliveTimeout = 600_000;
-server.listen(0, '127.0.0.1', () => process.stdout.write(server.address().port + '\\n'));
-process.stdin.on('end', () => process.exit(0));
-process.stdin.resume();
-`;
-const child = spawn(process.execPath, ['--input-type=module', '-e', serverSource], { stdio: ['pipe', 'pipe', 'inherit'] });
-const port = await new Promise((resolve, reject) => {
-  child.stdout.once('data', (d) => resolve(Number(String(d).trim())));
-  child.once('error', reject);
-});
-const base = `http://127.0.0.1:${port}`;
+const server = await loopback({ child: true });
+const base = server.base;
 const url = `${base}/x`;
 // Under valgrind, loading undici on the first request can outlast a 10 s attempt timeout:
 // load it first, and give the pools long timeouts (the same code path).
@@ -83,5 +68,5 @@ if (args.mark) console.log('# window start');
 await run(n);
 if (args.mark) console.log('# window end');
 await close();
-child.stdin.end();
+await server.close();
 console.log('done', client, n);
