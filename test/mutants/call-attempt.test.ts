@@ -61,7 +61,7 @@ describe('what the operation returns', () => {
   test('a thenable’s handlers called through call() and apply(), with extra arguments, count as they always did', async () => {
     const h = harness(['a', 'b']);
     let n = 0;
-    type Handler = (value: unknown) => void;
+    type Handler = (...args: unknown[]) => void;
     const thenable = {
       then(onFulfilled: Handler, onRejected: Handler) {
         expect(typeof onRejected).toBe('function');
