@@ -55,6 +55,49 @@ describe('what the operation returns', () => {
     });
     expect(await h.pool.execute(() => thenable as never)).toBe('from a function');
   });
+
+  // The two handlers handed to `then` (attempt.ts, `watchAttempt`): a bound function and a
+  // proxy of it. A thenable may call them as any function, with any arguments.
+  test('a thenable’s handlers called through call() and apply(), with extra arguments, count as they always did', async () => {
+    const h = harness(['a', 'b']);
+    let n = 0;
+    type Handler = (...args: unknown[]) => void;
+    const thenable = {
+      then(onFulfilled: Handler, onRejected: Handler) {
+        expect(typeof onRejected).toBe('function');
+        if (n++ === 0) onRejected.call(undefined, new TestError('transient'), 'extra');
+        else onFulfilled.apply(null, ['second', new TestError('transient')]);
+      },
+    };
+    const call = start(h.pool.execute(() => thenable as never, { retry: { maxAttempts: 2 } }));
+    await h.clock.advance(1000);
+    await call.promise;
+    expect(call.value).toBe('second');
+    expect(n).toBe(2);
+    expect(h.pool.stats().map((s) => [s.name, s.attempts, s.failures])).toEqual([
+      ['a', 1, 1],
+      ['b', 1, 0],
+    ]);
+  });
+
+  test.each([
+    ['undefined', undefined],
+    ['null', null],
+    ['a symbol', Symbol('rejected')],
+  ])('a rejection with %s is a failure, not an answer', async (_, reason) => {
+    const h = harness(['a']);
+    const err = await failure(h.pool.execute(() => Promise.reject(reason)));
+    expect(err.code).toBe('PERMANENT');
+    expect(err.cause).toBe(reason);
+    expect(err.attempts).toBe(1);
+  });
+
+  test('an answer of undefined, or of a rejected promise’s shape, is an answer', async () => {
+    const h = harness(['a']);
+    expect(await h.pool.execute(() => Promise.resolve(undefined))).toBeUndefined();
+    const thenable = { then: (onFulfilled: (v: unknown, w?: unknown) => void) => onFulfilled(Symbol.for('rejected'), new Error('not a reason')) };
+    expect(await h.pool.execute(() => thenable as never)).toBe(Symbol.for('rejected'));
+  });
 });
 
 describe('the endpoint’s slot', () => {
