@@ -277,3 +277,55 @@ describe('generated filters through the RPC adapters', () => {
     await checkRuns(`filters ${adapter}`, 'test/faults/generated6.test.ts', scenarioArb(adapter), runScenario, seedOf(20261206), RUNS);
   }, 120_000);
 });
+
+/**
+ * ethers' batching options, as a JavaScript user may pass them in `provider` (the types
+ * leave them out; docs/rpc.md: the pool owns them): whatever `batchMaxCount`,
+ * `batchStallTime` and `batchMaxSize`, each request is one POST of one JSON-RPC object and
+ * one pool call, sent without ethers' batch stall, and every answer goes to its own caller.
+ */
+describe('ethers batching options', () => {
+  test('generated batch options never batch nor stall', async () => {
+    const arb = fc.record({
+      batchMaxCount: fc.option(fc.integer({ min: 1, max: 200 }), { nil: undefined }),
+      batchStallTime: fc.option(fc.integer({ min: 0, max: 3_000 }), { nil: undefined }),
+      batchMaxSize: fc.option(fc.integer({ min: 1, max: 1 << 20 }), { nil: undefined }),
+      polling: fc.option(fc.boolean(), { nil: undefined }),
+      requests: fc.integer({ min: 1, max: 24 }),
+      seed: fc.integer(),
+    });
+    await checkRuns('ethers batching', 'test/faults/generated6.test.ts', arb, async (sc) => {
+      const violations: string[] = [];
+      const bodies: unknown[] = [];
+      const fetch = async (_url: string, init: { body: string }) => {
+        const body = JSON.parse(init.body) as { id: number; params: unknown[] };
+        bodies.push(body);
+        const text = JSON.stringify(Array.isArray(body) ? [] : { jsonrpc: '2.0', id: body.id, result: body.params[0] });
+        return { status: 200, ok: true, headers: { get: () => null }, text: async () => text };
+      };
+      const { requests, seed: _, ...batch } = sc;
+      const provider = new PooledJsonRpcProvider({
+        endpoints: [{ name: 'a', url: 'http://node.test/a' }, { name: 'b', url: 'http://node.test/b' }],
+        network: 1,
+        fetch,
+        provider: batch as never,
+      });
+      const start = performance.now();
+      try {
+        const answers = await Promise.all(Array.from({ length: requests }, (_, i) => provider.send('eth_getBalance', [`0x${i.toString(16).padStart(40, '0')}`, 'latest'])));
+        answers.forEach((a, i) => {
+          if (a !== `0x${i.toString(16).padStart(40, '0')}`) violations.push(`request ${i} got ${JSON.stringify(a)}`);
+        });
+        const took = performance.now() - start;
+        if (bodies.length !== requests) violations.push(`${requests} requests, ${bodies.length} POSTs`);
+        if (bodies.some((b) => Array.isArray(b))) violations.push('a POST carried a JSON-RPC batch');
+        const calls = provider.pool.stats().reduce((n, e) => n + e.attempts, 0);
+        if (calls !== requests) violations.push(`${requests} requests, ${calls} pool attempts`);
+        if ((sc.batchStallTime ?? 0) >= 500 && took >= sc.batchStallTime! - 100) violations.push(`took ${took.toFixed(0)} ms with batchStallTime ${sc.batchStallTime}`);
+      } finally {
+        await provider.close();
+      }
+      return { violations, calm: true, p2: 0, codes: {} };
+    }, seedOf(20261207), Number(process.env['FC_BATCH_RUNS'] ?? 25));
+  }, 60_000);
+});
