@@ -81,7 +81,7 @@ describeRedis('a fleet at scale on one quota (sixth round)', (server) => {
     const share = 1 / sc.members.length;
     const counting = countingClock();
     const clients: Redis[] = [];
-    const pools = [];
+    const pools: ReturnType<typeof createPooledFetch>[] = [];
     for (const m of sc.members) {
       const client = await ready(new Redis({ host: '127.0.0.1', port: h.port, enableOfflineQueue: false, maxRetriesPerRequest: 1, retryStrategy: () => 100 }));
       client.on('error', () => undefined);
@@ -102,8 +102,9 @@ describeRedis('a fleet at scale on one quota (sixth round)', (server) => {
     const timers: ReturnType<typeof setTimeout>[] = [];
     let back: Promise<void> | undefined;
     const f = sc.redis;
+    let killed = false;
     if (f.k === 'kill') {
-      timers.push(setTimeout(() => void h.kill(), f.atMs));
+      timers.push(setTimeout(() => ((killed = true), void h.kill()), f.atMs));
       timers.push(setTimeout(() => (back = h.restart()), f.atMs + f.forMs));
     }
     if (f.k === 'stop') {
@@ -122,15 +123,24 @@ describeRedis('a fleet at scale on one quota (sixth round)', (server) => {
       await new Promise((r) => setTimeout(r, m.joinMs));
       while (performance.now() - t0 < RUN_MS && !closed[i]) {
         const start = performance.now();
-        const ok = await pools[i]!('/x', { parse: 'json' }).then(
-          () => true,
-          (e: unknown) => {
-            const k = isPoolError(e) ? e.code : `not a PoolError: ${String(e)}`;
-            codes[k] = (codes[k] ?? 0) + 1;
-            if (!CODES.has(k)) violations.push(`pool ${i}: a call failed with ${k}`);
-            return false;
-          },
-        );
+        let watchdog: ReturnType<typeof setTimeout> | undefined;
+        const ok = await Promise.race([
+          pools[i]!('/x', { parse: 'json' }).then(
+            () => true,
+            (e: unknown) => {
+              const k = isPoolError(e) ? e.code : `not a PoolError: ${String(e)}`;
+              codes[k] = (codes[k] ?? 0) + 1;
+              if (!CODES.has(k)) violations.push(`pool ${i}: a call failed with ${k}`);
+              return false;
+            },
+          ),
+          new Promise<'hung'>((r) => (watchdog = setTimeout(() => r('hung'), m.deadlineMs + 5_000))),
+        ]);
+        clearTimeout(watchdog);
+        if (ok === 'hung') {
+          violations.push(`pool ${i}${closed[i] ? ' (closed)' : ''}: a call started at ${Math.round(start - t0)} ms had not settled 5 s past its ${m.deadlineMs} ms deadline [redis ${JSON.stringify(f)}]`);
+          return;
+        }
         const took = performance.now() - start;
         if (took > m.deadlineMs) late.push({ took, deadline: m.deadlineMs, code: ok ? 'ok' : 'failed' });
         if (!ok) await new Promise((r) => setTimeout(r, 10));
@@ -147,6 +157,8 @@ describeRedis('a fleet at scale on one quota (sixth round)', (server) => {
         // gone
       }
     }
+    // Every pool may have left before the restart was due: the next run needs the server.
+    if (killed && back === undefined) back = h.restart();
     await back;
     for (const c of clients) c.disconnect();
     await up.close();
