@@ -106,3 +106,25 @@ export class FilterNode {
     }
   }
 }
+
+/** A `fetch` for ethers' provider whose URLs `http://node.test/<name>` are these nodes. */
+export function nodeFetch(nodes: readonly FilterNode[]) {
+  const byUrl = new Map(nodes.map((n) => [nodeUrl(n), n]));
+  return async (url: string, init: { body: string }) => {
+    const body = JSON.parse(init.body) as { id: number; method: string; params: unknown[] };
+    let answer: unknown;
+    try {
+      answer = { jsonrpc: '2.0', id: body.id, result: byUrl.get(url)!.handle(body.method, body.params ?? []) };
+    } catch (e) {
+      const err = e as { code: number; message: string };
+      answer = { jsonrpc: '2.0', id: body.id, error: { code: err.code, message: err.message } };
+    }
+    const text = JSON.stringify(answer);
+    return { status: 200, ok: true, headers: { get: () => null }, text: async () => text };
+  };
+}
+
+export const nodeUrl = (n: FilterNode): string => `http://node.test/${n.name}`;
+
+/** The node as an EIP-1193 provider, for viem's `custom`. */
+export const nodeProvider = (n: FilterNode) => ({ request: async ({ method, params }: { method: string; params?: unknown }) => n.handle(method, (params as unknown[] | undefined) ?? []) });

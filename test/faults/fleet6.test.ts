@@ -22,11 +22,11 @@ import fc from 'fast-check';
 import { afterAll, test } from 'vitest';
 import { isPoolError } from '../../src/index.js';
 import { createPooledFetch } from '../../src/fetch/index.js';
-import { createRedisStore, fromIoredis } from '../../src/redis/index.js';
-import { describeRedis, ready } from '../redis/redis-env.js';
+import { describeRedis } from '../redis/redis-env.js';
 import { timerLag, watchLag, withLag } from '../helpers/lag.js';
-import { countingClock, serveFaults } from './gen.js';
+import { countingClock } from './gen.js';
 import { checkRuns, closeRtt, seedOf } from './harness.js';
+import { checkRate, endFleetRun, fleetStore, loggingUpstream, scheduleRedisFault, type RedisFault } from './redis-fault.js';
 
 const FILE = 'test/faults/fleet6.test.ts';
 const RUN_MS = 2000;
@@ -46,7 +46,7 @@ interface FleetScenario {
   readonly hold: 'none' | 'default';
   readonly storeTimeoutMs: number;
   readonly members: readonly Member[];
-  readonly redis: { readonly k: 'none' } | { readonly k: 'kill' | 'stop' | 'pause'; readonly atMs: number; readonly forMs: number };
+  readonly redis: RedisFault;
 }
 
 const fleetArb: fc.Arbitrary<FleetScenario> = fc.record({
@@ -76,17 +76,14 @@ describeRedis('a fleet at scale on one quota (sixth round)', (server) => {
     const lag0 = await timerLag(5);
     const h = server();
     const prefix = `f6-${randomUUID()}`;
-    const arrivals: number[] = [];
-    const up = await serveFaults([{ k: 'ok', f: 0 }], { closeConnections: false, unitMs: 1, rpc: false, answer: () => (arrivals.push(performance.now()), { status: 200, body: '{"ok":true}' }) });
+    const { arrivals, up } = await loggingUpstream();
     const share = 1 / sc.members.length;
     const counting = countingClock();
     const clients: Redis[] = [];
     const pools: ReturnType<typeof createPooledFetch>[] = [];
     for (const m of sc.members) {
-      const client = await ready(new Redis({ host: '127.0.0.1', port: h.port, enableOfflineQueue: false, maxRetriesPerRequest: 1, retryStrategy: () => 100 }));
-      client.on('error', () => undefined);
+      const { client, store } = await fleetStore(h, prefix, sc.hold);
       clients.push(client);
-      const store = createRedisStore(fromIoredis(client), { prefix, ...(sc.hold === 'none' ? { degradedHoldMs: 0 } : {}) });
       pools.push(
         createPooledFetch({
           endpoints: [{ url: up.url, name: 'e0', rateLimit: m.mode === 'paced' ? { perSecond: sc.perSecond, mode: 'paced' as const } : { perSecond: sc.perSecond, burst: sc.burst } }],
@@ -100,18 +97,8 @@ describeRedis('a fleet at scale on one quota (sixth round)', (server) => {
     const watch = watchLag();
     const t0 = performance.now();
     const timers: ReturnType<typeof setTimeout>[] = [];
-    let back: Promise<void> | undefined;
     const f = sc.redis;
-    let killed = false;
-    if (f.k === 'kill') {
-      timers.push(setTimeout(() => ((killed = true), void h.kill()), f.atMs));
-      timers.push(setTimeout(() => (back = h.restart()), f.atMs + f.forMs));
-    }
-    if (f.k === 'stop') {
-      timers.push(setTimeout(() => process.kill(h.pid, 'SIGSTOP'), f.atMs));
-      timers.push(setTimeout(() => process.kill(h.pid, 'SIGCONT'), f.atMs + f.forMs));
-    }
-    if (f.k === 'pause') timers.push(setTimeout(() => void clients[0]!.call('CLIENT', 'PAUSE', String(f.forMs), 'ALL').catch(() => undefined), f.atMs));
+    const fault = scheduleRedisFault(h, f, clients[0]!);
     const codes: Record<string, number> = {};
     const late: { took: number; deadline: number; code: string }[] = [];
     const closed = sc.members.map(() => false);
@@ -149,38 +136,17 @@ describeRedis('a fleet at scale on one quota (sixth round)', (server) => {
     await Promise.all(sc.members.flatMap((m, i) => Array.from({ length: m.callers }, () => loop(i))));
     for (const t of timers) clearTimeout(t);
     const lag = Math.max(lag0, watch.stop());
-    await Promise.all(pools.map((p) => p.pool.close()));
-    if (f.k === 'stop') {
-      try {
-        process.kill(h.pid, 'SIGCONT');
-      } catch {
-        // gone
-      }
-    }
-    // Every pool may have left before the restart was due: the next run needs the server.
-    if (killed && back === undefined) back = h.restart();
-    await back;
-    for (const c of clients) c.disconnect();
-    await up.close();
-    if (counting.pending() > 0) violations.push(`${counting.pending()} pool timer(s) pending after close()`);
+    await endFleetRun(pools, fault, clients, up, counting.pending, violations);
     const margin = withLag(15, lag, 4);
     for (const l of late) if (l.took > l.deadline + margin) violations.push(`a call (${l.code}) took ${Math.round(l.took)} ms, deadline ${l.deadline} ms (margin ${Math.round(margin)} ms)`);
-    const guard = withLag(5, lag, 3);
-    const windowMs = 1000 - guard;
     // Paced pools never burst; the bucket pools' cap is the larger of burst and rate (docs/fleet.md).
     const burst = sc.members.some((m) => m.mode === 'bucket') ? sc.burst : 1;
     const cap = Math.max(burst, Math.floor(sc.perSecond));
     const local = Math.max(1, burst * share) + sc.perSecond * share;
     const bound = f.k === 'none' ? cap : Math.floor(cap + sc.members.length * local);
-    let worst = 0;
-    let at = 0;
-    for (let i = 0, j = 0; i < arrivals.length; i++) {
-      while (arrivals[j]! < arrivals[i]! - windowMs) j++;
-      if (i - j + 1 > worst) (worst = i - j + 1), (at = arrivals[i]! - t0);
-    }
-    if (windowMs > 500 && worst > bound) violations.push(`${worst} arrivals in ${windowMs} ms ending at ${Math.round(at)} ms, bound ${bound} (ceiling ${cap}, ${sc.members.length} pools at share ${share.toFixed(3)}) [redis ${JSON.stringify(f)}, lag ${Math.round(lag)} ms]`);
+    const { worst, judged } = checkRate(arrivals, t0, withLag(5, lag, 3), bound, `(ceiling ${cap}, ${sc.members.length} pools at share ${share.toFixed(3)}) [redis ${JSON.stringify(f)}, lag ${Math.round(lag)} ms]`, violations);
     if (process.env['FC_DEBUG'] === '1') console.log(JSON.stringify(sc), `fleet6 ${sc.members.length} pools redis ${f.k}: worst ${worst}/${bound} (cap ${cap}), arrivals ${arrivals.length}, lag ${Math.round(lag)}`, JSON.stringify(codes));
-    return { violations, calm: windowMs > 500, p2: arrivals.length, codes };
+    return { violations, calm: judged, p2: arrivals.length, codes };
   }
 
   test('3-10 pools, mixed modes, joining and leaving: the rate holds and no call outlives its deadline', async () => {

@@ -14,7 +14,7 @@ import { createPublicClient, custom, InvalidInputRpcError } from 'viem';
 import { mainnet } from 'viem/chains';
 import { poolTransport } from '../../src/viem/index.js';
 import { PooledJsonRpcProvider } from '../../src/ethers/index.js';
-import { FilterNode, type NodePlan } from './filters.js';
+import { FilterNode, nodeFetch, nodeProvider, type NodePlan } from './filters.js';
 
 const HEALTHY: NodePlan = { ids: 'sequential', faultRate: 0, faults: ['transient'] };
 const closers: (() => Promise<void>)[] = [];
@@ -23,7 +23,7 @@ afterEach(async () => {
 });
 
 function viemOver(nodes: FilterNode[], options: Record<string, unknown> = {}) {
-  const transports = nodes.map((n) => custom({ request: async ({ method, params }: { method: string; params?: unknown }) => n.handle(method, (params as unknown[] | undefined) ?? []) }, { retryCount: 0 }));
+  const transports = nodes.map((n) => custom(nodeProvider(n), { retryCount: 0 }));
   const t = poolTransport({ endpoints: nodes.map((n, i) => ({ name: n.name, transport: transports[i]! })), custom, backoff: { initialMs: 1, maxMs: 2 }, ...options });
   closers.push(() => t.close());
   const client = createPublicClient({ chain: mainnet, transport: t, pollingInterval: 5 });
@@ -31,19 +31,7 @@ function viemOver(nodes: FilterNode[], options: Record<string, unknown> = {}) {
 }
 
 function ethersOver(nodes: FilterNode[], options: Record<string, unknown> = {}) {
-  const byUrl = new Map(nodes.map((n) => [`http://node.test/${n.name}`, n]));
-  const fetch = async (url: string, init: { body: string }) => {
-    const body = JSON.parse(init.body) as { id: number; method: string; params: unknown[] };
-    let answer: unknown;
-    try {
-      answer = { jsonrpc: '2.0', id: body.id, result: byUrl.get(url)!.handle(body.method, body.params ?? []) };
-    } catch (e) {
-      const err = e as { code: number; message: string };
-      answer = { jsonrpc: '2.0', id: body.id, error: { code: err.code, message: err.message } };
-    }
-    const text = JSON.stringify(answer);
-    return { status: 200, ok: true, headers: { get: () => null }, text: async () => text };
-  };
+  const fetch = nodeFetch(nodes);
   const p = new PooledJsonRpcProvider({ endpoints: nodes.map((n) => ({ name: n.name, url: `http://node.test/${n.name}` })), network: 1, fetch, backoff: { initialMs: 1, maxMs: 2 }, ...options });
   closers.push(() => p.close());
   return p;

@@ -29,7 +29,7 @@ import { isPoolError } from '../../src/index.js';
 import type { Strategy } from '../../src/options/options.js';
 import type { Pool } from '../../src/pool.js';
 import { checkRuns, seedOf, type TalliedRun } from './harness.js';
-import { FilterNode, type NodeFault, type NodePlan } from './filters.js';
+import { FilterNode, nodeFetch, nodeProvider, type NodeFault, type NodePlan } from './filters.js';
 
 type Op =
   | { readonly k: 'create'; readonly method: 'eth_newFilter' | 'eth_newBlockFilter' | 'eth_newPendingTransactionFilter' }
@@ -100,7 +100,7 @@ const OPTIONS = (sc: Scenario) => ({
 });
 
 function viemRig(sc: Scenario, nodes: readonly FilterNode[]): Rig {
-  const transports = nodes.map((n) => custom({ request: async ({ method, params }: { method: string; params?: unknown }) => n.handle(method, (params as unknown[] | undefined) ?? []) }, { retryCount: 0 }));
+  const transports = nodes.map((n) => custom(nodeProvider(n), { retryCount: 0 }));
   const t = poolTransport({ endpoints: nodes.map((n, i) => ({ name: n.name, transport: transports[i]! })), custom, ...OPTIONS(sc) });
   const client = createPublicClient({ chain: mainnet, transport: t });
   return {
@@ -112,19 +112,7 @@ function viemRig(sc: Scenario, nodes: readonly FilterNode[]): Rig {
 }
 
 function ethersRig(sc: Scenario, nodes: readonly FilterNode[]): Rig {
-  const byUrl = new Map(nodes.map((n) => [`http://node.test/${n.name}`, n]));
-  const fetch = async (url: string, init: { body: string }) => {
-    const body = JSON.parse(init.body) as { id: number; method: string; params: unknown[] };
-    let answer: unknown;
-    try {
-      answer = { jsonrpc: '2.0', id: body.id, result: byUrl.get(url)!.handle(body.method, body.params ?? []) };
-    } catch (e) {
-      const err = e as { code: number; message: string };
-      answer = { jsonrpc: '2.0', id: body.id, error: { code: err.code, message: err.message } };
-    }
-    const text = JSON.stringify(answer);
-    return { status: 200, ok: true, headers: { get: () => null }, text: async () => text };
-  };
+  const fetch = nodeFetch(nodes);
   const provider = new PooledJsonRpcProvider({ endpoints: nodes.map((n) => ({ name: n.name, url: `http://node.test/${n.name}` })), network: 1, fetch, ...OPTIONS(sc) });
   return {
     request: (method, params) => provider.send(method, params),
