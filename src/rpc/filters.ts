@@ -36,7 +36,7 @@ export function isFilterMethod(method: string): boolean {
   return CREATE.has(method) || USE.has(method);
 }
 
-/** A filter's endpoint has left the pool: answered as a node answers for a filter it does not have. */
+/** A filter whose endpoint has left the pool, or whose id its node gave to a newer filter: answered as a node answers for a filter it does not have. */
 export class FilterNotFoundError extends Error {
   override readonly name = 'FilterNotFoundError' as const;
   /** JSON-RPC's "invalid input" code, as geth answers an unknown filter. */
