@@ -36,6 +36,7 @@ import { wallNow } from '../base/clock.js';
 import { rpcAnswerKey } from '../rpc/answer-key.js';
 import { RpcReads, type RpcReadOptions, type RpcReadsStats } from '../rpc/reads.js';
 import { HeadRouting } from '../rpc/head-poll.js';
+import { FilterNotFoundError } from '../rpc/filters.js';
 import type { HeadOptions, HeadSnapshot } from '../rpc/heads.js';
 import { classifyEthersError } from './classify.js';
 import { postJsonRpc, RpcAnswerError, type FetchFn, type PostOptions, type RpcConnection } from './http.js';
@@ -182,7 +183,7 @@ export class PooledJsonRpcProvider extends JsonRpcApiProvider {
   }
 
   #request(p: JsonRpcPayload, exec: ExecuteOptions, quorum: number | undefined): Promise<unknown> {
-    return this.#reads.request(p.method, p.params, exec, quorum, (e, guard) => this.#post(p, e, guard));
+    return this.#reads.request(p.method, p.params, exec, quorum, (e, guard, params) => this.#post(params === undefined ? p : { ...p, params: params as JsonRpcPayload['params'] }, e, guard));
   }
 
   /** One `pool.execute` of `p`: each attempt one POST; answers feed head-aware routing. */
@@ -213,6 +214,7 @@ export class PooledJsonRpcProvider extends JsonRpcApiProvider {
 
   /** The node's JSON-RPC error when the call ended on one, for ethers to turn into its error. */
   #answerOf(error: unknown): JsonRpcError['error'] | undefined {
+    if (error instanceof FilterNotFoundError) return { code: error.code, message: error.message };
     const cause = isPoolError(error) && ANSWER_CODES.has(error.code) ? error.cause : undefined;
     if (!(cause instanceof RpcAnswerError)) return undefined;
     if (isPoolError(error) && error.code !== 'PERMANENT' && error.code !== 'RETRY_NARROWER') {

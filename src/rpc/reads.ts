@@ -5,7 +5,8 @@
  * `request(method, params, exec, callQuorum, send)` runs one JSON-RPC request: `send(exec,
  * guard?)` is the adapter's own `pool.execute` of it (its operation must call `guard`
  * with `ctx.endpoint` before sending, when one is given). With neither policy for the
- * method, it is exactly `send(exec)`. Quorum and coalescing are refused for sends and
+ * method, it is exactly `send(exec)`; a filter method goes to the endpoint that made the
+ * filter (./filters.ts). Quorum and coalescing are refused for sends and
  * node-bound methods (see `isSendMethod`): in the options at construction, per call at
  * call time, both with `INVALID_OPTIONS`.
  *
@@ -21,6 +22,7 @@ import { defaultDeadlineMs, type Pool } from '../pool.js';
 import { Coalescer, requestKey, type CoalesceStats } from './coalesce.js';
 import { isSendMethod } from './methods.js';
 import { quorumRead, type QuorumLeg } from './quorum.js';
+import { FilterRoutes, isFilterMethod } from './filters.js';
 
 export interface QuorumOptions {
   /** Vote weight needed, per method (e.g. `{ eth_call: 2 }`). Reads only. @default none */
@@ -49,7 +51,8 @@ export interface RpcReadsStats {
 /** The endpoints a request of `method` with `params` should not go to now. */
 export type Unfit = (method: string, params: unknown) => readonly string[];
 
-export type RpcSend<T> = (exec: ExecuteOptions, guard?: (endpoint: string) => void) => Promise<T>;
+/** `params`, when given, replace the request's (a filter's id as its node knows it: ./filters.ts). */
+export type RpcSend<T> = (exec: ExecuteOptions, guard?: (endpoint: string) => void, params?: unknown) => Promise<T>;
 
 /** `C`: the pool's connection type (the read layer never looks at it). */
 export class RpcReads<C = unknown> {
@@ -63,6 +66,7 @@ export class RpcReads<C = unknown> {
   readonly #clock: Clock;
   readonly #coalesce: ReadonlySet<string>;
   readonly #coalescer = new Coalescer();
+  readonly #filters = new FilterRoutes();
   readonly #voteOf: ((error: unknown) => string | undefined) | undefined;
   readonly #unfit: Unfit | undefined;
   #quorumReads = 0;
@@ -103,10 +107,10 @@ export class RpcReads<C = unknown> {
     this.#coalesce = new Set(c ?? []);
   }
 
-  /** Whether `method` has neither a quorum nor coalescing configured (then `request` is exactly `send(exec)`). */
+  /** Whether `method` has neither a quorum nor coalescing configured and is no filter method (then `request` is exactly `send(exec)`). */
   isPlain(method: string): boolean {
     // Most adapters configure neither: the sizes spare two look-ups per request.
-    return (this.#methods.size === 0 || !this.#methods.has(method)) && (this.#coalesce.size === 0 || !this.#coalesce.has(method));
+    return (this.#methods.size === 0 || !this.#methods.has(method)) && (this.#coalesce.size === 0 || !this.#coalesce.has(method)) && !isFilterMethod(method);
   }
 
   /** Runs one request under the method's policies (see the module comment). */
@@ -117,6 +121,8 @@ export class RpcReads<C = unknown> {
       need = checkNeed('quorum', callQuorum);
     }
     if (need !== undefined && exec.pin !== undefined) throw invalidOption('quorum', 'no quorum on a pinned request (a quorum needs several endpoints)', need);
+    // A filter's requests go to the endpoint that made it (./filters.ts).
+    if (isFilterMethod(method)) return this.#filters.request(method, params, exec, this.#pool.endpointNames, (e, p, started) => send(e, started, p));
     if (need === undefined && exec.pin === undefined && this.#unfit !== undefined) exec = this.#leaveOut(exec, this.#unfit(method, params));
     const go = (e: ExecuteOptions): Promise<T> => (need === undefined ? send(e) : this.#quorum(method, params, need, e, send));
     if (!this.#coalesce.has(method)) return go(exec);

@@ -49,6 +49,7 @@ import { toEndpoints, type ViemEndpoint } from './endpoints.js';
 export type { ViemEndpoint };
 import { RpcReads, type RpcReadOptions } from '../rpc/reads.js';
 import { isEndpointTaken } from '../rpc/quorum.js';
+import { FilterNotFoundError } from '../rpc/filters.js';
 import { rpcAnswerKey } from '../rpc/answer-key.js';
 import { redactError } from '../extras/redact.js';
 import type { HeadOptions, HeadSnapshot } from '../rpc/heads.js';
@@ -330,17 +331,23 @@ export function poolTransport(options: PoolTransportOptions): PoolTransport {
       };
       try {
         const op = operation(args);
-        return await reads.request(args.method, args.params, exec, reqOptions?.quorum ?? need, (e, guard) =>
-          pool.execute(guard === undefined ? op : (factory, ctx) => {
+        return await reads.request(args.method, args.params, exec, reqOptions?.quorum ?? need, (e, guard, params) => {
+          const o = params === undefined ? op : operation({ method: args.method, params } as RpcArgs);
+          return pool.execute(guard === undefined ? o : (factory, ctx) => {
             try {
               guard(ctx.endpoint);
             } catch (error) {
               return Promise.reject(error);
             }
-            return op(factory, ctx);
-          }, e),
-        );
+            return o(factory, ctx);
+          }, e);
+        });
       } catch (error) {
+        // A filter whose endpoint left the pool: the node's "filter not found", as viem's error when it can map it.
+        if (error instanceof FilterNotFoundError) {
+          const map = replay ?? (auto ? (await loadViem())?.replay : undefined);
+          if (map !== undefined) return map(args, { code: error.code, message: error.message });
+        }
         throw unwrap(error);
       }
     };

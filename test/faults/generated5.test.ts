@@ -43,6 +43,7 @@ import { timerLag, watchLag, withLag } from '../helpers/lag.js';
 import { countingClock, faultArb, refusedUrl, serveFaults, type Fault, type ServerStats } from './gen.js';
 import { check, checkRuns, closeRtt, launchCallers, defined, fetchRawAdapter, roundTrip, seedOf, type Adapter, type Built, type FetchExtra } from './harness.js';
 import { WRONG, fakeRedis, type FakeRedis, type Wrong } from './resp.js';
+import { checkRate, endFleetRun, fleetStore, loggingUpstream, scheduleRedisFault, type RedisFault } from './redis-fault.js';
 
 const RUNS = Number(process.env['FC_GEN5_RUNS'] ?? 12);
 const FILE = 'test/faults/generated5.test.ts';
@@ -470,7 +471,7 @@ interface RateScenario {
   readonly hold: 'none' | 'default';
   readonly storeTimeoutMs: number;
   readonly callers: number;
-  readonly redis: { readonly k: 'none' } | { readonly k: 'kill' | 'stop' | 'pause'; readonly atMs: number; readonly forMs: number };
+  readonly redis: RedisFault;
 }
 
 const rateArb: fc.Arbitrary<RateScenario> = fc.record({
@@ -494,16 +495,13 @@ describeRedis('generated faults, fifth round: a fleet-wide rate while Redis fail
     const lag0 = await timerLag(5);
     const h = server();
     const prefix = `r5-${randomUUID()}`;
-    const arrivals: number[] = [];
-    const up = await serveFaults([{ k: 'ok', f: 0 }], { closeConnections: false, unitMs: 1, rpc: false, answer: () => (arrivals.push(performance.now()), { status: 200, body: '{"ok":true}' }) });
+    const { arrivals, up } = await loggingUpstream();
     const clients: Redis[] = [];
     const pools: ReturnType<typeof createPooledFetch>[] = [];
     const counting = countingClock();
     for (let p = 0; p < 2; p++) {
-      const client = await ready(new Redis({ host: '127.0.0.1', port: h.port, enableOfflineQueue: false, maxRetriesPerRequest: 1, retryStrategy: () => 100 }));
-      client.on('error', () => undefined);
+      const { client, store } = await fleetStore(h, prefix, sc.hold);
       clients.push(client);
-      const store = createRedisStore(fromIoredis(client), { prefix, ...(sc.hold === 'none' ? { degradedHoldMs: 0 } : {}) });
       pools.push(
         createPooledFetch({
           endpoints: [{ url: up.url, name: 'e0', rateLimit: { perSecond: sc.perSecond, burst: sc.burst } }],
@@ -516,18 +514,8 @@ describeRedis('generated faults, fifth round: a fleet-wide rate while Redis fail
     }
     const watch = watchLag();
     const t0 = performance.now();
-    const timers: ReturnType<typeof setTimeout>[] = [];
-    let back: Promise<void> | undefined;
     const f = sc.redis;
-    if (f.k === 'kill') {
-      timers.push(setTimeout(() => void h.kill(), f.atMs));
-      timers.push(setTimeout(() => (back = h.restart()), f.atMs + f.forMs));
-    }
-    if (f.k === 'stop') {
-      timers.push(setTimeout(() => process.kill(h.pid, 'SIGSTOP'), f.atMs));
-      timers.push(setTimeout(() => process.kill(h.pid, 'SIGCONT'), f.atMs + f.forMs));
-    }
-    if (f.k === 'pause') timers.push(setTimeout(() => void clients[0]!.call('CLIENT', 'PAUSE', String(f.forMs), 'ALL').catch(() => undefined), f.atMs));
+    const fault = scheduleRedisFault(h, f, clients[0]!);
     // Closed-loop callers: a call, then the next (10 ms after a failure).
     const codes: Record<string, number> = {};
     const loop = async (pf: (typeof pools)[number]): Promise<void> => {
@@ -544,34 +532,12 @@ describeRedis('generated faults, fifth round: a fleet-wide rate while Redis fail
       }
     };
     await Promise.all(pools.flatMap((pf) => Array.from({ length: sc.callers }, () => loop(pf))));
-    for (const t of timers) clearTimeout(t);
     const lag = Math.max(lag0, watch.stop());
-    await Promise.all(pools.map((p) => p.pool.close()));
-    if (f.k === 'stop') {
-      try {
-        process.kill(h.pid, 'SIGCONT');
-      } catch {
-        // gone
-      }
-    }
-    await back;
-    for (const c of clients) c.disconnect();
-    await up.close();
-    if (counting.pending() > 0) violations.push(`${counting.pending()} pool timer(s) pending after close()`);
-    // The store counts a start when it admits it; the upstream logs its arrival a request's
-    // latency later: windows one guard shorter than a second absorb that jitter.
-    const guard = withLag(5, lag, 3);
-    const windowMs = 1000 - guard;
+    await endFleetRun(pools, fault, clients, up, counting.pending, violations);
     const cap = Math.max(sc.burst, Math.floor(sc.perSecond));
     const local = Math.max(1, sc.burst * sc.share) + sc.perSecond * sc.share;
     const bound = f.k === 'none' ? cap : Math.floor(cap + 2 * local);
-    let worst = 0;
-    let at = 0;
-    for (let i = 0, j = 0; i < arrivals.length; i++) {
-      while (arrivals[j]! < arrivals[i]! - windowMs) j++;
-      if (i - j + 1 > worst) (worst = i - j + 1), (at = arrivals[i]! - t0);
-    }
-    if (windowMs > 500 && worst > bound) violations.push(`${worst} arrivals in ${windowMs} ms ending at ${Math.round(at)} ms, bound ${bound} (ceiling ${cap}, degraded share ${sc.share} x 2 pools) [redis ${JSON.stringify(f)}, lag ${Math.round(lag)} ms]`);
+    const { worst } = checkRate(arrivals, t0, withLag(5, lag, 3), bound, `(ceiling ${cap}, degraded share ${sc.share} x 2 pools) [redis ${JSON.stringify(f)}, lag ${Math.round(lag)} ms]`, violations);
     if (process.env['FC_DEBUG'] === '1') console.log(JSON.stringify(sc), arrivals.length, JSON.stringify(codes));
     return { violations, arrivals: arrivals.length, worst, bound };
   }
