@@ -28,12 +28,14 @@ import type { ExecuteOptions } from '../options/options.js';
 
 const CREATE: ReadonlySet<string> = new Set(['eth_newFilter', 'eth_newBlockFilter', 'eth_newPendingTransactionFilter']);
 const USE: ReadonlySet<string> = new Set(['eth_getFilterChanges', 'eth_getFilterLogs', 'eth_uninstallFilter']);
+/** Both, so the check on every request (`isFilterMethod`) is one look-up. */
+const FILTER: ReadonlySet<string> = new Set([...CREATE, ...USE]);
 /** Routes kept (a node drops a filter nobody polled for minutes: geth after 5). */
 export const MAX_FILTERS = 4096;
 
 /** True for the filter methods the adapters route (creation and use). */
 export function isFilterMethod(method: string): boolean {
-  return CREATE.has(method) || USE.has(method);
+  return FILTER.has(method);
 }
 
 /** A filter whose endpoint has left the pool, or whose id its node gave to a newer filter: answered as a node answers for a filter it does not have. */
