@@ -27,6 +27,8 @@
  * 3,000), `block` (requests per client and block: 50 at 1 caller, 5 per caller at more),
  * `only` (client names; `bare` and `bare2` are always in), `dist` / `dist2` (builds: `pooled`,
  * `pooled2`, `execute`), `server: "inproc"` (the server in this process, as fetch-worker.mjs).
+ * More clients for `only` (decomposition): `timeout`, `passthrough`, `passNew`, `initEmpty`, `wrap`,
+ * `refTwice`, `execute`, `executeUntimed`, `execStub`, `execStub2` (see their comments).
  */
 import fs from 'node:fs';
 import { loopback } from '../lib/loopback.mjs';
@@ -53,7 +55,16 @@ const passthrough = {
     return g.dispatch(opts, handler);
   },
 };
-const closers = [];
+// A fresh plain dispatcher per request (the adapter makes one per attempt), an empty init, a bare
+// `fetch` wrapped in one more promise, and a bare `fetch` with a timer's ref/unref around it.
+class PassOn { dispatch(opts, handler) { return passthrough.dispatch(opts, handler); } }
+all.passNew = async () => (await fetch(url, { dispatcher: new PassOn() })).text();
+all.initEmpty = async () => (await fetch(url, {})).text();
+all.wrap = async () => (await new Promise((resolve, reject) => { fetch(url).then(resolve, reject); })).text();
+const idleTimer = setTimeout(() => undefined, 1e7);
+idleTimer.unref();
+all.refTwice = async () => { idleTimer.ref(); const res = await fetch(url); idleTimer.unref(); return res.text(); };
+const closers = [() => clearTimeout(idleTimer)];
 async function addBuild(d, suffix) {
   const { createPooledFetch } = await import(new URL('fetch/index.js', d).href);
   const { Pool } = await import(new URL('index.js', d).href);
@@ -64,6 +75,11 @@ async function addBuild(d, suffix) {
   // The same with no attempt timeout and no deadline: no timer armed, ref'd or unref'd per call.
   const untimed = new Pool({ endpoints: [{ name: 'a', conn: url }], classify: () => 'transient', attemptTimeoutMs: Infinity, deadlineMs: Infinity });
   all[`executeUntimed${suffix}`] = async () => (await untimed.execute((u) => fetch(u))).text();
+  // Decomposition (fetch6; run with `only`): the pool's work on a stub operation before a bare `fetch`
+  // (once and twice: the second call, warm, costs little), and a bare `fetch` wrapped in one more promise.
+  const stubOp = () => Promise.resolve(1);
+  all[`execStub${suffix}`] = async () => { await pool.execute(stubOp); return (await fetch(url)).text(); };
+  all[`execStub2${suffix}`] = async () => { await pool.execute(stubOp); await pool.execute(stubOp); return (await fetch(url)).text(); };
   closers.push(() => pooled.pool.close(), () => pool.close(), () => untimed.close());
 }
 await addBuild(dist, '');

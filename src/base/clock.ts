@@ -147,5 +147,36 @@ export const systemClock: Clock = {
   },
 };
 
+/** The part of Node's `process` that `exitHolds` uses. */
+interface HostProcess {
+  on?: (event: 'beforeExit', listener: () => void) => unknown;
+  readonly versions?: Readonly<Record<string, string | undefined>>;
+}
+
+/** The holds run when the host would exit for lack of work (see `exitHolds`). */
+const holds = new Set<() => void>();
+let holding = false;
+
+/**
+ * @internal For the system clock on Node: a set of "holds", each run when the process is about
+ * to exit for lack of work (`beforeExit`, in worker threads too) and free to reference a timer
+ * to keep it running (they run again the next time the loop runs dry). Lets a timer stay
+ * unreferenced while it is busy and be referenced only when nothing else would keep the process
+ * alive: no `ref`/`unref` per call. `undefined` for any other clock or host (a browser never
+ * exits; Bun and Deno are not relied on to emit `beforeExit`): the caller then references its
+ * timer itself while it matters.
+ */
+export function exitHolds(clock: Clock): Set<() => void> | undefined {
+  const p = (globalThis as { process?: HostProcess }).process;
+  if (clock !== systemClock || typeof p?.on !== 'function' || typeof p.versions?.node !== 'string' || p.versions['bun'] !== undefined || 'Deno' in globalThis) return undefined;
+  if (!holding) {
+    holding = true;
+    p.on('beforeExit', () => {
+      for (const hold of holds) hold();
+    });
+  }
+  return holds;
+}
+
 /** The host's random source, `Math.random`. */
 export const systemRandom: RandomSource = () => Math.random();

@@ -10,10 +10,17 @@
  * to add or remove, so due times arriving in decreasing order never make the queue
  * quadratic. The earliest entry is the earlier of the list's head and the heap's top. One
  * clock timer is armed for it; it is not cleared when that entry leaves early (it simply
- * fires, finds nothing due, and re-arms), and while the queue is empty it is told not to
- * keep the process alive.
+ * fires, finds nothing due, and re-arms).
+ *
+ * A queued attempt keeps the process alive (an operation that waits on nothing else still
+ * gets its timeout); an empty queue does not. On Node with the system clock that costs
+ * nothing per call: the timer is never referenced while calls come and go, and when the
+ * process is about to exit for lack of other work (`beforeExit`, see `exitHolds`) a queue
+ * that still holds attempts references its timer, so the process runs on to their timeouts.
+ * With any other clock the timer is referenced while the queue has entries and released when
+ * it empties (`ref`/`unref` at each transition: at one caller, twice per call).
  */
-import type { Clock, TimerHandle } from '../base/clock.js';
+import { exitHolds, type Clock, type TimerHandle } from '../base/clock.js';
 
 /** Something with a deadline in the queue (the attempt itself: no allocation per entry). */
 export interface TimeoutEntry {
@@ -38,9 +45,16 @@ export class TimeoutQueue {
   /** Whether the armed timer currently keeps the process alive. */
   #refed = false;
   readonly #onTimer = (): void => this.#fire();
+  /** Where the host runs holds before it exits (see `exitHolds`): the timer is referenced only then. */
+  readonly #holds: Set<() => void> | undefined;
+  /** Run before the process would exit: attempts still queued keep it alive until their timeouts. */
+  readonly #hold = (): void => {
+    if (this.#head !== undefined || this.#heap.length > 0) this.#setRef(true);
+  };
 
   constructor(clock: Clock) {
     this.#clock = clock;
+    this.#holds = exitHolds(clock);
   }
 
   add(entry: TimeoutEntry, dueAt: number): void {
@@ -68,7 +82,7 @@ export class TimeoutQueue {
     // add a later entry while earlier ones are still queued).
     firstDue ??= this.#earliest()!.dueAt;
     if (firstDue < this.#armedAt) this.#arm(firstDue);
-    else if (!this.#refed) this.#setRef(true);
+    else if (!this.#refed && this.#holds === undefined) this.#setRef(true);
   }
 
   remove(entry: TimeoutEntry): void {
@@ -86,7 +100,7 @@ export class TimeoutQueue {
       else next.prevTimeout = prev;
       entry.prevTimeout = entry.nextTimeout = undefined;
     }
-    if (this.#head === undefined && this.#heap.length === 0) this.#setRef(false);
+    if (this.#refed && this.#head === undefined && this.#heap.length === 0) this.#setRef(false);
   }
 
   /** Stops the timer (the pool is closed and nothing is queued). */
@@ -94,6 +108,7 @@ export class TimeoutQueue {
     if (this.#timer !== undefined) this.#clock.clearTimeout(this.#timer);
     this.#timer = undefined;
     this.#armedAt = Infinity;
+    this.#holds?.delete(this.#hold);
   }
 
   #earliest(): TimeoutEntry | undefined {
@@ -106,8 +121,10 @@ export class TimeoutQueue {
   #arm(dueAt: number): void {
     if (this.#timer !== undefined) this.#clock.clearTimeout(this.#timer);
     this.#armedAt = dueAt;
-    this.#refed = true;
-    this.#timer = this.#clock.setTimeout(this.#onTimer, Math.max(0, dueAt - this.#clock.now()));
+    const holds = this.#holds;
+    this.#refed = holds === undefined;
+    this.#timer = this.#clock.setTimeout(this.#onTimer, Math.max(0, dueAt - this.#clock.now()), !this.#refed);
+    holds?.add(this.#hold);
   }
 
   #setRef(on: boolean): void {
@@ -119,6 +136,8 @@ export class TimeoutQueue {
   #fire(): void {
     this.#timer = undefined;
     this.#armedAt = Infinity;
+    this.#refed = false;
+    this.#holds?.delete(this.#hold);
     const now = this.#clock.now();
     for (let e = this.#earliest(); e !== undefined && e.dueAt <= now; e = this.#earliest()) {
       this.remove(e);
