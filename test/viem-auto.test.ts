@@ -12,26 +12,17 @@ import { createRequire } from 'node:module';
 import { join } from 'node:path';
 import { build } from 'esbuild';
 import * as viem from 'viem';
-import { createClient, custom, http, BaseError, type EIP1193Provider } from 'viem';
+import { createClient, custom, http, type EIP1193Provider } from 'viem';
 import { afterEach, describe, expect, test } from 'vitest';
-import { poolTransport, type PoolTransport, type PoolTransportOptions, type TransportFactory } from '../src/viem/index.js';
+import { poolTransport, type TransportFactory } from '../src/viem/index.js';
 import { loadViem, setViemLoader } from '../src/viem/autoload.js';
 import { FakeClock } from '../src/testing/index.js';
+import { chain, closeMade, counted, pool, providerFailures, type Args, type Request } from './helpers/viem-transports.js';
 
-type Args = { method: string; params?: unknown };
-type Request = (args: Args, options?: { signal?: AbortSignal }) => Promise<unknown>;
-
-const made: PoolTransport[] = [];
 afterEach(async () => {
-  await Promise.all(made.splice(0).map((t) => t.pool.close()));
+  await closeMade();
   setViemLoader();
 });
-
-function pool(options: PoolTransportOptions): PoolTransport {
-  const t = poolTransport(options);
-  made.push(t);
-  return t;
-}
 
 /** Lets every pending promise (the import, the probe, the switch) settle: one turn of the event loop, no timer. */
 const settle = () => new Promise<void>((resolve) => setImmediate(resolve));
@@ -41,44 +32,13 @@ const loaded = async () => {
   await settle();
 };
 
-/** A `custom(provider)` transport (of the given viem's `custom`) whose wrapper (`request`) counts its calls. */
-function counted(provider: { request: Request }, counter: { wrapper: number }, customOf: typeof custom = custom): TransportFactory {
-  return (params) => {
-    const t = customOf(provider)(params as never);
-    return { ...t, request: ((args: Args, opts?: object) => (counter.wrapper++, t.request(args as never, opts))) as never };
-  };
-}
-
 /** A provider that records the methods it is asked and answers '0x2a'. */
 function recording(): { request: Request; methods: string[] } {
   const methods: string[] = [];
   return { methods, request: async ({ method }: Args) => (methods.push(method), '0x2a') };
 }
 
-/** The chain of an error as classes and the fields viem and the classifier read. */
-function chain(error: unknown): unknown[] {
-  const out: unknown[] = [];
-  for (let e: unknown = error, i = 0; i < 8 && e !== undefined; e = (e as { cause?: unknown }).cause, i++) {
-    if (typeof e !== 'object' || e === null) {
-      out.push(e);
-      break;
-    }
-    const r = e as Record<string, unknown>;
-    out.push({ ctor: r.constructor, name: r['name'], code: r['code'], shortMessage: r['shortMessage'], details: r['details'], message: r['message'], data: r['data'] });
-  }
-  return out;
-}
-
-/** What providers reject with: one per branch of viem's error mapping, and a few that are not RPC errors. */
-const FAILURES: [string, () => unknown][] = [
-  ...[-32700, -32600, -32601, -32602, -32603, -32000, -32001, -32002, -32003, -32004, -32005, -32006, 4001, 4100, 4200, 4900, 4901, 4902, 5000, 5700, 5710, 5720, 5730, 5740, 5750, 5760, 7000, 12345].map(
-    (code): [string, () => unknown] => [`code ${code}`, () => ({ code, message: `failed with ${code}` })],
-  ),
-  ['a revert with data', () => ({ code: 3, message: 'execution reverted: nope', data: '0x08c379a0' })],
-  ['a plain Error', () => new Error('socket hang up')],
-  ['a viem BaseError', () => new BaseError('already a viem error')],
-  ['a string', () => 'just text'],
-];
+const FAILURES = providerFailures('0x08c379a0');
 
 describe('poolTransport at its defaults goes direct once viem has loaded', () => {
   test('the first request goes through the wrapper, later ones to the provider; the probe never reaches it', async () => {

@@ -5,61 +5,19 @@
  * URLs cut to the host), signals and aborts, pin, withEndpoint and the "unsupported"
  * memory. The http side of it also runs through the whole of test/viem.test.ts.
  */
-import { createClient, custom, encodeErrorResult, http, parseAbi, createPublicClient, type EIP1193Provider, BaseError } from 'viem';
+import { createClient, custom, encodeErrorResult, http, parseAbi, createPublicClient, type EIP1193Provider } from 'viem';
 import { afterEach, describe, expect, test } from 'vitest';
 import { isPoolError } from '../src/index.js';
-import { poolTransport, type PoolTransport, type PoolTransportOptions, type TransportFactory } from '../src/viem/index.js';
+import { poolTransport, type TransportFactory } from '../src/viem/index.js';
 import { FakeClock } from '../src/testing/index.js';
+import { chain, closeMade, counted, pool, providerFailures, type Args, type Request } from './helpers/viem-transports.js';
 
-type Args = { method: string; params?: unknown };
-type Request = (args: Args, options?: { signal?: AbortSignal }) => Promise<unknown>;
-
-const made: PoolTransport[] = [];
-afterEach(async () => {
-  await Promise.all(made.splice(0).map((t) => t.pool.close()));
-});
-
-function pool(options: PoolTransportOptions): PoolTransport {
-  const t = poolTransport(options);
-  made.push(t);
-  return t;
-}
-
-/** A `custom(provider)` transport whose wrapper (`request`) counts its calls. */
-function counted(provider: { request: Request }, counter: { wrapper: number }): TransportFactory {
-  return (params) => {
-    const t = custom(provider)(params as never);
-    return { ...t, request: ((args: Args, opts?: object) => (counter.wrapper++, t.request(args as never, opts))) as never };
-  };
-}
-
-/** The chain of an error as classes and the fields viem and the classifier read. */
-function chain(error: unknown): unknown[] {
-  const out: unknown[] = [];
-  for (let e: unknown = error, i = 0; i < 8 && e !== undefined; e = (e as { cause?: unknown }).cause, i++) {
-    if (typeof e !== 'object' || e === null) {
-      out.push(e);
-      break;
-    }
-    const r = e as Record<string, unknown>;
-    out.push({ ctor: r.constructor, name: r['name'], code: r['code'], shortMessage: r['shortMessage'], details: r['details'], message: r['message'], data: r['data'] });
-  }
-  return out;
-}
+afterEach(closeMade);
 
 const abi = parseAbi(['function value() view returns (uint256)', 'error Error(string)']);
 const revertData = encodeErrorResult({ abi, errorName: 'Error', args: ['nope'] });
 
-/** What providers reject with: one per branch of viem's error mapping, and a few that are not RPC errors. */
-const FAILURES: [string, () => unknown][] = [
-  ...[-32700, -32600, -32601, -32602, -32603, -32000, -32001, -32002, -32003, -32004, -32005, -32006, 4001, 4100, 4200, 4900, 4901, 4902, 5000, 5700, 5710, 5720, 5730, 5740, 5750, 5760, 7000, 12345].map(
-    (code): [string, () => unknown] => [`code ${code}`, () => ({ code, message: `failed with ${code}` })],
-  ),
-  ['a revert with data', () => ({ code: 3, message: 'execution reverted: nope', data: revertData })],
-  ['a plain Error', () => new Error('socket hang up')],
-  ['a viem BaseError', () => new BaseError('already a viem error')],
-  ['a string', () => 'just text'],
-];
+const FAILURES = providerFailures(revertData);
 
 describe('poolTransport({ custom }): direct requests fail with the very errors of the wrapped path', () => {
   test.each(FAILURES)('%s', async (_label, make) => {
