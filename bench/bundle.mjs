@@ -1,6 +1,6 @@
 /**
  * What `import { Pool } from 'endpoint-pool'` costs in a bundle, file by file (issue 16):
- *   node bench/bundle.mjs [--out bench/results/bundle.json] [--lean]
+ *   node bench/bundle.mjs [--out bench/results/bundle.json] [--lean] [--core]
  * esbuild bundles the entry twice, minified: from `dist/` (what users bundle: the headline
  * size and its gzip; run `npm run build` first), and from `src/` with a metafile, which says
  * how many output bytes each source module contributes. The `src/` build shortens the same
@@ -116,6 +116,22 @@ export async function measureLean(stubs = LEAN_STUBS) {
   return { bytes: code.length, gzipBytes: gzipSync(code, { level: 9 }).length, stubs, modules };
 }
 
+/**
+ * `PoolCore` built with no optional feature (features.ts): what a pool bundles once the core
+ * reaches its features only through the table, with no stubs. Every module still in it is
+ * listed; a feature module here is one still imported by the core directly.
+ */
+export async function measureCore() {
+  const r = await bundleSrc("import { PoolCore } from './src/pool-core.ts'; globalThis.keep = PoolCore;");
+  const code = r.outputFiles[0].contents;
+  const output = Object.values(r.metafile.outputs)[0];
+  const modules = Object.entries(output.inputs)
+    .map(([file, v]) => ({ file, bytes: v.bytesInOutput, feature: FEATURES[file] ?? 'core' }))
+    .filter((m) => m.bytes > 0)
+    .sort((a, b) => b.bytes - a.bytes);
+  return { bytes: code.length, gzipBytes: gzipSync(code, { level: 9 }).length, modules };
+}
+
 export async function measureBundle() {
   const entry = "import { Pool } from './dist/index.js'; globalThis.keep = Pool;";
   const dist = await build({ stdin: { contents: entry, resolveDir: root, loader: 'js' }, bundle: true, minify: true, format: 'esm', write: false });
@@ -145,6 +161,11 @@ if (import.meta.url === `file://${process.argv[1]}`) {
   for (const [f, b] of Object.entries(r.byFeature)) console.log(`${(b / 1024).toFixed(1).padStart(6)} KB  ${f}`);
   console.log('');
   for (const m of r.modules) console.log(`${String(m.bytes).padStart(6)}  ${m.file}  (${m.feature})`);
+  if (process.argv.includes('--core')) {
+    const core = await measureCore();
+    console.log(`\nPoolCore with no feature: ${(core.bytes / 1024).toFixed(1)} KB minified, ${(core.gzipBytes / 1024).toFixed(1)} KB gzip`);
+    for (const m of core.modules) if (m.feature !== 'core') console.log(`${String(m.bytes).padStart(6)}  ${m.file}  (${m.feature}: still reached)`);
+  }
   if (process.argv.includes('--lean')) {
     const lean = await measureLean();
     console.log(`\nlean core (${lean.stubs.length} optional modules stubbed): ${(lean.bytes / 1024).toFixed(1)} KB minified, ${(lean.gzipBytes / 1024).toFixed(1)} KB gzip`);

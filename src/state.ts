@@ -16,6 +16,7 @@ import type { ResolvedOptions } from './options/resolve.js';
 import { selectByLatency, selectEndpoint, selectHealthiest, tierInPanic, type Selection } from './selection/selector.js';
 import type { SharedChange, SharedState } from './limits/store.js';
 import type { PoolError } from './base/errors.js';
+import type { Features } from './features.js';
 
 /** A call waiting for something: capacity to free up, a permit, or time to pass. */
 export interface Waiter extends PermitWaiter {
@@ -74,7 +75,11 @@ export class PoolState<C> {
   /** The calendar reading, for daily resets only (everything else runs on the monotonic `clock.now()`). */
   readonly wall = (): number => wallNow(this.clock);
 
-  constructor(opts: ResolvedOptions, clock: Clock, random: RandomSource, metrics: MetricsSink | undefined, listener: EventListener | undefined) {
+  /** The optional features' code this pool may use. */
+  readonly features: Features;
+
+  constructor(opts: ResolvedOptions, clock: Clock, random: RandomSource, metrics: MetricsSink | undefined, listener: EventListener | undefined, features: Features) {
+    this.features = features;
     this.opts = opts;
     this.clock = clock;
     this.random = random;

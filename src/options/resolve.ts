@@ -10,7 +10,8 @@ import type { EventListener } from '../base/events.js';
 import type { MetricsSink } from '../base/metrics.js';
 import type { Classifier } from '../base/classify.js';
 import { resolveBreaker, type BreakerOptions } from '../health/breaker.js';
-import { resolveBudget, type RetryBudget } from '../limits/budget.js';
+import type { RetryBudget } from '../limits/budget.js';
+import { needFeature, type Features } from '../features.js';
 import { resetHour } from '../limits/daily.js';
 import { resolveStore, type ResolvedStore } from '../limits/store.js';
 import type { CeilingRecovery } from '../limits/ceiling.js';
@@ -109,7 +110,7 @@ export interface PoolSetup {
   readonly groups: unknown;
 }
 
-export function resolvePoolOptions<C>(options: PoolOptions<C>): PoolSetup {
+export function resolvePoolOptions<C>(options: PoolOptions<C>, features: Features): PoolSetup {
   const o = plainObject('options', options);
   if (o === undefined) throw invalidOption('options', 'an object', options);
   checkKeys('options', o, POOL_KEYS, POOL_ALIASES);
@@ -142,7 +143,7 @@ export function resolvePoolOptions<C>(options: PoolOptions<C>): PoolSetup {
     dailyResetUtcHour: resetHour(o['dailyResetUtcHour']),
     refreshAuth: o['refreshAuth'] as ResolvedOptions['refreshAuth'],
     sharedQuota: resolveStore(o['sharedQuota']),
-    retryBudget: resolveBudget(o['retryBudget']),
+    retryBudget: optional(o, 'retryBudget', 'budget', features.budget),
     maxEjectedPercent: o['maxEjectedPercent'] === undefined ? undefined : percent('maxEjectedPercent', o['maxEjectedPercent']),
     latency: resolveLatency(o['latency'], o['attemptTimeoutMs']),
     hedge: resolveHedge('hedge', o['hedge'], DEFAULT_HEDGE),
@@ -166,4 +167,12 @@ function resolveCeilingRecovery(value: unknown): CeilingRecovery {
     stepMs: finite('ceilingRecovery.stepMs', o['stepMs'], d.stepMs, 0, true),
     stepFraction,
   };
+}
+
+/** An optional feature's options, checked by the feature's own resolver; `undefined` when not given. */
+function optional<T>(o: Record<string, unknown>, key: string, name: keyof Features, feature: { readonly resolve: (value: unknown) => T | undefined } | undefined): T | undefined {
+  const value = o[key];
+  if (value === undefined) return undefined;
+  if (feature === undefined) throw needFeature(key, name);
+  return feature.resolve(value);
 }

@@ -1,0 +1,381 @@
+/**
+ * `PoolCore<C>`: a resilient pool of named endpoints, with the optional features it was
+ * built with (`Features`). `Pool` (pool.ts) is this class with every feature.
+ *
+ * The user supplies the endpoints (each with a connection value the pool never inspects),
+ * an operation per call and a `classify` for its failures; the pool supplies selection by
+ * priority, per-endpoint circuit breakers, rate limits, retries by error class with
+ * backoff, a whole-call deadline and per-attempt timeouts, a concurrency limit, health
+ * probing, events and endpoint-labeled metrics. See ARCHITECTURE.md for one call, step by
+ * step.
+ */
+import { Call } from './call/call.js';
+import { NumberedCall, TaggedCall } from './call/tagged-call.js';
+import type { BreakerSnapshot, BreakerState } from './health/breaker.js';
+import type { Clock } from './base/clock.js';
+import { isEventType, type EventListener, type PoolEventOf, type PoolEventType, type Unsubscribe } from './base/events.js';
+import type { Operation } from './call/context.js';
+import { PoolError, invalidOption } from './base/errors.js';
+import { rejectionOf, resolvePlan, settlementOf, type CallPlan } from './call/plan.js';
+import type { EndpointConfig, ExecuteOptions, PoolOptions, Priority } from './options/options.js';
+import { resolvePoolOptions } from './options/resolve.js';
+import { durationOrInfinity, plainObject } from './options/validate.js';
+import type { ProbeResult } from './health/probe.js';
+import { needFeature, type Features } from './features.js';
+import { PoolState } from './state.js';
+import { recoverCeilings } from './call/ceilings.js';
+import { adaptUp } from './call/adaptive.js';
+import type { AdaptiveLimit } from './limits/adaptive.js';
+
+function lower(a: number | undefined, b: number | undefined): number | undefined {
+  return a === undefined ? b : b === undefined ? a : Math.min(a, b);
+}
+
+function parkedUntil(until: number, now: number): number | undefined {
+  return until > now ? until : undefined;
+}
+
+function adaptiveStats(a: AdaptiveLimit | undefined): EndpointStats['adaptive'] {
+  return a === undefined ? undefined : { perSecond: a.rate, foundPerSecond: a.anchor, changedAtMs: a.changedAt };
+}
+
+function changedAt(a: number | undefined, b: number | undefined): number | undefined {
+  return a === undefined ? b : b === undefined ? a : Math.max(a, b);
+}
+
+/** Where an endpoint stands, most severe first. */
+export type EndpointStatus = 'disabled' | 'parked' | 'open' | 'cooling' | 'ok';
+
+/** A snapshot of one endpoint, from `pool.stats()`. */
+export interface EndpointStats {
+  readonly name: string;
+  readonly priority: Priority;
+  /** `disabled` (invalid key), `parked` (daily quota spent), `open` (breaker), `cooling` (after a 429), or `ok`. */
+  readonly status: EndpointStatus;
+  /** `{ state: 'closed' }`, `{ state: 'half-open' }` or `{ state: 'open', untilMs }`. */
+  readonly breaker: BreakerSnapshot;
+  /** Consecutive failures the breaker has counted. */
+  readonly consecutiveFailures: number;
+  readonly inFlight: number;
+  readonly peakInFlight: number;
+  readonly attempts: number;
+  readonly successes: number;
+  readonly failures: number;
+  /** Failures classified `rate-limited`. */
+  readonly rateLimited: number;
+  /** How long selection still skips it after a rate-limited answer. */
+  readonly cooldownRemainingMs: number;
+  /**
+   * Its per-second ceiling in force (configured, or learned from the server and possibly
+   * recovering), if it has one: in a group, the lower of the group's and its own.
+   */
+  readonly ceilingPerSecond: number | undefined;
+  /** In a group: its own learned ceiling, when a rate-limited answer described the key alone. */
+  readonly ownCeilingPerSecond: number | undefined;
+  /** When a learned ceiling of this endpoint (its own or its quota's) last changed; `undefined` if none was learned. */
+  readonly ceilingChangedAtMs: number | undefined;
+  /**
+   * With `rateLimit.adaptive`: the rate the adaptive limit allows now, the rate at which the
+   * server last refused (`undefined` before it did), and when the limit last moved.
+   */
+  readonly adaptive: { readonly perSecond: number; readonly foundPerSecond: number | undefined; readonly changedAtMs: number } | undefined;
+  /** Attempts started in the last 5 and 15 minutes. */
+  readonly usage5m: number;
+  readonly usage15m: number;
+  /** Failures (other than `permanent`) in the last 5 minutes. */
+  readonly failures5m: number;
+  /** Calls counted against its daily quota today, if it has one. */
+  readonly dailyCount: number | undefined;
+  /** Until when it is parked (daily quota spent), if it is. */
+  readonly parkedUntilMs: number | undefined;
+}
+
+export interface ProbeOptions {
+  /** Timeout of each probe. @default the pool's `attemptTimeoutMs` */
+  readonly timeoutMs?: number;
+}
+
+/** The pool's state, for `executeAs` (set once by Pool's static block). */
+let stateOf: <C>(pool: PoolCore<C>) => PoolState<C>;
+
+export class PoolCore<C> {
+  readonly #s: PoolState<C>;
+  #closing: Promise<void> | undefined;
+
+  static {
+    stateOf = (pool) => pool.#s;
+  }
+
+  /** `features`: the optional features' code this pool may use (an internal table, see features.ts). */
+  constructor(options: PoolOptions<C>, features: object) {
+    const r = resolvePoolOptions(options, features as Features);
+    this.#s = new PoolState<C>(r.resolved, r.clock, r.random, r.metrics, r.listener, features as Features);
+    this.#s.setEndpoints(r.endpoints, r.groups);
+  }
+
+  /**
+   * Runs `op` against the pool's endpoints until it succeeds, fails in a way a retry
+   * cannot fix, or runs out of attempts or time. Rejects only with a `PoolError`.
+   */
+  execute<T>(op: Operation<C, T>, options?: ExecuteOptions): Promise<T> {
+    let call: Call<C, T>;
+    try {
+      call = this.#s.listener === undefined ? new Call(this.#s, op, options) : new NumberedCall(this.#s, op, options);
+    } catch (error) {
+      return Promise.reject(error);
+    }
+    return call.run();
+  }
+
+  /**
+   * Runs `probe` once against every endpoint whose breaker is not strictly open, all at
+   * once, each under a timeout. Results never feed the breakers.
+   */
+  probeHealth(probe: Operation<C, unknown>, options?: ProbeOptions): Promise<ProbeResult[]> {
+    if (typeof probe !== 'function') return Promise.reject(invalidOption('probe', 'a function (conn, ctx) => Promise', probe));
+    if (this.#s.closed) return Promise.reject(new PoolError('CLOSED', 'the pool is closed'));
+    const probing = this.#s.features.probe;
+    if (probing === undefined) return Promise.reject(needFeature('probeHealth', 'probe'));
+    let timeoutMs = this.#s.opts.attemptTimeoutMs;
+    try {
+      if (options !== undefined) timeoutMs = durationOrInfinity('timeoutMs', plainObject('options', options)?.['timeoutMs'], timeoutMs);
+    } catch (error) {
+      return Promise.reject(error);
+    }
+    return probing.run(this.#s, probe, timeoutMs);
+  }
+
+  /**
+   * Subscribes to events: of one type (the listener gets that event, narrowed), or all of
+   * them with `'*'` or no type. Listeners run synchronously, in subscription order, after
+   * the constructor's `onEvent`; one that throws is isolated. Returns the unsubscribe
+   * function, also a `Disposable` (`using sub = pool.on(...)`) where `Symbol.dispose` exists.
+   */
+  on<T extends PoolEventType>(type: T, listener: (event: PoolEventOf<T>) => void): Unsubscribe;
+  on(type: '*', listener: EventListener): Unsubscribe;
+  on(listener: EventListener): Unsubscribe;
+  on(a: PoolEventType | '*' | EventListener, b?: (event: never) => void): Unsubscribe {
+    const [type, listener] = typeof a === 'function' ? (['*', a] as const) : ([a, b as unknown] as const);
+    if (typeof listener !== 'function') throw invalidOption('listener', 'a function (event) => void', listener);
+    if (!isEventType(type)) throw invalidOption('type', "an event type or '*'", type);
+    return this.#s.listeners.add(type, listener as EventListener);
+  }
+
+  /**
+   * The breaker of one endpoint: `'closed'`, `'half-open'` or `{ state: 'open', untilMs }`
+   * (a union kept for compatibility; `stats()[i].breaker` has one shape for every state).
+   */
+  breakerState(name: string): BreakerState {
+    return this.#endpoint(name).breaker.state(this.#s.clock.now());
+  }
+
+  /** A snapshot of every endpoint, in configuration order. */
+  stats(): EndpointStats[] {
+    const now = this.#s.clock.now();
+    this.#recover(now);
+    return this.#s.endpoints.map((ep) => ({
+      name: ep.name,
+      priority: ep.priority,
+      status: ep.disabled
+        ? 'disabled'
+        : ep.quota.blockedMs(now) > 0 || (ep.own?.blockedMs(now) ?? 0) > 0
+          ? 'parked'
+          : ep.breaker.isStrictlyOpen(now)
+            ? 'open'
+            : ep.quota.cooldownUntil > now
+              ? 'cooling'
+              : 'ok',
+      breaker: ep.breaker.snapshot(now),
+      consecutiveFailures: ep.breaker.failures,
+      inFlight: ep.inFlight,
+      peakInFlight: ep.peakInFlight,
+      attempts: ep.attempts,
+      successes: ep.successes,
+      failures: ep.failures,
+      rateLimited: ep.rateLimited,
+      cooldownRemainingMs: Math.max(0, ep.quota.cooldownUntil - now),
+      ceilingPerSecond: lower(ep.quota.perSecond, ep.own?.perSecond),
+      ownCeilingPerSecond: ep.own?.perSecond,
+      ceilingChangedAtMs: changedAt(ep.quota.learned?.changedAt, ep.own?.learned?.changedAt),
+      adaptive: adaptiveStats(ep.quota.adaptive),
+      usage5m: ep.usageIn(now, 300_000),
+      usage15m: ep.usageIn(now, 900_000),
+      failures5m: ep.failuresIn(now, 300_000),
+      dailyCount: ep.quota.daily?.count(now),
+      parkedUntilMs: parkedUntil(Math.max(ep.quota.parkedUntil, ep.own?.parkedUntil ?? 0), now),
+    }));
+  }
+
+  /**
+   * Theoretical calls per second of the endpoints that can take calls now (not disabled,
+   * parked or behind an open breaker). A group sharing one quota counts once.
+   * `Infinity` when such an endpoint has no per-second limit. Learned ceilings count at
+   * their current value (recovery steps due are applied first); a group counts at the
+   * lower of its shared ceiling and the sum of its members' own.
+   */
+  capacity(): number {
+    const now = this.#s.clock.now();
+    this.#recover(now);
+    const members = new Map<unknown, number>();
+    const shared = new Map<unknown, number>();
+    for (const ep of this.#s.endpoints) {
+      if (ep.unavailableMs(now) > 0) continue;
+      const ceiling = ep.quota.perSecond;
+      if (ceiling === undefined) return Infinity;
+      shared.set(ep.quota, ceiling);
+      members.set(ep.quota, (members.get(ep.quota) ?? 0) + (ep.own?.perSecond ?? Infinity));
+    }
+    let total = 0;
+    for (const [quota, ceiling] of shared) total += Math.min(ceiling, members.get(quota)!);
+    return total;
+  }
+
+  /** Applies the recovery steps of learned ceilings, and the increases of adaptive limits, that are due. */
+  #recover(now: number): void {
+    for (const ep of this.#s.endpoints) {
+      if (ep.quota.learned !== undefined || ep.own !== undefined) recoverCeilings(this.#s, ep, now);
+      if (ep.quota.adaptive !== undefined) adaptUp(this.#s, ep, now, false);
+    }
+  }
+
+  /**
+   * Adds `value` (default 1) to your own endpoint-labeled counter `name` (rows parsed,
+   * writes acknowledged), through the same metrics sink and event stream as the pool's.
+   */
+  report(endpoint: string, name: string, value = 1): void {
+    const ep = this.#endpoint(endpoint);
+    if (typeof name !== 'string' || name.length === 0) throw invalidOption('name', 'a non-empty metric name', name);
+    if (typeof value !== 'number' || !Number.isFinite(value)) throw invalidOption('value', 'a finite number', value);
+    this.#s.count(name, ep.labels, value);
+    this.#s.emit({ type: 'report', endpoint: ep.name, name, value });
+  }
+
+  /** Brings back an endpoint disabled by a `disableEndpoint` hint. */
+  enableEndpoint(name: string): void {
+    const ep = this.#endpoint(name);
+    if (!ep.disabled) return;
+    ep.disabled = false;
+    this.#s.emit({ type: 'endpoint-enabled', endpoint: ep.name });
+    this.#s.wakeParked();
+  }
+
+  /** The clock the pool was built with, so that helpers (a refresher) share its time and timers. */
+  get clock(): Clock {
+    return this.#s.clock;
+  }
+
+  /** Endpoint names, in configuration order. */
+  get endpointNames(): string[] {
+    return this.#s.endpoints.map((ep) => ep.name);
+  }
+
+  /** Calls in progress (started and not yet settled). */
+  get activeCalls(): number {
+    return this.#s.active;
+  }
+
+  /** Calls waiting for a concurrency permit. */
+  get pendingCalls(): number {
+    return this.#s.permitQueue.length;
+  }
+
+  /**
+   * Replaces the endpoint set. Endpoints kept by name (same connection value and
+   * settings) keep their breaker, limiter and counters; removed ones receive no new
+   * attempts; attempts in flight finish normally.
+   */
+  setEndpoints(endpoints: readonly EndpointConfig<C>[], groups?: readonly (readonly string[])[]): void {
+    this.#s.setEndpoints(endpoints, groups ?? this.#s.groups);
+  }
+
+  /**
+   * Stops the pool: new calls fail with `CLOSED`, calls that are waiting (for a permit,
+   * a backoff, a rate limit) fail with `CLOSED` at once, and attempts already running
+   * finish; a call whose running attempt fails is not retried. Resolves when no call is
+   * left. Idempotent.
+   */
+  close(): Promise<void> {
+    if (this.#closing !== undefined) return this.#closing;
+    const s = this.#s;
+    s.closed = true;
+    for (const w of [...s.waiting]) w.closeWaiting();
+    for (const cut of [...s.probes]) cut(new PoolError('CLOSED', 'the pool was closed while probing'));
+    this.#closing = (s.active === 0 ? Promise.resolve() : new Promise<void>((resolve) => (s.onIdle = resolve))).then(() => {
+      s.timeouts.stop();
+      s.dispose();
+    });
+    return this.#closing;
+  }
+
+  [Symbol.asyncDispose](): Promise<void> {
+    return this.close();
+  }
+
+  #endpoint(name: string) {
+    const ep = this.#s.byName.get(name);
+    if (ep === undefined) throw invalidOption('name', 'the name of an endpoint of this pool', name);
+    return ep;
+  }
+}
+
+/** @internal For the read layer (quorum reads), which bounds a read by the pool's default deadline as a whole. */
+export function defaultDeadlineMs<C>(pool: PoolCore<C>): number {
+  return stateOf(pool).opts.deadlineMs;
+}
+
+/** Plans on the pool's defaults that map rejections, one per pool and mapping. */
+const mappedPlans = new WeakMap<object, WeakMap<object, CallPlan<unknown>>>();
+
+/**
+ * @internal For the adapters: `pool.execute(op)` with no options, whose promise rejects with
+ * `rejectAs(poolError)` instead of the `PoolError` (events and metrics still get the
+ * `PoolError`). The same as `pool.execute(op).then(undefined, (e) => { throw rejectAs(e) })`
+ * without the extra promise a request in flight would hold. `tag` (optional) rides on the
+ * call: the operation reads it as its attempt's `tag`, and a classifier marked
+ * `TAKES_ATTEMPT` gets it with the failed attempt, so a request needs no closure of its own.
+ */
+export function executeAs<C, T>(pool: PoolCore<C>, op: Operation<C, T>, rejectAs: (error: PoolError) => unknown, tag?: unknown): Promise<T> {
+  const s = stateOf(pool);
+  let plans = mappedPlans.get(s);
+  if (plans === undefined) mappedPlans.set(s, (plans = new WeakMap()));
+  let plan = plans.get(rejectAs) as CallPlan<C> | undefined;
+  if (plan === undefined) plans.set(rejectAs, (plan = { ...s.defaultPlan, rejectAs }) as CallPlan<unknown>);
+  return runAs(s, plan, op, tag);
+}
+
+/** @internal `executeAs` bound to one pool and mapping: no look-up per request (the viem adapter's hot path). */
+export function executorAs<C>(pool: PoolCore<C>, rejectAs: (error: PoolError) => unknown): <T>(op: Operation<C, T>, tag?: unknown) => Promise<T> {
+  const s = stateOf(pool);
+  const plan = { ...s.defaultPlan, rejectAs } as CallPlan<C>;
+  return (op, tag) => runAs(s, plan, op, tag);
+}
+
+/**
+ * @internal For the fetch adapter: `pool.execute(op, options)` with `tag` riding on the
+ * call (the operation reads it as its attempt's `tag`), whose failure settles as
+ * `settleAs(poolError, tag)` gives (a value resolves the call's promise). One closure-free
+ * call per request where `execute(op).catch(...)` would hold a closure and a promise more.
+ */
+export function taggedExecutor<C>(pool: PoolCore<C>, settleAs: (error: PoolError, tag: unknown) => unknown): <T>(op: Operation<C, T>, tag: unknown, options?: ExecuteOptions) => Promise<T> {
+  const s = stateOf(pool);
+  const plain = { ...s.defaultPlan, settleAs } as CallPlan<C>;
+  return <T>(op: Operation<C, T>, tag: unknown, options?: ExecuteOptions): Promise<T> => {
+    let call: Call<C, T>;
+    try {
+      call = new TaggedCall(s, op, options === undefined ? plain : ({ ...resolvePlan(s, options), settleAs } as CallPlan<C>), tag);
+    } catch (error) {
+      return Promise.resolve(settlementOf(plain, error as PoolError, tag) as T);
+    }
+    return call.run();
+  };
+}
+
+function runAs<C, T>(s: PoolState<C>, plan: CallPlan<C>, op: Operation<C, T>, tag: unknown): Promise<T> {
+  let call: Call<C, T>;
+  try {
+    call = tag !== undefined ? new TaggedCall(s, op, plan, tag) : s.listener === undefined ? new Call(s, op, undefined, plan) : new NumberedCall(s, op, undefined, plan);
+  } catch (error) {
+    return Promise.reject(rejectionOf(plan, error as PoolError));
+  }
+  return call.run();
+}

@@ -1,0 +1,68 @@
+/**
+ * The feature table (src/features.ts): a `PoolCore` built without a feature refuses the
+ * options and methods that need it, naming the feature, and works for everything else;
+ * `Pool` has every feature.
+ */
+import { describe, expect, test } from 'vitest';
+import { PoolCore } from '../src/pool-core.js';
+import { NO_FEATURES } from '../src/features.js';
+import { ALL_FEATURES } from '../src/features-all.js';
+import { Pool, isPoolError } from '../src/index.js';
+import { FakeClock } from '../src/testing/fake-clock.js';
+
+const endpoints = [{ name: 'a', conn: 1 }, { name: 'b', conn: 2 }];
+const classify = () => 'transient' as const;
+
+function refusal(fn: () => unknown): { code: string; message: string; field: unknown } | undefined {
+  try {
+    fn();
+  } catch (error) {
+    if (!isPoolError(error)) throw error;
+    return { code: error.code, message: error.message, field: (error as { field?: unknown }).field };
+  }
+  return undefined;
+}
+
+describe('a pool built without optional features', () => {
+  test('serves calls with its default options', async () => {
+    const pool = new PoolCore({ endpoints, classify, clock: new FakeClock() }, NO_FEATURES);
+    await expect(pool.execute(async (conn) => conn * 10)).resolves.toBe(10);
+    await pool.close();
+  });
+
+  test('refuses retryBudget, naming the missing feature', () => {
+    const r = refusal(() => new PoolCore({ endpoints, classify, retryBudget: { ratio: 0.1 } }, NO_FEATURES));
+    expect(r?.code).toBe('INVALID_OPTIONS');
+    expect(r?.field).toBe('retryBudget');
+    expect(r?.message).toMatch(/retryBudget needs the budget feature/);
+  });
+
+  test('rejects probeHealth, naming the missing feature', async () => {
+    const pool = new PoolCore({ endpoints, classify, clock: new FakeClock() }, NO_FEATURES);
+    await expect(pool.probeHealth(async () => true)).rejects.toMatchObject({ code: 'INVALID_OPTIONS', message: expect.stringMatching(/probe feature/) });
+    await pool.close();
+  });
+
+  test('with a feature handed in, its option works', async () => {
+    const pool = new PoolCore({ endpoints, classify, clock: new FakeClock(), retryBudget: { ratio: 0.1 } }, { budget: ALL_FEATURES.budget });
+    await expect(pool.execute(async (conn) => conn)).resolves.toBe(1);
+    await expect(pool.probeHealth(async () => true)).rejects.toMatchObject({ code: 'INVALID_OPTIONS' });
+    await pool.close();
+  });
+});
+
+describe('Pool', () => {
+  test('has every feature of the table', async () => {
+    const pool = new Pool({ endpoints, classify, clock: new FakeClock(), retryBudget: { ratio: 0.1 } });
+    const probes = await pool.probeHealth(async () => true);
+    expect(probes.map((p) => [p.endpoint, p.ok])).toEqual([['a', true], ['b', true]]);
+    await pool.close();
+  });
+
+  test('is still named Pool and is a PoolCore', () => {
+    const pool = new Pool({ endpoints, classify });
+    expect(pool.constructor.name).toBe('Pool');
+    expect(pool).toBeInstanceOf(PoolCore);
+    void pool.close();
+  });
+});
