@@ -9,7 +9,9 @@
  * the constructor with `INVALID_OPTIONS` naming it.
  *
  * Each slot holds what the core calls: a resolver that checks the feature's options, and
- * the functions or classes the call path uses. The types are imported as types only.
+ * the functions or classes the call path uses. The types are imported as types only; this
+ * is the one file whose type-only imports may close a loop (test/house/architecture.test.ts
+ * leaves them out of its cycle check), since it names every feature's types for the core.
  */
 import { PoolError } from './base/errors.js';
 import type { PoolState } from './state.js';
@@ -29,5 +31,5 @@ export const NO_FEATURES: Features = {};
 
 /** The error for an option (or method) whose feature the pool was built without. */
 export function needFeature(option: string, feature: keyof Features): PoolError {
-  return new PoolError('INVALID_OPTIONS', `${option} needs the ${feature} feature, which this pool was built without (Pool from 'endpoint-pool' has every feature)`, { field: option });
+  return new PoolError('INVALID_OPTIONS', `${option} needs the ${feature} feature, which this pool was built without (the package's Pool has every feature)`, { field: option });
 }

@@ -42,7 +42,6 @@ export class PoolState<C> {
   /** Rotation rings per tier (high, low); each endpoint repeated `weight` times under round-robin. */
   tiers: EndpointState<C>[][] = [[], []];
   readonly cursors = [0, 0];
-
   /** Permits left; `Infinity` when calls are not limited. */
   permits: number;
   readonly permitQueue = new PermitQueue();
@@ -50,13 +49,11 @@ export class PoolState<C> {
   readonly parked = new Set<Waiter>();
   /** Every call in any kind of wait (so that `close()` can end them). */
   readonly waiting = new Set<Waiter>();
-  /** Health probes and credential refreshes still running: each ends itself with the error it is given (`close()` ends them). */
+  /** Probes and credential refreshes still running: each ends itself with the error it is given (`close()` ends them). */
   readonly probes = new Set<(error: PoolError) => void>();
   #wakeScheduled = false;
-
-  /** The shared store failed: local limits at a reduced share until it answers again. */
+  /** The shared store failed: local limits at a reduced share until it answers again (and when to try it again). */
   storeDegraded = false;
-  /** When to try the shared store again after a failure. */
   storeRetryAt = 0;
   /** When a call was last turned away for want of a turn (learned ceilings then recover sooner). */
   turnedAwayAt = -Infinity;
@@ -75,9 +72,7 @@ export class PoolState<C> {
   /** The calendar reading, for daily resets only (everything else runs on the monotonic `clock.now()`). */
   readonly wall = (): number => wallNow(this.clock);
 
-  /** The optional features' code this pool may use. */
-  readonly features: Features;
-
+  readonly features: Features; // the optional features' code this pool may use
   constructor(opts: ResolvedOptions, clock: Clock, random: RandomSource, metrics: MetricsSink | undefined, listener: EventListener | undefined, features: Features) {
     this.features = features;
     this.opts = opts;
