@@ -1,9 +1,9 @@
 /** Every optional feature (see features.ts): what `Pool` is built with. */
-import type { Features } from './features.js';
+import { feature } from './features.js';
 import { probeEndpoints } from './health/probe.js';
 import { resolveBudget } from './limits/budget.js';
 
-export const ALL_FEATURES: Features = {
+export const ALL_FEATURES = feature({
   probe: { run: probeEndpoints },
   budget: { resolve: resolveBudget },
-};
+});

@@ -29,6 +29,26 @@ export interface Features {
 /** No optional feature. */
 export const NO_FEATURES: Features = {};
 
+/**
+ * One or more optional features, as handed to `PoolCore`: an opaque value (its contents are
+ * the core's business). `new PoolCore(options, [hedging, retryBudget])`.
+ */
+export interface Feature {
+  readonly [featureBrand]: true;
+}
+declare const featureBrand: unique symbol;
+
+/** A feature value from part of the table. */
+export function feature(slots: Features): Feature {
+  return slots as unknown as Feature;
+}
+
+/** The table of a list of features (later ones win on a shared slot). */
+export function tableOf(features: readonly Feature[]): Features {
+  if (features.length === 1) return features[0] as unknown as Features;
+  return Object.assign({}, ...(features as unknown as Features[])) as Features;
+}
+
 /** The error for an option (or method) whose feature the pool was built without. */
 export function needFeature(option: string, feature: keyof Features): PoolError {
   return new PoolError('INVALID_OPTIONS', `${option} needs the ${feature} feature, which this pool was built without (the package's Pool has every feature)`, { field: option });

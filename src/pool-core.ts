@@ -21,7 +21,7 @@ import type { EndpointConfig, ExecuteOptions, PoolOptions, Priority } from './op
 import { resolvePoolOptions } from './options/resolve.js';
 import { durationOrInfinity, plainObject } from './options/validate.js';
 import type { ProbeResult } from './health/probe.js';
-import { needFeature, type Features } from './features.js';
+import { needFeature, tableOf, type Feature } from './features.js';
 import { PoolState } from './state.js';
 import { recoverCeilings } from './call/ceilings.js';
 import { adaptUp } from './call/adaptive.js';
@@ -106,10 +106,15 @@ export class PoolCore<C> {
     stateOf = (pool) => pool.#s;
   }
 
-  /** `features`: the optional features' code this pool may use (an internal table, see features.ts). */
-  constructor(options: PoolOptions<C>, features: object) {
-    const r = resolvePoolOptions(options, features as Features);
-    this.#s = new PoolState<C>(r.resolved, r.clock, r.random, r.metrics, r.listener, features as Features);
+  /**
+   * `features`: the optional features this pool may use (see features.ts); an option that
+   * needs one it lacks is refused with `INVALID_OPTIONS` naming it.
+   */
+  constructor(options: PoolOptions<C>, features: readonly Feature[]) {
+    if (!Array.isArray(features)) throw invalidOption('features', 'an array of features', features);
+    const table = tableOf(features);
+    const r = resolvePoolOptions(options, table);
+    this.#s = new PoolState<C>(r.resolved, r.clock, r.random, r.metrics, r.listener, table);
     this.#s.setEndpoints(r.endpoints, r.groups);
   }
 

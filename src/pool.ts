@@ -13,9 +13,11 @@ import { PoolCore } from './pool-core.js';
 import { ALL_FEATURES } from './features-all.js';
 import type { PoolOptions } from './options/options.js';
 
+const EVERY_FEATURE = [ALL_FEATURES];
+
 export class Pool<C> extends PoolCore<C> {
   constructor(options: PoolOptions<C>) {
-    super(options, ALL_FEATURES);
+    super(options, EVERY_FEATURE);
   }
 }
 

@@ -5,7 +5,7 @@
  */
 import { describe, expect, test } from 'vitest';
 import { PoolCore } from '../src/pool-core.js';
-import { NO_FEATURES } from '../src/features.js';
+import { feature, type Features } from '../src/features.js';
 import { ALL_FEATURES } from '../src/features-all.js';
 import { Pool, isPoolError } from '../src/index.js';
 import { FakeClock } from '../src/testing/fake-clock.js';
@@ -25,29 +25,33 @@ function refusal(fn: () => unknown): { code: string; message: string; field: unk
 
 describe('a pool built without optional features', () => {
   test('serves calls with its default options', async () => {
-    const pool = new PoolCore({ endpoints, classify, clock: new FakeClock() }, NO_FEATURES);
+    const pool = new PoolCore({ endpoints, classify, clock: new FakeClock() }, []);
     await expect(pool.execute(async (conn) => conn * 10)).resolves.toBe(10);
     await pool.close();
   });
 
   test('refuses retryBudget, naming the missing feature', () => {
-    const r = refusal(() => new PoolCore({ endpoints, classify, retryBudget: { ratio: 0.1 } }, NO_FEATURES));
+    const r = refusal(() => new PoolCore({ endpoints, classify, retryBudget: { ratio: 0.1 } }, []));
     expect(r?.code).toBe('INVALID_OPTIONS');
     expect(r?.field).toBe('retryBudget');
     expect(r?.message).toMatch(/retryBudget needs the budget feature/);
   });
 
   test('rejects probeHealth, naming the missing feature', async () => {
-    const pool = new PoolCore({ endpoints, classify, clock: new FakeClock() }, NO_FEATURES);
+    const pool = new PoolCore({ endpoints, classify, clock: new FakeClock() }, []);
     await expect(pool.probeHealth(async () => true)).rejects.toMatchObject({ code: 'INVALID_OPTIONS', message: expect.stringMatching(/probe feature/) });
     await pool.close();
   });
 
   test('with a feature handed in, its option works', async () => {
-    const pool = new PoolCore({ endpoints, classify, clock: new FakeClock(), retryBudget: { ratio: 0.1 } }, { budget: ALL_FEATURES.budget });
+    const pool = new PoolCore({ endpoints, classify, clock: new FakeClock(), retryBudget: { ratio: 0.1 } }, [feature({ budget: (ALL_FEATURES as unknown as Features).budget! })]);
     await expect(pool.execute(async (conn) => conn)).resolves.toBe(1);
     await expect(pool.probeHealth(async () => true)).rejects.toMatchObject({ code: 'INVALID_OPTIONS' });
     await pool.close();
+  });
+
+  test('refuses a features value that is not an array', () => {
+    expect(refusal(() => new PoolCore({ endpoints, classify }, {} as never))).toMatchObject({ code: 'INVALID_OPTIONS', field: 'features' });
   });
 });
 
