@@ -2,8 +2,27 @@
 import { feature } from './features.js';
 import { probeEndpoints } from './health/probe.js';
 import { resolveBudget } from './limits/budget.js';
+import { Quota, keyLevel, resolveRateLimit } from './limits/quota.js';
+import { resetHour } from './limits/daily.js';
+import { resolveCeilingRecovery } from './limits/ceiling.js';
+import { WaitQueue } from './limits/waiters.js';
+import { learnCeiling, ownLevel, recoverCeilings } from './call/ceilings.js';
+import { adaptDown, adaptUp } from './call/adaptive.js';
 
 export const ALL_FEATURES = feature({
   probe: { run: probeEndpoints },
   budget: { resolve: resolveBudget },
+  limits: {
+    resolve: resolveRateLimit,
+    resetHour,
+    ceilingRecovery: resolveCeilingRecovery,
+    quota: (limit, resetUtcHour, now, key, wall) => new Quota(limit, resetUtcHour, now, key, wall),
+    keyLevel,
+    waitQueue: (clock) => new WaitQueue(clock),
+    learnCeiling,
+    ownLevel,
+    recoverCeilings,
+    adaptDown,
+    adaptUp,
+  },
 });

@@ -18,12 +18,54 @@ import type { PoolState } from './state.js';
 import type { Operation } from './call/context.js';
 import type { ProbeResult } from './health/probe.js';
 import type { RetryBudget } from './limits/budget.js';
+import type { Clock } from './base/clock.js';
+import type { Verdict } from './base/classify.js';
+import type { EndpointState } from './selection/endpoint.js';
+import type { Quota, ResolvedRateLimit } from './limits/quota.js';
+import type { CeilingRecovery } from './limits/ceiling.js';
+import type { WaitQueue } from './limits/waiters.js';
 
 export interface Features {
   /** `pool.probeHealth`. */
   readonly probe?: { readonly run: <C>(s: PoolState<C>, probe: Operation<C, unknown>, timeoutMs: number) => Promise<ProbeResult[]> };
   /** The pool's `retryBudget`. */
   readonly budget?: { readonly resolve: (value: unknown) => RetryBudget | undefined };
+  /**
+   * The rate-limit family: endpoints' `rateLimit` (token bucket, paced, daily, adaptive),
+   * `groups`, learned ceilings and their recovery, and the per-quota wait queues. With it,
+   * every endpoint gets a full `Quota` (limits/quota.ts); without it, a `BasicQuota`
+   * (limits/basic-quota.ts): the plain cooldown after a rate-limited answer only.
+   *
+   * A pool without it, on a classifier's hints: `ceilingPerSecond` (and `ceilingScope`) is
+   * ignored, so the answer cools the endpoint down as one without a number does
+   * (Retry-After, else `rateLimitCooldownMs` doubled per such answer in a row), with no
+   * `endpoint-recalibrated`; `dailyQuotaExhausted` cannot park the endpoint until a daily
+   * reset (there is no calendar code): it cools it down for `rateLimitCooldownMs` (or the
+   * longer cooldown the answer set), the call moves on, and no `endpoint-parked` is emitted.
+   * A call waiting for a cooling endpoint sleeps rather than queueing for a turn.
+   * `endpoints[i].rateLimit`, `groups`, `dailyResetUtcHour` and `ceilingRecovery` are refused.
+   */
+  readonly limits?: {
+    /** Checks an endpoint's `rateLimit`. */
+    readonly resolve: (field: string, value: unknown) => ResolvedRateLimit | undefined;
+    /** Checks `dailyResetUtcHour`. */
+    readonly resetHour: (value: unknown) => number;
+    /** Checks `ceilingRecovery`. */
+    readonly ceilingRecovery: (value: unknown) => CeilingRecovery;
+    /** An endpoint's (or a group's) quota. */
+    readonly quota: (limit: ResolvedRateLimit | undefined, resetUtcHour: number, now: number, key: string, wall?: () => number) => Quota;
+    /** A grouped key's own level (see quota.ts `keyLevel`). */
+    readonly keyLevel: (group: Quota, endpoint: string, resetUtcHour: number, now: number, wall?: () => number) => Quota;
+    /** A wait queue for a quota's turns (waiters.ts). */
+    readonly waitQueue: (clock: Clock) => WaitQueue;
+    /** call/ceilings.ts. */
+    readonly learnCeiling: <C>(s: PoolState<C>, ep: EndpointState<C>, verdict: Verdict, now: number, sentAt?: number) => Quota;
+    readonly ownLevel: <C>(s: PoolState<C>, ep: EndpointState<C>, now: number) => Quota;
+    readonly recoverCeilings: <C>(s: PoolState<C>, ep: EndpointState<C>, now: number) => void;
+    /** call/adaptive.ts. */
+    readonly adaptDown: <C>(s: PoolState<C>, ep: EndpointState<C>, q: Quota, sentAt: number, now: number) => void;
+    readonly adaptUp: <C>(s: PoolState<C>, ep: EndpointState<C>, now: number, ok: boolean) => void;
+  };
 }
 
 /** No optional feature. */

@@ -23,8 +23,6 @@ import { durationOrInfinity, plainObject } from './options/validate.js';
 import type { ProbeResult } from './health/probe.js';
 import { needFeature, tableOf, type Feature } from './features.js';
 import { PoolState } from './state.js';
-import { recoverCeilings } from './call/ceilings.js';
-import { adaptUp } from './call/adaptive.js';
 import type { AdaptiveLimit } from './limits/adaptive.js';
 
 function lower(a: number | undefined, b: number | undefined): number | undefined {
@@ -238,8 +236,9 @@ export class PoolCore<C> {
   /** Applies the recovery steps of learned ceilings, and the increases of adaptive limits, that are due. */
   #recover(now: number): void {
     for (const ep of this.#s.endpoints) {
-      if (ep.quota.learned !== undefined || ep.own !== undefined) recoverCeilings(this.#s, ep, now);
-      if (ep.quota.adaptive !== undefined) adaptUp(this.#s, ep, now, false);
+      // Only the limits feature makes a quota learned or adaptive, or an endpoint's own level.
+      if (ep.quota.learned !== undefined || ep.own !== undefined) this.#s.features.limits!.recoverCeilings(this.#s, ep, now);
+      if (ep.quota.adaptive !== undefined) this.#s.features.limits!.adaptUp(this.#s, ep, now, false);
     }
   }
 

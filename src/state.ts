@@ -8,7 +8,7 @@ import type { EndpointState } from './selection/endpoint.js';
 import { buildEndpointSet } from './selection/endpoint-set.js';
 import { deliver, Listeners, type EventListener, type PoolEvent } from './base/events.js';
 import { safeIncrement, type MetricsSink } from './base/metrics.js';
-import { keyLevel, type ResolvedRateLimit } from './limits/quota.js';
+import type { Quota, ResolvedRateLimit } from './limits/quota.js';
 import { TimeoutQueue } from './call/timeouts.js';
 import { PermitQueue, type PermitWaiter } from './call/permit-queue.js';
 import { defaultPlan, type CallPlan } from './call/plan.js';
@@ -130,7 +130,8 @@ export class PoolState<C> {
     this.#fromFleet = true;
     try {
       for (const ep of this.endpoints) {
-        const q = ep.quota;
+        // Only the limits feature makes a quota with a shared key: a Quota.
+        const q = ep.quota as Quota;
         if (q.shared?.key !== key) continue;
         const first = this.endpoints.find((e) => e.quota === q) === ep;
         if (first && state.ceilingPerSecond !== undefined && q.ceilingPerSecond !== state.ceilingPerSecond) {
@@ -144,7 +145,7 @@ export class PoolState<C> {
         const keyParkMs = state.parkedEndpoints?.get(ep.name);
         if (keyParkMs !== undefined && keyParkMs > 0) {
           // A key parked elsewhere: parked here too (its own level in a group), until the same reset.
-          const level = q.grouped ? (ep.own ??= keyLevel(q, ep.name, this.opts.dailyResetUtcHour, now, this.wall)) : q;
+          const level = q.grouped ? (ep.own ??= this.features.limits!.keyLevel(q, ep.name, this.opts.dailyResetUtcHour, now, this.wall)) : q;
           if (level.parkedUntil < now + keyParkMs - 1000) {
             level.parkedUntil = now + keyParkMs;
             this.emit({ type: 'endpoint-parked', endpoint: ep.name, untilMs: level.parkedUntil });
@@ -212,7 +213,7 @@ export class PoolState<C> {
   /** Validates and installs an endpoint set, keeping the state of endpoints kept by name. */
   setEndpoints(configs: unknown, groups: unknown = this.groups): void {
     const previous = this.endpoints.length === 0 ? undefined : { endpoints: this.endpoints, byName: this.byName, groups: this.groups };
-    const next = buildEndpointSet<C>(configs, groups, previous, this.#limits, this.opts.breaker, this.opts.dailyResetUtcHour, this.clock.now(), this.random, this.wall);
+    const next = buildEndpointSet<C>(configs, groups, previous, this.#limits, this.opts.breaker, this.opts.dailyResetUtcHour, this.clock.now(), this.random, this.wall, this.features.limits);
     this.endpoints = next.endpoints;
     this.byName = next.byName;
     this.groups = next.groups;

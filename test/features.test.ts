@@ -55,6 +55,79 @@ describe('a pool built without optional features', () => {
   });
 });
 
+describe('a pool built without the limits feature', () => {
+  test.each([
+    ['endpoints[1].rateLimit', { endpoints: [{ name: 'a', conn: 1 }, { name: 'b', conn: 2, rateLimit: { perSecond: 5 } }] }],
+    ['groups', { endpoints, groups: [['a', 'b']] }],
+    ['dailyResetUtcHour', { endpoints, dailyResetUtcHour: 7 }],
+    ['ceilingRecovery', { endpoints, ceilingRecovery: { quietMs: 1000 } }],
+  ])('refuses %s, naming the feature', (field, options) => {
+    const r = refusal(() => new PoolCore({ classify, ...options }, NO_FEATURES));
+    expect(r).toMatchObject({ code: 'INVALID_OPTIONS', field });
+    expect(r?.message).toContain(`${field} needs the limits feature`);
+  });
+
+  test('refuses a rateLimit in setEndpoints, and keeps the endpoints it had', async () => {
+    const pool = new PoolCore({ endpoints, classify, clock: new FakeClock() }, NO_FEATURES);
+    expect(refusal(() => pool.setEndpoints([{ name: 'c', conn: 3, rateLimit: { perDay: 100 } }]))).toMatchObject({ code: 'INVALID_OPTIONS', field: 'endpoints[0].rateLimit' });
+    expect(pool.stats().map((e) => e.name)).toEqual(['a', 'b']);
+    await pool.close();
+  });
+
+  test('a rate-limited answer with a ceiling cools the endpoint down as a bare one does (doubling), with no learned ceiling', async () => {
+    const clock = new FakeClock();
+    const events: string[] = [];
+    const pool = new PoolCore(
+      { endpoints: [{ name: 'a', conn: 1 }], clock, rateLimitCooldownMs: 800, classify: () => ({ class: 'rate-limited', ceilingPerSecond: 2 }), onEvent: (e) => events.push(e.type), maxAttempts: 1 },
+      NO_FEATURES,
+    );
+    const limited = () => pool.execute(async () => Promise.reject(new Error('429 (2/sec)')));
+    await expect(limited()).rejects.toMatchObject({ code: 'RETRIES_EXHAUSTED' });
+    // With the feature: one interval of 2/s (500 ms), the ceiling 2, and no doubling.
+    expect(pool.stats()[0]).toMatchObject({ status: 'cooling', cooldownRemainingMs: 800, ceilingPerSecond: undefined });
+    await clock.advance(800);
+    await expect(limited()).rejects.toMatchObject({ code: 'RETRIES_EXHAUSTED' });
+    expect(pool.stats()[0]).toMatchObject({ status: 'cooling', cooldownRemainingMs: 1600, ceilingPerSecond: undefined });
+    expect(events).not.toContain('endpoint-recalibrated');
+    await pool.close();
+  });
+
+  test('a spent daily quota cools the endpoint down instead of parking it, and the call moves on', async () => {
+    const clock = new FakeClock();
+    const events: string[] = [];
+    const pool = new PoolCore({ endpoints, clock, classify: () => ({ class: 'permanent', dailyQuotaExhausted: true }), onEvent: (e) => events.push(e.type) }, NO_FEATURES);
+    await expect(pool.execute(async (conn) => (conn === 1 ? Promise.reject(new Error('day spent')) : 'b'))).resolves.toBe('b');
+    const a = pool.stats().find((e) => e.name === 'a')!;
+    expect(a).toMatchObject({ status: 'cooling', cooldownRemainingMs: 1000, parkedUntilMs: undefined });
+    expect(events).not.toContain('endpoint-parked');
+    await pool.close();
+  });
+
+  test('a call waiting for a cooling endpoint sleeps through the cooldown, then goes', async () => {
+    const clock = new FakeClock();
+    let calls = 0;
+    const pool = new PoolCore({ endpoints: [{ name: 'a', conn: 1 }], clock, classify: () => ({ class: 'rate-limited', retryAfterMs: 300 }), random: () => 0 }, NO_FEATURES);
+    const call = pool.execute(async () => (++calls === 1 ? Promise.reject(new Error('429')) : 'ok'));
+    await clock.advance(299);
+    expect(calls).toBe(1);
+    await clock.advance(1);
+    await expect(call).resolves.toBe('ok');
+    expect(calls).toBe(2);
+    await pool.close();
+  });
+
+  test('with the limits feature handed in, a rateLimit paces calls', async () => {
+    const clock = new FakeClock();
+    const pool = new PoolCore({ endpoints: [{ name: 'a', conn: 1, rateLimit: { perSecond: 1, burst: 1 } }], classify, clock }, { limits: ALL_FEATURES.limits });
+    const started: number[] = [];
+    const calls = [1, 2].map(() => pool.execute(async () => started.push(clock.now())));
+    await clock.advance(1000);
+    await Promise.all(calls);
+    expect(started).toEqual([0, 1000]);
+    await pool.close();
+  });
+});
+
 describe('Pool', () => {
   test('has every feature of the table', async () => {
     const pool = new Pool({ endpoints, classify, clock: new FakeClock(), retryBudget: { ratio: 0.1 } });

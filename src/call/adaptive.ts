@@ -5,6 +5,7 @@
 import type { Quota } from '../limits/quota.js';
 import type { EndpointState } from '../selection/endpoint.js';
 import type { PoolState } from '../state.js';
+import { liveName } from './outcome.js';
 
 /** A rate-limited answer with no number, for an attempt sent at `sentAt`. */
 export function adaptDown<C>(s: PoolState<C>, ep: EndpointState<C>, q: Quota, sentAt: number, now: number): void {
@@ -18,20 +19,10 @@ export function adaptDown<C>(s: PoolState<C>, ep: EndpointState<C>, q: Quota, se
   if (rate !== previous && name !== undefined) s.emit({ type: 'endpoint-adapted', endpoint: name, perSecond: rate, previous, reason: 'decrease' });
 }
 
-/**
- * The name an event about limit `q` goes under: the answering endpoint's; for one that
- * `setEndpoints` replaced or removed, a live endpoint that shares `q` (a group its live
- * members kept: the account's answer), else none (its name may be a replacement's now).
- */
-export function liveName<C>(s: PoolState<C>, ep: EndpointState<C>, q: Quota): string | undefined {
-  if (ep.live) return ep.name;
-  for (const e of s.endpoints) if (e.quota === q) return e.name;
-  return undefined;
-}
-
 /** A success (`ok`), or a look from `stats()`/`capacity()`: the increase due, if any. */
 export function adaptUp<C>(s: PoolState<C>, ep: EndpointState<C>, now: number, ok: boolean): void {
-  const q = ep.quota;
+  // With this feature, every endpoint's quota is a Quota (features-all.ts).
+  const q = ep.quota as Quota;
   const a = q.adaptive!;
   if (ok) a.succeeded(now);
   const previous = a.rate;

@@ -348,7 +348,8 @@ export class Call<C, T> extends Waiting<C, CallHistory<C>> implements AttemptOwn
       if (c.s.listener !== undefined) c.s.emit({ type: 'retry-scheduled', callId: c.id, attempt: c.attempts + 1, delayMs: ms, hinted });
     }
     c.setFlag(BACKED_OFF, true);
-    if (queueOn !== undefined) c.queueFor(queueOn, ms);
+    // Without the limits feature there is no rate to hand out turns at: a cooling endpoint's wait is a sleep.
+    if (queueOn !== undefined && c.s.features.limits !== undefined) c.queueFor(queueOn, ms);
     else c.sleep(ms);
   }
 

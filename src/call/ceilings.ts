@@ -1,5 +1,5 @@
 /**
- * Learned ceilings at two levels, and the cooldown a rate-limited answer sets.
+ * Learned ceilings at two levels (the cooldown a rate-limited answer sets is the core's: outcome.ts).
  *
  * An endpoint alone has one level: its quota. An endpoint in a group has two: the quota
  * the group shares (the account's bucket) and, once a hint described the key alone, the
@@ -29,8 +29,6 @@ import type { PoolState } from '../state.js';
 const INF = Infinity;
 /** How far back accepted attempts prove that a group admits more than a hinted number. */
 const PROOF_MS = 2000;
-/** Retry-After gets up to this much on top, from the pool's random source, so callers hit by one answer do not return together. */
-const RETRY_AFTER_JITTER = 0.25;
 
 /**
  * Applies a `ceilingPerSecond` hint to the level it describes (cooling that level down
@@ -40,7 +38,8 @@ const RETRY_AFTER_JITTER = 0.25;
  */
 export function learnCeiling<C>(s: PoolState<C>, ep: EndpointState<C>, verdict: Verdict, now: number, sentAt = now): Quota {
   const hinted = verdict.ceilingPerSecond;
-  const group = ep.quota;
+  // With this feature, every endpoint's quota is a Quota (features-all.ts).
+  const group = ep.quota as Quota;
   if (hinted === undefined) {
     // A key's spent day is the key's (it is parked alone, see outcome.ts): its cooldown too.
     if (verdict.dailyQuotaExhausted && group.grouped) return ownLevel(s, ep, now);
@@ -80,11 +79,11 @@ export function learnCeiling<C>(s: PoolState<C>, ep: EndpointState<C>, verdict: 
 
 /** A grouped endpoint's own level, created on first use. */
 export function ownLevel<C>(s: PoolState<C>, ep: EndpointState<C>, now: number): Quota {
-  return (ep.own ??= keyLevel(ep.quota, ep.name, s.opts.dailyResetUtcHour, now, s.wall));
+  return (ep.own ??= keyLevel(ep.quota as Quota, ep.name, s.opts.dailyResetUtcHour, now, s.wall)) as Quota;
 }
 
 function defaultScope<C>(s: PoolState<C>, ep: EndpointState<C>, n: number, now: number): 'key' | 'group' {
-  const q = ep.quota;
+  const q = ep.quota as Quota;
   const last = q.lastKeyHint;
   // A number that describes the group uses up the key hints before it: after the group has
   // recovered, a key's own limit that happens to be the same number must not pair with them.
@@ -98,28 +97,6 @@ function defaultScope<C>(s: PoolState<C>, ep: EndpointState<C>, n: number, now: 
 }
 
 /**
- * The cooldown of a rate-limited answer on `level`: the server's Retry-After plus up to
- * 25 % jitter; with a learned ceiling or an adaptive limit and no Retry-After, one
- * interval of that rate (at most `rateLimitCooldownMs`); with no
- * hint at all, `rateLimitCooldownMs` doubled for each such answer in a row (reset by a
- * success). Capped at `maxCooldownMs` (the backoff's `maxMs`).
- */
-export function rateLimitCooldownMs<C>(s: PoolState<C>, level: Quota, verdict: Verdict, maxCooldownMs: number): number {
-  let ms: number;
-  if (verdict.retryAfterMs !== undefined) {
-    const r = s.random();
-    ms = verdict.retryAfterMs * (1 + RETRY_AFTER_JITTER * (r >= 0 && r < 1 ? r : 0));
-  } else if (verdict.ceilingPerSecond !== undefined || level.adaptive !== undefined) {
-    // A rate the server stated, or one an adaptive limit just set: pacing at it is the remedy, so skip one slot.
-    ms = level.rate === undefined ? s.opts.rateLimitCooldownMs : Math.min(s.opts.rateLimitCooldownMs, Math.ceil(level.rate.intervalMs));
-  } else {
-    ms = s.opts.rateLimitCooldownMs * 2 ** Math.min(level.limitedRun, 30);
-    level.limitedRun++;
-  }
-  return Math.min(Math.round(ms), maxCooldownMs);
-}
-
-/**
  * Recovery steps due on `ep`'s levels (after a success, or when `stats()`/`capacity()` look).
  * None for an endpoint replaced or removed by `setEndpoints`: its levels serve nobody, and a
  * group it shared recovers through its live members.
@@ -127,7 +104,7 @@ export function rateLimitCooldownMs<C>(s: PoolState<C>, level: Quota, verdict: V
 export function recoverCeilings<C>(s: PoolState<C>, ep: EndpointState<C>, now: number): void {
   if (!ep.live) return;
   const r = s.opts.ceilingRecovery;
-  const group = ep.quota;
+  const group = ep.quota as Quota;
   // Callers were turned away for want of a turn lately: probing up costs less than waiting.
   const pressed = now - s.turnedAwayAt <= r.quietMs / 4;
   const g = group.recover(now, r, pressed);
@@ -135,7 +112,7 @@ export function recoverCeilings<C>(s: PoolState<C>, ep: EndpointState<C>, now: n
     group.waiters?.poke();
     s.emit({ type: 'endpoint-recalibrated', endpoint: ep.name, perSecond: g, scope: group.grouped ? 'group' : 'key', reason: 'recovery' });
   }
-  const own = ep.own;
+  const own = ep.own as Quota | undefined;
   if (own === undefined) return;
   const k = own.recover(now, r, pressed);
   if (k === undefined) return;

@@ -13,8 +13,11 @@ import { METRICS, noneLabels, safeObserve } from '../base/metrics.js';
 import type { EndpointState } from '../selection/endpoint.js';
 import type { PoolState } from '../state.js';
 import { NotAPromiseError, type Attempt } from './attempt.js';
-import { learnCeiling, ownLevel, rateLimitCooldownMs, recoverCeilings } from './ceilings.js';
-import { adaptDown, adaptUp, liveName } from './adaptive.js';
+import type { BasicQuota } from '../limits/basic-quota.js';
+import type { Quota } from '../limits/quota.js';
+
+/** Retry-After gets up to this much on top, from the pool's random source, so callers hit by one answer do not return together. */
+const RETRY_AFTER_JITTER = 0.25;
 
 /** A success: the breaker, latency, metrics and `attempt-success`. */
 export function recordSuccess<C>(s: PoolState<C>, a: Attempt<C>): void {
@@ -46,9 +49,10 @@ export function recordSuccess<C>(s: PoolState<C>, a: Attempt<C>): void {
   if (closed) s.wakeParked();
   const q = ep.quota;
   q.limitedRun = 0;
-  if (q.grouped) q.noteAccepted(a.startedAt);
-  if (q.learned !== undefined || ep.own !== undefined) recoverCeilings(s, ep, now);
-  if (q.adaptive !== undefined) adaptUp(s, ep, s.timesSuccesses ? now : s.clock.now(), true);
+  // Only the limits feature makes a quota grouped, learned or adaptive, or an endpoint's own level.
+  if (q.grouped) (q as Quota).noteAccepted(a.startedAt);
+  if (q.learned !== undefined || ep.own !== undefined) s.features.limits!.recoverCeilings(s, ep, now);
+  if (q.adaptive !== undefined) s.features.limits!.adaptUp(s, ep, s.timesSuccesses ? now : s.clock.now(), true);
 }
 
 /**
@@ -105,7 +109,8 @@ export function recordFailure<C>(s: PoolState<C>, a: Attempt<C>, error: unknown,
   const cls = verdict.class;
   ep.failures++;
   // The limit the answer came from: the group's quota, or the key's own (see ceilings.ts).
-  const level = learnCeiling(s, ep, verdict, now, a.startedAt);
+  const limits = s.features.limits;
+  const level = limits !== undefined ? limits.learnCeiling(s, ep, verdict, now, a.startedAt) : plainLevel(ep, verdict);
   let opened = false;
   let closed = false;
   let cooldownMs = 0;
@@ -117,7 +122,7 @@ export function recordFailure<C>(s: PoolState<C>, a: Attempt<C>, error: unknown,
       ep.breaker.release(a.probe);
       ep.rateLimited++;
       // A bare 429 on an adaptive limit lowers it (a number went to the learned ceiling above).
-      if (level.adaptive !== undefined && verdict.ceilingPerSecond === undefined) adaptDown(s, ep, level, a.startedAt, now);
+      if (level.adaptive !== undefined && verdict.ceilingPerSecond === undefined) limits!.adaptDown(s, ep, level as Quota, a.startedAt, now);
       cooldownMs = rateLimitCooldownMs(s, level, verdict, maxCooldownMs);
       const until = level.cooldownUntil;
       level.coolDown(now, cooldownMs);
@@ -187,16 +192,67 @@ export function recordTimeout<C>(s: PoolState<C>, a: Attempt<C>, now: number, st
 }
 
 /**
+ * The level a rate-limited answer cools in a pool without the limits feature: the
+ * endpoint's quota. A `ceilingPerSecond` hint is dropped (see features.ts): with no limiter
+ * to pace at the stated rate, cooling for one interval of it would only invite the next
+ * 429, so the answer cools down as one without a number does.
+ */
+function plainLevel<C>(ep: EndpointState<C>, verdict: Verdict): BasicQuota {
+  verdict.ceilingPerSecond = undefined;
+  verdict.ceilingScope = undefined;
+  return ep.quota;
+}
+
+/**
+ * The cooldown of a rate-limited answer on `level`: the server's Retry-After plus up to
+ * 25 % jitter; with a learned ceiling or an adaptive limit and no Retry-After, one
+ * interval of that rate (at most `rateLimitCooldownMs`); with no
+ * hint at all, `rateLimitCooldownMs` doubled for each such answer in a row (reset by a
+ * success). Capped at `maxCooldownMs` (the backoff's `maxMs`).
+ */
+export function rateLimitCooldownMs<C>(s: PoolState<C>, level: BasicQuota, verdict: Verdict, maxCooldownMs: number): number {
+  let ms: number;
+  if (verdict.retryAfterMs !== undefined) {
+    const r = s.random();
+    ms = verdict.retryAfterMs * (1 + RETRY_AFTER_JITTER * (r >= 0 && r < 1 ? r : 0));
+  } else if (verdict.ceilingPerSecond !== undefined || level.adaptive !== undefined) {
+    // A rate the server stated, or one an adaptive limit just set: pacing at it is the remedy, so skip one slot.
+    ms = level.rate === undefined ? s.opts.rateLimitCooldownMs : Math.min(s.opts.rateLimitCooldownMs, Math.ceil(level.rate.intervalMs));
+  } else {
+    ms = s.opts.rateLimitCooldownMs * 2 ** Math.min(level.limitedRun, 30);
+    level.limitedRun++;
+  }
+  return Math.min(Math.round(ms), maxCooldownMs);
+}
+
+/**
+ * The name an event about limit `q` goes under: the answering endpoint's; for one that
+ * `setEndpoints` replaced or removed, a live endpoint that shares `q` (a group its live
+ * members kept: the account's answer), else none (its name may be a replacement's now).
+ */
+export function liveName<C>(s: PoolState<C>, ep: EndpointState<C>, q: BasicQuota): string | undefined {
+  if (ep.live) return ep.name;
+  for (const e of s.endpoints) if (e.quota === q) return e.name;
+  return undefined;
+}
+
+/**
  * Acts on what the classification said about the endpoint itself. Returns true when the
  * endpoint is now out of the running (disabled or parked).
  */
 function applyHints<C>(s: PoolState<C>, ep: EndpointState<C>, verdict: Verdict, now: number): boolean {
   let out = false;
   if (verdict.dailyQuotaExhausted) {
-    // In a group, the key that said so is parked, not its siblings (they say so themselves if the account's day is spent).
-    const untilMs = (ep.quota.grouped ? ownLevel(s, ep, now) : ep.quota).park(now);
-    // As for a disable below: a replaced endpoint's spent day is not the live one's.
-    if (ep.live) s.emit({ type: 'endpoint-parked', endpoint: ep.name, untilMs });
+    const limits = s.features.limits;
+    if (limits === undefined) {
+      // No daily reset to park until without the limits feature (see features.ts): a cooldown, as for a bare 429.
+      ep.quota.coolDown(now, s.opts.rateLimitCooldownMs);
+    } else {
+      // In a group, the key that said so is parked, not its siblings (they say so themselves if the account's day is spent).
+      const untilMs = (ep.quota.grouped ? limits.ownLevel(s, ep, now) : (ep.quota as Quota)).park(now);
+      // As for a disable below: a replaced endpoint's spent day is not the live one's.
+      if (ep.live) s.emit({ type: 'endpoint-parked', endpoint: ep.name, untilMs });
+    }
     out = true;
   }
   if (verdict.disableEndpoint && !ep.disabled) {

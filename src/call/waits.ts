@@ -16,7 +16,7 @@ import type { TimerHandle } from '../base/clock.js';
 import { METRICS } from '../base/metrics.js';
 import type { PoolState, Waiter } from '../state.js';
 import type { EndpointState } from '../selection/endpoint.js';
-import { WaitQueue, type QueuedWaiter } from '../limits/waiters.js';
+import type { QueuedWaiter, WaitQueue } from '../limits/waiters.js';
 import type { PermitWaiter } from './permit-queue.js';
 import { CallCore, CallSlots } from './call-core.js';
 
@@ -180,7 +180,8 @@ export abstract class Waiting<C, S extends WaitSlots = WaitSlots> extends CallCo
       s.count(METRICS.rateLimitWaits, ep.labels);
       if (s.listener !== undefined) s.emit({ type: 'rate-limit-wait', callId: this.owner.id, endpoint: ep.name, delayMs: etaMs });
     }
-    const q = (ep.quota.waiters ??= new WaitQueue(s.clock));
+    // Only a pool with the limits feature queues (call.ts `#sleep`).
+    const q = (ep.quota.waiters ??= s.features.limits!.waitQueue(s.clock));
     const slots = this.slots();
     slots.queuedOn = ep;
     ep.queued++;

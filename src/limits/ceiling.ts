@@ -21,6 +21,10 @@
  * Pure: every method takes `now`; nothing schedules a timer. The pool calls `recover`
  * when it has a reason to look (a success on the endpoint, `stats()`, `capacity()`).
  */
+import { DEFAULTS } from '../options/defaults.js';
+import type { CeilingRecoveryOptions } from '../options/options.js';
+import { finite, optionsObject, type KnownKeys } from '../options/validate.js';
+import { invalidOption } from '../base/errors.js';
 
 /** The range a ceiling learned from a server is clamped to (calls per second). */
 export const LEARNED_MIN_PER_SECOND = 0.01;
@@ -141,4 +145,19 @@ export class LearnedCeiling {
 /** Clamps a hinted ceiling into the learned range. */
 export function clampLearned(perSecond: number): number {
   return Math.min(LEARNED_MAX_PER_SECOND, Math.max(LEARNED_MIN_PER_SECOND, perSecond));
+}
+
+const CEILING_RECOVERY_KEYS: Record<keyof CeilingRecoveryOptions, true> & KnownKeys = { quietMs: true, stepMs: true, stepFraction: true };
+
+/** Checks `ceilingRecovery`. */
+export function resolveCeilingRecovery(value: unknown): CeilingRecovery {
+  const o = optionsObject('ceilingRecovery', value, CEILING_RECOVERY_KEYS) ?? {};
+  const d = DEFAULTS.ceilingRecovery;
+  const stepFraction = finite('ceilingRecovery.stepFraction', o['stepFraction'], d.stepFraction, 0, true);
+  if (stepFraction > 1) throw invalidOption('ceilingRecovery.stepFraction', 'a fraction in (0, 1]', stepFraction);
+  return {
+    quietMs: finite('ceilingRecovery.quietMs', o['quietMs'], d.quietMs),
+    stepMs: finite('ceilingRecovery.stepMs', o['stepMs'], d.stepMs, 0, true),
+    stepFraction,
+  };
 }

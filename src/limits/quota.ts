@@ -20,13 +20,16 @@
  *
  * Calls waiting for this quota's next token queue on `waiters` (see waiters.ts), which
  * the pool attaches.
+ *
+ * The fields and methods the core reads are `BasicQuota`'s (basic-quota.ts): a pool built
+ * without the rate-limit feature gives its endpoints that class, with none of this code.
  */
 import { DailyCounter, nextDailyReset } from './daily.js';
-import { TokenBucket, type Limiter } from './bucket.js';
+import { TokenBucket } from './bucket.js';
 import { PacedLimiter } from './paced.js';
 import type { SharedLimit } from './store.js';
 import { CONFIGURED_MAX_PER_SECOND, LearnedCeiling, clampLearned, type CeilingRecovery } from './ceiling.js';
-import type { WaitQueue } from './waiters.js';
+import { BasicQuota } from './basic-quota.js';
 import { AdaptiveLimit, resolveAdaptive, type ResolvedAdaptive } from './adaptive.js';
 import { invalidOption } from '../base/errors.js';
 import { DEFAULTS } from '../options/defaults.js';
@@ -49,17 +52,11 @@ export interface ResolvedRateLimit {
 /** How many accepted start times a group's quota keeps (see `acceptedMoreThan`). */
 export const ACCEPTED_KEPT = 64;
 
-export class Quota {
-  rate: TokenBucket | PacedLimiter | undefined;
-  daily: DailyCounter | undefined;
-  cooldownUntil = 0;
-  parkedUntil = 0;
+export class Quota extends BasicQuota {
   readonly #marginMs: number;
   readonly #resetUtcHour: number;
   /** The calendar clock, for the daily reset (see daily.ts); `undefined`: `now` is the calendar. */
   readonly #wall: (() => number) | undefined;
-  /** What a shared store counts for this quota; `undefined` without a `rateLimit`. */
-  readonly shared: SharedLimit | undefined;
   /** The ceiling (and bucket size) before a degraded store scaled it down. */
   #undegraded: number | undefined;
   #undegradedBurst: number | undefined;
@@ -67,18 +64,8 @@ export class Quota {
   #share = 1;
   /** The configured per-second rate, if any: where a learned ceiling recovers to. */
   readonly configured: number | undefined;
-  /** The ceiling learned from the server, once one was. */
-  learned: LearnedCeiling | undefined;
-  /** Rate-limited answers without a hint in a row (each doubles the cooldown); reset by a success. */
-  limitedRun = 0;
-  /** Calls queued for this quota's next token, once any did. */
-  waiters: WaitQueue | undefined;
   /** In a group: the last ceiling a member reported as its own (two members saying the same number describe the group). */
   lastKeyHint: { readonly perSecond: number; readonly from: string; readonly at: number } | undefined;
-  /** Endpoints of one group (`groups`) share this quota. */
-  readonly grouped: boolean;
-  /** The per-second limit that tunes itself from bare rate-limited answers, when `rateLimit.adaptive` is set. */
-  readonly adaptive: AdaptiveLimit | undefined;
   /** In a group: start times of the last `ACCEPTED_KEPT` accepted attempts (a ring), once any was. */
   #accepted: number[] | undefined;
   #acceptedNext = 0;
@@ -86,13 +73,15 @@ export class Quota {
   readonly #spaced: boolean;
 
   constructor(limit: ResolvedRateLimit | undefined, resetUtcHour: number, now: number, key = '', wall?: () => number) {
+    super(
+      limit === undefined ? undefined : { key, ...limit, dailyResetUtcHour: resetUtcHour },
+      key.startsWith('group:'),
+      limit?.adaptive === undefined ? undefined : new AdaptiveLimit(limit.adaptive, limit.perSecond!, now),
+    );
     this.#resetUtcHour = resetUtcHour;
     this.#wall = wall;
-    this.shared = limit === undefined ? undefined : { key, ...limit, dailyResetUtcHour: resetUtcHour };
     this.#marginMs = limit?.marginMs ?? 25;
     this.configured = limit?.perSecond;
-    this.grouped = key.startsWith('group:');
-    this.adaptive = limit?.adaptive === undefined ? undefined : new AdaptiveLimit(limit.adaptive, limit.perSecond!, now);
     this.#spaced = !key.startsWith('key:');
     if (limit?.perSecond !== undefined) {
       this.rate =
@@ -101,44 +90,6 @@ export class Quota {
           : new TokenBucket(limit.perSecond, limit.burst ?? Math.max(1, Math.ceil(limit.perSecond)), now);
     }
     if (limit?.perDay !== undefined) this.daily = new DailyCounter(limit.perDay, limit.dailyStopFraction, resetUtcHour, now, wall);
-  }
-
-  /**
-   * 0 when a call may leave now, else milliseconds until one may, counting the short
-   * waits only: the cooldown and the per-second limit.
-   */
-  waitMs(now: number): number {
-    let wait = this.cooldownUntil > now ? this.cooldownUntil - now : 0;
-    const rate: Limiter | undefined = this.rate;
-    if (rate !== undefined) {
-      const w = rate.waitMs(now);
-      if (w > wait) wait = w;
-    }
-    return wait;
-  }
-
-  /**
-   * 0 unless the day's quota is spent (parked by the server, or our count reached its
-   * stop fraction); then milliseconds until the reset. An endpoint blocked this way is out
-   * of the running, like one whose breaker is open, rather than merely busy.
-   */
-  blockedMs(now: number): number {
-    let wait = this.parkedUntil > now ? this.parkedUntil - now : 0;
-    if (this.daily !== undefined) {
-      const w = this.daily.waitMs(now);
-      if (w > wait) wait = w;
-    }
-    return wait;
-  }
-
-  /**
-   * Milliseconds until the call `ahead + 1` places back in line may leave: the current
-   * wait plus one interval of the steady rate per call ahead.
-   */
-  etaMs(now: number, ahead: number): number {
-    const wait = this.waitMs(now);
-    const rate = this.rate;
-    return rate === undefined ? wait : wait + ahead * rate.intervalMs;
   }
 
   /** The pacing margin a limiter installed by a learned ceiling uses. */
@@ -170,27 +121,6 @@ export class Quota {
     const recent = ring.filter((t) => t >= since).sort((a, b) => a - b);
     for (let i = 0; i + k < recent.length; i++) if (recent[i + k]! - recent[i]! < spanMs) return true;
     return false;
-  }
-
-  /** Calls queued for this quota's next token. */
-  get queued(): number {
-    return this.waiters === undefined ? 0 : this.waiters.size;
-  }
-
-  take(now: number): void {
-    this.rate?.take(now);
-    this.daily?.take(now);
-    this.adaptive?.taken(now);
-  }
-
-  /** Calls per second currently allowed, `undefined` when unlimited. */
-  get perSecond(): number | undefined {
-    return this.rate?.perSecond;
-  }
-
-  /** Skips the endpoint(s) until `now + ms` (keeps a later cooldown already set). */
-  coolDown(now: number, ms: number): void {
-    if (now + ms > this.cooldownUntil) this.cooldownUntil = now + ms;
   }
 
   /** The ceiling in force when the shared store answers (a degraded store scales `perSecond` down). */
@@ -267,7 +197,7 @@ export class Quota {
    * fleet shared the quota, so a nearly full bucket would add a burst on top of what the
    * others just sent.
    */
-  degrade(share: number, now: number, holdMs = 0): void {
+  override degrade(share: number, now: number, holdMs = 0): void {
     const rate = this.rate;
     this.#share = share;
     if (rate === undefined || this.#undegraded !== undefined) return;
@@ -281,7 +211,7 @@ export class Quota {
   }
 
   /** The shared store is back: restore the ceiling (and a bucket's configured size). */
-  restore(now: number): void {
+  override restore(now: number): void {
     if (this.#undegraded === undefined) return;
     const ceiling = this.#undegraded;
     const burst = this.#undegradedBurst;

@@ -12,14 +12,13 @@ import type { Classifier } from '../base/classify.js';
 import { resolveBreaker, type BreakerOptions } from '../health/breaker.js';
 import type { RetryBudget } from '../limits/budget.js';
 import { needFeature, type Features } from '../features.js';
-import { resetHour } from '../limits/daily.js';
 import { resolveStore, type ResolvedStore } from '../limits/store.js';
 import type { CeilingRecovery } from '../limits/ceiling.js';
 import { DEFAULT_HEDGE, resolveHedge, type HedgeConfig } from '../selection/hedge.js';
 import { resolveLatency } from '../selection/latency.js';
 import { resolveHealth } from '../selection/selector.js';
 import { AUTO_ATTEMPTS, DEFAULTS } from './defaults.js';
-import { BREAKER_MODES, STRATEGIES, PERMIT_SCOPES, type BreakerMode, type CeilingRecoveryOptions, type PermitScope, type PoolOptions, type RefreshAuth, type Strategy } from './options.js';
+import { BREAKER_MODES, STRATEGIES, PERMIT_SCOPES, type BreakerMode, type PermitScope, type PoolOptions, type RefreshAuth, type Strategy } from './options.js';
 import { checkFunction, checkKeys, durationOrInfinity, finite, limitOrInfinity, oneOf, optionsObject, percent, plainObject, positiveInteger, type KnownKeys } from './validate.js';
 
 /** Every pool option, for `checkKeys` (adapters extend it with their own). */
@@ -136,11 +135,11 @@ export function resolvePoolOptions<C>(options: PoolOptions<C>, features: Feature
     breaker: resolveBreaker(o['breaker']),
     rateLimitCooldownMs: finite('rateLimitCooldownMs', o['rateLimitCooldownMs'], DEFAULTS.rateLimitCooldownMs),
     maxQueueWaitMs: o['maxQueueWaitMs'] === undefined ? DEFAULTS.maxQueueWaitMs : durationOrInfinity('maxQueueWaitMs', o['maxQueueWaitMs'], DEFAULTS.maxQueueWaitMs),
-    ceilingRecovery: resolveCeilingRecovery(o['ceilingRecovery']),
+    ceilingRecovery: o['ceilingRecovery'] === undefined ? DEFAULTS.ceilingRecovery : limitsFor(features, 'ceilingRecovery').ceilingRecovery(o['ceilingRecovery']),
     maxConcurrentCalls: limitOrInfinity('maxConcurrentCalls', o['maxConcurrentCalls']),
     breakerMode: oneOf('breakerMode', o['breakerMode'], BREAKER_MODES, DEFAULTS.breakerMode),
     permitScope: oneOf('permitScope', o['permitScope'], PERMIT_SCOPES, DEFAULTS.permitScope),
-    dailyResetUtcHour: resetHour(o['dailyResetUtcHour']),
+    dailyResetUtcHour: o['dailyResetUtcHour'] === undefined ? DEFAULTS.dailyResetUtcHour : limitsFor(features, 'dailyResetUtcHour').resetHour(o['dailyResetUtcHour']),
     refreshAuth: o['refreshAuth'] as ResolvedOptions['refreshAuth'],
     sharedQuota: resolveStore(o['sharedQuota']),
     retryBudget: optional(o, 'retryBudget', 'budget', features.budget),
@@ -154,25 +153,16 @@ export function resolvePoolOptions<C>(options: PoolOptions<C>, features: Feature
   return { resolved, clock: options.clock ?? systemClock, random: options.random === undefined ? systemRandom : guardRandom(options.random), metrics: options.metrics, listener: options.onEvent, endpoints: o['endpoints'], groups: o['groups'] };
 }
 
-const CEILING_RECOVERY_KEYS: Record<keyof CeilingRecoveryOptions, true> & KnownKeys = { quietMs: true, stepMs: true, stepFraction: true };
-
-/** Checks `ceilingRecovery`. */
-function resolveCeilingRecovery(value: unknown): CeilingRecovery {
-  const o = optionsObject('ceilingRecovery', value, CEILING_RECOVERY_KEYS) ?? {};
-  const d = DEFAULTS.ceilingRecovery;
-  const stepFraction = finite('ceilingRecovery.stepFraction', o['stepFraction'], d.stepFraction, 0, true);
-  if (stepFraction > 1) throw invalidOption('ceilingRecovery.stepFraction', 'a fraction in (0, 1]', stepFraction);
-  return {
-    quietMs: finite('ceilingRecovery.quietMs', o['quietMs'], d.quietMs),
-    stepMs: finite('ceilingRecovery.stepMs', o['stepMs'], d.stepMs, 0, true),
-    stepFraction,
-  };
-}
-
 /** An optional feature's options, checked by the feature's own resolver; `undefined` when not given. */
 function optional<T>(o: Record<string, unknown>, key: string, name: keyof Features, feature: { readonly resolve: (value: unknown) => T | undefined } | undefined): T | undefined {
   const value = o[key];
   if (value === undefined) return undefined;
   if (feature === undefined) throw needFeature(key, name);
   return feature.resolve(value);
+}
+
+/** The rate-limit feature, for `option`: a pool built without it refuses the option. */
+function limitsFor(features: Features, option: string): NonNullable<Features['limits']> {
+  if (features.limits === undefined) throw needFeature(option, 'limits');
+  return features.limits;
 }

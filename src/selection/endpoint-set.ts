@@ -22,7 +22,9 @@ const ENDPOINT_KEYS: Record<keyof EndpointConfig<unknown>, true> & KnownKeys = {
 };
 
 const ENDPOINT_ALIASES: Readonly<Record<string, string>> = { url: 'conn', client: 'conn', connection: 'conn', tier: 'priority', concurrency: 'maxInFlight' };
-import { Quota, keyLevel, resolveRateLimit, type ResolvedRateLimit } from '../limits/quota.js';
+import type { Quota, ResolvedRateLimit } from '../limits/quota.js';
+import { BasicQuota } from '../limits/basic-quota.js';
+import { needFeature, type Features } from '../features.js';
 
 const MAX_WEIGHT = 1000;
 
@@ -69,8 +71,11 @@ export function buildEndpointSet<C>(
   now: number,
   random: RandomSource,
   wall?: () => number,
+  features?: Features['limits'],
 ): EndpointSet<C> & { readonly limits: Map<EndpointState<C>, ResolvedRateLimit | undefined> } {
   if (!Array.isArray(configs) || configs.length === 0) throw invalidOption('endpoints', 'a non-empty array', configs);
+  // With the limits feature every endpoint gets a full Quota, limited or not (a Quota can learn a ceiling); without it, the cooldown only.
+  const quota = features === undefined ? (): BasicQuota => new BasicQuota() : (limit: ResolvedRateLimit | undefined, key: string): BasicQuota => features.quota(limit, resetUtcHour, now, key, wall);
   const built: Built<C>[] = [];
   const byName = new Map<string, EndpointState<C>>();
   for (let i = 0; i < configs.length; i++) {
@@ -85,21 +90,26 @@ export function buildEndpointSet<C>(
     // The rotation ring repeats an endpoint `weight` times: keep it a ring, not a memory bomb.
     if (weight > MAX_WEIGHT) throw invalidOption(`${field}.weight`, `a positive integer up to ${MAX_WEIGHT}`, weight);
     const maxInFlight = limitOrInfinity(`${field}.maxInFlight`, c.maxInFlight);
-    const limit = resolveRateLimit(`${field}.rateLimit`, c.rateLimit);
+    let limit: ResolvedRateLimit | undefined;
+    if (c.rateLimit !== undefined) {
+      if (features === undefined) throw needFeature(`${field}.rateLimit`, 'limits');
+      limit = features.resolve(`${field}.rateLimit`, c.rateLimit);
+    }
     const old = previous?.byName.get(c.name);
     const keep = old !== undefined && old.conn === c.conn && old.priority === priority && old.weight === weight && old.maxInFlight === maxInFlight;
     const key = `endpoint:${c.name}`;
-    const state = keep ? old : new EndpointState(c.name, c.conn as C, priority, weight, maxInFlight, breaker, new Quota(limit, resetUtcHour, now, key, wall), random);
+    const state = keep ? old : new EndpointState(c.name, c.conn as C, priority, weight, maxInFlight, breaker, quota(limit, key), random);
     built.push({ state, limit, newQuota: keep && !sameLimit(previousLimits.get(old), limit) });
     byName.set(c.name, state);
   }
   const { groups, at, declared } = resolveGroups(groupsValue, byName, previous === undefined);
+  if (declared.length > 0 && features === undefined) throw needFeature('groups', 'limits');
   const limits = new Map<EndpointState<C>, ResolvedRateLimit | undefined>();
   for (const b of built) limits.set(b.state, b.limit);
   const groupLimits = groups.map((group, g) => groupLimit(group, at[g]!, byName, limits));
   // Everything is valid: only now is any kept endpoint changed (a throw above changes nothing).
   const before = new Map(built.map((b) => [b.state, b.state.quota]));
-  for (const b of built) if (b.newQuota) b.state.quota = carryDay(new Quota(b.limit, resetUtcHour, now, `endpoint:${b.state.name}`, wall), [before.get(b.state)!], now);
+  for (const b of built) if (b.newQuota) b.state.quota = carryDay(quota(b.limit, `endpoint:${b.state.name}`), [before.get(b.state)!], now);
   const grouped = new Set<EndpointState<C>>();
   for (let g = 0; g < groups.length; g++) {
     const members = groups[g]!.map((n) => byName.get(n)!);
@@ -107,29 +117,30 @@ export function buildEndpointSet<C>(
     // Keep the shared quota if every member already shared one with the same limit.
     const first = members[0]!.quota;
     const reuse = members.every((m) => m.quota === first && sameLimit(previousLimits.get(m), limit) && isKeptMember(m, previous));
-    const quota = reuse ? first : carryDay(new Quota(limit, resetUtcHour, now, `group:${groups[g]!.join('+')}`, wall), members.map((m) => before.get(m)!), now, false);
+    // Groups exist only with the limits feature (refused above): their quotas are Quotas.
+    const shared = reuse ? (first as Quota) : (carryDay(features!.quota(limit, resetUtcHour, now, `group:${groups[g]!.join('+')}`, wall), members.map((m) => before.get(m)!), now, false) as Quota);
     for (const m of members) {
       // A park a member brings (its server said its day is spent) stays its own in the group: the siblings serve.
       const parked = before.get(m)!.parkedUntil;
       if (!reuse && parked > now) {
-        const own = (m.own ??= keyLevel(quota, m.name, resetUtcHour, now, wall));
+        const own = (m.own ??= features!.keyLevel(shared, m.name, resetUtcHour, now, wall));
         if (own.parkedUntil < parked) own.parkedUntil = parked;
       }
-      m.quota = quota;
+      m.quota = shared;
       limits.set(m, limit);
       grouped.add(m);
     }
   }
   // An endpoint that left its group gets a quota of its own again.
   for (const b of built) {
-    if (!grouped.has(b.state) && b.state.quota.grouped) b.state.quota = carryDay(new Quota(b.limit, resetUtcHour, now, `endpoint:${b.state.name}`, wall), [before.get(b.state)!], now);
+    if (!grouped.has(b.state) && b.state.quota.grouped) b.state.quota = carryDay(quota(b.limit, `endpoint:${b.state.name}`), [before.get(b.state)!], now);
   }
   if (previous !== undefined) for (const old of previous.endpoints) if (byName.get(old.name) !== old) old.live = false;
   return { endpoints: built.map((b) => b.state), byName, groups: declared, limits };
 }
 
 /** A new quota takes the day its predecessors spent; `parks`: their parks too (not into a group: the members keep theirs as their own). */
-function carryDay(quota: Quota, from: readonly Quota[], now: number, parks = true): Quota {
+function carryDay(quota: BasicQuota, from: readonly BasicQuota[], now: number, parks = true): BasicQuota {
   for (const old of new Set(from)) {
     if (parks && old.parkedUntil > quota.parkedUntil) quota.parkedUntil = old.parkedUntil;
     if (old.daily !== undefined) quota.daily?.absorb(old.daily, now, parks);

@@ -9,7 +9,7 @@ import type { RandomSource } from '../base/clock.js';
 import type { FailureClass } from '../base/events.js';
 import type { Labels } from '../base/metrics.js';
 import type { Priority } from '../options/options.js';
-import type { Quota } from '../limits/quota.js';
+import type { BasicQuota } from '../limits/basic-quota.js';
 import { LatencyTracker } from './latency.js';
 import { RollingCounter } from '../limits/window.js';
 
@@ -43,13 +43,13 @@ export class EndpointState<C> {
   readonly maxInFlight: number;
   readonly breaker: Breaker;
   /** Shared with the other members of its group, when it has one. */
-  quota: Quota;
+  quota: BasicQuota;
   /**
    * In a group, the key's own learned ceiling, when a rate-limited answer described the
    * key rather than the group (see outcome.ts): it paces this member only, never its
    * siblings, and goes away once it has recovered to the group's level.
    */
-  own: Quota | undefined;
+  own: BasicQuota | undefined;
   inFlight = 0;
   peakInFlight = 0;
   /**
@@ -94,7 +94,7 @@ export class EndpointState<C> {
   readonly #classLabels = new Map<string, Labels>();
   readonly #codeLabels = new Map<string, Labels>();
 
-  constructor(name: string, conn: C, priority: Priority, weight: number, maxInFlight: number, breaker: BreakerOptions, quota: Quota, random?: RandomSource) {
+  constructor(name: string, conn: C, priority: Priority, weight: number, maxInFlight: number, breaker: BreakerOptions, quota: BasicQuota, random?: RandomSource) {
     this.name = name;
     this.conn = conn;
     this.priority = priority;

@@ -6,6 +6,7 @@
 import { describe, expect, test } from 'vitest';
 import { resolveBreaker } from '../../src/health/breaker.js';
 import { Quota, type ResolvedRateLimit } from '../../src/limits/quota.js';
+import type { BasicQuota } from '../../src/limits/basic-quota.js';
 import type { WaitQueue } from '../../src/limits/waiters.js';
 import { EndpointState } from '../../src/selection/endpoint.js';
 import { selectByLatency, selectEndpoint, selectHealthiest, selectPinned, tierInPanic } from '../../src/selection/selector.js';
@@ -17,7 +18,7 @@ function limit(perSecond: number): ResolvedRateLimit {
   return { perSecond, burst: 1, mode: 'bucket', marginMs: 25, perDay: undefined, dailyStopFraction: 0.95 };
 }
 
-function ep(name: string, o: { perSecond?: number; maxInFlight?: number; quota?: Quota; failures?: number; usage?: number; longUsageAt?: number; long?: number } = {}): EndpointState<string> {
+function ep(name: string, o: { perSecond?: number; maxInFlight?: number; quota?: BasicQuota; failures?: number; usage?: number; longUsageAt?: number; long?: number } = {}): EndpointState<string> {
   const quota = o.quota ?? new Quota(o.perSecond === undefined ? undefined : limit(o.perSecond), 0, 0);
   const e = new EndpointState(name, name, 'high', 1, o.maxInFlight ?? INF, BREAKER, quota);
   for (let i = 0; i < (o.failures ?? 0); i++) e.recentFailures.add(0);
