@@ -18,12 +18,15 @@ import type { PoolState } from './state.js';
 import type { Operation } from './call/context.js';
 import type { ProbeResult } from './health/probe.js';
 import type { RetryBudget } from './limits/budget.js';
+import type { LatencySelector, LatencyTracker, ResolvedLatency } from './selection/latency.js';
 
 export interface Features {
   /** `pool.probeHealth`. */
   readonly probe?: { readonly run: <C>(s: PoolState<C>, probe: Operation<C, unknown>, timeoutMs: number) => Promise<ProbeResult[]> };
   /** The pool's `retryBudget`. */
   readonly budget?: { readonly resolve: (value: unknown) => RetryBudget | undefined };
+  /** Latency tracking: `strategy: 'latency'`, the pool's `latency`, and the durations a percentile hedge reads. */
+  readonly latency?: { readonly resolve: (value: unknown, attemptTimeoutMs: unknown) => ResolvedLatency; readonly Tracker: typeof LatencyTracker; readonly Selector: typeof LatencySelector };
 }
 
 /** No optional feature. */

@@ -11,6 +11,8 @@ import { Pool, isPoolError } from '../src/index.js';
 import { FakeClock } from '../src/testing/fake-clock.js';
 
 const endpoints = [{ name: 'a', conn: 1 }, { name: 'b', conn: 2 }];
+/** Every slot, to hand single features to a PoolCore. */
+const ALL = ALL_FEATURES as unknown as Features;
 const classify = () => 'transient' as const;
 
 function refusal(fn: () => unknown): { code: string; message: string; field: unknown } | undefined {
@@ -40,6 +42,32 @@ describe('a pool built without optional features', () => {
   test('rejects probeHealth, naming the missing feature', async () => {
     const pool = new PoolCore({ endpoints, classify, clock: new FakeClock() }, []);
     await expect(pool.probeHealth(async () => true)).rejects.toMatchObject({ code: 'INVALID_OPTIONS', message: expect.stringMatching(/probe feature/) });
+    await pool.close();
+  });
+
+  test.each([
+    ['strategy', { strategy: 'latency' as const }, /strategy needs the latency feature/],
+    ['latency', { latency: { decayMs: 5_000 } }, /latency needs the latency feature/],
+  ])('refuses %s without the latency feature, naming it', (field, extra, message) => {
+    const r = refusal(() => new PoolCore({ endpoints, classify, ...extra }, []));
+    expect(r).toMatchObject({ code: 'INVALID_OPTIONS', field });
+    expect(r?.message).toMatch(message);
+  });
+
+  test('with the latency feature, strategy latency moves to the faster endpoint', async () => {
+    const clock = new FakeClock();
+    // Every selection draws a, then b: the cheaper estimate decides (a tie goes to a).
+    let draw = 0;
+    const random = () => (draw++ % 2 === 0 ? 0 : 0.9);
+    const pool = new PoolCore({ endpoints, classify, clock, random, strategy: 'latency', latency: { coldStartMs: 10 } }, [feature({ latency: ALL.latency! })]);
+    const used: number[] = [];
+    for (let i = 0; i < 3; i++) {
+      // a (conn 1) answers after 50 ms, b at once.
+      const p = pool.execute((conn) => new Promise<number>((resolve) => clock.setTimeout(() => resolve(conn), conn === 1 ? 50 : 0)));
+      await clock.advance(50);
+      used.push(await p);
+    }
+    expect(used).toEqual([1, 2, 2]);
     await pool.close();
   });
 
