@@ -18,6 +18,8 @@ import type { PoolState } from './state.js';
 import type { Operation } from './call/context.js';
 import type { ProbeResult } from './health/probe.js';
 import type { RetryBudget } from './limits/budget.js';
+import type { Hedging } from './call/hedging.js';
+import type { HedgeConfig } from './selection/hedge.js';
 import type { LatencySelector, LatencyTracker, ResolvedLatency } from './selection/latency.js';
 
 export interface Features {
@@ -25,6 +27,8 @@ export interface Features {
   readonly probe?: { readonly run: <C>(s: PoolState<C>, probe: Operation<C, unknown>, timeoutMs: number) => Promise<ProbeResult[]> };
   /** The pool's `retryBudget`. */
   readonly budget?: { readonly resolve: (value: unknown) => RetryBudget | undefined };
+  /** Hedging: the pool's `hedge` and a call's (a percentile also needs `latency`). */
+  readonly hedge?: { readonly resolve: (field: string, value: unknown, base: HedgeConfig | undefined, features: Features) => HedgeConfig; readonly Hedging: typeof Hedging };
   /** Latency tracking: `strategy: 'latency'`, the pool's `latency`, and the durations a percentile hedge reads. */
   readonly latency?: { readonly resolve: (value: unknown, attemptTimeoutMs: unknown) => ResolvedLatency; readonly Tracker: typeof LatencyTracker; readonly Selector: typeof LatencySelector };
 }

@@ -59,13 +59,13 @@ export const CORE_BUDGET_BYTES = 55 * 1024; // raised on purpose for the feature
  * holds today's figure: it catches growth, and is lowered when that lands. Raise it on
  * purpose, never to make a red build green.
  */
-export const POOL_MIN_BUDGET_BYTES = 81.5 * 1024; // raised on purpose for the feature table (twelfth session: Pool is PoolCore with every feature, 82,990 B); before that raised on purpose for the tenth session's fixes (as above): 82,021 B merged; lowered when the build began shortening internal property names (scripts/mangle.mjs): 87,455 -> 81,285 B; a pool with default options and every optional module stubbed out is 54.9 KB (node bench/bundle.mjs --lean), so 20 KB needs a smaller core as well (docs/performance.md, bundle size); earlier raises in git log -p of this file
+export const POOL_MIN_BUDGET_BYTES = 82 * 1024; // raised on purpose when hedging and latency-aware selection moved behind the feature table (feat-hedge: 82,990 -> 83,762 B: the slots' wiring, the per-pool latency selector, the refusals naming the feature; a PoolCore without them is 3.9 KB smaller); before that raised on purpose for the feature table (twelfth session: Pool is PoolCore with every feature, 82,990 B); before that raised on purpose for the tenth session's fixes (as above): 82,021 B merged; lowered when the build began shortening internal property names (scripts/mangle.mjs): 87,455 -> 81,285 B; a pool with default options and every optional module stubbed out is 54.9 KB (node bench/bundle.mjs --lean), so 20 KB needs a smaller core as well (docs/performance.md, bundle size); earlier raises in git log -p of this file
 /**
  * Modules of optional features the core reaches only through its feature table
  * (src/features.ts): a `PoolCore` built without features must not bundle them. A feature
  * joins this list in the commit that moves it out of the core's imports.
  */
-export const OUT_OF_CORE = ['src/limits/budget.ts', 'src/health/probe.ts', 'src/features-all.ts', 'src/selection/latency.ts'];
+export const OUT_OF_CORE = ['src/limits/budget.ts', 'src/health/probe.ts', 'src/features-all.ts', 'src/selection/latency.ts', 'src/selection/hedge.ts', 'src/call/hedging.ts'];
 /** Modules an `import { Pool }` must never pull in. */
 const NEVER_WITH_POOL = ['src/extras/refresher.ts', 'src/extras/env.ts', 'src/options/presets.ts'];
 

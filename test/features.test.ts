@@ -71,6 +71,40 @@ describe('a pool built without optional features', () => {
     await pool.close();
   });
 
+  test('refuses the pool hedge without the hedge feature, naming it', () => {
+    const r = refusal(() => new PoolCore({ endpoints, classify, hedge: { afterMs: 50 } }, []));
+    expect(r).toMatchObject({ code: 'INVALID_OPTIONS', field: 'hedge' });
+    expect(r?.message).toMatch(/hedge needs the hedge feature/);
+  });
+
+  test.each([true, { afterMs: 5 }])('rejects a call hedge %j without the hedge feature; hedge: false is fine', async (hedge) => {
+    const pool = new PoolCore({ endpoints, classify, clock: new FakeClock() }, []);
+    await expect(pool.execute(async (conn) => conn, { idempotent: true, hedge })).rejects.toMatchObject({ code: 'INVALID_OPTIONS', message: expect.stringMatching(/hedge needs the hedge feature/) });
+    await expect(pool.execute(async (conn) => conn, { idempotent: true, hedge: false })).resolves.toBe(1);
+    await pool.close();
+  });
+
+  test('a hedge percentile needs the latency feature as well', async () => {
+    const r = refusal(() => new PoolCore({ endpoints, classify, hedge: { percentile: 0.9 } }, [feature({ hedge: ALL.hedge! })]));
+    expect(r).toMatchObject({ code: 'INVALID_OPTIONS', field: 'hedge.percentile' });
+    expect(r?.message).toMatch(/hedge\.percentile needs the latency feature/);
+    const pool = new PoolCore({ endpoints, classify, clock: new FakeClock() }, [feature({ hedge: ALL.hedge! })]);
+    await expect(pool.execute(async (conn) => conn, { idempotent: true, hedge: { percentile: 0.5 } })).rejects.toMatchObject({ code: 'INVALID_OPTIONS', message: expect.stringMatching(/latency feature/) });
+    await pool.close();
+  });
+
+  test('with the hedge feature alone, a slow first attempt is hedged after the fixed delay', async () => {
+    const clock = new FakeClock();
+    const pool = new PoolCore({ endpoints, classify, clock, strategy: 'ordered', hedge: { afterMs: 20 } }, [feature({ hedge: ALL.hedge! })]);
+    // a (conn 1) answers after 500 ms, b at once.
+    const p = pool.execute((conn) => new Promise<number>((resolve) => clock.setTimeout(() => resolve(conn), conn === 1 ? 500 : 0)), { idempotent: true });
+    let value: number | undefined;
+    void p.then((v) => (value = v));
+    await clock.advance(20);
+    expect(value).toBe(2);
+    await pool.close();
+  });
+
   test('with a feature handed in, its option works', async () => {
     const pool = new PoolCore({ endpoints, classify, clock: new FakeClock(), retryBudget: { ratio: 0.1 } }, [feature({ budget: (ALL_FEATURES as unknown as Features).budget! })]);
     await expect(pool.execute(async (conn) => conn)).resolves.toBe(1);

@@ -15,7 +15,7 @@ import { needFeature, type Features } from '../features.js';
 import { resetHour } from '../limits/daily.js';
 import { resolveStore, type ResolvedStore } from '../limits/store.js';
 import type { CeilingRecovery } from '../limits/ceiling.js';
-import { DEFAULT_HEDGE, resolveHedge, type HedgeConfig } from '../selection/hedge.js';
+import type { HedgeConfig } from '../selection/hedge.js';
 import type { ResolvedLatency } from '../selection/latency.js';
 import { resolveHealth } from '../selection/selector.js';
 import { AUTO_ATTEMPTS, DEFAULTS } from './defaults.js';
@@ -94,7 +94,8 @@ export interface ResolvedOptions {
   readonly maxEjectedPercent: number | undefined;
   /** `undefined` only for a pool without the latency feature. */
   readonly latency: ResolvedLatency | undefined;
-  readonly hedge: HedgeConfig;
+  /** The calls' hedge defaults; `undefined` only for a pool without the hedge feature. */
+  readonly hedge: HedgeConfig | undefined;
   /** The pool was given `hedge` options (calls may still hedge with options of their own). */
   readonly hedgeConfigured: boolean;
   readonly health: { readonly windowMs: number; readonly longWindowMs: number; readonly maxWaitForHealthyMs: number };
@@ -149,7 +150,7 @@ export function resolvePoolOptions<C>(options: PoolOptions<C>, features: Feature
     retryBudget: optional(o, 'retryBudget', 'budget', features.budget),
     maxEjectedPercent: o['maxEjectedPercent'] === undefined ? undefined : percent('maxEjectedPercent', o['maxEjectedPercent']),
     latency: features.latency === undefined ? optional(o, 'latency', 'latency', undefined) : features.latency.resolve(o['latency'], o['attemptTimeoutMs']),
-    hedge: resolveHedge('hedge', o['hedge'], DEFAULT_HEDGE),
+    hedge: features.hedge === undefined ? optional(o, 'hedge', 'hedge', undefined) : features.hedge.resolve('hedge', o['hedge'], undefined, features),
     hedgeConfigured: o['hedge'] !== undefined,
     refreshTimeoutMs: durationOrInfinity('refreshTimeoutMs', o['refreshTimeoutMs'], durationOrInfinity('attemptTimeoutMs', o['attemptTimeoutMs'], DEFAULTS.attemptTimeoutMs)),
     health: resolveHealth(o['health']),
