@@ -4,7 +4,8 @@ import { feature } from './features.js';
 import { probeEndpoints } from './health/probe.js';
 import { resolveBudget } from './limits/budget.js';
 import { resolveHedgeFeature } from './selection/hedge.js';
-import { LatencySelector, LatencyTracker, resolveLatency } from './selection/latency.js';
+import { LatencyTracker, resolveLatency } from './selection/latency.js';
+import { LatencySelector } from './selection/latency-selector.js';
 
 export const ALL_FEATURES = feature({
   probe: { run: probeEndpoints },

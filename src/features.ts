@@ -20,7 +20,8 @@ import type { ProbeResult } from './health/probe.js';
 import type { RetryBudget } from './limits/budget.js';
 import type { Hedging } from './call/hedging.js';
 import type { HedgeConfig } from './selection/hedge.js';
-import type { LatencySelector, LatencyTracker, ResolvedLatency } from './selection/latency.js';
+import type { LatencyTracker, ResolvedLatency } from './selection/latency.js';
+import type { LatencySelector } from './selection/latency-selector.js';
 
 export interface Features {
   /** `pool.probeHealth`. */

@@ -14,7 +14,6 @@ import { PermitQueue, type PermitWaiter } from './call/permit-queue.js';
 import { defaultPlan, type CallPlan } from './call/plan.js';
 import type { ResolvedOptions } from './options/resolve.js';
 import { selectEndpoint, selectHealthiest, tierInPanic, type Selection } from './selection/selector.js';
-import type { LatencySelector } from './selection/latency.js';
 import type { SharedChange, SharedState } from './limits/store.js';
 import type { PoolError } from './base/errors.js';
 import type { Features } from './features.js';
@@ -97,8 +96,8 @@ export class PoolState<C> {
     this.#reports = typeof store?.report === 'function' || typeof store?.parkEndpoint === 'function';
   }
 
-  /** `strategy: 'latency'`: the latency feature's selector. */
-  readonly #byLatency: LatencySelector<C> | undefined;
+  /** `strategy: 'latency'`: the latency feature's selector (latency-selector.ts). */
+  readonly #byLatency: { select(now: number, tried: EndpointState<C>[] | undefined, excluded: EndpointState<C>[] | undefined): Selection<C> } | undefined;
 
   /** Starts recording attempt durations (a call's own `hedge: { percentile }` needs them). */
   trackLatency(): void {

@@ -11,14 +11,12 @@
  *
  * An optional feature (features.ts: `latency`): the core reaches this module only through
  * its pool's feature table. A tracker is made by an endpoint's first observation, and only
- * while the pool tracks latency; an endpoint without one has no history yet.
+ * while the pool tracks latency; an endpoint without one has no history yet. The pool's
+ * side (`strategy: 'latency'`) is in latency-selector.ts.
  */
 import { DEFAULTS } from '../options/defaults.js';
 import type { LatencyOptions } from '../options/options.js';
 import { finite, optionsObject, type KnownKeys } from '../options/validate.js';
-import type { PoolState } from '../state.js';
-import type { EndpointState } from './endpoint.js';
-import { selectByLatency, type Selection } from './selector.js';
 
 const RING = 64;
 
@@ -99,37 +97,4 @@ export function resolveLatency(value: unknown, attemptTimeout: unknown): Resolve
     failurePenaltyMs: finite('latency.failurePenaltyMs', o['failurePenaltyMs'], timeout),
     coldStartMs: o['coldStartMs'] === undefined ? undefined : finite('latency.coldStartMs', o['coldStartMs'], 0),
   };
-}
-
-/**
- * `strategy: 'latency'` for one pool: the selector with its cold-start cost, configured or
- * the slowest estimate among endpoints with history (recomputed at most every 100 ms).
- */
-export class LatencySelector<C> {
-  readonly #s: PoolState<C>;
-  #coldStartMs = 0;
-  #coldStartAt = -Infinity;
-
-  constructor(s: PoolState<C>) {
-    this.#s = s;
-  }
-
-  select(now: number, tried: EndpointState<C>[] | undefined, excluded: EndpointState<C>[] | undefined): Selection<C> {
-    const s = this.#s;
-    return selectByLatency({ tiers: s.tiers, now, tried, excluded, random: s.random, coldStartMs: this.#coldStart(now) });
-  }
-
-  #coldStart(now: number): number {
-    const configured = this.#s.opts.latency!.coldStartMs;
-    if (configured !== undefined) return configured;
-    if (now - this.#coldStartAt < 100) return this.#coldStartMs;
-    let slowest = 0;
-    for (const ep of this.#s.endpoints) {
-      const e = ep.latency?.estimate(-1) ?? -1;
-      if (e > slowest) slowest = e;
-    }
-    this.#coldStartAt = now;
-    this.#coldStartMs = slowest;
-    return slowest;
-  }
 }
