@@ -28,6 +28,7 @@ export const FEATURES = {
   'src/call/hedging.ts': 'hedging',
   'src/selection/hedge.ts': 'hedging',
   'src/selection/latency.ts': 'latency-aware selection',
+  'src/selection/latency-selector.ts': 'latency-aware selection',
   'src/limits/budget.ts': 'retry budget',
   'src/call/admission.ts': 'shared store (Redis)',
   'src/limits/store.ts': 'shared store (Redis)',

@@ -1,4 +1,5 @@
 /** Every optional feature (see features.ts): what `Pool` is built with. */
+import { Hedging } from './call/hedging.js';
 import { feature } from './features.js';
 import { probeEndpoints } from './health/probe.js';
 import { resolveBudget } from './limits/budget.js';
@@ -8,6 +9,9 @@ import { resolveCeilingRecovery } from './limits/ceiling.js';
 import { WaitQueue } from './limits/waiters.js';
 import { learnCeiling, ownLevel, recoverCeilings } from './call/ceilings.js';
 import { adaptDown, adaptUp } from './call/adaptive.js';
+import { resolveHedgeFeature } from './selection/hedge.js';
+import { LatencyTracker, resolveLatency } from './selection/latency.js';
+import { LatencySelector } from './selection/latency-selector.js';
 
 export const ALL_FEATURES = feature({
   probe: { run: probeEndpoints },
@@ -25,4 +29,6 @@ export const ALL_FEATURES = feature({
     adaptDown,
     adaptUp,
   },
+  hedge: { resolve: resolveHedgeFeature, Hedging },
+  latency: { resolve: resolveLatency, Tracker: LatencyTracker, Selector: LatencySelector },
 });

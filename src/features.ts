@@ -24,6 +24,10 @@ import type { EndpointState } from './selection/endpoint.js';
 import type { Quota, ResolvedRateLimit } from './limits/quota.js';
 import type { CeilingRecovery } from './limits/ceiling.js';
 import type { WaitQueue } from './limits/waiters.js';
+import type { Hedging } from './call/hedging.js';
+import type { HedgeConfig } from './selection/hedge.js';
+import type { LatencyTracker, ResolvedLatency } from './selection/latency.js';
+import type { LatencySelector } from './selection/latency-selector.js';
 
 export interface Features {
   /** `pool.probeHealth`. */
@@ -66,6 +70,10 @@ export interface Features {
     readonly adaptDown: <C>(s: PoolState<C>, ep: EndpointState<C>, q: Quota, sentAt: number, now: number) => void;
     readonly adaptUp: <C>(s: PoolState<C>, ep: EndpointState<C>, now: number, ok: boolean) => void;
   };
+  /** Hedging: the pool's `hedge` and a call's (a percentile also needs `latency`). */
+  readonly hedge?: { readonly resolve: (field: string, value: unknown, base: HedgeConfig | undefined, features: Features) => HedgeConfig; readonly Hedging: typeof Hedging };
+  /** Latency tracking: `strategy: 'latency'`, the pool's `latency`, and the durations a percentile hedge reads. */
+  readonly latency?: { readonly resolve: (value: unknown, attemptTimeoutMs: unknown) => ResolvedLatency; readonly Tracker: typeof LatencyTracker; readonly Selector: typeof LatencySelector };
 }
 
 /** No optional feature. */

@@ -13,7 +13,7 @@ import { TimeoutQueue } from './call/timeouts.js';
 import { PermitQueue, type PermitWaiter } from './call/permit-queue.js';
 import { defaultPlan, type CallPlan } from './call/plan.js';
 import type { ResolvedOptions } from './options/resolve.js';
-import { selectByLatency, selectEndpoint, selectHealthiest, tierInPanic, type Selection } from './selection/selector.js';
+import { selectEndpoint, selectHealthiest, tierInPanic, type Selection } from './selection/selector.js';
 import type { SharedChange, SharedState } from './limits/store.js';
 import type { PoolError } from './base/errors.js';
 import type { Features } from './features.js';
@@ -87,12 +87,17 @@ export class PoolState<C> {
     this.permits = opts.maxConcurrentCalls;
     this.timeouts = new TimeoutQueue(clock);
     this.defaultPlan = defaultPlan(this);
-    this.tracksLatency = opts.strategy === 'latency' || opts.hedgeConfigured;
+    // Latency is tracked only with the latency feature (the resolver refuses `strategy: 'latency'` without it).
+    this.tracksLatency = features.latency !== undefined && (opts.strategy === 'latency' || opts.hedgeConfigured);
+    this.#byLatency = opts.strategy === 'latency' ? new features.latency!.Selector(this) : undefined;
     this.#timeSuccesses();
     const store = opts.sharedQuota?.store;
     if (typeof store?.subscribe === 'function') this.#unsubscribe = store.subscribe((key, state) => this.applyShared(key, state));
     this.#reports = typeof store?.report === 'function' || typeof store?.parkEndpoint === 'function';
   }
+
+  /** `strategy: 'latency'`: the latency feature's selector (latency-selector.ts). */
+  readonly #byLatency: { select(now: number, tried: EndpointState<C>[] | undefined, excluded: EndpointState<C>[] | undefined): Selection<C> } | undefined;
 
   /** Starts recording attempt durations (a call's own `hedge: { percentile }` needs them). */
   trackLatency(): void {
@@ -252,7 +257,7 @@ export class PoolState<C> {
     }
     if (strategy === 'ordered') return selectEndpoint({ tiers: this.tiers, starts: ZERO_STARTS, now, tried, excluded });
     if (strategy === 'health') return selectHealthiest({ tiers: this.tiers, now, tried, excluded, ...this.opts.health });
-    if (strategy === 'latency') return selectByLatency({ tiers: this.tiers, now, tried, excluded, random: this.random, coldStartMs: this.#coldStart(now) });
+    if (strategy === 'latency') return this.#byLatency!.select(now, tried, excluded);
     if (strategy === 'random') {
       // A fresh start per tier for every selection; the ring's weights make it a weighted pick.
       const starts = [randomIndex(this.random, this.tiers[0]!.length), randomIndex(this.random, this.tiers[1]!.length)];
@@ -272,23 +277,6 @@ export class PoolState<C> {
   }
 
   #panicking = [false, false];
-  #coldStartMs = 0;
-  #coldStartAt = -Infinity;
-
-  /** The cold-start cost: configured, or the slowest known estimate (recomputed at most every 100 ms). */
-  #coldStart(now: number): number {
-    const configured = this.opts.latency.coldStartMs;
-    if (configured !== undefined) return configured;
-    if (now - this.#coldStartAt < 100) return this.#coldStartMs;
-    let slowest = 0;
-    for (const ep of this.endpoints) {
-      const e = ep.latency.estimate(-1);
-      if (e > slowest) slowest = e;
-    }
-    this.#coldStartAt = now;
-    this.#coldStartMs = slowest;
-    return slowest;
-  }
 
   /** Whether `ep`'s tier is in panic now (breakers ignored), for a call's turn in a queue: a 'wait' selection sets no PANIC bit (no event: `select` emits them). */
   inPanic(ep: EndpointState<C>, now: number): boolean {

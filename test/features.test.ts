@@ -11,6 +11,8 @@ import { Pool, isPoolError } from '../src/index.js';
 import { FakeClock } from '../src/testing/fake-clock.js';
 
 const endpoints = [{ name: 'a', conn: 1 }, { name: 'b', conn: 2 }];
+/** Every slot, to hand single features to a PoolCore. */
+const ALL = ALL_FEATURES as unknown as Features;
 const classify = () => 'transient' as const;
 
 function refusal(fn: () => unknown): { code: string; message: string; field: unknown } | undefined {
@@ -43,6 +45,66 @@ describe('a pool built without optional features', () => {
     await pool.close();
   });
 
+  test.each([
+    ['strategy', { strategy: 'latency' as const }, /strategy needs the latency feature/],
+    ['latency', { latency: { decayMs: 5_000 } }, /latency needs the latency feature/],
+  ])('refuses %s without the latency feature, naming it', (field, extra, message) => {
+    const r = refusal(() => new PoolCore({ endpoints, classify, ...extra }, []));
+    expect(r).toMatchObject({ code: 'INVALID_OPTIONS', field });
+    expect(r?.message).toMatch(message);
+  });
+
+  test('with the latency feature, strategy latency moves to the faster endpoint', async () => {
+    const clock = new FakeClock();
+    // Every selection draws a, then b: the cheaper estimate decides (a tie goes to a).
+    let draw = 0;
+    const random = () => (draw++ % 2 === 0 ? 0 : 0.9);
+    const pool = new PoolCore({ endpoints, classify, clock, random, strategy: 'latency', latency: { coldStartMs: 10 } }, [feature({ latency: ALL.latency! })]);
+    const used: number[] = [];
+    for (let i = 0; i < 3; i++) {
+      // a (conn 1) answers after 50 ms, b at once.
+      const p = pool.execute((conn) => new Promise<number>((resolve) => clock.setTimeout(() => resolve(conn), conn === 1 ? 50 : 0)));
+      await clock.advance(50);
+      used.push(await p);
+    }
+    expect(used).toEqual([1, 2, 2]);
+    await pool.close();
+  });
+
+  test('refuses the pool hedge without the hedge feature, naming it', () => {
+    const r = refusal(() => new PoolCore({ endpoints, classify, hedge: { afterMs: 50 } }, []));
+    expect(r).toMatchObject({ code: 'INVALID_OPTIONS', field: 'hedge' });
+    expect(r?.message).toMatch(/hedge needs the hedge feature/);
+  });
+
+  test.each([true, { afterMs: 5 }])('rejects a call hedge %j without the hedge feature; hedge: false is fine', async (hedge) => {
+    const pool = new PoolCore({ endpoints, classify, clock: new FakeClock() }, []);
+    await expect(pool.execute(async (conn) => conn, { idempotent: true, hedge })).rejects.toMatchObject({ code: 'INVALID_OPTIONS', message: expect.stringMatching(/hedge needs the hedge feature/) });
+    await expect(pool.execute(async (conn) => conn, { idempotent: true, hedge: false })).resolves.toBe(1);
+    await pool.close();
+  });
+
+  test('a hedge percentile needs the latency feature as well', async () => {
+    const r = refusal(() => new PoolCore({ endpoints, classify, hedge: { percentile: 0.9 } }, [feature({ hedge: ALL.hedge! })]));
+    expect(r).toMatchObject({ code: 'INVALID_OPTIONS', field: 'hedge.percentile' });
+    expect(r?.message).toMatch(/hedge\.percentile needs the latency feature/);
+    const pool = new PoolCore({ endpoints, classify, clock: new FakeClock() }, [feature({ hedge: ALL.hedge! })]);
+    await expect(pool.execute(async (conn) => conn, { idempotent: true, hedge: { percentile: 0.5 } })).rejects.toMatchObject({ code: 'INVALID_OPTIONS', message: expect.stringMatching(/latency feature/) });
+    await pool.close();
+  });
+
+  test('with the hedge feature alone, a slow first attempt is hedged after the fixed delay', async () => {
+    const clock = new FakeClock();
+    const pool = new PoolCore({ endpoints, classify, clock, strategy: 'ordered', hedge: { afterMs: 20 } }, [feature({ hedge: ALL.hedge! })]);
+    // a (conn 1) answers after 500 ms, b at once.
+    const p = pool.execute((conn) => new Promise<number>((resolve) => clock.setTimeout(() => resolve(conn), conn === 1 ? 500 : 0)), { idempotent: true });
+    let value: number | undefined;
+    void p.then((v) => (value = v));
+    await clock.advance(20);
+    expect(value).toBe(2);
+    await pool.close();
+  });
+
   test('with a feature handed in, its option works', async () => {
     const pool = new PoolCore({ endpoints, classify, clock: new FakeClock(), retryBudget: { ratio: 0.1 } }, [feature({ budget: (ALL_FEATURES as unknown as Features).budget! })]);
     await expect(pool.execute(async (conn) => conn)).resolves.toBe(1);
@@ -62,13 +124,13 @@ describe('a pool built without the limits feature', () => {
     ['dailyResetUtcHour', { endpoints, dailyResetUtcHour: 7 }],
     ['ceilingRecovery', { endpoints, ceilingRecovery: { quietMs: 1000 } }],
   ])('refuses %s, naming the feature', (field, options) => {
-    const r = refusal(() => new PoolCore({ classify, ...options }, NO_FEATURES));
+    const r = refusal(() => new PoolCore({ classify, ...options }, []));
     expect(r).toMatchObject({ code: 'INVALID_OPTIONS', field });
     expect(r?.message).toContain(`${field} needs the limits feature`);
   });
 
   test('refuses a rateLimit in setEndpoints, and keeps the endpoints it had', async () => {
-    const pool = new PoolCore({ endpoints, classify, clock: new FakeClock() }, NO_FEATURES);
+    const pool = new PoolCore({ endpoints, classify, clock: new FakeClock() }, []);
     expect(refusal(() => pool.setEndpoints([{ name: 'c', conn: 3, rateLimit: { perDay: 100 } }]))).toMatchObject({ code: 'INVALID_OPTIONS', field: 'endpoints[0].rateLimit' });
     expect(pool.stats().map((e) => e.name)).toEqual(['a', 'b']);
     await pool.close();
@@ -79,7 +141,7 @@ describe('a pool built without the limits feature', () => {
     const events: string[] = [];
     const pool = new PoolCore(
       { endpoints: [{ name: 'a', conn: 1 }], clock, rateLimitCooldownMs: 800, classify: () => ({ class: 'rate-limited', ceilingPerSecond: 2 }), onEvent: (e) => events.push(e.type), maxAttempts: 1 },
-      NO_FEATURES,
+      [],
     );
     const limited = () => pool.execute(async () => Promise.reject(new Error('429 (2/sec)')));
     await expect(limited()).rejects.toMatchObject({ code: 'RETRIES_EXHAUSTED' });
@@ -95,7 +157,7 @@ describe('a pool built without the limits feature', () => {
   test('a spent daily quota cools the endpoint down instead of parking it, and the call moves on', async () => {
     const clock = new FakeClock();
     const events: string[] = [];
-    const pool = new PoolCore({ endpoints, clock, classify: () => ({ class: 'permanent', dailyQuotaExhausted: true }), onEvent: (e) => events.push(e.type) }, NO_FEATURES);
+    const pool = new PoolCore({ endpoints, clock, classify: () => ({ class: 'permanent', dailyQuotaExhausted: true }), onEvent: (e) => events.push(e.type) }, []);
     await expect(pool.execute(async (conn) => (conn === 1 ? Promise.reject(new Error('day spent')) : 'b'))).resolves.toBe('b');
     const a = pool.stats().find((e) => e.name === 'a')!;
     expect(a).toMatchObject({ status: 'cooling', cooldownRemainingMs: 1000, parkedUntilMs: undefined });
@@ -106,7 +168,7 @@ describe('a pool built without the limits feature', () => {
   test('a call waiting for a cooling endpoint sleeps through the cooldown, then goes', async () => {
     const clock = new FakeClock();
     let calls = 0;
-    const pool = new PoolCore({ endpoints: [{ name: 'a', conn: 1 }], clock, classify: () => ({ class: 'rate-limited', retryAfterMs: 300 }), random: () => 0 }, NO_FEATURES);
+    const pool = new PoolCore({ endpoints: [{ name: 'a', conn: 1 }], clock, classify: () => ({ class: 'rate-limited', retryAfterMs: 300 }), random: () => 0 }, []);
     const call = pool.execute(async () => (++calls === 1 ? Promise.reject(new Error('429')) : 'ok'));
     await clock.advance(299);
     expect(calls).toBe(1);
@@ -118,7 +180,7 @@ describe('a pool built without the limits feature', () => {
 
   test('with the limits feature handed in, a rateLimit paces calls', async () => {
     const clock = new FakeClock();
-    const pool = new PoolCore({ endpoints: [{ name: 'a', conn: 1, rateLimit: { perSecond: 1, burst: 1 } }], classify, clock }, { limits: ALL_FEATURES.limits });
+    const pool = new PoolCore({ endpoints: [{ name: 'a', conn: 1, rateLimit: { perSecond: 1, burst: 1 } }], classify, clock }, [feature({ limits: (ALL_FEATURES as unknown as Features).limits! })]);
     const started: number[] = [];
     const calls = [1, 2].map(() => pool.execute(async () => started.push(clock.now())));
     await clock.advance(1000);

@@ -25,7 +25,7 @@ import { claimSlot, isThenable, NotAPromiseError, OwnedAttempt, releaseSlot, sta
 import { reauthenticate, type ReauthHost } from './auth.js';
 import { backoffDelay } from './backoff.js';
 import type { Operation } from './context.js';
-import { Hedging, type HedgeHost } from './hedging.js';
+import type { HedgeHost } from './hedging.js';
 import { attemptCount, newVerdict, permanentMessage, recordCallFailure, recordCancel, recordFailure, recordSuccess, recordTimeout, starved } from './outcome.js';
 import { resolvePlan, settlementOf, type CallPlan } from './plan.js';
 import { ADMISSION, AUTH, FREE_BIT, SLEEP, Waiting, type WaitState } from './waits.js';
@@ -49,7 +49,7 @@ export class Call<C, T> extends Waiting<C, CallHistory<C>> implements AttemptOwn
     const plan = given ?? (options === undefined ? s.defaultPlan : resolvePlan(s, options));
     super(plan, op as unknown as CallOperation<C>);
     this.resolveCall = undefined as never; // set by run(); assigned here so that every call has one shape
-    if (plan.hedge !== undefined) this.slots().hedging = new Hedging(s, this, plan.hedge);
+    if (plan.hedge !== undefined) this.slots().hedging = new s.features.hedge!.Hedging(s, this, plan.hedge); // a plan hedges only with the feature
   }
 
   /** Attempts started so far (without a history, at most one: itself; see `newSlots`). */

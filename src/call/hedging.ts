@@ -59,7 +59,7 @@ export class Hedging<C> {
   schedule(ep: EndpointState<C>): void {
     if (this.#left <= 0 || this.#timer !== undefined) return;
     const c = this.#config;
-    const fromLatency = c.percentile === undefined ? undefined : ep.latency.percentile(c.percentile, 20);
+    const fromLatency = c.percentile === undefined ? undefined : ep.latency?.percentile(c.percentile, 20);
     const delay = Math.max(1, fromLatency ?? c.afterMs);
     this.#timer = this.#s.clock.setTimeout(() => {
       this.#timer = undefined;

@@ -11,6 +11,7 @@ import { PoolError } from '../base/errors.js';
 import type { CancelReason, FailureClass } from '../base/events.js';
 import { METRICS, noneLabels, safeObserve } from '../base/metrics.js';
 import type { EndpointState } from '../selection/endpoint.js';
+import type { LatencyTracker } from '../selection/latency.js';
 import type { PoolState } from '../state.js';
 import { NotAPromiseError, type Attempt } from './attempt.js';
 import type { BasicQuota } from '../limits/basic-quota.js';
@@ -18,6 +19,11 @@ import type { Quota } from '../limits/quota.js';
 
 /** Retry-After gets up to this much on top, from the pool's random source, so callers hit by one answer do not return together. */
 const RETRY_AFTER_JITTER = 0.25;
+
+/** `ep`'s latency tracker, made by its first observation (the pool tracks latency only with the latency feature). */
+function tracker<C>(s: PoolState<C>, ep: EndpointState<C>): LatencyTracker {
+  return (ep.latency ??= new s.features.latency!.Tracker());
+}
 
 /** A success: the breaker, latency, metrics and `attempt-success`. */
 export function recordSuccess<C>(s: PoolState<C>, a: Attempt<C>): void {
@@ -29,7 +35,7 @@ export function recordSuccess<C>(s: PoolState<C>, a: Attempt<C>): void {
   const now = s.timesSuccesses || limited ? s.clock.now() : a.startedAt;
   const durationMs = now - a.startedAt;
   if (limited) ep.okMs = ep.okMs === 0 ? durationMs : ep.okMs + (durationMs - ep.okMs) / 8;
-  if (s.tracksLatency) ep.latency.observe(now, durationMs, false, s.opts.latency.decayMs, s.opts.latency.failurePenaltyMs);
+  if (s.tracksLatency) tracker(s, ep).observe(now, durationMs, false, s.opts.latency!.decayMs, s.opts.latency!.failurePenaltyMs);
   let closed = false;
   let opened = false;
   // A slow success still answers the caller, but counts against the endpoint (not for a probe).
@@ -142,7 +148,7 @@ export function recordFailure<C>(s: PoolState<C>, a: Attempt<C>, error: unknown,
   // Only failures that say something about the endpoint's health feed the ranking.
   const unhealthy = cls === 'transient' || cls === 'rate-limited';
   if (unhealthy) ep.recentFailures.add(now);
-  if (s.tracksLatency) ep.latency.observe(now, now - a.startedAt, unhealthy, s.opts.latency.decayMs, s.opts.latency.failurePenaltyMs);
+  if (s.tracksLatency) tracker(s, ep).observe(now, now - a.startedAt, unhealthy, s.opts.latency!.decayMs, s.opts.latency!.failurePenaltyMs);
   const movesOn = applyHints(s, ep, verdict, now);
   reportFailure(s, a, cls, error, now, opened, closed);
   if (cls === 'rate-limited' && s.listener !== undefined) {
@@ -185,7 +191,7 @@ export function recordTimeout<C>(s: PoolState<C>, a: Attempt<C>, now: number, st
     return error;
   }
   ep.recentFailures.add(now);
-  if (s.tracksLatency) ep.latency.observe(now, now - a.startedAt, true, s.opts.latency.decayMs, s.opts.latency.failurePenaltyMs);
+  if (s.tracksLatency) tracker(s, ep).observe(now, now - a.startedAt, true, s.opts.latency!.decayMs, s.opts.latency!.failurePenaltyMs);
   const opened = ep.breaker.recordFailure(a.generation, a.probe, now);
   reportFailure(s, a, 'timeout', error, now, opened, false);
   return error;
@@ -286,7 +292,7 @@ export function recordCancel<C>(s: PoolState<C>, a: Attempt<C>, cancel: CancelRe
   a.ep.breaker.release(a.probe);
   const durationMs = s.clock.now() - a.startedAt;
   // A loser of a hedge race was at least this slow: let the latency estimate know.
-  if (cancel === 'superseded' && s.tracksLatency) a.ep.latency.observeAtLeast(a.startedAt + durationMs, durationMs);
+  if (cancel === 'superseded' && s.tracksLatency) tracker(s, a.ep).observeAtLeast(a.startedAt + durationMs, durationMs);
   a.abort(abortReason ?? new PoolError('ABORTED', 'another attempt of the call answered first'));
   if (s.listener !== undefined) s.emit({ type: 'attempt-cancelled', callId: a.owner.id, endpoint: a.ep.name, attempt: a.attempt, durationMs, reason: cancel });
 }

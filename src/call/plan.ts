@@ -4,7 +4,8 @@
  * the common path allocates nothing here.
  */
 import { PoolError, describe, invalidOption } from '../base/errors.js';
-import { resolveHedge, type HedgeConfig } from '../selection/hedge.js';
+import type { HedgeConfig } from '../selection/hedge.js';
+import { needFeature, type Features } from '../features.js';
 import type { EndpointState } from '../selection/endpoint.js';
 import { resolveBackoff, type BackoffOptions } from './backoff.js';
 import { BREAKER_MODES, type BreakerMode, type ExecuteOptions } from '../options/options.js';
@@ -37,6 +38,7 @@ import type { ResolvedOptions } from '../options/resolve.js';
 export interface PlanContext<C> {
   readonly opts: ResolvedOptions;
   readonly byName: ReadonlyMap<string, EndpointState<C>>;
+  readonly features: Features;
 }
 
 export interface CallPlan<C> {
@@ -135,9 +137,11 @@ export function resolvePlan<C>(s: PlanContext<C>, options: ExecuteOptions): Call
   if (options.idempotent !== undefined && typeof options.idempotent !== 'boolean') throw invalidOption('idempotent', 'a boolean', options.idempotent);
   let hedge: HedgeConfig | undefined;
   if (options.hedge !== undefined && options.hedge !== false) {
+    const hedging = s.features.hedge;
+    if (hedging === undefined) throw needFeature('hedge', 'hedge');
     // A call that is not idempotent is never hedged: running it twice at once could do harm.
     if (options.idempotent !== true) throw invalidOption('hedge', 'a call marked idempotent: true', options.hedge);
-    hedge = options.hedge === true ? o.hedge : resolveHedge('hedge', options.hedge, o.hedge);
+    hedge = options.hedge === true ? o.hedge : hedging.resolve('hedge', options.hedge, o.hedge, s.features);
   } else if (options.hedge === undefined && options.idempotent === true && o.hedgeConfigured) {
     hedge = o.hedge;
   }

@@ -14,8 +14,8 @@ import type { RetryBudget } from '../limits/budget.js';
 import { needFeature, type Features } from '../features.js';
 import { resolveStore, type ResolvedStore } from '../limits/store.js';
 import type { CeilingRecovery } from '../limits/ceiling.js';
-import { DEFAULT_HEDGE, resolveHedge, type HedgeConfig } from '../selection/hedge.js';
-import { resolveLatency } from '../selection/latency.js';
+import type { HedgeConfig } from '../selection/hedge.js';
+import type { ResolvedLatency } from '../selection/latency.js';
 import { resolveHealth } from '../selection/selector.js';
 import { AUTO_ATTEMPTS, DEFAULTS } from './defaults.js';
 import { BREAKER_MODES, STRATEGIES, PERMIT_SCOPES, type BreakerMode, type PermitScope, type PoolOptions, type RefreshAuth, type Strategy } from './options.js';
@@ -91,8 +91,10 @@ export interface ResolvedOptions {
   readonly retryBudget: RetryBudget | undefined;
   /** Panic mode threshold; `undefined`: off. */
   readonly maxEjectedPercent: number | undefined;
-  readonly latency: { readonly decayMs: number; readonly failurePenaltyMs: number; readonly coldStartMs: number | undefined };
-  readonly hedge: HedgeConfig;
+  /** `undefined` only for a pool without the latency feature. */
+  readonly latency: ResolvedLatency | undefined;
+  /** The calls' hedge defaults; `undefined` only for a pool without the hedge feature. */
+  readonly hedge: HedgeConfig | undefined;
   /** The pool was given `hedge` options (calls may still hedge with options of their own). */
   readonly hedgeConfigured: boolean;
   readonly health: { readonly windowMs: number; readonly longWindowMs: number; readonly maxWaitForHealthyMs: number };
@@ -125,9 +127,11 @@ export function resolvePoolOptions<C>(options: PoolOptions<C>, features: Feature
   if (metrics !== undefined && (typeof metrics !== 'object' || metrics === null || typeof (metrics as { increment?: unknown }).increment !== 'function')) {
     throw invalidOption('metrics', 'a MetricsSink ({ increment, observe? })', metrics);
   }
+  const strategy = oneOf('strategy', o['strategy'], STRATEGIES, DEFAULTS.strategy);
+  if (strategy === 'latency' && features.latency === undefined) throw needFeature('strategy', 'latency');
   const resolved: ResolvedOptions = {
     classify: options.classify,
-    strategy: oneOf('strategy', o['strategy'], STRATEGIES, DEFAULTS.strategy),
+    strategy,
     maxAttempts: o['maxAttempts'] === undefined ? AUTO_ATTEMPTS : positiveInteger('maxAttempts', o['maxAttempts'], DEFAULTS.maxAttempts),
     attemptTimeoutMs: durationOrInfinity('attemptTimeoutMs', o['attemptTimeoutMs'], DEFAULTS.attemptTimeoutMs),
     deadlineMs: durationOrInfinity('deadlineMs', o['deadlineMs'], DEFAULTS.deadlineMs),
@@ -144,8 +148,8 @@ export function resolvePoolOptions<C>(options: PoolOptions<C>, features: Feature
     sharedQuota: resolveStore(o['sharedQuota']),
     retryBudget: optional(o, 'retryBudget', 'budget', features.budget),
     maxEjectedPercent: o['maxEjectedPercent'] === undefined ? undefined : percent('maxEjectedPercent', o['maxEjectedPercent']),
-    latency: resolveLatency(o['latency'], o['attemptTimeoutMs']),
-    hedge: resolveHedge('hedge', o['hedge'], DEFAULT_HEDGE),
+    latency: features.latency === undefined ? optional(o, 'latency', 'latency', undefined) : features.latency.resolve(o['latency'], o['attemptTimeoutMs']),
+    hedge: features.hedge === undefined ? optional(o, 'hedge', 'hedge', undefined) : features.hedge.resolve('hedge', o['hedge'], undefined, features),
     hedgeConfigured: o['hedge'] !== undefined,
     refreshTimeoutMs: durationOrInfinity('refreshTimeoutMs', o['refreshTimeoutMs'], durationOrInfinity('attemptTimeoutMs', o['attemptTimeoutMs'], DEFAULTS.attemptTimeoutMs)),
     health: resolveHealth(o['health']),

@@ -10,7 +10,7 @@ import type { FailureClass } from '../base/events.js';
 import type { Labels } from '../base/metrics.js';
 import type { Priority } from '../options/options.js';
 import type { BasicQuota } from '../limits/basic-quota.js';
-import { LatencyTracker } from './latency.js';
+import type { LatencyTracker } from './latency.js';
 import { RollingCounter } from '../limits/window.js';
 
 /** Fifteen one-minute buckets: enough for the 5- and 15-minute views. */
@@ -83,8 +83,8 @@ export class EndpointState<C> {
   readonly usage = new RollingCounter(WINDOW_BUCKETS, WINDOW_BUCKET_MS);
   /** Failures that say something about the endpoint (not `permanent`), per minute. */
   readonly recentFailures = new RollingCounter(WINDOW_BUCKETS, WINDOW_BUCKET_MS);
-  /** Peak-EWMA latency and recent durations. */
-  readonly latency = new LatencyTracker();
+  /** Peak-EWMA latency and recent durations: made by the first observation while the pool tracks latency (the latency feature); none yet means no history. */
+  latency: LatencyTracker | undefined = undefined;
 
   /** The selection "go to this endpoint now", built once: the common answer allocates nothing. */
   readonly pick: { readonly kind: 'endpoint'; readonly endpoint: EndpointState<C>; readonly tried: false };

@@ -4,8 +4,12 @@
  * attempt starts on a different endpoint; the first success wins and the others are
  * aborted through their signal. Hedges count as attempts, against the retry budget and
  * against the limiters. A call that is not idempotent is never hedged.
+ *
+ * An optional feature (features.ts: `hedge`, with the call's side in call/hedging.ts): the
+ * core reaches it only through its pool's feature table.
  */
 import { invalidOption } from '../base/errors.js';
+import { needFeature, type Features } from '../features.js';
 import { DEFAULTS } from '../options/defaults.js';
 import type { HedgeOptions } from '../options/options.js';
 import { finite, optionsObject, positiveInteger, type KnownKeys } from '../options/validate.js';
@@ -30,4 +34,15 @@ export function resolveHedge(field: string, value: unknown, base: HedgeConfig): 
     percentile,
     maxHedges: positiveInteger(`${field}.maxHedges`, o['maxHedges'], base.maxHedges),
   };
+}
+
+/**
+ * The hedge feature's resolver: `value` (the pool's `hedge`, or a call's) over `base`, the
+ * defaults when `undefined`. A percentile needs the latency feature's trackers: refused
+ * without it.
+ */
+export function resolveHedgeFeature(field: string, value: unknown, base: HedgeConfig | undefined, features: Features): HedgeConfig {
+  const config = resolveHedge(field, value, base ?? DEFAULT_HEDGE);
+  if (config.percentile !== undefined && features.latency === undefined) throw needFeature(`${field}.percentile`, 'latency');
+  return config;
 }

@@ -8,6 +8,11 @@
  * An endpoint with no history is costed at `coldStartMs` until it has one.
  *
  * A ring of the last 64 durations gives percentiles for `hedge: { percentile }`.
+ *
+ * An optional feature (features.ts: `latency`): the core reaches this module only through
+ * its pool's feature table. A tracker is made by an endpoint's first observation, and only
+ * while the pool tracks latency; an endpoint without one has no history yet. The pool's
+ * side (`strategy: 'latency'`) is in latency-selector.ts.
  */
 import { DEFAULTS } from '../options/defaults.js';
 import type { LatencyOptions } from '../options/options.js';

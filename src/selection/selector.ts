@@ -280,7 +280,7 @@ export function selectByLatency<C>(input: LatencySelectionInput<C>): Selection<C
 }
 
 function cost<C>(ep: EndpointState<C>, coldStartMs: number): number {
-  return ep.latency.estimate(coldStartMs) * (ep.inFlight + 1);
+  return (ep.latency?.estimate(coldStartMs) ?? coldStartMs) * (ep.inFlight + 1);
 }
 
 /**

@@ -9,6 +9,7 @@ import { Quota, type ResolvedRateLimit } from '../../src/limits/quota.js';
 import type { BasicQuota } from '../../src/limits/basic-quota.js';
 import type { WaitQueue } from '../../src/limits/waiters.js';
 import { EndpointState } from '../../src/selection/endpoint.js';
+import { LatencyTracker } from '../../src/selection/latency.js';
 import { selectByLatency, selectEndpoint, selectHealthiest, selectPinned, tierInPanic } from '../../src/selection/selector.js';
 
 const BREAKER = resolveBreaker({ threshold: 1, cooldownMs: 1000, maxCooldownMs: 8000 });
@@ -272,7 +273,7 @@ describe('selectByLatency', () => {
     let i = 0;
     return () => values[Math.min(i++, values.length - 1)]!;
   };
-  const latency = (e: EndpointState<string>, ms: number) => e.latency.observe(0, ms, false, 10_000, 10_000);
+  const latency = (e: EndpointState<string>, ms: number) => (e.latency ??= new LatencyTracker()).observe(0, ms, false, 10_000, 10_000);
   const run = (tiers: EndpointState<string>[][], random: () => number, extra: { tried?: EndpointState<string>[]; excluded?: EndpointState<string>[] } = {}) =>
     selectByLatency({ tiers, now: 0, tried: extra.tried, excluded: extra.excluded, random, coldStartMs: 100 });
 
