@@ -30,7 +30,7 @@ export const MEMBER_FEATURES = [
   ['src/call/call.ts', /^_?Call\.(admissionDone|awaitingAdmission|static #admit)$/, 'shared store (Redis)'],
   ['src/call/call.ts', /^_?Call\.(refreshed|refreshFailed)$/, 'credential refresh'],
   ['src/call/call.ts', /^_?Call\.(hedgeAvoiding|launchHedge|static #othersRunning|static #running)$/, 'hedging'],
-  ['src/state.ts', /^PoolState\.(#coldStart|trackLatency|#timeSuccesses|timesSuccesses|tracksLatency|#coldStartAt|#coldStartMs)$/, 'latency-aware selection'],
+  ['src/state.ts', /^PoolState\.(#byLatency|trackLatency|#timeSuccesses|timesSuccesses|tracksLatency)$/, 'latency-aware selection'],
   ['src/selection/selector.ts', /^(selectByLatency|cost)$/, 'latency-aware selection'],
   ['src/selection/selector.ts', /^(selectHealthiest|healthyCoverDemand|better|rank)$/, 'strategy healthiest'],
   ['src/state.ts', /^PoolState\.(#panicFlags|inPanic|#panicking)$/, 'panic mode (maxEjectedPercent)'],

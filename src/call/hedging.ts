@@ -5,7 +5,9 @@
  * the others are cancelled by the call. Hedges count as attempts and against the retry
  * budget, and ask the shared store (when there is one) like any attempt.
  *
- * Allocated only for calls that hedge; the call loop talks to it through `HedgeHost`.
+ * Allocated only for calls that hedge; the call loop talks to it through `HedgeHost`. An
+ * optional feature: the call makes it through its pool's feature table (features.ts,
+ * `hedge`), so a pool built without it bundles none of this.
  */
 import type { TimerHandle } from '../base/clock.js';
 import type { HedgeConfig } from '../selection/hedge.js';
