@@ -25,9 +25,9 @@
  *
  * Options: `callers` (1), `ms` (measuring time, 20,000), `warm` (requests per client first,
  * 3,000), `block` (requests per client and block: 50 at 1 caller, 5 per caller at more),
- * `only` (client names; `bare` and `bare2` are always in), `dist` / `dist2` (builds: `pooled`,
- * `pooled2`, `execute`), `server: "inproc"` (the server in this process, as fetch-worker.mjs).
- * More clients for `only` (decomposition): `timeout`, `passthrough`, `passNew`, `initEmpty`, `wrap`,
+ * `only` (client names; `bare` and `bare2` are always in), `dist` / `dist2` / `dist3` (builds: `pooled`,
+ * `pooled2`, `pooled3`, `execute`), `server: "inproc"` (the server in this process, as fetch-worker.mjs).
+ * More clients for `only` (decomposition): `timeout`, `passthrough`, `passNew`, `initEmpty`, `initKey`, `wrap`,
  * `refTwice`, `execute`, `executeUntimed`, `execStub`, `execStub2` (see their comments).
  */
 import fs from 'node:fs';
@@ -60,6 +60,9 @@ const passthrough = {
 class PassOn { dispatch(opts, handler) { return passthrough.dispatch(opts, handler); } }
 all.passNew = async () => (await fetch(url, { dispatcher: new PassOn() })).text();
 all.initEmpty = async () => (await fetch(url, {})).text();
+// An init with one key (fetch7): undici's Request constructor takes its longer path for any non-empty
+// init (a second URL list, the headers list copied), which a dispatcher in the init also pays.
+all.initKey = async () => (await fetch(url, { method: 'GET' })).text();
 all.wrap = async () => (await new Promise((resolve, reject) => { fetch(url).then(resolve, reject); })).text();
 const idleTimer = setTimeout(() => undefined, 1e7);
 idleTimer.unref();
@@ -84,7 +87,8 @@ async function addBuild(d, suffix) {
 }
 await addBuild(dist, '');
 if (args.dist2 !== undefined) await addBuild(args.dist2, '2');
-const names = [...new Set(['bare', 'bare2', ...(only ?? ['pooled', ...(args.dist2 === undefined ? [] : ['pooled2'])])])];
+if (args.dist3 !== undefined) await addBuild(args.dist3, '3');
+const names = [...new Set(['bare', 'bare2', ...(only ?? ['pooled', ...(args.dist2 === undefined ? [] : ['pooled2']), ...(args.dist3 === undefined ? [] : ['pooled3'])])])];
 
 /** CPU time of this thread, ns. */
 let clock = 'schedstat';
