@@ -16,12 +16,18 @@ import type { PoolState } from './state.js';
 import type { Operation } from './call/context.js';
 import type { ProbeResult } from './health/probe.js';
 import type { RetryBudget } from './limits/budget.js';
+import type { reauthenticate } from './call/auth.js';
 
 export interface Features {
   /** `pool.probeHealth`. */
   readonly probe?: { readonly run: <C>(s: PoolState<C>, probe: Operation<C, unknown>, timeoutMs: number) => Promise<ProbeResult[]> };
   /** The pool's `retryBudget`. */
   readonly budget?: { readonly resolve: (value: unknown) => RetryBudget | undefined };
+  /**
+   * Credential refresh (`refreshAuth`, `refreshTimeoutMs`): what an `unauthorized` answer runs.
+   * Without it such an answer ends the call with `UNAUTHORIZED`, as with no `refreshAuth`.
+   */
+  readonly auth?: { readonly reauthenticate: typeof reauthenticate };
 }
 
 /** No optional feature. */

@@ -43,6 +43,38 @@ describe('a pool built without optional features', () => {
     await pool.close();
   });
 
+  test.each(['refreshAuth', 'refreshTimeoutMs'] as const)('refuses %s, naming the auth feature', (option) => {
+    const value = option === 'refreshAuth' ? async () => undefined : 1000;
+    const r = refusal(() => new PoolCore({ endpoints, classify, [option]: value }, NO_FEATURES));
+    expect(r).toEqual({ code: 'INVALID_OPTIONS', field: option, message: expect.stringMatching(new RegExp(`^${option} needs the auth feature`)) });
+  });
+
+  test('fails an unauthorized answer with UNAUTHORIZED at once, as a pool with no refreshAuth does', async () => {
+    const conns: number[] = [];
+    const op = async (conn: number) => {
+      conns.push(conn);
+      throw new Error('401');
+    };
+    const core = new PoolCore({ endpoints, classify: () => 'unauthorized' as const, clock: new FakeClock() }, NO_FEATURES);
+    const full = new Pool({ endpoints, classify: () => 'unauthorized' as const, clock: new FakeClock() });
+    for (const pool of [core, full]) {
+      await expect(pool.execute(op)).rejects.toMatchObject({ code: 'UNAUTHORIZED', attempts: 1, endpoint: 'a', message: 'endpoint "a" answered unauthorized' });
+      await pool.close();
+    }
+    expect(conns).toEqual([1, 1]);
+  });
+
+  test('with the auth feature handed in, refreshAuth refreshes and replays', async () => {
+    let token = 0;
+    const pool = new PoolCore(
+      { endpoints, classify: () => 'unauthorized' as const, clock: new FakeClock(), refreshAuth: async () => void token++ },
+      { auth: ALL_FEATURES.auth },
+    );
+    await expect(pool.execute(async (conn) => (token > 0 ? conn : Promise.reject(new Error('401'))))).resolves.toBe(1);
+    expect(token).toBe(1);
+    await pool.close();
+  });
+
   test('with a feature handed in, its option works', async () => {
     const pool = new PoolCore({ endpoints, classify, clock: new FakeClock(), retryBudget: { ratio: 0.1 } }, { budget: ALL_FEATURES.budget });
     await expect(pool.execute(async (conn) => conn)).resolves.toBe(1);

@@ -22,11 +22,11 @@ import { selectPinned } from '../selection/selector.js';
 import type { PoolState } from '../state.js';
 import { admissionTimedOut, askStore, needsAdmission, type AdmissionHost } from './admission.js';
 import { claimSlot, isThenable, NotAPromiseError, OwnedAttempt, releaseSlot, startAttempt, watchAttempt, type Attempt, type AttemptOwner } from './attempt.js';
-import { reauthenticate, type ReauthHost } from './auth.js';
+import type { ReauthHost } from './auth.js';
 import { backoffDelay } from './backoff.js';
 import type { Operation } from './context.js';
 import { Hedging, type HedgeHost } from './hedging.js';
-import { attemptCount, newVerdict, permanentMessage, recordCallFailure, recordCancel, recordFailure, recordSuccess, recordTimeout, starved } from './outcome.js';
+import { attemptCount, newVerdict, permanentMessage, recordCallFailure, recordCancel, recordFailure, recordSuccess, recordTimeout, starved, unauthorizedMessage } from './outcome.js';
 import { resolvePlan, settlementOf, type CallPlan } from './plan.js';
 import { ADMISSION, AUTH, FREE_BIT, SLEEP, Waiting, type WaitState } from './waits.js';
 import type { CallOperation } from './call-core.js';
@@ -245,7 +245,9 @@ export class Call<C, T> extends Waiting<C, CallHistory<C>> implements AttemptOwn
         this.slots().exclude(ep, this.plan.excluded);
         return Call.#retryOrFail(this);
       case 'unauthorized': {
-        const why = reauthenticate(this.s, ep, (h.refreshed ??= []), this, a.authGeneration, this.attempts - h.replays);
+        // A pool without the auth feature has no `refreshAuth`: the answer is final, as with none.
+        const auth = this.s.features.auth;
+        const why = auth === undefined ? unauthorizedMessage(ep.name) : auth.reauthenticate(this.s, ep, (h.refreshed ??= []), this, a.authGeneration, this.attempts - h.replays);
         return why === undefined ? this.waitFor(AUTH, INF) : Call.#fail(this, 'UNAUTHORIZED', why);
       }
       default:

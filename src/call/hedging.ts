@@ -14,7 +14,7 @@ import type { PoolState } from '../state.js';
 import type { Attempt } from './attempt.js';
 import { askStore, needsAdmission } from './admission.js';
 import { PoolError } from '../base/errors.js';
-import { reauthenticate, type ReauthHost } from './auth.js';
+import type { ReauthHost } from './auth.js';
 
 /** What hedging needs from its call. */
 export interface HedgeHost<C> {
@@ -106,7 +106,8 @@ export class Hedging<C> {
       },
       refreshFailed: () => undefined,
     };
-    return reauthenticate(s, a.ep, (h.refreshed ??= []), host, a.authGeneration, this.#host.attempts - h.replays) === undefined;
+    const auth = s.features.auth;
+    return auth !== undefined && auth.reauthenticate(s, a.ep, (h.refreshed ??= []), host, a.authGeneration, this.#host.attempts - h.replays) === undefined;
   }
 
   /** Whether a hedge may be sent now as far as permits go (always, unless attempts hold them). */

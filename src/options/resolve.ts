@@ -141,14 +141,14 @@ export function resolvePoolOptions<C>(options: PoolOptions<C>, features: Feature
     breakerMode: oneOf('breakerMode', o['breakerMode'], BREAKER_MODES, DEFAULTS.breakerMode),
     permitScope: oneOf('permitScope', o['permitScope'], PERMIT_SCOPES, DEFAULTS.permitScope),
     dailyResetUtcHour: resetHour(o['dailyResetUtcHour']),
-    refreshAuth: o['refreshAuth'] as ResolvedOptions['refreshAuth'],
+    refreshAuth: given(o, 'refreshAuth', 'auth', features.auth) as ResolvedOptions['refreshAuth'],
     sharedQuota: resolveStore(o['sharedQuota']),
     retryBudget: optional(o, 'retryBudget', 'budget', features.budget),
     maxEjectedPercent: o['maxEjectedPercent'] === undefined ? undefined : percent('maxEjectedPercent', o['maxEjectedPercent']),
     latency: resolveLatency(o['latency'], o['attemptTimeoutMs']),
     hedge: resolveHedge('hedge', o['hedge'], DEFAULT_HEDGE),
     hedgeConfigured: o['hedge'] !== undefined,
-    refreshTimeoutMs: durationOrInfinity('refreshTimeoutMs', o['refreshTimeoutMs'], durationOrInfinity('attemptTimeoutMs', o['attemptTimeoutMs'], DEFAULTS.attemptTimeoutMs)),
+    refreshTimeoutMs: durationOrInfinity('refreshTimeoutMs', given(o, 'refreshTimeoutMs', 'auth', features.auth), durationOrInfinity('attemptTimeoutMs', o['attemptTimeoutMs'], DEFAULTS.attemptTimeoutMs)),
     health: resolveHealth(o['health']),
   };
   return { resolved, clock: options.clock ?? systemClock, random: options.random === undefined ? systemRandom : guardRandom(options.random), metrics: options.metrics, listener: options.onEvent, endpoints: o['endpoints'], groups: o['groups'] };
@@ -171,8 +171,13 @@ function resolveCeilingRecovery(value: unknown): CeilingRecovery {
 
 /** An optional feature's options, checked by the feature's own resolver; `undefined` when not given. */
 function optional<T>(o: Record<string, unknown>, key: string, name: keyof Features, feature: { readonly resolve: (value: unknown) => T | undefined } | undefined): T | undefined {
+  const value = given(o, key, name, feature);
+  return value === undefined ? undefined : feature!.resolve(value);
+}
+
+/** The option `key` as given, refused when the pool lacks the feature `name` that uses it. */
+function given(o: Record<string, unknown>, key: string, name: keyof Features, feature: object | undefined): unknown {
   const value = o[key];
-  if (value === undefined) return undefined;
-  if (feature === undefined) throw needFeature(key, name);
-  return feature.resolve(value);
+  if (value !== undefined && feature === undefined) throw needFeature(key, name);
+  return value;
 }
