@@ -17,6 +17,9 @@ import type { Operation } from './call/context.js';
 import type { ProbeResult } from './health/probe.js';
 import type { RetryBudget } from './limits/budget.js';
 import type { reauthenticate } from './call/auth.js';
+import type { admissionTimedOut, askStore } from './call/admission.js';
+import type { Fleet } from './limits/fleet.js';
+import type { ResolvedStore } from './limits/store.js';
 
 export interface Features {
   /** `pool.probeHealth`. */
@@ -28,6 +31,13 @@ export interface Features {
    * Without it such an answer ends the call with `UNAUTHORIZED`, as with no `refreshAuth`.
    */
   readonly auth?: { readonly reauthenticate: typeof reauthenticate };
+  /** The shared store (`sharedQuota`): its options, the pool's side of it (`PoolState.fleet`) and admission. */
+  readonly store?: {
+    readonly resolve: (value: unknown) => ResolvedStore | undefined;
+    readonly connect: <C>(s: PoolState<C>) => Fleet<C>;
+    readonly askStore: typeof askStore;
+    readonly admissionTimedOut: typeof admissionTimedOut;
+  };
 }
 
 /** No optional feature. */

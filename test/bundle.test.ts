@@ -65,7 +65,7 @@ export const POOL_MIN_BUDGET_BYTES = 81.5 * 1024; // raised on purpose for the f
  * (src/features.ts): a `PoolCore` built without features must not bundle them. A feature
  * joins this list in the commit that moves it out of the core's imports.
  */
-export const OUT_OF_CORE = ['src/limits/budget.ts', 'src/health/probe.ts', 'src/features-all.ts', 'src/call/auth.ts'];
+export const OUT_OF_CORE = ['src/limits/budget.ts', 'src/health/probe.ts', 'src/features-all.ts', 'src/call/auth.ts', 'src/call/admission.ts', 'src/limits/store.ts', 'src/limits/fleet.ts'];
 /** Modules an `import { Pool }` must never pull in. */
 const NEVER_WITH_POOL = ['src/extras/refresher.ts', 'src/extras/env.ts', 'src/options/presets.ts'];
 

@@ -75,6 +75,34 @@ describe('a pool built without optional features', () => {
     await pool.close();
   });
 
+  test('refuses sharedQuota, naming the store feature', () => {
+    const store = { acquire: () => Promise.resolve(0) };
+    const r = refusal(() => new PoolCore({ endpoints, classify, sharedQuota: { store } }, NO_FEATURES));
+    expect(r).toEqual({ code: 'INVALID_OPTIONS', field: 'sharedQuota', message: expect.stringMatching(/^sharedQuota needs the store feature/) });
+  });
+
+  test('with the store feature handed in, sharedQuota asks the store, subscribes to it and unsubscribes on close', async () => {
+    const asked: string[] = [];
+    let listening = 0;
+    const store = {
+      acquire: (limit: { key: string }) => {
+        asked.push(limit.key);
+        return Promise.resolve(0);
+      },
+      subscribe: () => {
+        listening++;
+        return () => void listening--;
+      },
+    };
+    const limited = endpoints.map((e) => ({ ...e, rateLimit: { perSecond: 10 } }));
+    const pool = new PoolCore({ endpoints: limited, classify, clock: new FakeClock(), sharedQuota: { store } }, { store: ALL_FEATURES.store });
+    expect(listening).toBe(1);
+    await expect(pool.execute(async (conn) => conn)).resolves.toBe(1);
+    expect(asked).toEqual(['endpoint:a']);
+    await pool.close();
+    expect(listening).toBe(0);
+  });
+
   test('with a feature handed in, its option works', async () => {
     const pool = new PoolCore({ endpoints, classify, clock: new FakeClock(), retryBudget: { ratio: 0.1 } }, { budget: ALL_FEATURES.budget });
     await expect(pool.execute(async (conn) => conn)).resolves.toBe(1);

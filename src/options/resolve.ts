@@ -13,7 +13,7 @@ import { resolveBreaker, type BreakerOptions } from '../health/breaker.js';
 import type { RetryBudget } from '../limits/budget.js';
 import { needFeature, type Features } from '../features.js';
 import { resetHour } from '../limits/daily.js';
-import { resolveStore, type ResolvedStore } from '../limits/store.js';
+import type { ResolvedStore } from '../limits/store.js';
 import type { CeilingRecovery } from '../limits/ceiling.js';
 import { DEFAULT_HEDGE, resolveHedge, type HedgeConfig } from '../selection/hedge.js';
 import { resolveLatency } from '../selection/latency.js';
@@ -142,7 +142,7 @@ export function resolvePoolOptions<C>(options: PoolOptions<C>, features: Feature
     permitScope: oneOf('permitScope', o['permitScope'], PERMIT_SCOPES, DEFAULTS.permitScope),
     dailyResetUtcHour: resetHour(o['dailyResetUtcHour']),
     refreshAuth: given(o, 'refreshAuth', 'auth', features.auth) as ResolvedOptions['refreshAuth'],
-    sharedQuota: resolveStore(o['sharedQuota']),
+    sharedQuota: optional(o, 'sharedQuota', 'store', features.store),
     retryBudget: optional(o, 'retryBudget', 'budget', features.budget),
     maxEjectedPercent: o['maxEjectedPercent'] === undefined ? undefined : percent('maxEjectedPercent', o['maxEjectedPercent']),
     latency: resolveLatency(o['latency'], o['attemptTimeoutMs']),
