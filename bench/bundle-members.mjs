@@ -26,7 +26,7 @@ const root = new URL('..', import.meta.url).pathname;
 
 /** [module, member pattern, feature] for members of core modules that serve an optional feature. */
 export const MEMBER_FEATURES = [
-  ['src/state.ts', /^PoolState\.(applyShared|#share|storeAnswered|storeFailed|#shareKeyPark|#degradeAll|#fleetDisabled|#fromFleet|#reports|storeRetryAt|storeDegraded|#restoreAt|#unsubscribe)$/, 'shared store (Redis)'],
+  ['src/state.ts', /^PoolState\.fleet$/, 'shared store (Redis)'],
   ['src/call/call.ts', /^_?Call\.(admissionDone|awaitingAdmission|static #admit)$/, 'shared store (Redis)'],
   ['src/call/call.ts', /^_?Call\.(refreshed|refreshFailed)$/, 'credential refresh'],
   ['src/call/call.ts', /^_?Call\.(hedgeAvoiding|launchHedge|static #othersRunning|static #running)$/, 'hedging'],

@@ -12,6 +12,10 @@ import { adaptDown, adaptUp } from './call/adaptive.js';
 import { resolveHedgeFeature } from './selection/hedge.js';
 import { LatencyTracker, resolveLatency } from './selection/latency.js';
 import { LatencySelector } from './selection/latency-selector.js';
+import { reauthenticate } from './call/auth.js';
+import { admissionTimedOut, askStore } from './call/admission.js';
+import { Fleet } from './limits/fleet.js';
+import { resolveStore } from './limits/store.js';
 
 export const ALL_FEATURES = feature({
   probe: { run: probeEndpoints },
@@ -31,4 +35,6 @@ export const ALL_FEATURES = feature({
   },
   hedge: { resolve: resolveHedgeFeature, Hedging },
   latency: { resolve: resolveLatency, Tracker: LatencyTracker, Selector: LatencySelector },
+  auth: { reauthenticate },
+  store: { resolve: resolveStore, connect: (s) => new Fleet(s), askStore, admissionTimedOut },
 });

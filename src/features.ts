@@ -28,6 +28,10 @@ import type { Hedging } from './call/hedging.js';
 import type { HedgeConfig } from './selection/hedge.js';
 import type { LatencyTracker, ResolvedLatency } from './selection/latency.js';
 import type { LatencySelector } from './selection/latency-selector.js';
+import type { reauthenticate } from './call/auth.js';
+import type { admissionTimedOut, askStore } from './call/admission.js';
+import type { Fleet } from './limits/fleet.js';
+import type { ResolvedStore } from './limits/store.js';
 
 export interface Features {
   /** `pool.probeHealth`. */
@@ -74,7 +78,22 @@ export interface Features {
   readonly hedge?: { readonly resolve: (field: string, value: unknown, base: HedgeConfig | undefined, features: Features) => HedgeConfig; readonly Hedging: typeof Hedging };
   /** Latency tracking: `strategy: 'latency'`, the pool's `latency`, and the durations a percentile hedge reads. */
   readonly latency?: { readonly resolve: (value: unknown, attemptTimeoutMs: unknown) => ResolvedLatency; readonly Tracker: typeof LatencyTracker; readonly Selector: typeof LatencySelector };
+  /**
+   * Credential refresh (`refreshAuth`, `refreshTimeoutMs`): what an `unauthorized` answer runs.
+   * Without it such an answer ends the call with `UNAUTHORIZED`, as with no `refreshAuth`.
+   */
+  readonly auth?: { readonly reauthenticate: typeof reauthenticate };
+  /** The shared store (`sharedQuota`): its options, the pool's side of it (`PoolState.fleet`) and admission. */
+  readonly store?: {
+    readonly resolve: (value: unknown) => ResolvedStore | undefined;
+    readonly connect: <C>(s: PoolState<C>) => Fleet<C>;
+    readonly askStore: typeof askStore;
+    readonly admissionTimedOut: typeof admissionTimedOut;
+  };
 }
+
+/** The pool's side of the shared store (limits/fleet.ts), named here so that state.ts needs no import of it. */
+export type FleetOf<C> = Fleet<C>;
 
 /** No optional feature. */
 export const NO_FEATURES: Features = {};

@@ -306,7 +306,7 @@ export class PoolCore<C> {
     for (const cut of [...s.probes]) cut(new PoolError('CLOSED', 'the pool was closed while probing'));
     this.#closing = (s.active === 0 ? Promise.resolve() : new Promise<void>((resolve) => (s.onIdle = resolve))).then(() => {
       s.timeouts.stop();
-      s.dispose();
+      s.fleet?.stopListening();
     });
     return this.#closing;
   }

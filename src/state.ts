@@ -8,15 +8,14 @@ import type { EndpointState } from './selection/endpoint.js';
 import { buildEndpointSet } from './selection/endpoint-set.js';
 import { deliver, Listeners, type EventListener, type PoolEvent } from './base/events.js';
 import { safeIncrement, type MetricsSink } from './base/metrics.js';
-import type { Quota, ResolvedRateLimit } from './limits/quota.js';
+import type { ResolvedRateLimit } from './limits/quota.js';
 import { TimeoutQueue } from './call/timeouts.js';
 import { PermitQueue, type PermitWaiter } from './call/permit-queue.js';
 import { defaultPlan, type CallPlan } from './call/plan.js';
 import type { ResolvedOptions } from './options/resolve.js';
 import { selectEndpoint, selectHealthiest, tierInPanic, type Selection } from './selection/selector.js';
-import type { SharedChange, SharedState } from './limits/store.js';
 import type { PoolError } from './base/errors.js';
-import type { Features } from './features.js';
+import type { Features, FleetOf } from './features.js';
 
 /** A call waiting for something: capacity to free up, a permit, or time to pass. */
 export interface Waiter extends PermitWaiter {
@@ -52,9 +51,7 @@ export class PoolState<C> {
   /** Probes and credential refreshes still running: each ends itself with the error it is given (`close()` ends them). */
   readonly probes = new Set<(error: PoolError) => void>();
   #wakeScheduled = false;
-  /** The shared store failed: local limits at a reduced share until it answers again (and when to try it again). */
-  storeDegraded = false;
-  storeRetryAt = 0;
+
   /** When a call was last turned away for want of a turn (learned ceilings then recover sooner). */
   turnedAwayAt = -Infinity;
   closed = false;
@@ -73,6 +70,9 @@ export class PoolState<C> {
   readonly wall = (): number => wallNow(this.clock);
 
   readonly features: Features; // the optional features' code this pool may use
+  /** The pool's side of the shared store, made by the store feature when `sharedQuota` is given. */
+  readonly fleet: FleetOf<C> | undefined;
+
   constructor(opts: ResolvedOptions, clock: Clock, random: RandomSource, metrics: MetricsSink | undefined, listener: EventListener | undefined, features: Features) {
     this.features = features;
     this.opts = opts;
@@ -91,9 +91,7 @@ export class PoolState<C> {
     this.tracksLatency = features.latency !== undefined && (opts.strategy === 'latency' || opts.hedgeConfigured);
     this.#byLatency = opts.strategy === 'latency' ? new features.latency!.Selector(this) : undefined;
     this.#timeSuccesses();
-    const store = opts.sharedQuota?.store;
-    if (typeof store?.subscribe === 'function') this.#unsubscribe = store.subscribe((key, state) => this.applyShared(key, state));
-    this.#reports = typeof store?.report === 'function' || typeof store?.parkEndpoint === 'function';
+    this.fleet = opts.sharedQuota === undefined ? undefined : features.store!.connect(this);
   }
 
   /** `strategy: 'latency'`: the latency feature's selector (latency-selector.ts). */
@@ -112,109 +110,6 @@ export class PoolState<C> {
       this.metrics !== undefined || this.listener !== undefined || this.tracksLatency || o.breaker.slowCallMs !== Infinity || o.breaker.mode === 'failure-rate';
   }
 
-  readonly #reports: boolean;
-  #unsubscribe: (() => void) | undefined;
-  /** Set while applying what the fleet shared, so that it is not reported back. */
-  #fromFleet = false;
-  /** Endpoints this pool disabled because the fleet said so (re-enabled when the fleet forgets them). */
-  readonly #fleetDisabled = new Set<string>();
-
-  /** Stops listening to the shared store (on `close()`). */
-  dispose(): void {
-    this.#unsubscribe?.();
-    this.#unsubscribe = undefined;
-  }
-
-  /**
-   * Applies a quota's shared state (from the store) to the quotas with that key: the
-   * learned ceiling, the parking, the endpoints disabled elsewhere. Events are emitted as
-   * for local changes, but nothing is reported back to the store.
-   */
-  applyShared(key: string, state: SharedState): void {
-    const now = this.clock.now();
-    this.#fromFleet = true;
-    try {
-      for (const ep of this.endpoints) {
-        // Only the limits feature makes a quota with a shared key: a Quota.
-        const q = ep.quota as Quota;
-        if (q.shared?.key !== key) continue;
-        const first = this.endpoints.find((e) => e.quota === q) === ep;
-        if (first && state.ceilingPerSecond !== undefined && q.ceilingPerSecond !== state.ceilingPerSecond) {
-          const perSecond = q.learn(state.ceilingPerSecond, now);
-          this.emit({ type: 'endpoint-recalibrated', endpoint: ep.name, perSecond, scope: q.grouped ? 'group' : 'key', reason: 'hint' });
-        }
-        if (first && state.parkedForMs > 0 && q.parkedUntil < now + state.parkedForMs - 1000) {
-          q.parkedUntil = now + state.parkedForMs;
-          this.emit({ type: 'endpoint-parked', endpoint: ep.name, untilMs: q.parkedUntil });
-        }
-        const keyParkMs = state.parkedEndpoints?.get(ep.name);
-        if (keyParkMs !== undefined && keyParkMs > 0) {
-          // A key parked elsewhere: parked here too (its own level in a group), until the same reset.
-          const level = q.grouped ? (ep.own ??= this.features.limits!.keyLevel(q, ep.name, this.opts.dailyResetUtcHour, now, this.wall)) : q;
-          if (level.parkedUntil < now + keyParkMs - 1000) {
-            level.parkedUntil = now + keyParkMs;
-            this.emit({ type: 'endpoint-parked', endpoint: ep.name, untilMs: level.parkedUntil });
-          }
-        }
-        if (state.disabled.has(ep.name)) {
-          if (!ep.disabled) {
-            ep.disabled = true;
-            this.#fleetDisabled.add(ep.name);
-            this.emit({ type: 'endpoint-disabled', endpoint: ep.name });
-          }
-        } else if (this.#fleetDisabled.delete(ep.name) && ep.disabled) {
-          ep.disabled = false;
-          this.emit({ type: 'endpoint-enabled', endpoint: ep.name });
-          this.wakeParked();
-        }
-      }
-    } finally {
-      this.#fromFleet = false;
-    }
-  }
-
-  /** Shares a learned ceiling, a parking or a disabled/enabled endpoint with the fleet (`store.report`). */
-  #share(event: PoolEvent): void {
-    let change: SharedChange;
-    switch (event.type) {
-      case 'endpoint-recalibrated':
-        change = { type: 'ceiling', perSecond: event.perSecond };
-        break;
-      case 'endpoint-parked':
-        // In a group only the key is parked (call/outcome.ts): a `parked` change would park its siblings too.
-        if (this.byName.get(event.endpoint)?.quota.grouped === true) return this.#shareKeyPark(event.endpoint, event.untilMs);
-        change = { type: 'parked', forMs: event.untilMs - this.clock.now() };
-        break;
-      case 'endpoint-disabled':
-      case 'endpoint-enabled':
-        this.#fleetDisabled.delete(event.endpoint);
-        change = { type: event.type === 'endpoint-disabled' ? 'disabled' : 'enabled', endpoint: event.endpoint };
-        break;
-      default:
-        return;
-    }
-    const limit = this.byName.get(event.endpoint)?.quota.shared;
-    const store = this.opts.sharedQuota?.store;
-    if (limit === undefined || store?.report === undefined) return;
-    try {
-      void Promise.resolve(store.report(limit, change)).catch(() => undefined);
-    } catch {
-      // A store's report must never break the call that learned something.
-    }
-  }
-
-  /** Parks a key of a group for the fleet (`store.parkEndpoint`), when the store can. */
-  #shareKeyPark(endpoint: string, untilMs: number): void {
-    const limit = this.byName.get(endpoint)?.quota.shared;
-    const store = this.opts.sharedQuota?.store;
-    if (limit === undefined || typeof store?.parkEndpoint !== 'function') return;
-    try {
-      void Promise.resolve(store.parkEndpoint(limit, endpoint, untilMs - this.clock.now())).catch(() => undefined);
-    } catch {
-      // As with report: a store must never break the call that learned something.
-    }
-  }
-
   /** Validates and installs an endpoint set, keeping the state of endpoints kept by name. */
   setEndpoints(configs: unknown, groups: unknown = this.groups): void {
     const previous = this.endpoints.length === 0 ? undefined : { endpoints: this.endpoints, byName: this.byName, groups: this.groups };
@@ -223,8 +118,7 @@ export class PoolState<C> {
     this.byName = next.byName;
     this.groups = next.groups;
     this.#limits = next.limits;
-    // Quotas created while the shared store is down start at the degraded share too.
-    if (this.storeDegraded || this.#restoreAt !== 0) this.#degradeAll(this.clock.now());
+    this.fleet?.quotasChanged(this.clock.now());
     this.#buildTiers();
     this.wakeParked();
   }
@@ -299,49 +193,8 @@ export class PoolState<C> {
     return any ? this.#panicking.slice() : undefined;
   }
 
-  /** The shared store timed out or failed: fall back to local limits at the degraded share. */
-  storeFailed(now: number, error: unknown): void {
-    const store = this.opts.sharedQuota!;
-    this.storeRetryAt = now + store.retryAfterMs;
-    this.#restoreAt = 0;
-    if (this.storeDegraded) return;
-    this.storeDegraded = true;
-    this.#degradeAll(now, true);
-    this.emit({ type: 'store-degraded', error });
-  }
-
-  #degradeAll(now: number, hold = false): void {
-    const shared = this.opts.sharedQuota!;
-    const holdMs = hold ? holdFor(shared.store.degradedHoldMs) : 0;
-    for (const q of new Set(this.endpoints.map((e) => e.quota))) q.degrade(shared.degradedShare, now, holdMs);
-  }
-
-  /** When the local limits go back to full after a recovery (0: they are). */
-  #restoreAt = 0;
-
-  /**
-   * The shared store answered. After an outage, local limits stay at the degraded share for
-   * `retryAfterMs` + 1 s more: by then every process has asked the store again (each retries
-   * within `retryAfterMs`) and the store's one-second window holds only calls it counted, so
-   * no process runs at full rate through the store while others still run on local shares.
-   */
-  storeAnswered(now: number): void {
-    if (this.storeDegraded) {
-      this.storeDegraded = false;
-      this.#restoreAt = now + this.opts.sharedQuota!.retryAfterMs + 1000;
-      this.emit({ type: 'store-recovered' });
-      return;
-    }
-    if (this.#restoreAt === 0 || now < this.#restoreAt) return;
-    this.#restoreAt = 0;
-    for (const q of new Set(this.endpoints.map((e) => e.quota))) {
-      q.restore(now);
-      q.waiters?.poke();
-    }
-  }
-
   emit(event: PoolEvent): void {
-    if (this.#reports && !this.#fromFleet) this.#share(event);
+    if (this.fleet !== undefined) this.fleet.shareEvent(event);
     if (this.listener !== undefined) deliver(this.listener, event);
   }
 
@@ -374,11 +227,6 @@ export class PoolState<C> {
 }
 
 const ZERO_STARTS: readonly number[] = [0, 0];
-
-/** A store's `degradedHoldMs`, ignored unless a finite number ≥ 0. */
-function holdFor(value: unknown): number {
-  return typeof value === 'number' && value > 0 && Number.isFinite(value) ? value : 0;
-}
 
 /** An index in [0, n), robust to a random source that returns 1 or garbage. */
 function randomIndex(random: RandomSource, n: number): number {

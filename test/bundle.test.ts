@@ -84,6 +84,11 @@ export const OUT_OF_CORE = [
   'src/selection/latency-selector.ts',
   'src/selection/hedge.ts',
   'src/call/hedging.ts',
+  // The shared store and credential refresh (features.store, features.auth).
+  'src/call/auth.ts',
+  'src/call/admission.ts',
+  'src/limits/store.ts',
+  'src/limits/fleet.ts',
 ];
 /** Modules an `import { Pool }` must never pull in. */
 const NEVER_WITH_POOL = ['src/extras/refresher.ts', 'src/extras/env.ts', 'src/options/presets.ts'];

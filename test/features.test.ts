@@ -105,6 +105,72 @@ describe('a pool built without optional features', () => {
     await pool.close();
   });
 
+  test.each(['refreshAuth', 'refreshTimeoutMs'] as const)('refuses %s, naming the auth feature', (option) => {
+    const value = option === 'refreshAuth' ? async () => undefined : 1000;
+    const r = refusal(() => new PoolCore({ endpoints, classify, [option]: value }, []));
+    expect(r).toEqual({ code: 'INVALID_OPTIONS', field: option, message: expect.stringMatching(new RegExp(`^${option} needs the auth feature`)) });
+  });
+
+  test('fails an unauthorized answer with UNAUTHORIZED at once, as a pool with no refreshAuth does', async () => {
+    const conns: number[] = [];
+    const op = async (conn: number) => {
+      conns.push(conn);
+      throw new Error('401');
+    };
+    const core = new PoolCore({ endpoints, classify: () => 'unauthorized' as const, clock: new FakeClock() }, []);
+    const full = new Pool({ endpoints, classify: () => 'unauthorized' as const, clock: new FakeClock() });
+    for (const pool of [core, full]) {
+      await expect(pool.execute(op)).rejects.toMatchObject({ code: 'UNAUTHORIZED', attempts: 1, endpoint: 'a', message: 'endpoint "a" answered unauthorized' });
+      await pool.close();
+    }
+    expect(conns).toEqual([1, 1]);
+  });
+
+  test('with the auth feature handed in, refreshAuth refreshes and replays', async () => {
+    let token = 0;
+    const pool = new PoolCore(
+      { endpoints, classify: () => 'unauthorized' as const, clock: new FakeClock(), refreshAuth: async () => void token++ },
+      [feature({ auth: (ALL_FEATURES as unknown as Features).auth! })],
+    );
+    await expect(pool.execute(async (conn) => (token > 0 ? conn : Promise.reject(new Error('401'))))).resolves.toBe(1);
+    expect(token).toBe(1);
+    await pool.close();
+  });
+
+  test('refuses sharedQuota, naming the store feature', () => {
+    const store = { acquire: () => Promise.resolve(0) };
+    const r = refusal(() => new PoolCore({ endpoints, classify, sharedQuota: { store } }, []));
+    expect(r).toEqual({ code: 'INVALID_OPTIONS', field: 'sharedQuota', message: expect.stringMatching(/^sharedQuota needs the store feature/) });
+  });
+
+  test('refuses sharedQuota without the limits feature (the store counts rate limits)', () => {
+    const store = { acquire: () => Promise.resolve(0) };
+    const r = refusal(() => new PoolCore({ endpoints, classify, sharedQuota: { store } }, [feature({ store: (ALL_FEATURES as unknown as Features).store! })]));
+    expect(r).toEqual({ code: 'INVALID_OPTIONS', field: 'sharedQuota', message: expect.stringMatching(/^sharedQuota needs the limits feature/) });
+  });
+
+  test('with the store feature handed in, sharedQuota asks the store, subscribes to it and unsubscribes on close', async () => {
+    const asked: string[] = [];
+    let listening = 0;
+    const store = {
+      acquire: (limit: { key: string }) => {
+        asked.push(limit.key);
+        return Promise.resolve(0);
+      },
+      subscribe: () => {
+        listening++;
+        return () => void listening--;
+      },
+    };
+    const limited = endpoints.map((e) => ({ ...e, rateLimit: { perSecond: 10 } }));
+    const pool = new PoolCore({ endpoints: limited, classify, clock: new FakeClock(), sharedQuota: { store } }, [feature({ store: (ALL_FEATURES as unknown as Features).store!, limits: (ALL_FEATURES as unknown as Features).limits! })]);
+    expect(listening).toBe(1);
+    await expect(pool.execute(async (conn) => conn)).resolves.toBe(1);
+    expect(asked).toEqual(['endpoint:a']);
+    await pool.close();
+    expect(listening).toBe(0);
+  });
+
   test('with a feature handed in, its option works', async () => {
     const pool = new PoolCore({ endpoints, classify, clock: new FakeClock(), retryBudget: { ratio: 0.1 } }, [feature({ budget: (ALL_FEATURES as unknown as Features).budget! })]);
     await expect(pool.execute(async (conn) => conn)).resolves.toBe(1);

@@ -18,11 +18,6 @@ export interface AdmissionHost<C> {
   admissionDone(ep: EndpointState<C>, now: number, refused: boolean): void;
 }
 
-/** Whether an attempt on `ep` must first be admitted by the shared store. */
-export function needsAdmission<C>(s: PoolState<C>, ep: EndpointState<C>, now: number): boolean {
-  return s.opts.sharedQuota !== undefined && ep.quota.shared !== undefined && !(s.storeDegraded && now < s.storeRetryAt);
-}
-
 /** Asks the store about `ep`; the answer reaches `host` unless it stopped waiting meanwhile. */
 export function askStore<C>(s: PoolState<C>, host: AdmissionHost<C>, ep: EndpointState<C>): void {
   const shared = s.opts.sharedQuota!;
@@ -37,7 +32,7 @@ export function askStore<C>(s: PoolState<C>, host: AdmissionHost<C>, ep: Endpoin
     (waitMs) => {
       if (!host.awaitingAdmission(ep)) return;
       const t = s.clock.now();
-      s.storeAnswered(t);
+      s.fleet!.storeAnswered(t);
       const spent = typeof waitMs === 'number' && waitMs > 0;
       // The fleet-wide quota is spent for now: skip this endpoint until it refills.
       if (spent) ep.quota.coolDown(t, waitMs);
@@ -46,7 +41,7 @@ export function askStore<C>(s: PoolState<C>, host: AdmissionHost<C>, ep: Endpoin
     (error: unknown) => {
       if (!host.awaitingAdmission(ep)) return;
       const t = s.clock.now();
-      s.storeFailed(t, error);
+      s.fleet!.storeFailed(t, error);
       host.admissionDone(ep, t, false);
     },
   );
@@ -55,6 +50,6 @@ export function askStore<C>(s: PoolState<C>, host: AdmissionHost<C>, ep: Endpoin
 /** The store did not answer in time: degrade, and go ahead on local limits. */
 export function admissionTimedOut<C>(s: PoolState<C>, host: AdmissionHost<C>, ep: EndpointState<C>): void {
   const now = s.clock.now();
-  s.storeFailed(now, new PoolError('ATTEMPT_TIMEOUT', 'the shared limiter store did not answer in time'));
+  s.fleet!.storeFailed(now, new PoolError('ATTEMPT_TIMEOUT', 'the shared limiter store did not answer in time'));
   host.admissionDone(ep, now, false);
 }

@@ -20,6 +20,7 @@ import type { EndpointState } from '../selection/endpoint.js';
 import { PoolError } from '../base/errors.js';
 import type { PoolState } from '../state.js';
 import type { RefreshAuth } from '../options/options.js';
+import { unauthorizedMessage } from './outcome.js';
 
 
 const inFlight = new WeakMap<object, Promise<void>>();
@@ -115,8 +116,7 @@ const REFRESHES_PER_ATTEMPT = 2;
  * refresh runs.
  */
 export function reauthenticate<C>(s: PoolState<C>, ep: EndpointState<C>, refreshed: (EndpointState<C> | number)[], host: ReauthHost<C>, sentWith: number, attempt: number): string | undefined {
-  const name = JSON.stringify(ep.name);
-  if (s.opts.refreshAuth === undefined || s.closed) return `endpoint ${name} answered unauthorized`;
+  if (s.opts.refreshAuth === undefined || s.closed) return unauthorizedMessage(ep.name);
   if (sentWith < ep.authGeneration) {
     // Sent with credentials a refresh has replaced since: replay with the current ones.
     queueMicrotask(() => host.refreshed(ep));
@@ -132,7 +132,7 @@ export function reauthenticate<C>(s: PoolState<C>, ep: EndpointState<C>, refresh
   // A refresh still running that this call counted already (an attempt sent before it
   // finished, beside a hedge) is waited for again at no cost; any other one counts.
   if (!(inFlight.has(ep) && lastGen === ep.authGeneration)) {
-    if (count >= REFRESHES_PER_ATTEMPT) return `endpoint ${name} answered unauthorized again after its credentials were refreshed`;
+    if (count >= REFRESHES_PER_ATTEMPT) return `${unauthorizedMessage(ep.name)} again after its credentials were refreshed`;
     refreshed.push(ep, ep.authGeneration, attempt);
   }
   refreshThenReplay(s, ep, host);

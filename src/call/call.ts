@@ -20,13 +20,13 @@ import type { ExecuteOptions } from '../options/options.js';
 import type { EndpointState } from '../selection/endpoint.js';
 import { selectPinned } from '../selection/selector.js';
 import type { PoolState } from '../state.js';
-import { admissionTimedOut, askStore, needsAdmission, type AdmissionHost } from './admission.js';
+import type { AdmissionHost } from './admission.js';
 import { claimSlot, isThenable, NotAPromiseError, OwnedAttempt, releaseSlot, startAttempt, watchAttempt, type Attempt, type AttemptOwner } from './attempt.js';
-import { reauthenticate, type ReauthHost } from './auth.js';
+import type { ReauthHost } from './auth.js';
 import { backoffDelay } from './backoff.js';
 import type { Operation } from './context.js';
 import type { HedgeHost } from './hedging.js';
-import { attemptCount, newVerdict, permanentMessage, recordCallFailure, recordCancel, recordFailure, recordSuccess, recordTimeout, starved } from './outcome.js';
+import { attemptCount, newVerdict, permanentMessage, recordCallFailure, recordCancel, recordFailure, recordSuccess, recordTimeout, starved, unauthorizedMessage } from './outcome.js';
 import { resolvePlan, settlementOf, type CallPlan } from './plan.js';
 import { ADMISSION, AUTH, FREE_BIT, SLEEP, Waiting, type WaitState } from './waits.js';
 import type { CallOperation } from './call-core.js';
@@ -99,7 +99,7 @@ export class Call<C, T> extends Waiting<C, CallHistory<C>> implements AttemptOwn
 
   protected waitTimedOut(was: WaitState): void {
     if (was === SLEEP) Call.#next(this);
-    else if (was === ADMISSION && this.s.clock.now() < this.deadlineAt) admissionTimedOut(this.s, this, this.lazy!.admitting!);
+    else if (was === ADMISSION && this.s.clock.now() < this.deadlineAt) this.s.features.store!.admissionTimedOut(this.s, this, this.lazy!.admitting!);
     else Call.#deadlineExceeded(this);
   }
 
@@ -143,10 +143,11 @@ export class Call<C, T> extends Waiting<C, CallHistory<C>> implements AttemptOwn
   /** With a shared store, asks it first (see admission.ts); otherwise launches at once. */
   static #admit<C, T>(c: Call<C, T>, ep: EndpointState<C>, now: number): void {
     if (!c.permitToSend()) return;
-    if (!needsAdmission(c.s, ep, now)) return Call.#launch(c, ep, now);
+    const s = c.s;
+    if (s.fleet === undefined || !s.fleet.needsAdmission(ep, now)) return Call.#launch(c, ep, now);
     c.slots().admitting = ep;
-    c.waitFor(ADMISSION, c.s.opts.sharedQuota!.timeoutMs);
-    askStore(c.s, c, ep);
+    c.waitFor(ADMISSION, s.opts.sharedQuota!.timeoutMs);
+    s.features.store!.askStore(s, c, ep);
   }
 
   awaitingAdmission(ep: EndpointState<C>): boolean {
@@ -245,7 +246,8 @@ export class Call<C, T> extends Waiting<C, CallHistory<C>> implements AttemptOwn
         this.slots().exclude(ep, this.plan.excluded);
         return Call.#retryOrFail(this);
       case 'unauthorized': {
-        const why = reauthenticate(this.s, ep, (h.refreshed ??= []), this, a.authGeneration, this.attempts - h.replays);
+        const auth = this.s.features.auth; // without it there is no `refreshAuth`: the answer is final
+        const why = auth === undefined ? unauthorizedMessage(ep.name) : auth.reauthenticate(this.s, ep, (h.refreshed ??= []), this, a.authGeneration, this.attempts - h.replays);
         return why === undefined ? this.waitFor(AUTH, INF) : Call.#fail(this, 'UNAUTHORIZED', why);
       }
       default:

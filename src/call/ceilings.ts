@@ -65,7 +65,7 @@ export function learnCeiling<C>(s: PoolState<C>, ep: EndpointState<C>, verdict: 
   // Calls queued on the group were promised turns at the old ceiling (see waiters.ts `recheck`);
   // their new turns come after the slot just skipped, and after the refused call if it queues again.
   if (perSecond < (before ?? INF)) group.waiters?.recheck(now, ep);
-  // Emitted with no listener too: the event is what shares the ceiling with the fleet (state.ts `#share`).
+  // Emitted with no listener too: the event is what shares the ceiling with the fleet (limits/fleet.ts `#share`).
   // A replaced or removed endpoint's late answer is not news of the live one of that name (nor for the fleet).
   if (ep.live) {
     s.emit(

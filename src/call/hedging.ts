@@ -14,9 +14,8 @@ import type { HedgeConfig } from '../selection/hedge.js';
 import type { EndpointState } from '../selection/endpoint.js';
 import type { PoolState } from '../state.js';
 import type { Attempt } from './attempt.js';
-import { askStore, needsAdmission } from './admission.js';
 import { PoolError } from '../base/errors.js';
-import { reauthenticate, type ReauthHost } from './auth.js';
+import type { ReauthHost } from './auth.js';
 
 /** What hedging needs from its call. */
 export interface HedgeHost<C> {
@@ -83,7 +82,7 @@ export class Hedging<C> {
     if (budget !== undefined && !budget.tryWithdraw(now)) return;
     this.#left--;
     if (s.listener !== undefined) s.emit({ type: 'hedge', callId: host.id, endpoint: sel.endpoint.name, attempt: host.attempts + 1 });
-    if (needsAdmission(s, sel.endpoint, now)) this.#admit(sel.endpoint);
+    if (s.fleet?.needsAdmission(sel.endpoint, now) === true) this.#admit(sel.endpoint);
     else this.#launch(sel.endpoint, now);
   }
 
@@ -108,7 +107,8 @@ export class Hedging<C> {
       },
       refreshFailed: () => undefined,
     };
-    return reauthenticate(s, a.ep, (h.refreshed ??= []), host, a.authGeneration, this.#host.attempts - h.replays) === undefined;
+    const auth = s.features.auth;
+    return auth !== undefined && auth.reauthenticate(s, a.ep, (h.refreshed ??= []), host, a.authGeneration, this.#host.attempts - h.replays) === undefined;
   }
 
   /** Whether a hedge may be sent now as far as permits go (always, unless attempts hold them). */
@@ -141,9 +141,9 @@ export class Hedging<C> {
       this.#admitTimer = undefined;
       if (!pending) return;
       pending = false;
-      s.storeFailed(s.clock.now(), new PoolError('ATTEMPT_TIMEOUT', 'the shared limiter store did not answer in time'));
+      s.fleet!.storeFailed(s.clock.now(), new PoolError('ATTEMPT_TIMEOUT', 'the shared limiter store did not answer in time'));
     }, s.opts.sharedQuota!.timeoutMs);
-    askStore(s, {
+    s.features.store!.askStore(s, {
       awaitingAdmission: () => pending,
       admissionDone: (_ep, t, refused) => {
         pending = false;

@@ -12,7 +12,7 @@ import type { Classifier } from '../base/classify.js';
 import { resolveBreaker, type BreakerOptions } from '../health/breaker.js';
 import type { RetryBudget } from '../limits/budget.js';
 import { needFeature, type Features } from '../features.js';
-import { resolveStore, type ResolvedStore } from '../limits/store.js';
+import type { ResolvedStore } from '../limits/store.js';
 import type { CeilingRecovery } from '../limits/ceiling.js';
 import type { HedgeConfig } from '../selection/hedge.js';
 import type { ResolvedLatency } from '../selection/latency.js';
@@ -144,14 +144,15 @@ export function resolvePoolOptions<C>(options: PoolOptions<C>, features: Feature
     breakerMode: oneOf('breakerMode', o['breakerMode'], BREAKER_MODES, DEFAULTS.breakerMode),
     permitScope: oneOf('permitScope', o['permitScope'], PERMIT_SCOPES, DEFAULTS.permitScope),
     dailyResetUtcHour: o['dailyResetUtcHour'] === undefined ? DEFAULTS.dailyResetUtcHour : limitsFor(features, 'dailyResetUtcHour').resetHour(o['dailyResetUtcHour']),
-    refreshAuth: o['refreshAuth'] as ResolvedOptions['refreshAuth'],
-    sharedQuota: resolveStore(o['sharedQuota']),
+    refreshAuth: given(o, 'refreshAuth', 'auth', features.auth) as ResolvedOptions['refreshAuth'],
+    // The store counts the quotas of endpoints' rate limits: without the limits feature it has none to count.
+    sharedQuota: sharedQuota(o, features),
     retryBudget: optional(o, 'retryBudget', 'budget', features.budget),
     maxEjectedPercent: o['maxEjectedPercent'] === undefined ? undefined : percent('maxEjectedPercent', o['maxEjectedPercent']),
     latency: features.latency === undefined ? optional(o, 'latency', 'latency', undefined) : features.latency.resolve(o['latency'], o['attemptTimeoutMs']),
     hedge: features.hedge === undefined ? optional(o, 'hedge', 'hedge', undefined) : features.hedge.resolve('hedge', o['hedge'], undefined, features),
     hedgeConfigured: o['hedge'] !== undefined,
-    refreshTimeoutMs: durationOrInfinity('refreshTimeoutMs', o['refreshTimeoutMs'], durationOrInfinity('attemptTimeoutMs', o['attemptTimeoutMs'], DEFAULTS.attemptTimeoutMs)),
+    refreshTimeoutMs: durationOrInfinity('refreshTimeoutMs', given(o, 'refreshTimeoutMs', 'auth', features.auth), durationOrInfinity('attemptTimeoutMs', o['attemptTimeoutMs'], DEFAULTS.attemptTimeoutMs)),
     health: resolveHealth(o['health']),
   };
   return { resolved, clock: options.clock ?? systemClock, random: options.random === undefined ? systemRandom : guardRandom(options.random), metrics: options.metrics, listener: options.onEvent, endpoints: o['endpoints'], groups: o['groups'] };
@@ -159,14 +160,26 @@ export function resolvePoolOptions<C>(options: PoolOptions<C>, features: Feature
 
 /** An optional feature's options, checked by the feature's own resolver; `undefined` when not given. */
 function optional<T>(o: Record<string, unknown>, key: string, name: keyof Features, feature: { readonly resolve: (value: unknown) => T | undefined } | undefined): T | undefined {
+  const value = given(o, key, name, feature);
+  return value === undefined ? undefined : feature!.resolve(value);
+}
+
+/** The option `key` as given, refused when the pool lacks the feature `name` that uses it. */
+function given(o: Record<string, unknown>, key: string, name: keyof Features, feature: object | undefined): unknown {
   const value = o[key];
-  if (value === undefined) return undefined;
-  if (feature === undefined) throw needFeature(key, name);
-  return feature.resolve(value);
+  if (value !== undefined && feature === undefined) throw needFeature(key, name);
+  return value;
 }
 
 /** The rate-limit feature, for `option`: a pool built without it refuses the option. */
 function limitsFor(features: Features, option: string): NonNullable<Features['limits']> {
   if (features.limits === undefined) throw needFeature(option, 'limits');
   return features.limits;
+}
+
+/** `sharedQuota`: the store feature checks it; the store counts endpoints' rate limits, so it needs the limits feature too. */
+function sharedQuota(o: Record<string, unknown>, features: Features): ResolvedStore | undefined {
+  const store = optional(o, 'sharedQuota', 'store', features.store);
+  if (store !== undefined) limitsFor(features, 'sharedQuota');
+  return store;
 }

@@ -1,0 +1,198 @@
+/**
+ * The pool's side of the shared store (`sharedQuota`): made by the store feature when the
+ * option is given, held as `PoolState.fleet` (a pool without the option, or without the
+ * feature, has none and bundles none of this).
+ *
+ * It knows whether an attempt must ask the store now (admission.ts asks), runs the degraded
+ * mode (after a failure or a timeout, local limits at `degradedShare` until the store
+ * answers again, then for `retryAfterMs` + 1 s more), and carries what this process and the
+ * fleet tell each other about quotas: a learned ceiling, a parking, an endpoint disabled or
+ * enabled, reported through the store's optional `report` and `parkEndpoint` and heard
+ * through its optional `subscribe`, which `dispose` ends.
+ */
+import type { PoolEvent } from '../base/events.js';
+import type { EndpointState } from '../selection/endpoint.js';
+import type { PoolState } from '../state.js';
+import { keyLevel, type Quota } from './quota.js';
+import type { ResolvedStore, SharedChange, SharedState } from './store.js';
+
+export class Fleet<C> {
+  readonly #s: PoolState<C>;
+  /** The pool's `sharedQuota`, resolved. */
+  readonly #shared: ResolvedStore;
+  /** The store failed: local limits at a reduced share until it answers again. */
+  storeDown = false;
+  /** When to try the store again after a failure. */
+  retryAt = 0;
+  /** When the local limits go back to full after a recovery (0: they are). */
+  #restoreAt = 0;
+  readonly #reports: boolean;
+  #unsubscribe: (() => void) | undefined;
+  /** Set while applying what the fleet shared, so that it is not reported back. */
+  #fromFleet = false;
+  /** Endpoints this pool disabled because the fleet said so (re-enabled when the fleet forgets them). */
+  readonly #fleetDisabled = new Set<string>();
+
+  constructor(s: PoolState<C>) {
+    this.#s = s;
+    const store = (this.#shared = s.opts.sharedQuota!).store;
+    if (typeof store.subscribe === 'function') this.#unsubscribe = store.subscribe((key, state) => this.applyShared(key, state));
+    this.#reports = typeof store.report === 'function' || typeof store.parkEndpoint === 'function';
+  }
+
+  /** Whether an attempt on `ep` must first be admitted by the store. */
+  needsAdmission(ep: EndpointState<C>, now: number): boolean {
+    return ep.quota.shared !== undefined && !(this.storeDown && now < this.retryAt);
+  }
+
+  /** Stops listening to the store (on `close()`). */
+  stopListening(): void {
+    this.#unsubscribe?.();
+    this.#unsubscribe = undefined;
+  }
+
+  /** An event the pool emits: shared with the fleet when it is news the store takes. */
+  shareEvent(event: PoolEvent): void {
+    if (this.#reports && !this.#fromFleet) this.#share(event);
+  }
+
+  /**
+   * Applies a quota's shared state (from the store) to the quotas with that key: the
+   * learned ceiling, the parking, the endpoints disabled elsewhere. Events are emitted as
+   * for local changes, but nothing is reported back to the store.
+   */
+  applyShared(key: string, state: SharedState): void {
+    const s = this.#s;
+    const now = s.clock.now();
+    this.#fromFleet = true;
+    try {
+      for (const ep of s.endpoints) {
+        // Only the limits feature makes a quota with a shared key: a Quota.
+        const q = ep.quota as Quota;
+        if (q.shared?.key !== key) continue;
+        const first = s.endpoints.find((e) => e.quota === q) === ep;
+        if (first && state.ceilingPerSecond !== undefined && q.ceilingPerSecond !== state.ceilingPerSecond) {
+          const perSecond = q.learn(state.ceilingPerSecond, now);
+          s.emit({ type: 'endpoint-recalibrated', endpoint: ep.name, perSecond, scope: q.grouped ? 'group' : 'key', reason: 'hint' });
+        }
+        if (first && state.parkedForMs > 0 && q.parkedUntil < now + state.parkedForMs - 1000) {
+          q.parkedUntil = now + state.parkedForMs;
+          s.emit({ type: 'endpoint-parked', endpoint: ep.name, untilMs: q.parkedUntil });
+        }
+        const keyParkMs = state.parkedEndpoints?.get(ep.name);
+        if (keyParkMs !== undefined && keyParkMs > 0) {
+          // A key parked elsewhere: parked here too (its own level in a group), until the same reset.
+          const level = q.grouped ? (ep.own ??= keyLevel(q, ep.name, s.opts.dailyResetUtcHour, now, s.wall)) : q;
+          if (level.parkedUntil < now + keyParkMs - 1000) {
+            level.parkedUntil = now + keyParkMs;
+            s.emit({ type: 'endpoint-parked', endpoint: ep.name, untilMs: level.parkedUntil });
+          }
+        }
+        if (state.disabled.has(ep.name)) {
+          if (!ep.disabled) {
+            ep.disabled = true;
+            this.#fleetDisabled.add(ep.name);
+            s.emit({ type: 'endpoint-disabled', endpoint: ep.name });
+          }
+        } else if (this.#fleetDisabled.delete(ep.name) && ep.disabled) {
+          ep.disabled = false;
+          s.emit({ type: 'endpoint-enabled', endpoint: ep.name });
+          s.wakeParked();
+        }
+      }
+    } finally {
+      this.#fromFleet = false;
+    }
+  }
+
+  /** Shares a learned ceiling, a parking or a disabled/enabled endpoint with the fleet (`store.report`). */
+  #share(event: PoolEvent): void {
+    const s = this.#s;
+    let change: SharedChange;
+    switch (event.type) {
+      case 'endpoint-recalibrated':
+        change = { type: 'ceiling', perSecond: event.perSecond };
+        break;
+      case 'endpoint-parked':
+        // In a group only the key is parked (call/outcome.ts): a `parked` change would park its siblings too.
+        if (s.byName.get(event.endpoint)?.quota.grouped === true) return this.#shareKeyPark(event.endpoint, event.untilMs);
+        change = { type: 'parked', forMs: event.untilMs - s.clock.now() };
+        break;
+      case 'endpoint-disabled':
+      case 'endpoint-enabled':
+        this.#fleetDisabled.delete(event.endpoint);
+        change = { type: event.type === 'endpoint-disabled' ? 'disabled' : 'enabled', endpoint: event.endpoint };
+        break;
+      default:
+        return;
+    }
+    const limit = s.byName.get(event.endpoint)?.quota.shared;
+    const store = this.#shared.store;
+    if (limit === undefined || store.report === undefined) return;
+    try {
+      void Promise.resolve(store.report(limit, change)).catch(() => undefined);
+    } catch {
+      // A store's report must never break the call that learned something.
+    }
+  }
+
+  /** Parks a key of a group for the fleet (`store.parkEndpoint`), when the store can. */
+  #shareKeyPark(endpoint: string, untilMs: number): void {
+    const s = this.#s;
+    const limit = s.byName.get(endpoint)?.quota.shared;
+    const store = this.#shared.store;
+    if (limit === undefined || typeof store.parkEndpoint !== 'function') return;
+    try {
+      void Promise.resolve(store.parkEndpoint(limit, endpoint, untilMs - s.clock.now())).catch(() => undefined);
+    } catch {
+      // As with report: a store must never break the call that learned something.
+    }
+  }
+
+  /** The endpoint set changed: quotas created while the store is down start at the degraded share too. */
+  quotasChanged(now: number): void {
+    if (this.storeDown || this.#restoreAt !== 0) this.#degradeAll(now);
+  }
+
+  /** The store timed out or failed: fall back to local limits at the degraded share. */
+  storeFailed(now: number, error: unknown): void {
+    this.retryAt = now + this.#shared.retryAfterMs;
+    this.#restoreAt = 0;
+    if (this.storeDown) return;
+    this.storeDown = true;
+    this.#degradeAll(now, true);
+    this.#s.emit({ type: 'store-degraded', error });
+  }
+
+  #degradeAll(now: number, hold = false): void {
+    const shared = this.#shared;
+    const holdMs = hold ? holdFor(shared.store.degradedHoldMs) : 0;
+    for (const q of new Set(this.#s.endpoints.map((e) => e.quota))) q.degrade(shared.degradedShare, now, holdMs);
+  }
+
+  /**
+   * The store answered. After an outage, local limits stay at the degraded share for
+   * `retryAfterMs` + 1 s more: by then every process has asked the store again (each retries
+   * within `retryAfterMs`) and the store's one-second window holds only calls it counted, so
+   * no process runs at full rate through the store while others still run on local shares.
+   */
+  storeAnswered(now: number): void {
+    if (this.storeDown) {
+      this.storeDown = false;
+      this.#restoreAt = now + this.#shared.retryAfterMs + 1000;
+      this.#s.emit({ type: 'store-recovered' });
+      return;
+    }
+    if (this.#restoreAt === 0 || now < this.#restoreAt) return;
+    this.#restoreAt = 0;
+    for (const q of new Set(this.#s.endpoints.map((e) => e.quota))) {
+      q.restore(now);
+      q.waiters?.poke();
+    }
+  }
+}
+
+/** A store's `degradedHoldMs`, ignored unless a finite number ≥ 0. */
+function holdFor(value: unknown): number {
+  return typeof value === 'number' && value > 0 && Number.isFinite(value) ? value : 0;
+}
