@@ -130,3 +130,11 @@ export function describe(value: unknown): string {
       return 'an object';
   }
 }
+
+/**
+ * The message of an `UNAUTHORIZED` failure with no credential refresh to try (no
+ * `refreshAuth`, the pool closed, or a pool built without the auth feature).
+ */
+export function unauthorizedMessage(endpoint: string): string {
+  return `endpoint ${JSON.stringify(endpoint)} answered unauthorized`;
+}

@@ -17,10 +17,9 @@
 import type { Clock } from '../base/clock.js';
 import { LazyContext, type AttemptContext } from './context.js';
 import type { EndpointState } from '../selection/endpoint.js';
-import { PoolError } from '../base/errors.js';
+import { PoolError, unauthorizedMessage } from '../base/errors.js';
 import type { PoolState } from '../state.js';
 import type { RefreshAuth } from '../options/options.js';
-import { unauthorizedMessage } from './outcome.js';
 
 
 const inFlight = new WeakMap<object, Promise<void>>();

@@ -13,7 +13,7 @@
  * for the rules: permit scope, attempt timeouts under the deadline, backoff only before a
  * tried endpoint, state before events, nothing left behind on any exit).
  */
-import { PoolError, invalidOption, type PoolErrorCode } from '../base/errors.js';
+import { PoolError, invalidOption, unauthorizedMessage, type PoolErrorCode } from '../base/errors.js';
 import type { CancelReason } from '../base/events.js';
 import { METRICS } from '../base/metrics.js';
 import type { ExecuteOptions } from '../options/options.js';
@@ -26,7 +26,7 @@ import type { ReauthHost } from './auth.js';
 import { backoffDelay } from './backoff.js';
 import type { Operation } from './context.js';
 import type { HedgeHost } from './hedging.js';
-import { attemptCount, newVerdict, permanentMessage, recordCallFailure, recordCancel, recordFailure, recordSuccess, recordTimeout, starved, unauthorizedMessage } from './outcome.js';
+import { attemptCount, newVerdict, permanentMessage, recordCallFailure, recordCancel, recordFailure, recordSuccess, recordTimeout, starved } from './outcome.js';
 import { resolvePlan, settlementOf, type CallPlan } from './plan.js';
 import { ADMISSION, AUTH, FREE_BIT, SLEEP, Waiting, type WaitState } from './waits.js';
 import type { CallOperation } from './call-core.js';

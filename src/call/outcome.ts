@@ -62,14 +62,6 @@ export function recordSuccess<C>(s: PoolState<C>, a: Attempt<C>): void {
 }
 
 /**
- * The message of an `UNAUTHORIZED` failure with no credential refresh to try (no
- * `refreshAuth`, the pool closed, or a pool built without the auth feature).
- */
-export function unauthorizedMessage(endpoint: string): string {
-  return `endpoint ${JSON.stringify(endpoint)} answered unauthorized`;
-}
-
-/**
  * The message of a `PERMANENT` failure, blaming what was wrong: the operation (it threw
  * synchronously or returned a non-promise), the classifier (an answer that is not an
  * error class), or else the endpoint's answer.
