@@ -46,7 +46,11 @@ export const DIST_ONLY = [
 export default mergeConfig(
   base,
   defineConfig({
-    test: { exclude: [...configDefaults.exclude, ...DIST_ONLY] },
+    test: {
+      exclude: [...configDefaults.exclude, ...DIST_ONLY],
+      // MANGLED_COVERAGE=dir: per-test-file block coverage of src/ (tools/mangled-coverage).
+      setupFiles: process.env['MANGLED_COVERAGE'] ? ['tools/mangled-coverage/setup.ts'] : [],
+    },
     plugins: [
       {
         name: 'mangle-internal-props',
