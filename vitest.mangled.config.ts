@@ -43,10 +43,32 @@ export const DIST_ONLY = [
   'test/redis/fleet.test.ts',
 ];
 
+/**
+ * Left out of the default mangled run (FULL_MANGLED=1 runs them): slow randomized and scale
+ * files whose src/ blocks, shortened, are all reached by the files kept. Evidence: one
+ * MANGLED_COVERAGE run of every file (tools/mangled-coverage; NOTES-ci7.md): leaving these
+ * out, the kept files reach every src/ byte the full run reaches. Renaming changes names, not
+ * timing: re-running a timing search on shortened names adds nothing where the same code
+ * already runs shortened. Together ~130 s of the mangled run's ~460 s of file time.
+ */
+export const MANGLED_SKIP = [
+  'test/review/scale.test.ts',
+  'test/properties/keypools.test.ts',
+  'test/properties/breaker.test.ts',
+  'test/properties/liveness.test.ts',
+  'test/properties/limits.test.ts',
+  'test/properties/retries.test.ts',
+  'test/properties/events.test.ts',
+];
+
 export default mergeConfig(
   base,
   defineConfig({
-    test: { exclude: [...configDefaults.exclude, ...DIST_ONLY] },
+    test: {
+      exclude: [...configDefaults.exclude, ...DIST_ONLY, ...(process.env['FULL_MANGLED'] ? [] : MANGLED_SKIP)],
+      // MANGLED_COVERAGE=dir: per-test-file block coverage of src/ (tools/mangled-coverage).
+      setupFiles: process.env['MANGLED_COVERAGE'] ? ['tools/mangled-coverage/setup.ts'] : [],
+    },
     plugins: [
       {
         name: 'mangle-internal-props',
