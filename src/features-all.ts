@@ -1,6 +1,10 @@
-/** Every optional feature (see features.ts): what `Pool` is built with. */
+/**
+ * The optional features (see features.ts), one value each, for `new PoolCore(options,
+ * [rateLimits, hedging])`; `Pool` is built with all of them. Each value is a pure object:
+ * a bundler keeps only the ones a program uses, and with them only their modules.
+ */
 import { Hedging } from './call/hedging.js';
-import { feature } from './features.js';
+import { feature, tableOf } from './features.js';
 import { probeEndpoints } from './health/probe.js';
 import { resolveBudget } from './limits/budget.js';
 import { Quota, keyLevel, resolveRateLimit } from './limits/quota.js';
@@ -17,9 +21,14 @@ import { admissionTimedOut, askStore } from './call/admission.js';
 import { Fleet } from './limits/fleet.js';
 import { resolveStore } from './limits/store.js';
 
-export const ALL_FEATURES = feature({
-  probe: { run: probeEndpoints },
-  budget: { resolve: resolveBudget },
+/** `pool.probeHealth`. */
+export const healthProbes = /* @__PURE__ */ feature({ probe: { run: probeEndpoints } });
+
+/** The pool's `retryBudget`. */
+export const retryBudgets = /* @__PURE__ */ feature({ budget: { resolve: resolveBudget } });
+
+/** Endpoints' `rateLimit` (token bucket, paced, daily, adaptive), `groups`, learned ceilings and their recovery, queues for a turn. */
+export const rateLimits = /* @__PURE__ */ feature({
   limits: {
     resolve: resolveRateLimit,
     resetHour,
@@ -33,8 +42,19 @@ export const ALL_FEATURES = feature({
     adaptDown,
     adaptUp,
   },
-  hedge: { resolve: resolveHedgeFeature, Hedging },
-  latency: { resolve: resolveLatency, Tracker: LatencyTracker, Selector: LatencySelector },
-  auth: { reauthenticate },
-  store: { resolve: resolveStore, connect: (s) => new Fleet(s), askStore, admissionTimedOut },
 });
+
+/** The pool's and a call's `hedge` (a percentile also needs `latencySelection`). */
+export const hedging = /* @__PURE__ */ feature({ hedge: { resolve: resolveHedgeFeature, Hedging } });
+
+/** `strategy: 'latency'`, the pool's `latency`, and the durations a percentile hedge reads. */
+export const latencySelection = /* @__PURE__ */ feature({ latency: { resolve: resolveLatency, Tracker: LatencyTracker, Selector: LatencySelector } });
+
+/** `refreshAuth` and `refreshTimeoutMs`. */
+export const authRefresh = /* @__PURE__ */ feature({ auth: { reauthenticate } });
+
+/** `sharedQuota` (with `rateLimits`). */
+export const sharedQuotas = /* @__PURE__ */ feature({ store: { resolve: resolveStore, connect: (s) => new Fleet(s), askStore, admissionTimedOut } });
+
+/** Every feature, as one table. */
+export const ALL_FEATURES = /* @__PURE__ */ feature(/* @__PURE__ */ tableOf([healthProbes, retryBudgets, rateLimits, hedging, latencySelection, authRefresh, sharedQuotas]));

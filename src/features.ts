@@ -118,7 +118,18 @@ export function tableOf(features: readonly Feature[]): Features {
   return Object.assign({}, ...(features as unknown as Features[])) as Features;
 }
 
+/** The exported value (features-all.ts) that brings each slot. */
+const FEATURE_VALUES: Record<keyof Features, string> = {
+  probe: 'healthProbes',
+  budget: 'retryBudgets',
+  limits: 'rateLimits',
+  hedge: 'hedging',
+  latency: 'latencySelection',
+  auth: 'authRefresh',
+  store: 'sharedQuotas',
+};
+
 /** The error for an option (or method) whose feature the pool was built without. */
 export function needFeature(option: string, feature: keyof Features): PoolError {
-  return new PoolError('INVALID_OPTIONS', `${option} needs the ${feature} feature, which this pool was built without (the package's Pool has every feature)`, { field: option });
+  return new PoolError('INVALID_OPTIONS', `${option} needs the ${feature} feature, which this pool was built without (add ${FEATURE_VALUES[feature]} to its features, or use Pool, which has them all)`, { field: option });
 }

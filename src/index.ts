@@ -4,7 +4,9 @@
  * `new Pool({ endpoints, classify })`, then `pool.execute((conn, ctx) => call(conn, ctx.signal))`.
  * The core has no runtime dependency and imports no `node:` module.
  */
-export { Pool, type EndpointStats, type ProbeOptions } from './pool.js';
+export { Pool, PoolCore, type EndpointStats, type ProbeOptions } from './pool.js';
+export { healthProbes, retryBudgets, rateLimits, hedging, latencySelection, authRefresh, sharedQuotas } from './features-all.js';
+export type { Feature } from './features.js';
 export { Refresher, type RefresherOptions, type RefreshResult, type SharedSurvivors } from './extras/refresher.js';
 export { PoolError, isPoolError, type PoolErrorCode } from './base/errors.js';
 export type { AttemptContext, Operation } from './call/context.js';

@@ -256,6 +256,17 @@ describe('a pool built without the limits feature', () => {
   });
 });
 
+describe('the exported feature values', () => {
+  test('each brings its slot: a PoolCore with rateLimits and retryBudgets takes their options, and names the value it lacks', async () => {
+    const { rateLimits, retryBudgets } = await import('../src/index.js');
+    const pool = new PoolCore({ endpoints: [{ name: 'a', conn: 1, rateLimit: { perSecond: 5 } }], classify, clock: new FakeClock(), retryBudget: { ratio: 0.1 } }, [rateLimits, retryBudgets]);
+    await expect(pool.execute(async (conn) => conn)).resolves.toBe(1);
+    await pool.close();
+    const r = refusal(() => new PoolCore({ endpoints, classify, hedge: { afterMs: 10 } }, [rateLimits]));
+    expect(r?.message).toMatch(/hedge needs the hedge feature.*add hedging to its features/);
+  });
+});
+
 describe('Pool', () => {
   test('has every feature of the table', async () => {
     const pool = new Pool({ endpoints, classify, clock: new FakeClock(), retryBudget: { ratio: 0.1 } });
