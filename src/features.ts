@@ -4,7 +4,7 @@
  * A bundler follows static imports, not the run-time checks that guard a feature, so a
  * feature the core imported directly would ship in every bundle whatever the options. The
  * core instead asks `PoolState.features` for it: `Pool` (pool.ts) is built with every
- * feature (features-all.ts); a pool built with fewer (`PoolCore` with its own table)
+ * feature (features-all.ts); a pool built with fewer (`PoolCore` with a list of them)
  * bundles without the others' code, and an option that needs a missing feature fails in
  * the constructor with `INVALID_OPTIONS` naming it.
  *
@@ -95,12 +95,9 @@ export interface Features {
 /** The pool's side of the shared store (limits/fleet.ts), named here so that state.ts needs no import of it. */
 export type FleetOf<C> = Fleet<C>;
 
-/** No optional feature. */
-export const NO_FEATURES: Features = {};
-
 /**
  * One or more optional features, as handed to `PoolCore`: an opaque value (its contents are
- * the core's business). `new PoolCore(options, [hedging, retryBudget])`.
+ * the core's business). `new PoolCore(options, [hedging, retryBudgets])`.
  */
 export interface Feature {
   readonly [featureBrand]: true;

@@ -145,7 +145,6 @@ export function resolvePoolOptions<C>(options: PoolOptions<C>, features: Feature
     permitScope: oneOf('permitScope', o['permitScope'], PERMIT_SCOPES, DEFAULTS.permitScope),
     dailyResetUtcHour: o['dailyResetUtcHour'] === undefined ? DEFAULTS.dailyResetUtcHour : limitsFor(features, 'dailyResetUtcHour').resetHour(o['dailyResetUtcHour']),
     refreshAuth: given(o, 'refreshAuth', 'auth', features.auth) as ResolvedOptions['refreshAuth'],
-    // The store counts the quotas of endpoints' rate limits: without the limits feature it has none to count.
     sharedQuota: sharedQuota(o, features),
     retryBudget: optional(o, 'retryBudget', 'budget', features.budget),
     maxEjectedPercent: o['maxEjectedPercent'] === undefined ? undefined : percent('maxEjectedPercent', o['maxEjectedPercent']),
