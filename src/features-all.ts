@@ -16,6 +16,7 @@ import { adaptDown, adaptUp } from './call/adaptive.js';
 import { resolveHedgeFeature } from './selection/hedge.js';
 import { LatencyTracker, resolveLatency } from './selection/latency.js';
 import { LatencySelector } from './selection/latency-selector.js';
+import { healthSelector, resolveHealth } from './selection/health.js';
 import { reauthenticate } from './call/auth.js';
 import { admissionTimedOut, askStore } from './call/admission.js';
 import { Fleet } from './limits/fleet.js';
@@ -48,7 +49,10 @@ export const rateLimits = /* @__PURE__ */ feature({
 export const hedging = /* @__PURE__ */ feature({ hedge: { resolve: resolveHedgeFeature, Hedging } });
 
 /** `strategy: 'latency'`, the pool's `latency`, and the durations a percentile hedge reads. */
-export const latencySelection = /* @__PURE__ */ feature({ latency: { resolve: resolveLatency, Tracker: LatencyTracker, Selector: LatencySelector } });
+export const latencySelection = /* @__PURE__ */ feature({ latency: { resolve: resolveLatency, Tracker: LatencyTracker, selector: (s) => new LatencySelector(s) } });
+
+/** `strategy: 'health'` and the pool's `health` options. */
+export const healthSelection = /* @__PURE__ */ feature({ health: { resolve: resolveHealth, selector: healthSelector } });
 
 /** `refreshAuth` and `refreshTimeoutMs`. */
 export const authRefresh = /* @__PURE__ */ feature({ auth: { reauthenticate } });
@@ -57,4 +61,4 @@ export const authRefresh = /* @__PURE__ */ feature({ auth: { reauthenticate } })
 export const sharedQuotas = /* @__PURE__ */ feature({ store: { resolve: resolveStore, connect: (s) => new Fleet(s), askStore, admissionTimedOut } });
 
 /** Every feature, as one table. */
-export const ALL_FEATURES = /* @__PURE__ */ feature(/* @__PURE__ */ tableOf([healthProbes, retryBudgets, rateLimits, hedging, latencySelection, authRefresh, sharedQuotas]));
+export const ALL_FEATURES = /* @__PURE__ */ feature(/* @__PURE__ */ tableOf([healthProbes, retryBudgets, rateLimits, hedging, latencySelection, healthSelection, authRefresh, sharedQuotas]));

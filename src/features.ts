@@ -27,7 +27,8 @@ import type { WaitQueue } from './limits/waiters.js';
 import type { Hedging } from './call/hedging.js';
 import type { HedgeConfig } from './selection/hedge.js';
 import type { LatencyTracker, ResolvedLatency } from './selection/latency.js';
-import type { LatencySelector } from './selection/latency-selector.js';
+import type { ResolvedHealth } from './selection/health.js';
+import type { Selector } from './selection/selector.js';
 import type { reauthenticate } from './call/auth.js';
 import type { admissionTimedOut, askStore } from './call/admission.js';
 import type { Fleet } from './limits/fleet.js';
@@ -77,7 +78,13 @@ export interface Features {
   /** Hedging: the pool's `hedge` and a call's (a percentile also needs `latency`). */
   readonly hedge?: { readonly resolve: (field: string, value: unknown, base: HedgeConfig | undefined, features: Features) => HedgeConfig; readonly Hedging: typeof Hedging };
   /** Latency tracking: `strategy: 'latency'`, the pool's `latency`, and the durations a percentile hedge reads. */
-  readonly latency?: { readonly resolve: (value: unknown, attemptTimeoutMs: unknown) => ResolvedLatency; readonly Tracker: typeof LatencyTracker; readonly Selector: typeof LatencySelector };
+  readonly latency?: { readonly resolve: (value: unknown, attemptTimeoutMs: unknown) => ResolvedLatency; readonly Tracker: typeof LatencyTracker; readonly selector: StrategyOf };
+  /**
+   * `strategy: 'health'` and the pool's `health` options (selection/health.ts). Without it
+   * both are refused; the endpoints still count their recent attempts and failures
+   * (`stats()`'s `usage5m`, `failures5m`), which the core keeps for everyone.
+   */
+  readonly health?: { readonly resolve: (value: unknown) => ResolvedHealth; readonly selector: StrategyOf };
   /**
    * Credential refresh (`refreshAuth`, `refreshTimeoutMs`): what an `unauthorized` answer runs.
    * Without it such an answer ends the call with `UNAUTHORIZED`, as with no `refreshAuth`.
@@ -91,6 +98,9 @@ export interface Features {
     readonly admissionTimedOut: typeof admissionTimedOut;
   };
 }
+
+/** A strategy's selector for one pool (`strategy: 'latency'`, `'health'`), made when the pool is built. */
+export type StrategyOf = <C>(s: PoolState<C>) => Selector<C>;
 
 /** The pool's side of the shared store (limits/fleet.ts), named here so that state.ts needs no import of it. */
 export type FleetOf<C> = Fleet<C>;
@@ -122,6 +132,7 @@ const FEATURE_VALUES: Record<keyof Features, string> = {
   limits: 'rateLimits',
   hedge: 'hedging',
   latency: 'latencySelection',
+  health: 'healthSelection',
   auth: 'authRefresh',
   store: 'sharedQuotas',
 };

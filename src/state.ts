@@ -13,7 +13,7 @@ import { TimeoutQueue } from './call/timeouts.js';
 import { PermitQueue, type PermitWaiter } from './call/permit-queue.js';
 import { defaultPlan, type CallPlan } from './call/plan.js';
 import type { ResolvedOptions } from './options/resolve.js';
-import { selectEndpoint, selectHealthiest, tierInPanic, type Selection } from './selection/selector.js';
+import { selectEndpoint, tierInPanic, type Selection, type Selector } from './selection/selector.js';
 import type { PoolError } from './base/errors.js';
 import type { Features, FleetOf } from './features.js';
 
@@ -89,13 +89,15 @@ export class PoolState<C> {
     this.defaultPlan = defaultPlan(this);
     // Latency is tracked only with the latency feature (the resolver refuses `strategy: 'latency'` without it).
     this.tracksLatency = features.latency !== undefined && (opts.strategy === 'latency' || opts.hedgeConfigured);
-    this.#byLatency = opts.strategy === 'latency' ? new features.latency!.Selector(this) : undefined;
+    const strategy = opts.strategy;
+    // The resolver refuses a strategy whose feature is missing.
+    this.#byStrategy = strategy === 'latency' || strategy === 'health' ? features[strategy]!.selector(this) : undefined;
     this.#timeSuccesses();
     this.fleet = opts.sharedQuota === undefined ? undefined : features.store!.connect(this);
   }
 
-  /** `strategy: 'latency'`: the latency feature's selector (latency-selector.ts). */
-  readonly #byLatency: { select(now: number, tried: EndpointState<C>[] | undefined, excluded: EndpointState<C>[] | undefined): Selection<C> } | undefined;
+  /** `strategy: 'latency'` or `'health'`: the selector of the feature that brings it (latency-selector.ts, health.ts). */
+  readonly #byStrategy: Selector<C> | undefined;
 
   /** Starts recording attempt durations (a call's own `hedge: { percentile }` needs them). */
   trackLatency(): void {
@@ -150,8 +152,8 @@ export class PoolState<C> {
       }
     }
     if (strategy === 'ordered') return selectEndpoint({ tiers: this.tiers, starts: ZERO_STARTS, now, tried, excluded });
-    if (strategy === 'health') return selectHealthiest({ tiers: this.tiers, now, tried, excluded, ...this.opts.health });
-    if (strategy === 'latency') return this.#byLatency!.select(now, tried, excluded);
+    const by = this.#byStrategy;
+    if (by !== undefined) return by.select(now, tried, excluded);
     if (strategy === 'random') {
       // A fresh start per tier for every selection; the ring's weights make it a weighted pick.
       const starts = [randomIndex(this.random, this.tiers[0]!.length), randomIndex(this.random, this.tiers[1]!.length)];

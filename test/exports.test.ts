@@ -45,6 +45,7 @@ describe('public runtime exports', () => {
           "applySlice: function",
           "authRefresh: object",
           "healthProbes: object",
+          "healthSelection: object",
           "hedging: object",
           "isPoolError: function",
           "latencySelection: object",

@@ -71,6 +71,31 @@ describe('a pool built without optional features', () => {
     await pool.close();
   });
 
+  test.each([
+    ['strategy', { strategy: 'health' as const }, /^strategy needs the health feature.*add healthSelection to its features/],
+    ['health', { health: { windowMs: 60_000 } }, /^health needs the health feature/],
+  ])('refuses %s without the health feature, naming it', (field, extra, message) => {
+    const r = refusal(() => new PoolCore({ endpoints, classify, ...extra }, []));
+    expect(r).toMatchObject({ code: 'INVALID_OPTIONS', field });
+    expect(r?.message).toMatch(message);
+  });
+
+  test('with the health feature, strategy health sends the next call to the endpoint that did not fail', async () => {
+    const clock = new FakeClock();
+    const pool = new PoolCore({ endpoints, classify, clock, strategy: 'health', health: { windowMs: 60_000 } }, [feature({ health: ALL.health! })]);
+    const first: number[] = [];
+    let n = 0;
+    // The first attempt (on a) fails; every other succeeds.
+    const run = () => pool.execute(async (conn) => (n++ === 0 ? Promise.reject(new Error('down')) : conn));
+    const call = run();
+    await clock.advance(1_000);
+    first.push(await call);
+    first.push(await run());
+    // a failed in the window: b ranks first (ordered would go back to a).
+    expect(first).toEqual([2, 2]);
+    await pool.close();
+  });
+
   test('refuses the pool hedge without the hedge feature, naming it', () => {
     const r = refusal(() => new PoolCore({ endpoints, classify, hedge: { afterMs: 50 } }, []));
     expect(r).toMatchObject({ code: 'INVALID_OPTIONS', field: 'hedge' });

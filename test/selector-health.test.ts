@@ -1,7 +1,7 @@
 import { describe, expect, test } from 'vitest';
 import { EndpointState } from '../src/selection/endpoint.js';
 import { Quota } from '../src/limits/quota.js';
-import { selectHealthiest } from '../src/selection/selector.js';
+import { selectHealthiest } from '../src/selection/health.js';
 import { resolveBreaker } from '../src/health/breaker.js';
 import { fail, harness } from './support.js';
 

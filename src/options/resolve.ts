@@ -16,7 +16,7 @@ import type { ResolvedStore } from '../limits/store.js';
 import type { CeilingRecovery } from '../limits/ceiling.js';
 import type { HedgeConfig } from '../selection/hedge.js';
 import type { ResolvedLatency } from '../selection/latency.js';
-import { resolveHealth } from '../selection/selector.js';
+import type { ResolvedHealth } from '../selection/health.js';
 import { AUTO_ATTEMPTS, DEFAULTS } from './defaults.js';
 import { BREAKER_MODES, STRATEGIES, PERMIT_SCOPES, type BreakerMode, type PermitScope, type PoolOptions, type RefreshAuth, type Strategy } from './options.js';
 import { checkFunction, checkKeys, durationOrInfinity, finite, limitOrInfinity, oneOf, optionsObject, percent, plainObject, positiveInteger, type KnownKeys } from './validate.js';
@@ -97,7 +97,8 @@ export interface ResolvedOptions {
   readonly hedge: HedgeConfig | undefined;
   /** The pool was given `hedge` options (calls may still hedge with options of their own). */
   readonly hedgeConfigured: boolean;
-  readonly health: { readonly windowMs: number; readonly longWindowMs: number; readonly maxWaitForHealthyMs: number };
+  /** `undefined` only for a pool without the health feature. */
+  readonly health: ResolvedHealth | undefined;
 }
 
 export interface PoolSetup {
@@ -128,7 +129,7 @@ export function resolvePoolOptions<C>(options: PoolOptions<C>, features: Feature
     throw invalidOption('metrics', 'a MetricsSink ({ increment, observe? })', metrics);
   }
   const strategy = oneOf('strategy', o['strategy'], STRATEGIES, DEFAULTS.strategy);
-  if (strategy === 'latency' && features.latency === undefined) throw needFeature('strategy', 'latency');
+  if ((strategy === 'latency' || strategy === 'health') && features[strategy] === undefined) throw needFeature('strategy', strategy);
   const resolved: ResolvedOptions = {
     classify: options.classify,
     strategy,
@@ -152,7 +153,7 @@ export function resolvePoolOptions<C>(options: PoolOptions<C>, features: Feature
     hedge: features.hedge === undefined ? optional(o, 'hedge', 'hedge', undefined) : features.hedge.resolve('hedge', o['hedge'], undefined, features),
     hedgeConfigured: o['hedge'] !== undefined,
     refreshTimeoutMs: durationOrInfinity('refreshTimeoutMs', given(o, 'refreshTimeoutMs', 'auth', features.auth), durationOrInfinity('attemptTimeoutMs', o['attemptTimeoutMs'], DEFAULTS.attemptTimeoutMs)),
-    health: resolveHealth(o['health']),
+    health: features.health === undefined ? optional(o, 'health', 'health', undefined) : features.health.resolve(o['health']),
   };
   return { resolved, clock: options.clock ?? systemClock, random: options.random === undefined ? systemRandom : guardRandom(options.random), metrics: options.metrics, listener: options.onEvent, endpoints: o['endpoints'], groups: o['groups'] };
 }

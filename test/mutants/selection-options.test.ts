@@ -4,7 +4,7 @@
  */
 import { describe, expect, test } from 'vitest';
 import { message } from './support.js';
-import { resolveHealth } from '../../src/selection/selector.js';
+import { resolveHealth } from '../../src/selection/health.js';
 import { DEFAULT_HEDGE, resolveHedge } from '../../src/selection/hedge.js';
 import { resolveLatency } from '../../src/selection/latency.js';
 

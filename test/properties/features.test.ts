@@ -1,14 +1,14 @@
 /**
- * Every subset of the optional features (2^7 pools): an option is refused exactly when a
- * feature it needs is missing, the refusal names a missing one, and a pool with any subset
- * serves calls through failures (a transient error, a rate-limited answer with a ceiling
- * hint and a spent day) at its defaults, on the fake clock.
+ * Every subset of the optional features (a fixed sample of 256 once there are more): an
+ * option is refused exactly when a feature it needs is missing, the refusal names a missing
+ * one, and a pool with any subset serves calls through failures (a transient error, a
+ * rate-limited answer with a ceiling hint and a spent day) at its defaults, on the fake clock.
  */
 import { describe, expect, test } from 'vitest';
-import { PoolCore, isPoolError, rateLimits, hedging, latencySelection, retryBudgets, authRefresh, sharedQuotas, healthProbes, type Feature } from '../../src/index.js';
+import { PoolCore, isPoolError, rateLimits, hedging, latencySelection, healthSelection, retryBudgets, authRefresh, sharedQuotas, healthProbes, type Feature } from '../../src/index.js';
 import { FakeClock } from '../../src/testing/fake-clock.js';
 
-const FEATURES: Record<string, Feature> = { rateLimits, hedging, latencySelection, retryBudgets, authRefresh, sharedQuotas, healthProbes };
+const FEATURES: Record<string, Feature> = { rateLimits, hedging, latencySelection, healthSelection, retryBudgets, authRefresh, sharedQuotas, healthProbes };
 const NAMES = Object.keys(FEATURES);
 
 const store = { acquire: () => Promise.resolve(0) };
@@ -22,16 +22,38 @@ const NEEDS: [string, Record<string, unknown>, string[]][] = [
   ['hedge.percentile', { hedge: { percentile: 0.9 } }, ['hedging', 'latencySelection']],
   ['strategy', { strategy: 'latency' }, ['latencySelection']],
   ['latency', { latency: { decayMs: 5000 } }, ['latencySelection']],
+  ['strategy health', { strategy: 'health' }, ['healthSelection']],
+  ['health', { health: { windowMs: 60_000 } }, ['healthSelection']],
   ['retryBudget', { retryBudget: { ratio: 0.1 } }, ['retryBudgets']],
   ['refreshAuth', { refreshAuth: async () => undefined }, ['authRefresh']],
   ['refreshTimeoutMs', { refreshTimeoutMs: 1000 }, ['authRefresh']],
   ['sharedQuota', { sharedQuota: { store } }, ['sharedQuotas', 'rateLimits']],
 ];
 
+/** At most this many subsets are tried: all of them while there are few features, else a fixed sample. */
+const MAX_SUBSETS = 256;
+
+/**
+ * Every subset of the features, or (past MAX_SUBSETS) every subset with at most one feature
+ * or at most one missing, and the rest drawn by a fixed-seed generator: the same subsets on
+ * every run.
+ */
 function subsets(): string[][] {
-  const out: string[][] = [];
-  for (let m = 0; m < 1 << NAMES.length; m++) out.push(NAMES.filter((_, i) => (m >> i) & 1));
-  return out;
+  const n = NAMES.length;
+  const masks = new Set<number>();
+  if (2 ** n <= MAX_SUBSETS) {
+    for (let m = 0; m < 2 ** n; m++) masks.add(m);
+  } else {
+    const all = 2 ** n - 1;
+    masks.add(0).add(all);
+    for (let i = 0; i < n; i++) masks.add(1 << i).add(all ^ (1 << i));
+    let seed = 16;
+    while (masks.size < MAX_SUBSETS) {
+      seed = (Math.imul(seed, 1_103_515_245) + 12_345) >>> 0;
+      masks.add(seed % (all + 1));
+    }
+  }
+  return [...masks].map((m) => NAMES.filter((_, i) => (m >> i) & 1));
 }
 
 describe('PoolCore over every subset of the features', () => {
