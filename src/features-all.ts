@@ -17,6 +17,7 @@ import { resolveHedgeFeature } from './selection/hedge.js';
 import { LatencyTracker, resolveLatency } from './selection/latency.js';
 import { LatencySelector } from './selection/latency-selector.js';
 import { healthSelector, resolveHealth } from './selection/health.js';
+import { randomSelector } from './selection/random.js';
 import { reauthenticate } from './call/auth.js';
 import { admissionTimedOut, askStore } from './call/admission.js';
 import { Fleet } from './limits/fleet.js';
@@ -54,6 +55,9 @@ export const latencySelection = /* @__PURE__ */ feature({ latency: { resolve: re
 /** `strategy: 'health'` and the pool's `health` options. */
 export const healthSelection = /* @__PURE__ */ feature({ health: { resolve: resolveHealth, selector: healthSelector } });
 
+/** `strategy: 'random'`. */
+export const randomSelection = /* @__PURE__ */ feature({ random: { selector: randomSelector } });
+
 /** `refreshAuth` and `refreshTimeoutMs`. */
 export const authRefresh = /* @__PURE__ */ feature({ auth: { reauthenticate } });
 
@@ -61,4 +65,4 @@ export const authRefresh = /* @__PURE__ */ feature({ auth: { reauthenticate } })
 export const sharedQuotas = /* @__PURE__ */ feature({ store: { resolve: resolveStore, connect: (s) => new Fleet(s), askStore, admissionTimedOut } });
 
 /** Every feature, as one table. */
-export const ALL_FEATURES = /* @__PURE__ */ feature(/* @__PURE__ */ tableOf([healthProbes, retryBudgets, rateLimits, hedging, latencySelection, healthSelection, authRefresh, sharedQuotas]));
+export const ALL_FEATURES = /* @__PURE__ */ feature(/* @__PURE__ */ tableOf([healthProbes, retryBudgets, rateLimits, hedging, latencySelection, healthSelection, randomSelection, authRefresh, sharedQuotas]));

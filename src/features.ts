@@ -85,6 +85,8 @@ export interface Features {
    * (`stats()`'s `usage5m`, `failures5m`), which the core keeps for everyone.
    */
   readonly health?: { readonly resolve: (value: unknown) => ResolvedHealth; readonly selector: StrategyOf };
+  /** `strategy: 'random'` (selection/random.ts). Without it the strategy is refused. */
+  readonly random?: { readonly selector: StrategyOf };
   /**
    * Credential refresh (`refreshAuth`, `refreshTimeoutMs`): what an `unauthorized` answer runs.
    * Without it such an answer ends the call with `UNAUTHORIZED`, as with no `refreshAuth`.
@@ -99,7 +101,7 @@ export interface Features {
   };
 }
 
-/** A strategy's selector for one pool (`strategy: 'latency'`, `'health'`), made when the pool is built. */
+/** A strategy's selector for one pool (`strategy: 'latency'`, `'health'`, `'random'`: a slot of that name), made when the pool is built. */
 export type StrategyOf = <C>(s: PoolState<C>) => Selector<C>;
 
 /** The pool's side of the shared store (limits/fleet.ts), named here so that state.ts needs no import of it. */
@@ -133,6 +135,7 @@ const FEATURE_VALUES: Record<keyof Features, string> = {
   hedge: 'hedging',
   latency: 'latencySelection',
   health: 'healthSelection',
+  random: 'randomSelection',
   auth: 'authRefresh',
   store: 'sharedQuotas',
 };

@@ -91,12 +91,12 @@ export class PoolState<C> {
     this.tracksLatency = features.latency !== undefined && (opts.strategy === 'latency' || opts.hedgeConfigured);
     const strategy = opts.strategy;
     // The resolver refuses a strategy whose feature is missing.
-    this.#byStrategy = strategy === 'latency' || strategy === 'health' ? features[strategy]!.selector(this) : undefined;
+    this.#byStrategy = strategy === 'ordered' || strategy === 'round-robin' ? undefined : features[strategy]!.selector(this);
     this.#timeSuccesses();
     this.fleet = opts.sharedQuota === undefined ? undefined : features.store!.connect(this);
   }
 
-  /** `strategy: 'latency'` or `'health'`: the selector of the feature that brings it (latency-selector.ts, health.ts). */
+  /** `strategy: 'latency'`, `'health'` or `'random'`: the selector of the feature that brings it (latency-selector.ts, health.ts, random.ts). */
   readonly #byStrategy: Selector<C> | undefined;
 
   /** Starts recording attempt durations (a call's own `hedge: { percentile }` needs them). */
@@ -154,11 +154,6 @@ export class PoolState<C> {
     if (strategy === 'ordered') return selectEndpoint({ tiers: this.tiers, starts: ZERO_STARTS, now, tried, excluded });
     const by = this.#byStrategy;
     if (by !== undefined) return by.select(now, tried, excluded);
-    if (strategy === 'random') {
-      // A fresh start per tier for every selection; the ring's weights make it a weighted pick.
-      const starts = [randomIndex(this.random, this.tiers[0]!.length), randomIndex(this.random, this.tiers[1]!.length)];
-      return selectEndpoint({ tiers: this.tiers, starts, now, tried, excluded });
-    }
     const picked = selectEndpoint({ tiers: this.tiers, starts: this.cursors, now, tried, excluded });
     this.#advanceCursors();
     return picked;
@@ -229,10 +224,3 @@ export class PoolState<C> {
 }
 
 const ZERO_STARTS: readonly number[] = [0, 0];
-
-/** An index in [0, n), robust to a random source that returns 1 or garbage. */
-function randomIndex(random: RandomSource, n: number): number {
-  if (n <= 1) return 0;
-  const i = Math.floor(random() * n);
-  return i >= 0 && i < n ? i : 0;
-}

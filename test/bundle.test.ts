@@ -89,8 +89,9 @@ export const OUT_OF_CORE = [
   'src/call/admission.ts',
   'src/limits/store.ts',
   'src/limits/fleet.ts',
-  // Selection and health (features.health).
+  // Strategies (features.health, features.random).
   'src/selection/health.ts',
+  'src/selection/random.ts',
 ];
 /**
  * `import { PoolCore }` (no feature) from the package, minified: 58,726 B when the features

@@ -51,6 +51,7 @@ describe('public runtime exports', () => {
           "latencySelection: object",
           "parseGroups: function",
           "presets: object",
+          "randomSelection: object",
           "rateLimits: object",
           "retryBudgets: object",
           "sharedQuotas: object",

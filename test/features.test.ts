@@ -96,6 +96,23 @@ describe('a pool built without optional features', () => {
     await pool.close();
   });
 
+  test('refuses strategy random without the random feature, naming it', () => {
+    const r = refusal(() => new PoolCore({ endpoints, classify, strategy: 'random' }, []));
+    expect(r).toMatchObject({ code: 'INVALID_OPTIONS', field: 'strategy' });
+    expect(r?.message).toMatch(/^strategy needs the random feature.*add randomSelection to its features/);
+  });
+
+  test('with the random feature, strategy random starts where the random source points', async () => {
+    const draws = [0.9, 0, 0.6];
+    let i = 0;
+    const pool = new PoolCore({ endpoints, classify, clock: new FakeClock(), strategy: 'random', random: () => draws[i++ % draws.length]! }, [feature({ random: ALL.random! })]);
+    const used: number[] = [];
+    // One draw per selection for the high tier (the low tier is empty: no draw).
+    for (let k = 0; k < 3; k++) used.push(await pool.execute(async (conn) => conn));
+    expect(used).toEqual([2, 1, 2]);
+    await pool.close();
+  });
+
   test('refuses the pool hedge without the hedge feature, naming it', () => {
     const r = refusal(() => new PoolCore({ endpoints, classify, hedge: { afterMs: 50 } }, []));
     expect(r).toMatchObject({ code: 'INVALID_OPTIONS', field: 'hedge' });

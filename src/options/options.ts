@@ -25,6 +25,8 @@ export type RefreshAuth<C> = (conn: C, ctx: AttemptContext) => Promise<unknown>;
  * order), `round-robin` (weighted rotation), `random` (a random start per call: spreads
  * the load of many stateless callers that each make few calls), `health` (fewest recent
  * failures, then least used), `latency` (power of two choices over peak-EWMA latency × load).
+ * A `PoolCore` needs the feature of the last three (`randomSelection`, `healthSelection`,
+ * `latencySelection`); `Pool` has them all.
  */
 export type Strategy = 'ordered' | 'round-robin' | 'random' | 'health' | 'latency';
 

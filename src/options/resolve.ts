@@ -129,7 +129,8 @@ export function resolvePoolOptions<C>(options: PoolOptions<C>, features: Feature
     throw invalidOption('metrics', 'a MetricsSink ({ increment, observe? })', metrics);
   }
   const strategy = oneOf('strategy', o['strategy'], STRATEGIES, DEFAULTS.strategy);
-  if ((strategy === 'latency' || strategy === 'health') && features[strategy] === undefined) throw needFeature('strategy', strategy);
+  // Strategies other than the core's two are features' (a slot of the strategy's name).
+  if (strategy !== 'ordered' && strategy !== 'round-robin' && features[strategy] === undefined) throw needFeature('strategy', strategy);
   const resolved: ResolvedOptions = {
     classify: options.classify,
     strategy,

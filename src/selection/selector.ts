@@ -27,7 +27,7 @@ export type Selection<C> =
   /** No endpoint is available: `retryAfterMs` until the first may be (`Infinity`: unknown, e.g. a probe is out). */
   | { readonly kind: 'none'; readonly retryAfterMs: number };
 
-/** A strategy's selector, made by its feature for one pool (`strategy: 'latency'`, `'health'`): one selection for a call. */
+/** A strategy's selector, made by its feature for one pool (`strategy: 'latency'`, `'health'`, `'random'`): one selection for a call. */
 export interface Selector<C> {
   select(now: number, tried: EndpointState<C>[] | undefined, excluded: EndpointState<C>[] | undefined): Selection<C>;
 }
