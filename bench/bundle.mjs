@@ -31,6 +31,7 @@ export const FEATURES = {
   'src/selection/latency-selector.ts': 'latency-aware selection',
   'src/selection/health.ts': 'health-ranked selection',
   'src/selection/random.ts': 'random selection',
+  'src/selection/panic.ts': 'panic mode',
   'src/limits/budget.ts': 'retry budget',
   'src/call/admission.ts': 'shared store (Redis)',
   'src/limits/store.ts': 'shared store (Redis)',

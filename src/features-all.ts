@@ -18,6 +18,7 @@ import { LatencyTracker, resolveLatency } from './selection/latency.js';
 import { LatencySelector } from './selection/latency-selector.js';
 import { healthSelector, resolveHealth } from './selection/health.js';
 import { randomSelector } from './selection/random.js';
+import { PanicMode, resolveMaxEjected } from './selection/panic.js';
 import { reauthenticate } from './call/auth.js';
 import { admissionTimedOut, askStore } from './call/admission.js';
 import { Fleet } from './limits/fleet.js';
@@ -58,6 +59,9 @@ export const healthSelection = /* @__PURE__ */ feature({ health: { resolve: reso
 /** `strategy: 'random'`. */
 export const randomSelection = /* @__PURE__ */ feature({ random: { selector: randomSelector } });
 
+/** Panic mode: `maxEjectedPercent`. */
+export const panicMode = /* @__PURE__ */ feature({ panic: { resolve: resolveMaxEjected, mode: (s, maxEjectedPercent) => new PanicMode(s, maxEjectedPercent) } });
+
 /** `refreshAuth` and `refreshTimeoutMs`. */
 export const authRefresh = /* @__PURE__ */ feature({ auth: { reauthenticate } });
 
@@ -65,4 +69,4 @@ export const authRefresh = /* @__PURE__ */ feature({ auth: { reauthenticate } })
 export const sharedQuotas = /* @__PURE__ */ feature({ store: { resolve: resolveStore, connect: (s) => new Fleet(s), askStore, admissionTimedOut } });
 
 /** Every feature, as one table. */
-export const ALL_FEATURES = /* @__PURE__ */ feature(/* @__PURE__ */ tableOf([healthProbes, retryBudgets, rateLimits, hedging, latencySelection, healthSelection, randomSelection, authRefresh, sharedQuotas]));
+export const ALL_FEATURES = /* @__PURE__ */ feature(/* @__PURE__ */ tableOf([healthProbes, retryBudgets, rateLimits, hedging, latencySelection, healthSelection, randomSelection, panicMode, authRefresh, sharedQuotas]));

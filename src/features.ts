@@ -29,6 +29,7 @@ import type { HedgeConfig } from './selection/hedge.js';
 import type { LatencyTracker, ResolvedLatency } from './selection/latency.js';
 import type { ResolvedHealth } from './selection/health.js';
 import type { Selector } from './selection/selector.js';
+import type { PanicHost, PanicMode } from './selection/panic.js';
 import type { reauthenticate } from './call/auth.js';
 import type { admissionTimedOut, askStore } from './call/admission.js';
 import type { Fleet } from './limits/fleet.js';
@@ -88,6 +89,12 @@ export interface Features {
   /** `strategy: 'random'` (selection/random.ts). Without it the strategy is refused. */
   readonly random?: { readonly selector: StrategyOf };
   /**
+   * Panic mode (`maxEjectedPercent`, selection/panic.ts): a tier with too many endpoints
+   * ejected by their breakers ignores them. Without it the option is refused, and the
+   * breakers eject every endpoint that fails, as with the option unset.
+   */
+  readonly panic?: { readonly resolve: (value: unknown) => number; readonly mode: <C>(s: PanicHost<C>, maxEjectedPercent: number) => PanicOf<C> };
+  /**
    * Credential refresh (`refreshAuth`, `refreshTimeoutMs`): what an `unauthorized` answer runs.
    * Without it such an answer ends the call with `UNAUTHORIZED`, as with no `refreshAuth`.
    */
@@ -103,6 +110,9 @@ export interface Features {
 
 /** A strategy's selector for one pool (`strategy: 'latency'`, `'health'`, `'random'`: a slot of that name), made when the pool is built. */
 export type StrategyOf = <C>(s: PoolState<C>) => Selector<C>;
+
+/** One pool's panic mode (selection/panic.ts), named here so that state.ts needs no import of it. */
+export type PanicOf<C> = PanicMode<C>;
 
 /** The pool's side of the shared store (limits/fleet.ts), named here so that state.ts needs no import of it. */
 export type FleetOf<C> = Fleet<C>;
@@ -136,6 +146,7 @@ const FEATURE_VALUES: Record<keyof Features, string> = {
   latency: 'latencySelection',
   health: 'healthSelection',
   random: 'randomSelection',
+  panic: 'panicMode',
   auth: 'authRefresh',
   store: 'sharedQuotas',
 };

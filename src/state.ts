@@ -13,9 +13,9 @@ import { TimeoutQueue } from './call/timeouts.js';
 import { PermitQueue, type PermitWaiter } from './call/permit-queue.js';
 import { defaultPlan, type CallPlan } from './call/plan.js';
 import type { ResolvedOptions } from './options/resolve.js';
-import { selectEndpoint, tierInPanic, type Selection, type Selector } from './selection/selector.js';
+import { selectEndpoint, type Selection, type Selector } from './selection/selector.js';
 import type { PoolError } from './base/errors.js';
-import type { Features, FleetOf } from './features.js';
+import type { Features, FleetOf, PanicOf } from './features.js';
 
 /** A call waiting for something: capacity to free up, a permit, or time to pass. */
 export interface Waiter extends PermitWaiter {
@@ -94,7 +94,11 @@ export class PoolState<C> {
     this.#byStrategy = strategy === 'ordered' || strategy === 'round-robin' ? undefined : features[strategy]!.selector(this);
     this.#timeSuccesses();
     this.fleet = opts.sharedQuota === undefined ? undefined : features.store!.connect(this);
+    this.#panic = opts.maxEjectedPercent === undefined ? undefined : features.panic!.mode(this, opts.maxEjectedPercent);
   }
+
+  /** Panic mode (`maxEjectedPercent`), from the panic feature (selection/panic.ts). */
+  readonly #panic: PanicOf<C> | undefined;
 
   /** `strategy: 'latency'`, `'health'` or `'random'`: the selector of the feature that brings it (latency-selector.ts, health.ts, random.ts). */
   readonly #byStrategy: Selector<C> | undefined;
@@ -141,53 +145,30 @@ export class PoolState<C> {
   /** One selection for a call: strategy start positions, then the pure selector. */
   select(now: number, tried: EndpointState<C>[] | undefined, excluded: EndpointState<C>[] | undefined): Selection<C> {
     const strategy = this.opts.strategy;
-    const maxEjected = this.opts.maxEjectedPercent;
-    if (maxEjected !== undefined) {
-      const panic = this.#panicFlags(now, maxEjected);
-      if (panic !== undefined) {
-        // In panic, spread calls over the whole tier, whatever the strategy.
-        const picked = selectEndpoint({ tiers: this.tiers, starts: this.cursors, now, tried, excluded, panic });
-        this.#advanceCursors();
-        return picked;
-      }
+    const panic = this.#panic;
+    if (panic !== undefined) {
+      const picked = panic.select(now, tried, excluded);
+      if (picked !== undefined) return picked;
     }
     if (strategy === 'ordered') return selectEndpoint({ tiers: this.tiers, starts: ZERO_STARTS, now, tried, excluded });
     const by = this.#byStrategy;
     if (by !== undefined) return by.select(now, tried, excluded);
     const picked = selectEndpoint({ tiers: this.tiers, starts: this.cursors, now, tried, excluded });
-    this.#advanceCursors();
+    this.advanceCursors();
     return picked;
   }
 
   /** The cursor moves once per selection, whether or not the endpoint it landed on could serve. */
-  #advanceCursors(): void {
+  advanceCursors(): void {
     const high = this.tiers[0]!.length;
     const low = this.tiers[1]!.length;
     if (high > 0) this.cursors[0] = (this.cursors[0]! + 1) % high;
     if (low > 0) this.cursors[1] = (this.cursors[1]! + 1) % low;
   }
 
-  #panicking = [false, false];
-
-  /** Whether `ep`'s tier is in panic now (breakers ignored), for a call's turn in a queue: a 'wait' selection sets no PANIC bit (no event: `select` emits them). */
+  /** Whether `ep`'s tier is in panic now (breakers ignored), for a call's turn in a queue: a 'wait' selection sets no PANIC bit. */
   inPanic(ep: EndpointState<C>, now: number): boolean {
-    const ring = this.tiers[ep.priority === 'high' ? 0 : 1]!;
-    return this.opts.maxEjectedPercent !== undefined && ring.length > 0 && tierInPanic(ring, now, this.opts.maxEjectedPercent);
-  }
-
-  /** Which tiers are in panic now (`undefined` when none), emitting a `panic` event on each change. */
-  #panicFlags(now: number, maxEjectedPercent: number): boolean[] | undefined {
-    let any = false;
-    for (let t = 0; t < 2; t++) {
-      const ring = this.tiers[t]!;
-      const on = ring.length > 0 && tierInPanic(ring, now, maxEjectedPercent);
-      if (on !== this.#panicking[t]) {
-        this.#panicking[t] = on;
-        this.emit({ type: 'panic', priority: t === 0 ? 'high' : 'low', active: on });
-      }
-      any ||= on;
-    }
-    return any ? this.#panicking.slice() : undefined;
+    return this.#panic !== undefined && this.#panic.has(ep, now);
   }
 
   emit(event: PoolEvent): void {

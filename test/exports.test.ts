@@ -49,6 +49,7 @@ describe('public runtime exports', () => {
           "hedging: object",
           "isPoolError: function",
           "latencySelection: object",
+          "panicMode: object",
           "parseGroups: function",
           "presets: object",
           "randomSelection: object",

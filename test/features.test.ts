@@ -113,6 +113,23 @@ describe('a pool built without optional features', () => {
     await pool.close();
   });
 
+  test('refuses maxEjectedPercent without the panic feature, naming it', () => {
+    const r = refusal(() => new PoolCore({ endpoints, classify, maxEjectedPercent: 50 }, []));
+    expect(r).toEqual({ code: 'INVALID_OPTIONS', field: 'maxEjectedPercent', message: expect.stringMatching(/^maxEjectedPercent needs the panic feature.*add panicMode to its features/) });
+  });
+
+  test('with the panic feature, a tier whose endpoints are all ejected still serves, and says it panics', async () => {
+    const events: unknown[] = [];
+    const options = { endpoints, classify, clock: new FakeClock(), maxAttempts: 2, breaker: { threshold: 1, cooldownMs: 60_000 }, maxEjectedPercent: 50, onEvent: (e: { type: string }) => e.type === 'panic' && events.push(e) };
+    const pool = new PoolCore(options, [feature({ panic: ALL.panic! })]);
+    // Both endpoints fail once: both breakers open.
+    await expect(pool.execute(async () => Promise.reject(new Error('down')))).rejects.toMatchObject({ code: 'RETRIES_EXHAUSTED' });
+    // With both out (more than 50 %), the tier panics: the breakers are ignored.
+    await expect(pool.execute(async (conn) => conn)).resolves.toBeTypeOf('number');
+    expect(events).toEqual([{ type: 'panic', priority: 'high', active: true }]);
+    await pool.close();
+  });
+
   test('refuses the pool hedge without the hedge feature, naming it', () => {
     const r = refusal(() => new PoolCore({ endpoints, classify, hedge: { afterMs: 50 } }, []));
     expect(r).toMatchObject({ code: 'INVALID_OPTIONS', field: 'hedge' });

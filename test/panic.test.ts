@@ -2,7 +2,7 @@ import { describe, expect, test } from 'vitest';
 import { EndpointState } from '../src/selection/endpoint.js';
 import { resolveBreaker } from '../src/health/breaker.js';
 import { Quota } from '../src/limits/quota.js';
-import { tierInPanic } from '../src/selection/selector.js';
+import { tierInPanic } from '../src/selection/panic.js';
 import { Pool, type PoolEvent } from '../src/index.js';
 import { FakeClock } from '../src/testing/index.js';
 import { fail, harness } from './support.js';

@@ -172,7 +172,8 @@ export interface PoolOptions<C> {
   /**
    * Never eject a whole tier: at most `min(floor(n × maxEjectedPercent / 100), n − 1)` of a
    * tier's `n` endpoints may be out because of their breakers; beyond that the tier is in
-   * panic and calls spread over all of its endpoints. @default none (off)
+   * panic and calls spread over all of its endpoints (a `PoolCore` needs `panicMode`).
+   * @default none (off)
    */
   readonly maxEjectedPercent?: number;
   /** Tuning of latency tracking (`strategy: 'latency'`, hedging on a percentile). */

@@ -19,7 +19,7 @@ import type { ResolvedLatency } from '../selection/latency.js';
 import type { ResolvedHealth } from '../selection/health.js';
 import { AUTO_ATTEMPTS, DEFAULTS } from './defaults.js';
 import { BREAKER_MODES, STRATEGIES, PERMIT_SCOPES, type BreakerMode, type PermitScope, type PoolOptions, type RefreshAuth, type Strategy } from './options.js';
-import { checkFunction, checkKeys, durationOrInfinity, finite, limitOrInfinity, oneOf, optionsObject, percent, plainObject, positiveInteger, type KnownKeys } from './validate.js';
+import { checkFunction, checkKeys, durationOrInfinity, finite, limitOrInfinity, oneOf, optionsObject, plainObject, positiveInteger, type KnownKeys } from './validate.js';
 
 /** Every pool option, for `checkKeys` (adapters extend it with their own). */
 export const POOL_KEYS: Record<keyof PoolOptions<unknown>, true> & KnownKeys = {
@@ -149,7 +149,7 @@ export function resolvePoolOptions<C>(options: PoolOptions<C>, features: Feature
     refreshAuth: given(o, 'refreshAuth', 'auth', features.auth) as ResolvedOptions['refreshAuth'],
     sharedQuota: sharedQuota(o, features),
     retryBudget: optional(o, 'retryBudget', 'budget', features.budget),
-    maxEjectedPercent: o['maxEjectedPercent'] === undefined ? undefined : percent('maxEjectedPercent', o['maxEjectedPercent']),
+    maxEjectedPercent: optional(o, 'maxEjectedPercent', 'panic', features.panic),
     latency: features.latency === undefined ? optional(o, 'latency', 'latency', undefined) : features.latency.resolve(o['latency'], o['attemptTimeoutMs']),
     hedge: features.hedge === undefined ? optional(o, 'hedge', 'hedge', undefined) : features.hedge.resolve('hedge', o['hedge'], undefined, features),
     hedgeConfigured: o['hedge'] !== undefined,

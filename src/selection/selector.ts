@@ -40,29 +40,8 @@ export interface SelectionInput<C> {
   readonly now: number;
   readonly tried: readonly EndpointState<C>[] | undefined;
   readonly excluded: readonly EndpointState<C>[] | undefined;
-  /** Tiers in panic mode: their breakers are ignored (see `tierInPanic`). */
+  /** Tiers in panic mode: their breakers are ignored (see panic.ts). */
   readonly panic?: readonly boolean[];
-}
-
-/**
- * Panic mode: a tier of `n` endpoints may have at most `min(floor(n × maxEjectedPercent /
- * 100), n − 1)` endpoints out because of their breakers. With more out, the tier is in
- * panic: selection ignores its breakers and spreads calls over all of its endpoints,
- * rather than fail every call. Rounding down keeps at least one endpoint of any tier
- * eligible, whatever the percentage.
- */
-export function tierInPanic<C>(ring: readonly EndpointState<C>[], now: number, maxEjectedPercent: number): boolean {
-  let n = 0;
-  let out = 0;
-  let last: EndpointState<C> | undefined;
-  for (const ep of ring) {
-    if (ep === last) continue; // weighted rings repeat an endpoint in a row
-    last = ep;
-    n++;
-    if (!ep.breaker.admits(now)) out++;
-  }
-  const allowed = Math.min(Math.floor((n * maxEjectedPercent) / 100), n - 1);
-  return out > allowed;
 }
 
 export function selectEndpoint<C>(input: SelectionInput<C>): Selection<C> {

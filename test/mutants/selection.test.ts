@@ -10,7 +10,8 @@ import type { BasicQuota } from '../../src/limits/basic-quota.js';
 import type { WaitQueue } from '../../src/limits/waiters.js';
 import { EndpointState } from '../../src/selection/endpoint.js';
 import { LatencyTracker } from '../../src/selection/latency.js';
-import { selectByLatency, selectEndpoint, selectPinned, tierInPanic } from '../../src/selection/selector.js';
+import { selectByLatency, selectEndpoint, selectPinned } from '../../src/selection/selector.js';
+import { tierInPanic } from '../../src/selection/panic.js';
 import { selectHealthiest } from '../../src/selection/health.js';
 
 const BREAKER = resolveBreaker({ threshold: 1, cooldownMs: 1000, maxCooldownMs: 8000 });
