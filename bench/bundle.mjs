@@ -32,6 +32,7 @@ export const FEATURES = {
   'src/selection/health.ts': 'health-ranked selection',
   'src/selection/random.ts': 'random selection',
   'src/selection/panic.ts': 'panic mode',
+  'src/health/failure-rate.ts': 'failure-rate breakers',
   'src/limits/budget.ts': 'retry budget',
   'src/call/admission.ts': 'shared store (Redis)',
   'src/limits/store.ts': 'shared store (Redis)',

@@ -19,6 +19,7 @@ import { LatencySelector } from './selection/latency-selector.js';
 import { healthSelector, resolveHealth } from './selection/health.js';
 import { randomSelector } from './selection/random.js';
 import { PanicMode, resolveMaxEjected } from './selection/panic.js';
+import { resolveFailureRate } from './health/failure-rate.js';
 import { reauthenticate } from './call/auth.js';
 import { admissionTimedOut, askStore } from './call/admission.js';
 import { Fleet } from './limits/fleet.js';
@@ -62,6 +63,9 @@ export const randomSelection = /* @__PURE__ */ feature({ random: { selector: ran
 /** Panic mode: `maxEjectedPercent`. */
 export const panicMode = /* @__PURE__ */ feature({ panic: { resolve: resolveMaxEjected, mode: (s, maxEjectedPercent) => new PanicMode(s, maxEjectedPercent) } });
 
+/** The breaker's `failure-rate` mode: `breaker.mode`, `failureRate`, `windowMs`, `minThroughput`. */
+export const failureRates = /* @__PURE__ */ feature({ failureRate: { resolve: resolveFailureRate } });
+
 /** `refreshAuth` and `refreshTimeoutMs`. */
 export const authRefresh = /* @__PURE__ */ feature({ auth: { reauthenticate } });
 
@@ -69,4 +73,4 @@ export const authRefresh = /* @__PURE__ */ feature({ auth: { reauthenticate } })
 export const sharedQuotas = /* @__PURE__ */ feature({ store: { resolve: resolveStore, connect: (s) => new Fleet(s), askStore, admissionTimedOut } });
 
 /** Every feature, as one table. */
-export const ALL_FEATURES = /* @__PURE__ */ feature(/* @__PURE__ */ tableOf([healthProbes, retryBudgets, rateLimits, hedging, latencySelection, healthSelection, randomSelection, panicMode, authRefresh, sharedQuotas]));
+export const ALL_FEATURES = /* @__PURE__ */ feature(/* @__PURE__ */ tableOf([healthProbes, retryBudgets, rateLimits, hedging, latencySelection, healthSelection, randomSelection, panicMode, failureRates, authRefresh, sharedQuotas]));

@@ -30,6 +30,8 @@ import type { LatencyTracker, ResolvedLatency } from './selection/latency.js';
 import type { ResolvedHealth } from './selection/health.js';
 import type { Selector } from './selection/selector.js';
 import type { PanicHost, PanicMode } from './selection/panic.js';
+import type { BreakerOptions } from './health/breaker.js';
+import type { FailureRateOptions } from './health/failure-rate.js';
 import type { reauthenticate } from './call/auth.js';
 import type { admissionTimedOut, askStore } from './call/admission.js';
 import type { Fleet } from './limits/fleet.js';
@@ -95,6 +97,12 @@ export interface Features {
    */
   readonly panic?: { readonly resolve: (value: unknown) => number; readonly mode: <C>(s: PanicHost<C>, maxEjectedPercent: number) => PanicOf<C> };
   /**
+   * The breaker's `failure-rate` mode (health/failure-rate.ts): the checks of its options,
+   * which in that mode bring each breaker's window (`ResolvedBreaker.failureWindow`). Without it `breaker.mode: 'failure-rate'`, `failureRate`,
+   * `windowMs` and `minThroughput` are refused; breakers count consecutive failures.
+   */
+  readonly failureRate?: { readonly resolve: (o: Readonly<Record<string, unknown>>, mode: BreakerOptions['mode']) => FailureRateOptions };
+  /**
    * Credential refresh (`refreshAuth`, `refreshTimeoutMs`): what an `unauthorized` answer runs.
    * Without it such an answer ends the call with `UNAUTHORIZED`, as with no `refreshAuth`.
    */
@@ -147,6 +155,7 @@ const FEATURE_VALUES: Record<keyof Features, string> = {
   health: 'healthSelection',
   random: 'randomSelection',
   panic: 'panicMode',
+  failureRate: 'failureRates',
   auth: 'authRefresh',
   store: 'sharedQuotas',
 };

@@ -1,6 +1,6 @@
 import { describe, expect, test } from 'vitest';
 import { Breaker } from '../src/health/breaker.js';
-import { resolveBreaker } from '../src/health/breaker.js';
+import { resolveBreaker } from './helpers/breaker-options.js';
 
 const opts = resolveBreaker({ threshold: 3, cooldownMs: 1000, maxCooldownMs: 4000 });
 

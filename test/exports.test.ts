@@ -44,6 +44,7 @@ describe('public runtime exports', () => {
           "Refresher: class",
           "applySlice: function",
           "authRefresh: object",
+          "failureRates: object",
           "healthProbes: object",
           "healthSelection: object",
           "hedging: object",

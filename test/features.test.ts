@@ -130,6 +130,33 @@ describe('a pool built without optional features', () => {
     await pool.close();
   });
 
+  test.each([
+    ['breaker.mode', { mode: 'failure-rate' as const }],
+    ['breaker.failureRate', { failureRate: 0.5 }],
+    ['breaker.windowMs', { windowMs: 10_000 }],
+    ['breaker.minThroughput', { minThroughput: 4 }],
+  ])('refuses %s without the failureRate feature, naming it; consecutive mode is fine', (field, breaker) => {
+    const r = refusal(() => new PoolCore({ endpoints, classify, breaker }, []));
+    expect(r).toEqual({ code: 'INVALID_OPTIONS', field, message: expect.stringMatching(new RegExp(`^${field} needs the failureRate feature.*add failureRates to its features`)) });
+    expect(refusal(() => new PoolCore({ endpoints, classify, breaker: { mode: 'consecutive', threshold: 2 } }, []))).toBeUndefined();
+  });
+
+  test('with the failureRate feature, a breaker in failure-rate mode opens on the share of failures', async () => {
+    const clock = new FakeClock();
+    const breaker = { mode: 'failure-rate' as const, failureRate: 0.5, minThroughput: 4, windowMs: 10_000, threshold: 1 };
+    const pool = new PoolCore({ endpoints: [{ name: 'a', conn: 1 }], classify, clock, maxAttempts: 1, breaker }, [feature({ failureRate: ALL.failureRate! })]);
+    const fail = () => pool.execute(async () => Promise.reject(new Error('down')));
+    // Threshold 1 is not the rule in this mode: one success and two failures (3 < 4 attempts) keep it closed.
+    await pool.execute(async (conn) => conn);
+    await expect(fail()).rejects.toMatchObject({ code: 'RETRIES_EXHAUSTED' });
+    await expect(fail()).rejects.toMatchObject({ code: 'RETRIES_EXHAUSTED' });
+    expect(pool.breakerState('a')).toBe('closed');
+    // The fourth attempt fails: 3 of 4 failed, at least half.
+    await expect(fail()).rejects.toMatchObject({ code: 'RETRIES_EXHAUSTED' });
+    expect(pool.breakerState('a')).toMatchObject({ state: 'open' });
+    await pool.close();
+  });
+
   test('refuses the pool hedge without the hedge feature, naming it', () => {
     const r = refusal(() => new PoolCore({ endpoints, classify, hedge: { afterMs: 50 } }, []));
     expect(r).toMatchObject({ code: 'INVALID_OPTIONS', field: 'hedge' });

@@ -22,10 +22,11 @@
  * probe. The breaker is pure state over the `now` it is given: no timers, no clock.
  *
  * Two ways to trip, chosen per pool: `consecutive` (the default, above) or
- * `failure-rate` (Polly's model): it opens when, over the last `windowMs`, at least
- * `minThroughput` attempts were recorded and the share of failures reached
- * `failureRate`. Either way, an attempt slower than `slowCallMs` counts as a failure
- * (resilience4j's slow-call rule; the call itself still succeeds).
+ * `failure-rate` (Polly's model, health/failure-rate.ts, the failureRate feature): it
+ * opens when, over the last `windowMs`, at least `minThroughput` attempts were recorded
+ * and the share of failures reached `failureRate`; the breaker asks its `FailureWindow`.
+ * Either way, an attempt slower than `slowCallMs` counts as a failure (resilience4j's
+ * slow-call rule; the call itself still succeeds).
  *
  * Two refinements, off by default: with `ejectionGrowth`, an endpoint that is ejected
  * again soon after it closed (within `maxCooldownMs`) starts from a doubled cooldown, so a
@@ -34,10 +35,10 @@
  * of processes does not probe in lockstep.
  */
 import type { RandomSource } from '../base/clock.js';
-import { RollingCounter } from '../limits/window.js';
 import { invalidOption } from '../base/errors.js';
 import { DEFAULTS } from '../options/defaults.js';
 import { durationOrInfinity, finite, oneOf, optionsObject, positiveInteger, type KnownKeys } from '../options/validate.js';
+import { needFeature, type Features } from '../features.js';
 
 export interface BreakerOptions {
   /** Consecutive failures that open the breaker (`consecutive` mode). @default 5 */
@@ -46,7 +47,7 @@ export interface BreakerOptions {
   readonly cooldownMs: number;
   /** Ceiling for the doubling cooldown after failed probes. @default 60000 */
   readonly maxCooldownMs: number;
-  /** How the breaker trips. @default 'consecutive' */
+  /** How the breaker trips (`failure-rate`: a `PoolCore` needs `failureRates`). @default 'consecutive' */
   readonly mode: 'consecutive' | 'failure-rate';
   /** `failure-rate` mode: share of failures over the window that opens it. @default 0.5 */
   readonly failureRate: number;
@@ -60,6 +61,21 @@ export interface BreakerOptions {
   readonly ejectionGrowth: boolean;
   /** Spread each open period by up to ± this fraction. @default 0 */
   readonly jitter: number;
+}
+
+/** The `failure-rate` mode's record of recent attempts (health/failure-rate.ts), one per breaker. */
+export interface FailureWindow {
+  /** A success. */
+  ok(now: number): void;
+  /** A failure: whether the breaker should now open. */
+  trip(now: number): boolean;
+  /** The breaker opened: start over. */
+  reset(): void;
+}
+
+/** The breaker's options as resolved: `failureWindow` makes a breaker's window in `failure-rate` mode. */
+export interface ResolvedBreaker extends BreakerOptions {
+  readonly failureWindow?: ((opts: BreakerOptions) => FailureWindow) | undefined;
 }
 
 /** A breaker in `stats()`: one shape whatever the state, so it prints and compares without narrowing. */
@@ -90,15 +106,15 @@ export class Breaker {
   /** Openings from closed in a row, each soon after the previous close (for `ejectionGrowth`). */
   #ejections = 0;
   #closedAt = -Infinity;
-  #okWindow: RollingCounter | undefined;
-  #failWindow: RollingCounter | undefined;
+  /** `failure-rate` mode's window; `undefined`: consecutive failures decide. */
+  readonly #window: FailureWindow | undefined;
 
-  constructor(opts: BreakerOptions, random: RandomSource = () => 0.5) {
+  constructor(opts: ResolvedBreaker, random: RandomSource = () => 0.5) {
     this.#opts = opts;
     this.#random = random;
     this.#cooldownMs = opts.cooldownMs;
     this.#periodMs = opts.cooldownMs;
-    if (opts.mode === 'failure-rate') this.#resetWindows();
+    this.#window = opts.failureWindow?.(opts);
   }
 
   /** Bumped each time the breaker opens; part of every attempt's ticket. */
@@ -155,7 +171,7 @@ export class Breaker {
   /** A success. Returns true when it closed the breaker. */
   recordSuccess(now: number): boolean {
     this.#failures = 0;
-    this.#okWindow?.add(now);
+    this.#window?.ok(now);
     if (!this.#open) return false;
     this.#close(now);
     return true;
@@ -179,27 +195,12 @@ export class Breaker {
     }
     if (this.#open || generation !== this.#generation) return false;
     this.#failures++;
-    if (!this.#shouldTrip(now)) return false;
+    const w = this.#window;
+    if (w === undefined ? this.#failures < this.#opts.threshold : !w.trip(now)) return false;
     this.#ejections = this.#opts.ejectionGrowth && now - this.#closedAt <= this.#opts.maxCooldownMs ? this.#ejections + 1 : 1;
     this.#cooldownMs = Math.min(this.#opts.cooldownMs * 2 ** Math.min(this.#ejections - 1, 30), this.#opts.maxCooldownMs);
     this.#openAt(now);
     return true;
-  }
-
-  #shouldTrip(now: number): boolean {
-    // Stryker disable next-line LogicalOperator,ConditionalExpression: #resetWindows sets both windows together, so either test alone decides
-    if (this.#failWindow === undefined || this.#okWindow === undefined) return this.#failures >= this.#opts.threshold;
-    this.#failWindow.add(now);
-    const failed = this.#failWindow.sum(now, this.#opts.windowMs);
-    const total = failed + this.#okWindow.sum(now, this.#opts.windowMs);
-    return total >= this.#opts.minThroughput && failed / total >= this.#opts.failureRate;
-  }
-
-  #resetWindows(): void {
-    // Ten buckets over the window: the rate is judged on recent traffic only.
-    const bucketMs = Math.max(1, this.#opts.windowMs / 10);
-    this.#okWindow = new RollingCounter(10, bucketMs);
-    this.#failWindow = new RollingCounter(10, bucketMs);
   }
 
   /** Gives back a probe slot without a verdict (the probe was cancelled or inconclusive). */
@@ -232,7 +233,7 @@ export class Breaker {
     this.#open = true;
     this.#openUntil = now + this.#periodMs;
     this.#generation++;
-    if (this.#okWindow !== undefined) this.#resetWindows();
+    this.#window?.reset();
   }
 
   #close(now: number): void {
@@ -256,8 +257,15 @@ const BREAKER_KEYS: Record<keyof BreakerOptions, true> & KnownKeys = {
   jitter: true,
 };
 
-/** Checks the pool's `breaker` options. */
-export function resolveBreaker(value: unknown): BreakerOptions {
+/** The options only `failure-rate` mode reads: a pool without the failureRate feature refuses them. */
+const RATE_KEYS = ['failureRate', 'windowMs', 'minThroughput'] as const;
+
+/**
+ * Checks the pool's `breaker` options; `failureRate`: the feature's slot, which checks the
+ * mode's options and, in that mode, gives the breakers their window (without it the mode
+ * and its options are refused).
+ */
+export function resolveBreaker(value: unknown, failureRate?: Features['failureRate']): ResolvedBreaker {
   const o = optionsObject('breaker', value, BREAKER_KEYS, { failures: 'threshold', timeoutMs: 'cooldownMs', resetTimeoutMs: 'cooldownMs', resetTimeout: 'cooldownMs', halfOpenAfter: 'cooldownMs' }) ?? {};
   const d = DEFAULTS.breaker;
   const threshold = positiveInteger('breaker.threshold', o['threshold'], d.threshold);
@@ -267,14 +275,16 @@ export function resolveBreaker(value: unknown): BreakerOptions {
     throw invalidOption('breaker.maxCooldownMs', `a number >= cooldownMs (${cooldownMs})`, maxCooldownMs);
   }
   const mode = oneOf('breaker.mode', o['mode'], ['consecutive', 'failure-rate'] as const, d.mode);
-  const failureRate = finite('breaker.failureRate', o['failureRate'], d.failureRate, 0, true);
-  if (failureRate > 1) throw invalidOption('breaker.failureRate', 'a fraction in (0, 1]', failureRate);
-  const windowMs = finite('breaker.windowMs', o['windowMs'], d.windowMs, 0, true);
-  const minThroughput = positiveInteger('breaker.minThroughput', o['minThroughput'], d.minThroughput);
+  if (failureRate === undefined) {
+    if (mode === 'failure-rate') throw needFeature('breaker.mode', 'failureRate');
+    for (const key of RATE_KEYS) if (o[key] !== undefined) throw needFeature(`breaker.${key}`, 'failureRate');
+  }
+  // Without the feature the three are unused: their defaults keep the resolved shape whole.
+  const rate = failureRate === undefined ? d : failureRate.resolve(o, mode);
   const slowCallMs = durationOrInfinity('breaker.slowCallMs', o['slowCallMs'], Infinity);
   const growth = o['ejectionGrowth'];
   if (growth !== undefined && typeof growth !== 'boolean') throw invalidOption('breaker.ejectionGrowth', 'a boolean', growth);
   const jitter = finite('breaker.jitter', o['jitter'], 0);
   if (jitter >= 1) throw invalidOption('breaker.jitter', 'a fraction in [0, 1)', jitter);
-  return { threshold, cooldownMs, maxCooldownMs, mode, failureRate, windowMs, minThroughput, slowCallMs, ejectionGrowth: growth === true, jitter };
+  return { ...rate, threshold, cooldownMs, maxCooldownMs, mode, slowCallMs, ejectionGrowth: growth === true, jitter };
 }

@@ -9,7 +9,7 @@ import { invalidOption } from '../base/errors.js';
 import type { EventListener } from '../base/events.js';
 import type { MetricsSink } from '../base/metrics.js';
 import type { Classifier } from '../base/classify.js';
-import { resolveBreaker, type BreakerOptions } from '../health/breaker.js';
+import { resolveBreaker, type ResolvedBreaker } from '../health/breaker.js';
 import type { RetryBudget } from '../limits/budget.js';
 import { needFeature, type Features } from '../features.js';
 import type { ResolvedStore } from '../limits/store.js';
@@ -77,7 +77,7 @@ export interface ResolvedOptions {
   readonly attemptTimeoutMs: number;
   readonly deadlineMs: number;
   readonly backoff: BackoffOptions;
-  readonly breaker: BreakerOptions;
+  readonly breaker: ResolvedBreaker;
   readonly rateLimitCooldownMs: number;
   readonly maxQueueWaitMs: number;
   readonly ceilingRecovery: CeilingRecovery;
@@ -138,7 +138,7 @@ export function resolvePoolOptions<C>(options: PoolOptions<C>, features: Feature
     attemptTimeoutMs: durationOrInfinity('attemptTimeoutMs', o['attemptTimeoutMs'], DEFAULTS.attemptTimeoutMs),
     deadlineMs: durationOrInfinity('deadlineMs', o['deadlineMs'], DEFAULTS.deadlineMs),
     backoff: resolveBackoff('backoff', o['backoff'], DEFAULTS.backoff),
-    breaker: resolveBreaker(o['breaker']),
+    breaker: resolveBreaker(o['breaker'], features.failureRate),
     rateLimitCooldownMs: finite('rateLimitCooldownMs', o['rateLimitCooldownMs'], DEFAULTS.rateLimitCooldownMs),
     maxQueueWaitMs: o['maxQueueWaitMs'] === undefined ? DEFAULTS.maxQueueWaitMs : durationOrInfinity('maxQueueWaitMs', o['maxQueueWaitMs'], DEFAULTS.maxQueueWaitMs),
     ceilingRecovery: o['ceilingRecovery'] === undefined ? DEFAULTS.ceilingRecovery : limitsFor(features, 'ceilingRecovery').ceilingRecovery(o['ceilingRecovery']),

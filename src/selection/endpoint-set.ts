@@ -4,7 +4,7 @@
  * same connection and settings keeps its breaker, counters and quota; a group kept with
  * the same members and limit keeps its shared quota.
  */
-import type { BreakerOptions } from '../health/breaker.js';
+import type { ResolvedBreaker } from '../health/breaker.js';
 import type { RandomSource } from '../base/clock.js';
 import { EndpointState } from './endpoint.js';
 import { invalidOption } from '../base/errors.js';
@@ -66,7 +66,7 @@ export function buildEndpointSet<C>(
   groupsValue: unknown,
   previous: EndpointSet<C> | undefined,
   previousLimits: Map<EndpointState<C>, ResolvedRateLimit | undefined>,
-  breaker: BreakerOptions,
+  breaker: ResolvedBreaker,
   resetUtcHour: number,
   now: number,
   random: RandomSource,

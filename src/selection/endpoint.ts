@@ -4,7 +4,7 @@
  * pool; calls hold references to it (never indices), so replacing the endpoint set never
  * confuses a call in progress.
  */
-import { Breaker, type BreakerOptions } from '../health/breaker.js';
+import { Breaker, type ResolvedBreaker } from '../health/breaker.js';
 import type { RandomSource } from '../base/clock.js';
 import type { FailureClass } from '../base/events.js';
 import type { Labels } from '../base/metrics.js';
@@ -94,7 +94,7 @@ export class EndpointState<C> {
   readonly #classLabels = new Map<string, Labels>();
   readonly #codeLabels = new Map<string, Labels>();
 
-  constructor(name: string, conn: C, priority: Priority, weight: number, maxInFlight: number, breaker: BreakerOptions, quota: BasicQuota, random?: RandomSource) {
+  constructor(name: string, conn: C, priority: Priority, weight: number, maxInFlight: number, breaker: ResolvedBreaker, quota: BasicQuota, random?: RandomSource) {
     this.name = name;
     this.conn = conn;
     this.priority = priority;

@@ -4,7 +4,8 @@
  */
 import { describe, expect, test, vi } from 'vitest';
 import { PoolError } from '../../src/base/errors.js';
-import { Breaker, resolveBreaker } from '../../src/health/breaker.js';
+import { Breaker } from '../../src/health/breaker.js';
+import { resolveBreaker } from '../helpers/breaker-options.js';
 
 const opts = resolveBreaker({ threshold: 2, cooldownMs: 1000, maxCooldownMs: 8000 });
 

@@ -5,10 +5,10 @@
  * rate-limited answer with a ceiling hint and a spent day) at its defaults, on the fake clock.
  */
 import { describe, expect, test } from 'vitest';
-import { PoolCore, isPoolError, rateLimits, hedging, latencySelection, healthSelection, randomSelection, panicMode, retryBudgets, authRefresh, sharedQuotas, healthProbes, type Feature } from '../../src/index.js';
+import { PoolCore, isPoolError, rateLimits, hedging, latencySelection, healthSelection, randomSelection, panicMode, failureRates, retryBudgets, authRefresh, sharedQuotas, healthProbes, type Feature } from '../../src/index.js';
 import { FakeClock } from '../../src/testing/fake-clock.js';
 
-const FEATURES: Record<string, Feature> = { rateLimits, hedging, latencySelection, healthSelection, randomSelection, panicMode, retryBudgets, authRefresh, sharedQuotas, healthProbes };
+const FEATURES: Record<string, Feature> = { rateLimits, hedging, latencySelection, healthSelection, randomSelection, panicMode, failureRates, retryBudgets, authRefresh, sharedQuotas, healthProbes };
 const NAMES = Object.keys(FEATURES);
 
 const store = { acquire: () => Promise.resolve(0) };
@@ -26,6 +26,8 @@ const NEEDS: [string, Record<string, unknown>, string[]][] = [
   ['health', { health: { windowMs: 60_000 } }, ['healthSelection']],
   ['strategy random', { strategy: 'random' }, ['randomSelection']],
   ['maxEjectedPercent', { maxEjectedPercent: 50 }, ['panicMode']],
+  ['breaker.mode', { breaker: { mode: 'failure-rate' } }, ['failureRates']],
+  ['breaker.minThroughput', { breaker: { minThroughput: 4 } }, ['failureRates']],
   ['retryBudget', { retryBudget: { ratio: 0.1 } }, ['retryBudgets']],
   ['refreshAuth', { refreshAuth: async () => undefined }, ['authRefresh']],
   ['refreshTimeoutMs', { refreshTimeoutMs: 1000 }, ['authRefresh']],
