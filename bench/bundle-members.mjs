@@ -37,7 +37,7 @@ export const MEMBER_FEATURES = [
   ['src/selection/selector.ts', /^tierInPanic$/, 'panic mode (maxEjectedPercent)'],
   ['src/state.ts', /^PoolState\.(wakeParked|parked|#wakeScheduled|turnedAwayAt)$/, 'rate limits'],
   ['src/pool.ts', /^Pool\.capacity$/, 'rate limits'],
-  ['src/selection/endpoint.ts', /^EndpointState\.(etaMs|turnEtaMs|limitWaitMs|demandPerSecond|rateLimited|quota|own)$/, 'rate limits'],
+  ['src/selection/endpoint.ts', /^EndpointState\.(etaMs|turnEtaMs|limitWaitMs|rateLimited|quota|own)$/, 'rate limits'],
   ['src/call/waits.ts', /^Waiting\.(lateTurn|queueFor|turn|readmit|lostTurn|queueWaitEnds|overdue|get queueTicket|set queueTicket|waitFor|stopWaiting)$/, 'rate-limit wait queues'],
   ['src/call/waits.ts', /^WaitSlots\.(queue|queuedOn|queuedAt|queueTicket|onTimer|timer)$/, 'rate-limit wait queues'],
   ['src/call/call.ts', /^_?Call\.(tookTurn|waitTimedOut|static #stillAdmissible)$/, 'rate-limit wait queues'],

@@ -201,11 +201,6 @@ export class EndpointState<C> {
     return this.recentFailures.sum(now, spanMs);
   }
 
-  /** Attempts per second over the last minute or two. */
-  demandPerSecond(now: number): number {
-    return this.usage.rate(now, 2);
-  }
-
   /** Attempts started in the last `spanMs`. */
   usageIn(now: number, spanMs: number): number {
     return this.usage.sum(now, spanMs);

@@ -114,7 +114,7 @@ function healthyCoverDemand<C>(ring: readonly EndpointState<C>[], now: number, w
   for (const ep of ring) {
     if (counted.includes(ep)) continue;
     counted.push(ep);
-    demand += ep.demandPerSecond(now);
+    demand += ep.usage.rate(now, 2); // attempts per second over the last minute or two
     if (ep.failuresIn(now, windowMs) > 0 || ep.unavailableMs(now) > 0 || counted.includes(ep.quota)) continue;
     counted.push(ep.quota);
     const ceiling = ep.quota.perSecond;
