@@ -152,26 +152,33 @@ needsBuild('the checker fails on a broken block', () => {
   let n = 0;
   const md = (code: string, flag = ''): DocBlock => extractBlocks(`# t\n\ntext\n\n\`\`\`ts ${flag}\n${code}\n\`\`\`\n`, `fake${++n}.md`)[0]!;
 
+  // The type checks share one program: each program parses the lib and the package's types
+  // again, about a second apiece. Each case's errors are those at its own Markdown file.
+  const cases = {
+    missingImport: md(`const pool = new Pool<string>({ endpoints: [], classify: () => 'transient' });`),
+    wrongOption: md(`import { Pool } from 'endpoint-pool';\nnew Pool<string>({ endpoints: [], classify: () => 'transient', strategy: 'fastest' });`),
+    ioredis: md(`import Redis from 'ioredis';\nconst r = new Redis();`),
+    correct: md(`import { Pool } from 'endpoint-pool';\nnew Pool<string>({ endpoints: [{ name: 'a', conn: 'x' }], classify: () => 'transient' });`),
+  };
+  let checked: string[] | undefined;
+  const checkedOnce = (): string[] => (checked ??= typeCheck(Object.values(cases), workDir()));
+  const errorsOf = (block: DocBlock): string[] => checkedOnce().filter((e) => e.startsWith(`${block.file}:`));
+
   test('a block missing an import is reported at its Markdown line', () => {
-    const errors = typeCheck([md(`const pool = new Pool<string>({ endpoints: [], classify: () => 'transient' });`)], workDir());
+    const errors = errorsOf(cases.missingImport);
     expect(errors).toHaveLength(1);
     expect(errors[0]).toMatch(/^fake\d+\.md:6: TS(2304|2552) Cannot find name 'Pool'/);
   }, 60_000);
 
   test('a wrong option type, and a default import of ioredis under NodeNext, are reported', () => {
-    const errors = typeCheck(
-      [
-        md(`import { Pool } from 'endpoint-pool';\nnew Pool<string>({ endpoints: [], classify: () => 'transient', strategy: 'fastest' });`),
-        md(`import Redis from 'ioredis';\nconst r = new Redis();`),
-      ],
-      workDir(),
-    );
-    expect(errors.some((e) => /^fake\d+\.md:7: TS2322 .*fastest.* is not assignable to type 'Strategy'/.test(e))).toBe(true);
-    expect(errors.some((e) => /^fake\d+\.md:7: TS2351/.test(e))).toBe(true);
+    expect(errorsOf(cases.wrongOption).some((e) => /^fake\d+\.md:7: TS2322 .*fastest.* is not assignable to type 'Strategy'/.test(e))).toBe(true);
+    expect(errorsOf(cases.ioredis).some((e) => /^fake\d+\.md:7: TS2351/.test(e))).toBe(true);
   }, 60_000);
 
   test('a correct block passes', () => {
-    expect(typeCheck([md(`import { Pool } from 'endpoint-pool';\nnew Pool<string>({ endpoints: [{ name: 'a', conn: 'x' }], classify: () => 'transient' });`)], workDir())).toEqual([]);
+    expect(errorsOf(cases.correct)).toEqual([]);
+    // And nothing is reported outside the cases' own files.
+    expect(checkedOnce().filter((e) => !Object.values(cases).some((b) => e.startsWith(`${b.file}:`)))).toEqual([]);
   }, 60_000);
 
   test('a runnable block that throws fails, one that never ends is killed', async () => {

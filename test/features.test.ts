@@ -6,8 +6,8 @@
 import { describe, expect, test } from 'vitest';
 import { PoolCore } from '../src/pool-core.js';
 import { feature, type Features } from '../src/features.js';
-import { ALL_FEATURES } from '../src/features-all.js';
-import { Pool, isPoolError } from '../src/index.js';
+import { ALL_FEATURES, authRefresh, hedging } from '../src/features-all.js';
+import { Pool, isPoolError, type PoolError } from '../src/index.js';
 import { FakeClock } from '../src/testing/fake-clock.js';
 
 const endpoints = [{ name: 'a', conn: 1 }, { name: 'b', conn: 2 }];
@@ -250,6 +250,88 @@ describe('a pool built without optional features', () => {
 
   test('refuses a features value that is not an array', () => {
     expect(refusal(() => new PoolCore({ endpoints, classify }, {} as never))).toMatchObject({ code: 'INVALID_OPTIONS', field: 'features' });
+  });
+});
+
+/**
+ * A hedged call's `unauthorized` answer while its other attempt runs (call.ts hands it to
+ * `Hedging.reauthBeside`). Without the auth feature there is no refresh: the endpoint is
+ * done for the call, the other attempt goes on, and the last running attempt's
+ * `unauthorized` ends the call with UNAUTHORIZED, as in a pool with no `refreshAuth`.
+ */
+describe('a hedged call answered unauthorized', () => {
+  /** Per connection (a: 1, b: 2), when it answers and how. */
+  type Script = Record<number, { readonly atMs: number; readonly answer: 'ok' | 'unauthorized' }>;
+  const unauthorized = (e: unknown) => ((e as Error).message === '401' ? ('unauthorized' as const) : ('transient' as const));
+  const hedge = { afterMs: 20 };
+
+  async function run(make: (clock: FakeClock) => PoolCore<number>, script: Script, refreshed?: () => boolean) {
+    const clock = new FakeClock();
+    const pool = make(clock);
+    const sent: string[] = [];
+    const op = (conn: number) => {
+      sent.push(`${conn}@${clock.now() - start}`);
+      const { atMs, answer } = script[conn]!;
+      return new Promise<number>((resolve, reject) => clock.setTimeout(() => (answer === 'ok' || refreshed?.() === true ? resolve(conn) : reject(new Error('401'))), atMs));
+    };
+    const start = clock.now();
+    const outcome = pool.execute(op, { idempotent: true }).then(
+      (value) => ({ value, at: clock.now() - start }),
+      (e: PoolError) => ({ code: e.code, endpoint: e.endpoint, attempts: e.attempts, at: clock.now() - start }),
+    );
+    await clock.advance(1000);
+    const result = await outcome;
+    await pool.close();
+    return { result, sent };
+  }
+
+  const core = (clock: FakeClock) => new PoolCore({ endpoints, classify: unauthorized, clock, strategy: 'ordered', hedge }, [hedging]);
+  const full = (clock: FakeClock) => new Pool({ endpoints, classify: unauthorized, clock, strategy: 'ordered', hedge });
+
+  test.each([
+    ['the hedge answers unauthorized while the primary runs: the primary\'s answer wins', { 1: { atMs: 500, answer: 'ok' }, 2: { atMs: 10, answer: 'unauthorized' } }, { value: 1, at: 500 }],
+    ['the primary answers unauthorized while the hedge runs: the hedge\'s answer wins', { 1: { atMs: 40, answer: 'unauthorized' }, 2: { atMs: 80, answer: 'ok' } }, { value: 2, at: 100 }],
+    ['both answer unauthorized: the last ends the call with UNAUTHORIZED', { 1: { atMs: 40, answer: 'unauthorized' }, 2: { atMs: 60, answer: 'unauthorized' } }, { code: 'UNAUTHORIZED', endpoint: 'b', attempts: 2, at: 80 }],
+  ] as const)('without the auth feature: %s, as in a pool with no refreshAuth', async (_name, script, expected) => {
+    for (const make of [core, full]) {
+      const { result, sent } = await run(make, script);
+      expect(result).toEqual(expected);
+      // No replay anywhere: one request per endpoint.
+      expect(sent).toEqual(['1@0', '2@20']);
+    }
+  });
+
+  test('without the auth feature, the endpoint that answered unauthorized beside the primary is not retried in that call', async () => {
+    const three = [...endpoints, { name: 'c', conn: 3 }];
+    const script: Script = { 1: { atMs: 100, answer: 'unauthorized' }, 2: { atMs: 10, answer: 'unauthorized' }, 3: { atMs: 10, answer: 'ok' } };
+    // The primary's failure (a 503) is transient this time: the call retries, on c rather than on b.
+    const fail = (clock: FakeClock) => (conn: number) => new Promise<number>((resolve, reject) => clock.setTimeout(() => (conn === 1 ? reject(new Error('503')) : script[conn]!.answer === 'ok' ? resolve(conn) : reject(new Error('401'))), script[conn]!.atMs));
+    for (const make of [
+      (clock: FakeClock) => new PoolCore({ endpoints: three, classify: unauthorized, clock, strategy: 'ordered', hedge, random: () => 0 }, [hedging]),
+      (clock: FakeClock) => new Pool({ endpoints: three, classify: unauthorized, clock, strategy: 'ordered', hedge, random: () => 0 }),
+    ]) {
+      const clock = new FakeClock();
+      const pool = make(clock);
+      const conns: number[] = [];
+      const op = fail(clock);
+      const outcome = pool.execute((conn) => (conns.push(conn), op(conn)), { idempotent: true }).catch((e: unknown) => e);
+      await clock.advance(1000);
+      expect(await outcome).toBe(3);
+      expect(conns).toEqual([1, 2, 3]);
+      await pool.close();
+    }
+  });
+
+  test('with both features, the hedge\'s endpoint is refreshed and replayed beside the primary', async () => {
+    let token = 0;
+    const refreshAuth = () => new Promise<void>((resolve) => clockOf.setTimeout(() => (token++, resolve()), 30));
+    let clockOf!: FakeClock;
+    const make = (clock: FakeClock) => ((clockOf = clock), new PoolCore({ endpoints, classify: unauthorized, clock, strategy: 'ordered', hedge, refreshAuth }, [hedging, authRefresh]));
+    // a hangs (answers at 500), b answers unauthorized at 30 (10 ms after its hedge), then, refreshed, after 10 ms.
+    const { result, sent } = await run(make, { 1: { atMs: 500, answer: 'ok' }, 2: { atMs: 10, answer: 'unauthorized' } }, () => token > 0);
+    expect(token).toBe(1);
+    expect(sent).toEqual(['1@0', '2@20', '2@60']);
+    expect(result).toEqual({ value: 2, at: 70 });
   });
 });
 

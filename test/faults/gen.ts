@@ -417,9 +417,10 @@ export function scenarioArb(fault: fc.Arbitrary<Fault>, liveness = false): fc.Ar
  * `plan[n % plan.length]`. HTTP statuses become JSON-RPC errors of the same meaning (429 a
  * rate limit, others an internal error); faults about a body (reset, truncated, endless,
  * trickle) reset or stall the connection. `openRequests()` counts requests not answered
- * on a connection still open; `openSockets()` the open connections.
+ * on a connection still open; `openSockets()` the open connections. `upgradeDelayMs`
+ * holds back the handshake's answer: a client's socket stays opening that long.
  */
-export async function serveWsFaults(plan: readonly Fault[], o: Pick<ServeOptions, 'answer' | 'unitMs'>): Promise<ServerStats> {
+export async function serveWsFaults(plan: readonly Fault[], o: Pick<ServeOptions, 'answer' | 'unitMs'> & { readonly upgradeDelayMs?: number }): Promise<ServerStats> {
   const { createHash } = await import('node:crypto');
   const sockets = new Map<Socket, Set<unknown>>();
   const timers = new Set<ReturnType<typeof setTimeout>>();
@@ -478,7 +479,9 @@ export async function serveWsFaults(plan: readonly Fault[], o: Pick<ServeOptions
     const key = req.headers['sec-websocket-key'];
     if (typeof key !== 'string') return void socket.destroy();
     const accept = createHash('sha1').update(`${key}258EAFA5-E914-47DA-95CA-C5AB0DC85B11`).digest('base64');
-    socket.write(`HTTP/1.1 101 Switching Protocols\r\nUpgrade: websocket\r\nConnection: Upgrade\r\nSec-WebSocket-Accept: ${accept}\r\n\r\n`);
+    const accepted = `HTTP/1.1 101 Switching Protocols\r\nUpgrade: websocket\r\nConnection: Upgrade\r\nSec-WebSocket-Accept: ${accept}\r\n\r\n`;
+    if (o.upgradeDelayMs === undefined) socket.write(accepted);
+    else later(() => void (socket.destroyed || socket.write(accepted)), o.upgradeDelayMs);
     sockets.set(socket, new Set());
     socket.on('close', () => sockets.delete(socket));
     socket.on('error', () => undefined);

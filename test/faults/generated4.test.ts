@@ -21,20 +21,21 @@
  * Seeded: `FC_SEED` (with `FC_PATH`) replays a run; `FC_ADAPTER4_RUNS` sets runs (default 12).
  */
 import fc from 'fast-check';
-import { http, keccak256, webSocket } from 'viem';
+import { http, keccak256, webSocket, type Transport } from 'viem';
 import { socketClientCache } from 'viem/utils';
-import { afterAll, describe, test } from 'vitest';
+import { afterAll, describe, expect, test } from 'vitest';
 import { isPoolError, type ExecuteOptions } from '../../src/index.js';
 import { createPooledFetch, type PooledRequestInit } from '../../src/fetch/index.js';
 import { poolTransport } from '../../src/viem/index.js';
 import { PooledJsonRpcProvider, type PooledProviderOptions } from '../../src/ethers/index.js';
-import { callAddress, faultArb, serveWsFaults, type Fault, type Scenario } from './gen.js';
+import { callAddress, callInBody, faultArb, serveWsFaults, type Fault, type Scenario, type ServerStats } from './gen.js';
 import {
   check,
   closeRtt,
   defined,
   ethersAdapter,
   fetchRawAdapter,
+  runScenario,
   seedOf,
   viemAdapter,
   type Adapter,
@@ -169,6 +170,21 @@ const viemWithBackground: Adapter = {
   fault: fc.oneof({ weight: 3, arbitrary: fc.record({ k: fc.constant('ok' as const), f: fc.constantFrom(1.5, 3) }) }, { weight: 2, arbitrary: viemAdapter.fault }),
 };
 
+/** The requests the pool handed to the webSocket transports in the run being made (runs are sequential). */
+const wsHandOffs: { call: string | undefined; at: number }[] = [];
+
+/** `factory` with every request its instances are handed logged in `wsHandOffs`. */
+function logHandOffs(factory: Transport): Transport {
+  return (params) => {
+    const inst = factory(params);
+    const request: typeof inst.request = (args, opts) => {
+      wsHandOffs.push({ call: callInBody(JSON.stringify(args)), at: performance.now() });
+      return inst.request(args, opts);
+    };
+    return { ...inst, request };
+  };
+}
+
 /** viem's `webSocket` transports over this file's WebSocket servers: plain requests, pin, withEndpoint. */
 const viemWs: Adapter = {
   ...viemOps,
@@ -187,11 +203,16 @@ const viemWs: Adapter = {
   // open requests and connections after close() are viem's, not the pool's. Pool timers and
   // signal listeners are still checked.
   background: () => true,
+  // A request the pool hands to viem while its socket is still opening is sent once it
+  // opens, after the call may have settled (an abort, a deadline, a hedge's answer): 81 ms
+  // later for the process's first socket on a quiet machine (NOTES-leftovers.md).
+  handOffs: () => wsHandOffs,
   build(urls, s, x, ep): Built {
     const o = x4(x);
     const wsUrls = urls.map((u) => u.replace(/^http:/, 'ws:'));
+    wsHandOffs.length = 0;
     // viem keeps one socket per URL in a cache of its own; the user closes them (here after the pool).
-    const ws = (u: string) => webSocket(u, { timeout: 5 * s.attemptTimeoutMs, keepAlive: false, reconnect: { attempts: 3, delay: Math.ceil(s.attemptTimeoutMs / 2) } });
+    const ws = (u: string) => logHandOffs(webSocket(u, { timeout: 5 * s.attemptTimeoutMs, keepAlive: false, reconnect: { attempts: 3, delay: Math.ceil(s.attemptTimeoutMs / 2) } }));
     const t = poolTransport({ endpoints: wsUrls.map((u, i) => ({ name: `e${i}`, transport: ws(u), ...ep })), ...defined(s) });
     const inst = t({});
     const pinned = o.op === 'pin' ? t.pin(`e${o.pinAt! % urls.length}`)({}) : undefined;
@@ -507,6 +528,32 @@ describe('generated faults, fourth round: what generated.test.ts does not draw',
   test('viem: withEndpoint with passSignal: false', () => check(viemWithBackground, seedOf(20261219), RUNS + 6, false, FILE), 120_000);
   test('viem over webSocket', () => check(viemWs, seedOf(20261220), RUNS, false, FILE), 120_000);
   test('liveness: viem over webSocket', () => check(viemWs, seedOf(20261223), RUNS, true, FILE), 120_000);
+  // The CI flake of NOTES-ci7 ("a request 84 ms after the call settled"): a request handed to
+  // viem while its socket opens, sent when it opens, after the caller aborted. Property 6
+  // holds by the hand-offs; the arrival alone would break it however wide the lag margin.
+  test('viem over webSocket: a request handed over while the socket opens may arrive after an abort', async () => {
+    const served: ServerStats[] = [];
+    const slowOpen: Adapter = { ...viemWs, serveWith: async (plan, o) => (served.push(await serveWsFaults(plan, { ...o, upgradeDelayMs: 2 * o.unitMs })), served.at(-1)!) };
+    const opts = { strategy: 'ordered', breakerMode: 'fail-fast', maxConcurrentCalls: undefined, permitScope: 'call', perSecond: undefined, maxInFlight: undefined } as const;
+    const sc: Scenario = {
+      endpoints: [{ kind: 'server', plan: [{ k: 'ok', f: 0 }], closeConnections: false }],
+      deadline: 4,
+      maxAttempts: undefined,
+      hedge: undefined,
+      breakerThreshold: 5,
+      callers: [{ startAt: 0, abortAt: 0.25, deadline: undefined, retry: undefined }],
+      killAt: undefined,
+      swapAt: undefined,
+      sharedSignal: false,
+      closeAt: undefined,
+      opts,
+    };
+    const o = await runScenario(slowOpen, sc, { method: 'GET', token: 'none', rpcMethod: 'eth_getBalance', op: 'plain', passSignal: true } as X4);
+    expect(o.violations).toEqual([]);
+    expect(o.codes).toEqual({ ABORTED: 1 });
+    // The one request reached the server, two units after the start: long after the abort.
+    expect(served[0]!.log.map((h) => h.call)).toEqual(['0']);
+  }, 30_000);
   test('viem: eth_sendRawTransaction with keccak256', () => check(viemSends, seedOf(20261213), RUNS, false, FILE), 120_000);
   test('ethers: eth_sendRawTransaction', () => check(ethersSends, seedOf(20261214), RUNS, false, FILE), 120_000);
   test('liveness: sends through viem and ethers', async () => {
