@@ -47,7 +47,7 @@ export const DIST_ONLY = [
  * Left out of the default mangled run (FULL_MANGLED=1 runs them): slow randomized and scale
  * files whose src/ blocks, shortened, are all reached by the files kept. Evidence: a
  * MANGLED_COVERAGE run of every file (tools/mangled-coverage; NOTES-ci7.md, re-run on the
- * feature table's build in NOTES-leftovers.md): leaving these out, the kept files reach every
+ * feature table's build in bench/notes/leftovers.md): leaving these out, the kept files reach every
  * src/ byte the full run reaches. Renaming changes names, not timing: re-running a timing
  * search on shortened names adds nothing where the same code already runs shortened. Files
  * that hand src/ objects of a real library or server (ganache, Redis) stay in even where

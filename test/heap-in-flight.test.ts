@@ -53,7 +53,7 @@ const WORKER = join(root, 'bench/overhead/heap-worker.mjs');
  * build) in a full test run. Since the worker reads the heap settled (issue 16's fifth round:
  * the least of three readings a turn of the event loop apart) and warm (the least of three
  * rounds after two rounds of warm-up), processes of one build agree within about 2 B (four
- * processes each at load 8: 638.5-640, 926.3-928.5 and 926.8-928.7 B; NOTES-leftovers.md),
+ * processes each at load 8: 638.5-640, 926.3-928.5 and 926.8-928.7 B; bench/notes/leftovers.md),
  * well inside the budgets' margins: the second process only doubled the file's time.
  */
 function bytesPerCall(contender: string): number {

@@ -205,7 +205,7 @@ const viemWs: Adapter = {
   background: () => true,
   // A request the pool hands to viem while its socket is still opening is sent once it
   // opens, after the call may have settled (an abort, a deadline, a hedge's answer): 81 ms
-  // later for the process's first socket on a quiet machine (NOTES-leftovers.md).
+  // later for the process's first socket on a quiet machine (bench/notes/leftovers.md).
   handOffs: () => wsHandOffs,
   build(urls, s, x, ep): Built {
     const o = x4(x);
