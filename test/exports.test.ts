@@ -52,6 +52,7 @@ describe('public runtime exports', () => {
           "presets: object",
           "rateLimits: object",
           "retryBudgets: object",
+          "reusableSignals: object",
           "sharedQuotas: object",
           "systemClock: object",
           "systemRandom: function",

@@ -54,24 +54,22 @@ function captureOf(o: Options | EventListenerOptions): boolean {
   return typeof o === 'boolean' ? o : o !== undefined && o !== null && o.capture === true;
 }
 
-/** A controller with its listener list (see the module comment). */
-export class AttemptSignal {
-  readonly controller = new AbortController();
-  readonly signal: AbortSignal;
-  readonly #tracked: boolean;
+/**
+ * A controller with its listener list (see the module comment). It is the controller itself
+ * (one object per signal, as a plain one): the core holds it as an `AbortController` and
+ * calls release() when its attempt ends normally.
+ */
+export class AttemptSignal extends AbortController {
   #entries: Entry[] | undefined;
   #leased = true;
   #tainted = false;
 
-  constructor(tracked: boolean) {
-    this.signal = this.controller.signal;
-    this.#tracked = tracked;
-    if (tracked) {
-      const s = this.signal as Held;
-      s[HOLDER] = this;
-      s.addEventListener = trackedAdd;
-      s.removeEventListener = trackedRemove;
-    }
+  constructor() {
+    super();
+    const s = this.signal as Held;
+    s[HOLDER] = this;
+    s.addEventListener = trackedAdd;
+    s.removeEventListener = trackedRemove;
   }
 
   add(type: string, listener: EventListenerOrEventListenerObject, options: Options): void {
@@ -95,17 +93,17 @@ export class AttemptSignal {
   }
 
   /** Registers the kept listeners natively, in order, then aborts: `EventTarget` does the dispatch. */
-  abort(reason: unknown): void {
+  override abort(reason: unknown): void {
     const list = this.#entries;
     this.#entries = undefined;
     if (list !== undefined) for (const e of list) nativeAdd(this.signal, e.type, e.listener, e.options);
-    this.controller.abort(reason);
+    super.abort(reason);
   }
 
   /** The attempt ended without aborting: keep the controller for a later attempt if it may be reused. */
   release(): void {
     this.#leased = false;
-    if (this.#tracked && free.length < MAX_FREE) free.push(this);
+    if (free.length < MAX_FREE) free.push(this);
   }
 
   /** Whether nothing can hear this signal fire (checked when it is taken out of the free list). */
@@ -166,16 +164,15 @@ let misses = 0;
 let plainLeft = 0;
 
 /**
- * A controller for an attempt that reads `ctx.signal`: a reusable one if any, else a new one.
- * `plain`: the caller knows its signal will not come back free (it goes to `fetch`), so a
- * plain controller, neither tracked nor counted as a miss (see `untrackedSignal`).
+ * A controller for an attempt that reads `ctx.signal`: a reusable one if any, else a new one
+ * (a plain `AbortController` while tracking is off or cannot be checked). The core takes a
+ * plain one itself when it knows its signal will not come back free (`untrackedSignal`).
  */
-export function acquireSignal(plain = false): AttemptSignal {
-  if (plain) return new AttemptSignal(false);
+export function acquireSignal(): AbortController {
   if (mode === 0) probe();
   if (plainLeft > 0) {
     plainLeft--;
-    return new AttemptSignal(false);
+    return new AbortController();
   }
   while (free.length > 0) {
     const h = free.pop()!;
@@ -188,7 +185,7 @@ export function acquireSignal(plain = false): AttemptSignal {
       plainLeft = PLAIN_RUN;
     }
   }
-  return new AttemptSignal(mode === 1);
+  return mode === 1 ? new AttemptSignal() : new AbortController();
 }
 
 /** @internal for tests: how many controllers wait for reuse. */

@@ -8,6 +8,7 @@
 import { ticketOf, type EndpointState, type EndpointTicket } from '../selection/endpoint.js';
 import type { PoolState } from '../state.js';
 import { Attempt, type AttemptOwner } from './attempt.js';
+import type { SignalSource } from './context.js';
 import type { CallPlan } from './plan.js';
 import { lateId } from './call-ids.js';
 
@@ -136,6 +137,11 @@ export abstract class CallCore<C, S extends CallSlots> extends Attempt<C> {
   }
   get authGeneration(): number {
     return this.ticket!.authGeneration;
+  }
+
+  /** The pool's reusable signals (features.signals), read by the call's attempts (see context.ts). */
+  override get signalSource(): SignalSource | undefined {
+    return this.s.features.signals;
   }
 
   /** Its number in events: see `NumberedCall` (no field here: heap per call in flight). */

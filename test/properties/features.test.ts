@@ -1,14 +1,14 @@
 /**
- * Every subset of the optional features (2^7 pools): an option is refused exactly when a
+ * Every subset of the optional features (2^8 pools): an option is refused exactly when a
  * feature it needs is missing, the refusal names a missing one, and a pool with any subset
  * serves calls through failures (a transient error, a rate-limited answer with a ceiling
  * hint and a spent day) at its defaults, on the fake clock.
  */
 import { describe, expect, test } from 'vitest';
-import { PoolCore, isPoolError, rateLimits, hedging, latencySelection, retryBudgets, authRefresh, sharedQuotas, healthProbes, type Feature } from '../../src/index.js';
+import { PoolCore, isPoolError, rateLimits, hedging, latencySelection, retryBudgets, authRefresh, sharedQuotas, healthProbes, reusableSignals, type Feature } from '../../src/index.js';
 import { FakeClock } from '../../src/testing/fake-clock.js';
 
-const FEATURES: Record<string, Feature> = { rateLimits, hedging, latencySelection, retryBudgets, authRefresh, sharedQuotas, healthProbes };
+const FEATURES: Record<string, Feature> = { rateLimits, hedging, latencySelection, retryBudgets, authRefresh, sharedQuotas, healthProbes, reusableSignals };
 const NAMES = Object.keys(FEATURES);
 
 const store = { acquire: () => Promise.resolve(0) };
