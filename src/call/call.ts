@@ -26,7 +26,7 @@ import type { ReauthHost } from './auth.js';
 import { backoffDelay } from './backoff.js';
 import type { Operation } from './context.js';
 import type { HedgeHost } from './hedging.js';
-import { attemptCount, newVerdict, permanentMessage, recordCallFailure, recordCancel, recordFailure, recordSuccess, recordTimeout, starved } from './outcome.js';
+import { attemptCount, newVerdict, permanentMessage, quoted, recordCallFailure, recordCancel, recordFailure, recordSuccess, recordTimeout, starved } from './outcome.js';
 import { resolvePlan, settlementOf, type CallPlan } from './plan.js';
 import { ADMISSION, AUTH, FREE_BIT, SLEEP, Waiting, type WaitState } from './waits.js';
 import type { CallOperation } from './call-core.js';
@@ -75,7 +75,7 @@ export class Call<C, T> extends Waiting<C, CallHistory<C>> implements AttemptOwn
       watchAbort(signal, c);
     }
     if (pin !== undefined && Call.#excluded(c)?.includes(pin) === true) {
-      return Call.#fail(c, 'PIN_UNAVAILABLE', `pinned endpoint ${JSON.stringify(pin.name)} is also excluded`);
+      return Call.#fail(c, 'PIN_UNAVAILABLE', `pinned endpoint ${quoted(pin)} is also excluded`);
     }
     // One clock read serves the deadline, the budget and the first selection.
     const now = s.clock.now();
@@ -241,7 +241,7 @@ export class Call<C, T> extends Waiting<C, CallHistory<C>> implements AttemptOwn
       case 'permanent':
         return Call.#fail(this, 'PERMANENT', permanentMessage(ep.name, error, sync, h.verdict));
       case 'retry-narrower':
-        return Call.#fail(this, 'RETRY_NARROWER', `endpoint ${JSON.stringify(ep.name)} asked for a narrower request`);
+        return Call.#fail(this, 'RETRY_NARROWER', `endpoint ${quoted(ep)} asked for a narrower request`);
       case 'unsupported':
         this.slots().exclude(ep, this.plan.excluded);
         return Call.#retryOrFail(this);
@@ -329,7 +329,7 @@ export class Call<C, T> extends Waiting<C, CallHistory<C>> implements AttemptOwn
   refreshFailed(ep: EndpointState<C>, error: unknown): void {
     if (this.waiting !== AUTH) return;
     this.slots().lastError = error;
-    Call.#fail(this, 'AUTH', `refreshing the credentials of endpoint ${JSON.stringify(ep.name)} failed`);
+    Call.#fail(this, 'AUTH', `refreshing the credentials of endpoint ${quoted(ep)} failed`);
   }
 
   static #retryOrFail<C, T>(c: Call<C, T>): void {
@@ -360,7 +360,7 @@ export class Call<C, T> extends Waiting<C, CallHistory<C>> implements AttemptOwn
   }
 
   static #pinUnavailable<C, T>(c: Call<C, T>, why: string, retryAfterMs: number | undefined): void {
-    Call.#fail(c, 'PIN_UNAVAILABLE', `pinned endpoint ${JSON.stringify(c.plan.pin!.name)} cannot serve: ${why}`, retryAfterMs);
+    Call.#fail(c, 'PIN_UNAVAILABLE', `pinned endpoint ${quoted(c.plan.pin!)} cannot serve: ${why}`, retryAfterMs);
   }
 
   static #fail<C, T>(c: Call<C, T>, code: PoolErrorCode, message: string, retryAfterMs?: number, cancel: CancelReason = 'aborted', abortReason?: unknown): void {

@@ -9,6 +9,7 @@ import type { Hedging } from './hedging.js';
 import type { EndpointState } from '../selection/endpoint.js';
 import type { PoolState } from '../state.js';
 import { WaitSlots } from './waits.js';
+import { quoted } from './outcome.js';
 
 /**
  * The attempt cap (replays after a credential refresh not counted). `maxAttempts` left
@@ -33,7 +34,7 @@ export function listed(items: readonly string[], total = items.length): string {
 
 /** NO_ENDPOINT's message: why each endpoint takes no call (a spent quota is no open breaker). */
 export function noEndpointMessage<C>(s: PoolState<C>, now: number, excluded: readonly EndpointState<C>[] | undefined): string {
-  return `no endpoint admits calls: ${listed(s.endpoints.map((ep) => `${JSON.stringify(ep.name)} ${excluded?.includes(ep) === true ? 'excluded' : ep.disabled ? 'disabled' : ep.breaker.admits(now) ? 'parked' : 'breaker open'}`))}`;
+  return `no endpoint admits calls: ${listed(s.endpoints.map((ep) => `${quoted(ep)} ${excluded?.includes(ep) === true ? 'excluded' : ep.disabled ? 'disabled' : ep.breaker.admits(now) ? 'parked' : 'breaker open'}`))}`;
 }
 
 /** Remembers an error that counted against `ep` (a transient failure, a timeout). */
@@ -110,5 +111,5 @@ export function failureList<C>(h: CallHistory<C> | undefined, open = ' (failed: 
 
 /** Notes `"a" timeout` for a failed attempt (the first six), for the call's final message (`failures`, `failed`). */
 export function noteFailure<C>(h: CallHistory<C>, ep: EndpointState<C>, what: string): void {
-  if (++h.failed <= 6) (h.failures ??= []).push(`${JSON.stringify(ep.name)} ${what}`);
+  if (++h.failed <= 6) (h.failures ??= []).push(`${quoted(ep)} ${what}`);
 }
