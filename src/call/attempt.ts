@@ -215,7 +215,7 @@ export function claimSlot<C>(ep: EndpointState<C>, now: number): void {
   ep.usage.add(now);
 }
 
-/** Arms the attempt's timeout (the earlier of its own and the deadline: see `dueAt`); counts and announces it. */
+/** Arms the attempt's timeout (the earlier of its own and the deadline: see dueAt); counts and announces it. */
 export function startAttempt<C>(s: PoolState<C>, a: Attempt<C>): void {
   const due = a.dueAt;
   if (due !== Infinity) s.timeouts.add(a, due);

@@ -23,7 +23,7 @@ export const FREE_BIT = 2048;
 
 /** What only some calls need, made at first need (the waits' slots and the call's history extend it). */
 export class CallSlots {
-  /** When the call's own attempt started, if not at `beganAt` (after a wait). */
+  /** When the call's own attempt started, if not at beganAt (after a wait). */
   startedAt: number | undefined = undefined;
   /** The call's operation, kept here once the slots are made (the call's field then holds the slots). */
   op: CallOperation<never> | undefined = undefined;
@@ -47,7 +47,7 @@ export abstract class CallCore<C, S extends CallSlots> extends Attempt<C> {
   /**
    * The call's operation until the lazily made slots exist, then the slots, which keep the
    * operation: one field for two (heap per call in flight). A function is the operation, an
-   * object the slots. Read through `lazy` and `operation`, written only by `slots()`.
+   * object the slots. Read through lazySlots and `operation`, written only by `slots()`.
    */
   private declare opOrSlots: S | CallOperation<C>;
 
@@ -61,7 +61,7 @@ export abstract class CallCore<C, S extends CallSlots> extends Attempt<C> {
   }
 
   /** The lazily made slots (`undefined`: none yet). */
-  protected get lazy(): S | undefined {
+  protected get lazySlots(): S | undefined {
     const x = this.opOrSlots;
     return typeof x === 'object' ? x : undefined;
   }
@@ -100,16 +100,16 @@ export abstract class CallCore<C, S extends CallSlots> extends Attempt<C> {
     this.setFlag(QUEUED, on);
   }
   get startedAt(): number {
-    return this.lazy?.startedAt ?? this.beganAt!;
+    return this.lazySlots?.startedAt ?? this.beganAt!;
   }
   get attemptTimeoutMs(): number {
     return this.plan.attemptTimeoutMs;
   }
-  /** As `Attempt.dueAt`, reading the begin reading once (its start and the deadline both come from it). */
+  /** As for any attempt (its dueAt getter), reading the begin reading once (its start and the deadline both come from it). */
   override get dueAt(): number {
     const plan = this.plan;
     const t0 = this.beganAt!;
-    const t = (this.lazy?.startedAt ?? t0) + plan.attemptTimeoutMs;
+    const t = (this.lazySlots?.startedAt ?? t0) + plan.attemptTimeoutMs;
     const d = t0 + plan.deadlineMs;
     return t < d ? t : d;
   }
@@ -117,7 +117,7 @@ export abstract class CallCore<C, S extends CallSlots> extends Attempt<C> {
     // Derived, as for every attempt.
   }
   /** Its own attempt has started. */
-  protected get launched(): boolean {
+  protected get hasLaunched(): boolean {
     return (this.flagWord & LAUNCHED) !== 0;
   }
   /** Starts its own attempt, on `ep`: takes the breaker and credential tickets (see `#ticket`). */

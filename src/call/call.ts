@@ -54,7 +54,7 @@ export class Call<C, T> extends Waiting<C, CallHistory<C>> implements AttemptOwn
 
   /** Attempts started so far (without a history, at most one: itself; see `newSlots`). */
   get attempts(): number {
-    return this.lazy?.attempts ?? (this.launched ? 1 : 0);
+    return this.lazySlots?.attempts ?? (this.hasLaunched ? 1 : 0);
   }
 
   /** Runs the call; the promise settles exactly once. */
@@ -99,7 +99,7 @@ export class Call<C, T> extends Waiting<C, CallHistory<C>> implements AttemptOwn
 
   protected waitTimedOut(was: WaitState): void {
     if (was === SLEEP) Call.#next(this);
-    else if (was === ADMISSION && this.s.clock.now() < this.deadlineAt) this.s.features.store!.admissionTimedOut(this.s, this, this.lazy!.admitting!);
+    else if (was === ADMISSION && this.s.clock.now() < this.deadlineAt) this.s.features.store!.admissionTimedOut(this.s, this, this.lazySlots!.admitting!);
     else Call.#deadlineExceeded(this);
   }
 
@@ -132,7 +132,7 @@ export class Call<C, T> extends Waiting<C, CallHistory<C>> implements AttemptOwn
         // 'wait' waits for a cooldown or a probe, never when nothing can admit (all excluded or disabled).
         if (c.plan.breakerMode === 'wait' && (sel.retryAfterMs !== INF || !nothingCanAdmit(s, pin, Call.#excluded(c)))) return Call.#sleep(c, sel.retryAfterMs, true);
         if (pin !== undefined) return Call.#pinUnavailable(c, pin.breaker.admits(now) ? 'it is parked (quota spent)' : 'its breaker is open', sel.retryAfterMs);
-        return Call.#fail(c, 'NO_ENDPOINT', noEndpointMessage(s, now, Call.#excluded(c)) + failureList(c.lazy), sel.retryAfterMs);
+        return Call.#fail(c, 'NO_ENDPOINT', noEndpointMessage(s, now, Call.#excluded(c)) + failureList(c.lazySlots), sel.retryAfterMs);
     }
   }
 
@@ -151,7 +151,7 @@ export class Call<C, T> extends Waiting<C, CallHistory<C>> implements AttemptOwn
   }
 
   awaitingAdmission(ep: EndpointState<C>): boolean {
-    return this.waiting === ADMISSION && this.lazy!.admitting === ep; // #admit made the history
+    return this.waiting === ADMISSION && this.lazySlots!.admitting === ep; // #admit made the history
   }
 
   /** The store answered, failed or timed out: launch on `ep` if it can still take the attempt, else select again. */
@@ -174,15 +174,15 @@ export class Call<C, T> extends Waiting<C, CallHistory<C>> implements AttemptOwn
       c.setFlag(RETRY_PENDING | BACKED_OFF, false);
       c.queueWaitEnds();
     }
-    // The first attempt is the call itself (counted by `launched` until the call has a history).
-    const own = !c.launched;
-    if (own && c.lazy !== undefined) c.lazy.attempts++;
+    // The first attempt is the call itself (counted by hasLaunched until the call has a history).
+    const own = !c.hasLaunched;
+    if (own && c.lazySlots !== undefined) c.lazySlots.attempts++;
     const a = own ? c : new OwnedAttempt<C>(c, ep, ++c.slots().attempts, probe, now === c.beganAt ? undefined : now);
     if (own) c.takeOwn(ep, probe, now);
-    else if (!asHedge) c.lazy!.last = a;
+    else if (!asHedge) c.lazySlots!.last = a;
     claimSlot(ep, now);
-    if (asHedge) c.lazy!.hedging!.started(a);
-    else c.lazy?.hedging?.schedule(ep);
+    if (asHedge) c.lazySlots!.hedging!.started(a);
+    else c.lazySlots?.hedging?.schedule(ep);
     startAttempt(c.s, a);
     let pending: unknown;
     try {
@@ -202,7 +202,7 @@ export class Call<C, T> extends Waiting<C, CallHistory<C>> implements AttemptOwn
   static #endAttempt<C, T>(c: Call<C, T>, a: Attempt<C>): void {
     a.done = true;
     c.s.timeouts.remove(a); // a no-op unless it is queued
-    c.lazy?.hedging?.remove(a); // a no-op for the primary
+    c.lazySlots?.hedging?.remove(a); // a no-op for the primary
     releaseSlot(c.s, a);
     if (!Call.#othersRunning(c)) c.releaseAfterSend();
   }
@@ -232,7 +232,7 @@ export class Call<C, T> extends Waiting<C, CallHistory<C>> implements AttemptOwn
     if (!final && Call.#othersRunning(this)) {
       // A hedged call goes on while another of its attempts may still answer.
       if (cls === 'unsupported' || movesOn) this.slots().exclude(ep, this.plan.excluded);
-      else if (cls !== 'unauthorized' || this.lazy?.hedging?.reauthBeside(a, h) !== true) this.slots().markTried(ep); // unauthorized: refreshed, replayed there
+      else if (cls !== 'unauthorized' || this.lazySlots?.hedging?.reauthBeside(a, h) !== true) this.slots().markTried(ep); // unauthorized: refreshed, replayed there
       return;
     }
     // A parked or disabled endpoint is out of the running: selection skips it by itself.
@@ -258,39 +258,39 @@ export class Call<C, T> extends Waiting<C, CallHistory<C>> implements AttemptOwn
     }
   }
 
-  /** The waits' slots are the call's history (failures, retries, exclusions, hedges, the store): one object made at first need, read as `lazy`. */
+  /** The waits' slots are the call's history (failures, retries, exclusions, hedges, the store): one object made at first need, read as lazySlots. */
   protected override newSlots(): CallHistory<C> {
-    return new CallHistory<C>(this.launched ? 1 : 0);
+    return new CallHistory<C>(this.hasLaunched ? 1 : 0);
   }
 
   /** HedgeHost: endpoints this call already tried. */
   get tried(): EndpointState<C>[] | undefined {
-    return this.lazy?.tried;
+    return this.lazySlots?.tried;
   }
 
   /** Endpoints this call must not use: its own exclusions, then those it added. */
   static #excluded<C, T>(c: Call<C, T>): EndpointState<C>[] | undefined {
-    return c.lazy?.excluded ?? c.plan.excluded;
+    return c.lazySlots?.excluded ?? c.plan.excluded;
   }
 
   /** The latest primary (not hedged) attempt, the call itself until a retry, while it runs. */
   static #running<C, T>(c: Call<C, T>): Attempt<C> | undefined {
-    const a = c.lazy?.last ?? (c.launched ? c : undefined);
+    const a = c.lazySlots?.last ?? (c.hasLaunched ? c : undefined);
     return a?.done === false ? a : undefined;
   }
 
   static #othersRunning<C, T>(c: Call<C, T>): boolean {
-    return Call.#running(c) !== undefined || (c.lazy?.hedging?.running.length ?? 0) > 0;
+    return Call.#running(c) !== undefined || (c.lazySlots?.hedging?.running.length ?? 0) > 0;
   }
 
   /** HedgeHost: endpoints a hedge must avoid, or `undefined` when the call cannot hedge now (a settled call runs nothing; after close() nothing new starts). */
   hedgeAvoiding(now: number): EndpointState<C>[] | undefined {
     const running = Call.#running(this);
     if (running === undefined || this.plan.pin !== undefined || now >= this.deadlineAt || this.s.closed) return undefined;
-    if (this.attempts - (this.lazy?.replays ?? 0) >= attemptLimit(this.s, this.plan.maxAttempts)) return undefined; // a hedge is an attempt
+    if (this.attempts - (this.lazySlots?.replays ?? 0) >= attemptLimit(this.s, this.plan.maxAttempts)) return undefined; // a hedge is an attempt
     const busy: EndpointState<C>[] = Call.#excluded(this)?.slice() ?? [];
     busy.push(running.ep);
-    for (const h of this.lazy!.hedging!.running) busy.push(h.ep);
+    for (const h of this.lazySlots!.hedging!.running) busy.push(h.ep);
     return busy;
   }
 
@@ -333,12 +333,12 @@ export class Call<C, T> extends Waiting<C, CallHistory<C>> implements AttemptOwn
   }
 
   static #retryOrFail<C, T>(c: Call<C, T>): void {
-    if (c.attempts - (c.lazy?.replays ?? 0) >= attemptLimit(c.s, c.plan.maxAttempts)) {
-      return Call.#fail(c, 'RETRIES_EXHAUSTED', `${c.attempts === 1 ? 'the only attempt allowed failed' : `all ${c.attempts} attempts failed`}${failureList(c.lazy, ': ', '')}`, c.lazy?.lastRetryAfterMs);
+    if (c.attempts - (c.lazySlots?.replays ?? 0) >= attemptLimit(c.s, c.plan.maxAttempts)) {
+      return Call.#fail(c, 'RETRIES_EXHAUSTED', `${c.attempts === 1 ? 'the only attempt allowed failed' : `all ${c.attempts} attempts failed`}${failureList(c.lazySlots, ': ', '')}`, c.lazySlots?.lastRetryAfterMs);
     }
     const budget = c.s.opts.retryBudget;
     if (budget !== undefined && !budget.tryWithdraw(c.s.clock.now())) {
-      return Call.#fail(c, 'RETRY_BUDGET_EXHAUSTED', `the pool's retry budget is spent; no retry after ${attemptCount(c.attempts)}${failureList(c.lazy)}`, c.lazy?.lastRetryAfterMs);
+      return Call.#fail(c, 'RETRY_BUDGET_EXHAUSTED', `the pool's retry budget is spent; no retry after ${attemptCount(c.attempts)}${failureList(c.lazySlots)}`, c.lazySlots?.lastRetryAfterMs);
     }
     Call.#next(c);
   }
@@ -356,7 +356,7 @@ export class Call<C, T> extends Waiting<C, CallHistory<C>> implements AttemptOwn
   }
 
   static #deadlineExceeded<C, T>(c: Call<C, T>): void {
-    Call.#fail(c, 'DEADLINE_EXCEEDED', `the call's deadline of ${c.plan.deadlineMs} ms passed after ${attemptCount(c.attempts)}${failureList(c.lazy)}`);
+    Call.#fail(c, 'DEADLINE_EXCEEDED', `the call's deadline of ${c.plan.deadlineMs} ms passed after ${attemptCount(c.attempts)}${failureList(c.lazySlots)}`);
   }
 
   static #pinUnavailable<C, T>(c: Call<C, T>, why: string, retryAfterMs: number | undefined): void {
@@ -366,10 +366,10 @@ export class Call<C, T> extends Waiting<C, CallHistory<C>> implements AttemptOwn
   static #fail<C, T>(c: Call<C, T>, code: PoolErrorCode, message: string, retryAfterMs?: number, cancel: CancelReason = 'aborted', abortReason?: unknown): void {
     if (c.settled) return;
     c.settled = true;
-    const lastError = c.lazy?.lastError;
+    const lastError = c.lazySlots?.lastError;
     const cause = lastError !== undefined ? lastError : code === 'NO_ENDPOINT' ? lastPoolError(c.s) : abortReason;
-    const latest = c.lazy?.last ?? (c.launched ? c : undefined);
-    const lastEndpoint = c.lazy?.hedging?.latestEndpoint(latest) ?? latest?.ep;
+    const latest = c.lazySlots?.last ?? (c.hasLaunched ? c : undefined);
+    const lastEndpoint = c.lazySlots?.hedging?.latestEndpoint(latest) ?? latest?.ep;
     const error = new PoolError(code, message, { cause, attempts: c.attempts, endpoint: lastEndpoint?.name, retryAfterMs: retryAfterMs === INF ? undefined : retryAfterMs });
     Call.#cleanup(c, code === 'CLOSED' ? 'closed' : cancel, abortReason ?? error);
     recordCallFailure(c.s, c, error, lastEndpoint);
@@ -386,7 +386,7 @@ export class Call<C, T> extends Waiting<C, CallHistory<C>> implements AttemptOwn
     const s = c.s;
     const running = Call.#running(c);
     if (running !== undefined) Call.#cancel(c, running, cancel, abortReason);
-    const hedging = c.lazy?.hedging;
+    const hedging = c.lazySlots?.hedging;
     if (hedging !== undefined) {
       for (const a of hedging.running.slice()) Call.#cancel(c, a, cancel, abortReason);
       hedging.stop();

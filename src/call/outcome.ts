@@ -257,7 +257,7 @@ function applyHints<C>(s: PoolState<C>, ep: EndpointState<C>, verdict: Verdict, 
 }
 
 /**
- * Metrics and events for an attempt that answered (`cls` undefined) or failed, after every
+ * Metrics and events for an attempt that answered (no class) or failed, after every
  * state change; `opened`/`closed`: its end turned the breaker (at most one of them).
  */
 function report<C>(s: PoolState<C>, a: Attempt<C>, cls: FailureClass | undefined, error: unknown, now: number, opened: boolean, closed: boolean): void {

@@ -43,7 +43,7 @@ export const AUTH = 128;
 export const ADMISSION = 160;
 export const QUEUE = 192;
 
-/** What only a call that waits in a queue or on a timer needs, made at first need; a call's history extends it (one lazy object, not two). */
+/** What only a call that waits in a queue or on a timer needs, made at first need; a call's history extends it (one lazySlots object, not two). */
 export class WaitSlots extends CallSlots {
   permitPrev: PermitWaiter | undefined = undefined;
   permitNext: PermitWaiter | undefined = undefined;
@@ -76,13 +76,13 @@ export abstract class Waiting<C, S extends WaitSlots = WaitSlots> extends CallCo
 
   // Its place in the pool's permit queue (see permit-queue.ts).
   get permitPrev(): PermitWaiter | undefined {
-    return this.lazy?.permitPrev;
+    return this.lazySlots?.permitPrev;
   }
   set permitPrev(w: PermitWaiter | undefined) {
     this.slots().permitPrev = w;
   }
   get permitNext(): PermitWaiter | undefined {
-    return this.lazy?.permitNext;
+    return this.lazySlots?.permitNext;
   }
   set permitNext(w: PermitWaiter | undefined) {
     this.slots().permitNext = w;
@@ -96,7 +96,7 @@ export abstract class Waiting<C, S extends WaitSlots = WaitSlots> extends CallCo
 
   /** QueuedWaiter: the ticket of its place in a rate-limit queue (0: none). */
   get queueTicket(): number {
-    return this.lazy?.queueTicket ?? 0;
+    return this.lazySlots?.queueTicket ?? 0;
   }
   set queueTicket(ticket: number) {
     this.slots().queueTicket = ticket;
@@ -120,7 +120,7 @@ export abstract class Waiting<C, S extends WaitSlots = WaitSlots> extends CallCo
 
   /** QueuedWaiter: the queue gave this call its turn. */
   turn(now: number): void {
-    const ep = this.lazy?.queuedOn as EndpointState<C> | undefined;
+    const ep = this.lazySlots?.queuedOn as EndpointState<C> | undefined;
     if (this.settled || this.waiting !== QUEUE || ep === undefined) return;
     this.stopWaiting();
     this.setFlag(HAD_TURN, true);
@@ -153,11 +153,11 @@ export abstract class Waiting<C, S extends WaitSlots = WaitSlots> extends CallCo
       etaMs = ep.limitWaitMs(now);
       if (f > 0) etaMs = Math.max(etaMs, ep.turnEtaMs(now, f, f));
     }
-    const waited = (this.bits & WAIT_COUNTED) !== 0 ? now - this.lazy!.queuedAt : 0;
+    const waited = (this.bits & WAIT_COUNTED) !== 0 ? now - this.lazySlots!.queuedAt : 0;
     // The turn must leave the attempt its usual time (twice the endpoint's smoothed success
     // duration): a turn at the last millisecond would spend a token on a call that then fails,
     // and one at the deadline itself leaves no time at all.
-    const on = ep ?? (this.lazy?.queuedOn as EndpointState<C> | undefined);
+    const on = ep ?? (this.lazySlots?.queuedOn as EndpointState<C> | undefined);
     const reserveMs = on === undefined ? 0 : 2 * on.okMs;
     const turnAt = now + etaMs;
     const late = turnAt >= this.deadlineAt || turnAt + reserveMs > this.deadlineAt ? 'deadline' : waited + etaMs > this.s.opts.maxQueueWaitMs ? 'maxQueueWaitMs' : undefined;
@@ -279,7 +279,7 @@ export abstract class Waiting<C, S extends WaitSlots = WaitSlots> extends CallCo
   /** Leaves the current wait (if any): its timer is cleared and it leaves the pool's queues. */
   protected stopWaiting(): void {
     const s = this.s;
-    const slots = this.lazy;
+    const slots = this.lazySlots;
     if (slots?.timer !== undefined) {
       s.clock.clearTimeout(slots.timer);
       slots.timer = undefined;
