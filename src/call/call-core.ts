@@ -37,7 +37,8 @@ export abstract class CallCore<C, S extends CallSlots> extends Attempt<C> {
   protected declare readonly plan: CallPlan<C>;
   /** The clock when the call began (`undefined`: not yet): the deadline and most first attempts' start are read through it (one boxed double per call). */
   declare beganAt: number | undefined;
-  private declare flagWord: number;
+  /** The flags: the waits' bits, the own attempt's and the subclass's (from FREE_BIT up). */
+  protected declare flagWord: number;
   /**
    * Its own attempt's endpoint and tickets (see `Attempt`): one object the endpoint shares
    * with every attempt that starts on it under the same generations (a probe's is its own),
@@ -47,7 +48,7 @@ export abstract class CallCore<C, S extends CallSlots> extends Attempt<C> {
   /**
    * The call's operation until the lazily made slots exist, then the slots, which keep the
    * operation: one field for two (heap per call in flight). A function is the operation, an
-   * object the slots. Read through lazySlots and `operation`, written only by `slots()`.
+   * object the slots. Read through lazySlots and callOp, written only by slotsNow().
    */
   private declare opOrSlots: S | CallOperation<C>;
 
@@ -67,17 +68,9 @@ export abstract class CallCore<C, S extends CallSlots> extends Attempt<C> {
   }
 
   /** The call's operation. */
-  protected get operation(): CallOperation<C> {
+  protected get callOp(): CallOperation<C> {
     const x = this.opOrSlots;
     return typeof x === 'function' ? x : (x.op as CallOperation<C>);
-  }
-
-  /** The flags field: the waits' bits, the own attempt's and the subclass's. */
-  protected get bits(): number {
-    return this.flagWord;
-  }
-  protected set bits(v: number) {
-    this.flagWord = v;
   }
 
   // As its own first attempt (see `Attempt`).
@@ -124,7 +117,7 @@ export abstract class CallCore<C, S extends CallSlots> extends Attempt<C> {
   protected takeOwn(ep: EndpointState<C>, probe: number, now: number): void {
     this.setFlag(LAUNCHED, true);
     this.ticket = ticketOf(ep, probe);
-    if (now !== this.beganAt) this.slots().startedAt = now;
+    if (now !== this.beganAt) this.slotsNow().startedAt = now;
   }
   get ep(): EndpointState<C> {
     return this.ticket!.ep;
@@ -161,7 +154,7 @@ export abstract class CallCore<C, S extends CallSlots> extends Attempt<C> {
   }
 
   /** One bit of the flags field: the subclass's own start at FREE_BIT. */
-  protected flag(bit: number): boolean {
+  protected hasFlag(bit: number): boolean {
     return (this.flagWord & bit) !== 0;
   }
 
@@ -169,15 +162,15 @@ export abstract class CallCore<C, S extends CallSlots> extends Attempt<C> {
     this.flagWord = on ? this.flagWord | bit : this.flagWord & ~bit;
   }
 
-  protected slots(): S {
+  protected slotsNow(): S {
     const x = this.opOrSlots;
     if (typeof x === 'object') return x;
-    const slots = this.newSlots();
+    const slots = this.makeSlots();
     slots.op = x as CallOperation<never>;
     this.opOrSlots = slots;
     return slots;
   }
 
   /** Makes the slots: a subclass extends them with its own rarely used fields. */
-  protected abstract newSlots(): S;
+  protected abstract makeSlots(): S;
 }

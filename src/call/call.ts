@@ -49,10 +49,10 @@ export class Call<C, T> extends Waiting<C, CallHistory<C>> implements AttemptOwn
     const plan = given ?? (options === undefined ? s.defaultPlan : resolvePlan(s, options));
     super(plan, op as unknown as CallOperation<C>);
     this.resolveCall = undefined as never; // set by run(); assigned here so that every call has one shape
-    if (plan.hedge !== undefined) this.slots().hedging = new s.features.hedge!.Hedging(s, this, plan.hedge); // a plan hedges only with the feature
+    if (plan.hedge !== undefined) this.slotsNow().hedging = new s.features.hedge!.Hedging(s, this, plan.hedge); // a plan hedges only with the feature
   }
 
-  /** Attempts started so far (without a history, at most one: itself; see `newSlots`). */
+  /** Attempts started so far (without a history, at most one: itself; see makeSlots). */
   get attempts(): number {
     return this.lazySlots?.attempts ?? (this.hasLaunched ? 1 : 0);
   }
@@ -111,12 +111,13 @@ export class Call<C, T> extends Waiting<C, CallHistory<C>> implements AttemptOwn
     if (now >= c.deadlineAt) return Call.#deadlineExceeded(c);
     if (s.closed) return Call.#fail(c, 'CLOSED', 'the pool was closed');
     const pin = c.plan.pin;
-    const sel = pin !== undefined ? selectPinned(pin, now, c.tried, Call.#excluded(c)) : s.select(now, c.tried, Call.#excluded(c));
+    const excluded = Call.#excluded(c);
+    const sel = pin !== undefined ? selectPinned(pin, now, c.tried, excluded) : s.select(now, c.tried, excluded);
     if (typeof sel === 'string') return Call.#pinUnavailable(c, sel, undefined);
     switch (sel.kind) {
       case 'endpoint':
-        if (sel.tried && !c.flag(BACKED_OFF)) {
-          const h = c.slots();
+        if (sel.tried && !c.hasFlag(BACKED_OFF)) {
+          const h = c.slotsNow();
           const delay = backoffDelay(++h.retries, c.plan.backoff, s.random, h.lastDelay);
           h.lastDelay = delay;
           return Call.#sleep(c, delay, false);
@@ -126,18 +127,20 @@ export class Call<C, T> extends Waiting<C, CallHistory<C>> implements AttemptOwn
       case 'wait':
         if (sel.endpoint === undefined || sel.waitMs === INF) return Call.#sleep(c, sel.waitMs, true);
         // Deadline-aware admission: a turn that comes too late fails at once (waits.ts).
-        if (c.lateTurn(sel.waitMs, now, sel.endpoint)) return Call.#fail(c, 'RATE_LIMITED', c.lateTurn(sel.waitMs, now, sel.endpoint)!, Math.ceil(sel.waitMs));
-        return Call.#sleep(c, sel.waitMs, true, sel.endpoint);
+        {
+          const late = c.lateTurn(sel.waitMs, now, sel.endpoint);
+          return late !== undefined ? Call.#fail(c, 'RATE_LIMITED', late, Math.ceil(sel.waitMs)) : Call.#sleep(c, sel.waitMs, true, sel.endpoint);
+        }
       case 'none':
         // 'wait' waits for a cooldown or a probe, never when nothing can admit (all excluded or disabled).
-        if (c.plan.breakerMode === 'wait' && (sel.retryAfterMs !== INF || !nothingCanAdmit(s, pin, Call.#excluded(c)))) return Call.#sleep(c, sel.retryAfterMs, true);
+        if (c.plan.breakerMode === 'wait' && (sel.retryAfterMs !== INF || !nothingCanAdmit(s, pin, excluded))) return Call.#sleep(c, sel.retryAfterMs, true);
         if (pin !== undefined) return Call.#pinUnavailable(c, pin.breaker.admits(now) ? 'it is parked (quota spent)' : 'its breaker is open', sel.retryAfterMs);
-        return Call.#fail(c, 'NO_ENDPOINT', noEndpointMessage(s, now, Call.#excluded(c)) + failureList(c.lazySlots), sel.retryAfterMs);
+        return Call.#fail(c, 'NO_ENDPOINT', noEndpointMessage(s, now, excluded) + failureList(c.lazySlots), sel.retryAfterMs);
     }
   }
 
   protected tookTurn(ep: EndpointState<C>, now: number): void {
-    return now < this.deadlineAt && !this.s.closed && ep.readyNow(now, this.flag(PANIC) || this.s.inPanic(ep, now)) ? Call.#admit(this, ep, now) : Call.#next(this, now);
+    return now < this.deadlineAt && !this.s.closed && ep.readyNow(now, this.hasFlag(PANIC) || this.s.inPanic(ep, now)) ? Call.#admit(this, ep, now) : Call.#next(this, now);
   }
 
   /** With a shared store, asks it first (see admission.ts); otherwise launches at once. */
@@ -145,7 +148,7 @@ export class Call<C, T> extends Waiting<C, CallHistory<C>> implements AttemptOwn
     if (!c.permitToSend()) return;
     const s = c.s;
     if (s.fleet === undefined || !s.fleet.needsAdmission(ep, now)) return Call.#launch(c, ep, now);
-    c.slots().admitting = ep;
+    c.slotsNow().admitting = ep;
     c.waitFor(ADMISSION, s.opts.sharedQuota!.timeoutMs);
     s.features.store!.askStore(s, c, ep);
   }
@@ -163,7 +166,7 @@ export class Call<C, T> extends Waiting<C, CallHistory<C>> implements AttemptOwn
 
   static #stillAdmissible<C, T>(c: Call<C, T>, ep: EndpointState<C>, now: number): boolean {
     if (now >= c.deadlineAt) Call.#deadlineExceeded(c);
-    else if (!ep.readyNow(now, c.flag(PANIC))) Call.#next(c);
+    else if (!ep.readyNow(now, c.hasFlag(PANIC))) Call.#next(c);
     else return true;
     return false;
   }
@@ -177,7 +180,7 @@ export class Call<C, T> extends Waiting<C, CallHistory<C>> implements AttemptOwn
     // The first attempt is the call itself (counted by hasLaunched until the call has a history).
     const own = !c.hasLaunched;
     if (own && c.lazySlots !== undefined) c.lazySlots.attempts++;
-    const a = own ? c : new OwnedAttempt<C>(c, ep, ++c.slots().attempts, probe, now === c.beganAt ? undefined : now);
+    const a = own ? c : new OwnedAttempt<C>(c, ep, ++c.slotsNow().attempts, probe, now === c.beganAt ? undefined : now);
     if (own) c.takeOwn(ep, probe, now);
     else if (!asHedge) c.lazySlots!.last = a;
     claimSlot(ep, now);
@@ -186,7 +189,7 @@ export class Call<C, T> extends Waiting<C, CallHistory<C>> implements AttemptOwn
     startAttempt(c.s, a);
     let pending: unknown;
     try {
-      pending = c.operation.call(c, ep.conn, a); // called on the call, as it always was
+      pending = c.callOp.call(c, ep.conn, a); // called on the call, as it always was
     } catch (error) {
       return c.attemptFailed(a, error, true);
     }
@@ -220,7 +223,7 @@ export class Call<C, T> extends Waiting<C, CallHistory<C>> implements AttemptOwn
   attemptFailed(a: Attempt<C>, error: unknown, sync: boolean): void {
     if (a.done) return;
     Call.#endAttempt(this, a);
-    const h = this.slots();
+    const h = this.slotsNow();
     h.lastError = error;
     const ep = a.ep;
     const { cls, retryAfterMs, movesOn } = recordFailure(this.s, a, error, sync, (h.verdict ??= newVerdict()), this.plan.backoff.maxMs);
@@ -231,8 +234,8 @@ export class Call<C, T> extends Waiting<C, CallHistory<C>> implements AttemptOwn
     const final = (cls === 'permanent' && !movesOn) || cls === 'retry-narrower'; // an invalid key's permanent is about the endpoint
     if (!final && Call.#othersRunning(this)) {
       // A hedged call goes on while another of its attempts may still answer.
-      if (cls === 'unsupported' || movesOn) this.slots().exclude(ep, this.plan.excluded);
-      else if (cls !== 'unauthorized' || this.lazySlots?.hedging?.reauthBeside(a, h) !== true) this.slots().markTried(ep); // unauthorized: refreshed, replayed there
+      if (cls === 'unsupported' || movesOn) this.slotsNow().exclude(ep, this.plan.excluded);
+      else if (cls !== 'unauthorized' || this.lazySlots?.hedging?.reauthBeside(a, h) !== true) this.slotsNow().markTried(ep); // unauthorized: refreshed, replayed there
       return;
     }
     // A parked or disabled endpoint is out of the running: selection skips it by itself.
@@ -243,7 +246,7 @@ export class Call<C, T> extends Waiting<C, CallHistory<C>> implements AttemptOwn
       case 'retry-narrower':
         return Call.#fail(this, 'RETRY_NARROWER', `endpoint ${quoted(ep)} asked for a narrower request`);
       case 'unsupported':
-        this.slots().exclude(ep, this.plan.excluded);
+        this.slotsNow().exclude(ep, this.plan.excluded);
         return Call.#retryOrFail(this);
       case 'unauthorized': {
         const auth = this.s.features.auth; // without it there is no `refreshAuth`: the answer is final
@@ -251,7 +254,7 @@ export class Call<C, T> extends Waiting<C, CallHistory<C>> implements AttemptOwn
         return why === undefined ? this.waitFor(AUTH, INF) : Call.#fail(this, 'UNAUTHORIZED', why);
       }
       default:
-        this.slots().markTried(ep);
+        this.slotsNow().markTried(ep);
         if (cls === 'rate-limited') this.lostTurn();
         this.setFlag(RETRY_PENDING, true);
         return Call.#retryOrFail(this);
@@ -259,7 +262,7 @@ export class Call<C, T> extends Waiting<C, CallHistory<C>> implements AttemptOwn
   }
 
   /** The waits' slots are the call's history (failures, retries, exclusions, hedges, the store): one object made at first need, read as lazySlots. */
-  protected override newSlots(): CallHistory<C> {
+  protected override makeSlots(): CallHistory<C> {
     return new CallHistory<C>(this.hasLaunched ? 1 : 0);
   }
 
@@ -273,10 +276,20 @@ export class Call<C, T> extends Waiting<C, CallHistory<C>> implements AttemptOwn
     return c.lazySlots?.excluded ?? c.plan.excluded;
   }
 
-  /** The latest primary (not hedged) attempt, the call itself until a retry, while it runs. */
+  /** The latest primary (not hedged) attempt, the call itself until a retry. */
+  static #latest<C, T>(c: Call<C, T>): Attempt<C> | undefined {
+    return c.lazySlots?.last ?? (c.hasLaunched ? c : undefined);
+  }
+
+  /** The latest primary attempt while it runs. */
   static #running<C, T>(c: Call<C, T>): Attempt<C> | undefined {
-    const a = c.lazySlots?.last ?? (c.hasLaunched ? c : undefined);
+    const a = Call.#latest(c);
     return a?.done === false ? a : undefined;
+  }
+
+  /** The call made every attempt it may (replays after a credential refresh not counted). */
+  static #spent<C, T>(c: Call<C, T>): boolean {
+    return c.attempts - (c.lazySlots?.replays ?? 0) >= attemptLimit(c.s, c.plan.maxAttempts);
   }
 
   static #othersRunning<C, T>(c: Call<C, T>): boolean {
@@ -287,7 +300,7 @@ export class Call<C, T> extends Waiting<C, CallHistory<C>> implements AttemptOwn
   hedgeAvoiding(now: number): EndpointState<C>[] | undefined {
     const running = Call.#running(this);
     if (running === undefined || this.plan.pin !== undefined || now >= this.deadlineAt || this.s.closed) return undefined;
-    if (this.attempts - (this.lazySlots?.replays ?? 0) >= attemptLimit(this.s, this.plan.maxAttempts)) return undefined; // a hedge is an attempt
+    if (Call.#spent(this)) return undefined; // a hedge is an attempt
     const busy: EndpointState<C>[] = Call.#excluded(this)?.slice() ?? [];
     busy.push(running.ep);
     for (const h of this.lazySlots!.hedging!.running) busy.push(h.ep);
@@ -304,14 +317,14 @@ export class Call<C, T> extends Waiting<C, CallHistory<C>> implements AttemptOwn
     const s = this.s;
     Call.#endAttempt(this, a);
     const now = s.clock.now();
-    const h = this.slots();
+    const h = this.slotsNow();
     h.lastError = recordTimeout(s, a, now, starved(this.plan, this.deadlineAt, a, now));
     keepError(a.ep, h.lastError, now);
     noteFailure(h, a.ep, 'timeout');
     h.lastRetryAfterMs = undefined;
     if (this.settled) return;
     if (now >= this.deadlineAt) return Call.#deadlineExceeded(this);
-    this.slots().markTried(a.ep);
+    this.slotsNow().markTried(a.ep);
     if (Call.#othersRunning(this)) return;
     this.setFlag(RETRY_PENDING, true);
     Call.#retryOrFail(this);
@@ -321,19 +334,19 @@ export class Call<C, T> extends Waiting<C, CallHistory<C>> implements AttemptOwn
   refreshed(ep: EndpointState<C>): void {
     if (this.waiting !== AUTH) return;
     this.stopWaiting();
-    this.slots().replays++;
+    this.slotsNow().replays++;
     const now = this.s.clock.now();
     if (Call.#stillAdmissible(this, ep, now)) Call.#admit(this, ep, now);
   }
 
   refreshFailed(ep: EndpointState<C>, error: unknown): void {
     if (this.waiting !== AUTH) return;
-    this.slots().lastError = error;
+    this.slotsNow().lastError = error;
     Call.#fail(this, 'AUTH', `refreshing the credentials of endpoint ${quoted(ep)} failed`);
   }
 
   static #retryOrFail<C, T>(c: Call<C, T>): void {
-    if (c.attempts - (c.lazySlots?.replays ?? 0) >= attemptLimit(c.s, c.plan.maxAttempts)) {
+    if (Call.#spent(c)) {
       return Call.#fail(c, 'RETRIES_EXHAUSTED', `${c.attempts === 1 ? 'the only attempt allowed failed' : `all ${c.attempts} attempts failed`}${failureList(c.lazySlots, ': ', '')}`, c.lazySlots?.lastRetryAfterMs);
     }
     const budget = c.s.opts.retryBudget;
@@ -345,7 +358,7 @@ export class Call<C, T> extends Waiting<C, CallHistory<C>> implements AttemptOwn
 
   /** Waits `ms` (`Infinity`: until freed capacity wakes it) or its turn on `queueOn`'s quota, bounded by the deadline; `hinted`: not a backoff. */
   static #sleep<C, T>(c: Call<C, T>, ms: number, hinted: boolean, queueOn?: EndpointState<C>): void {
-    if (c.flag(RETRY_PENDING)) {
+    if (c.hasFlag(RETRY_PENDING)) {
       c.setFlag(RETRY_PENDING, false);
       if (c.s.listener !== undefined) c.s.emit({ type: 'retry-scheduled', callId: c.id, attempt: c.attempts + 1, delayMs: ms, hinted });
     }
@@ -368,7 +381,7 @@ export class Call<C, T> extends Waiting<C, CallHistory<C>> implements AttemptOwn
     c.settled = true;
     const lastError = c.lazySlots?.lastError;
     const cause = lastError !== undefined ? lastError : code === 'NO_ENDPOINT' ? lastPoolError(c.s) : abortReason;
-    const latest = c.lazySlots?.last ?? (c.hasLaunched ? c : undefined);
+    const latest = Call.#latest(c);
     const lastEndpoint = c.lazySlots?.hedging?.latestEndpoint(latest) ?? latest?.ep;
     const error = new PoolError(code, message, { cause, attempts: c.attempts, endpoint: lastEndpoint?.name, retryAfterMs: retryAfterMs === INF ? undefined : retryAfterMs });
     Call.#cleanup(c, code === 'CLOSED' ? 'closed' : cancel, abortReason ?? error);
