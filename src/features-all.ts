@@ -57,7 +57,7 @@ export const authRefresh = /* @__PURE__ */ feature({ auth: { reauthenticate } })
 /** `sharedQuota` (with `rateLimits`). */
 export const sharedQuotas = /* @__PURE__ */ feature({ store: { resolve: resolveStore, connect: (s) => new Fleet(s), askStore, admissionTimedOut } });
 
-/** Attempt signals reused when nothing can hear them fire (without it: a new `AbortController` per attempt that reads `ctx.signal`). */
+/** Attempt signals reused when nothing can hear them fire. */
 export const reusableSignals = /* @__PURE__ */ feature({ signals: { acquire: acquireSignal } });
 
 /** Every feature, as one table. */

@@ -26,6 +26,8 @@
  * reused: each attempt gets a plain controller, as before, and signals are cheap there.
  */
 
+import { AttemptController } from '../call/context.js';
+
 type Options = boolean | AddEventListenerOptions | undefined;
 type Listener = EventListenerOrEventListenerObject | null;
 
@@ -54,12 +56,8 @@ function captureOf(o: Options | EventListenerOptions): boolean {
   return typeof o === 'boolean' ? o : o !== undefined && o !== null && o.capture === true;
 }
 
-/**
- * A controller with its listener list (see the module comment). It is the controller itself
- * (one object per signal, as a plain one): the core holds it as an `AbortController` and
- * calls release() when its attempt ends normally.
- */
-export class AttemptSignal extends AbortController {
+/** A controller with its listener list (see the module comment). */
+export class AttemptSignal extends AttemptController {
   #entries: Entry[] | undefined;
   #leased = true;
   #tainted = false;
@@ -97,11 +95,11 @@ export class AttemptSignal extends AbortController {
     const list = this.#entries;
     this.#entries = undefined;
     if (list !== undefined) for (const e of list) nativeAdd(this.signal, e.type, e.listener, e.options);
-    super.abort(reason);
+    this.controller.abort(reason);
   }
 
   /** The attempt ended without aborting: keep the controller for a later attempt if it may be reused. */
-  release(): void {
+  override release(): void {
     this.#leased = false;
     if (free.length < MAX_FREE) free.push(this);
   }
@@ -163,16 +161,12 @@ const PLAIN_RUN = 256;
 let misses = 0;
 let plainLeft = 0;
 
-/**
- * A controller for an attempt that reads `ctx.signal`: a reusable one if any, else a new one
- * (a plain `AbortController` while tracking is off or cannot be checked). The core takes a
- * plain one itself when it knows its signal will not come back free (`untrackedSignal`).
- */
-export function acquireSignal(): AbortController {
+/** A controller for an attempt that reads `ctx.signal`: a reusable one if any, else a new one. */
+export function acquireSignal(): AttemptController {
   if (mode === 0) probe();
   if (plainLeft > 0) {
     plainLeft--;
-    return new AbortController();
+    return new AttemptController();
   }
   while (free.length > 0) {
     const h = free.pop()!;
@@ -185,7 +179,7 @@ export function acquireSignal(): AbortController {
       plainLeft = PLAIN_RUN;
     }
   }
-  return mode === 1 ? new AttemptSignal() : new AbortController();
+  return mode === 1 ? new AttemptSignal() : new AttemptController();
 }
 
 /** @internal for tests: how many controllers wait for reuse. */

@@ -87,8 +87,8 @@ export function refreshOnce<C>(
 export interface ReauthHost<C> {
   /** The refresh succeeded: replay on `ep` (if the call still waits for it). */
   refreshed(ep: EndpointState<C>): void;
-  /** The refresh failed (if the call still waits for it). */
-  refreshFailed(ep: EndpointState<C>, error: unknown): void;
+  /** The refresh failed (if the call still waits for it): the call fails with `AUTH`, `message` and `error` as its cause. */
+  refreshFailed(message: string, error: unknown): void;
 }
 
 /**
@@ -155,6 +155,6 @@ function refreshThenReplay<C>(s: PoolState<C>, ep: EndpointState<C>, host: Reaut
   );
   done.then(
     () => host.refreshed(ep),
-    (error: unknown) => host.refreshFailed(ep, error),
+    (error: unknown) => host.refreshFailed(`refreshing the credentials of endpoint ${JSON.stringify(ep.name)} failed`, error),
   );
 }

@@ -132,7 +132,7 @@ export abstract class CallCore<C, S extends CallSlots> extends Attempt<C> {
     return this.ticket!.authGeneration;
   }
 
-  /** The pool's reusable signals (features.signals), read by the call's attempts (see context.ts). */
+  /** The pool's reusable signals, for the call's attempts. */
   override get signalSource(): SignalSource | undefined {
     return this.s.features.signals;
   }

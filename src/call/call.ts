@@ -30,7 +30,7 @@ import { attemptCount, newVerdict, permanentMessage, quoted, recordCallFailure, 
 import { resolvePlan, settlementOf, type CallPlan } from './plan.js';
 import { ADMISSION, AUTH, FREE_BIT, SLEEP, Waiting, type WaitState } from './waits.js';
 import type { CallOperation } from './call-core.js';
-import { attemptLimit, CallHistory, failureList, keepError, lastPoolError, noEndpointMessage, noteFailure, nothingCanAdmit } from './limits-of-a-call.js';
+import { spent, CallHistory, failureList, keepError, lastPoolError, noEndpointMessage, noteFailure, nothingCanAdmit } from './limits-of-a-call.js';
 import { unwatchAbort, watchAbort, type AbortWatcher } from './signals.js';
 
 const INF = Infinity;
@@ -49,7 +49,7 @@ export class Call<C, T> extends Waiting<C, CallHistory<C>> implements AttemptOwn
     const plan = given ?? (options === undefined ? s.defaultPlan : resolvePlan(s, options));
     super(plan, op as unknown as CallOperation<C>);
     this.resolveCall = undefined as never; // set by run(); assigned here so that every call has one shape
-    if (plan.hedge !== undefined) this.slotsNow().hedging = new s.features.hedge!.Hedging(s, this, plan.hedge); // a plan hedges only with the feature
+    if (plan.hedge !== undefined) this.slotsNow().hedges = new s.features.hedge!.Hedging(s, this, plan.hedge); // a plan hedges only with the feature
   }
 
   /** Attempts started so far (without a history, at most one: itself; see makeSlots). */
@@ -111,8 +111,8 @@ export class Call<C, T> extends Waiting<C, CallHistory<C>> implements AttemptOwn
     if (now >= c.deadlineAt) return Call.#deadlineExceeded(c);
     if (s.closed) return Call.#fail(c, 'CLOSED', 'the pool was closed');
     const pin = c.plan.pin;
-    const excluded = Call.#excluded(c);
-    const sel = pin !== undefined ? selectPinned(pin, now, c.tried, excluded) : s.select(now, c.tried, excluded);
+    let late: string | undefined;
+    const sel = pin !== undefined ? selectPinned(pin, now, c.tried, Call.#excluded(c)) : s.select(now, c.tried, Call.#excluded(c));
     if (typeof sel === 'string') return Call.#pinUnavailable(c, sel, undefined);
     switch (sel.kind) {
       case 'endpoint':
@@ -126,16 +126,13 @@ export class Call<C, T> extends Waiting<C, CallHistory<C>> implements AttemptOwn
         return Call.#admit(c, sel.endpoint, now);
       case 'wait':
         if (sel.endpoint === undefined || sel.waitMs === INF) return Call.#sleep(c, sel.waitMs, true);
-        // Deadline-aware admission: a turn that comes too late fails at once (waits.ts).
-        {
-          const late = c.lateTurn(sel.waitMs, now, sel.endpoint);
-          return late !== undefined ? Call.#fail(c, 'RATE_LIMITED', late, Math.ceil(sel.waitMs)) : Call.#sleep(c, sel.waitMs, true, sel.endpoint);
-        }
+        late = c.lateTurn(sel.waitMs, now, sel.endpoint); // deadline-aware admission: a turn that comes too late fails at once (waits.ts)
+        return late !== undefined ? Call.#fail(c, 'RATE_LIMITED', late, Math.ceil(sel.waitMs)) : Call.#sleep(c, sel.waitMs, true, sel.endpoint);
       case 'none':
         // 'wait' waits for a cooldown or a probe, never when nothing can admit (all excluded or disabled).
-        if (c.plan.breakerMode === 'wait' && (sel.retryAfterMs !== INF || !nothingCanAdmit(s, pin, excluded))) return Call.#sleep(c, sel.retryAfterMs, true);
+        if (c.plan.breakerMode === 'wait' && (sel.retryAfterMs !== INF || !nothingCanAdmit(s, pin, Call.#excluded(c)))) return Call.#sleep(c, sel.retryAfterMs, true);
         if (pin !== undefined) return Call.#pinUnavailable(c, pin.breaker.admits(now) ? 'it is parked (quota spent)' : 'its breaker is open', sel.retryAfterMs);
-        return Call.#fail(c, 'NO_ENDPOINT', noEndpointMessage(s, now, excluded) + failureList(c.lazySlots), sel.retryAfterMs);
+        return Call.#fail(c, 'NO_ENDPOINT', noEndpointMessage(s, now, Call.#excluded(c)) + failureList(c.lazySlots), sel.retryAfterMs);
     }
   }
 
@@ -184,8 +181,8 @@ export class Call<C, T> extends Waiting<C, CallHistory<C>> implements AttemptOwn
     if (own) c.takeOwn(ep, probe, now);
     else if (!asHedge) c.lazySlots!.last = a;
     claimSlot(ep, now);
-    if (asHedge) c.lazySlots!.hedging!.started(a);
-    else c.lazySlots?.hedging?.schedule(ep);
+    if (asHedge) c.lazySlots!.hedges!.started(a);
+    else c.lazySlots?.hedges?.schedule(ep);
     startAttempt(c.s, a);
     let pending: unknown;
     try {
@@ -205,7 +202,7 @@ export class Call<C, T> extends Waiting<C, CallHistory<C>> implements AttemptOwn
   static #endAttempt<C, T>(c: Call<C, T>, a: Attempt<C>): void {
     a.done = true;
     c.s.timeouts.remove(a); // a no-op unless it is queued
-    c.lazySlots?.hedging?.remove(a); // a no-op for the primary
+    c.lazySlots?.hedges?.remove(a); // a no-op for the primary
     releaseSlot(c.s, a);
     if (!Call.#othersRunning(c)) c.releaseAfterSend();
   }
@@ -235,7 +232,7 @@ export class Call<C, T> extends Waiting<C, CallHistory<C>> implements AttemptOwn
     if (!final && Call.#othersRunning(this)) {
       // A hedged call goes on while another of its attempts may still answer.
       if (cls === 'unsupported' || movesOn) this.slotsNow().exclude(ep, this.plan.excluded);
-      else if (cls !== 'unauthorized' || this.lazySlots?.hedging?.reauthBeside(a, h) !== true) this.slotsNow().markTried(ep); // unauthorized: refreshed, replayed there
+      else if (cls !== 'unauthorized' || this.lazySlots?.hedges?.reauthBeside(a, h) !== true) this.slotsNow().markTried(ep); // unauthorized: refreshed, replayed there
       return;
     }
     // A parked or disabled endpoint is out of the running: selection skips it by itself.
@@ -276,34 +273,24 @@ export class Call<C, T> extends Waiting<C, CallHistory<C>> implements AttemptOwn
     return c.lazySlots?.excluded ?? c.plan.excluded;
   }
 
-  /** The latest primary (not hedged) attempt, the call itself until a retry. */
-  static #latest<C, T>(c: Call<C, T>): Attempt<C> | undefined {
-    return c.lazySlots?.last ?? (c.hasLaunched ? c : undefined);
-  }
-
-  /** The latest primary attempt while it runs. */
+  /** The latest primary (not hedged) attempt, the call itself until a retry, while it runs. */
   static #running<C, T>(c: Call<C, T>): Attempt<C> | undefined {
-    const a = Call.#latest(c);
+    const a = c.lazySlots?.last ?? (c.hasLaunched ? c : undefined);
     return a?.done === false ? a : undefined;
   }
 
-  /** The call made every attempt it may (replays after a credential refresh not counted). */
-  static #spent<C, T>(c: Call<C, T>): boolean {
-    return c.attempts - (c.lazySlots?.replays ?? 0) >= attemptLimit(c.s, c.plan.maxAttempts);
-  }
-
   static #othersRunning<C, T>(c: Call<C, T>): boolean {
-    return Call.#running(c) !== undefined || (c.lazySlots?.hedging?.running.length ?? 0) > 0;
+    return Call.#running(c) !== undefined || (c.lazySlots?.hedges?.running.length ?? 0) > 0;
   }
 
   /** HedgeHost: endpoints a hedge must avoid, or `undefined` when the call cannot hedge now (a settled call runs nothing; after close() nothing new starts). */
   hedgeAvoiding(now: number): EndpointState<C>[] | undefined {
     const running = Call.#running(this);
     if (running === undefined || this.plan.pin !== undefined || now >= this.deadlineAt || this.s.closed) return undefined;
-    if (Call.#spent(this)) return undefined; // a hedge is an attempt
+    if (spent(this.s, this.attempts, this.lazySlots, this.plan.maxAttempts)) return undefined; // a hedge is an attempt
     const busy: EndpointState<C>[] = Call.#excluded(this)?.slice() ?? [];
     busy.push(running.ep);
-    for (const h of this.lazySlots!.hedging!.running) busy.push(h.ep);
+    for (const h of this.lazySlots!.hedges!.running) busy.push(h.ep);
     return busy;
   }
 
@@ -339,14 +326,14 @@ export class Call<C, T> extends Waiting<C, CallHistory<C>> implements AttemptOwn
     if (Call.#stillAdmissible(this, ep, now)) Call.#admit(this, ep, now);
   }
 
-  refreshFailed(ep: EndpointState<C>, error: unknown): void {
+  refreshFailed(message: string, error: unknown): void {
     if (this.waiting !== AUTH) return;
     this.slotsNow().lastError = error;
-    Call.#fail(this, 'AUTH', `refreshing the credentials of endpoint ${quoted(ep)} failed`);
+    Call.#fail(this, 'AUTH', message);
   }
 
   static #retryOrFail<C, T>(c: Call<C, T>): void {
-    if (Call.#spent(c)) {
+    if (spent(c.s, c.attempts, c.lazySlots, c.plan.maxAttempts)) {
       return Call.#fail(c, 'RETRIES_EXHAUSTED', `${c.attempts === 1 ? 'the only attempt allowed failed' : `all ${c.attempts} attempts failed`}${failureList(c.lazySlots, ': ', '')}`, c.lazySlots?.lastRetryAfterMs);
     }
     const budget = c.s.opts.retryBudget;
@@ -381,8 +368,8 @@ export class Call<C, T> extends Waiting<C, CallHistory<C>> implements AttemptOwn
     c.settled = true;
     const lastError = c.lazySlots?.lastError;
     const cause = lastError !== undefined ? lastError : code === 'NO_ENDPOINT' ? lastPoolError(c.s) : abortReason;
-    const latest = Call.#latest(c);
-    const lastEndpoint = c.lazySlots?.hedging?.latestEndpoint(latest) ?? latest?.ep;
+    const latest = c.lazySlots?.last ?? (c.hasLaunched ? c : undefined);
+    const lastEndpoint = c.lazySlots?.hedges?.latestEndpoint(latest) ?? latest?.ep;
     const error = new PoolError(code, message, { cause, attempts: c.attempts, endpoint: lastEndpoint?.name, retryAfterMs: retryAfterMs === INF ? undefined : retryAfterMs });
     Call.#cleanup(c, code === 'CLOSED' ? 'closed' : cancel, abortReason ?? error);
     recordCallFailure(c.s, c, error, lastEndpoint);
@@ -399,7 +386,7 @@ export class Call<C, T> extends Waiting<C, CallHistory<C>> implements AttemptOwn
     const s = c.s;
     const running = Call.#running(c);
     if (running !== undefined) Call.#cancel(c, running, cancel, abortReason);
-    const hedging = c.lazySlots?.hedging;
+    const hedging = c.lazySlots?.hedges;
     if (hedging !== undefined) {
       for (const a of hedging.running.slice()) Call.#cancel(c, a, cancel, abortReason);
       hedging.stop();

@@ -4,20 +4,33 @@
  *
  * The `AbortController` behind `signal` is taken only when the operation reads `signal`:
  * creating and aborting one costs more than the rest of a call, and most attempts end
- * normally. A normal end never aborts it; with the reusable signals feature it hands the
- * controller back for a later attempt, which gets it only if nothing is listening to it any
- * more (base/signals.ts); without it, each read after a normal end takes a new controller.
- * If the attempt was already cut short when `signal` is first read, the signal comes back
- * already aborted.
+ * normally. A normal end never aborts it; it hands the controller back for a later
+ * attempt (reusableSignals), which gets it only if nothing is listening to it any more
+ * (base/signals.ts). If the attempt was already cut short when `signal` is first read, the
+ * signal comes back already aborted.
  */
+
+/** An attempt's controller, its signal kept in a field; base/signals.ts extends it. */
+export class AttemptController {
+  readonly controller = new AbortController();
+  readonly signal: AbortSignal;
+
+  constructor() {
+    this.signal = this.controller.signal;
+  }
+
+  abort(reason: unknown): void {
+    this.controller.abort(reason);
+  }
+
+  /** Its attempt ended normally (see base/signals.ts). */
+  release(): void {}
+}
 
 /** Where a context's controllers come from when they may be reused (`Features.signals`). */
 export interface SignalSource {
-  acquire(): AbortController;
+  acquire(): AttemptController;
 }
-
-/** A controller as a context holds it: a reusable one (base/signals.ts) is told when its attempt ended normally. */
-type Controller = AbortController & { release?(): void };
 
 export interface AttemptContext {
   /** Aborts when the attempt times out, the deadline passes, the caller aborts or the pool gives up on it. */
@@ -63,13 +76,13 @@ export abstract class SignalContext implements AttemptContext {
   // their own on every construction, and a call (six classes deep) paid one per class,
   // 40-60 ns per call on Node 20 and 26 (docs/performance.md, "The viem path with `custom` handed in").
   /** Nothing yet, the controller once `signal` is read, the reason of an early abort, or a target set by `watch` (one field: heap per attempt in flight). */
-  private declare signalState: Controller | EarlyAbort | AbortTarget | undefined;
+  private declare signalState: AttemptController | EarlyAbort | AbortTarget | undefined;
 
   constructor() {
     this.signalState = undefined;
   }
 
-  /** The pool's reusable controllers, if it has the feature (`undefined`: a new controller per read). */
+  /** The pool's reusable controllers (`undefined`: a new one per read). */
   abstract readonly signalSource: SignalSource | undefined;
 
   get signal(): AbortSignal {
@@ -79,9 +92,9 @@ export abstract class SignalContext implements AttemptContext {
   /** @internal The signal; `plain`: a plain controller's, never tracked for reuse (see `untrackedSignal`). */
   signalOf(plain: boolean): AbortSignal {
     const state = this.signalState;
-    if (state instanceof AbortController) return state.signal;
+    if (state instanceof AttemptController) return state.signal;
     const source = plain ? undefined : this.signalSource;
-    const c = source === undefined ? new AbortController() : source.acquire();
+    const c = source === undefined ? new AttemptController() : source.acquire();
     this.signalState = c;
     if (state instanceof EarlyAbort) c.abort(state.reason);
     // A watched target (see `watch`) still hears the abort, through the signal now.
@@ -108,21 +121,21 @@ export abstract class SignalContext implements AttemptContext {
   release(): void {
     const c = this.signalState;
     if (c === undefined || c instanceof EarlyAbort) return;
-    if (!(c instanceof AbortController)) {
+    if (!(c instanceof AttemptController)) {
       // A watched target is let go: nothing aborts it after a normal end.
       this.signalState = undefined;
       return;
     }
     if (c.signal.aborted) return;
     this.signalState = undefined;
-    c.release?.();
+    c.release();
   }
 
   /** Aborts the signal if anyone holds it; remembers the reason for anyone who reads it later. */
   abort(reason: unknown): void {
     const state = this.signalState;
     if (state === undefined) this.signalState = new EarlyAbort(reason);
-    else if (state instanceof AbortController) {
+    else if (state instanceof AttemptController) {
       if (!state.signal.aborted) state.abort(reason);
     } else if (!(state instanceof EarlyAbort)) {
       // A watched target hears it once; a signal read later comes back aborted.

@@ -20,6 +20,11 @@ export function attemptLimit<C>(s: PoolState<C>, maxAttempts: number): number {
   return maxAttempts === AUTO_ATTEMPTS ? Math.max(DEFAULTS.maxAttempts, s.endpoints.length) : maxAttempts;
 }
 
+/** A call made every attempt it may (`h`: its history; replays after a credential refresh not counted). */
+export function spent<C>(s: PoolState<C>, attempts: number, h: CallHistory<C> | undefined, maxAttempts: number): boolean {
+  return attempts - (h?.replays ?? 0) >= attemptLimit(s, maxAttempts);
+}
+
 /** Every candidate is excluded for this call or disabled: no wait can end in an attempt. */
 export function nothingCanAdmit<C>(s: PoolState<C>, pin: EndpointState<C> | undefined, excluded: readonly EndpointState<C>[] | undefined): boolean {
   if (pin !== undefined) return pin.disabled || excluded?.includes(pin) === true;
@@ -84,7 +89,7 @@ export class CallHistory<C> extends WaitSlots {
   /** The latest primary attempt after the call's own (see `Call.#latest`). */
   last: Attempt<C> | undefined = undefined;
   /** Hedged attempts, for a call with a hedge plan. */
-  hedging: Hedging<C> | undefined = undefined;
+  hedges: Hedging<C> | undefined = undefined;
 
   constructor(attempts: number) {
     super();

@@ -25,7 +25,7 @@ function tracker<C>(s: PoolState<C>, ep: EndpointState<C>): LatencyTracker {
   return (ep.latency ??= new s.features.latency!.Tracker());
 }
 
-/** An attempt's duration for `ep`'s latency estimate, when the pool tracks latency; `failed`: it counts as a failure (a penalty). */
+/** An attempt's duration for `ep`'s latency estimate, if the pool tracks latency. */
 function observeLatency<C>(s: PoolState<C>, ep: EndpointState<C>, now: number, durationMs: number, failed: boolean): void {
   if (s.tracksLatency) tracker(s, ep).observe(now, durationMs, failed, s.opts.latency!.decayMs, s.opts.latency!.failurePenaltyMs);
 }
@@ -95,8 +95,7 @@ export function recordFailure<C>(s: PoolState<C>, a: Attempt<C>, error: unknown,
   const now = s.clock.now();
   const ep = a.ep;
   if (sync) {
-    // Nothing was classified: no hint from an earlier failure of this call may carry over
-    // (a rare path: the two objects made here cost nothing that matters).
+    // Nothing was classified: no hint from an earlier failure of this call may carry over.
     Object.assign(verdict, newVerdict(), { class: 'permanent', valid: false });
   } else {
     runClassifier(s.opts.classify, error, verdict, a);
@@ -256,10 +255,7 @@ function applyHints<C>(s: PoolState<C>, ep: EndpointState<C>, verdict: Verdict, 
   return out || verdict.disableEndpoint;
 }
 
-/**
- * Metrics and events for an attempt that answered (no class) or failed, after every
- * state change; `opened`/`closed`: its end turned the breaker (at most one of them).
- */
+/** Metrics and events for an attempt that answered (no class) or failed, after every state change. */
 function report<C>(s: PoolState<C>, a: Attempt<C>, cls: FailureClass | undefined, error: unknown, now: number, opened: boolean, closed: boolean): void {
   const ep = a.ep;
   // A replaced or removed endpoint's breaker serves nobody: its turns are no news of the live one of that name.
