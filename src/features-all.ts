@@ -24,6 +24,7 @@ import { reauthenticate } from './call/auth.js';
 import { admissionTimedOut, askStore } from './call/admission.js';
 import { Fleet } from './limits/fleet.js';
 import { resolveStore } from './limits/store.js';
+import { acquireSignal } from './base/signals.js';
 
 /** `pool.probeHealth`. */
 export const healthProbes = /* @__PURE__ */ feature({ probe: { run: probeEndpoints } });
@@ -72,5 +73,8 @@ export const authRefresh = /* @__PURE__ */ feature({ auth: { reauthenticate } })
 /** `sharedQuota` (with `rateLimits`). */
 export const sharedQuotas = /* @__PURE__ */ feature({ store: { resolve: resolveStore, connect: (s) => new Fleet(s), askStore, admissionTimedOut } });
 
+/** Attempt signals reused when nothing can hear them fire. */
+export const reusableSignals = /* @__PURE__ */ feature({ signals: { acquire: acquireSignal } });
+
 /** Every feature, as one table. */
-export const ALL_FEATURES = /* @__PURE__ */ feature(/* @__PURE__ */ tableOf([healthProbes, retryBudgets, rateLimits, hedging, latencySelection, healthSelection, randomSelection, panicMode, failureRates, authRefresh, sharedQuotas]));
+export const ALL_FEATURES = /* @__PURE__ */ feature(/* @__PURE__ */ tableOf([healthProbes, retryBudgets, rateLimits, hedging, latencySelection, healthSelection, randomSelection, panicMode, failureRates, authRefresh, sharedQuotas, reusableSignals]));

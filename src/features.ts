@@ -15,7 +15,7 @@
  */
 import { PoolError } from './base/errors.js';
 import type { PoolState } from './state.js';
-import type { Operation } from './call/context.js';
+import type { Operation, SignalSource } from './call/context.js';
 import type { ProbeResult } from './health/probe.js';
 import type { RetryBudget } from './limits/budget.js';
 import type { Clock } from './base/clock.js';
@@ -114,6 +114,13 @@ export interface Features {
     readonly askStore: typeof askStore;
     readonly admissionTimedOut: typeof admissionTimedOut;
   };
+  /**
+   * Reusable attempt signals (base/signals.ts): a controller whose attempt ended normally,
+   * with nothing left listening to it, serves a later attempt that reads `ctx.signal`.
+   * Without it every attempt that reads `ctx.signal` gets a new `AbortController`, which
+   * behaves the same and costs a few microseconds more on Node (nothing to refuse).
+   */
+  readonly signals?: SignalSource;
 }
 
 /** A strategy's selector for one pool (`strategy: 'latency'`, `'health'`, `'random'`: a slot of that name), made when the pool is built. */
@@ -158,6 +165,7 @@ const FEATURE_VALUES: Record<keyof Features, string> = {
   failureRate: 'failureRates',
   auth: 'authRefresh',
   store: 'sharedQuotas',
+  signals: 'reusableSignals',
 };
 
 /** The error for an option (or method) whose feature the pool was built without. */

@@ -56,6 +56,7 @@ describe('public runtime exports', () => {
           "randomSelection: object",
           "rateLimits: object",
           "retryBudgets: object",
+          "reusableSignals: object",
           "sharedQuotas: object",
           "systemClock: object",
           "systemRandom: function",

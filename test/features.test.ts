@@ -408,6 +408,31 @@ describe('a pool built without the limits feature', () => {
   });
 });
 
+describe('a pool built without the signals feature', () => {
+  test('gives each attempt that reads ctx.signal a new controller, which still aborts on a timeout', async () => {
+    const clock = new FakeClock();
+    const pool = new PoolCore({ endpoints, classify, clock, attemptTimeoutMs: 100, maxAttempts: 1 }, []);
+    const seen: AbortSignal[] = [];
+    for (let i = 0; i < 3; i++) await pool.execute(async (_c, ctx) => void seen.push(ctx.signal));
+    expect(new Set(seen).size).toBe(3);
+    let cut: AbortSignal | undefined;
+    const slow = pool.execute((_c, ctx) => ((cut = ctx.signal), new Promise(() => undefined)));
+    await clock.advance(100);
+    await expect(slow).rejects.toMatchObject({ code: 'RETRIES_EXHAUSTED' });
+    expect(cut?.aborted).toBe(true);
+    await pool.close();
+  });
+
+  test('with the signals feature handed in, a signal nobody listens to serves the next attempt', async () => {
+    const { reusableSignals } = await import('../src/index.js');
+    const pool = new PoolCore({ endpoints, classify, clock: new FakeClock() }, [reusableSignals]);
+    const seen: AbortSignal[] = [];
+    for (let i = 0; i < 2; i++) await pool.execute(async (_c, ctx) => void seen.push(ctx.signal));
+    expect(seen[1]).toBe(seen[0]);
+    await pool.close();
+  });
+});
+
 describe('the exported feature values', () => {
   test('each brings its slot: a PoolCore with rateLimits and retryBudgets takes their options, and names the value it lacks', async () => {
     const { rateLimits, retryBudgets } = await import('../src/index.js');

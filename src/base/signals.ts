@@ -26,6 +26,8 @@
  * reused: each attempt gets a plain controller, as before, and signals are cheap there.
  */
 
+import { AttemptController } from '../call/context.js';
+
 type Options = boolean | AddEventListenerOptions | undefined;
 type Listener = EventListenerOrEventListenerObject | null;
 
@@ -55,23 +57,17 @@ function captureOf(o: Options | EventListenerOptions): boolean {
 }
 
 /** A controller with its listener list (see the module comment). */
-export class AttemptSignal {
-  readonly controller = new AbortController();
-  readonly signal: AbortSignal;
-  readonly #tracked: boolean;
+export class AttemptSignal extends AttemptController {
   #entries: Entry[] | undefined;
   #leased = true;
   #tainted = false;
 
-  constructor(tracked: boolean) {
-    this.signal = this.controller.signal;
-    this.#tracked = tracked;
-    if (tracked) {
-      const s = this.signal as Held;
-      s[HOLDER] = this;
-      s.addEventListener = trackedAdd;
-      s.removeEventListener = trackedRemove;
-    }
+  constructor() {
+    super();
+    const s = this.signal as Held;
+    s[HOLDER] = this;
+    s.addEventListener = trackedAdd;
+    s.removeEventListener = trackedRemove;
   }
 
   add(type: string, listener: EventListenerOrEventListenerObject, options: Options): void {
@@ -95,7 +91,7 @@ export class AttemptSignal {
   }
 
   /** Registers the kept listeners natively, in order, then aborts: `EventTarget` does the dispatch. */
-  abort(reason: unknown): void {
+  override abort(reason: unknown): void {
     const list = this.#entries;
     this.#entries = undefined;
     if (list !== undefined) for (const e of list) nativeAdd(this.signal, e.type, e.listener, e.options);
@@ -103,9 +99,9 @@ export class AttemptSignal {
   }
 
   /** The attempt ended without aborting: keep the controller for a later attempt if it may be reused. */
-  release(): void {
+  override release(): void {
     this.#leased = false;
-    if (this.#tracked && free.length < MAX_FREE) free.push(this);
+    if (free.length < MAX_FREE) free.push(this);
   }
 
   /** Whether nothing can hear this signal fire (checked when it is taken out of the free list). */
@@ -165,17 +161,12 @@ const PLAIN_RUN = 256;
 let misses = 0;
 let plainLeft = 0;
 
-/**
- * A controller for an attempt that reads `ctx.signal`: a reusable one if any, else a new one.
- * `plain`: the caller knows its signal will not come back free (it goes to `fetch`), so a
- * plain controller, neither tracked nor counted as a miss (see `untrackedSignal`).
- */
-export function acquireSignal(plain = false): AttemptSignal {
-  if (plain) return new AttemptSignal(false);
+/** A controller for an attempt that reads `ctx.signal`: a reusable one if any, else a new one. */
+export function acquireSignal(): AttemptController {
   if (mode === 0) probe();
   if (plainLeft > 0) {
     plainLeft--;
-    return new AttemptSignal(false);
+    return new AttemptController();
   }
   while (free.length > 0) {
     const h = free.pop()!;
@@ -188,7 +179,7 @@ export function acquireSignal(plain = false): AttemptSignal {
       plainLeft = PLAIN_RUN;
     }
   }
-  return new AttemptSignal(mode === 1);
+  return mode === 1 ? new AttemptSignal() : new AttemptController();
 }
 
 /** @internal for tests: how many controllers wait for reuse. */

@@ -7,7 +7,7 @@
 import { METRICS } from '../base/metrics.js';
 import type { EndpointState } from '../selection/endpoint.js';
 import type { PoolState } from '../state.js';
-import { SignalContext } from './context.js';
+import { SignalContext, type SignalSource } from './context.js';
 import type { TimeoutEntry } from './timeouts.js';
 
 /** Whoever runs attempts: told when one of them answers, fails or passes its due time. */
@@ -22,6 +22,8 @@ export interface AttemptOwner<C> {
   readonly attemptTimeoutMs: number;
   /** What an adapter attached to the call (see `executeAs`); absent on most calls. */
   readonly tag?: unknown;
+  /** The pool's reusable signals, if it has them (see context.ts). */
+  readonly signalSource: SignalSource | undefined;
   attemptSucceeded(a: Attempt<C>, value: unknown): void;
   attemptFailed(a: Attempt<C>, error: unknown, sync: boolean): void;
   attemptTimedOut(a: Attempt<C>): void;
@@ -69,6 +71,10 @@ export abstract class Attempt<C> extends SignalContext implements TimeoutEntry {
   // Read through, not copied: fields fewer per attempt in flight.
   get endpoint(): string {
     return this.ep.name;
+  }
+
+  get signalSource(): SignalSource | undefined {
+    return this.owner.signalSource;
   }
 
   /** TimeoutEntry: the next entry in the queue's list. */
@@ -209,7 +215,7 @@ export function claimSlot<C>(ep: EndpointState<C>, now: number): void {
   ep.usage.add(now);
 }
 
-/** Arms the attempt's timeout (the earlier of its own and the deadline: see `dueAt`); counts and announces it. */
+/** Arms the attempt's timeout (the earlier of its own and the deadline: see dueAt); counts and announces it. */
 export function startAttempt<C>(s: PoolState<C>, a: Attempt<C>): void {
   const due = a.dueAt;
   if (due !== Infinity) s.timeouts.add(a, due);

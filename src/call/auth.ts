@@ -15,7 +15,7 @@
  * wave of requests sent before a rotation cost one refresh, however they straggle in.
  */
 import type { Clock } from '../base/clock.js';
-import { LazyContext, type AttemptContext } from './context.js';
+import { LazyContext, type AttemptContext, type SignalSource } from './context.js';
 import type { EndpointState } from '../selection/endpoint.js';
 import { PoolError, unauthorizedMessage } from '../base/errors.js';
 import type { PoolState } from '../state.js';
@@ -32,10 +32,11 @@ export function refreshOnce<C>(
   timeoutMs: number,
   onDone: (ok: boolean, error: unknown) => void,
   cuts: Set<(error: PoolError) => void>,
+  signals?: SignalSource,
 ): Promise<void> {
   const running = inFlight.get(ep);
   if (running !== undefined) return running;
-  const ctx = new LazyContext(ep.name, 1, timeoutMs === Infinity ? timeoutMs : clock.now() + timeoutMs);
+  const ctx = new LazyContext(ep.name, 1, timeoutMs === Infinity ? timeoutMs : clock.now() + timeoutMs, signals);
   const p = new Promise<void>((resolve, reject) => {
     let timer: unknown;
     const clear = (): void => {
@@ -86,8 +87,8 @@ export function refreshOnce<C>(
 export interface ReauthHost<C> {
   /** The refresh succeeded: replay on `ep` (if the call still waits for it). */
   refreshed(ep: EndpointState<C>): void;
-  /** The refresh failed (if the call still waits for it). */
-  refreshFailed(ep: EndpointState<C>, error: unknown): void;
+  /** The refresh failed (if the call still waits for it): the call fails with `AUTH`, `message` and `error` as its cause. */
+  refreshFailed(message: string, error: unknown): void;
 }
 
 /**
@@ -150,9 +151,10 @@ function refreshThenReplay<C>(s: PoolState<C>, ep: EndpointState<C>, host: Reaut
       s.emit(ok ? { type: 'auth-refresh', endpoint: ep.name, ok } : { type: 'auth-refresh', endpoint: ep.name, ok, error });
     },
     s.probes,
+    s.features.signals,
   );
   done.then(
     () => host.refreshed(ep),
-    (error: unknown) => host.refreshFailed(ep, error),
+    (error: unknown) => host.refreshFailed(`refreshing the credentials of endpoint ${JSON.stringify(ep.name)} failed`, error),
   );
 }

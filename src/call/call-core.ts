@@ -8,6 +8,7 @@
 import { ticketOf, type EndpointState, type EndpointTicket } from '../selection/endpoint.js';
 import type { PoolState } from '../state.js';
 import { Attempt, type AttemptOwner } from './attempt.js';
+import type { SignalSource } from './context.js';
 import type { CallPlan } from './plan.js';
 import { lateId } from './call-ids.js';
 
@@ -22,7 +23,7 @@ export const FREE_BIT = 2048;
 
 /** What only some calls need, made at first need (the waits' slots and the call's history extend it). */
 export class CallSlots {
-  /** When the call's own attempt started, if not at `beganAt` (after a wait). */
+  /** When the call's own attempt started, if not at beganAt (after a wait). */
   startedAt: number | undefined = undefined;
   /** The call's operation, kept here once the slots are made (the call's field then holds the slots). */
   op: CallOperation<never> | undefined = undefined;
@@ -36,7 +37,8 @@ export abstract class CallCore<C, S extends CallSlots> extends Attempt<C> {
   protected declare readonly plan: CallPlan<C>;
   /** The clock when the call began (`undefined`: not yet): the deadline and most first attempts' start are read through it (one boxed double per call). */
   declare beganAt: number | undefined;
-  private declare flagWord: number;
+  /** The flags: the waits' bits, the own attempt's and the subclass's (from FREE_BIT up). */
+  protected declare flagWord: number;
   /**
    * Its own attempt's endpoint and tickets (see `Attempt`): one object the endpoint shares
    * with every attempt that starts on it under the same generations (a probe's is its own),
@@ -46,7 +48,7 @@ export abstract class CallCore<C, S extends CallSlots> extends Attempt<C> {
   /**
    * The call's operation until the lazily made slots exist, then the slots, which keep the
    * operation: one field for two (heap per call in flight). A function is the operation, an
-   * object the slots. Read through `lazy` and `operation`, written only by `slots()`.
+   * object the slots. Read through lazySlots and callOp, written only by slotsNow().
    */
   private declare opOrSlots: S | CallOperation<C>;
 
@@ -60,23 +62,15 @@ export abstract class CallCore<C, S extends CallSlots> extends Attempt<C> {
   }
 
   /** The lazily made slots (`undefined`: none yet). */
-  protected get lazy(): S | undefined {
+  protected get lazySlots(): S | undefined {
     const x = this.opOrSlots;
     return typeof x === 'object' ? x : undefined;
   }
 
   /** The call's operation. */
-  protected get operation(): CallOperation<C> {
+  protected get callOp(): CallOperation<C> {
     const x = this.opOrSlots;
     return typeof x === 'function' ? x : (x.op as CallOperation<C>);
-  }
-
-  /** The flags field: the waits' bits, the own attempt's and the subclass's. */
-  protected get bits(): number {
-    return this.flagWord;
-  }
-  protected set bits(v: number) {
-    this.flagWord = v;
   }
 
   // As its own first attempt (see `Attempt`).
@@ -99,16 +93,16 @@ export abstract class CallCore<C, S extends CallSlots> extends Attempt<C> {
     this.setFlag(QUEUED, on);
   }
   get startedAt(): number {
-    return this.lazy?.startedAt ?? this.beganAt!;
+    return this.lazySlots?.startedAt ?? this.beganAt!;
   }
   get attemptTimeoutMs(): number {
     return this.plan.attemptTimeoutMs;
   }
-  /** As `Attempt.dueAt`, reading the begin reading once (its start and the deadline both come from it). */
+  /** As for any attempt (its dueAt getter), reading the begin reading once (its start and the deadline both come from it). */
   override get dueAt(): number {
     const plan = this.plan;
     const t0 = this.beganAt!;
-    const t = (this.lazy?.startedAt ?? t0) + plan.attemptTimeoutMs;
+    const t = (this.lazySlots?.startedAt ?? t0) + plan.attemptTimeoutMs;
     const d = t0 + plan.deadlineMs;
     return t < d ? t : d;
   }
@@ -116,14 +110,14 @@ export abstract class CallCore<C, S extends CallSlots> extends Attempt<C> {
     // Derived, as for every attempt.
   }
   /** Its own attempt has started. */
-  protected get launched(): boolean {
+  protected get hasLaunched(): boolean {
     return (this.flagWord & LAUNCHED) !== 0;
   }
   /** Starts its own attempt, on `ep`: takes the breaker and credential tickets (see `#ticket`). */
   protected takeOwn(ep: EndpointState<C>, probe: number, now: number): void {
     this.setFlag(LAUNCHED, true);
     this.ticket = ticketOf(ep, probe);
-    if (now !== this.beganAt) this.slots().startedAt = now;
+    if (now !== this.beganAt) this.slotsNow().startedAt = now;
   }
   get ep(): EndpointState<C> {
     return this.ticket!.ep;
@@ -136,6 +130,11 @@ export abstract class CallCore<C, S extends CallSlots> extends Attempt<C> {
   }
   get authGeneration(): number {
     return this.ticket!.authGeneration;
+  }
+
+  /** The pool's reusable signals, for the call's attempts. */
+  override get signalSource(): SignalSource | undefined {
+    return this.s.features.signals;
   }
 
   /** Its number in events: see `NumberedCall` (no field here: heap per call in flight). */
@@ -155,7 +154,7 @@ export abstract class CallCore<C, S extends CallSlots> extends Attempt<C> {
   }
 
   /** One bit of the flags field: the subclass's own start at FREE_BIT. */
-  protected flag(bit: number): boolean {
+  protected hasFlag(bit: number): boolean {
     return (this.flagWord & bit) !== 0;
   }
 
@@ -163,15 +162,15 @@ export abstract class CallCore<C, S extends CallSlots> extends Attempt<C> {
     this.flagWord = on ? this.flagWord | bit : this.flagWord & ~bit;
   }
 
-  protected slots(): S {
+  protected slotsNow(): S {
     const x = this.opOrSlots;
     if (typeof x === 'object') return x;
-    const slots = this.newSlots();
+    const slots = this.makeSlots();
     slots.op = x as CallOperation<never>;
     this.opOrSlots = slots;
     return slots;
   }
 
   /** Makes the slots: a subclass extends them with its own rarely used fields. */
-  protected abstract newSlots(): S;
+  protected abstract makeSlots(): S;
 }

@@ -26,11 +26,11 @@ import type { ReauthHost } from './auth.js';
 import { backoffDelay } from './backoff.js';
 import type { Operation } from './context.js';
 import type { HedgeHost } from './hedging.js';
-import { attemptCount, newVerdict, permanentMessage, recordCallFailure, recordCancel, recordFailure, recordSuccess, recordTimeout, starved } from './outcome.js';
+import { attemptCount, newVerdict, permanentMessage, quoted, recordCallFailure, recordCancel, recordFailure, recordSuccess, recordTimeout, starved } from './outcome.js';
 import { resolvePlan, settlementOf, type CallPlan } from './plan.js';
 import { ADMISSION, AUTH, FREE_BIT, SLEEP, Waiting, type WaitState } from './waits.js';
 import type { CallOperation } from './call-core.js';
-import { attemptLimit, CallHistory, failureList, keepError, lastPoolError, noEndpointMessage, noteFailure, nothingCanAdmit } from './limits-of-a-call.js';
+import { spent, CallHistory, failureList, keepError, lastPoolError, noEndpointMessage, noteFailure, nothingCanAdmit } from './limits-of-a-call.js';
 import { unwatchAbort, watchAbort, type AbortWatcher } from './signals.js';
 
 const INF = Infinity;
@@ -49,12 +49,12 @@ export class Call<C, T> extends Waiting<C, CallHistory<C>> implements AttemptOwn
     const plan = given ?? (options === undefined ? s.defaultPlan : resolvePlan(s, options));
     super(plan, op as unknown as CallOperation<C>);
     this.resolveCall = undefined as never; // set by run(); assigned here so that every call has one shape
-    if (plan.hedge !== undefined) this.slots().hedging = new s.features.hedge!.Hedging(s, this, plan.hedge); // a plan hedges only with the feature
+    if (plan.hedge !== undefined) this.slotsNow().hedges = new s.features.hedge!.Hedging(s, this, plan.hedge); // a plan hedges only with the feature
   }
 
-  /** Attempts started so far (without a history, at most one: itself; see `newSlots`). */
+  /** Attempts started so far (without a history, at most one: itself; see makeSlots). */
   get attempts(): number {
-    return this.lazy?.attempts ?? (this.launched ? 1 : 0);
+    return this.lazySlots?.attempts ?? (this.hasLaunched ? 1 : 0);
   }
 
   /** Runs the call; the promise settles exactly once. */
@@ -75,7 +75,7 @@ export class Call<C, T> extends Waiting<C, CallHistory<C>> implements AttemptOwn
       watchAbort(signal, c);
     }
     if (pin !== undefined && Call.#excluded(c)?.includes(pin) === true) {
-      return Call.#fail(c, 'PIN_UNAVAILABLE', `pinned endpoint ${JSON.stringify(pin.name)} is also excluded`);
+      return Call.#fail(c, 'PIN_UNAVAILABLE', `pinned endpoint ${quoted(pin)} is also excluded`);
     }
     // One clock read serves the deadline, the budget and the first selection.
     const now = s.clock.now();
@@ -99,7 +99,7 @@ export class Call<C, T> extends Waiting<C, CallHistory<C>> implements AttemptOwn
 
   protected waitTimedOut(was: WaitState): void {
     if (was === SLEEP) Call.#next(this);
-    else if (was === ADMISSION && this.s.clock.now() < this.deadlineAt) this.s.features.store!.admissionTimedOut(this.s, this, this.lazy!.admitting!);
+    else if (was === ADMISSION && this.s.clock.now() < this.deadlineAt) this.s.features.store!.admissionTimedOut(this.s, this, this.lazySlots!.admitting!);
     else Call.#deadlineExceeded(this);
   }
 
@@ -111,12 +111,13 @@ export class Call<C, T> extends Waiting<C, CallHistory<C>> implements AttemptOwn
     if (now >= c.deadlineAt) return Call.#deadlineExceeded(c);
     if (s.closed) return Call.#fail(c, 'CLOSED', 'the pool was closed');
     const pin = c.plan.pin;
+    let late: string | undefined;
     const sel = pin !== undefined ? selectPinned(pin, now, c.tried, Call.#excluded(c)) : s.select(now, c.tried, Call.#excluded(c));
     if (typeof sel === 'string') return Call.#pinUnavailable(c, sel, undefined);
     switch (sel.kind) {
       case 'endpoint':
-        if (sel.tried && !c.flag(BACKED_OFF)) {
-          const h = c.slots();
+        if (sel.tried && !c.hasFlag(BACKED_OFF)) {
+          const h = c.slotsNow();
           const delay = backoffDelay(++h.retries, c.plan.backoff, s.random, h.lastDelay);
           h.lastDelay = delay;
           return Call.#sleep(c, delay, false);
@@ -125,19 +126,18 @@ export class Call<C, T> extends Waiting<C, CallHistory<C>> implements AttemptOwn
         return Call.#admit(c, sel.endpoint, now);
       case 'wait':
         if (sel.endpoint === undefined || sel.waitMs === INF) return Call.#sleep(c, sel.waitMs, true);
-        // Deadline-aware admission: a turn that comes too late fails at once (waits.ts).
-        if (c.lateTurn(sel.waitMs, now, sel.endpoint)) return Call.#fail(c, 'RATE_LIMITED', c.lateTurn(sel.waitMs, now, sel.endpoint)!, Math.ceil(sel.waitMs));
-        return Call.#sleep(c, sel.waitMs, true, sel.endpoint);
+        late = c.lateTurn(sel.waitMs, now, sel.endpoint); // deadline-aware admission: a turn that comes too late fails at once (waits.ts)
+        return late !== undefined ? Call.#fail(c, 'RATE_LIMITED', late, Math.ceil(sel.waitMs)) : Call.#sleep(c, sel.waitMs, true, sel.endpoint);
       case 'none':
         // 'wait' waits for a cooldown or a probe, never when nothing can admit (all excluded or disabled).
         if (c.plan.breakerMode === 'wait' && (sel.retryAfterMs !== INF || !nothingCanAdmit(s, pin, Call.#excluded(c)))) return Call.#sleep(c, sel.retryAfterMs, true);
         if (pin !== undefined) return Call.#pinUnavailable(c, pin.breaker.admits(now) ? 'it is parked (quota spent)' : 'its breaker is open', sel.retryAfterMs);
-        return Call.#fail(c, 'NO_ENDPOINT', noEndpointMessage(s, now, Call.#excluded(c)) + failureList(c.lazy), sel.retryAfterMs);
+        return Call.#fail(c, 'NO_ENDPOINT', noEndpointMessage(s, now, Call.#excluded(c)) + failureList(c.lazySlots), sel.retryAfterMs);
     }
   }
 
   protected tookTurn(ep: EndpointState<C>, now: number): void {
-    return now < this.deadlineAt && !this.s.closed && ep.readyNow(now, this.flag(PANIC) || this.s.inPanic(ep, now)) ? Call.#admit(this, ep, now) : Call.#next(this, now);
+    return now < this.deadlineAt && !this.s.closed && ep.readyNow(now, this.hasFlag(PANIC) || this.s.inPanic(ep, now)) ? Call.#admit(this, ep, now) : Call.#next(this, now);
   }
 
   /** With a shared store, asks it first (see admission.ts); otherwise launches at once. */
@@ -145,13 +145,13 @@ export class Call<C, T> extends Waiting<C, CallHistory<C>> implements AttemptOwn
     if (!c.permitToSend()) return;
     const s = c.s;
     if (s.fleet === undefined || !s.fleet.needsAdmission(ep, now)) return Call.#launch(c, ep, now);
-    c.slots().admitting = ep;
+    c.slotsNow().admitting = ep;
     c.waitFor(ADMISSION, s.opts.sharedQuota!.timeoutMs);
     s.features.store!.askStore(s, c, ep);
   }
 
   awaitingAdmission(ep: EndpointState<C>): boolean {
-    return this.waiting === ADMISSION && this.lazy!.admitting === ep; // #admit made the history
+    return this.waiting === ADMISSION && this.lazySlots!.admitting === ep; // #admit made the history
   }
 
   /** The store answered, failed or timed out: launch on `ep` if it can still take the attempt, else select again. */
@@ -163,7 +163,7 @@ export class Call<C, T> extends Waiting<C, CallHistory<C>> implements AttemptOwn
 
   static #stillAdmissible<C, T>(c: Call<C, T>, ep: EndpointState<C>, now: number): boolean {
     if (now >= c.deadlineAt) Call.#deadlineExceeded(c);
-    else if (!ep.readyNow(now, c.flag(PANIC))) Call.#next(c);
+    else if (!ep.readyNow(now, c.hasFlag(PANIC))) Call.#next(c);
     else return true;
     return false;
   }
@@ -174,19 +174,19 @@ export class Call<C, T> extends Waiting<C, CallHistory<C>> implements AttemptOwn
       c.setFlag(RETRY_PENDING | BACKED_OFF, false);
       c.queueWaitEnds();
     }
-    // The first attempt is the call itself (counted by `launched` until the call has a history).
-    const own = !c.launched;
-    if (own && c.lazy !== undefined) c.lazy.attempts++;
-    const a = own ? c : new OwnedAttempt<C>(c, ep, ++c.slots().attempts, probe, now === c.beganAt ? undefined : now);
+    // The first attempt is the call itself (counted by hasLaunched until the call has a history).
+    const own = !c.hasLaunched;
+    if (own && c.lazySlots !== undefined) c.lazySlots.attempts++;
+    const a = own ? c : new OwnedAttempt<C>(c, ep, ++c.slotsNow().attempts, probe, now === c.beganAt ? undefined : now);
     if (own) c.takeOwn(ep, probe, now);
-    else if (!asHedge) c.lazy!.last = a;
+    else if (!asHedge) c.lazySlots!.last = a;
     claimSlot(ep, now);
-    if (asHedge) c.lazy!.hedging!.started(a);
-    else c.lazy?.hedging?.schedule(ep);
+    if (asHedge) c.lazySlots!.hedges!.started(a);
+    else c.lazySlots?.hedges?.schedule(ep);
     startAttempt(c.s, a);
     let pending: unknown;
     try {
-      pending = c.operation.call(c, ep.conn, a); // called on the call, as it always was
+      pending = c.callOp.call(c, ep.conn, a); // called on the call, as it always was
     } catch (error) {
       return c.attemptFailed(a, error, true);
     }
@@ -202,7 +202,7 @@ export class Call<C, T> extends Waiting<C, CallHistory<C>> implements AttemptOwn
   static #endAttempt<C, T>(c: Call<C, T>, a: Attempt<C>): void {
     a.done = true;
     c.s.timeouts.remove(a); // a no-op unless it is queued
-    c.lazy?.hedging?.remove(a); // a no-op for the primary
+    c.lazySlots?.hedges?.remove(a); // a no-op for the primary
     releaseSlot(c.s, a);
     if (!Call.#othersRunning(c)) c.releaseAfterSend();
   }
@@ -220,7 +220,7 @@ export class Call<C, T> extends Waiting<C, CallHistory<C>> implements AttemptOwn
   attemptFailed(a: Attempt<C>, error: unknown, sync: boolean): void {
     if (a.done) return;
     Call.#endAttempt(this, a);
-    const h = this.slots();
+    const h = this.slotsNow();
     h.lastError = error;
     const ep = a.ep;
     const { cls, retryAfterMs, movesOn } = recordFailure(this.s, a, error, sync, (h.verdict ??= newVerdict()), this.plan.backoff.maxMs);
@@ -231,8 +231,8 @@ export class Call<C, T> extends Waiting<C, CallHistory<C>> implements AttemptOwn
     const final = (cls === 'permanent' && !movesOn) || cls === 'retry-narrower'; // an invalid key's permanent is about the endpoint
     if (!final && Call.#othersRunning(this)) {
       // A hedged call goes on while another of its attempts may still answer.
-      if (cls === 'unsupported' || movesOn) this.slots().exclude(ep, this.plan.excluded);
-      else if (cls !== 'unauthorized' || this.lazy?.hedging?.reauthBeside(a, h) !== true) this.slots().markTried(ep); // unauthorized: refreshed, replayed there
+      if (cls === 'unsupported' || movesOn) this.slotsNow().exclude(ep, this.plan.excluded);
+      else if (cls !== 'unauthorized' || this.lazySlots?.hedges?.reauthBeside(a, h) !== true) this.slotsNow().markTried(ep); // unauthorized: refreshed, replayed there
       return;
     }
     // A parked or disabled endpoint is out of the running: selection skips it by itself.
@@ -241,9 +241,9 @@ export class Call<C, T> extends Waiting<C, CallHistory<C>> implements AttemptOwn
       case 'permanent':
         return Call.#fail(this, 'PERMANENT', permanentMessage(ep.name, error, sync, h.verdict));
       case 'retry-narrower':
-        return Call.#fail(this, 'RETRY_NARROWER', `endpoint ${JSON.stringify(ep.name)} asked for a narrower request`);
+        return Call.#fail(this, 'RETRY_NARROWER', `endpoint ${quoted(ep)} asked for a narrower request`);
       case 'unsupported':
-        this.slots().exclude(ep, this.plan.excluded);
+        this.slotsNow().exclude(ep, this.plan.excluded);
         return Call.#retryOrFail(this);
       case 'unauthorized': {
         const auth = this.s.features.auth; // without it there is no `refreshAuth`: the answer is final
@@ -251,46 +251,46 @@ export class Call<C, T> extends Waiting<C, CallHistory<C>> implements AttemptOwn
         return why === undefined ? this.waitFor(AUTH, INF) : Call.#fail(this, 'UNAUTHORIZED', why);
       }
       default:
-        this.slots().markTried(ep);
+        this.slotsNow().markTried(ep);
         if (cls === 'rate-limited') this.lostTurn();
         this.setFlag(RETRY_PENDING, true);
         return Call.#retryOrFail(this);
     }
   }
 
-  /** The waits' slots are the call's history (failures, retries, exclusions, hedges, the store): one object made at first need, read as `lazy`. */
-  protected override newSlots(): CallHistory<C> {
-    return new CallHistory<C>(this.launched ? 1 : 0);
+  /** The waits' slots are the call's history (failures, retries, exclusions, hedges, the store): one object made at first need, read as lazySlots. */
+  protected override makeSlots(): CallHistory<C> {
+    return new CallHistory<C>(this.hasLaunched ? 1 : 0);
   }
 
   /** HedgeHost: endpoints this call already tried. */
   get tried(): EndpointState<C>[] | undefined {
-    return this.lazy?.tried;
+    return this.lazySlots?.tried;
   }
 
   /** Endpoints this call must not use: its own exclusions, then those it added. */
   static #excluded<C, T>(c: Call<C, T>): EndpointState<C>[] | undefined {
-    return c.lazy?.excluded ?? c.plan.excluded;
+    return c.lazySlots?.excluded ?? c.plan.excluded;
   }
 
   /** The latest primary (not hedged) attempt, the call itself until a retry, while it runs. */
   static #running<C, T>(c: Call<C, T>): Attempt<C> | undefined {
-    const a = c.lazy?.last ?? (c.launched ? c : undefined);
+    const a = c.lazySlots?.last ?? (c.hasLaunched ? c : undefined);
     return a?.done === false ? a : undefined;
   }
 
   static #othersRunning<C, T>(c: Call<C, T>): boolean {
-    return Call.#running(c) !== undefined || (c.lazy?.hedging?.running.length ?? 0) > 0;
+    return Call.#running(c) !== undefined || (c.lazySlots?.hedges?.running.length ?? 0) > 0;
   }
 
   /** HedgeHost: endpoints a hedge must avoid, or `undefined` when the call cannot hedge now (a settled call runs nothing; after close() nothing new starts). */
   hedgeAvoiding(now: number): EndpointState<C>[] | undefined {
     const running = Call.#running(this);
     if (running === undefined || this.plan.pin !== undefined || now >= this.deadlineAt || this.s.closed) return undefined;
-    if (this.attempts - (this.lazy?.replays ?? 0) >= attemptLimit(this.s, this.plan.maxAttempts)) return undefined; // a hedge is an attempt
+    if (spent(this.s, this.attempts, this.lazySlots, this.plan.maxAttempts)) return undefined; // a hedge is an attempt
     const busy: EndpointState<C>[] = Call.#excluded(this)?.slice() ?? [];
     busy.push(running.ep);
-    for (const h of this.lazy!.hedging!.running) busy.push(h.ep);
+    for (const h of this.lazySlots!.hedges!.running) busy.push(h.ep);
     return busy;
   }
 
@@ -304,14 +304,14 @@ export class Call<C, T> extends Waiting<C, CallHistory<C>> implements AttemptOwn
     const s = this.s;
     Call.#endAttempt(this, a);
     const now = s.clock.now();
-    const h = this.slots();
+    const h = this.slotsNow();
     h.lastError = recordTimeout(s, a, now, starved(this.plan, this.deadlineAt, a, now));
     keepError(a.ep, h.lastError, now);
     noteFailure(h, a.ep, 'timeout');
     h.lastRetryAfterMs = undefined;
     if (this.settled) return;
     if (now >= this.deadlineAt) return Call.#deadlineExceeded(this);
-    this.slots().markTried(a.ep);
+    this.slotsNow().markTried(a.ep);
     if (Call.#othersRunning(this)) return;
     this.setFlag(RETRY_PENDING, true);
     Call.#retryOrFail(this);
@@ -321,31 +321,31 @@ export class Call<C, T> extends Waiting<C, CallHistory<C>> implements AttemptOwn
   refreshed(ep: EndpointState<C>): void {
     if (this.waiting !== AUTH) return;
     this.stopWaiting();
-    this.slots().replays++;
+    this.slotsNow().replays++;
     const now = this.s.clock.now();
     if (Call.#stillAdmissible(this, ep, now)) Call.#admit(this, ep, now);
   }
 
-  refreshFailed(ep: EndpointState<C>, error: unknown): void {
+  refreshFailed(message: string, error: unknown): void {
     if (this.waiting !== AUTH) return;
-    this.slots().lastError = error;
-    Call.#fail(this, 'AUTH', `refreshing the credentials of endpoint ${JSON.stringify(ep.name)} failed`);
+    this.slotsNow().lastError = error;
+    Call.#fail(this, 'AUTH', message);
   }
 
   static #retryOrFail<C, T>(c: Call<C, T>): void {
-    if (c.attempts - (c.lazy?.replays ?? 0) >= attemptLimit(c.s, c.plan.maxAttempts)) {
-      return Call.#fail(c, 'RETRIES_EXHAUSTED', `${c.attempts === 1 ? 'the only attempt allowed failed' : `all ${c.attempts} attempts failed`}${failureList(c.lazy, ': ', '')}`, c.lazy?.lastRetryAfterMs);
+    if (spent(c.s, c.attempts, c.lazySlots, c.plan.maxAttempts)) {
+      return Call.#fail(c, 'RETRIES_EXHAUSTED', `${c.attempts === 1 ? 'the only attempt allowed failed' : `all ${c.attempts} attempts failed`}${failureList(c.lazySlots, ': ', '')}`, c.lazySlots?.lastRetryAfterMs);
     }
     const budget = c.s.opts.retryBudget;
     if (budget !== undefined && !budget.tryWithdraw(c.s.clock.now())) {
-      return Call.#fail(c, 'RETRY_BUDGET_EXHAUSTED', `the pool's retry budget is spent; no retry after ${attemptCount(c.attempts)}${failureList(c.lazy)}`, c.lazy?.lastRetryAfterMs);
+      return Call.#fail(c, 'RETRY_BUDGET_EXHAUSTED', `the pool's retry budget is spent; no retry after ${attemptCount(c.attempts)}${failureList(c.lazySlots)}`, c.lazySlots?.lastRetryAfterMs);
     }
     Call.#next(c);
   }
 
   /** Waits `ms` (`Infinity`: until freed capacity wakes it) or its turn on `queueOn`'s quota, bounded by the deadline; `hinted`: not a backoff. */
   static #sleep<C, T>(c: Call<C, T>, ms: number, hinted: boolean, queueOn?: EndpointState<C>): void {
-    if (c.flag(RETRY_PENDING)) {
+    if (c.hasFlag(RETRY_PENDING)) {
       c.setFlag(RETRY_PENDING, false);
       if (c.s.listener !== undefined) c.s.emit({ type: 'retry-scheduled', callId: c.id, attempt: c.attempts + 1, delayMs: ms, hinted });
     }
@@ -356,20 +356,20 @@ export class Call<C, T> extends Waiting<C, CallHistory<C>> implements AttemptOwn
   }
 
   static #deadlineExceeded<C, T>(c: Call<C, T>): void {
-    Call.#fail(c, 'DEADLINE_EXCEEDED', `the call's deadline of ${c.plan.deadlineMs} ms passed after ${attemptCount(c.attempts)}${failureList(c.lazy)}`);
+    Call.#fail(c, 'DEADLINE_EXCEEDED', `the call's deadline of ${c.plan.deadlineMs} ms passed after ${attemptCount(c.attempts)}${failureList(c.lazySlots)}`);
   }
 
   static #pinUnavailable<C, T>(c: Call<C, T>, why: string, retryAfterMs: number | undefined): void {
-    Call.#fail(c, 'PIN_UNAVAILABLE', `pinned endpoint ${JSON.stringify(c.plan.pin!.name)} cannot serve: ${why}`, retryAfterMs);
+    Call.#fail(c, 'PIN_UNAVAILABLE', `pinned endpoint ${quoted(c.plan.pin!)} cannot serve: ${why}`, retryAfterMs);
   }
 
   static #fail<C, T>(c: Call<C, T>, code: PoolErrorCode, message: string, retryAfterMs?: number, cancel: CancelReason = 'aborted', abortReason?: unknown): void {
     if (c.settled) return;
     c.settled = true;
-    const lastError = c.lazy?.lastError;
+    const lastError = c.lazySlots?.lastError;
     const cause = lastError !== undefined ? lastError : code === 'NO_ENDPOINT' ? lastPoolError(c.s) : abortReason;
-    const latest = c.lazy?.last ?? (c.launched ? c : undefined);
-    const lastEndpoint = c.lazy?.hedging?.latestEndpoint(latest) ?? latest?.ep;
+    const latest = c.lazySlots?.last ?? (c.hasLaunched ? c : undefined);
+    const lastEndpoint = c.lazySlots?.hedges?.latestEndpoint(latest) ?? latest?.ep;
     const error = new PoolError(code, message, { cause, attempts: c.attempts, endpoint: lastEndpoint?.name, retryAfterMs: retryAfterMs === INF ? undefined : retryAfterMs });
     Call.#cleanup(c, code === 'CLOSED' ? 'closed' : cancel, abortReason ?? error);
     recordCallFailure(c.s, c, error, lastEndpoint);
@@ -386,7 +386,7 @@ export class Call<C, T> extends Waiting<C, CallHistory<C>> implements AttemptOwn
     const s = c.s;
     const running = Call.#running(c);
     if (running !== undefined) Call.#cancel(c, running, cancel, abortReason);
-    const hedging = c.lazy?.hedging;
+    const hedging = c.lazySlots?.hedges;
     if (hedging !== undefined) {
       for (const a of hedging.running.slice()) Call.#cancel(c, a, cancel, abortReason);
       hedging.stop();

@@ -5,11 +5,32 @@
  * The `AbortController` behind `signal` is taken only when the operation reads `signal`:
  * creating and aborting one costs more than the rest of a call, and most attempts end
  * normally. A normal end never aborts it; it hands the controller back for a later
- * attempt, which gets it only if nothing is listening to it any more (signals.ts). If the
- * attempt was already cut short when `signal` is first read, the signal comes back already
- * aborted.
+ * attempt (reusableSignals), which gets it only if nothing is listening to it any more
+ * (base/signals.ts). If the attempt was already cut short when `signal` is first read, the
+ * signal comes back already aborted.
  */
-import { AttemptSignal, acquireSignal } from '../base/signals.js';
+
+/** An attempt's controller, its signal kept in a field; base/signals.ts extends it. */
+export class AttemptController {
+  readonly controller = new AbortController();
+  readonly signal: AbortSignal;
+
+  constructor() {
+    this.signal = this.controller.signal;
+  }
+
+  abort(reason: unknown): void {
+    this.controller.abort(reason);
+  }
+
+  /** Its attempt ended normally (see base/signals.ts). */
+  release(): void {}
+}
+
+/** Where a context's controllers come from when they may be reused (`Features.signals`). */
+export interface SignalSource {
+  acquire(): AttemptController;
+}
 
 export interface AttemptContext {
   /** Aborts when the attempt times out, the deadline passes, the caller aborts or the pool gives up on it. */
@@ -54,12 +75,15 @@ export abstract class SignalContext implements AttemptContext {
   // with initializers or as `#private`: V8 runs a class's field initializers as a call of
   // their own on every construction, and a call (six classes deep) paid one per class,
   // 40-60 ns per call on Node 20 and 26 (docs/performance.md, "The viem path with `custom` handed in").
-  /** Nothing yet, the signal once read, the reason of an early abort, or a target set by `watch` (one field: heap per attempt in flight). */
-  private declare signalState: AttemptSignal | EarlyAbort | AbortTarget | undefined;
+  /** Nothing yet, the controller once `signal` is read, the reason of an early abort, or a target set by `watch` (one field: heap per attempt in flight). */
+  private declare signalState: AttemptController | EarlyAbort | AbortTarget | undefined;
 
   constructor() {
     this.signalState = undefined;
   }
+
+  /** The pool's reusable controllers (`undefined`: a new one per read). */
+  abstract readonly signalSource: SignalSource | undefined;
 
   get signal(): AbortSignal {
     return this.signalOf(false);
@@ -68,8 +92,9 @@ export abstract class SignalContext implements AttemptContext {
   /** @internal The signal; `plain`: a plain controller's, never tracked for reuse (see `untrackedSignal`). */
   signalOf(plain: boolean): AbortSignal {
     const state = this.signalState;
-    if (state instanceof AttemptSignal) return state.signal;
-    const c = acquireSignal(plain);
+    if (state instanceof AttemptController) return state.signal;
+    const source = plain ? undefined : this.signalSource;
+    const c = source === undefined ? new AttemptController() : source.acquire();
     this.signalState = c;
     if (state instanceof EarlyAbort) c.abort(state.reason);
     // A watched target (see `watch`) still hears the abort, through the signal now.
@@ -96,7 +121,7 @@ export abstract class SignalContext implements AttemptContext {
   release(): void {
     const c = this.signalState;
     if (c === undefined || c instanceof EarlyAbort) return;
-    if (!(c instanceof AttemptSignal)) {
+    if (!(c instanceof AttemptController)) {
       // A watched target is let go: nothing aborts it after a normal end.
       this.signalState = undefined;
       return;
@@ -110,7 +135,7 @@ export abstract class SignalContext implements AttemptContext {
   abort(reason: unknown): void {
     const state = this.signalState;
     if (state === undefined) this.signalState = new EarlyAbort(reason);
-    else if (state instanceof AttemptSignal) {
+    else if (state instanceof AttemptController) {
       if (!state.signal.aborted) state.abort(reason);
     } else if (!(state instanceof EarlyAbort)) {
       // A watched target hears it once; a signal read later comes back aborted.
@@ -143,11 +168,13 @@ export class LazyContext extends SignalContext {
   readonly endpoint: string;
   readonly attempt: number;
   readonly deadlineAt: number;
+  readonly signalSource: SignalSource | undefined;
 
-  constructor(endpoint: string, attempt: number, deadlineAt: number) {
+  constructor(endpoint: string, attempt: number, deadlineAt: number, signals?: SignalSource) {
     super();
     this.endpoint = endpoint;
     this.attempt = attempt;
     this.deadlineAt = deadlineAt;
+    this.signalSource = signals;
   }
 }

@@ -9,6 +9,7 @@ import type { Hedging } from './hedging.js';
 import type { EndpointState } from '../selection/endpoint.js';
 import type { PoolState } from '../state.js';
 import { WaitSlots } from './waits.js';
+import { quoted } from './outcome.js';
 
 /**
  * The attempt cap (replays after a credential refresh not counted). `maxAttempts` left
@@ -17,6 +18,11 @@ import { WaitSlots } from './waits.js';
  */
 export function attemptLimit<C>(s: PoolState<C>, maxAttempts: number): number {
   return maxAttempts === AUTO_ATTEMPTS ? Math.max(DEFAULTS.maxAttempts, s.endpoints.length) : maxAttempts;
+}
+
+/** A call made every attempt it may (`h`: its history; replays after a credential refresh not counted). */
+export function spent<C>(s: PoolState<C>, attempts: number, h: CallHistory<C> | undefined, maxAttempts: number): boolean {
+  return attempts - (h?.replays ?? 0) >= attemptLimit(s, maxAttempts);
 }
 
 /** Every candidate is excluded for this call or disabled: no wait can end in an attempt. */
@@ -33,7 +39,7 @@ export function listed(items: readonly string[], total = items.length): string {
 
 /** NO_ENDPOINT's message: why each endpoint takes no call (a spent quota is no open breaker). */
 export function noEndpointMessage<C>(s: PoolState<C>, now: number, excluded: readonly EndpointState<C>[] | undefined): string {
-  return `no endpoint admits calls: ${listed(s.endpoints.map((ep) => `${JSON.stringify(ep.name)} ${excluded?.includes(ep) === true ? 'excluded' : ep.disabled ? 'disabled' : ep.breaker.admits(now) ? 'parked' : 'breaker open'}`))}`;
+  return `no endpoint admits calls: ${listed(s.endpoints.map((ep) => `${quoted(ep)} ${excluded?.includes(ep) === true ? 'excluded' : ep.disabled ? 'disabled' : ep.breaker.admits(now) ? 'parked' : 'breaker open'}`))}`;
 }
 
 /** Remembers an error that counted against `ep` (a transient failure, a timeout). */
@@ -83,7 +89,7 @@ export class CallHistory<C> extends WaitSlots {
   /** The latest primary attempt after the call's own (see `Call.#latest`). */
   last: Attempt<C> | undefined = undefined;
   /** Hedged attempts, for a call with a hedge plan. */
-  hedging: Hedging<C> | undefined = undefined;
+  hedges: Hedging<C> | undefined = undefined;
 
   constructor(attempts: number) {
     super();
@@ -110,5 +116,5 @@ export function failureList<C>(h: CallHistory<C> | undefined, open = ' (failed: 
 
 /** Notes `"a" timeout` for a failed attempt (the first six), for the call's final message (`failures`, `failed`). */
 export function noteFailure<C>(h: CallHistory<C>, ep: EndpointState<C>, what: string): void {
-  if (++h.failed <= 6) (h.failures ??= []).push(`${JSON.stringify(ep.name)} ${what}`);
+  if (++h.failed <= 6) (h.failures ??= []).push(`${quoted(ep)} ${what}`);
 }

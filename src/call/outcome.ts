@@ -25,6 +25,11 @@ function tracker<C>(s: PoolState<C>, ep: EndpointState<C>): LatencyTracker {
   return (ep.latency ??= new s.features.latency!.Tracker());
 }
 
+/** An attempt's duration for `ep`'s latency estimate, if the pool tracks latency. */
+function observeLatency<C>(s: PoolState<C>, ep: EndpointState<C>, now: number, durationMs: number, failed: boolean): void {
+  if (s.tracksLatency) tracker(s, ep).observe(now, durationMs, failed, s.opts.latency!.decayMs, s.opts.latency!.failurePenaltyMs);
+}
+
 /** A success: the breaker, latency, metrics and `attempt-success`. */
 export function recordSuccess<C>(s: PoolState<C>, a: Attempt<C>): void {
   a.release();
@@ -35,24 +40,10 @@ export function recordSuccess<C>(s: PoolState<C>, a: Attempt<C>): void {
   const now = s.timesSuccesses || limited ? s.clock.now() : a.startedAt;
   const durationMs = now - a.startedAt;
   if (limited) ep.okMs = ep.okMs === 0 ? durationMs : ep.okMs + (durationMs - ep.okMs) / 8;
-  if (s.tracksLatency) tracker(s, ep).observe(now, durationMs, false, s.opts.latency!.decayMs, s.opts.latency!.failurePenaltyMs);
-  let closed = false;
-  let opened = false;
+  observeLatency(s, ep, now, durationMs, false);
   // A slow success still answers the caller, but counts against the endpoint (not for a probe).
-  if (durationMs > s.opts.breaker.slowCallMs && a.probe === 0) opened = ep.breaker.recordFailure(a.generation, a.probe, now);
-  else closed = ep.breaker.recordSuccess(now);
-  // A replaced or removed endpoint's breaker serves nobody: its turns are no news of the live one of that name.
-  if ((opened || closed) && !ep.live) opened = closed = false;
-  if (s.metrics !== undefined) {
-    safeObserve(s.metrics, METRICS.attemptDuration, ep.labels, durationMs);
-    if (opened) s.count(METRICS.breakerOpened, ep.labels);
-  }
-  if (s.listener !== undefined) {
-    if (closed) s.emit({ type: 'breaker-closed', endpoint: ep.name });
-    if (opened) s.emit({ type: 'breaker-opened', endpoint: ep.name, cooldownMs: ep.breaker.openPeriodMs });
-    s.emit({ type: 'attempt-success', callId: a.owner.id, endpoint: ep.name, attempt: a.attempt, durationMs });
-  }
-  if (closed) s.wakeParked();
+  if (durationMs > s.opts.breaker.slowCallMs && a.probe === 0) report(s, a, undefined, undefined, now, ep.breaker.recordFailure(a.generation, a.probe, now), false);
+  else report(s, a, undefined, undefined, now, false, ep.breaker.recordSuccess(now));
   const q = ep.quota;
   q.limitedRun = 0;
   // Only the limits feature makes a quota grouped, learned or adaptive, or an endpoint's own level.
@@ -78,6 +69,9 @@ export function permanentMessage(endpoint: string, error: unknown, sync: boolean
   return `${on} answered with a permanent error`;
 }
 
+/** An endpoint's name as messages quote it. */
+export const quoted = (ep: { readonly name: string }): string => JSON.stringify(ep.name);
+
 /** "1 attempt", "3 attempts". */
 export function attemptCount(n: number): string {
   return n === 1 ? '1 attempt' : `${n} attempts`;
@@ -102,13 +96,7 @@ export function recordFailure<C>(s: PoolState<C>, a: Attempt<C>, error: unknown,
   const ep = a.ep;
   if (sync) {
     // Nothing was classified: no hint from an earlier failure of this call may carry over.
-    verdict.class = 'permanent';
-    verdict.retryAfterMs = undefined;
-    verdict.ceilingPerSecond = undefined;
-    verdict.ceilingScope = undefined;
-    verdict.dailyQuotaExhausted = false;
-    verdict.disableEndpoint = false;
-    verdict.valid = false;
+    Object.assign(verdict, newVerdict(), { class: 'permanent', valid: false });
   } else {
     runClassifier(s.opts.classify, error, verdict, a);
   }
@@ -148,9 +136,9 @@ export function recordFailure<C>(s: PoolState<C>, a: Attempt<C>, error: unknown,
   // Only failures that say something about the endpoint's health feed the ranking.
   const unhealthy = cls === 'transient' || cls === 'rate-limited';
   if (unhealthy) ep.recentFailures.add(now);
-  if (s.tracksLatency) tracker(s, ep).observe(now, now - a.startedAt, unhealthy, s.opts.latency!.decayMs, s.opts.latency!.failurePenaltyMs);
+  observeLatency(s, ep, now, now - a.startedAt, unhealthy);
   const movesOn = applyHints(s, ep, verdict, now);
-  reportFailure(s, a, cls, error, now, opened, closed);
+  report(s, a, cls, error, now, opened, closed);
   if (cls === 'rate-limited' && s.listener !== undefined) {
     // A replaced or removed endpoint's cooldown is reported only where a live endpoint shares it.
     const name = liveName(s, ep, level);
@@ -177,7 +165,7 @@ export function starved<C>(plan: { readonly attemptTimeoutMs: number; readonly d
  */
 export function recordTimeout<C>(s: PoolState<C>, a: Attempt<C>, now: number, starved: boolean): PoolError {
   const ep = a.ep;
-  const error = new PoolError('ATTEMPT_TIMEOUT', `attempt ${a.attempt} on endpoint ${JSON.stringify(ep.name)} timed out after ${Math.round(now - a.startedAt)} ms`, {
+  const error = new PoolError('ATTEMPT_TIMEOUT', `attempt ${a.attempt} on endpoint ${quoted(ep)} timed out after ${Math.round(now - a.startedAt)} ms`, {
     attempts: a.attempt,
     endpoint: ep.name,
   });
@@ -187,13 +175,12 @@ export function recordTimeout<C>(s: PoolState<C>, a: Attempt<C>, now: number, st
     ep.breaker.release(a.probe);
     // Stryker disable next-line ConditionalExpression,EqualityOperator: as in recordFailure, releaseSlot already woke parked calls for a probe
     if (a.probe !== 0) s.wakeParked();
-    reportFailure(s, a, 'timeout', error, now, false, false);
+    report(s, a, 'timeout', error, now, false, false);
     return error;
   }
   ep.recentFailures.add(now);
-  if (s.tracksLatency) tracker(s, ep).observe(now, now - a.startedAt, true, s.opts.latency!.decayMs, s.opts.latency!.failurePenaltyMs);
-  const opened = ep.breaker.recordFailure(a.generation, a.probe, now);
-  reportFailure(s, a, 'timeout', error, now, opened, false);
+  observeLatency(s, ep, now, now - a.startedAt, true);
+  report(s, a, 'timeout', error, now, ep.breaker.recordFailure(a.generation, a.probe, now), false);
   return error;
 }
 
@@ -268,21 +255,23 @@ function applyHints<C>(s: PoolState<C>, ep: EndpointState<C>, verdict: Verdict, 
   return out || verdict.disableEndpoint;
 }
 
-/** Metrics and events for a failed attempt, after every state change. */
-function reportFailure<C>(s: PoolState<C>, a: Attempt<C>, cls: FailureClass, error: unknown, now: number, opened: boolean, closed: boolean): void {
+/** Metrics and events for an attempt that answered (no class) or failed, after every state change. */
+function report<C>(s: PoolState<C>, a: Attempt<C>, cls: FailureClass | undefined, error: unknown, now: number, opened: boolean, closed: boolean): void {
   const ep = a.ep;
-  // As in recordSuccess: a replaced or removed endpoint's breaker turns are not reported.
+  // A replaced or removed endpoint's breaker serves nobody: its turns are no news of the live one of that name.
   if ((opened || closed) && !ep.live) opened = closed = false;
   const durationMs = now - a.startedAt;
   if (s.metrics !== undefined) {
-    s.count(METRICS.failures, ep.classLabels(cls));
+    if (cls !== undefined) s.count(METRICS.failures, ep.classLabels(cls));
     safeObserve(s.metrics, METRICS.attemptDuration, ep.labels, durationMs);
     if (opened) s.count(METRICS.breakerOpened, ep.labels);
   }
   if (s.listener !== undefined) {
     if (opened) s.emit({ type: 'breaker-opened', endpoint: ep.name, cooldownMs: ep.breaker.openPeriodMs });
     if (closed) s.emit({ type: 'breaker-closed', endpoint: ep.name });
-    s.emit({ type: 'attempt-failure', callId: a.owner.id, endpoint: ep.name, attempt: a.attempt, durationMs, errorClass: cls, error });
+    const callId = a.owner.id;
+    const attempt = a.attempt;
+    s.emit(cls === undefined ? { type: 'attempt-success', callId, endpoint: ep.name, attempt, durationMs } : { type: 'attempt-failure', callId, endpoint: ep.name, attempt, durationMs, errorClass: cls, error });
   }
   if (closed) s.wakeParked();
 }

@@ -30,7 +30,7 @@ export interface TimeoutEntry {
   queued: boolean;
   /** Its index in the heap, or -1 while it is in the list (or not queued). */
   heapIndex: number;
-  /** Called once when `dueAt` has passed and the entry is still queued. */
+  /** Called once when dueAt has passed and the entry is still queued. */
   expire(now: number): void;
 }
 

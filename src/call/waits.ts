@@ -22,8 +22,8 @@ import { CallCore, CallSlots } from './call-core.js';
 
 const INF = Infinity;
 
-// Bits of the call's flags (`CallCore.bits`) below 256: five booleans and the current wait
-// (heap per call in flight); the bits from FREE_BIT up are the subclass's own (see `flag`).
+// Bits of the call's flags (CallCore.flagWord) below 256: five booleans and the current wait
+// (heap per call in flight); the bits from FREE_BIT up are the subclass's own (see hasFlag).
 const SETTLED = 1;
 const HOLDS_PERMIT = 2;
 const IN_PERMIT_QUEUE = 4;
@@ -43,7 +43,7 @@ export const AUTH = 128;
 export const ADMISSION = 160;
 export const QUEUE = 192;
 
-/** What only a call that waits in a queue or on a timer needs, made at first need; a call's history extends it (one lazy object, not two). */
+/** What only a call that waits in a queue or on a timer needs, made at first need; a call's history extends it (one lazySlots object, not two). */
 export class WaitSlots extends CallSlots {
   permitPrev: PermitWaiter | undefined = undefined;
   permitNext: PermitWaiter | undefined = undefined;
@@ -60,15 +60,15 @@ export class WaitSlots extends CallSlots {
 export abstract class Waiting<C, S extends WaitSlots = WaitSlots> extends CallCore<C, S> implements Waiter, QueuedWaiter {
   /** The wait it is in (NONE: running or settled). */
   protected get waiting(): WaitState {
-    return this.bits & STATE_BITS;
+    return this.flagWord & STATE_BITS;
   }
   protected set waiting(state: WaitState) {
-    this.bits = (this.bits & ~STATE_BITS) | state;
+    this.flagWord = (this.flagWord & ~STATE_BITS) | state;
   }
 
   /** The call's promise has settled: nothing may resume it. */
   protected get settled(): boolean {
-    return (this.bits & SETTLED) !== 0;
+    return (this.flagWord & SETTLED) !== 0;
   }
   protected set settled(on: boolean) {
     this.setFlag(SETTLED, on);
@@ -76,19 +76,19 @@ export abstract class Waiting<C, S extends WaitSlots = WaitSlots> extends CallCo
 
   // Its place in the pool's permit queue (see permit-queue.ts).
   get permitPrev(): PermitWaiter | undefined {
-    return this.lazy?.permitPrev;
+    return this.lazySlots?.permitPrev;
   }
   set permitPrev(w: PermitWaiter | undefined) {
-    this.slots().permitPrev = w;
+    this.slotsNow().permitPrev = w;
   }
   get permitNext(): PermitWaiter | undefined {
-    return this.lazy?.permitNext;
+    return this.lazySlots?.permitNext;
   }
   set permitNext(w: PermitWaiter | undefined) {
-    this.slots().permitNext = w;
+    this.slotsNow().permitNext = w;
   }
   get inPermitQueue(): boolean {
-    return (this.bits & IN_PERMIT_QUEUE) !== 0;
+    return (this.flagWord & IN_PERMIT_QUEUE) !== 0;
   }
   set inPermitQueue(on: boolean) {
     this.setFlag(IN_PERMIT_QUEUE, on);
@@ -96,10 +96,10 @@ export abstract class Waiting<C, S extends WaitSlots = WaitSlots> extends CallCo
 
   /** QueuedWaiter: the ticket of its place in a rate-limit queue (0: none). */
   get queueTicket(): number {
-    return this.lazy?.queueTicket ?? 0;
+    return this.lazySlots?.queueTicket ?? 0;
   }
   set queueTicket(ticket: number) {
-    this.slots().queueTicket = ticket;
+    this.slotsNow().queueTicket = ticket;
   }
 
   /** Its turn for a token on `ep` came (it is out of the queue): go there, or select again. */
@@ -120,7 +120,7 @@ export abstract class Waiting<C, S extends WaitSlots = WaitSlots> extends CallCo
 
   /** QueuedWaiter: the queue gave this call its turn. */
   turn(now: number): void {
-    const ep = this.lazy?.queuedOn as EndpointState<C> | undefined;
+    const ep = this.lazySlots?.queuedOn as EndpointState<C> | undefined;
     if (this.settled || this.waiting !== QUEUE || ep === undefined) return;
     this.stopWaiting();
     this.setFlag(HAD_TURN, true);
@@ -148,16 +148,16 @@ export abstract class Waiting<C, S extends WaitSlots = WaitSlots> extends CallCo
   protected lateTurn(etaMs: number, now: number, ep?: EndpointState<C>): string | undefined {
     // A call that goes back to the front (see `queueFor`) waits only for the limits themselves
     // and the calls already back at the front.
-    if (ep !== undefined && (this.bits & HAD_TURN) !== 0) {
+    if (ep !== undefined && (this.flagWord & HAD_TURN) !== 0) {
       const f = ep.quota.waiters?.front ?? 0;
       etaMs = ep.limitWaitMs(now);
       if (f > 0) etaMs = Math.max(etaMs, ep.turnEtaMs(now, f, f));
     }
-    const waited = (this.bits & WAIT_COUNTED) !== 0 ? now - this.lazy!.queuedAt : 0;
+    const waited = (this.flagWord & WAIT_COUNTED) !== 0 ? now - this.lazySlots!.queuedAt : 0;
     // The turn must leave the attempt its usual time (twice the endpoint's smoothed success
     // duration): a turn at the last millisecond would spend a token on a call that then fails,
     // and one at the deadline itself leaves no time at all.
-    const on = ep ?? (this.lazy?.queuedOn as EndpointState<C> | undefined);
+    const on = ep ?? (this.lazySlots?.queuedOn as EndpointState<C> | undefined);
     const reserveMs = on === undefined ? 0 : 2 * on.okMs;
     const turnAt = now + etaMs;
     const late = turnAt >= this.deadlineAt || turnAt + reserveMs > this.deadlineAt ? 'deadline' : waited + etaMs > this.s.opts.maxQueueWaitMs ? 'maxQueueWaitMs' : undefined;
@@ -174,20 +174,20 @@ export abstract class Waiting<C, S extends WaitSlots = WaitSlots> extends CallCo
    */
   protected queueFor(ep: EndpointState<C>, etaMs: number): void {
     const s = this.s;
-    if ((this.bits & WAIT_COUNTED) === 0) {
+    if ((this.flagWord & WAIT_COUNTED) === 0) {
       this.setFlag(WAIT_COUNTED, true);
-      this.slots().queuedAt = s.clock.now();
+      this.slotsNow().queuedAt = s.clock.now();
       s.count(METRICS.rateLimitWaits, ep.labels);
       if (s.listener !== undefined) s.emit({ type: 'rate-limit-wait', callId: this.owner.id, endpoint: ep.name, delayMs: etaMs });
     }
     // Only a pool with the limits feature queues (call.ts `#sleep`).
     const q = (ep.quota.waiters ??= s.features.limits!.waitQueue(s.clock));
-    const slots = this.slots();
+    const slots = this.slotsNow();
     slots.queuedOn = ep;
     ep.queued++;
     slots.queue = q;
     this.waitFor(QUEUE, INF);
-    q.join(this, ep, (this.bits & HAD_TURN) !== 0);
+    q.join(this, ep, (this.flagWord & HAD_TURN) !== 0);
   }
 
   /**
@@ -201,7 +201,7 @@ export abstract class Waiting<C, S extends WaitSlots = WaitSlots> extends CallCo
 
   /** An attempt starts: the next rate-limit wait is a new one. */
   protected queueWaitEnds(): void {
-    this.bits &= ~(WAIT_COUNTED | HAD_TURN);
+    this.flagWord &= ~(WAIT_COUNTED | HAD_TURN);
   }
 
   /** A permit was handed over from a finished call. */
@@ -233,7 +233,7 @@ export abstract class Waiting<C, S extends WaitSlots = WaitSlots> extends CallCo
 
   /** Before an attempt: true when the call holds a permit (or calls are not limited); otherwise it queues for one. */
   protected permitToSend(): boolean {
-    return (this.bits & HOLDS_PERMIT) !== 0 || this.takePermit();
+    return (this.flagWord & HOLDS_PERMIT) !== 0 || this.takePermit();
   }
 
   /** After an attempt or before a wait: under `permitScope: 'attempt'` the permit goes back. */
@@ -243,7 +243,7 @@ export abstract class Waiting<C, S extends WaitSlots = WaitSlots> extends CallCo
 
   /** Returns the permit, if the call holds one. */
   protected releasePermit(): void {
-    if ((this.bits & HOLDS_PERMIT) === 0) return;
+    if ((this.flagWord & HOLDS_PERMIT) === 0) return;
     this.setFlag(HOLDS_PERMIT, false);
     this.s.releasePermit();
   }
@@ -266,7 +266,7 @@ export abstract class Waiting<C, S extends WaitSlots = WaitSlots> extends CallCo
     const left = this.deadlineAt - s.clock.now();
     const delay = ms < left ? ms : left;
     if (delay === INF) return;
-    const slots = this.slots();
+    const slots = this.slotsNow();
     slots.onTimer ??= () => {
       slots.timer = undefined;
       const was = this.waiting;
@@ -279,7 +279,7 @@ export abstract class Waiting<C, S extends WaitSlots = WaitSlots> extends CallCo
   /** Leaves the current wait (if any): its timer is cleared and it leaves the pool's queues. */
   protected stopWaiting(): void {
     const s = this.s;
-    const slots = this.lazy;
+    const slots = this.lazySlots;
     if (slots?.timer !== undefined) {
       s.clock.clearTimeout(slots.timer);
       slots.timer = undefined;

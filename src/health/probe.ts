@@ -28,7 +28,7 @@ export function probeEndpoints<C>(s: PoolState<C>, probe: Operation<C, unknown>,
 
 function probeOne<C>(s: PoolState<C>, ep: EndpointState<C>, probe: Operation<C, unknown>, timeoutMs: number): Promise<ProbeResult> {
   const startedAt = s.clock.now();
-  const ctx = new LazyContext(ep.name, 1, timeoutMs === Infinity ? timeoutMs : startedAt + timeoutMs);
+  const ctx = new LazyContext(ep.name, 1, timeoutMs === Infinity ? timeoutMs : startedAt + timeoutMs, s.features.signals);
   return new Promise<ProbeResult>((resolve) => {
     let done = false;
     let timer: unknown;

@@ -5,10 +5,10 @@
  * rate-limited answer with a ceiling hint and a spent day) at its defaults, on the fake clock.
  */
 import { describe, expect, test } from 'vitest';
-import { PoolCore, isPoolError, rateLimits, hedging, latencySelection, healthSelection, randomSelection, panicMode, failureRates, retryBudgets, authRefresh, sharedQuotas, healthProbes, type Feature } from '../../src/index.js';
+import { PoolCore, isPoolError, rateLimits, hedging, latencySelection, healthSelection, randomSelection, panicMode, failureRates, retryBudgets, authRefresh, sharedQuotas, healthProbes, reusableSignals, type Feature } from '../../src/index.js';
 import { FakeClock } from '../../src/testing/fake-clock.js';
 
-const FEATURES: Record<string, Feature> = { rateLimits, hedging, latencySelection, healthSelection, randomSelection, panicMode, failureRates, retryBudgets, authRefresh, sharedQuotas, healthProbes };
+const FEATURES: Record<string, Feature> = { rateLimits, hedging, latencySelection, healthSelection, randomSelection, panicMode, failureRates, retryBudgets, authRefresh, sharedQuotas, healthProbes, reusableSignals };
 const NAMES = Object.keys(FEATURES);
 
 const store = { acquire: () => Promise.resolve(0) };
