@@ -123,8 +123,11 @@ export async function inventory() {
     addWords(text, published);
   }
   const quoted = new Set(RESERVED);
+  const ts = (await import('typescript')).default;
+  const printer = ts.createPrinter({ removeComments: true });
   for (const f of walk(path.join(root, 'src'), (n) => n.endsWith('.ts'))) {
-    const text = fs.readFileSync(f, 'utf8');
+    // Comments aside: a name in backticks in a doc comment is prose, not a string the code reads.
+    const text = printer.printFile(ts.createSourceFile(f, fs.readFileSync(f, 'utf8'), ts.ScriptTarget.Latest, false, ts.ScriptKind.TS));
     for (const m of text.matchAll(/(['"`])([A-Za-z_$][\w$]*)\1/g)) quoted.add(m[2]);
     // A key whose value is a string: an alias table (`{ rps: 'perSecond' }`) is looked up
     // with the key the user wrote.

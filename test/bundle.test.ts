@@ -180,6 +180,8 @@ describe('package contents', () => {
     const long = new RegExp(`\\.(${Object.keys(cache).join('|')})\\b`);
     const built = readdirSync(join(root, 'dist'), { recursive: true, encoding: 'utf8' }).filter((f) => /\.c?js$/.test(f));
     expect(built.some((f) => f.endsWith('.cjs')) && built.some((f) => f.endsWith('.js'))).toBe(true);
-    expect(built.filter((f) => long.test(readFileSync(join(root, 'dist', f), 'utf8')))).toEqual([]);
+    // Doc comments kept in the unminified build may name a field (`Attempt.dueAt`): prose, not an access.
+    const code = (f: string): string => readFileSync(join(root, 'dist', f), 'utf8').replace(/\/\*[\s\S]*?\*\//g, '');
+    expect(built.filter((f) => long.test(code(f)))).toEqual([]);
   }, 60_000);
 });
