@@ -71,6 +71,7 @@ export const OUT_OF_CORE = [
   'src/features-all.ts',
   // The rate-limit family (features.limits).
   'src/limits/quota.ts',
+  'src/limits/groups.ts',
   'src/limits/bucket.ts',
   'src/limits/paced.ts',
   'src/limits/daily.ts',
@@ -102,7 +103,7 @@ export const OUT_OF_CORE = [
  * moved behind the table (twelfth session), against 85,696 B for `Pool`. Lowered as the core
  * sheds more; raise it on purpose only.
  */
-export const POOL_CORE_BUDGET_BYTES = 56 * 1024; // lowered when health-ranked and random selection, panic mode and failure-rate breakers moved out (slim-select: 58,729 -> 56,052 B)
+export const POOL_CORE_BUDGET_BYTES = 54 * 1024; // lowered when `groups` moved into the rateLimits feature (limits/groups.ts), events/labels/breaker duplicates folded and more internal names shortened (slim-endpoints: 56,022 -> 53,645 B); before that lowered when health-ranked and random selection, panic mode and failure-rate breakers moved out (slim-select: 58,729 -> 56,052 B)
 /** Modules an `import { Pool }` must never pull in. */
 const NEVER_WITH_POOL = ['src/extras/refresher.ts', 'src/extras/env.ts', 'src/options/presets.ts'];
 
