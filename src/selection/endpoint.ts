@@ -185,14 +185,4 @@ export class EndpointState<C> {
     const w = own === undefined ? 0 : own.etaMs(now, aheadHere);
     return w > eta ? w : eta;
   }
-
-  /** Failures in the last `spanMs`. */
-  failuresIn(now: number, spanMs: number): number {
-    return this.recentFailures.sum(now, spanMs);
-  }
-
-  /** Attempts started in the last `spanMs`. */
-  usageIn(now: number, spanMs: number): number {
-    return this.usage.sum(now, spanMs);
-  }
 }
