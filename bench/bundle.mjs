@@ -46,6 +46,7 @@ export const FEATURES = {
   'src/call/adaptive.ts': 'adaptive rate limits',
   'src/limits/waiters.ts': 'rate-limit wait queues',
   'src/limits/quota.ts': 'rate limits',
+  'src/limits/groups.ts': 'rate limits',
   'src/limits/bucket.ts': 'rate limits',
   'src/health/probe.ts': 'health probes',
   'src/base/signals.ts': 'reusable attempt signals',

@@ -11,6 +11,7 @@ import { Quota, keyLevel, resolveRateLimit } from './limits/quota.js';
 import { resetHour } from './limits/daily.js';
 import { resolveCeilingRecovery } from './limits/ceiling.js';
 import { WaitQueue } from './limits/waiters.js';
+import { groupEndpoints } from './limits/groups.js';
 import { learnCeiling, ownLevel, recoverCeilings } from './call/ceilings.js';
 import { adaptDown, adaptUp } from './call/adaptive.js';
 import { resolveHedgeFeature } from './selection/hedge.js';
@@ -39,6 +40,7 @@ export const rateLimits = /* @__PURE__ */ feature({
     resetHour,
     ceilingRecovery: resolveCeilingRecovery,
     quota: (limit, resetUtcHour, now, key, wall) => new Quota(limit, resetUtcHour, now, key, wall),
+    groups: groupEndpoints,
     keyLevel,
     waitQueue: (clock) => new WaitQueue(clock),
     learnCeiling,

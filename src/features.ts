@@ -24,6 +24,7 @@ import type { EndpointState } from './selection/endpoint.js';
 import type { Quota, ResolvedRateLimit } from './limits/quota.js';
 import type { CeilingRecovery } from './limits/ceiling.js';
 import type { WaitQueue } from './limits/waiters.js';
+import type { groupEndpoints } from './limits/groups.js';
 import type { Hedging } from './call/hedging.js';
 import type { HedgeConfig } from './selection/hedge.js';
 import type { LatencyTracker, ResolvedLatency } from './selection/latency.js';
@@ -66,6 +67,8 @@ export interface Features {
     readonly ceilingRecovery: (value: unknown) => CeilingRecovery;
     /** An endpoint's (or a group's) quota. */
     readonly quota: (limit: ResolvedRateLimit | undefined, resetUtcHour: number, now: number, key: string, wall?: () => number) => Quota;
+    /** Checks `groups` and gives their members a shared quota (limits/groups.ts). */
+    readonly groups: typeof groupEndpoints;
     /** A grouped key's own level (see quota.ts `keyLevel`). */
     readonly keyLevel: (group: Quota, endpoint: string, resetUtcHour: number, now: number, wall?: () => number) => Quota;
     /** A wait queue for a quota's turns (waiters.ts). */

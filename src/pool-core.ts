@@ -201,9 +201,9 @@ export class PoolCore<C> {
       ownCeilingPerSecond: ep.own?.perSecond,
       ceilingChangedAtMs: changedAt(ep.quota.learned?.changedAt, ep.own?.learned?.changedAt),
       adaptive: adaptiveStats(ep.quota.adaptive),
-      usage5m: ep.usageIn(now, 300_000),
-      usage15m: ep.usageIn(now, 900_000),
-      failures5m: ep.failuresIn(now, 300_000),
+      usage5m: ep.usage.sum(now, 300_000),
+      usage15m: ep.usage.sum(now, 900_000),
+      failures5m: ep.recentFailures.sum(now, 300_000),
       dailyCount: ep.quota.daily?.count(now),
       parkedUntilMs: parkedUntil(Math.max(ep.quota.parkedUntil, ep.own?.parkedUntil ?? 0), now),
     }));

@@ -71,6 +71,7 @@ export const OUT_OF_CORE = [
   'src/features-all.ts',
   // The rate-limit family (features.limits).
   'src/limits/quota.ts',
+  'src/limits/groups.ts',
   'src/limits/bucket.ts',
   'src/limits/paced.ts',
   'src/limits/daily.ts',
@@ -105,7 +106,7 @@ export const OUT_OF_CORE = [
  * reusable attempt signals became a feature, 55,994 B after the rest of slim-call's call-path
  * trimming. Lowered as the core sheds more; raise it on purpose only.
  */
-export const POOL_CORE_BUDGET_BYTES = 56 * 1024; // lowered when health-ranked and random selection, panic mode and failure-rate breakers moved out (slim-select: 58,729 -> 56,052 B)
+export const POOL_CORE_BUDGET_BYTES = 54 * 1024; // lowered when `groups` moved into the rateLimits feature (limits/groups.ts), events/labels/breaker duplicates folded and more internal names shortened (slim-endpoints: 56,022 -> 53,645 B); before that lowered when health-ranked and random selection, panic mode and failure-rate breakers moved out (slim-select: 58,729 -> 56,052 B)
 /** Modules an `import { Pool }` must never pull in. */
 const NEVER_WITH_POOL = ['src/extras/refresher.ts', 'src/extras/env.ts', 'src/options/presets.ts'];
 
@@ -183,6 +184,8 @@ describe('package contents', () => {
     const long = new RegExp(`\\.(${Object.keys(cache).join('|')})\\b`);
     const built = readdirSync(join(root, 'dist'), { recursive: true, encoding: 'utf8' }).filter((f) => /\.c?js$/.test(f));
     expect(built.some((f) => f.endsWith('.cjs')) && built.some((f) => f.endsWith('.js'))).toBe(true);
-    expect(built.filter((f) => long.test(readFileSync(join(root, 'dist', f), 'utf8')))).toEqual([]);
+    // Doc comments kept in the unminified build may name a field (`Attempt.dueAt`): prose, not an access.
+    const code = (f: string): string => readFileSync(join(root, 'dist', f), 'utf8').replace(/\/\*[\s\S]*?\*\//g, '');
+    expect(built.filter((f) => long.test(code(f)))).toEqual([]);
   }, 60_000);
 });

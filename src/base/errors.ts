@@ -115,17 +115,15 @@ export function describe(value: unknown): string {
     case 'number':
     case 'boolean':
     case 'bigint':
+    case 'undefined':
       return String(value);
     case 'string':
       // Echo only what reads as a name or a choice; a URL, query, header or key-value pair
       // given to the wrong option must not travel into logs.
       return PLAIN.test(value) ? JSON.stringify(value) : `a string of ${value.length} characters`;
-    case 'undefined':
-      return 'undefined';
     case 'function':
-      return 'a function';
     case 'symbol':
-      return 'a symbol';
+      return `a ${typeof value}`;
     default:
       return 'an object';
   }

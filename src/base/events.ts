@@ -127,14 +127,14 @@ export interface Unsubscribe {
  * listens, so the hot path keeps checking one field before building an event.
  */
 export class Listeners {
-  #all: readonly EventListener[] = [];
-  #byType = new Map<string, readonly EventListener[]>();
+  /** Subscribers by type, those for all types under `'*'`; a type with none has no entry. */
+  readonly #byType = new Map<string, readonly EventListener[]>();
   #current: EventListener | undefined;
   readonly #changed: (current: EventListener | undefined) => void;
 
   constructor(initial: EventListener | undefined, changed: (current: EventListener | undefined) => void) {
     this.#changed = changed;
-    if (initial !== undefined) this.#all = [initial];
+    if (initial !== undefined) this.#byType.set('*', [initial]);
     this.#current = initial;
   }
 
@@ -145,31 +145,26 @@ export class Listeners {
   add(type: PoolEventType | '*', listener: EventListener): Unsubscribe {
     // Each subscription is its own entry (the same function twice is called twice, removed once per unsubscribe).
     const entry: EventListener = (event) => listener(event);
-    if (type === '*') this.#all = [...this.#all, entry];
-    else this.#byType.set(type, [...(this.#byType.get(type) ?? []), entry]);
-    this.#rebuild();
+    this.#set(type, [...(this.#byType.get(type) ?? []), entry]);
     let done = false;
     const off = (() => {
       if (done) return;
       done = true;
-      if (type === '*') this.#all = this.#all.filter((l) => l !== entry);
-      else {
-        const rest = (this.#byType.get(type) ?? []).filter((l) => l !== entry);
-        if (rest.length === 0) this.#byType.delete(type);
-        else this.#byType.set(type, rest);
-      }
-      this.#rebuild();
+      this.#set(type, (this.#byType.get(type) ?? []).filter((l) => l !== entry));
     }) as Unsubscribe;
     const dispose = (Symbol as { dispose?: symbol }).dispose;
     if (typeof dispose === 'symbol') (off as unknown as Record<symbol, () => void>)[dispose] = off;
     return off;
   }
 
-  #rebuild(): void {
-    const all = this.#all;
+  #set(type: string, list: readonly EventListener[]): void {
     const byType = this.#byType;
+    if (list.length === 0) byType.delete(type);
+    else byType.set(type, list);
+    const all = byType.get('*') ?? [];
     let next: EventListener | undefined;
-    if (byType.size === 0 && all.length <= 1) next = all[0];
+    // No typed subscriber (the map holds `'*'` alone, or nothing) and at most one for all: that one, called directly.
+    if (byType.size === (all.length > 0 ? 1 : 0) && all.length <= 1) next = all[0];
     else {
       // Snapshots: a listener that (un)subscribes during delivery changes the next event's listeners, not this one's.
       next = (event) => {
@@ -183,33 +178,37 @@ export class Listeners {
   }
 }
 
-/** Every event type (a record, so that a type added to the union and not here fails to compile). */
-const TYPES: Record<PoolEventType | '*', true> = {
-  '*': true,
-  'attempt-start': true,
-  'attempt-success': true,
-  'attempt-failure': true,
-  'attempt-cancelled': true,
-  'retry-scheduled': true,
-  'rate-limit-wait': true,
-  'endpoint-cooling': true,
-  'endpoint-recalibrated': true,
-  'endpoint-adapted': true,
-  'endpoint-parked': true,
-  'endpoint-disabled': true,
-  'endpoint-enabled': true,
-  'auth-refresh': true,
-  hedge: true,
-  panic: true,
-  'store-degraded': true,
-  'store-recovered': true,
-  report: true,
-  'breaker-opened': true,
-  'breaker-closed': true,
-  'call-failed': true,
-};
+/** Every event type `pool.on()` accepts. */
+const TYPES = [
+  '*',
+  'attempt-start',
+  'attempt-success',
+  'attempt-failure',
+  'attempt-cancelled',
+  'retry-scheduled',
+  'rate-limit-wait',
+  'endpoint-cooling',
+  'endpoint-recalibrated',
+  'endpoint-adapted',
+  'endpoint-parked',
+  'endpoint-disabled',
+  'endpoint-enabled',
+  'auth-refresh',
+  'hedge',
+  'panic',
+  'store-degraded',
+  'store-recovered',
+  'report',
+  'breaker-opened',
+  'breaker-closed',
+  'call-failed',
+] as const satisfies readonly (PoolEventType | '*')[];
+
+/** Compiles only while TYPES holds every type of the union: a type added to it and not here fails. */
+type Never<T extends never> = T;
+type UnlistedEventType = Never<Exclude<PoolEventType, (typeof TYPES)[number]>>;
 
 /** True for an event type `pool.on()` accepts (or `'*'`). */
 export function isEventType(value: unknown): value is PoolEventType | '*' {
-  return typeof value === 'string' && Object.prototype.hasOwnProperty.call(TYPES, value);
+  return typeof value === 'string' && (TYPES as readonly string[]).includes(value);
 }

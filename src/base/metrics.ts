@@ -53,13 +53,15 @@ export function safeObserve(sink: MetricsSink, name: string, labels: Labels, val
   }
 }
 
+/** `{ endpoint, [field]: value }`, built once per `value` and kept in `cache`. */
+export function cachedLabels(cache: Map<string, Labels>, endpoint: string, field: 'class' | 'code', value: string): Labels {
+  let l = cache.get(value);
+  if (l === undefined) cache.set(value, (l = Object.freeze({ endpoint, [field]: value })));
+  return l;
+}
+
 const NONE_LABELS = new Map<string, Labels>();
 /** Labels for a call that failed before reaching any endpoint. */
 export function noneLabels(code: string): Labels {
-  let l = NONE_LABELS.get(code);
-  if (l === undefined) {
-    l = Object.freeze({ endpoint: 'none', code });
-    NONE_LABELS.set(code, l);
-  }
-  return l;
+  return cachedLabels(NONE_LABELS, 'none', 'code', code);
 }

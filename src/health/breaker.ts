@@ -216,9 +216,9 @@ export class Breaker {
   }
 
   state(now: number): BreakerState {
-    if (!this.#open) return 'closed';
-    if (now < this.#openUntil) return { state: 'open', untilMs: this.#openUntil };
-    return 'half-open';
+    const s = this.snapshot(now);
+    // Open: the snapshot is a fresh `{ state: 'open', untilMs }`, the shape `breakerState()` reports.
+    return s.state === 'open' ? (s as BreakerState) : s.state;
   }
 
   snapshot(now: number): BreakerSnapshot {

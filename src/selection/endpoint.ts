@@ -7,7 +7,7 @@
 import { Breaker, type ResolvedBreaker } from '../health/breaker.js';
 import type { RandomSource } from '../base/clock.js';
 import type { FailureClass } from '../base/events.js';
-import type { Labels } from '../base/metrics.js';
+import { cachedLabels, type Labels } from '../base/metrics.js';
 import type { Priority } from '../options/options.js';
 import type { BasicQuota } from '../limits/basic-quota.js';
 import type { LatencyTracker } from './latency.js';
@@ -108,22 +108,12 @@ export class EndpointState<C> {
 
   /** `{ endpoint, class }` labels, cached. */
   classLabels(cls: FailureClass): Labels {
-    let l = this.#classLabels.get(cls);
-    if (l === undefined) {
-      l = Object.freeze({ endpoint: this.name, class: cls });
-      this.#classLabels.set(cls, l);
-    }
-    return l;
+    return cachedLabels(this.#classLabels, this.name, 'class', cls);
   }
 
   /** `{ endpoint, code }` labels, cached. */
   codeLabels(code: string): Labels {
-    let l = this.#codeLabels.get(code);
-    if (l === undefined) {
-      l = Object.freeze({ endpoint: this.name, code });
-      this.#codeLabels.set(code, l);
-    }
-    return l;
+    return cachedLabels(this.#codeLabels, this.name, 'code', code);
   }
 
   /**
@@ -194,15 +184,5 @@ export class EndpointState<C> {
     const own = this.own;
     const w = own === undefined ? 0 : own.etaMs(now, aheadHere);
     return w > eta ? w : eta;
-  }
-
-  /** Failures in the last `spanMs`. */
-  failuresIn(now: number, spanMs: number): number {
-    return this.recentFailures.sum(now, spanMs);
-  }
-
-  /** Attempts started in the last `spanMs`. */
-  usageIn(now: number, spanMs: number): number {
-    return this.usage.sum(now, spanMs);
   }
 }

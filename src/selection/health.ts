@@ -115,7 +115,7 @@ function healthyCoverDemand<C>(ring: readonly EndpointState<C>[], now: number, w
     if (counted.includes(ep)) continue;
     counted.push(ep);
     demand += ep.usage.rate(now, 2); // attempts per second over the last minute or two
-    if (ep.failuresIn(now, windowMs) > 0 || ep.unavailableMs(now) > 0 || counted.includes(ep.quota)) continue;
+    if (ep.recentFailures.sum(now, windowMs) > 0 || ep.unavailableMs(now) > 0 || counted.includes(ep.quota)) continue;
     counted.push(ep.quota);
     const ceiling = ep.quota.perSecond;
     capacity += ceiling === undefined ? Infinity : ceiling;
@@ -132,7 +132,7 @@ interface Ranked<C> {
 }
 
 function rank<C>(ep: EndpointState<C>, now: number, windowMs: number, longWindowMs: number, order: number): Ranked<C> {
-  return { ep, failures: ep.failuresIn(now, windowMs), usage: ep.usageIn(now, windowMs), longUsage: ep.usageIn(now, longWindowMs), order };
+  return { ep, failures: ep.recentFailures.sum(now, windowMs), usage: ep.usage.sum(now, windowMs), longUsage: ep.usage.sum(now, longWindowMs), order };
 }
 
 function better<C>(a: Ranked<C>, b: Ranked<C>): boolean {
