@@ -6,33 +6,30 @@
 import { Hedging } from './call/hedging.js';
 import { feature, tableOf } from './features.js';
 import { probeEndpoints } from './health/probe.js';
-import { resolveBudget } from './limits/budget.js';
-import { Quota, keyLevel, resolveRateLimit } from './limits/quota.js';
-import { resetHour } from './limits/daily.js';
-import { resolveCeilingRecovery } from './limits/ceiling.js';
+import { budgetOptions } from './limits/budget.js';
+import { Quota, keyLevel, limitsOptions, resolveRateLimit } from './limits/quota.js';
 import { WaitQueue } from './limits/waiters.js';
 import { learnCeiling, ownLevel, recoverCeilings } from './call/ceilings.js';
 import { adaptDown, adaptUp } from './call/adaptive.js';
-import { resolveHedgeFeature } from './selection/hedge.js';
-import { LatencyTracker, resolveLatency } from './selection/latency.js';
+import { hedgeOptions, resolveHedgeFeature } from './selection/hedge.js';
+import { LatencyTracker, latencyOptions } from './selection/latency.js';
 import { LatencySelector } from './selection/latency-selector.js';
-import { reauthenticate } from './call/auth.js';
+import { authOptions, reauthenticate } from './call/auth.js';
 import { admissionTimedOut, askStore } from './call/admission.js';
 import { Fleet } from './limits/fleet.js';
-import { resolveStore } from './limits/store.js';
+import { storeOptions } from './limits/store.js';
 
 /** `pool.probeHealth`. */
 export const healthProbes = /* @__PURE__ */ feature({ probe: { run: probeEndpoints } });
 
 /** The pool's `retryBudget`. */
-export const retryBudgets = /* @__PURE__ */ feature({ budget: { resolve: resolveBudget } });
+export const retryBudgets = /* @__PURE__ */ feature({ budget: { options: budgetOptions } });
 
 /** Endpoints' `rateLimit` (token bucket, paced, daily, adaptive), `groups`, learned ceilings and their recovery, queues for a turn. */
 export const rateLimits = /* @__PURE__ */ feature({
   limits: {
     resolve: resolveRateLimit,
-    resetHour,
-    ceilingRecovery: resolveCeilingRecovery,
+    options: limitsOptions,
     quota: (limit, resetUtcHour, now, key, wall) => new Quota(limit, resetUtcHour, now, key, wall),
     keyLevel,
     waitQueue: (clock) => new WaitQueue(clock),
@@ -45,16 +42,16 @@ export const rateLimits = /* @__PURE__ */ feature({
 });
 
 /** The pool's and a call's `hedge` (a percentile also needs `latencySelection`). */
-export const hedging = /* @__PURE__ */ feature({ hedge: { resolve: resolveHedgeFeature, Hedging } });
+export const hedging = /* @__PURE__ */ feature({ hedge: { options: hedgeOptions, resolve: resolveHedgeFeature, Hedging } });
 
 /** `strategy: 'latency'`, the pool's `latency`, and the durations a percentile hedge reads. */
-export const latencySelection = /* @__PURE__ */ feature({ latency: { resolve: resolveLatency, Tracker: LatencyTracker, Selector: LatencySelector } });
+export const latencySelection = /* @__PURE__ */ feature({ latency: { options: latencyOptions, Tracker: LatencyTracker, Selector: LatencySelector } });
 
 /** `refreshAuth` and `refreshTimeoutMs`. */
-export const authRefresh = /* @__PURE__ */ feature({ auth: { reauthenticate } });
+export const authRefresh = /* @__PURE__ */ feature({ auth: { options: authOptions, reauthenticate } });
 
 /** `sharedQuota` (with `rateLimits`). */
-export const sharedQuotas = /* @__PURE__ */ feature({ store: { resolve: resolveStore, connect: (s) => new Fleet(s), askStore, admissionTimedOut } });
+export const sharedQuotas = /* @__PURE__ */ feature({ store: { options: storeOptions, connect: (s) => new Fleet(s), askStore, admissionTimedOut } });
 
 /** Every feature, as one table. */
 export const ALL_FEATURES = /* @__PURE__ */ feature(/* @__PURE__ */ tableOf([healthProbes, retryBudgets, rateLimits, hedging, latencySelection, authRefresh, sharedQuotas]));

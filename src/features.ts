@@ -17,27 +17,32 @@ import { PoolError } from './base/errors.js';
 import type { PoolState } from './state.js';
 import type { Operation } from './call/context.js';
 import type { ProbeResult } from './health/probe.js';
-import type { RetryBudget } from './limits/budget.js';
 import type { Clock } from './base/clock.js';
 import type { Verdict } from './base/classify.js';
 import type { EndpointState } from './selection/endpoint.js';
 import type { Quota, ResolvedRateLimit } from './limits/quota.js';
-import type { CeilingRecovery } from './limits/ceiling.js';
 import type { WaitQueue } from './limits/waiters.js';
 import type { Hedging } from './call/hedging.js';
 import type { HedgeConfig } from './selection/hedge.js';
-import type { LatencyTracker, ResolvedLatency } from './selection/latency.js';
+import type { LatencyTracker } from './selection/latency.js';
 import type { LatencySelector } from './selection/latency-selector.js';
 import type { reauthenticate } from './call/auth.js';
 import type { admissionTimedOut, askStore } from './call/admission.js';
 import type { Fleet } from './limits/fleet.js';
-import type { ResolvedStore } from './limits/store.js';
+import type { ResolvedOptions } from './options/resolve.js';
+
+/**
+ * A feature's pool options: checks the options it owns (listed in resolve.ts's table) in the
+ * raw options object and returns their resolved values. It runs after the core's own checks,
+ * so `resolved` holds those (`attemptTimeoutMs`, ...).
+ */
+export type FeatureOptions = (o: Readonly<Record<string, unknown>>, features: Features, resolved: ResolvedOptions) => Partial<ResolvedOptions>;
 
 export interface Features {
   /** `pool.probeHealth`. */
   readonly probe?: { readonly run: <C>(s: PoolState<C>, probe: Operation<C, unknown>, timeoutMs: number) => Promise<ProbeResult[]> };
   /** The pool's `retryBudget`. */
-  readonly budget?: { readonly resolve: (value: unknown) => RetryBudget | undefined };
+  readonly budget?: { readonly options: FeatureOptions };
   /**
    * The rate-limit family: endpoints' `rateLimit` (token bucket, paced, daily, adaptive),
    * `groups`, learned ceilings and their recovery, and the per-quota wait queues. With it,
@@ -56,10 +61,8 @@ export interface Features {
   readonly limits?: {
     /** Checks an endpoint's `rateLimit`. */
     readonly resolve: (field: string, value: unknown) => ResolvedRateLimit | undefined;
-    /** Checks `dailyResetUtcHour`. */
-    readonly resetHour: (value: unknown) => number;
-    /** Checks `ceilingRecovery`. */
-    readonly ceilingRecovery: (value: unknown) => CeilingRecovery;
+    /** Checks `dailyResetUtcHour` and `ceilingRecovery`. */
+    readonly options: FeatureOptions;
     /** An endpoint's (or a group's) quota. */
     readonly quota: (limit: ResolvedRateLimit | undefined, resetUtcHour: number, now: number, key: string, wall?: () => number) => Quota;
     /** A grouped key's own level (see quota.ts `keyLevel`). */
@@ -75,17 +78,17 @@ export interface Features {
     readonly adaptUp: <C>(s: PoolState<C>, ep: EndpointState<C>, now: number, ok: boolean) => void;
   };
   /** Hedging: the pool's `hedge` and a call's (a percentile also needs `latency`). */
-  readonly hedge?: { readonly resolve: (field: string, value: unknown, base: HedgeConfig | undefined, features: Features) => HedgeConfig; readonly Hedging: typeof Hedging };
+  readonly hedge?: { readonly options: FeatureOptions; readonly resolve: (field: string, value: unknown, base: HedgeConfig | undefined, features: Features) => HedgeConfig; readonly Hedging: typeof Hedging };
   /** Latency tracking: `strategy: 'latency'`, the pool's `latency`, and the durations a percentile hedge reads. */
-  readonly latency?: { readonly resolve: (value: unknown, attemptTimeoutMs: unknown) => ResolvedLatency; readonly Tracker: typeof LatencyTracker; readonly Selector: typeof LatencySelector };
+  readonly latency?: { readonly options: FeatureOptions; readonly Tracker: typeof LatencyTracker; readonly Selector: typeof LatencySelector };
   /**
    * Credential refresh (`refreshAuth`, `refreshTimeoutMs`): what an `unauthorized` answer runs.
    * Without it such an answer ends the call with `UNAUTHORIZED`, as with no `refreshAuth`.
    */
-  readonly auth?: { readonly reauthenticate: typeof reauthenticate };
+  readonly auth?: { readonly options: FeatureOptions; readonly reauthenticate: typeof reauthenticate };
   /** The shared store (`sharedQuota`): its options, the pool's side of it (`PoolState.fleet`) and admission. */
   readonly store?: {
-    readonly resolve: (value: unknown) => ResolvedStore | undefined;
+    readonly options: FeatureOptions;
     readonly connect: <C>(s: PoolState<C>) => Fleet<C>;
     readonly askStore: typeof askStore;
     readonly admissionTimedOut: typeof admissionTimedOut;

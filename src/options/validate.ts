@@ -50,9 +50,10 @@ export function plainObject(field: string, value: unknown): Record<string, unkno
   return value as Record<string, unknown>;
 }
 
-export function checkFunction(field: string, value: unknown, optional: boolean): void {
-  if (value === undefined && optional) return;
-  if (typeof value !== 'function') throw invalidOption(field, 'a function', value);
+/** `value`, which must be a function (or `undefined` when `optional`). */
+export function checkFunction(field: string, value: unknown, optional: boolean): unknown {
+  if (!(value === undefined && optional) && typeof value !== 'function') throw invalidOption(field, 'a function', value);
+  return value;
 }
 
 /** A percentage from 0 to 100. */
