@@ -7,7 +7,8 @@ import { Hedging } from './call/hedging.js';
 import { feature, tableOf } from './features.js';
 import { probeEndpoints } from './health/probe.js';
 import { budgetOptions } from './limits/budget.js';
-import { Quota, keyLevel, limitsOptions, resolveRateLimit } from './limits/quota.js';
+import { Quota, limitsOptions, resolveRateLimit } from './limits/quota.js';
+import { groupEndpoints } from './limits/groups.js';
 import { WaitQueue } from './limits/waiters.js';
 import { learnCeiling, ownLevel, recoverCeilings } from './call/ceilings.js';
 import { adaptDown, adaptUp } from './call/adaptive.js';
@@ -31,7 +32,7 @@ export const rateLimits = /* @__PURE__ */ feature({
     resolve: resolveRateLimit,
     options: limitsOptions,
     quota: (limit, resetUtcHour, now, key, wall) => new Quota(limit, resetUtcHour, now, key, wall),
-    keyLevel,
+    group: groupEndpoints,
     waitQueue: (clock) => new WaitQueue(clock),
     learnCeiling,
     ownLevel,

@@ -22,6 +22,7 @@ import type { Verdict } from './base/classify.js';
 import type { EndpointState } from './selection/endpoint.js';
 import type { Quota, ResolvedRateLimit } from './limits/quota.js';
 import type { WaitQueue } from './limits/waiters.js';
+import type { groupEndpoints } from './limits/groups.js';
 import type { Hedging } from './call/hedging.js';
 import type { HedgeConfig } from './selection/hedge.js';
 import type { LatencyTracker } from './selection/latency.js';
@@ -65,8 +66,8 @@ export interface Features {
     readonly options: FeatureOptions;
     /** An endpoint's (or a group's) quota. */
     readonly quota: (limit: ResolvedRateLimit | undefined, resetUtcHour: number, now: number, key: string, wall?: () => number) => Quota;
-    /** A grouped key's own level (see quota.ts `keyLevel`). */
-    readonly keyLevel: (group: Quota, endpoint: string, resetUtcHour: number, now: number, wall?: () => number) => Quota;
+    /** The pool's `groups` and the quotas of a replaced endpoint set (limits/groups.ts). */
+    readonly group: typeof groupEndpoints;
     /** A wait queue for a quota's turns (waiters.ts). */
     readonly waitQueue: (clock: Clock) => WaitQueue;
     /** call/ceilings.ts. */

@@ -71,6 +71,7 @@ export const OUT_OF_CORE = [
   'src/features-all.ts',
   // The rate-limit family (features.limits).
   'src/limits/quota.ts',
+  'src/limits/groups.ts',
   'src/limits/bucket.ts',
   'src/limits/paced.ts',
   'src/limits/daily.ts',

@@ -1,0 +1,124 @@
+/**
+ * Groups of endpoints that share one quota (the pool's `groups`: keys of one account), and
+ * the quotas of a replaced endpoint set: part of the rate-limit feature (features.ts
+ * `limits.group`), run by `buildEndpointSet` once every endpoint config is checked.
+ *
+ * Checks the groups, then (only when everything is valid, so that a throw changes nothing)
+ * carries quotas over: a kept endpoint whose rate limit changed gets a fresh quota with the
+ * day it spent; a group kept with the same members and limit keeps its shared quota, a new
+ * one takes its members' day; an endpoint that left its group gets a quota of its own again.
+ */
+import { invalidOption } from '../base/errors.js';
+import type { EndpointState } from '../selection/endpoint.js';
+import type { Built, EndpointSet } from '../selection/endpoint-set.js';
+import type { BasicQuota } from './basic-quota.js';
+import { keyLevel, Quota, type ResolvedRateLimit } from './quota.js';
+
+function sameLimit(a: ResolvedRateLimit | undefined, b: ResolvedRateLimit | undefined): boolean {
+  return JSON.stringify(a) === JSON.stringify(b);
+}
+
+/** The rate limit a group's members share; throws when members disagree. */
+function groupLimit<C>(group: string[], g: number, byName: Map<string, EndpointState<C>>, limits: Map<EndpointState<C>, ResolvedRateLimit | undefined>): ResolvedRateLimit | undefined {
+  let limit: ResolvedRateLimit | undefined;
+  for (const n of group) {
+    const l = limits.get(byName.get(n)!);
+    if (l === undefined) continue;
+    if (limit !== undefined && !sameLimit(limit, l)) throw invalidOption(`groups[${g}]`, 'members whose rateLimit settings agree', group);
+    limit = l;
+  }
+  return limit;
+}
+
+/** The groups as declared, and every endpoint's rate limit (for the next replacement). */
+export function groupEndpoints<C>(
+  built: readonly Built<C>[],
+  groupsValue: unknown,
+  byName: Map<string, EndpointState<C>>,
+  previous: EndpointSet<C> | undefined,
+  previousLimits: Map<EndpointState<C>, ResolvedRateLimit | undefined>,
+  quota: (limit: ResolvedRateLimit | undefined, key: string) => BasicQuota,
+  resetUtcHour: number,
+  now: number,
+  wall: (() => number) | undefined,
+): { readonly groups: string[][]; readonly limits: Map<EndpointState<C>, ResolvedRateLimit | undefined> } {
+  const { groups, at, declared } = resolveGroups(groupsValue, byName, previous === undefined);
+  const limits = new Map<EndpointState<C>, ResolvedRateLimit | undefined>();
+  for (const b of built) limits.set(b.state, b.limit);
+  const groupLimits = groups.map((group, g) => groupLimit(group, at[g]!, byName, limits));
+  // Everything is valid: only now is any kept endpoint changed (a throw above changes nothing).
+  const before = new Map(built.map((b) => [b.state, b.state.quota]));
+  // A kept endpoint whose rate limit changed gets a fresh quota.
+  for (const b of built) if (isKeptMember(b.state, previous) && !sameLimit(previousLimits.get(b.state), b.limit)) b.state.quota = carryDay(quota(b.limit, `endpoint:${b.state.name}`), [before.get(b.state)!], now);
+  const grouped = new Set<EndpointState<C>>();
+  for (let g = 0; g < groups.length; g++) {
+    const members = groups[g]!.map((n) => byName.get(n)!);
+    const limit = groupLimits[g];
+    // Keep the shared quota if every member already shared one with the same limit.
+    const first = members[0]!.quota;
+    const reuse = members.every((m) => m.quota === first && sameLimit(previousLimits.get(m), limit) && isKeptMember(m, previous));
+    const shared = reuse ? (first as Quota) : (carryDay(new Quota(limit, resetUtcHour, now, `group:${groups[g]!.join('+')}`, wall), members.map((m) => before.get(m)!), now, false) as Quota);
+    for (const m of members) {
+      // A park a member brings (its server said its day is spent) stays its own in the group: the siblings serve.
+      const parked = before.get(m)!.parkedUntil;
+      if (!reuse && parked > now) {
+        const own = (m.own ??= keyLevel(shared, m.name, resetUtcHour, now, wall));
+        if (own.parkedUntil < parked) own.parkedUntil = parked;
+      }
+      m.quota = shared;
+      limits.set(m, limit);
+      grouped.add(m);
+    }
+  }
+  // An endpoint that left its group gets a quota of its own again.
+  for (const b of built) {
+    if (!grouped.has(b.state) && b.state.quota.grouped) b.state.quota = carryDay(quota(b.limit, `endpoint:${b.state.name}`), [before.get(b.state)!], now);
+  }
+  return { groups: declared, limits };
+}
+/** A new quota takes the day its predecessors spent; `parks`: their parks too (not into a group: the members keep theirs as their own). */
+function carryDay(quota: BasicQuota, from: readonly BasicQuota[], now: number, parks = true): BasicQuota {
+  for (const old of new Set(from)) {
+    if (parks && old.parkedUntil > quota.parkedUntil) quota.parkedUntil = old.parkedUntil;
+    if (old.daily !== undefined) quota.daily?.absorb(old.daily, now, parks);
+  }
+  return quota;
+}
+
+function isKeptMember<C>(m: EndpointState<C>, previous: EndpointSet<C> | undefined): boolean {
+  return previous !== undefined && previous.byName.get(m.name) === m;
+}
+
+/**
+ * Groups by name. In the constructor (`strict`), unknown names are an error; when the
+ * endpoint set is replaced, members no longer present are left out of `groups` (the groups
+ * in force) but kept in `declared`. A name may be in one group only; groups of fewer than
+ * two present members are ignored.
+ */
+function resolveGroups(value: unknown, byName: Map<string, unknown>, strict: boolean): { groups: string[][]; at: number[]; declared: string[][] } {
+  if (value === undefined) return { groups: [], at: [], declared: [] };
+  if (!Array.isArray(value)) throw invalidOption('groups', 'an array of arrays of endpoint names', value);
+  const seen = new Set<string>();
+  const groups: string[][] = [];
+  /** Each group's index in `value`, for messages. */
+  const at: number[] = [];
+  const declared: string[][] = [];
+  value.forEach((group: unknown, g) => {
+    if (!Array.isArray(group)) throw invalidOption(`groups[${g}]`, 'an array of endpoint names', group);
+    const members: string[] = [];
+    const names: string[] = [];
+    group.forEach((name: unknown, i) => {
+      if (typeof name !== 'string' || (strict && !byName.has(name))) throw invalidOption(`groups[${g}][${i}]`, 'the name of an endpoint of this pool', name);
+      if (seen.has(name)) throw invalidOption(`groups[${g}][${i}]`, 'a name that is in no other group', name);
+      seen.add(name);
+      names.push(name);
+      if (byName.has(name)) members.push(name);
+    });
+    declared.push(names);
+    if (members.length >= 2) {
+      groups.push(members);
+      at.push(g);
+    }
+  });
+  return { groups, at, declared };
+}
