@@ -45,6 +45,7 @@ export const FEATURES = {
   'src/limits/groups.ts': 'rate limits',
   'src/limits/bucket.ts': 'rate limits',
   'src/health/probe.ts': 'health probes',
+  'src/call/permit-queue.ts': 'concurrency limits',
   'src/base/signals.ts': 'reusable attempt signals',
   'src/base/metric-catalog.ts': 'metrics',
   'src/base/metrics.ts': 'metrics',

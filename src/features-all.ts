@@ -18,6 +18,7 @@ import { LatencySelector } from './selection/latency-selector.js';
 import { authOptions, reauthenticate } from './call/auth.js';
 import { admissionTimedOut, askStore } from './call/admission.js';
 import { Fleet } from './limits/fleet.js';
+import { PermitQueue, permitOptions } from './call/permit-queue.js';
 import { storeOptions } from './limits/store.js';
 
 /** `pool.probeHealth`. */
@@ -54,5 +55,8 @@ export const authRefresh = /* @__PURE__ */ feature({ auth: { options: authOption
 /** `sharedQuota` (with `rateLimits`). */
 export const sharedQuotas = /* @__PURE__ */ feature({ store: { options: storeOptions, connect: (s) => new Fleet(s), askStore, admissionTimedOut } });
 
+/** The pool's `maxConcurrentCalls` and `permitScope`: calls queue for a pool-wide permit. */
+export const concurrencyLimits = /* @__PURE__ */ feature({ concurrency: { options: permitOptions, Queue: PermitQueue } });
+
 /** Every feature, as one table. */
-export const ALL_FEATURES = /* @__PURE__ */ feature(/* @__PURE__ */ tableOf([healthProbes, retryBudgets, rateLimits, hedging, latencySelection, authRefresh, sharedQuotas]));
+export const ALL_FEATURES = /* @__PURE__ */ feature(/* @__PURE__ */ tableOf([healthProbes, retryBudgets, rateLimits, hedging, latencySelection, authRefresh, sharedQuotas, concurrencyLimits]));

@@ -24,6 +24,7 @@ import type { Quota, ResolvedRateLimit } from './limits/quota.js';
 import type { WaitQueue } from './limits/waiters.js';
 import type { groupEndpoints } from './limits/groups.js';
 import type { Hedging } from './call/hedging.js';
+import type { PermitQueue } from './call/permit-queue.js';
 import type { HedgeConfig } from './selection/hedge.js';
 import type { LatencyTracker } from './selection/latency.js';
 import type { LatencySelector } from './selection/latency-selector.js';
@@ -87,6 +88,12 @@ export interface Features {
    * Without it such an answer ends the call with `UNAUTHORIZED`, as with no `refreshAuth`.
    */
   readonly auth?: { readonly options: FeatureOptions; readonly reauthenticate: typeof reauthenticate };
+  /**
+   * A pool-wide limit on calls (`maxConcurrentCalls`, `permitScope`): the queue of calls
+   * waiting for a permit. Without it calls are not limited pool-wide (`pendingCalls` stays 0);
+   * endpoints' own `maxInFlight` still applies.
+   */
+  readonly concurrency?: { readonly options: FeatureOptions; readonly Queue: typeof PermitQueue };
   /** The shared store (`sharedQuota`): its options, the pool's side of it (`PoolState.fleet`) and admission. */
   readonly store?: {
     readonly options: FeatureOptions;
@@ -128,6 +135,7 @@ const FEATURE_VALUES: Record<keyof Features, string> = {
   latency: 'latencySelection',
   auth: 'authRefresh',
   store: 'sharedQuotas',
+  concurrency: 'concurrencyLimits',
 };
 
 /** The error for an option (or method) whose feature the pool was built without. */

@@ -280,7 +280,7 @@ export class PoolCore<C> {
 
   /** Calls waiting for a concurrency permit. */
   get pendingCalls(): number {
-    return this.#s.permitQueue.length;
+    return this.#s.permitQueue?.length ?? 0;
   }
 
   /**

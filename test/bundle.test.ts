@@ -68,6 +68,7 @@ export const POOL_MIN_BUDGET_BYTES = 84 * 1024; // raised on purpose when each f
 export const OUT_OF_CORE = [
   'src/limits/budget.ts',
   'src/health/probe.ts',
+  'src/call/permit-queue.ts',
   'src/features-all.ts',
   // The rate-limit family (features.limits).
   'src/limits/quota.ts',

@@ -44,6 +44,7 @@ describe('public runtime exports', () => {
           "Refresher: class",
           "applySlice: function",
           "authRefresh: object",
+          "concurrencyLimits: object",
           "healthProbes: object",
           "hedging: object",
           "isPoolError: function",

@@ -256,6 +256,64 @@ describe('a pool built without the limits feature', () => {
   });
 });
 
+describe('a pool built without the concurrency feature', () => {
+  test.each([
+    ['maxConcurrentCalls', { maxConcurrentCalls: 1 }],
+    ['permitScope', { permitScope: 'attempt' as const }],
+  ])('refuses %s, naming the feature', (field, extra) => {
+    const r = refusal(() => new PoolCore({ endpoints, classify, ...extra }, []));
+    expect(r).toMatchObject({ code: 'INVALID_OPTIONS', field });
+    expect(r?.message).toContain(`${field} needs the concurrency feature, which this pool was built without (add concurrencyLimits to its features`);
+  });
+
+  test('does not limit calls pool-wide: every call starts at once and none waits for a permit', async () => {
+    const pool = new PoolCore({ endpoints, classify, clock: new FakeClock() }, []);
+    let running = 0;
+    let peak = 0;
+    const release: (() => void)[] = [];
+    const calls = Array.from({ length: 5 }, () =>
+      pool.execute(async (conn) => {
+        peak = Math.max(peak, ++running);
+        await new Promise<void>((r) => release.push(r));
+        running--;
+        return conn;
+      }),
+    );
+    await Promise.resolve();
+    expect(peak).toBe(5);
+    expect(pool.pendingCalls).toBe(0);
+    for (const r of release) r();
+    await Promise.all(calls);
+    await pool.close();
+  });
+
+  test('with the feature handed in, maxConcurrentCalls queues the calls beyond it', async () => {
+    const { concurrencyLimits } = await import('../src/index.js');
+    const pool = new PoolCore({ endpoints, classify, clock: new FakeClock(), maxConcurrentCalls: 2 }, [concurrencyLimits]);
+    let running = 0;
+    let peak = 0;
+    const release: (() => void)[] = [];
+    const calls = Array.from({ length: 5 }, () =>
+      pool.execute(async (conn) => {
+        peak = Math.max(peak, ++running);
+        await new Promise<void>((r) => release.push(r));
+        running--;
+        return conn;
+      }),
+    );
+    await Promise.resolve();
+    expect(pool.pendingCalls).toBe(3);
+    for (let i = 0; i < 20 && release.length > 0; i++) {
+      release.shift()!();
+      for (let k = 0; k < 10; k++) await Promise.resolve();
+    }
+    await Promise.all(calls);
+    expect(peak).toBe(2);
+    expect(pool.pendingCalls).toBe(0);
+    await pool.close();
+  });
+});
+
 describe('the exported feature values', () => {
   test('each brings its slot: a PoolCore with rateLimits and retryBudgets takes their options, and names the value it lacks', async () => {
     const { rateLimits, retryBudgets } = await import('../src/index.js');

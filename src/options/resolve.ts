@@ -18,8 +18,8 @@ import type { HedgeConfig } from '../selection/hedge.js';
 import type { ResolvedLatency } from '../selection/latency.js';
 import { resolveHealth } from '../selection/selector.js';
 import { AUTO_ATTEMPTS, DEFAULTS } from './defaults.js';
-import { BREAKER_MODES, STRATEGIES, PERMIT_SCOPES, type BreakerMode, type PermitScope, type PoolOptions, type RefreshAuth, type Strategy } from './options.js';
-import { checkFunction, checkKeys, durationOrInfinity, finite, limitOrInfinity, oneOf, percent, plainObject, positiveInteger, type KnownKeys } from './validate.js';
+import { BREAKER_MODES, STRATEGIES, type BreakerMode, type PermitScope, type PoolOptions, type RefreshAuth, type Strategy } from './options.js';
+import { checkFunction, checkKeys, durationOrInfinity, finite, oneOf, percent, plainObject, positiveInteger, type KnownKeys } from './validate.js';
 
 /**
  * A core option's check: the value given (`undefined` when not) and the option's default
@@ -38,7 +38,7 @@ const POOL: Readonly<Record<keyof PoolOptions<unknown>, Check | keyof Features |
   endpoints: 0,
   classify: (f, v) => checkFunction(f, v, false),
   maxQueueWaitMs: durationOrInfinity,
-  permitScope: (f, v, d) => oneOf(f, v, PERMIT_SCOPES, d),
+  permitScope: 'concurrency',
   ceilingRecovery: 'limits',
   strategy: (f, v, d, features) => {
     const strategy = oneOf(f, v, STRATEGIES, d);
@@ -51,7 +51,7 @@ const POOL: Readonly<Record<keyof PoolOptions<unknown>, Check | keyof Features |
   backoff: resolveBackoff,
   breaker: (_, v) => resolveBreaker(v),
   rateLimitCooldownMs: (f, v, d) => finite(f, v, d),
-  maxConcurrentCalls: limitOrInfinity,
+  maxConcurrentCalls: 'concurrency',
   breakerMode: (f, v, d) => oneOf(f, v, BREAKER_MODES, d),
   clock: (f, v) => (v === undefined ? systemClock : withMethods(f, v, ['now', 'setTimeout', 'clearTimeout'], 'a Clock ({ now, setTimeout, clearTimeout })')),
   random: (f, v) => (v === undefined ? systemRandom : guardRandom(checkFunction(f, v, false) as RandomSource)),
@@ -110,9 +110,10 @@ export interface ResolvedOptions {
   readonly rateLimitCooldownMs: number;
   readonly maxQueueWaitMs: number;
   readonly ceilingRecovery: CeilingRecovery;
-  readonly maxConcurrentCalls: number;
+  /** `undefined` (no pool-wide limit) only for a pool without the concurrency feature, as `permitScope`. */
+  readonly maxConcurrentCalls: number | undefined;
   readonly breakerMode: BreakerMode;
-  readonly permitScope: PermitScope;
+  readonly permitScope: PermitScope | undefined;
   readonly dailyResetUtcHour: number;
   readonly refreshAuth: RefreshAuth<unknown> | undefined;
   readonly refreshTimeoutMs: number;

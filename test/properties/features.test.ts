@@ -1,14 +1,15 @@
 /**
- * Every subset of the optional features (2^7 pools): an option is refused exactly when a
+ * Every subset of the optional features (2^8 pools; with more features, 256 of them, the
+ * empty and the full set among them): an option is refused exactly when a
  * feature it needs is missing, the refusal names a missing one, and a pool with any subset
  * serves calls through failures (a transient error, a rate-limited answer with a ceiling
  * hint and a spent day) at its defaults, on the fake clock.
  */
 import { describe, expect, test } from 'vitest';
-import { PoolCore, isPoolError, rateLimits, hedging, latencySelection, retryBudgets, authRefresh, sharedQuotas, healthProbes, type Feature } from '../../src/index.js';
+import { PoolCore, isPoolError, rateLimits, hedging, latencySelection, retryBudgets, authRefresh, sharedQuotas, healthProbes, concurrencyLimits, type Feature } from '../../src/index.js';
 import { FakeClock } from '../../src/testing/fake-clock.js';
 
-const FEATURES: Record<string, Feature> = { rateLimits, hedging, latencySelection, retryBudgets, authRefresh, sharedQuotas, healthProbes };
+const FEATURES: Record<string, Feature> = { rateLimits, hedging, latencySelection, retryBudgets, authRefresh, sharedQuotas, healthProbes, concurrencyLimits };
 const NAMES = Object.keys(FEATURES);
 
 const store = { acquire: () => Promise.resolve(0) };
@@ -26,12 +27,16 @@ const NEEDS: [string, Record<string, unknown>, string[]][] = [
   ['refreshAuth', { refreshAuth: async () => undefined }, ['authRefresh']],
   ['refreshTimeoutMs', { refreshTimeoutMs: 1000 }, ['authRefresh']],
   ['sharedQuota', { sharedQuota: { store } }, ['sharedQuotas', 'rateLimits']],
+  ['maxConcurrentCalls', { maxConcurrentCalls: 2 }, ['concurrencyLimits']],
+  ['permitScope', { permitScope: 'attempt' }, ['concurrencyLimits']],
 ];
 
+/** Every subset, or 256 distinct ones (an odd stride through the masks) with the empty and the full set. */
 function subsets(): string[][] {
-  const out: string[][] = [];
-  for (let m = 0; m < 1 << NAMES.length; m++) out.push(NAMES.filter((_, i) => (m >> i) & 1));
-  return out;
+  const all = 1 << NAMES.length;
+  const masks = new Set<number>([0, all - 1]);
+  for (let k = 0; masks.size < Math.min(all, 256); k++) masks.add((k * ((Math.floor(all * 0.618) | 1) % all)) % all);
+  return [...masks].map((m) => NAMES.filter((_, i) => (m >> i) & 1));
 }
 
 describe('PoolCore over every subset of the features', () => {
