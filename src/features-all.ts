@@ -9,6 +9,7 @@ import { probeEndpoints } from './health/probe.js';
 import { budgetOptions } from './limits/budget.js';
 import { Quota, limitsOptions, resolveRateLimit } from './limits/quota.js';
 import { groupEndpoints } from './limits/groups.js';
+import { capacity, recoverLimits } from './limits/capacity.js';
 import { WaitQueue } from './limits/waiters.js';
 import { learnCeiling, ownLevel, recoverCeilings } from './call/ceilings.js';
 import { adaptDown, adaptUp } from './call/adaptive.js';
@@ -38,6 +39,8 @@ export const rateLimits = /* @__PURE__ */ feature({
     learnCeiling,
     ownLevel,
     recoverCeilings,
+    capacity,
+    recover: recoverLimits,
     adaptDown,
     adaptUp,
   },

@@ -23,6 +23,7 @@ import type { EndpointState } from './selection/endpoint.js';
 import type { Quota, ResolvedRateLimit } from './limits/quota.js';
 import type { WaitQueue } from './limits/waiters.js';
 import type { groupEndpoints } from './limits/groups.js';
+import type { capacity, recoverLimits } from './limits/capacity.js';
 import type { Hedging } from './call/hedging.js';
 import type { PermitQueue } from './call/permit-queue.js';
 import type { HedgeConfig } from './selection/hedge.js';
@@ -42,7 +43,7 @@ export type FeatureOptions = (o: Readonly<Record<string, unknown>>, features: Fe
 
 export interface Features {
   /** `pool.probeHealth`. */
-  readonly probe?: { readonly run: <C>(s: PoolState<C>, probe: Operation<C, unknown>, timeoutMs: number) => Promise<ProbeResult[]> };
+  readonly probe?: { readonly run: <C>(s: PoolState<C>, probe: Operation<C, unknown>, options: unknown) => Promise<ProbeResult[]> };
   /** The pool's `retryBudget`. */
   readonly budget?: { readonly options: FeatureOptions };
   /**
@@ -75,6 +76,9 @@ export interface Features {
     readonly learnCeiling: <C>(s: PoolState<C>, ep: EndpointState<C>, verdict: Verdict, now: number, sentAt?: number) => Quota;
     readonly ownLevel: <C>(s: PoolState<C>, ep: EndpointState<C>, now: number) => Quota;
     readonly recoverCeilings: <C>(s: PoolState<C>, ep: EndpointState<C>, now: number) => void;
+    /** limits/capacity.ts: `pool.capacity()`, and the recovery `stats()` applies first. */
+    readonly capacity: typeof capacity;
+    readonly recover: typeof recoverLimits;
     /** call/adaptive.ts. */
     readonly adaptDown: <C>(s: PoolState<C>, ep: EndpointState<C>, q: Quota, sentAt: number, now: number) => void;
     readonly adaptUp: <C>(s: PoolState<C>, ep: EndpointState<C>, now: number, ok: boolean) => void;
