@@ -47,6 +47,7 @@ export const FEATURES = {
   'src/limits/bucket.ts': 'rate limits',
   'src/health/probe.ts': 'health probes',
   'src/call/permit-queue.ts': 'concurrency limits',
+  'src/call/routing.ts': 'call routing (pin, exclude)',
   'src/base/signals.ts': 'reusable attempt signals',
   'src/base/metric-catalog.ts': 'metrics',
   'src/base/metrics.ts': 'metrics',

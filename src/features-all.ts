@@ -20,6 +20,7 @@ import { authOptions, reauthenticate } from './call/auth.js';
 import { admissionTimedOut, askStore } from './call/admission.js';
 import { Fleet } from './limits/fleet.js';
 import { PermitQueue, permitOptions } from './call/permit-queue.js';
+import { excludedOf, pinnedOf } from './call/routing.js';
 import { storeOptions } from './limits/store.js';
 
 /** `pool.probeHealth`. */
@@ -61,5 +62,8 @@ export const sharedQuotas = /* @__PURE__ */ feature({ store: { options: storeOpt
 /** The pool's `maxConcurrentCalls` and `permitScope`: calls queue for a pool-wide permit. */
 export const concurrencyLimits = /* @__PURE__ */ feature({ concurrency: { options: permitOptions, Queue: PermitQueue } });
 
+/** A call's `pin` and `exclude`. */
+export const callRouting = /* @__PURE__ */ feature({ routing: { excluded: excludedOf, pinned: pinnedOf } });
+
 /** Every feature, as one table. */
-export const ALL_FEATURES = /* @__PURE__ */ feature(/* @__PURE__ */ tableOf([healthProbes, retryBudgets, rateLimits, hedging, latencySelection, authRefresh, sharedQuotas, concurrencyLimits]));
+export const ALL_FEATURES = /* @__PURE__ */ feature(/* @__PURE__ */ tableOf([healthProbes, retryBudgets, rateLimits, hedging, latencySelection, authRefresh, sharedQuotas, concurrencyLimits, callRouting]));

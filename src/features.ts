@@ -26,6 +26,7 @@ import type { groupEndpoints } from './limits/groups.js';
 import type { capacity, recoverLimits } from './limits/capacity.js';
 import type { Hedging } from './call/hedging.js';
 import type { PermitQueue } from './call/permit-queue.js';
+import type { excludedOf, pinnedOf } from './call/routing.js';
 import type { HedgeConfig } from './selection/hedge.js';
 import type { LatencyTracker } from './selection/latency.js';
 import type { LatencySelector } from './selection/latency-selector.js';
@@ -98,6 +99,8 @@ export interface Features {
    * endpoints' own `maxInFlight` still applies.
    */
   readonly concurrency?: { readonly options: FeatureOptions; readonly Queue: typeof PermitQueue };
+  /** A call's `pin` and `exclude` (call/routing.ts). Without it both are refused; the call path's own exclusions still work. */
+  readonly routing?: { readonly excluded: typeof excludedOf; readonly pinned: typeof pinnedOf };
   /** The shared store (`sharedQuota`): its options, the pool's side of it (`PoolState.fleet`) and admission. */
   readonly store?: {
     readonly options: FeatureOptions;
@@ -140,6 +143,7 @@ const FEATURE_VALUES: Record<keyof Features, string> = {
   auth: 'authRefresh',
   store: 'sharedQuotas',
   concurrency: 'concurrencyLimits',
+  routing: 'callRouting',
 };
 
 /** The error for an option (or method) whose feature the pool was built without. */

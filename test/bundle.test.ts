@@ -69,6 +69,7 @@ export const OUT_OF_CORE = [
   'src/limits/budget.ts',
   'src/health/probe.ts',
   'src/call/permit-queue.ts',
+  'src/call/routing.ts',
   'src/features-all.ts',
   // The rate-limit family (features.limits).
   'src/limits/quota.ts',

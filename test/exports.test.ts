@@ -44,6 +44,7 @@ describe('public runtime exports', () => {
           "Refresher: class",
           "applySlice: function",
           "authRefresh: object",
+          "callRouting: object",
           "concurrencyLimits: object",
           "healthProbes: object",
           "hedging: object",

@@ -303,6 +303,31 @@ describe('a pool built without the concurrency feature', () => {
   });
 });
 
+describe('a pool built without the routing feature', () => {
+  test.each([
+    ['pin', { pin: 'b' }],
+    ['exclude', { exclude: ['a'] }],
+  ])("refuses a call's %s, naming the feature", async (field, options) => {
+    const pool = new PoolCore({ endpoints, classify, clock: new FakeClock() }, []);
+    await expect(pool.execute(async (conn) => conn, options)).rejects.toMatchObject({
+      code: 'INVALID_OPTIONS',
+      field,
+      message: `${field} needs the routing feature, which this pool was built without (add callRouting to its features, or use Pool, which has them all)`,
+    });
+    await pool.close();
+  });
+
+  test('with the feature handed in, pin and exclude route the call, and an unknown pin is PIN_UNAVAILABLE', async () => {
+    const { callRouting } = await import('../src/index.js');
+    const pool = new PoolCore({ endpoints, classify, clock: new FakeClock() }, [callRouting]);
+    await expect(pool.execute(async (conn) => conn, { pin: 'b' })).resolves.toBe(2);
+    await expect(pool.execute(async (conn) => conn, { exclude: ['a'] })).resolves.toBe(2);
+    await expect(pool.execute(async (conn) => conn, { pin: 'z' })).rejects.toMatchObject({ code: 'PIN_UNAVAILABLE', message: 'pinned endpoint "z" is not in the pool' });
+    await expect(pool.execute(async (conn) => conn, { exclude: ['z'] })).rejects.toMatchObject({ code: 'INVALID_OPTIONS', field: 'exclude[0]' });
+    await pool.close();
+  });
+});
+
 describe('the exported feature values', () => {
   test('each brings its slot: a PoolCore with rateLimits and retryBudgets takes their options, and names the value it lacks', async () => {
     const { rateLimits, retryBudgets } = await import('../src/index.js');

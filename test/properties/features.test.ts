@@ -1,15 +1,15 @@
 /**
- * Every subset of the optional features (2^8 pools; with more features, 256 of them, the
- * empty and the full set among them): an option is refused exactly when a
+ * Every subset of the optional features (2^9 pools; 256 of them, the empty and the full set
+ * among them): an option is refused exactly when a
  * feature it needs is missing, the refusal names a missing one, and a pool with any subset
  * serves calls through failures (a transient error, a rate-limited answer with a ceiling
  * hint and a spent day) at its defaults, on the fake clock.
  */
 import { describe, expect, test } from 'vitest';
-import { PoolCore, isPoolError, rateLimits, hedging, latencySelection, retryBudgets, authRefresh, sharedQuotas, healthProbes, concurrencyLimits, type Feature } from '../../src/index.js';
+import { PoolCore, isPoolError, rateLimits, hedging, latencySelection, retryBudgets, authRefresh, sharedQuotas, healthProbes, concurrencyLimits, callRouting, type Feature } from '../../src/index.js';
 import { FakeClock } from '../../src/testing/fake-clock.js';
 
-const FEATURES: Record<string, Feature> = { rateLimits, hedging, latencySelection, retryBudgets, authRefresh, sharedQuotas, healthProbes, concurrencyLimits };
+const FEATURES: Record<string, Feature> = { rateLimits, hedging, latencySelection, retryBudgets, authRefresh, sharedQuotas, healthProbes, concurrencyLimits, callRouting };
 const NAMES = Object.keys(FEATURES);
 
 const store = { acquire: () => Promise.resolve(0) };
@@ -62,6 +62,18 @@ describe('PoolCore over every subset of the features', () => {
       }
     }
     expect(refused).toBeGreaterThan(500);
+  });
+
+  test("a call's pin and exclude are refused exactly when callRouting is missing", async () => {
+    for (const have of subsets()) {
+      const pool = new PoolCore({ endpoints: [{ name: 'a', conn: 1 }, { name: 'b', conn: 2 }], classify: () => 'transient', clock: new FakeClock() }, have.map((n) => FEATURES[n]!));
+      for (const options of [{ pin: 'b' }, { exclude: ['a'] }]) {
+        const done = pool.execute(async (conn) => conn, options);
+        if (have.includes('callRouting')) await expect(done, `${JSON.stringify(options)} with [${have}]`).resolves.toBe(2);
+        else await expect(done, `${JSON.stringify(options)} with [${have}]`).rejects.toMatchObject({ code: 'INVALID_OPTIONS', message: expect.stringContaining('add callRouting to its features') });
+      }
+      await pool.close();
+    }
   });
 
   test('any subset serves calls through a transient failure, a ceiling hint and a spent day', async () => {
