@@ -17,18 +17,18 @@ import { PoolError } from './base/errors.js';
 import type { PoolState } from './state.js';
 import type { Operation, SignalSource } from './call/context.js';
 import type { ProbeResult } from './health/probe.js';
-import type { RetryBudget } from './limits/budget.js';
 import type { Clock } from './base/clock.js';
 import type { Verdict } from './base/classify.js';
 import type { EndpointState } from './selection/endpoint.js';
 import type { Quota, ResolvedRateLimit } from './limits/quota.js';
-import type { CeilingRecovery } from './limits/ceiling.js';
 import type { WaitQueue } from './limits/waiters.js';
 import type { groupEndpoints } from './limits/groups.js';
+import type { capacity, recoverLimits } from './limits/capacity.js';
 import type { Hedging } from './call/hedging.js';
+import type { PermitQueue } from './call/permit-queue.js';
+import type { excludedOf, pinnedOf } from './call/routing.js';
 import type { HedgeConfig } from './selection/hedge.js';
-import type { LatencyTracker, ResolvedLatency } from './selection/latency.js';
-import type { ResolvedHealth } from './selection/health.js';
+import type { LatencyTracker } from './selection/latency.js';
 import type { Selector } from './selection/selector.js';
 import type { PanicHost, PanicMode } from './selection/panic.js';
 import type { BreakerOptions } from './health/breaker.js';
@@ -36,13 +36,20 @@ import type { FailureRateOptions } from './health/failure-rate.js';
 import type { reauthenticate } from './call/auth.js';
 import type { admissionTimedOut, askStore } from './call/admission.js';
 import type { Fleet } from './limits/fleet.js';
-import type { ResolvedStore } from './limits/store.js';
+import type { ResolvedOptions } from './options/resolve.js';
+
+/**
+ * A feature's pool options: checks the options it owns (listed in resolve.ts's table) in the
+ * raw options object and returns their resolved values. It runs after the core's own checks,
+ * so `resolved` holds those (`attemptTimeoutMs`, ...).
+ */
+export type FeatureOptions = (o: Readonly<Record<string, unknown>>, features: Features, resolved: ResolvedOptions) => Partial<ResolvedOptions>;
 
 export interface Features {
   /** `pool.probeHealth`. */
-  readonly probe?: { readonly run: <C>(s: PoolState<C>, probe: Operation<C, unknown>, timeoutMs: number) => Promise<ProbeResult[]> };
+  readonly probe?: { readonly run: <C>(s: PoolState<C>, probe: Operation<C, unknown>, options: unknown) => Promise<ProbeResult[]> };
   /** The pool's `retryBudget`. */
-  readonly budget?: { readonly resolve: (value: unknown) => RetryBudget | undefined };
+  readonly budget?: { readonly options: FeatureOptions };
   /**
    * The rate-limit family: endpoints' `rateLimit` (token bucket, paced, daily, adaptive),
    * `groups`, learned ceilings and their recovery, and the per-quota wait queues. With it,
@@ -61,36 +68,35 @@ export interface Features {
   readonly limits?: {
     /** Checks an endpoint's `rateLimit`. */
     readonly resolve: (field: string, value: unknown) => ResolvedRateLimit | undefined;
-    /** Checks `dailyResetUtcHour`. */
-    readonly resetHour: (value: unknown) => number;
-    /** Checks `ceilingRecovery`. */
-    readonly ceilingRecovery: (value: unknown) => CeilingRecovery;
+    /** Checks `dailyResetUtcHour` and `ceilingRecovery`. */
+    readonly options: FeatureOptions;
     /** An endpoint's (or a group's) quota. */
     readonly quota: (limit: ResolvedRateLimit | undefined, resetUtcHour: number, now: number, key: string, wall?: () => number) => Quota;
-    /** Checks `groups` and gives their members a shared quota (limits/groups.ts). */
-    readonly groups: typeof groupEndpoints;
-    /** A grouped key's own level (see quota.ts `keyLevel`). */
-    readonly keyLevel: (group: Quota, endpoint: string, resetUtcHour: number, now: number, wall?: () => number) => Quota;
+    /** The pool's `groups` and the quotas of a replaced endpoint set (limits/groups.ts). */
+    readonly group: typeof groupEndpoints;
     /** A wait queue for a quota's turns (waiters.ts). */
     readonly waitQueue: (clock: Clock) => WaitQueue;
     /** call/ceilings.ts. */
     readonly learnCeiling: <C>(s: PoolState<C>, ep: EndpointState<C>, verdict: Verdict, now: number, sentAt?: number) => Quota;
     readonly ownLevel: <C>(s: PoolState<C>, ep: EndpointState<C>, now: number) => Quota;
     readonly recoverCeilings: <C>(s: PoolState<C>, ep: EndpointState<C>, now: number) => void;
+    /** limits/capacity.ts: `pool.capacity()`, and the recovery `stats()` applies first. */
+    readonly capacity: typeof capacity;
+    readonly recover: typeof recoverLimits;
     /** call/adaptive.ts. */
     readonly adaptDown: <C>(s: PoolState<C>, ep: EndpointState<C>, q: Quota, sentAt: number, now: number) => void;
     readonly adaptUp: <C>(s: PoolState<C>, ep: EndpointState<C>, now: number, ok: boolean) => void;
   };
   /** Hedging: the pool's `hedge` and a call's (a percentile also needs `latency`). */
-  readonly hedge?: { readonly resolve: (field: string, value: unknown, base: HedgeConfig | undefined, features: Features) => HedgeConfig; readonly Hedging: typeof Hedging };
+  readonly hedge?: { readonly options: FeatureOptions; readonly resolve: (field: string, value: unknown, base: HedgeConfig | undefined, features: Features) => HedgeConfig; readonly Hedging: typeof Hedging };
   /** Latency tracking: `strategy: 'latency'`, the pool's `latency`, and the durations a percentile hedge reads. */
-  readonly latency?: { readonly resolve: (value: unknown, attemptTimeoutMs: unknown) => ResolvedLatency; readonly Tracker: typeof LatencyTracker; readonly selector: StrategyOf };
+  readonly latency?: { readonly options: FeatureOptions; readonly Tracker: typeof LatencyTracker; readonly selector: StrategyOf };
   /**
    * `strategy: 'health'` and the pool's `health` options (selection/health.ts). Without it
    * both are refused; the endpoints still count their recent attempts and failures
    * (`stats()`'s `usage5m`, `failures5m`), which the core keeps for everyone.
    */
-  readonly health?: { readonly resolve: (value: unknown) => ResolvedHealth; readonly selector: StrategyOf };
+  readonly health?: { readonly options: FeatureOptions; readonly selector: StrategyOf };
   /** `strategy: 'random'` (selection/random.ts). Without it the strategy is refused. */
   readonly random?: { readonly selector: StrategyOf };
   /**
@@ -98,7 +104,7 @@ export interface Features {
    * ejected by their breakers ignores them. Without it the option is refused, and the
    * breakers eject every endpoint that fails, as with the option unset.
    */
-  readonly panic?: { readonly resolve: (value: unknown) => number; readonly mode: <C>(s: PanicHost<C>, maxEjectedPercent: number) => PanicOf<C> };
+  readonly panic?: { readonly options: FeatureOptions; readonly mode: <C>(s: PanicHost<C>, maxEjectedPercent: number) => PanicOf<C> };
   /**
    * The breaker's `failure-rate` mode (health/failure-rate.ts): the checks of its options,
    * which in that mode bring each breaker's window (`ResolvedBreaker.failureWindow`). Without it `breaker.mode: 'failure-rate'`, `failureRate`,
@@ -109,10 +115,18 @@ export interface Features {
    * Credential refresh (`refreshAuth`, `refreshTimeoutMs`): what an `unauthorized` answer runs.
    * Without it such an answer ends the call with `UNAUTHORIZED`, as with no `refreshAuth`.
    */
-  readonly auth?: { readonly reauthenticate: typeof reauthenticate };
+  readonly auth?: { readonly options: FeatureOptions; readonly reauthenticate: typeof reauthenticate };
+  /**
+   * A pool-wide limit on calls (`maxConcurrentCalls`, `permitScope`): the queue of calls
+   * waiting for a permit. Without it calls are not limited pool-wide (`pendingCalls` stays 0);
+   * endpoints' own `maxInFlight` still applies.
+   */
+  readonly concurrency?: { readonly options: FeatureOptions; readonly Queue: typeof PermitQueue };
+  /** A call's `pin` and `exclude` (call/routing.ts). Without it both are refused; the call path's own exclusions still work. */
+  readonly routing?: { readonly excluded: typeof excludedOf; readonly pinned: typeof pinnedOf };
   /** The shared store (`sharedQuota`): its options, the pool's side of it (`PoolState.fleet`) and admission. */
   readonly store?: {
-    readonly resolve: (value: unknown) => ResolvedStore | undefined;
+    readonly options: FeatureOptions;
     readonly connect: <C>(s: PoolState<C>) => Fleet<C>;
     readonly askStore: typeof askStore;
     readonly admissionTimedOut: typeof admissionTimedOut;
@@ -169,6 +183,8 @@ const FEATURE_VALUES: Record<keyof Features, string> = {
   auth: 'authRefresh',
   store: 'sharedQuotas',
   signals: 'reusableSignals',
+  concurrency: 'concurrencyLimits',
+  routing: 'callRouting',
 };
 
 /** The error for an option (or method) whose feature the pool was built without. */

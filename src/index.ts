@@ -5,7 +5,7 @@
  * The core has no runtime dependency and imports no `node:` module.
  */
 export { Pool, PoolCore, type EndpointStats, type ProbeOptions } from './pool.js';
-export { healthProbes, retryBudgets, rateLimits, hedging, latencySelection, healthSelection, randomSelection, panicMode, failureRates, authRefresh, sharedQuotas, reusableSignals } from './features-all.js';
+export { healthProbes, retryBudgets, rateLimits, hedging, latencySelection, healthSelection, randomSelection, panicMode, failureRates, authRefresh, sharedQuotas, reusableSignals, concurrencyLimits, callRouting } from './features-all.js';
 export type { Feature } from './features.js';
 export { Refresher, type RefresherOptions, type RefreshResult, type SharedSurvivors } from './extras/refresher.js';
 export { PoolError, isPoolError, type PoolErrorCode } from './base/errors.js';

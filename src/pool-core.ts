@@ -19,7 +19,6 @@ import { PoolError, invalidOption } from './base/errors.js';
 import { rejectionOf, resolvePlan, settlementOf, type CallPlan } from './call/plan.js';
 import type { EndpointConfig, ExecuteOptions, PoolOptions, Priority } from './options/options.js';
 import { resolvePoolOptions } from './options/resolve.js';
-import { durationOrInfinity, plainObject } from './options/validate.js';
 import type { ProbeResult } from './health/probe.js';
 import { needFeature, tableOf, type Feature } from './features.js';
 import { PoolState } from './state.js';
@@ -139,13 +138,7 @@ export class PoolCore<C> {
     if (this.#s.closed) return Promise.reject(new PoolError('CLOSED', 'the pool is closed'));
     const probing = this.#s.features.probe;
     if (probing === undefined) return Promise.reject(needFeature('probeHealth', 'probe'));
-    let timeoutMs = this.#s.opts.attemptTimeoutMs;
-    try {
-      if (options !== undefined) timeoutMs = durationOrInfinity('timeoutMs', plainObject('options', options)?.['timeoutMs'], timeoutMs);
-    } catch (error) {
-      return Promise.reject(error);
-    }
-    return probing.run(this.#s, probe, timeoutMs);
+    return probing.run(this.#s, probe, options);
   }
 
   /**
@@ -175,7 +168,7 @@ export class PoolCore<C> {
   /** A snapshot of every endpoint, in configuration order. */
   stats(): EndpointStats[] {
     const now = this.#s.clock.now();
-    this.#recover(now);
+    this.#s.features.limits?.recover(this.#s, now);
     return this.#s.endpoints.map((ep) => ({
       name: ep.name,
       priority: ep.priority,
@@ -217,29 +210,11 @@ export class PoolCore<C> {
    * lower of its shared ceiling and the sum of its members' own.
    */
   capacity(): number {
-    const now = this.#s.clock.now();
-    this.#recover(now);
-    const members = new Map<unknown, number>();
-    const shared = new Map<unknown, number>();
-    for (const ep of this.#s.endpoints) {
-      if (ep.unavailableMs(now) > 0) continue;
-      const ceiling = ep.quota.perSecond;
-      if (ceiling === undefined) return Infinity;
-      shared.set(ep.quota, ceiling);
-      members.set(ep.quota, (members.get(ep.quota) ?? 0) + (ep.own?.perSecond ?? Infinity));
-    }
-    let total = 0;
-    for (const [quota, ceiling] of shared) total += Math.min(ceiling, members.get(quota)!);
-    return total;
-  }
-
-  /** Applies the recovery steps of learned ceilings, and the increases of adaptive limits, that are due. */
-  #recover(now: number): void {
-    for (const ep of this.#s.endpoints) {
-      // Only the limits feature makes a quota learned or adaptive, or an endpoint's own level.
-      if (ep.quota.learned !== undefined || ep.own !== undefined) this.#s.features.limits!.recoverCeilings(this.#s, ep, now);
-      if (ep.quota.adaptive !== undefined) this.#s.features.limits!.adaptUp(this.#s, ep, now, false);
-    }
+    const s = this.#s;
+    const now = s.clock.now();
+    // Without the limits feature no endpoint has a per-second limit (limits/capacity.ts adds them up).
+    if (s.features.limits !== undefined) return s.features.limits.capacity(s, now);
+    return s.endpoints.some((ep) => ep.unavailableMs(now) === 0) ? Infinity : 0;
   }
 
   /**
@@ -280,7 +255,7 @@ export class PoolCore<C> {
 
   /** Calls waiting for a concurrency permit. */
   get pendingCalls(): number {
-    return this.#s.permitQueue.length;
+    return this.#s.permitQueue?.length ?? 0;
   }
 
   /**

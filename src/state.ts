@@ -10,7 +10,7 @@ import { deliver, Listeners, type EventListener, type PoolEvent } from './base/e
 import { safeIncrement, type MetricsSink } from './base/metrics.js';
 import type { ResolvedRateLimit } from './limits/quota.js';
 import { TimeoutQueue } from './call/timeouts.js';
-import { PermitQueue, type PermitWaiter } from './call/permit-queue.js';
+import type { PermitQueue, PermitWaiter } from './call/permit-queue.js';
 import { defaultPlan, type CallPlan } from './call/plan.js';
 import type { ResolvedOptions } from './options/resolve.js';
 import { selectEndpoint, type Selection, type Selector } from './selection/selector.js';
@@ -43,7 +43,8 @@ export class PoolState<C> {
   readonly cursors = [0, 0];
   /** Permits left; `Infinity` when calls are not limited. */
   permits: number;
-  readonly permitQueue = new PermitQueue();
+  /** `undefined` without the concurrency feature, where no call ever waits for a permit. */
+  readonly permitQueue: PermitQueue | undefined;
   /** Calls waiting for an in-flight or probe slot to free up. */
   readonly parked = new Set<Waiter>();
   /** Every call in any kind of wait (so that `close()` can end them). */
@@ -84,7 +85,8 @@ export class PoolState<C> {
       this.listener = current;
       this.#timeSuccesses();
     });
-    this.permits = opts.maxConcurrentCalls;
+    this.permits = opts.maxConcurrentCalls ?? Infinity;
+    this.permitQueue = features.concurrency === undefined ? undefined : new features.concurrency.Queue();
     this.timeouts = new TimeoutQueue(clock);
     this.defaultPlan = defaultPlan(this);
     // Latency is tracked only with the latency feature (the resolver refuses `strategy: 'latency'` without it).
@@ -193,7 +195,7 @@ export class PoolState<C> {
 
   /** Hands a freed permit to the next queued call (in a microtask), or returns it to the pool. */
   releasePermit(): void {
-    const next = this.permitQueue.shift();
+    const next = this.permitQueue!.shift(); // a call holds a permit only when they are limited
     if (next === undefined) this.permits++;
     else queueMicrotask(() => next.grantPermit());
   }

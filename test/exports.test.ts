@@ -44,6 +44,8 @@ describe('public runtime exports', () => {
           "Refresher: class",
           "applySlice: function",
           "authRefresh: object",
+          "callRouting: object",
+          "concurrencyLimits: object",
           "failureRates: object",
           "healthProbes: object",
           "healthSelection: object",

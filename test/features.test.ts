@@ -433,6 +433,78 @@ describe('a pool built without the signals feature', () => {
   });
 });
 
+describe('a pool built without the concurrency feature', () => {
+  test.each([
+    ['maxConcurrentCalls', { maxConcurrentCalls: 1 }],
+    ['permitScope', { permitScope: 'attempt' as const }],
+  ])('refuses %s, naming the feature', (field, extra) => {
+    const r = refusal(() => new PoolCore({ endpoints, classify, ...extra }, []));
+    expect(r).toMatchObject({ code: 'INVALID_OPTIONS', field });
+    expect(r?.message).toContain(`${field} needs the concurrency feature, which this pool was built without (add concurrencyLimits to its features`);
+  });
+
+  /** Five calls that each hold on until released one by one; `peak`: the most running at once. */
+  async function fiveHeldCalls(pool: PoolCore<number>): Promise<{ pending: number; peak: number }> {
+    let running = 0;
+    let peak = 0;
+    const release: (() => void)[] = [];
+    const calls = Array.from({ length: 5 }, () =>
+      pool.execute(async (conn) => {
+        peak = Math.max(peak, ++running);
+        await new Promise<void>((r) => release.push(r));
+        running--;
+        return conn;
+      }),
+    );
+    await Promise.resolve();
+    const pending = pool.pendingCalls;
+    for (let i = 0; i < 20 && release.length > 0; i++) {
+      release.shift()!();
+      for (let k = 0; k < 10; k++) await Promise.resolve();
+    }
+    await Promise.all(calls);
+    expect(pool.pendingCalls).toBe(0);
+    await pool.close();
+    return { pending, peak };
+  }
+
+  test('does not limit calls pool-wide: every call starts at once and none waits for a permit', async () => {
+    const pool = new PoolCore({ endpoints, classify, clock: new FakeClock() }, []);
+    expect(await fiveHeldCalls(pool)).toEqual({ pending: 0, peak: 5 });
+  });
+
+  test('with the feature handed in, maxConcurrentCalls queues the calls beyond it', async () => {
+    const { concurrencyLimits } = await import('../src/index.js');
+    const pool = new PoolCore({ endpoints, classify, clock: new FakeClock(), maxConcurrentCalls: 2 }, [concurrencyLimits]);
+    expect(await fiveHeldCalls(pool)).toEqual({ pending: 3, peak: 2 });
+  });
+});
+
+describe('a pool built without the routing feature', () => {
+  test.each([
+    ['pin', { pin: 'b' }],
+    ['exclude', { exclude: ['a'] }],
+  ])("refuses a call's %s, naming the feature", async (field, options) => {
+    const pool = new PoolCore({ endpoints, classify, clock: new FakeClock() }, []);
+    await expect(pool.execute(async (conn) => conn, options)).rejects.toMatchObject({
+      code: 'INVALID_OPTIONS',
+      field,
+      message: `${field} needs the routing feature, which this pool was built without (add callRouting to its features, or use Pool, which has them all)`,
+    });
+    await pool.close();
+  });
+
+  test('with the feature handed in, pin and exclude route the call, and an unknown pin is PIN_UNAVAILABLE', async () => {
+    const { callRouting } = await import('../src/index.js');
+    const pool = new PoolCore({ endpoints, classify, clock: new FakeClock() }, [callRouting]);
+    await expect(pool.execute(async (conn) => conn, { pin: 'b' })).resolves.toBe(2);
+    await expect(pool.execute(async (conn) => conn, { exclude: ['a'] })).resolves.toBe(2);
+    await expect(pool.execute(async (conn) => conn, { pin: 'z' })).rejects.toMatchObject({ code: 'PIN_UNAVAILABLE', message: 'pinned endpoint "z" is not in the pool' });
+    await expect(pool.execute(async (conn) => conn, { exclude: ['z'] })).rejects.toMatchObject({ code: 'INVALID_OPTIONS', field: 'exclude[0]' });
+    await pool.close();
+  });
+});
+
 describe('the exported feature values', () => {
   test('each brings its slot: a PoolCore with rateLimits and retryBudgets takes their options, and names the value it lacks', async () => {
     const { rateLimits, retryBudgets } = await import('../src/index.js');

@@ -20,6 +20,8 @@ import type { EndpointState } from '../selection/endpoint.js';
 import { PoolError, unauthorizedMessage } from '../base/errors.js';
 import type { PoolState } from '../state.js';
 import type { RefreshAuth } from '../options/options.js';
+import type { FeatureOptions } from '../features.js';
+import { checkFunction, durationOrInfinity } from '../options/validate.js';
 
 
 const inFlight = new WeakMap<object, Promise<void>>();
@@ -158,3 +160,9 @@ function refreshThenReplay<C>(s: PoolState<C>, ep: EndpointState<C>, host: Reaut
     (error: unknown) => host.refreshFailed(`refreshing the credentials of endpoint ${JSON.stringify(ep.name)} failed`, error),
   );
 }
+
+/** The pool's `refreshAuth` and `refreshTimeoutMs` (the feature's options, features.ts); the timeout defaults to `attemptTimeoutMs`. */
+export const authOptions: FeatureOptions = (o, _, resolved) => ({
+  refreshAuth: checkFunction('refreshAuth', o['refreshAuth'], true) as RefreshAuth<unknown> | undefined,
+  refreshTimeoutMs: durationOrInfinity('refreshTimeoutMs', o['refreshTimeoutMs'], resolved.attemptTimeoutMs),
+});

@@ -1,11 +1,23 @@
 /**
- * Calls queued for a pool-wide permit, first come first served.
+ * Calls queued for a pool-wide permit, first come first served: with the pool's
+ * `maxConcurrentCalls` and `permitScope`, the concurrency-limit feature (features.ts
+ * `concurrency`).
  *
  * An intrusive doubly linked list: the waiting call is its own node, so joining, leaving
  * from anywhere (an abort, a deadline, `close()`) and taking the head are all O(1) with no
  * allocation. `close()` with 80,000 queued calls, or 100,000 callers aborting one by one,
  * stays linear in the number of calls.
  */
+import type { FeatureOptions } from '../features.js';
+import { DEFAULTS } from '../options/defaults.js';
+import { PERMIT_SCOPES } from '../options/options.js';
+import { limitOrInfinity, oneOf } from '../options/validate.js';
+
+/** The pool's `maxConcurrentCalls` and `permitScope` (the feature's options, features.ts). */
+export const permitOptions: FeatureOptions = (o) => ({
+  maxConcurrentCalls: limitOrInfinity('maxConcurrentCalls', o['maxConcurrentCalls']),
+  permitScope: oneOf('permitScope', o['permitScope'], PERMIT_SCOPES, DEFAULTS.permitScope),
+});
 
 /** A queued call: the queue links through these fields. */
 export interface PermitWaiter {

@@ -3,7 +3,7 @@
  * once when the call is made. A call with no options shares the pool's default plan, so
  * the common path allocates nothing here.
  */
-import { PoolError, describe, invalidOption } from '../base/errors.js';
+import { invalidOption, type PoolError } from '../base/errors.js';
 import type { HedgeConfig } from '../selection/hedge.js';
 import { needFeature, type Features } from '../features.js';
 import type { EndpointState } from '../selection/endpoint.js';
@@ -123,17 +123,7 @@ export function resolvePlan<C>(s: PlanContext<C>, options: ExecuteOptions): Call
       throw invalidOption('signal', 'an AbortSignal', signal);
     }
   }
-  let excluded: EndpointState<C>[] | undefined;
-  if (options.exclude !== undefined) {
-    if (!Array.isArray(options.exclude)) throw invalidOption('exclude', 'an array of endpoint names', options.exclude);
-    // Stryker disable next-line ArrayDeclaration: the list is only ever searched for endpoints (includes), so a stray element changes nothing
-    excluded = [];
-    options.exclude.forEach((name, i) => {
-      const ep = typeof name === 'string' ? s.byName.get(name) : undefined;
-      if (ep === undefined) throw invalidOption(`exclude[${i}]`, 'the name of an endpoint of this pool', name);
-      excluded!.push(ep);
-    });
-  }
+  const excluded = options.exclude === undefined ? undefined : routing(s, 'exclude').excluded(s.byName, options.exclude);
   if (options.idempotent !== undefined && typeof options.idempotent !== 'boolean') throw invalidOption('idempotent', 'a boolean', options.idempotent);
   let hedge: HedgeConfig | undefined;
   if (options.hedge !== undefined && options.hedge !== false) {
@@ -145,12 +135,7 @@ export function resolvePlan<C>(s: PlanContext<C>, options: ExecuteOptions): Call
   } else if (options.hedge === undefined && options.idempotent === true && o.hedgeConfigured) {
     hedge = o.hedge;
   }
-  let pin: EndpointState<C> | undefined;
-  if (options.pin !== undefined) {
-    if (typeof options.pin !== 'string') throw invalidOption('pin', 'an endpoint name', options.pin);
-    pin = s.byName.get(options.pin);
-    if (pin === undefined) throw new PoolError('PIN_UNAVAILABLE', `pinned endpoint ${describe(options.pin)} is not in the pool`);
-  }
+  const pin = options.pin === undefined ? undefined : routing(s, 'pin').pinned(s.byName, options.pin);
   return {
     state: s,
     deadlineMs,
@@ -163,6 +148,12 @@ export function resolvePlan<C>(s: PlanContext<C>, options: ExecuteOptions): Call
     signal,
     hedge,
   };
+}
+
+/** The call-routing feature, for `option` (`pin`, `exclude`): a pool built without it refuses the option. */
+function routing<C>(s: PlanContext<C>, option: string): NonNullable<Features['routing']> {
+  if (s.features.routing === undefined) throw needFeature(option, 'routing');
+  return s.features.routing;
 }
 
 const RETRY_KEYS: KnownKeys = { maxAttempts: true };

@@ -226,7 +226,7 @@ export abstract class Waiting<C, S extends WaitSlots = WaitSlots> extends CallCo
       this.setFlag(HOLDS_PERMIT, true);
       return true;
     }
-    s.permitQueue.push(this);
+    s.permitQueue!.push(this); // permits are limited only with the concurrency feature
     this.waitFor(PERMIT, INF);
     return false;
   }
@@ -287,7 +287,7 @@ export abstract class Waiting<C, S extends WaitSlots = WaitSlots> extends CallCo
     const state = this.waiting;
     if (state === NONE) return;
     if (state === PERMIT) {
-      s.permitQueue.remove(this);
+      s.permitQueue!.remove(this);
     } else if (state === PARK) {
       s.parked.delete(this);
     } else if (state === QUEUE) {

@@ -12,12 +12,20 @@ import type { EndpointState } from '../selection/endpoint.js';
 import { PoolError } from '../base/errors.js';
 import { METRICS } from '../base/metrics.js';
 import type { PoolState } from '../state.js';
+import { durationOrInfinity, plainObject } from '../options/validate.js';
 
 export type ProbeResult =
   | { readonly endpoint: string; readonly ok: true; readonly durationMs: number }
   | { readonly endpoint: string; readonly ok: false; readonly durationMs: number; readonly error: unknown; readonly timedOut: boolean };
 
-export function probeEndpoints<C>(s: PoolState<C>, probe: Operation<C, unknown>, timeoutMs: number): Promise<ProbeResult[]> {
+/** `pool.probeHealth(probe, options)`: checks `options` (a rejection, not a throw), then probes. */
+export function probeEndpoints<C>(s: PoolState<C>, probe: Operation<C, unknown>, options: unknown): Promise<ProbeResult[]> {
+  let timeoutMs = s.opts.attemptTimeoutMs;
+  try {
+    if (options !== undefined) timeoutMs = durationOrInfinity('timeoutMs', plainObject('options', options)?.['timeoutMs'], timeoutMs);
+  } catch (error) {
+    return Promise.reject(error);
+  }
   const now = s.clock.now();
   const runs: Promise<ProbeResult>[] = [];
   for (const ep of s.endpoints) {

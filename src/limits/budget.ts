@@ -14,6 +14,7 @@
 import { RollingCounter } from './window.js';
 import { DEFAULTS } from '../options/defaults.js';
 import { finite, optionsObject, type KnownKeys } from '../options/validate.js';
+import type { FeatureOptions } from '../features.js';
 
 export interface RetryBudgetOptions {
   /** Retries allowed per call, over the window. @default 0.2 */
@@ -68,3 +69,6 @@ export function resolveBudget(value: unknown): RetryBudget | undefined {
   const windowMs = finite('retryBudget.windowMs', o['windowMs'], DEFAULTS.retryBudget.windowMs, 1000);
   return new RetryBudget(ratio, minPerSecond, windowMs);
 }
+
+/** The pool's `retryBudget` (the feature's options, features.ts). */
+export const budgetOptions: FeatureOptions = (o) => ({ retryBudget: resolveBudget(o['retryBudget']) });

@@ -1,64 +1,21 @@
 /**
- * `groups` (part of the rateLimits feature): endpoints whose rate limits are one account's
- * share one quota. Checked against the endpoint set being built (endpoint-set.ts), then
- * applied once everything is valid: a group kept with the same members and limit keeps its
- * shared quota; a member's park (its server said its day is spent) stays its own; an
- * endpoint that left its group gets a quota of its own again.
+ * Groups of endpoints that share one quota (the pool's `groups`: keys of one account), and
+ * the quotas of a replaced endpoint set: part of the rate-limit feature (features.ts
+ * `limits.group`), run by `buildEndpointSet` once every endpoint config is checked.
+ *
+ * Checks the groups, then (only when everything is valid, so that a throw changes nothing)
+ * carries quotas over: a kept endpoint whose rate limit changed gets a fresh quota with the
+ * day it spent; a group kept with the same members and limit keeps its shared quota, a new
+ * one takes its members' day; an endpoint that left its group gets a quota of its own again.
  */
 import { invalidOption } from '../base/errors.js';
-import type { BasicQuota } from './basic-quota.js';
-import { Quota, keyLevel, type ResolvedRateLimit } from './quota.js';
-import { carryDay, sameLimit, type EndpointSet } from '../selection/endpoint-set.js';
 import type { EndpointState } from '../selection/endpoint.js';
+import type { Built, EndpointSet } from '../selection/endpoint-set.js';
+import type { BasicQuota } from './basic-quota.js';
+import { keyLevel, Quota, type ResolvedRateLimit } from './quota.js';
 
-/** The groups as declared, and what gives their members a shared quota once every option is valid. */
-export interface Grouping<C> {
-  readonly declared: string[][];
-  /** `before`: each endpoint's quota before this replacement. */
-  apply(before: Map<EndpointState<C>, BasicQuota>): void;
-}
-
-export function groupEndpoints<C>(
-  value: unknown,
-  endpoints: readonly EndpointState<C>[],
-  byName: Map<string, EndpointState<C>>,
-  previous: EndpointSet<C> | undefined,
-  previousLimits: Map<EndpointState<C>, ResolvedRateLimit | undefined>,
-  limits: Map<EndpointState<C>, ResolvedRateLimit | undefined>,
-  resetUtcHour: number,
-  now: number,
-  wall?: () => number,
-): Grouping<C> {
-  const { groups, at, declared } = resolveGroups(value, byName, previous === undefined);
-  const groupLimits = groups.map((group, g) => groupLimit(group, at[g]!, byName, limits));
-  const quota = (limit: ResolvedRateLimit | undefined, key: string): Quota => new Quota(limit, resetUtcHour, now, key, wall);
-  const apply = (before: Map<EndpointState<C>, BasicQuota>): void => {
-    const grouped = new Set<EndpointState<C>>();
-    for (let g = 0; g < groups.length; g++) {
-      const members = groups[g]!.map((n) => byName.get(n)!);
-      const limit = groupLimits[g];
-      // Keep the shared quota if every member already shared one with the same limit.
-      const first = members[0]!.quota;
-      const reuse = members.every((m) => m.quota === first && sameLimit(previousLimits.get(m), limit) && previous?.byName.get(m.name) === m);
-      const shared = reuse ? (first as Quota) : (carryDay(quota(limit, `group:${groups[g]!.join('+')}`), members.map((m) => before.get(m)!), now, false) as Quota);
-      for (const m of members) {
-        // A park a member brings (its server said its day is spent) stays its own in the group: the siblings serve.
-        const parked = before.get(m)!.parkedUntil;
-        if (!reuse && parked > now) {
-          const own = (m.own ??= keyLevel(shared, m.name, resetUtcHour, now, wall));
-          if (own.parkedUntil < parked) own.parkedUntil = parked;
-        }
-        m.quota = shared;
-        limits.set(m, limit);
-        grouped.add(m);
-      }
-    }
-    // An endpoint that left its group gets a quota of its own again.
-    for (const ep of endpoints) {
-      if (!grouped.has(ep) && ep.quota.grouped) ep.quota = carryDay(quota(limits.get(ep), `endpoint:${ep.name}`), [before.get(ep)!], now);
-    }
-  };
-  return { declared, apply };
+function sameLimit(a: ResolvedRateLimit | undefined, b: ResolvedRateLimit | undefined): boolean {
+  return JSON.stringify(a) === JSON.stringify(b);
 }
 
 /** The rate limit a group's members share; throws when members disagree. */
@@ -71,6 +28,65 @@ function groupLimit<C>(group: string[], g: number, byName: Map<string, EndpointS
     limit = l;
   }
   return limit;
+}
+
+/** The groups as declared, and every endpoint's rate limit (for the next replacement). */
+export function groupEndpoints<C>(
+  built: readonly Built<C>[],
+  groupsValue: unknown,
+  byName: Map<string, EndpointState<C>>,
+  previous: EndpointSet<C> | undefined,
+  previousLimits: Map<EndpointState<C>, ResolvedRateLimit | undefined>,
+  quota: (limit: ResolvedRateLimit | undefined, key: string) => BasicQuota,
+  resetUtcHour: number,
+  now: number,
+  wall: (() => number) | undefined,
+): { readonly groups: string[][]; readonly limits: Map<EndpointState<C>, ResolvedRateLimit | undefined> } {
+  const { groups, at, declared } = resolveGroups(groupsValue, byName, previous === undefined);
+  const limits = new Map<EndpointState<C>, ResolvedRateLimit | undefined>();
+  for (const b of built) limits.set(b.state, b.limit);
+  const groupLimits = groups.map((group, g) => groupLimit(group, at[g]!, byName, limits));
+  // Everything is valid: only now is any kept endpoint changed (a throw above changes nothing).
+  const before = new Map(built.map((b) => [b.state, b.state.quota]));
+  // A kept endpoint whose rate limit changed gets a fresh quota.
+  for (const b of built) if (isKeptMember(b.state, previous) && !sameLimit(previousLimits.get(b.state), b.limit)) b.state.quota = carryDay(quota(b.limit, `endpoint:${b.state.name}`), [before.get(b.state)!], now);
+  const grouped = new Set<EndpointState<C>>();
+  for (let g = 0; g < groups.length; g++) {
+    const members = groups[g]!.map((n) => byName.get(n)!);
+    const limit = groupLimits[g];
+    // Keep the shared quota if every member already shared one with the same limit.
+    const first = members[0]!.quota;
+    const reuse = members.every((m) => m.quota === first && sameLimit(previousLimits.get(m), limit) && isKeptMember(m, previous));
+    const shared = reuse ? (first as Quota) : (carryDay(new Quota(limit, resetUtcHour, now, `group:${groups[g]!.join('+')}`, wall), members.map((m) => before.get(m)!), now, false) as Quota);
+    for (const m of members) {
+      // A park a member brings (its server said its day is spent) stays its own in the group: the siblings serve.
+      const parked = before.get(m)!.parkedUntil;
+      if (!reuse && parked > now) {
+        const own = (m.own ??= keyLevel(shared, m.name, resetUtcHour, now, wall));
+        if (own.parkedUntil < parked) own.parkedUntil = parked;
+      }
+      m.quota = shared;
+      limits.set(m, limit);
+      grouped.add(m);
+    }
+  }
+  // An endpoint that left its group gets a quota of its own again.
+  for (const b of built) {
+    if (!grouped.has(b.state) && b.state.quota.grouped) b.state.quota = carryDay(quota(b.limit, `endpoint:${b.state.name}`), [before.get(b.state)!], now);
+  }
+  return { groups: declared, limits };
+}
+/** A new quota takes the day its predecessors spent; `parks`: their parks too (not into a group: the members keep theirs as their own). */
+function carryDay(quota: BasicQuota, from: readonly BasicQuota[], now: number, parks = true): BasicQuota {
+  for (const old of new Set(from)) {
+    if (parks && old.parkedUntil > quota.parkedUntil) quota.parkedUntil = old.parkedUntil;
+    if (old.daily !== undefined) quota.daily?.absorb(old.daily, now, parks);
+  }
+  return quota;
+}
+
+function isKeptMember<C>(m: EndpointState<C>, previous: EndpointSet<C> | undefined): boolean {
+  return previous !== undefined && previous.byName.get(m.name) === m;
 }
 
 /**

@@ -24,17 +24,18 @@
  * The fields and methods the core reads are `BasicQuota`'s (basic-quota.ts): a pool built
  * without the rate-limit feature gives its endpoints that class, with none of this code.
  */
-import { DailyCounter, nextDailyReset } from './daily.js';
+import { DailyCounter, nextDailyReset, resetHour } from './daily.js';
 import { TokenBucket } from './bucket.js';
 import { PacedLimiter } from './paced.js';
 import type { SharedLimit } from './store.js';
-import { CONFIGURED_MAX_PER_SECOND, LearnedCeiling, clampLearned, type CeilingRecovery } from './ceiling.js';
+import { CONFIGURED_MAX_PER_SECOND, LearnedCeiling, clampLearned, resolveCeilingRecovery, type CeilingRecovery } from './ceiling.js';
 import { BasicQuota } from './basic-quota.js';
 import { AdaptiveLimit, resolveAdaptive, type ResolvedAdaptive } from './adaptive.js';
 import { invalidOption } from '../base/errors.js';
 import { DEFAULTS } from '../options/defaults.js';
 import type { RateLimitOptions } from '../options/options.js';
 import { finite, oneOf, optionsObject, positiveInteger, type KnownKeys } from '../options/validate.js';
+import type { FeatureOptions } from '../features.js';
 
 export type RateLimitMode = 'bucket' | 'paced';
 
@@ -280,3 +281,6 @@ export function resolveRateLimit(field: string, value: unknown): ResolvedRateLim
   if (dailyStopFraction > 1) throw invalidOption(`${field}.dailyStopFraction`, 'a fraction in (0, 1]', dailyStopFraction);
   return adaptive === undefined ? { perSecond, burst, mode, marginMs, perDay, dailyStopFraction } : { perSecond, burst, mode, marginMs, perDay, dailyStopFraction, adaptive };
 }
+
+/** The pool's `ceilingRecovery` and `dailyResetUtcHour` (the rate-limit feature's options, features.ts). */
+export const limitsOptions: FeatureOptions = (o) => ({ ceilingRecovery: resolveCeilingRecovery(o['ceilingRecovery']), dailyResetUtcHour: resetHour(o['dailyResetUtcHour']) });

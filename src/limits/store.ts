@@ -19,6 +19,7 @@
 import { invalidOption } from '../base/errors.js';
 import { DEFAULTS } from '../options/defaults.js';
 import { finite, optionsObject, type KnownKeys } from '../options/validate.js';
+import { needFeature, type FeatureOptions } from '../features.js';
 
 /** One quota as the store sees it. */
 export interface SharedLimit {
@@ -142,3 +143,10 @@ export function resolveStore(value: unknown): ResolvedStore | undefined {
     retryAfterMs: finite('sharedQuota.retryAfterMs', o['retryAfterMs'], DEFAULTS.sharedQuota.retryAfterMs),
   };
 }
+
+/** The pool's `sharedQuota` (the feature's options, features.ts): the store counts endpoints' rate limits, so it needs that feature too. */
+export const storeOptions: FeatureOptions = (o, features) => {
+  const sharedQuota = resolveStore(o['sharedQuota']);
+  if (sharedQuota !== undefined && features.limits === undefined) throw needFeature('sharedQuota', 'limits');
+  return { sharedQuota };
+};

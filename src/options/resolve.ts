@@ -11,47 +11,73 @@ import type { MetricsSink } from '../base/metrics.js';
 import type { Classifier } from '../base/classify.js';
 import { resolveBreaker, type ResolvedBreaker } from '../health/breaker.js';
 import type { RetryBudget } from '../limits/budget.js';
-import { needFeature, type Features } from '../features.js';
+import { needFeature, type FeatureOptions, type Features } from '../features.js';
 import type { ResolvedStore } from '../limits/store.js';
 import type { CeilingRecovery } from '../limits/ceiling.js';
 import type { HedgeConfig } from '../selection/hedge.js';
 import type { ResolvedLatency } from '../selection/latency.js';
 import type { ResolvedHealth } from '../selection/health.js';
 import { AUTO_ATTEMPTS, DEFAULTS } from './defaults.js';
-import { BREAKER_MODES, STRATEGIES, PERMIT_SCOPES, type BreakerMode, type PermitScope, type PoolOptions, type RefreshAuth, type Strategy } from './options.js';
-import { checkFunction, checkKeys, durationOrInfinity, finite, limitOrInfinity, oneOf, optionsObject, plainObject, positiveInteger, type KnownKeys } from './validate.js';
+import { BREAKER_MODES, STRATEGIES, type BreakerMode, type PermitScope, type PoolOptions, type RefreshAuth, type Strategy } from './options.js';
+import { checkFunction, checkKeys, durationOrInfinity, finite, oneOf, plainObject, positiveInteger, type KnownKeys } from './validate.js';
 
-/** Every pool option, for `checkKeys` (adapters extend it with their own). */
-export const POOL_KEYS: Record<keyof PoolOptions<unknown>, true> & KnownKeys = {
-  endpoints: true,
-  classify: true,
-  maxQueueWaitMs: true,
-  permitScope: true,
-  ceilingRecovery: true,
-  strategy: true,
-  maxAttempts: true,
-  attemptTimeoutMs: true,
-  deadlineMs: true,
-  backoff: true,
-  breaker: true,
-  rateLimitCooldownMs: true,
-  maxConcurrentCalls: true,
-  breakerMode: true,
-  clock: true,
-  random: true,
-  metrics: true,
-  onEvent: true,
-  groups: true,
-  dailyResetUtcHour: true,
-  health: true,
-  refreshAuth: true,
-  refreshTimeoutMs: true,
-  sharedQuota: true,
-  retryBudget: true,
-  maxEjectedPercent: true,
-  latency: true,
-  hedge: true,
+/**
+ * A core option's check: the value given (`undefined` when not) and the option's default
+ * (its `DEFAULTS` entry) to the resolved value, or an `INVALID_OPTIONS` error.
+ */
+type Check = (field: string, value: any, fallback: any, features: Features) => unknown;
+
+/**
+ * Every pool option, in one table that drives both the key check and the resolution: a core
+ * option maps to its check, an optional feature's option to the feature's slot (the feature
+ * checks it, see `FeatureOptions`; a pool without it refuses it), and `0` marks an option read
+ * elsewhere (`endpoints`, `groups`). The order is the order of the checks, and the order in
+ * which unknown keys look for their nearest valid option.
+ */
+const POOL: Readonly<Record<keyof PoolOptions<unknown>, Check | keyof Features | 0>> = {
+  endpoints: 0,
+  classify: (f, v) => checkFunction(f, v, false),
+  maxQueueWaitMs: durationOrInfinity,
+  permitScope: 'concurrency',
+  ceilingRecovery: 'limits',
+  strategy: (f, v, d, features) => {
+    const strategy: Strategy = oneOf(f, v, STRATEGIES, d);
+    // Strategies other than the core's two are features' (a slot of the strategy's name).
+    if (strategy !== 'ordered' && strategy !== 'round-robin' && features[strategy] === undefined) throw needFeature(f, strategy);
+    return strategy;
+  },
+  maxAttempts: (f, v) => positiveInteger(f, v, AUTO_ATTEMPTS),
+  attemptTimeoutMs: durationOrInfinity,
+  deadlineMs: durationOrInfinity,
+  backoff: resolveBackoff,
+  breaker: (_, v, _d, features) => resolveBreaker(v, features.failureRate),
+  rateLimitCooldownMs: (f, v, d) => finite(f, v, d),
+  maxConcurrentCalls: 'concurrency',
+  breakerMode: (f, v, d) => oneOf(f, v, BREAKER_MODES, d),
+  clock: (f, v) => (v === undefined ? systemClock : withMethods(f, v, ['now', 'setTimeout', 'clearTimeout'], 'a Clock ({ now, setTimeout, clearTimeout })')),
+  random: (f, v) => (v === undefined ? systemRandom : guardRandom(checkFunction(f, v, false) as RandomSource)),
+  metrics: (f, v) => (v === undefined ? v : withMethods(f, v, ['increment'], 'a MetricsSink ({ increment, observe? })')),
+  onEvent: (f, v) => checkFunction(f, v, true),
+  groups: 0,
+  dailyResetUtcHour: 'limits',
+  health: 'health',
+  refreshAuth: 'auth',
+  refreshTimeoutMs: 'auth',
+  sharedQuota: 'store',
+  retryBudget: 'budget',
+  maxEjectedPercent: 'panic',
+  latency: 'latency',
+  hedge: 'hedge',
 };
+
+/** `value`, an object with a method of each name in `methods`. */
+function withMethods(field: string, value: any, methods: readonly string[], expected: string): unknown {
+  if (typeof value !== 'object' || value === null || methods.some((m) => typeof value[m] !== 'function')) throw invalidOption(field, expected, value);
+  return value;
+}
+
+/** Every pool option, for `checkKeys`, which reads only its keys (adapters extend it with their own). */
+export const POOL_KEYS = POOL as unknown as Record<keyof PoolOptions<unknown>, true> & KnownKeys;
 
 /** Names users reach for that the pool spells differently. */
 export const POOL_ALIASES: Readonly<Record<string, string>> = {
@@ -69,7 +95,11 @@ export const POOL_ALIASES: Readonly<Record<string, string>> = {
   signal: 'a per-call option: pool.execute(op, { signal })',
 };
 
-/** The pool's options after checking, with every default filled in. */
+/**
+ * The pool's options after checking, with every default filled in. An optional feature's
+ * options (`ceilingRecovery`, `dailyResetUtcHour`, `refreshTimeoutMs`, ...) are filled in by
+ * that feature (`FeatureOptions`) and left out of a pool without it, where nothing reads them.
+ */
 export interface ResolvedOptions {
   readonly classify: Classifier;
   readonly strategy: Strategy;
@@ -81,9 +111,10 @@ export interface ResolvedOptions {
   readonly rateLimitCooldownMs: number;
   readonly maxQueueWaitMs: number;
   readonly ceilingRecovery: CeilingRecovery;
-  readonly maxConcurrentCalls: number;
+  /** `undefined` (no pool-wide limit) only for a pool without the concurrency feature, as `permitScope`. */
+  readonly maxConcurrentCalls: number | undefined;
   readonly breakerMode: BreakerMode;
-  readonly permitScope: PermitScope;
+  readonly permitScope: PermitScope | undefined;
   readonly dailyResetUtcHour: number;
   readonly refreshAuth: RefreshAuth<unknown> | undefined;
   readonly refreshTimeoutMs: number;
@@ -116,71 +147,16 @@ export function resolvePoolOptions<C>(options: PoolOptions<C>, features: Feature
   const o = plainObject('options', options);
   if (o === undefined) throw invalidOption('options', 'an object', options);
   checkKeys('options', o, POOL_KEYS, POOL_ALIASES);
-  checkFunction('classify', o['classify'], false);
-  checkFunction('onEvent', o['onEvent'], true);
-  const clock = o['clock'] === undefined ? systemClock : o['clock'];
-  if (typeof clock !== 'object' || clock === null || typeof (clock as typeof systemClock).now !== 'function' || typeof (clock as typeof systemClock).setTimeout !== 'function' || typeof (clock as typeof systemClock).clearTimeout !== 'function') {
-    throw invalidOption('clock', 'a Clock ({ now, setTimeout, clearTimeout })', clock);
+  const r: Record<string, unknown> = {};
+  let key: keyof typeof POOL;
+  for (key in POOL) {
+    const check = POOL[key];
+    if (typeof check === 'function') r[key] = check(key, o[key], DEFAULTS[key as keyof typeof DEFAULTS], features);
+    else if (check !== 0 && o[key] !== undefined && features[check] === undefined) throw needFeature(key, check);
   }
-  checkFunction('random', o['random'], true);
-  checkFunction('refreshAuth', o['refreshAuth'], true);
-  const metrics = o['metrics'];
-  if (metrics !== undefined && (typeof metrics !== 'object' || metrics === null || typeof (metrics as { increment?: unknown }).increment !== 'function')) {
-    throw invalidOption('metrics', 'a MetricsSink ({ increment, observe? })', metrics);
-  }
-  const strategy = oneOf('strategy', o['strategy'], STRATEGIES, DEFAULTS.strategy);
-  // Strategies other than the core's two are features' (a slot of the strategy's name).
-  if (strategy !== 'ordered' && strategy !== 'round-robin' && features[strategy] === undefined) throw needFeature('strategy', strategy);
-  const resolved: ResolvedOptions = {
-    classify: options.classify,
-    strategy,
-    maxAttempts: o['maxAttempts'] === undefined ? AUTO_ATTEMPTS : positiveInteger('maxAttempts', o['maxAttempts'], DEFAULTS.maxAttempts),
-    attemptTimeoutMs: durationOrInfinity('attemptTimeoutMs', o['attemptTimeoutMs'], DEFAULTS.attemptTimeoutMs),
-    deadlineMs: durationOrInfinity('deadlineMs', o['deadlineMs'], DEFAULTS.deadlineMs),
-    backoff: resolveBackoff('backoff', o['backoff'], DEFAULTS.backoff),
-    breaker: resolveBreaker(o['breaker'], features.failureRate),
-    rateLimitCooldownMs: finite('rateLimitCooldownMs', o['rateLimitCooldownMs'], DEFAULTS.rateLimitCooldownMs),
-    maxQueueWaitMs: o['maxQueueWaitMs'] === undefined ? DEFAULTS.maxQueueWaitMs : durationOrInfinity('maxQueueWaitMs', o['maxQueueWaitMs'], DEFAULTS.maxQueueWaitMs),
-    ceilingRecovery: o['ceilingRecovery'] === undefined ? DEFAULTS.ceilingRecovery : limitsFor(features, 'ceilingRecovery').ceilingRecovery(o['ceilingRecovery']),
-    maxConcurrentCalls: limitOrInfinity('maxConcurrentCalls', o['maxConcurrentCalls']),
-    breakerMode: oneOf('breakerMode', o['breakerMode'], BREAKER_MODES, DEFAULTS.breakerMode),
-    permitScope: oneOf('permitScope', o['permitScope'], PERMIT_SCOPES, DEFAULTS.permitScope),
-    dailyResetUtcHour: o['dailyResetUtcHour'] === undefined ? DEFAULTS.dailyResetUtcHour : limitsFor(features, 'dailyResetUtcHour').resetHour(o['dailyResetUtcHour']),
-    refreshAuth: given(o, 'refreshAuth', 'auth', features.auth) as ResolvedOptions['refreshAuth'],
-    sharedQuota: sharedQuota(o, features),
-    retryBudget: optional(o, 'retryBudget', 'budget', features.budget),
-    maxEjectedPercent: optional(o, 'maxEjectedPercent', 'panic', features.panic),
-    latency: features.latency === undefined ? optional(o, 'latency', 'latency', undefined) : features.latency.resolve(o['latency'], o['attemptTimeoutMs']),
-    hedge: features.hedge === undefined ? optional(o, 'hedge', 'hedge', undefined) : features.hedge.resolve('hedge', o['hedge'], undefined, features),
-    hedgeConfigured: o['hedge'] !== undefined,
-    refreshTimeoutMs: durationOrInfinity('refreshTimeoutMs', given(o, 'refreshTimeoutMs', 'auth', features.auth), durationOrInfinity('attemptTimeoutMs', o['attemptTimeoutMs'], DEFAULTS.attemptTimeoutMs)),
-    health: features.health === undefined ? optional(o, 'health', 'health', undefined) : features.health.resolve(o['health']),
-  };
-  return { resolved, clock: options.clock ?? systemClock, random: options.random === undefined ? systemRandom : guardRandom(options.random), metrics: options.metrics, listener: options.onEvent, endpoints: o['endpoints'], groups: o['groups'] };
-}
-
-/** An optional feature's options, checked by the feature's own resolver; `undefined` when not given. */
-function optional<T>(o: Record<string, unknown>, key: string, name: keyof Features, feature: { readonly resolve: (value: unknown) => T | undefined } | undefined): T | undefined {
-  const value = given(o, key, name, feature);
-  return value === undefined ? undefined : feature!.resolve(value);
-}
-
-/** The option `key` as given, refused when the pool lacks the feature `name` that uses it. */
-function given(o: Record<string, unknown>, key: string, name: keyof Features, feature: object | undefined): unknown {
-  const value = o[key];
-  if (value !== undefined && feature === undefined) throw needFeature(key, name);
-  return value;
-}
-
-/** The rate-limit feature, for `option`: a pool built without it refuses the option. */
-function limitsFor(features: Features, option: string): NonNullable<Features['limits']> {
-  if (features.limits === undefined) throw needFeature(option, 'limits');
-  return features.limits;
-}
-
-/** `sharedQuota`: the store feature checks it; the store counts endpoints' rate limits, so it needs the limits feature too. */
-function sharedQuota(o: Record<string, unknown>, features: Features): ResolvedStore | undefined {
-  const store = optional(o, 'sharedQuota', 'store', features.store);
-  if (store !== undefined) limitsFor(features, 'sharedQuota');
-  return store;
+  r.hedgeConfigured = o['hedge'] !== undefined;
+  // Then each feature's own options (the slots' order), which may read the core's.
+  for (const slot of Object.values(features) as { options?: FeatureOptions }[]) Object.assign(r, slot.options?.(o, features, r as unknown as ResolvedOptions));
+  const resolved = r as unknown as ResolvedOptions & Pick<PoolOptions<C>, 'clock' | 'random' | 'metrics' | 'onEvent'>;
+  return { resolved, clock: resolved.clock!, random: resolved.random!, metrics: resolved.metrics, listener: resolved.onEvent, endpoints: o['endpoints'], groups: o['groups'] };
 }

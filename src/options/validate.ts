@@ -50,9 +50,10 @@ export function plainObject(field: string, value: unknown): Record<string, unkno
   return value as Record<string, unknown>;
 }
 
-export function checkFunction(field: string, value: unknown, optional: boolean): void {
-  if (value === undefined && optional) return;
-  if (typeof value !== 'function') throw invalidOption(field, 'a function', value);
+/** `value`, which must be a function (or `undefined` when `optional`). */
+export function checkFunction(field: string, value: unknown, optional: boolean): unknown {
+  if (!(value === undefined && optional) && typeof value !== 'function') throw invalidOption(field, 'a function', value);
+  return value;
 }
 
 /** A percentage from 0 to 100. */
@@ -115,18 +116,20 @@ export function nearest(key: string, candidates: readonly string[]): string | un
   return bestDistance <= Math.max(2, Math.floor(key.length / 3)) ? best : undefined;
 }
 
-/** Levenshtein distance with adjacent swaps counted once (optimal string alignment). */
+/** Levenshtein distance with adjacent swaps counted once (optimal string alignment), two rows back. */
 function editDistance(a: string, b: string): number {
-  const rows: number[][] = [Array.from({ length: b.length + 1 }, (_, j) => j)];
+  let before: number[] = [];
+  let prev = Array.from({ length: b.length + 1 }, (_, j) => j);
   for (let i = 1; i <= a.length; i++) {
     const row = [i];
     for (let j = 1; j <= b.length; j++) {
-      const up = rows[i - 1]!;
-      let v = Math.min(up[j]! + 1, row[j - 1]! + 1, up[j - 1]! + (a[i - 1] === b[j - 1] ? 0 : 1));
-      if (i > 1 && j > 1 && a[i - 1] === b[j - 2] && a[i - 2] === b[j - 1]) v = Math.min(v, rows[i - 2]![j - 2]! + 1);
+      let v = Math.min(prev[j]! + 1, row[j - 1]! + 1, prev[j - 1]! + (a[i - 1] === b[j - 1] ? 0 : 1));
+      // At i or j = 1 one side reads index -1 (undefined), so no swap is seen there.
+      if (a[i - 1] === b[j - 2] && a[i - 2] === b[j - 1]) v = Math.min(v, before[j - 2]! + 1);
       row.push(v);
     }
-    rows.push(row);
+    before = prev;
+    prev = row;
   }
-  return rows[a.length]![b.length]!;
+  return prev[b.length]!;
 }

@@ -4,7 +4,7 @@
  * same connection and settings keeps its breaker, counters and quota; a group kept with
  * the same members and limit keeps its shared quota.
  */
-import type { ResolvedBreaker } from '../health/breaker.js';
+import type { BreakerOptions } from '../health/breaker.js';
 import type { RandomSource } from '../base/clock.js';
 import { EndpointState } from './endpoint.js';
 import { invalidOption } from '../base/errors.js';
@@ -38,16 +38,10 @@ export interface EndpointSet<C> {
   readonly groups: string[][];
 }
 
-/** Whether two resolved rate limits are the same settings. */
-export function sameLimit(a: ResolvedRateLimit | undefined, b: ResolvedRateLimit | undefined): boolean {
-  return JSON.stringify(a) === JSON.stringify(b);
-}
-
-interface Built<C> {
+/** An endpoint as configured, with its checked rate limit (limits/groups.ts arranges the quotas). */
+export interface Built<C> {
   readonly state: EndpointState<C>;
   readonly limit: ResolvedRateLimit | undefined;
-  /** A kept endpoint whose rate limit changed: it gets a fresh quota once everything is validated. */
-  readonly newQuota: boolean;
 }
 
 export function buildEndpointSet<C>(
@@ -55,7 +49,7 @@ export function buildEndpointSet<C>(
   groupsValue: unknown,
   previous: EndpointSet<C> | undefined,
   previousLimits: Map<EndpointState<C>, ResolvedRateLimit | undefined>,
-  breaker: ResolvedBreaker,
+  breaker: BreakerOptions,
   resetUtcHour: number,
   now: number,
   random: RandomSource,
@@ -88,27 +82,13 @@ export function buildEndpointSet<C>(
     const keep = old !== undefined && old.conn === c.conn && old.priority === priority && old.weight === weight && old.maxInFlight === maxInFlight;
     const key = `endpoint:${c.name}`;
     const state = keep ? old : new EndpointState(c.name, c.conn as C, priority, weight, maxInFlight, breaker, quota(limit, key), random);
-    built.push({ state, limit, newQuota: keep && !sameLimit(previousLimits.get(old), limit) });
+    built.push({ state, limit });
     byName.set(c.name, state);
   }
-  const limits = new Map<EndpointState<C>, ResolvedRateLimit | undefined>();
-  for (const b of built) limits.set(b.state, b.limit);
-  // `groups` is the limits feature's (limits/groups.ts): without it, any group is refused.
-  if (features === undefined && groupsValue !== undefined && !(Array.isArray(groupsValue) && groupsValue.length === 0)) throw needFeature('groups', 'limits');
-  const grouping = features?.groups(groupsValue, built.map((b) => b.state), byName, previous, previousLimits, limits, resetUtcHour, now, wall);
-  // Everything is valid: only now is any kept endpoint changed (a throw above changes nothing).
-  const before = new Map(built.map((b) => [b.state, b.state.quota]));
-  for (const b of built) if (b.newQuota) b.state.quota = carryDay(quota(b.limit, `endpoint:${b.state.name}`), [before.get(b.state)!], now);
-  grouping?.apply(before);
+  let set: Pick<EndpointSet<C>, 'groups'> & { readonly limits: Map<EndpointState<C>, ResolvedRateLimit | undefined> } = { groups: [], limits: new Map() };
+  if (features !== undefined) set = features.group(built, groupsValue, byName, previous, previousLimits, quota, resetUtcHour, now, wall);
+  // Groups share a quota's limit: only the limits feature makes them (`groups: []` is nothing to refuse).
+  else if (groupsValue !== undefined && !(Array.isArray(groupsValue) && groupsValue.length === 0)) throw needFeature('groups', 'limits');
   if (previous !== undefined) for (const old of previous.endpoints) if (byName.get(old.name) !== old) old.live = false;
-  return { endpoints: built.map((b) => b.state), byName, groups: grouping?.declared ?? [], limits };
-}
-
-/** A new quota takes the day its predecessors spent; `parks`: their parks too (not into a group: the members keep theirs as their own). */
-export function carryDay(quota: BasicQuota, from: readonly BasicQuota[], now: number, parks = true): BasicQuota {
-  for (const old of new Set(from)) {
-    if (parks && old.parkedUntil > quota.parkedUntil) quota.parkedUntil = old.parkedUntil;
-    if (old.daily !== undefined) quota.daily?.absorb(old.daily, now, parks);
-  }
-  return quota;
+  return { endpoints: built.map((b) => b.state), byName, ...set };
 }

@@ -9,7 +9,7 @@
  * core reaches it only through its pool's feature table.
  */
 import { invalidOption } from '../base/errors.js';
-import { needFeature, type Features } from '../features.js';
+import { needFeature, type FeatureOptions, type Features } from '../features.js';
 import { DEFAULTS } from '../options/defaults.js';
 import type { HedgeOptions } from '../options/options.js';
 import { finite, optionsObject, positiveInteger, type KnownKeys } from '../options/validate.js';
@@ -46,3 +46,6 @@ export function resolveHedgeFeature(field: string, value: unknown, base: HedgeCo
   if (config.percentile !== undefined && features.latency === undefined) throw needFeature(`${field}.percentile`, 'latency');
   return config;
 }
+
+/** The pool's `hedge`: the calls' defaults (the feature's options, features.ts). */
+export const hedgeOptions: FeatureOptions = (o, features) => ({ hedge: resolveHedgeFeature('hedge', o['hedge'], undefined, features) });

@@ -17,6 +17,7 @@
 import { DEFAULTS } from '../options/defaults.js';
 import type { LatencyOptions } from '../options/options.js';
 import { finite, optionsObject, type KnownKeys } from '../options/validate.js';
+import type { FeatureOptions } from '../features.js';
 
 const RING = 64;
 
@@ -98,3 +99,6 @@ export function resolveLatency(value: unknown, attemptTimeout: unknown): Resolve
     coldStartMs: o['coldStartMs'] === undefined ? undefined : finite('latency.coldStartMs', o['coldStartMs'], 0),
   };
 }
+
+/** The pool's `latency` (the feature's options, features.ts). */
+export const latencyOptions: FeatureOptions = (o) => ({ latency: resolveLatency(o['latency'], o['attemptTimeoutMs']) });

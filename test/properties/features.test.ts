@@ -5,10 +5,10 @@
  * rate-limited answer with a ceiling hint and a spent day) at its defaults, on the fake clock.
  */
 import { describe, expect, test } from 'vitest';
-import { PoolCore, isPoolError, rateLimits, hedging, latencySelection, healthSelection, randomSelection, panicMode, failureRates, retryBudgets, authRefresh, sharedQuotas, healthProbes, reusableSignals, type Feature } from '../../src/index.js';
+import { PoolCore, isPoolError, rateLimits, hedging, latencySelection, healthSelection, randomSelection, panicMode, failureRates, retryBudgets, authRefresh, sharedQuotas, healthProbes, reusableSignals, concurrencyLimits, callRouting, type Feature } from '../../src/index.js';
 import { FakeClock } from '../../src/testing/fake-clock.js';
 
-const FEATURES: Record<string, Feature> = { rateLimits, hedging, latencySelection, healthSelection, randomSelection, panicMode, failureRates, retryBudgets, authRefresh, sharedQuotas, healthProbes, reusableSignals };
+const FEATURES: Record<string, Feature> = { rateLimits, hedging, latencySelection, healthSelection, randomSelection, panicMode, failureRates, retryBudgets, authRefresh, sharedQuotas, healthProbes, reusableSignals, concurrencyLimits, callRouting };
 const NAMES = Object.keys(FEATURES);
 
 const store = { acquire: () => Promise.resolve(0) };
@@ -32,6 +32,8 @@ const NEEDS: [string, Record<string, unknown>, string[]][] = [
   ['refreshAuth', { refreshAuth: async () => undefined }, ['authRefresh']],
   ['refreshTimeoutMs', { refreshTimeoutMs: 1000 }, ['authRefresh']],
   ['sharedQuota', { sharedQuota: { store } }, ['sharedQuotas', 'rateLimits']],
+  ['maxConcurrentCalls', { maxConcurrentCalls: 2 }, ['concurrencyLimits']],
+  ['permitScope', { permitScope: 'attempt' }, ['concurrencyLimits']],
 ];
 
 /** At most this many subsets are tried: all of them while there are few features, else a fixed sample. */
@@ -83,6 +85,18 @@ describe('PoolCore over every subset of the features', () => {
       }
     }
     expect(refused).toBeGreaterThan(500);
+  });
+
+  test("a call's pin and exclude are refused exactly when callRouting is missing", async () => {
+    for (const have of subsets()) {
+      const pool = new PoolCore({ endpoints: [{ name: 'a', conn: 1 }, { name: 'b', conn: 2 }], classify: () => 'transient', clock: new FakeClock() }, have.map((n) => FEATURES[n]!));
+      for (const options of [{ pin: 'b' }, { exclude: ['a'] }]) {
+        const done = pool.execute(async (conn) => conn, options);
+        if (have.includes('callRouting')) await expect(done, `${JSON.stringify(options)} with [${have}]`).resolves.toBe(2);
+        else await expect(done, `${JSON.stringify(options)} with [${have}]`).rejects.toMatchObject({ code: 'INVALID_OPTIONS', message: expect.stringContaining('add callRouting to its features') });
+      }
+      await pool.close();
+    }
   });
 
   test('any subset serves calls through a transient failure, a ceiling hint and a spent day', async () => {
