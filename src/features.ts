@@ -26,7 +26,7 @@ import type { groupEndpoints } from './limits/groups.js';
 import type { capacity, recoverLimits } from './limits/capacity.js';
 import type { Hedging } from './call/hedging.js';
 import type { PermitQueue } from './call/permit-queue.js';
-import type { excludedOf, pinnedOf } from './call/routing.js';
+import type { excludedOf, pinnedOf, pinnedOut, selectPinned } from './call/routing.js';
 import type { HedgeConfig } from './selection/hedge.js';
 import type { LatencyTracker } from './selection/latency.js';
 import type { Selector } from './selection/selector.js';
@@ -123,7 +123,7 @@ export interface Features {
    */
   readonly concurrency?: { readonly options: FeatureOptions; readonly Queue: typeof PermitQueue };
   /** A call's `pin` and `exclude` (call/routing.ts). Without it both are refused; the call path's own exclusions still work. */
-  readonly routing?: { readonly excluded: typeof excludedOf; readonly pinned: typeof pinnedOf };
+  readonly routing?: { readonly excluded: typeof excludedOf; readonly pinned: typeof pinnedOf; readonly select: typeof selectPinned; readonly out: typeof pinnedOut };
   /** The shared store (`sharedQuota`): its options, the pool's side of it (`PoolState.fleet`) and admission. */
   readonly store?: {
     readonly options: FeatureOptions;

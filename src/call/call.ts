@@ -18,7 +18,6 @@ import type { CancelReason } from '../base/events.js';
 import { METRICS } from '../base/metrics.js';
 import type { ExecuteOptions } from '../options/options.js';
 import type { EndpointState } from '../selection/endpoint.js';
-import { selectPinned } from '../selection/selector.js';
 import type { PoolState } from '../state.js';
 import type { AdmissionHost } from './admission.js';
 import { claimSlot, isThenable, NotAPromiseError, OwnedAttempt, releaseSlot, startAttempt, watchAttempt, type Attempt, type AttemptOwner } from './attempt.js';
@@ -112,8 +111,9 @@ export class Call<C, T> extends Waiting<C, CallHistory<C>> implements AttemptOwn
     if (s.closed) return Call.#fail(c, 'CLOSED', 'the pool was closed');
     const pin = c.plan.pin;
     let late: string | undefined;
-    const sel = pin !== undefined ? selectPinned(pin, now, c.tried, Call.#excluded(c)) : s.select(now, c.tried, Call.#excluded(c));
-    if (typeof sel === 'string') return Call.#pinUnavailable(c, sel, undefined);
+    // A pinned call's plan holds its endpoint only with the call-routing feature (plan.ts).
+    const sel = pin !== undefined ? s.features.routing!.select(pin, now, c.tried, Call.#excluded(c)) : s.select(now, c.tried, Call.#excluded(c));
+    if (typeof sel === 'string') return Call.#fail(c, 'PIN_UNAVAILABLE', sel);
     switch (sel.kind) {
       case 'endpoint':
         if (sel.tried && !c.hasFlag(BACKED_OFF)) {
@@ -129,9 +129,10 @@ export class Call<C, T> extends Waiting<C, CallHistory<C>> implements AttemptOwn
         late = c.lateTurn(sel.waitMs, now, sel.endpoint); // deadline-aware admission: a turn that comes too late fails at once (waits.ts)
         return late !== undefined ? Call.#fail(c, 'RATE_LIMITED', late, Math.ceil(sel.waitMs)) : Call.#sleep(c, sel.waitMs, true, sel.endpoint);
       case 'none':
-        // 'wait' waits for a cooldown or a probe, never when nothing can admit (all excluded or disabled).
-        if (c.plan.breakerMode === 'wait' && (sel.retryAfterMs !== INF || !nothingCanAdmit(s, pin, Call.#excluded(c)))) return Call.#sleep(c, sel.retryAfterMs, true);
-        if (pin !== undefined) return Call.#pinUnavailable(c, pin.breaker.admits(now) ? 'it is parked (quota spent)' : 'its breaker is open', sel.retryAfterMs);
+        // 'wait' waits for a cooldown or a probe, never when nothing can admit (all excluded or
+        // disabled; a pinned endpoint that is either never gets here: selection said so).
+        if (c.plan.breakerMode === 'wait' && (sel.retryAfterMs !== INF || pin !== undefined || !nothingCanAdmit(s, Call.#excluded(c)))) return Call.#sleep(c, sel.retryAfterMs, true);
+        if (pin !== undefined) return Call.#fail(c, 'PIN_UNAVAILABLE', s.features.routing!.out(pin, now), sel.retryAfterMs);
         return Call.#fail(c, 'NO_ENDPOINT', noEndpointMessage(s, now, Call.#excluded(c)) + failureList(c.lazySlots), sel.retryAfterMs);
     }
   }
@@ -359,9 +360,6 @@ export class Call<C, T> extends Waiting<C, CallHistory<C>> implements AttemptOwn
     Call.#fail(c, 'DEADLINE_EXCEEDED', `the call's deadline of ${c.plan.deadlineMs} ms passed after ${attemptCount(c.attempts)}${failureList(c.lazySlots)}`);
   }
 
-  static #pinUnavailable<C, T>(c: Call<C, T>, why: string, retryAfterMs: number | undefined): void {
-    Call.#fail(c, 'PIN_UNAVAILABLE', `pinned endpoint ${quoted(c.plan.pin!)} cannot serve: ${why}`, retryAfterMs);
-  }
 
   static #fail<C, T>(c: Call<C, T>, code: PoolErrorCode, message: string, retryAfterMs?: number, cancel: CancelReason = 'aborted', abortReason?: unknown): void {
     if (c.settled) return;

@@ -26,8 +26,7 @@ export function spent<C>(s: PoolState<C>, attempts: number, h: CallHistory<C> | 
 }
 
 /** Every candidate is excluded for this call or disabled: no wait can end in an attempt. */
-export function nothingCanAdmit<C>(s: PoolState<C>, pin: EndpointState<C> | undefined, excluded: readonly EndpointState<C>[] | undefined): boolean {
-  if (pin !== undefined) return pin.disabled || excluded?.includes(pin) === true;
+export function nothingCanAdmit<C>(s: PoolState<C>, excluded: readonly EndpointState<C>[] | undefined): boolean {
   for (const ep of s.endpoints) if (!ep.disabled && excluded?.includes(ep) !== true) return false;
   return true;
 }

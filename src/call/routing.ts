@@ -6,6 +6,8 @@
  */
 import { PoolError, describe, invalidOption } from '../base/errors.js';
 import type { EndpointState } from '../selection/endpoint.js';
+import type { Selection } from '../selection/selector.js';
+import { quoted } from './outcome.js';
 
 /** The endpoints named in `exclude`: a fresh array per call (the call adds to it). */
 export function excludedOf<C>(byName: ReadonlyMap<string, EndpointState<C>>, value: unknown): EndpointState<C>[] {
@@ -26,4 +28,29 @@ export function pinnedOf<C>(byName: ReadonlyMap<string, EndpointState<C>>, value
   const pin = byName.get(value);
   if (pin === undefined) throw new PoolError('PIN_UNAVAILABLE', `pinned endpoint ${describe(value)} is not in the pool`);
   return pin;
+}
+
+/** Why the pinned endpoint `ep` cannot serve the call: `PIN_UNAVAILABLE`'s message. */
+function cannotServe<C>(ep: EndpointState<C>, why: string): string {
+  return `pinned endpoint ${quoted(ep)} cannot serve: ${why}`;
+}
+
+/**
+ * Selection for a call pinned to one endpoint: that endpoint or nothing. A string: it can
+ * never serve this call (the message); otherwise when it can.
+ */
+export function selectPinned<C>(ep: EndpointState<C>, now: number, tried: readonly EndpointState<C>[] | undefined, excluded: readonly EndpointState<C>[] | undefined): Selection<C> | string {
+  if (!ep.live) return cannotServe(ep, 'it was removed from the pool');
+  if (excluded?.includes(ep) === true) return cannotServe(ep, 'it answered that it does not support this operation');
+  if (ep.disabled) return cannotServe(ep, 'it is disabled');
+  const out = ep.unavailableMs(now);
+  if (out > 0) return { kind: 'none', retryAfterMs: out };
+  const wait = ep.readyInMs(now);
+  if (wait > 0) return { kind: 'wait', waitMs: wait, endpoint: ep };
+  return { kind: 'endpoint', endpoint: ep, tried: tried?.includes(ep) === true };
+}
+
+/** The message for a pinned call that must fail now: its endpoint is out (parked or breaker open). */
+export function pinnedOut<C>(ep: EndpointState<C>, now: number): string {
+  return cannotServe(ep, ep.breaker.admits(now) ? 'it is parked (quota spent)' : 'its breaker is open');
 }

@@ -131,18 +131,3 @@ export function selectByLatency<C>(input: LatencySelectionInput<C>): Selection<C
 function cost<C>(ep: EndpointState<C>, coldStartMs: number): number {
   return (ep.latency?.estimate(coldStartMs) ?? coldStartMs) * (ep.inFlight + 1);
 }
-
-/**
- * Selection for a call pinned to one endpoint: that endpoint or nothing. Returns why it
- * can never serve this call (a string), or when it can.
- */
-export function selectPinned<C>(ep: EndpointState<C>, now: number, tried: readonly EndpointState<C>[] | undefined, excluded: readonly EndpointState<C>[] | undefined): Selection<C> | string {
-  if (!ep.live) return 'it was removed from the pool';
-  if (excluded?.includes(ep) === true) return 'it answered that it does not support this operation';
-  if (ep.disabled) return 'it is disabled';
-  const out = ep.unavailableMs(now);
-  if (out > 0) return { kind: 'none', retryAfterMs: out };
-  const wait = ep.readyInMs(now);
-  if (wait > 0) return { kind: 'wait', waitMs: wait, endpoint: ep };
-  return { kind: 'endpoint', endpoint: ep, tried: tried?.includes(ep) === true };
-}
