@@ -290,9 +290,13 @@ describe('a ceiling that falls under a queue', () => {
     const served = took.filter((x): x is number => typeof x === 'number');
     // At 2/s a wait of 2 s holds about four calls: the others are shed as soon as the answer came.
     expect(shed.length).toBeGreaterThanOrEqual(10);
-    expect(shed.every((x) => /^RATE_LIMITED@[0-9]$/.test(x))).toBe(true);
+    // A call admitted on a turn that then comes later than estimated (here one re-selected
+    // before the refused call was back at the front) is shed when the bound is spent, never served past it.
+    const late = shed.filter((x) => !/^RATE_LIMITED@[0-9]$/.test(x));
+    expect(late.length).toBeLessThanOrEqual(1);
+    expect(late.every((x) => x === 'RATE_LIMITED@2000')).toBe(true);
     expect(served.length).toBe(15 - shed.length);
-    expect(Math.max(...served)).toBeLessThanOrEqual(2000 + 600);
+    expect(Math.max(...served)).toBeLessThanOrEqual(2000);
   });
 
   test("a member's own ceiling learned under a queue: the recheck counts the slot the answer skips and the refused call", async () => {
@@ -308,11 +312,12 @@ describe('a ceiling that falls under a queue', () => {
     await Promise.all(calls.map((c) => c.promise));
     // The first call's retry and at most one more fit in 1.5 s at 1/s after the skipped slot; the rest are shed at once.
     expect(calls.map((c) => c.value).filter((v) => v === 'RATE_LIMITED').length).toBeGreaterThanOrEqual(2);
-    // Known slack: the calls the recheck takes out select again at once, before the refused
-    // call is back at the front, so one of them may be admitted one interval of the new
-    // ceiling too optimistically. (Counting the refused call in the queue while they select
-    // made generated profile 1834463631's served p99 at 110 % worse, 4.7 -> 5.4 s: left.)
-    expect(Math.max(...waits.map(Number))).toBeLessThanOrEqual(1500 + 1000 + 100);
+    // The calls the recheck takes out select again at once, before the refused call is back
+    // at the front, so one of them may be admitted one interval of the new ceiling too
+    // optimistically (counting the refused call while they select made generated profile
+    // 1834463631's served p99 at 110 % worse, 4.7 -> 5.4 s). The bound holds anyway: such a
+    // call leaves the queue when maxQueueWaitMs is spent (it started at 2,075 ms before that).
+    expect(Math.max(...waits.map(Number))).toBeLessThanOrEqual(1500);
   });
 
   test.each([

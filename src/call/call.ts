@@ -27,7 +27,7 @@ import type { Operation } from './context.js';
 import type { HedgeHost } from './hedging.js';
 import { attemptCount, newVerdict, permanentMessage, quoted, recordCallFailure, recordCancel, recordFailure, recordSuccess, recordTimeout, starved } from './outcome.js';
 import { resolvePlan, settlementOf, type CallPlan } from './plan.js';
-import { ADMISSION, AUTH, FREE_BIT, SLEEP, Waiting, type WaitState } from './waits.js';
+import { ADMISSION, AUTH, FREE_BIT, QUEUE, SLEEP, Waiting, type WaitState } from './waits.js';
 import type { CallOperation } from './call-core.js';
 import { spent, CallHistory, failureList, keepError, lastPoolError, noEndpointMessage, noteFailure, nothingCanAdmit } from './limits-of-a-call.js';
 import { unwatchAbort, watchAbort, type AbortWatcher } from './signals.js';
@@ -97,7 +97,7 @@ export class Call<C, T> extends Waiting<C, CallHistory<C>> implements AttemptOwn
   }
 
   protected waitTimedOut(was: WaitState): void {
-    if (was === SLEEP) Call.#next(this);
+    if (was === SLEEP || was === QUEUE) Call.#next(this); // past the deadline, #next ends the call
     else if (was === ADMISSION && this.s.clock.now() < this.deadlineAt) this.s.features.store!.admissionTimedOut(this.s, this, this.lazySlots!.admitting!);
     else Call.#deadlineExceeded(this);
   }

@@ -186,7 +186,10 @@ export abstract class Waiting<C, S extends WaitSlots = WaitSlots> extends CallCo
     slots.queuedOn = ep;
     ep.queued++;
     slots.queue = q;
-    this.waitFor(QUEUE, INF);
+    // The turn was estimated (hidden limits, a group's members, calls coming back to the
+    // front can make it later): `maxQueueWaitMs` is a bound, so the wait's timer fires when it
+    // is spent, and the call selects again (waitTimedOut); it fails then unless a turn is free.
+    this.waitFor(QUEUE, slots.queuedAt + s.opts.maxQueueWaitMs - s.clock.now());
     q.join(this, ep, (this.flagWord & HAD_TURN) !== 0);
   }
 

@@ -2,7 +2,8 @@
  * Property (issues 14 and 20): on any generated key pool (bench/sim/keypools.mjs: hidden
  * per-key limits, accounts with per-key limits inside, invalid keys, undisclosed daily
  * caps, limits that drift down and back up, bursty arrivals), README's configuration
- * settles every call, keeps its own 429s rare, serves a half-loaded pool whole, and sheds
+ * settles every call, keeps its own 429s rare, serves a half-loaded pool whole, never queues
+ * a call past `maxQueueWaitMs`, and sheds
  * an overloaded one fast while the calls it serves keep their latency; at 90 % it stays
  * within a few points of an ideal scheduler (the oracle of keypools.mjs). A smaller version
  * of the benchmark: two simulated minutes per profile, on the fake clock.
@@ -18,8 +19,29 @@ import { seedFor } from './run.js';
 const RUNS = Number(process.env['FC_KEYPOOL_RUNS'] ?? 20);
 const options = (p: ReturnType<typeof generateProfile>) => recommendedOptions(p, classifyApiKeyMessage);
 
+/** The longest a call queued for a turn (from its `rate-limit-wait` to its next attempt or its end), over one run. */
+function queueWaits(): { longest: number; trace: { event: (t: number, e: unknown) => void } } {
+  const since = new Map<number, number>();
+  const out = {
+    longest: 0,
+    trace: {
+      event: (t: number, event: unknown) => {
+        const e = event as { type: string; callId?: number };
+        if (e.callId === undefined) return;
+        if (e.type === 'rate-limit-wait') since.set(e.callId, t);
+        else if (e.type === 'attempt-start' || e.type === 'call-failed') {
+          const at = since.get(e.callId);
+          if (at !== undefined) out.longest = Math.max(out.longest, t - at);
+          since.delete(e.callId);
+        }
+      },
+    },
+  };
+  return out;
+}
+
 describe('generated key pools', () => {
-  test(`at 50 % load every call settles, failures ≤ 1 %, self-inflicted 429s ≤ 2 %; at 90 % failures near the oracle's; at 110 % the excess fails fast (${RUNS} profiles)`, async () => {
+  test(`at 50 % load every call settles, failures ≤ 1 %, self-inflicted 429s ≤ 2 %; at 90 % failures near the oracle's; no call queues past maxQueueWaitMs; at 110 % the excess fails fast (${RUNS} profiles)`, async () => {
     await fc.assert(
       fc.asyncProperty(fc.integer({ min: 1, max: 2 ** 31 - 1 }), async (seed) => {
         const profile = generateProfile(seed, 120_000);
@@ -33,9 +55,14 @@ describe('generated key pools', () => {
         // At 90 % the pool stays near an ideal scheduler with the same margin and queue bound
         // (`oracleFailurePct`): what it fails beyond that is its own doing (learning a hidden
         // limit costs a few calls, more on a small pool in two minutes).
-        const busy = await runKeyPool({ profile, load: 0.9, Pool, FakeClock, options });
+        // maxQueueWaitMs is a bound, not an estimate: no call queues longer (at 90 and 110 %).
+        const busyWaits = queueWaits();
+        const busy = await runKeyPool({ profile, load: 0.9, Pool, FakeClock, options, trace: busyWaits.trace });
+        expect(busyWaits.longest).toBeLessThanOrEqual(options(profile).maxQueueWaitMs as number);
         expect(busy.failurePct).toBeLessThanOrEqual(busy.oracleFailurePct + Math.max(5, 300 / busy.calls));
-        const over = await runKeyPool({ profile, load: 1.1, Pool, FakeClock, options });
+        const overWaits = queueWaits();
+        const over = await runKeyPool({ profile, load: 1.1, Pool, FakeClock, options, trace: overWaits.trace });
+        expect(overWaits.longest).toBeLessThanOrEqual(options(profile).maxQueueWaitMs as number);
         expect(over.unsettled).toBe(0);
         // Where the overload sheds calls (over 1 % fail), they are shed at once rather than left to
         // time out: the median failure takes no time. (A handful of calls already queued when a key
