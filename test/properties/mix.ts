@@ -469,7 +469,7 @@ export async function simulateMix(sc: MixScenario, hooks: MixHooks = {}): Promis
 
   /** Events about an endpoint (a ceiling from a hint, a park, a breaker turn) since the last attempt-failure or -success: they belong to the next one. */
   const pendingHints: string[] = [];
-  /** The connection of the attempt that just succeeded, if it was replaced or removed (a recovery step right after is its). */
+  /** The connection of the attempt that just succeeded, if it was replaced or removed (a recovery step right after, in the same turn, is its). */
   let deadSuccess: Conn | undefined;
   const onEvent = (e: PoolEvent): void => {
     events++;
@@ -487,7 +487,14 @@ export async function simulateMix(sc: MixScenario, hooks: MixHooks = {}): Promis
     }
     if (e.type === 'attempt-success') {
       const conn = attemptConn.get(`${e.callId}/${e.attempt}`);
-      if (conn !== undefined && current.get(conn.name) !== conn) deadSuccess = conn;
+      if (conn !== undefined && current.get(conn.name) !== conn) {
+        deadSuccess = conn;
+        // Only what the success itself does, synchronously, is its: a recovery that `stats()` or
+        // a later success applies (however soon, with nothing in between) is the live endpoint's.
+        queueMicrotask(() => {
+          if (deadSuccess === conn) deadSuccess = undefined;
+        });
+      }
     }
     const c = 'callId' in e ? calls.get(e.callId) : undefined;
     if ('callId' in e) {
