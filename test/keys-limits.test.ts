@@ -335,6 +335,22 @@ describe('a ceiling that falls under a queue', () => {
     expect(Math.max(...starts)).toBeLessThanOrEqual(1500);
   });
 
+  test('a call refused elsewhere that comes to the front of a queue sheds, at once, the calls it puts past maxQueueWaitMs', async () => {
+    const h = harness([{ name: 'a', ...paced(1) }, { name: 'b', ...paced(1) }], { maxQueueWaitMs: 1500, deadlineMs: 60_000, strategy: 'ordered' });
+    // Call 0's attempt on a is refused 50 ms after it left: a cools down, so it queues again at the
+    // front of b's queue, where call 3 was promised b's next turn (1,025 ms).
+    h.eps.a!.then(fail({ class: 'rate-limited' }, 50));
+    const t0 = h.clock.now();
+    const log: string[] = [];
+    const calls = Array.from({ length: 5 }, (_, i) =>
+      start(h.pool.execute(async (ep, ctx) => (log.push(`${i}:${ctx.endpoint}@${h.clock.now() - t0}`), h.op(ep, ctx))).catch((e: PoolError) => log.push(`${i}:${e.code}@${h.clock.now() - t0}`))),
+    );
+    await h.clock.advance(10_000);
+    await Promise.all(calls.map((c) => c.promise));
+    // Call 3's turn is now 2,050 ms away: past the bound, it fails when call 0 takes its place, not at 1,500 ms.
+    expect(log).toEqual(['0:a@0', '1:b@0', '4:RATE_LIMITED@0', '3:RATE_LIMITED@50', '0:b@1025', '2:a@1050']);
+  });
+
   test('a call whose attempt was rate-limited queues again at the front, not behind the calls that arrived meanwhile', async () => {
     const h = harness([{ name: 'k', ...paced(2) }], { deadlineMs: 60_000 });
     const order: string[] = [];

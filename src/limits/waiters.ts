@@ -92,6 +92,10 @@ export class WaitQueue {
     }
     // A call within the look-ahead may leave before the head: look at its wait too.
     if (this.size === 1 || front || this.#items.length - this.#head <= LOOKAHEAD + 1) this.#arm(slot.limitWaitMs(this.#clock.now()));
+    // A call back at the front takes a turn promised to the calls behind it (one refused
+    // elsewhere may come here): those it now puts past their bound leave at once, rather
+    // than wait for it and fail then.
+    if (front && this.size > 1) this.recheck(this.#clock.now(), undefined, waiter);
   }
 
   /** `waiter` leaves before its turn. */
@@ -110,9 +114,10 @@ export class WaitQueue {
    * (another endpoint may be sooner; if none is in time they fail at once), so the calls
    * that stay keep the wait they were admitted with. `rejoining`: the endpoint the call whose
    * answer lowered the ceiling may queue again for, at the front (counted as one call ahead).
-   * Cost: one pass over the queue, per fall.
+   * Also run when a call came back to the front (`keep`: that call, which stays). Cost: one
+   * pass over the queue, per fall or return.
    */
-  recheck(now: number, rejoining?: QueueSlot): void {
+  recheck(now: number, rejoining?: QueueSlot, keep?: QueuedWaiter): void {
     const items = this.#items;
     const out: QueuedWaiter[] = [];
     const here = new Map<QueueSlot, number>();
@@ -126,7 +131,7 @@ export class WaitQueue {
       const e = items[i]!;
       if (e.waiter.queueTicket !== e.ticket) continue;
       const mine = here.get(e.slot) ?? 0;
-      if (e.waiter.overdue(now, e.slot.turnEtaMs(now, ahead, mine))) {
+      if (e.waiter !== keep && e.waiter.overdue(now, e.slot.turnEtaMs(now, ahead, mine))) {
         if (e.ticket < 0) this.front--;
         e.waiter.queueTicket = 0;
         this.size--;
