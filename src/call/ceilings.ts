@@ -64,7 +64,9 @@ export function learnCeiling<C>(s: PoolState<C>, ep: EndpointState<C>, verdict: 
   level.coolDown(now, Math.min(s.opts.rateLimitCooldownMs, Math.ceil(level.rate!.intervalMs)));
   // Calls queued on the group were promised turns at the old ceiling (see waiters.ts `recheck`);
   // their new turns come after the slot just skipped, and after the refused call if it queues again.
-  if (perSecond < (before ?? INF)) group.waiters?.recheck(now, ep);
+  // In a microtask, as for a longer cooldown (outcome.ts): the calls it takes out select again,
+  // and may start attempts, only once this answer's attempt has ended and its events are out.
+  if (perSecond < (before ?? INF)) queueMicrotask(() => group.waiters?.recheck(s.clock.now(), ep));
   // Emitted with no listener too: the event is what shares the ceiling with the fleet (limits/fleet.ts `#share`).
   // A replaced or removed endpoint's late answer is not news of the live one of that name (nor for the fleet).
   if (ep.live) {

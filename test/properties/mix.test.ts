@@ -23,7 +23,7 @@ interface Totals {
   endings: Record<string, number>;
 }
 
-async function checkMix(name: string, bias: MixBias, runs = RUNS): Promise<Totals> {
+async function checkMix(name: string, bias: MixBias, runs = RUNS, seed = SEED): Promise<Totals> {
   const totals: Totals = { runs: 0, attempts: 0, hedges: 0, changes: 0, endings: {} };
   const result = await fc.check(
     fc.asyncProperty(mixArb(bias), async (sc) => {
@@ -38,7 +38,7 @@ async function checkMix(name: string, bias: MixBias, runs = RUNS): Promise<Total
       return o.violations.length === 0;
     }),
     {
-      seed: SEED,
+      seed,
       numRuns: runs,
       ...(process.env['FC_PATH'] !== undefined ? { path: process.env['FC_PATH'] } : {}),
       endOnFailure: process.env['FC_SHRINK'] === '0',
@@ -85,5 +85,15 @@ describe('mixed options, faults and changes', () => {
   test(`setEndpoints, probes and close() under traffic (${RUNS} runs)`, async () => {
     const t = await checkMix('changes', { change: 0.9, close: 0.5, unauthorized: 2 });
     expect(t.changes).toBeGreaterThan(RUNS / 5);
+  }, 120_000);
+});
+
+/** Seeds other than the default that found a defect, kept so that they run on every `npm test`. */
+describe('found with other seeds', () => {
+  test('a ceiling that falls under a queue: the calls it takes out start no attempt before the answer that lowered it has ended (seed 2, "hints", 1,200 runs)', async () => {
+    // Run 1,175: a call taken out selected again inside the answer's own bookkeeping, so its
+    // attempt-start came before that answer's attempt-failure, with stats().inFlight one short.
+    const t = await checkMix('hints (seed 2)', { hints: true, disable: 4, change: 0.5, limits: 0.6, spread: 1000 }, 1200, 2);
+    expect(t.runs).toBe(1200);
   }, 120_000);
 });

@@ -385,6 +385,8 @@ interface CallRec {
   readonly excluded: Conn[];
   /** The call named an endpoint no longer in the pool: it is refused before it starts (no event). */
   refused: boolean;
+  /** When its current rate-limit wait began (`rate-limit-wait`), until its next attempt or its end. */
+  queuedAt: number | undefined;
 }
 
 export interface MixOutcome {
@@ -504,7 +506,19 @@ export async function simulateMix(sc: MixScenario, hooks: MixHooks = {}): Promis
         v(`event ${e.type} for call ${e.callId} after it ended (${c.endedBy})`);
       }
     }
+    // maxQueueWaitMs bounds a wait for a turn: from its start to the next attempt or the call's end
+    // (other waits may follow a turn: under permitScope 'attempt' one for a permit, under
+    // breakerMode 'wait' one for an open breaker, with maxInFlight one for a free slot; none is a turn).
+    if (c !== undefined && c.queuedAt !== undefined && (e.type === 'attempt-start' || e.type === 'call-failed')) {
+      const otherWaits =
+        (sc.permitScope === 'attempt' && sc.maxConcurrentCalls !== undefined) || (c.gen.breakerMode ?? sc.breakerMode) === 'wait' || sc.endpoints.some((x) => x.maxInFlight !== undefined);
+      if (sc.maxQueueWaitMs !== undefined && !otherWaits && fake.now() - c.queuedAt > sc.maxQueueWaitMs) v(`call ${c.id} queued ${fake.now() - c.queuedAt} ms for a turn, maxQueueWaitMs ${sc.maxQueueWaitMs}`);
+      c.queuedAt = undefined;
+    }
     switch (e.type) {
+      case 'rate-limit-wait':
+        if (c !== undefined) c.queuedAt ??= fake.now();
+        break;
       case 'attempt-start': {
         attempts++;
         const key = `${e.callId}/${e.attempt}`;
@@ -771,6 +785,7 @@ export async function simulateMix(sc: MixScenario, hooks: MixHooks = {}): Promis
       resolved: false,
       excluded: (gen.exclude ?? []).flatMap((i) => current.get(names[i]!) ?? []),
       refused: (pin !== undefined && !current.has(pin)) || (gen.exclude?.some((i) => !current.has(names[i]!)) ?? false),
+      queuedAt: undefined,
     };
     calls.set(id, rec);
     const p = plain ? pool.execute(opFor(id)) : pool.execute(opFor(id), opts);
