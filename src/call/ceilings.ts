@@ -66,7 +66,7 @@ export function learnCeiling<C>(s: PoolState<C>, ep: EndpointState<C>, verdict: 
   // their new turns come after the slot just skipped, and after the refused call if it queues again.
   // In a microtask, as for a longer cooldown (outcome.ts): the calls it takes out select again,
   // and may start attempts, only once this answer's attempt has ended and its events are out.
-  if (perSecond < (before ?? INF)) queueMicrotask(() => group.waiters?.recheck(s.clock.now(), ep));
+  if (perSecond < (before ?? INF)) queueMicrotask(() => group.waiters?.recheck(s.clock.now()));
   // Emitted with no listener too: the event is what shares the ceiling with the fleet (limits/fleet.ts `#share`).
   // A replaced or removed endpoint's late answer is not news of the live one of that name (nor for the fleet).
   if (ep.live) {

@@ -122,7 +122,7 @@ export function recordFailure<C>(s: PoolState<C>, a: Attempt<C>, error: unknown,
       level.coolDown(now, cooldownMs);
       // A longer cooldown moves the turns of the calls queued on it: those now too late leave
       // (once this attempt has ended and given back what it held).
-      if (level.cooldownUntil > until) queueMicrotask(() => ep.quota.waiters?.recheck(s.clock.now(), ep));
+      if (level.cooldownUntil > until) queueMicrotask(() => ep.quota.waiters?.recheck(s.clock.now()));
       // Stryker disable next-line ConditionalExpression,EqualityOperator: the call's #endAttempt (releaseSlot) already woke parked calls for a probe, in a microtask that runs after this
       if (a.probe !== 0) s.wakeParked();
       break;

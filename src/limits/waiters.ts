@@ -95,7 +95,7 @@ export class WaitQueue {
     // A call back at the front takes a turn promised to the calls behind it (one refused
     // elsewhere may come here): those it now puts past their bound leave at once, rather
     // than wait for it and fail then.
-    if (front && this.size > 1) this.recheck(this.#clock.now(), undefined, waiter);
+    if (front && this.size > 1) this.recheck(this.#clock.now(), waiter);
   }
 
   /** `waiter` leaves before its turn. */
@@ -112,21 +112,16 @@ export class WaitQueue {
    * in order, works out each call's new turn (behind the calls that stay), and takes out
    * those for which it is now too late (`overdue`); they then select again in their order
    * (another endpoint may be sooner; if none is in time they fail at once), so the calls
-   * that stay keep the wait they were admitted with. `rejoining`: the endpoint the call whose
-   * answer lowered the ceiling may queue again for, at the front (counted as one call ahead).
-   * Also run when a call came back to the front (`keep`: that call, which stays). Cost: one
-   * pass over the queue, per fall or return.
+   * that stay keep the wait they were admitted with. Run once the answer that lowered the
+   * ceiling has been dealt with (in a microtask): its call, if it queued again, is at the
+   * front by then and counted as the others are. Also run when a call comes back to the
+   * front (`keep`: that call, which stays). Cost: one pass over the queue, per fall or return.
    */
-  recheck(now: number, rejoining?: QueueSlot, keep?: QueuedWaiter): void {
+  recheck(now: number, keep?: QueuedWaiter): void {
     const items = this.#items;
     const out: QueuedWaiter[] = [];
     const here = new Map<QueueSlot, number>();
     let ahead = 0;
-    // The call whose answer lowered the ceiling may come back to the front for `rejoining`.
-    if (rejoining !== undefined) {
-      ahead = 1;
-      here.set(rejoining, 1);
-    }
     for (let i = this.#head; i < items.length; i++) {
       const e = items[i]!;
       if (e.waiter.queueTicket !== e.ticket) continue;

@@ -310,18 +310,24 @@ describe('WaitQueue leave, front, poke, close', () => {
     expect([q.front, q.size]).toEqual([0, 1]);
   });
 
-  test('recheck with a rejoining call counts it as one ahead, here and for its slot', () => {
-    const { q, log, join } = setup();
+  test('a call back at the front rechecks the calls behind it: it counts as one ahead, here and for its slot, and stays itself', () => {
+    const { q, log, waiter } = setup();
     const s = paced(100, 0);
     const other = paced(100, 0);
-    join('a', s).latestMs = 50; // turn in 0 ms alone, 100 ms behind the rejoining call
-    join('b', other).latestMs = 150; // 100 ms behind the rejoining call (one ahead), 200 behind a too
-    q.recheck(0);
-    expect(log).toEqual([]);
-    q.recheck(0, s);
+    const a = waiter('a', s);
+    a.latestMs = 50; // turn in 0 ms alone, 100 ms behind the returning call
+    q.join(a, s);
+    const b = waiter('b', other);
+    b.latestMs = 150; // 100 ms behind a; 100 ms behind the returning call once a has left
+    q.join(b, other);
+    expect(log).toEqual([]); // joining at the back rechecks nothing
+    const x = waiter('x', s);
+    x.latestMs = -1; // overdue anywhere: only its being the returning call keeps it
+    q.join(x, s, true);
     expect(log).toEqual(['a readmitted']);
     expect(s.asked.at(-1)).toEqual([1, 1]);
     expect(other.asked.at(-1)).toEqual([1, 0]);
+    expect([q.front, q.size]).toEqual([1, 2]);
   });
 
   test('a call back at the front of a long queue is armed for its own wait', async () => {
