@@ -128,8 +128,10 @@ export interface PoolOptions<C> {
    * Longest a call queues for a rate-limit token: a call whose turn (behind the calls
    * queued ahead, counting the time it has already queued since its last attempt) would
    * come later, or after its deadline, fails at once with `RATE_LIMITED`; calls queued on a
-   * ceiling that falls are checked again. Under overload this sheds the excess fast and
-   * keeps the served calls' wait bounded. @default Infinity (only the deadline bounds it)
+   * ceiling that falls are checked again, and a call still queued when the bound is spent
+   * (its turn came later than estimated) fails then, unless a turn is free at once. Under
+   * overload this sheds the excess fast and keeps the served calls' wait bounded.
+   * @default Infinity (only the deadline bounds it)
    */
   readonly maxQueueWaitMs?: number;
   /** How learned ceilings come back up after the server stops rejecting. */
