@@ -92,6 +92,12 @@ export interface Adapter {
   background?(x: FetchExtra): boolean;
   /** Property 2 is not judged for these extras on this scenario (asked after the run). */
   mayFail?(sc: Scenario, x: FetchExtra): boolean;
+  /**
+   * `swap` hands every endpoint a new connection (the viem and ethers adapters build one per
+   * endpoint), not only the swapped one: to a call running across it each is a new endpoint,
+   * untried, so it may go through the failing ones a second time (docs/calls.md, `exclude`).
+   */
+  swapRenewsAll?: boolean;
   /** Time a healthy call may need beyond property 2's budget, in attempt timeouts (default 0): credential rotations. */
   extraUnits?(x: FetchExtra): number;
   /** A POST without a key is replayed by design (`replay: 'always'`): property 8 does not apply. */
@@ -221,6 +227,7 @@ export const ANSWER = 'the node answered';
 export const viemAdapter: Adapter = {
   name: 'viem',
   rpc: true,
+  swapRenewsAll: true,
   get liveExtra() {
     return this.extra;
   },
@@ -679,10 +686,13 @@ export function mustSucceed(a: Adapter, sc: Scenario, c: Scenario['callers'][num
   // A POST without a key ends at the first failure that may have reached a server.
   const neverProcessed = (f: Fault): boolean => healthy(f) || (f.k === 'status' && (f.status === 408 || f.status === 429 || KEY_STATUSES.has(f.status)));
   if (x.method === 'POST' && a.replaysPost?.(x) !== true && sc.endpoints.some((e) => e.kind === 'server' && !e.plan.every(neverProcessed))) return false;
-  const n = sc.endpoints.length;
+  const endpoints = sc.endpoints.length;
   const retry = perCallOf(a, x) ? c.retry : undefined;
-  if ((retry === 'none' || x.method === 'STREAM') && n > 1) return false;
-  const attempts = retry === 'until-deadline' ? Infinity : typeof retry === 'object' ? retry.maxAttempts : (sc.maxAttempts ?? Math.max(3, n));
+  if ((retry === 'none' || x.method === 'STREAM') && endpoints > 1) return false;
+  const attempts = retry === 'until-deadline' ? Infinity : typeof retry === 'object' ? retry.maxAttempts : (sc.maxAttempts ?? Math.max(3, endpoints));
+  // Endpoints the call may have to get through: each failing one once, and once more after a
+  // swap that renewed them all while it ran (seed 17120430, ethers: e1, e2, then the new e1).
+  const n = a.swapRenewsAll === true && sc.swapAt !== undefined && c.startAt < sc.swapAt ? 2 * endpoints - 1 : endpoints;
   if (attempts < n) return false;
   // A slow token provider: one refresh per endpoint, half an attempt timeout each.
   const tokens = x.token === 'slow' ? 0.5 * U * n : 0;
