@@ -434,6 +434,40 @@ describe('two levels in a group', () => {
     expect([k1!.ceilingPerSecond, k2!.ceilingPerSecond]).toEqual([3, 6]);
   });
 
+  test("two keys' equal numbers are a guess at the account's limit: that ceiling probes up after a quarter of quietMs, one the server said of the account after quietMs", async () => {
+    // k1 and k2 both say 3 (their own limits, as it turns out): the group is lowered to 3. A
+    // number the classifier says is the account's (ceilingScope) waits the whole quietMs.
+    const recovery = { quietMs: 20_000, stepMs: 1000, stepFraction: 1 };
+    const rises = async (hints: (readonly [string, 'key' | 'group' | undefined])[]): Promise<number> => {
+      const h = harness(
+        [
+          { name: 'k1', ...paced(6) },
+          { name: 'k2', ...paced(6) },
+          { name: 'other', ...paced(1) },
+        ],
+        { groups: [['k1', 'k2']], strategy: 'round-robin', deadlineMs: 60_000, ceilingRecovery: recovery },
+      );
+      const t0 = h.clock.now();
+      for (const [pin, ceilingScope] of hints) {
+        h.eps[pin]!.then(fail(ceilingScope === undefined ? { class: 'rate-limited', ceilingPerSecond: 3 } : { class: 'rate-limited', ceilingPerSecond: 3, ceilingScope }));
+        await h.pool.execute(h.op, { pin, retry: 'none' }).catch(() => undefined);
+        await h.clock.advance(500);
+      }
+      expect(h.pool.stats()[1]!.ceilingPerSecond).toBe(3);
+      const lowered = h.clock.now() - 500;
+      while (h.pool.stats()[1]!.ceilingPerSecond === 3 && h.clock.now() - t0 < 60_000) await h.clock.advance(250);
+      return h.clock.now() - lowered;
+    };
+    const guessed = await rises([
+      ['k1', undefined],
+      ['k2', undefined],
+    ]);
+    expect(guessed).toBeGreaterThanOrEqual(recovery.quietMs / 4);
+    expect(guessed).toBeLessThanOrEqual(recovery.quietMs / 4 + recovery.stepMs + 250);
+    const said = await rises([['k1', 'group']]);
+    expect(said).toBeGreaterThanOrEqual(recovery.quietMs);
+  });
+
   test('the same number from two keys does not lower a group just seen carrying more than that', async () => {
     const h = group();
     const once = (pin: string) => start(h.pool.execute(h.op, { pin, retry: 'none' }).catch(() => undefined));

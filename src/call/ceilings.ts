@@ -15,7 +15,8 @@
  * pacing margin (two keys whose own limits happen to be equal, under a faster account). So when an account's shared limit really drops,
  * the first answer lowers the key that gave it, the next one from a sibling lowers the
  * group; a key that keeps repeating its own limit (network jitter at the edge of its
- * window) never does.
+ * window) never does. A group lowered on such a pair is lowered on a guess, and probes back
+ * up sooner (a quarter of the quiet period, limits/ceiling.ts).
  *
  * Both levels recover (limits/ceiling.ts). A key's own level recovers toward the
  * group's configured rate and is dropped once it reaches the group's ceiling.
@@ -50,7 +51,10 @@ export function learnCeiling<C>(s: PoolState<C>, ep: EndpointState<C>, verdict: 
     return group;
   }
   // A replaced or removed endpoint's number describes that key alone: a group it shared is the live members' to learn.
-  const scope = group.grouped && ep.live ? (verdict.ceilingScope ?? defaultScope(s, ep, hinted, now)) : 'key';
+  const picked = group.grouped && ep.live ? (verdict.ceilingScope ?? defaultScope(s, ep, hinted, now)) : 'key';
+  // Two keys' equal numbers are only a guess at their account's: that level probes up sooner.
+  const weak = picked === 'paired';
+  const scope = weak ? 'group' : picked;
   const before = scope === 'key' && group.grouped ? (ep.own?.perSecond ?? group.perSecond) : group.perSecond;
   let level = group;
   let perSecond: number;
@@ -58,7 +62,7 @@ export function learnCeiling<C>(s: PoolState<C>, ep: EndpointState<C>, verdict: 
     level = ownLevel(s, ep, now);
     perSecond = level.learn(hinted, now, group.configured ?? group.perSecond, sentAt);
   } else {
-    perSecond = level.learn(hinted, now, undefined, sentAt);
+    perSecond = level.learn(hinted, now, undefined, sentAt, weak);
   }
   // The server said how fast: pacing at that rate is the remedy, so skip one slot, not a whole cooldown.
   level.coolDown(now, Math.min(s.opts.rateLimitCooldownMs, Math.ceil(level.rate!.intervalMs)));
@@ -84,7 +88,7 @@ export function ownLevel<C>(s: PoolState<C>, ep: EndpointState<C>, now: number):
   return (ep.own ??= keyLevel(ep.quota as Quota, ep.name, s.opts.dailyResetUtcHour, now, s.wall)) as Quota;
 }
 
-function defaultScope<C>(s: PoolState<C>, ep: EndpointState<C>, n: number, now: number): 'key' | 'group' {
+function defaultScope<C>(s: PoolState<C>, ep: EndpointState<C>, n: number, now: number): 'key' | 'group' | 'paired' {
   const q = ep.quota as Quota;
   const last = q.lastKeyHint;
   // A number that describes the group uses up the key hints before it: after the group has
@@ -95,7 +99,7 @@ function defaultScope<C>(s: PoolState<C>, ep: EndpointState<C>, n: number, now: 
   if (q.acceptedMoreThan(n, 1000 - q.marginMs, now - PROOF_MS)) return 'key';
   if (last === undefined || last.perSecond !== n || last.from === ep.name || now - last.at > s.opts.ceilingRecovery.quietMs) return 'key';
   q.lastKeyHint = undefined;
-  return 'group';
+  return 'paired';
 }
 
 /**

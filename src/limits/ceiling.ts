@@ -12,7 +12,8 @@
  *   highest rate the server ever announced for this level. The next rate-limited answer
  *   with a number sets it again and restarts the quiet period. The quiet period is
  *   `quietMs`, a quarter of it while callers are being turned away for want of a turn
- *   (a probe then costs less than the calls lost by waiting), and doubles for each
+ *   (a probe then costs less than the calls lost by waiting) or while the value in force
+ *   is only a guess (`weak`: a group lowered on two keys' equal numbers), and doubles for each
  *   recovery in a row that a hint took back (a limit that stays low is probed ever less
  *   often, up to × 8), back to one once the ceiling reaches its target. With the defaults
  *   (30 s, 10 s, 0.1) a ceiling halved by a hint is back at its target 30 s + 2 × 10 s =
@@ -67,6 +68,8 @@ export class LearnedCeiling {
   run = 0;
   /** Recoveries in a row that a hint took back (the quiet period doubles for each, up to × 8). */
   fails = 0;
+  /** The value in force was inferred (two keys' equal numbers read as their account's), not said of this level. */
+  weak = false;
 
   constructor(value: number, target: number, now: number) {
     this.value = value;
@@ -80,7 +83,8 @@ export class LearnedCeiling {
    * A hint said `perSecond` (already clamped) for a call sent at `sentAt`; the highest ever
    * said raises the target when nothing is configured.
    */
-  set(perSecond: number, now: number, configured: number | undefined, sentAt = now): void {
+  set(perSecond: number, now: number, configured: number | undefined, sentAt = now, weak = false): void {
+    this.weak = weak;
     let value = perSecond;
     if (this.run > 0) {
       // A hint after a recovery step took it back at the level it said before: the server has
@@ -106,9 +110,9 @@ export class LearnedCeiling {
     this.limitedAt = now;
   }
 
-  /** The quiet period in force: `quietMs` (a quarter under pressure), doubled per failed recovery. */
+  /** The quiet period in force: `quietMs` (a quarter under pressure or on a guess), doubled per failed recovery. */
   quietMs(r: CeilingRecovery, pressed: boolean): number {
-    return (pressed ? PRESSED_QUIET * r.quietMs : r.quietMs) * 2 ** this.fails;
+    return (pressed || this.weak ? PRESSED_QUIET * r.quietMs : r.quietMs) * 2 ** this.fails;
   }
 
   /**

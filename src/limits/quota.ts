@@ -135,11 +135,11 @@ export class Quota extends BasicQuota {
    * see ceiling.ts); returns the value adopted. `target`: where recovery stops (default: the configured rate, else
    * the highest value ever learned).
    */
-  learn(perSecond: number, now: number, target = this.configured, sentAt = now): number {
+  learn(perSecond: number, now: number, target = this.configured, sentAt = now, weak = false): number {
     let value = clampLearned(perSecond);
-    if (this.learned === undefined) this.learned = new LearnedCeiling(value, target ?? value, now);
+    if (this.learned === undefined) (this.learned = new LearnedCeiling(value, target ?? value, now)).weak = weak;
     else {
-      this.learned.set(value, now, target, sentAt);
+      this.learned.set(value, now, target, sentAt, weak);
       value = this.learned.value;
     }
     this.#apply(value, now);
