@@ -108,6 +108,41 @@ describe('daily quotas', () => {
     expect(h.pool.stats().map((st) => st.dailyCount)).toEqual([2, 2, 0]);
   });
 
+  test.each([
+    ['paced', { perSecond: 2, mode: 'paced' }, 512.5],
+    ['bucket', { perSecond: 2, burst: 2 }, 500],
+  ] as const)('a new quota from setEndpoints (%s) counts the calls its predecessors let leave in the last second: no fresh burst on the same account', async (_kind, rateLimit, gap) => {
+    // mix property, seed 26: a group rebuilt around a replaced member started its pacing afresh,
+    // and the kept member's next attempt left 57 ms after the one before (paced at 2.68/s).
+    const h = harness([{ name: 'a', rateLimit }, { name: 'b', rateLimit }], { groups: [['a', 'b']], deadlineMs: 60_000 });
+    const at = (name: string) => h.eps[name]!.startedAt;
+    const spend = async (n: number) => {
+      for (let i = 0; i < n; i++) {
+        const c = start(h.pool.execute(h.op, { pin: 'a' }));
+        await h.clock.advance(0);
+        while (!c.settled) await h.clock.advance(1);
+      }
+    };
+    await spend(rateLimit.perSecond);
+    const last = () => Math.max(...at('a'), ...at('b'));
+    const rebuilt = [
+      // b replaced (a new connection): the group's quota is made again around a.
+      () => h.pool.setEndpoints([{ name: 'a', conn: h.eps['a']!, rateLimit }, { name: 'b', conn: (h.eps['b'] = new FakeEndpoint('b')), rateLimit }]),
+      // The group dissolved: a gets a quota of its own.
+      () => h.pool.setEndpoints([{ name: 'a', conn: h.eps['a']!, rateLimit }, { name: 'b', conn: h.eps['b']!, rateLimit }], []),
+      // a's limit changed.
+      () => h.pool.setEndpoints([{ name: 'a', conn: h.eps['a']!, rateLimit: { ...rateLimit, perSecond: 2.5 } }, { name: 'b', conn: h.eps['b']!, rateLimit }]),
+    ];
+    for (const change of rebuilt) {
+      const before = last();
+      change();
+      await spend(1);
+      // At the old pace (or the new one): nothing leaves sooner than the limit allows after the last call.
+      expect(at('a').at(-1)! - before).toBeGreaterThanOrEqual(gap / 1.25 - 1);
+      await spend(2);
+    }
+  });
+
   test('perDay stops admitting at 95 % until midnight UTC, then resumes', async () => {
     const clock = new FakeClock(DAY * 100 + 1000);
     const a = new FakeEndpoint('a');

@@ -7,12 +7,15 @@
  * carries quotas over: a kept endpoint whose rate limit changed gets a fresh quota with the
  * day it spent; a group kept with the same members and limit keeps its shared quota, a new
  * one takes its members' day; an endpoint that left its group gets a quota of its own again.
+ * Each new quota also counts its predecessors' calls of the last second (`carryPace`).
  */
 import { invalidOption } from '../base/errors.js';
 import type { EndpointState } from '../selection/endpoint.js';
 import type { Built, EndpointSet } from '../selection/endpoint-set.js';
 import type { BasicQuota } from './basic-quota.js';
 import { keyLevel, Quota, type ResolvedRateLimit } from './quota.js';
+import { PacedLimiter } from './paced.js';
+import { TokenBucket } from './bucket.js';
 
 function sameLimit(a: ResolvedRateLimit | undefined, b: ResolvedRateLimit | undefined): boolean {
   return JSON.stringify(a) === JSON.stringify(b);
@@ -76,13 +79,47 @@ export function groupEndpoints<C>(
   }
   return { groups: declared, limits };
 }
-/** A new quota takes the day its predecessors spent; `parks`: their parks too (not into a group: the members keep theirs as their own). */
+/**
+ * A new quota takes the day its predecessors spent and their last second: the calls they let
+ * leave lately count against it (a group rebuilt around a replaced member, or a member's
+ * limit changed, must not start a fresh burst on the same account). `parks`: their parks too
+ * (not into a group: the members keep theirs as their own).
+ */
 function carryDay(quota: BasicQuota, from: readonly BasicQuota[], now: number, parks = true): BasicQuota {
-  for (const old of new Set(from)) {
+  const olds = new Set(from);
+  for (const old of olds) {
     if (parks && old.parkedUntil > quota.parkedUntil) quota.parkedUntil = old.parkedUntil;
     if (old.daily !== undefined) quota.daily?.absorb(old.daily, now, parks);
   }
+  carryPace(quota, olds, now);
   return quota;
+}
+
+/**
+ * The predecessors' recent calls, into a new quota's limiter: a paced one records their
+ * recent starts (every predecessor's, in order: they were one account's or they are now); a
+ * bucket starts short of the tokens they had spent (their deficits add up).
+ */
+function carryPace(quota: BasicQuota, olds: ReadonlySet<BasicQuota>, now: number): void {
+  const rate = quota.rate;
+  if (rate === undefined) return;
+  const starts: number[] = [];
+  let spent = 0;
+  for (const old of olds) {
+    const r = old.rate;
+    if (r instanceof PacedLimiter) starts.push(...r.recent());
+    else if (r !== undefined) spent += r.burst - r.tokens(now);
+  }
+  if (rate instanceof PacedLimiter) {
+    starts.sort((a, b) => a - b);
+    // A bucket keeps no times: what it had spent counts as calls that left just now.
+    for (let i = 0; i < Math.ceil(spent - 1e-9); i++) starts.push(now);
+    for (const t of starts) rate.take(t);
+  } else {
+    const horizon = now - 1000 - rate.intervalMs;
+    for (const t of starts) if (t > horizon) spent++;
+    if (spent > 0) quota.rate = new TokenBucket(rate.perSecond, rate.burst, now, Math.max(0, rate.tokens(now) - spent));
+  }
 }
 
 function isKeptMember<C>(m: EndpointState<C>, previous: EndpointSet<C> | undefined): boolean {

@@ -88,6 +88,11 @@ export class PacedLimiter implements Limiter {
     for (const t of recent) this.take(t);
   }
 
+  /** Start times still in the window or the spacing, oldest first (for a limiter that takes over from this one). */
+  recent(): number[] {
+    return this.#ordered().filter((t) => t > -Infinity);
+  }
+
   #ordered(): number[] {
     return [...this.#ring.slice(this.#head), ...this.#ring.slice(0, this.#head)];
   }
