@@ -199,6 +199,32 @@ describe('Refresher', () => {
     expect(asked).toEqual([60_000, 300_000]);
   });
 
+  test('shared: a store that asks for the check only after the step timed out arms no timer once that check ends', async () => {
+    // generated5 (seed 17120433): Redis paused, the step gave up at timeoutMs, the store then ran
+    // this process's check, and its end re-armed the step's timer while the store was still
+    // publishing: a timer pending after stop() and close().
+    let late: (() => Promise<readonly string[]>) | undefined;
+    let finish: ((names: readonly string[] | undefined) => void) | undefined;
+    const shared = {
+      refreshSurvivors: (check: () => Promise<readonly string[]>) =>
+        new Promise<readonly string[] | undefined>((resolve) => {
+          late = check;
+          finish = resolve;
+        }),
+    };
+    const { r } = setup({ shared, timeoutMs: 1_000, check: async () => true });
+    const res = r.refresh();
+    await clock.advance(1_000);
+    expect((await res).error).toBeInstanceOf(Error);
+    await clock.advance(4_000);
+    expect(await late!()).toEqual(['a', 'b', 'c']);
+    expect(clock.pendingTimers).toBe(0);
+    finish!(['a']);
+    r.stop();
+    await clock.advance(0);
+    expect(clock.pendingTimers).toBe(0);
+  });
+
   test('shared: no list yet and another process is checking: the current set stays', async () => {
     const { pool, r } = setup({ shared: { refreshSurvivors: async () => undefined }, check: async () => true });
     const res = await r.refresh();

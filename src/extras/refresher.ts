@@ -309,15 +309,26 @@ export class Refresher<C> {
   #sharedStep(shared: SharedSurvivors, check: () => Promise<readonly string[]>, ttlMs: number): Promise<readonly string[] | undefined> {
     return new Promise((resolve, reject) => {
       let timer: unknown;
+      let settled = false;
       const arm = (on: boolean): void => {
         if (timer !== undefined) this.#clock.clearTimeout(timer);
-        timer = on && this.#timeoutMs !== Infinity ? this.#clock.setTimeout(() => reject(new Error(`the shared survivor list did not answer within ${this.#timeoutMs} ms`)), this.#timeoutMs, true) : undefined;
+        // Once the step has settled (the store gave up waiting, or its timeout fired), a check the
+        // store starts late arms nothing: no timer outlives the refresh (or stop()).
+        timer = on && !settled && this.#timeoutMs !== Infinity ? this.#clock.setTimeout(() => end(reject, new Error(`the shared survivor list did not answer within ${this.#timeoutMs} ms`)), this.#timeoutMs, true) : undefined;
+      };
+      const end = <T,>(settle: (value: T) => void, value: T): void => {
+        settled = true;
+        arm(false);
+        settle(value);
       };
       arm(true);
       const ours = async (): Promise<readonly string[]> => (arm(false), check().finally(() => arm(true)));
       Promise.resolve()
         .then(() => shared.refreshSurvivors(ours, { ttlMs }))
-        .then((names) => (arm(false), resolve(names)), (error: unknown) => (arm(false), reject(error)));
+        .then(
+          (names) => end(resolve, names),
+          (error: unknown) => end(reject, error),
+        );
     });
   }
 
