@@ -462,6 +462,8 @@ export async function simulateMix(sc: MixScenario, hooks: MixHooks = {}): Promis
   let enabledEvents = 0;
   let reportEvents = 0;
   let groupsNow: string[][] = sc.group === undefined ? [] : [sc.group.map((i) => names[i]!)];
+  /** The groups last given to the pool: it regroups their present members (a member put back rejoins), whatever `groupsNow` says. */
+  let declared: string[][] = groupsNow.map((g) => [...g]);
   let maxCalls = sc.maxConcurrentCalls ?? INF;
   const anyUnauthorized = sc.endpoints.some((e) => e.script.some((f) => f.k === 'fail' && f.cls === 'unauthorized'));
 
@@ -648,7 +650,11 @@ export async function simulateMix(sc: MixScenario, hooks: MixHooks = {}): Promis
       const answer = (): void =>
         settle(() => {
           if (f.k === 'ok') return resolve(conn.name);
-          if (f.ceiling !== undefined) conn.moved = true;
+          if (f.ceiling !== undefined) {
+            conn.moved = true;
+            // A number may describe the group (its scope, or the pool's reading): every member's pace may move with it.
+            for (const g of declared) if (g.includes(conn.name)) for (const m of g) if (current.get(m) !== undefined) current.get(m)!.moved = true;
+          }
           reject(new MixError(verdictOf(f)));
         });
       if (f.d === 0) answer();
@@ -952,6 +958,7 @@ export async function simulateMix(sc: MixScenario, hooks: MixHooks = {}): Promis
         if (conn !== undefined) conn.moved = true;
       }
       groupsNow = groups.map((g) => g.filter((x) => current.has(x))).filter((g) => g.length >= 2);
+      declared = groups.map((g) => [...g]);
       for (const [name, conn] of current) {
         const st = statOf(name);
         if (st === undefined || st.attempts !== conn.starts || st.inFlight !== conn.open) v(`${name} after regrouping: stats attempts ${st?.attempts} inFlight ${st?.inFlight}, events say ${conn.starts} and ${conn.open}`);
