@@ -143,6 +143,23 @@ describe('daily quotas', () => {
     }
   });
 
+  test.each([
+    ['a bucket to paced', { perSecond: 2, burst: 2 }, { perSecond: 2, mode: 'paced' }],
+    ['paced to a bucket', { perSecond: 2, mode: 'paced' }, { perSecond: 2, burst: 2 }],
+  ] as const)('the last second carries across a change of mode too (%s)', async (_kind, from, to) => {
+    const h = harness([{ name: 'a', rateLimit: from }], { deadlineMs: 60_000 });
+    for (let i = 0; i < 2; i++) {
+      const c = start(h.pool.execute(h.op));
+      while (!c.settled) await h.clock.advance(1);
+    }
+    const before = h.eps.a!.startedAt.at(-1)!;
+    h.pool.setEndpoints([{ name: 'a', conn: h.eps.a!, rateLimit: to }]);
+    const c = start(h.pool.execute(h.op));
+    while (!c.settled) await h.clock.advance(1);
+    // Two calls just left under a limit of 2 a second: the next one waits, under either limiter.
+    expect(h.eps.a!.startedAt.at(-1)! - before).toBeGreaterThanOrEqual(400);
+  });
+
   test('perDay stops admitting at 95 % until midnight UTC, then resumes', async () => {
     const clock = new FakeClock(DAY * 100 + 1000);
     const a = new FakeEndpoint('a');
