@@ -52,7 +52,7 @@ export function groupEndpoints<C>(
   // Everything is valid: only now is any kept endpoint changed (a throw above changes nothing).
   const before = new Map(built.map((b) => [b.state, b.state.quota]));
   // A kept endpoint whose rate limit changed gets a fresh quota.
-  for (const b of built) if (isKeptMember(b.state, previous) && !sameLimit(previousLimits.get(b.state), b.limit)) b.state.quota = carryDay(quota(b.limit, `endpoint:${b.state.name}`), [before.get(b.state)!], now);
+  for (const b of built) if (isKeptMember(b.state, previous) && !sameLimit(previousLimits.get(b.state), b.limit)) b.state.quota = carryOver(quota(b.limit, `endpoint:${b.state.name}`), [before.get(b.state)!], now);
   const grouped = new Set<EndpointState<C>>();
   for (let g = 0; g < groups.length; g++) {
     const members = groups[g]!.map((n) => byName.get(n)!);
@@ -60,7 +60,7 @@ export function groupEndpoints<C>(
     // Keep the shared quota if every member already shared one with the same limit.
     const first = members[0]!.quota;
     const reuse = members.every((m) => m.quota === first && sameLimit(previousLimits.get(m), limit) && isKeptMember(m, previous));
-    const shared = reuse ? (first as Quota) : (carryDay(new Quota(limit, resetUtcHour, now, `group:${groups[g]!.join('+')}`, wall), members.map((m) => before.get(m)!), now, false) as Quota);
+    const shared = reuse ? (first as Quota) : (carryOver(new Quota(limit, resetUtcHour, now, `group:${groups[g]!.join('+')}`, wall), members.map((m) => before.get(m)!), now, false) as Quota);
     for (const m of members) {
       // A park a member brings (its server said its day is spent) stays its own in the group: the siblings serve.
       const parked = before.get(m)!.parkedUntil;
@@ -75,7 +75,7 @@ export function groupEndpoints<C>(
   }
   // An endpoint that left its group gets a quota of its own again.
   for (const b of built) {
-    if (!grouped.has(b.state) && b.state.quota.grouped) b.state.quota = carryDay(quota(b.limit, `endpoint:${b.state.name}`), [before.get(b.state)!], now);
+    if (!grouped.has(b.state) && b.state.quota.grouped) b.state.quota = carryOver(quota(b.limit, `endpoint:${b.state.name}`), [before.get(b.state)!], now);
   }
   return { groups: declared, limits };
 }
@@ -85,7 +85,7 @@ export function groupEndpoints<C>(
  * limit changed, must not start a fresh burst on the same account). `parks`: their parks too
  * (not into a group: the members keep theirs as their own).
  */
-function carryDay(quota: BasicQuota, from: readonly BasicQuota[], now: number, parks = true): BasicQuota {
+function carryOver(quota: BasicQuota, from: readonly BasicQuota[], now: number, parks = true): BasicQuota {
   const olds = new Set(from);
   for (const old of olds) {
     if (parks && old.parkedUntil > quota.parkedUntil) quota.parkedUntil = old.parkedUntil;

@@ -88,7 +88,7 @@ export class PacedLimiter implements Limiter {
     for (const t of recent) this.take(t);
   }
 
-  /** Start times still in the window or the spacing, oldest first (for a limiter that takes over from this one). */
+  /** The start times it remembers (its last `slots`), oldest first: for a limiter that takes over from this one. */
   recent(): number[] {
     return this.#ordered().filter((t) => t > -Infinity);
   }
