@@ -75,9 +75,10 @@ describe('generated key pools', () => {
         const served = over.calls - Math.round((over.failurePct * over.calls) / 100);
         if (served >= 300) expect(over.servedP99Ms).toBeLessThan(over.deadlineMs / 2);
       }),
-      // A fixed seed by default (FC_SEED explores others): some generated profiles still let a
-      // majority of overload failures reach their deadline (a key dropping out after calls queued
-      // on it; issue 14 stays open for it), e.g. FC_SEED=964326118, profile 20.
+      // A fixed seed by default (FC_SEED explores others): about one generated profile in 130-200
+      // still fails, at 110 %, on the median failure time: its few failures are mostly calls queued
+      // when a ceiling fell, which fail when that is learnt, after part of their wait (e.g.
+      // FC_SEED=17120427: profile 2050517077, 680 ms at 4.8 %; FC_SEED=17120428: 576065847).
       { numRuns: RUNS, seed: process.env['FC_SEED'] !== undefined ? seedFor() : 20261201 },
     );
   }, 120_000);
