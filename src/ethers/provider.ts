@@ -233,7 +233,8 @@ function toEndpoints(list: readonly EthersEndpoint[]): EndpointConfig<RpcConnect
     checkUrlOption(`endpoints[${i}].url`, e.url);
     if (e.headers !== undefined && (typeof e.headers !== 'object' || e.headers === null || Array.isArray(e.headers))) throw invalidOption(`endpoints[${i}].headers`, 'an object of header names to values', e.headers);
     const { url, name: given, headers, ...rest } = e;
-    let name = given ?? hostOf(url) ?? `rpc-${i}`;
+    // Only a missing name is derived: a wrong one (null, '') is the pool's to refuse, naming the field.
+    let name = given === undefined ? (hostOf(url) ?? `rpc-${i}`) : given;
     if (given === undefined && used.has(name)) name = `${name}#${i}`;
     used.add(name);
     return { ...rest, name, conn: headers === undefined ? { url } : { url, headers } };

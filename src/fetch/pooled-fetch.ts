@@ -376,7 +376,8 @@ function baseUrlEndpoints(list: readonly (string | BaseUrlEndpoint)[]): Endpoint
   const used = new Set<string>();
   return list.map((item, i) => {
     const e: BaseUrlEndpoint = typeof item === 'string' ? { url: item } : item;
-    let name = e.name ?? hostOf(e.url) ?? `endpoint-${i}`;
+    // Only a missing name is derived: a wrong one (null, '') is the pool's to refuse, naming the field.
+    let name = e.name === undefined ? (hostOf(e.url) ?? `endpoint-${i}`) : e.name;
     if (e.name === undefined && used.has(name)) name = `${name}#${i}`;
     used.add(name);
     const { url, name: _n, ...settings } = e;

@@ -43,7 +43,8 @@ export function toEndpoints(list: readonly ViemEndpoint[], http: HttpFactory | u
     checkUrlOption(`endpoints[${i}].url`, (e as { url?: unknown }).url);
     if (http === undefined) throw invalidOption(`endpoints[${i}].url`, "viem's http in options.http to build a transport from a URL", 'no http');
     const { url, name: given, ...rest } = e;
-    let name = given ?? hostOf(url) ?? `rpc-${i}`;
+    // Only a missing name is derived: a wrong one (null, '') is the pool's to refuse, naming the field.
+    let name = given === undefined ? (hostOf(url) ?? `rpc-${i}`) : given;
     if (given === undefined && used.has(name)) name = `${name}#${i}`;
     used.add(name);
     return { ...rest, name, conn: http(url, { retryCount: 0 }) };

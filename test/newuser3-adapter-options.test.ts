@@ -1,0 +1,139 @@
+/**
+ * The adapters' own options, generated (the lesson: options a user picks, not ours): random
+ * combinations of valid and wrong values for `createPooledFetch`, `poolTransport` and
+ * `PooledJsonRpcProvider`, with the pool's options beside them. A combination with a wrong
+ * value throws `INVALID_OPTIONS` naming that field (never a TypeError or another class of error),
+ * without echoing the URL's secret; a valid one builds and closes. `FC_SEED` / `FC_RUNS`.
+ */
+import fc from 'fast-check';
+import { http } from 'viem';
+import { describe, expect, test } from 'vitest';
+import { isPoolError } from '../src/index.js';
+import { createPooledFetch } from '../src/fetch/index.js';
+import { PooledJsonRpcProvider } from '../src/ethers/index.js';
+import { poolTransport } from '../src/viem/index.js';
+
+const RUNS = Number(process.env['FC_RUNS'] ?? 300);
+const SEED = process.env['FC_SEED'] === undefined ? undefined : Number(process.env['FC_SEED']);
+const params = { numRuns: RUNS, ...(SEED === undefined ? {} : { seed: SEED }) };
+const URL_WITH_KEY = 'https://rpc.example/v2/SECRET';
+
+type Value = fc.Arbitrary<unknown>;
+interface Field {
+  readonly path: readonly (string | number)[];
+  readonly valid: Value;
+  readonly invalid: Value;
+}
+const field = (path: Field['path'], valid: Value, invalid: Value): Field => ({ path, valid, invalid });
+const wrongType = fc.constantFrom<unknown>('5', null, true, {}, [], 7);
+const fn = fc.constant(() => undefined);
+const bool = fc.boolean();
+const boolBad = fc.constantFrom<unknown>('true', 1, 0, null, {});
+const nonNegative = fc.oneof(fc.constant(0), fc.double({ min: 1e-3, max: 1e7, noNaN: true }));
+const nonNegativeBad = fc.constantFrom<unknown>(-1, Number.NaN, Number.NEGATIVE_INFINITY, '5', null, true, {});
+const fnBad = fc.constantFrom<unknown>('f', 5, true, {}, []);
+const urlBad = fc.constantFrom<unknown>('', 'not a url SECRET', 'ftp://x/SECRET', 5, null, {});
+const nameBad = fc.constantFrom<unknown>('', 5, null, {});
+
+/** Fields every adapter shares: the endpoint's URL and name, and a few pool options. */
+const COMMON: readonly Field[] = [
+  field(['endpoints', 0, 'url'], fc.constantFrom(URL_WITH_KEY, 'http://127.0.0.1:8545'), urlBad),
+  field(['endpoints', 0, 'name'], fc.constantFrom('a', 'node-1'), nameBad),
+  field(['maxAttempts'], fc.integer({ min: 1, max: 9 }), fc.constantFrom<unknown>(0, 1.5, -1, '3', null)),
+  field(['attemptTimeoutMs'], fc.integer({ min: 1, max: 60_000 }), fc.constantFrom<unknown>(0, -5, Number.NaN, '1000')),
+  field(['strategy'], fc.constantFrom('ordered', 'round-robin', 'health', 'latency'), fc.constantFrom<unknown>('', 'fastest', 5)),
+];
+const FETCH: readonly Field[] = [
+  ...COMMON,
+  field(['maxRetryAfterMs'], nonNegative, nonNegativeBad),
+  field(['throwOnHttpError'], bool, boolBad),
+  field(['getToken'], fn, fnBad),
+  field(['replay'], fc.constantFrom('idempotent', 'always'), fc.constantFrom<unknown>('never', '', 1, true)),
+  field(['idempotencyKey'], fc.oneof(bool, fc.constant('Idempotency-Key'), fn), fc.constantFrom<unknown>(5, {}, [], '')),
+  field(['classify'], fn, fnBad),
+  field(['fetch'], fc.constant(async () => new Response('ok')), fnBad),
+];
+const VIEM: readonly Field[] = [
+  ...COMMON,
+  field(['passSignal'], bool, boolBad),
+  field(['rememberUnsupportedMs'], nonNegative, nonNegativeBad),
+  field(['classify'], fn, fnBad),
+  field(['heads', 'pollMs'], fc.integer({ min: 0, max: 60_000 }), fc.constantFrom<unknown>(-1, Number.NaN, '100', null)),
+  field(['heads', 'maxLagBlocks'], fc.integer({ min: 0, max: 100 }), fc.constantFrom<unknown>(-1, 1.5, Number.NaN, '2')),
+];
+const ETHERS: readonly Field[] = [
+  ...COMMON,
+  field(['maxRetryAfterMs'], nonNegative, nonNegativeBad),
+  field(['classify'], fn, fnBad),
+  field(['fetch'], fc.constant(async () => new Response('{}')), fnBad),
+  field(['heads', 'pollMs'], fc.integer({ min: 0, max: 60_000 }), fc.constantFrom<unknown>(-1, Number.NaN, '100', null)),
+];
+
+const fieldName = (path: readonly (string | number)[]): string => path.map((p, i) => (typeof p === 'number' ? `[${p}]` : i === 0 ? p : `.${p}`)).join('');
+
+function put(target: Record<string, unknown>, path: readonly (string | number)[], value: unknown): void {
+  let o = target as Record<string | number, unknown>;
+  for (const key of path.slice(0, -1)) {
+    o[key] ??= typeof key === 'number' ? {} : key === 'endpoints' ? [] : {};
+    o = o[key] as Record<string | number, unknown>;
+  }
+  o[path[path.length - 1]!] = value;
+}
+
+/** Valid values for some fields, and at most one wrong one (its index in `fields`, or -1). */
+const scenario = (fields: readonly Field[]) =>
+  fc
+    .tuple(fc.subarray(fields.map((_, i) => i)), fc.integer({ min: -1, max: fields.length - 1 }))
+    .chain(([picked, bad]) =>
+      fc.tuple(fc.tuple(...picked.filter((i) => i !== bad).map((i) => fields[i]!.valid.map((v) => [i, v] as const))), bad === -1 ? fc.constant(undefined) : fields[bad]!.invalid.map((v) => [bad, v] as const)),
+    );
+
+function build(fields: readonly Field[], values: readonly (readonly [number, unknown])[], bad: readonly [number, unknown] | undefined): Record<string, unknown> {
+  const o: Record<string, unknown> = { endpoints: [{ url: URL_WITH_KEY, name: 'a' }] };
+  for (const [i, v] of values) put(o, fields[i]!.path, v);
+  if (bad !== undefined) put(o, fields[bad[0]]!.path, bad[1]);
+  return o;
+}
+
+async function attempt(make: (o: Record<string, unknown>) => { close(): Promise<void> | void }, o: Record<string, unknown>): Promise<unknown> {
+  try {
+    const made = make(o);
+    await made.close();
+    return undefined;
+  } catch (error) {
+    return error;
+  }
+}
+
+function property(name: string, fields: readonly Field[], make: (o: Record<string, unknown>) => { close(): Promise<void> | void }): void {
+  test(`${name}: a wrong value is INVALID_OPTIONS naming its field, a valid set builds (${RUNS} runs)`, async () => {
+    await fc.assert(
+      fc.asyncProperty(scenario(fields), async ([values, bad]) => {
+        const error = await attempt(make, build(fields, values, bad));
+        if (bad === undefined) {
+          expect(error).toBeUndefined();
+          return;
+        }
+        expect(isPoolError(error) ? error.code : String(error)).toBe('INVALID_OPTIONS');
+        expect(isPoolError(error) && error.field).toBe(fieldName(fields[bad[0]]!.path));
+        expect(String((error as Error).message)).not.toContain('SECRET');
+      }),
+      params,
+    );
+  }, 120_000);
+}
+
+describe('adapter options, generated', () => {
+  property('createPooledFetch', FETCH, (o) => {
+    const f = createPooledFetch(o as never);
+    return { close: () => f.pool.close() };
+  });
+  property('poolTransport', VIEM, (o) => {
+    const t = poolTransport({ http, ...o } as never);
+    return { close: () => t.pool.close() };
+  });
+  property('PooledJsonRpcProvider', ETHERS, (o) => {
+    const p = new PooledJsonRpcProvider({ network: 1, ...o } as never);
+    return { close: () => (p.destroy(), p.pool.close()) };
+  });
+});
