@@ -60,6 +60,11 @@ const VIEM: readonly Field[] = [
   field(['classify'], fn, fnBad),
   field(['heads', 'pollMs'], fc.integer({ min: 0, max: 60_000 }), fc.constantFrom<unknown>(-1, Number.NaN, '100', null)),
   field(['heads', 'maxLagBlocks'], fc.integer({ min: 0, max: 100 }), fc.constantFrom<unknown>(-1, 1.5, Number.NaN, '2')),
+  field(['keccak256'], fn, fnBad),
+  field(['custom'], fc.constantFrom<unknown>(false), fc.constantFrom<unknown>(5, 'x', true, {})),
+  field(['coalesce'], fc.constantFrom(['eth_blockNumber'], ['eth_call', 'eth_getBalance'], []), fc.constantFrom<unknown>('eth_call', 5, {}, [5], ['eth_sendRawTransaction'])),
+  field(['quorum', 'stallMs'], fc.oneof(nonNegative, fc.constant(Number.POSITIVE_INFINITY)), fc.constantFrom<unknown>(-1, Number.NaN, '5', null)),
+  field(['quorum', 'equals'], fn, fnBad),
 ];
 const ETHERS: readonly Field[] = [
   ...COMMON,
@@ -67,6 +72,9 @@ const ETHERS: readonly Field[] = [
   field(['classify'], fn, fnBad),
   field(['fetch'], fc.constant(async () => new Response('{}')), fnBad),
   field(['heads', 'pollMs'], fc.integer({ min: 0, max: 60_000 }), fc.constantFrom<unknown>(-1, Number.NaN, '100', null)),
+  field(['coalesce'], fc.constantFrom(['eth_blockNumber'], ['eth_call', 'eth_getBalance'], []), fc.constantFrom<unknown>('eth_call', 5, {}, [5], ['eth_sendRawTransaction'])),
+  field(['quorum', 'stallMs'], fc.oneof(nonNegative, fc.constant(Number.POSITIVE_INFINITY)), fc.constantFrom<unknown>(-1, Number.NaN, '5', null)),
+  field(['quorum', 'equals'], fn, fnBad),
 ];
 
 const fieldName = (path: readonly (string | number)[]): string => path.map((p, i) => (typeof p === 'number' ? `[${p}]` : i === 0 ? p : `.${p}`)).join('');
@@ -115,7 +123,10 @@ function property(name: string, fields: readonly Field[], make: (o: Record<strin
           return;
         }
         expect(isPoolError(error) ? error.code : String(error)).toBe('INVALID_OPTIONS');
-        expect(isPoolError(error) && error.field).toBe(fieldName(fields[bad[0]]!.path));
+        // The field, or a part of it (`coalesce[0]` for a wrong entry of `coalesce`).
+        const name = fieldName(fields[bad[0]]!.path);
+        const got = isPoolError(error) ? (error.field ?? '') : '';
+        expect(got === name || got.startsWith(`${name}[`) || got.startsWith(`${name}.`) ? name : got).toBe(name);
         expect(String((error as Error).message)).not.toContain('SECRET');
       }),
       params,
