@@ -12,6 +12,9 @@ import { isPoolError } from '../src/index.js';
 import { createPooledFetch } from '../src/fetch/index.js';
 import { PooledJsonRpcProvider } from '../src/ethers/index.js';
 import { poolTransport } from '../src/viem/index.js';
+import { Pool, Refresher } from '../src/index.js';
+import { FakeClock } from '../src/testing/index.js';
+import { createRedisHealth, createRedisStore } from '../src/redis/index.js';
 
 const RUNS = Number(process.env['FC_RUNS'] ?? 300);
 const SEED = process.env['FC_SEED'] === undefined ? undefined : Number(process.env['FC_SEED']);
@@ -77,6 +80,36 @@ const ETHERS: readonly Field[] = [
   field(['quorum', 'equals'], fn, fnBad),
 ];
 
+const clockBad = fc.constantFrom<unknown>(5, 'clock', {}, { now: () => 0 }, null);
+const integerBad = fc.constantFrom<unknown>(0, -1, 1.5, Number.NaN, '10', null);
+const REDIS_COMMON: readonly Field[] = [
+  field(['prefix'], fc.constantFrom('app:', 'p'), fc.constantFrom<unknown>('', '{x}', 'a}b', 5, null)),
+  field(['maxPending'], fc.integer({ min: 1, max: 10_000 }), integerBad),
+  field(['onError'], fn, fnBad),
+  field(['clock'], fc.constant(new FakeClock()), clockBad),
+];
+const STORE: readonly Field[] = [
+  ...REDIS_COMMON,
+  field(['maxReserveMs'], nonNegative, nonNegativeBad),
+  field(['slotGraceMs'], nonNegative, nonNegativeBad),
+  field(['learnedTtlMs'], nonNegative, nonNegativeBad),
+  field(['disabledTtlMs'], nonNegative, nonNegativeBad),
+  field(['degradedHoldMs'], nonNegative, nonNegativeBad),
+];
+const positiveMs = fc.double({ min: 1e-3, max: 1e7, noNaN: true });
+const positiveBad = fc.constantFrom<unknown>(0, -1, Number.NaN, '5', null);
+const HEALTH: readonly Field[] = [...REDIS_COMMON, field(['disabledTtlMs'], positiveMs, positiveBad), field(['maxAgeMs'], positiveMs, positiveBad)];
+const REFRESHER: readonly Field[] = [
+  field(['intervalMs'], fc.oneof(fc.integer({ min: 1, max: 1e7 }), fc.constant(Number.POSITIVE_INFINITY)), fc.constantFrom<unknown>(0, -1, Number.NaN, '5', null)),
+  field(['timeoutMs'], fc.oneof(fc.integer({ min: 1, max: 1e7 }), fc.constant(Number.POSITIVE_INFINITY)), fc.constantFrom<unknown>(0, -1, Number.NaN, '5', null)),
+  field(['concurrency'], fc.integer({ min: 1, max: 64 }), integerBad),
+  field(['minHealthy'], fc.integer({ min: 1, max: 64 }), integerBad),
+  field(['order'], fc.constantFrom('given', 'latency'), fc.constantFrom<unknown>('fastest', '', 5)),
+  field(['onRefresh'], fn, fnBad),
+  field(['fallback'], fc.constant([{ name: 'f', conn: 'f' }]), fc.constantFrom<unknown>('f', 5, [{ conn: 'f' }], [null])),
+  field(['shared'], fc.constant({ refreshSurvivors: async () => undefined }), fc.constantFrom<unknown>('redis', 5, {}, null)),
+];
+
 const fieldName = (path: readonly (string | number)[]): string => path.map((p, i) => (typeof p === 'number' ? `[${p}]` : i === 0 ? p : `.${p}`)).join('');
 
 function put(target: Record<string, unknown>, path: readonly (string | number)[], value: unknown): void {
@@ -96,8 +129,8 @@ const scenario = (fields: readonly Field[]) =>
       fc.tuple(fc.tuple(...picked.filter((i) => i !== bad).map((i) => fields[i]!.valid.map((v) => [i, v] as const))), bad === -1 ? fc.constant(undefined) : fields[bad]!.invalid.map((v) => [bad, v] as const)),
     );
 
-function build(fields: readonly Field[], values: readonly (readonly [number, unknown])[], bad: readonly [number, unknown] | undefined): Record<string, unknown> {
-  const o: Record<string, unknown> = { endpoints: [{ url: URL_WITH_KEY, name: 'a' }] };
+function build(fields: readonly Field[], values: readonly (readonly [number, unknown])[], bad: readonly [number, unknown] | undefined, base: () => Record<string, unknown>): Record<string, unknown> {
+  const o = base();
   for (const [i, v] of values) put(o, fields[i]!.path, v);
   if (bad !== undefined) put(o, fields[bad[0]]!.path, bad[1]);
   return o;
@@ -113,11 +146,13 @@ async function attempt(make: (o: Record<string, unknown>) => { close(): Promise<
   }
 }
 
-function property(name: string, fields: readonly Field[], make: (o: Record<string, unknown>) => { close(): Promise<void> | void }): void {
+const withEndpoint = (): Record<string, unknown> => ({ endpoints: [{ url: URL_WITH_KEY, name: 'a' }] });
+
+function property(name: string, fields: readonly Field[], make: (o: Record<string, unknown>) => { close(): Promise<void> | void }, base = withEndpoint): void {
   test(`${name}: a wrong value is INVALID_OPTIONS naming its field, a valid set builds (${RUNS} runs)`, async () => {
     await fc.assert(
       fc.asyncProperty(scenario(fields), async ([values, bad]) => {
-        const error = await attempt(make, build(fields, values, bad));
+        const error = await attempt(make, build(fields, values, bad, base));
         if (bad === undefined) {
           expect(error).toBeUndefined();
           return;
@@ -147,4 +182,23 @@ describe('adapter options, generated', () => {
     const p = new PooledJsonRpcProvider({ network: 1, ...o } as never);
     return { close: () => (p.destroy(), p.pool.close()) };
   });
+  // A client that never answers: only the options are under test.
+  const client = { send: () => new Promise<never>(() => undefined) };
+  property('createRedisStore', STORE, (o) => (createRedisStore(client, o as never), { close: () => undefined }), () => ({}));
+  property('createRedisHealth', HEALTH, (o) => (createRedisHealth(client, o as never), { close: () => undefined }), () => ({}));
+  property(
+    'Refresher',
+    REFRESHER,
+    (o) => {
+      const pool = new Pool<string>({ endpoints: [{ name: 's', conn: 's' }], classify: () => 'transient' });
+      try {
+        const r = new Refresher(pool, o as never);
+        return { close: () => (r.stop(), pool.close()) };
+      } catch (error) {
+        void pool.close();
+        throw error;
+      }
+    },
+    () => ({ candidates: [{ name: 'a', conn: 'a' }], check: async () => true }),
+  );
 });

@@ -147,6 +147,10 @@ export class Refresher<C> {
     this.#minHealthy = positiveInteger('minHealthy', options.minHealthy, 1);
     oneOf('order', options.order, ['given', 'latency'], 'given');
     checkFunction('onRefresh', options.onRefresh, true);
+    const shared = options.shared as { refreshSurvivors?: unknown } | null | undefined;
+    if (shared !== undefined && (typeof shared !== 'object' || shared === null || typeof shared.refreshSurvivors !== 'function')) {
+      throw invalidOption('shared', 'a shared survivor list ({ refreshSurvivors }, e.g. createRedisHealth(...))', options.shared);
+    }
   }
 
   /** Starts refreshing: one refresh now (in the background), then every `intervalMs`. Idempotent. */

@@ -26,12 +26,12 @@
  * Nothing here throws or rejects: failures go to `onError`.
  */
 import { checkKeys, type KnownKeys } from '../options/validate.js';
-import { systemClock, type Clock } from '../base/clock.js';
+import type { Clock } from '../base/clock.js';
 import { PoolError, describe } from '../base/errors.js';
 import type { PoolEvent } from '../base/events.js';
 import type { RedisCommander } from './client.js';
 import { MARK_LUA, READ_LUA } from './health-script.js';
-import { checkCommander, keyOf, resolvePrefix } from './options.js';
+import { checkCommander, checkOnError, keyOf, resolveClock, resolveMaxPending, resolvePrefix } from './options.js';
 import { Connection, LuaScript } from './script.js';
 
 /** Why the fleet skips an endpoint: its breaker is open, it is disabled, or its daily quota is spent. */
@@ -122,9 +122,9 @@ export function createRedisHealth(client: RedisCommander, options: RedisHealthOp
   const prefix = resolvePrefix('createRedisHealth', options.prefix);
   const disabledTtlMs = positive('disabledTtlMs', options.disabledTtlMs, 600_000);
   const maxAgeMs = positive('maxAgeMs', options.maxAgeMs, 1000);
-  const clock = options.clock ?? systemClock;
-  const onError = options.onError;
-  const maxPending = options.maxPending ?? 100;
+  const clock = resolveClock('createRedisHealth', options.clock);
+  const onError = checkOnError('createRedisHealth', options.onError);
+  const maxPending = resolveMaxPending('createRedisHealth', options.maxPending, 100);
   const setKey = keyOf(prefix, 'health', 'marks');
   const survivorsKey = keyOf(prefix, 'survivors', 'list');
   const freshKey = keyOf(prefix, 'survivors', 'fresh');

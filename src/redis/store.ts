@@ -30,7 +30,7 @@
  * rejection; a script error is one failed acquire, never a lasting state (the next acquire
  * runs the script again).
  */
-import { systemClock, type Clock } from '../base/clock.js';
+import type { Clock } from '../base/clock.js';
 import { PoolError, describe } from '../base/errors.js';
 import type { LimiterStore, SharedChange, SharedLimit, SharedState } from '../limits/store.js';
 import { checkKeys, type KnownKeys } from '../options/validate.js';
@@ -38,7 +38,7 @@ import type { RedisCommander } from './client.js';
 import { RedisStoreError } from './errors.js';
 import { ADMIT_LUA, REPORT_LUA } from './admit-script.js';
 import { Connection, LuaScript } from './script.js';
-import { checkCommander, keyOf, resolvePrefix } from './options.js';
+import { checkCommander, checkOnError, keyOf, resolveClock, resolveMaxPending, resolvePrefix } from './options.js';
 import { ClockOffset, argsFor, changeArgs, keyParkArgs, parseAnswer, type Answer } from './wire.js';
 
 export interface RedisStoreOptions {
@@ -134,14 +134,14 @@ export function createRedisStore(client: RedisCommander, options: RedisStoreOpti
   checkCommander('createRedisStore', client);
   checkKeys('createRedisStore options', options as Record<string, unknown>, STORE_OPTION_KEYS);
   const prefix = resolvePrefix('createRedisStore', options.prefix);
-  const maxPending = options.maxPending ?? 1000;
-  if (!Number.isInteger(maxPending) || maxPending < 1) throw new PoolError('INVALID_OPTIONS', `createRedisStore: maxPending: expected an integer >= 1, got ${describe(maxPending)}`, { field: 'maxPending' });
+  const maxPending = resolveMaxPending('createRedisStore', options.maxPending, 1000);
   const maxReserveMs = nonNegative('maxReserveMs', options.maxReserveMs, 5000);
   const slotGraceMs = nonNegative('slotGraceMs', options.slotGraceMs, 50);
   const learnedTtlMs = nonNegative('learnedTtlMs', options.learnedTtlMs, 86_400_000);
   const disabledTtlMs = nonNegative('disabledTtlMs', options.disabledTtlMs, 600_000);
   const fixedHoldMs = options.degradedHoldMs === undefined ? undefined : nonNegative('degradedHoldMs', options.degradedHoldMs, 0);
-  const clock = options.clock ?? systemClock;
+  const clock = resolveClock('createRedisStore', options.clock);
+  checkOnError('createRedisStore', options.onError);
   const conn = new Connection(client, maxPending);
   const admit = new LuaScript(conn, ADMIT_LUA);
   const reportScript = new LuaScript(conn, REPORT_LUA);
