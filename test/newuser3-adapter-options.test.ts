@@ -118,7 +118,8 @@ function put(target: Record<string, unknown>, path: readonly (string | number)[]
     o[key] ??= typeof key === 'number' ? {} : key === 'endpoints' ? [] : {};
     o = o[key] as Record<string | number, unknown>;
   }
-  o[path[path.length - 1]!] = value;
+  // A copy: fast-check hands the same generated object to other runs, and later fields write into it.
+  o[path[path.length - 1]!] = value !== null && typeof value === 'object' && Object.getPrototypeOf(value) === Object.prototype ? { ...value } : value;
 }
 
 /** Valid values for some fields, and at most one wrong one (its index in `fields`, or -1). */
@@ -201,4 +202,62 @@ describe('adapter options, generated', () => {
     },
     () => ({ candidates: [{ name: 'a', conn: 'a' }], check: async () => true }),
   );
+});
+
+/** Per-call options: a request's own (fetch `init`, ethers `sendWith`), at most one wrong; `field`: the name the error gives. */
+interface CallField extends Field {
+  readonly field: string;
+}
+const callField = (path: Field['path'], valid: Value, invalid: Value, name = fieldName(path)): CallField => ({ path, valid, invalid, field: name });
+const objectBad = fc.constantFrom<unknown>(5, 'x', null, true);
+const POOL_CALL: readonly CallField[] = [
+  callField(['deadlineMs'], fc.integer({ min: 1, max: 60_000 }), fc.constantFrom<unknown>(0, -1, Number.NaN, '5')),
+  callField(['retry'], fc.constantFrom<unknown>('none', 'until-deadline', { maxAttempts: 2 }), fc.constantFrom<unknown>('x', 5, { maxAttempts: 0 })),
+  // (A name no endpoint has, '' included, is PIN_UNAVAILABLE: the endpoint may have been removed.)
+  callField(['pin'], fc.constant('a'), fc.constantFrom<unknown>(5, null, {})),
+  callField(['exclude'], fc.constant([]), fc.constantFrom<unknown>('a', 5, [5])),
+];
+const FETCH_CALL: readonly CallField[] = [
+  callField(['pool'], fc.constant({}), objectBad),
+  ...POOL_CALL.map((f) => ({ ...f, path: ['pool', ...f.path] })),
+  callField(['parse'], fc.constantFrom<unknown>('json', 'text', async (r: Response) => r.text()), fc.constantFrom<unknown>('xml', 5, null)),
+  callField(['idempotent'], bool, boolBad),
+];
+// No pin beside a quorum: the two conflict (INVALID_OPTIONS naming quorum), so pin is left to fetch's.
+const ETHERS_CALL: readonly CallField[] = [...POOL_CALL.filter((f) => f.path[0] !== 'pin'), callField(['quorum'], fc.constant(1), fc.constantFrom<unknown>('x', -1, Number.NaN))];
+
+function callProperty(name: string, fields: readonly CallField[], run: (o: Record<string, unknown> | unknown) => Promise<unknown>, close: () => Promise<void>, whole?: Value): void {
+  test(`${name}: a wrong per-call option rejects with INVALID_OPTIONS naming it, a valid one is served (${RUNS} runs)`, async () => {
+    const arb = fc.oneof(
+      scenario(fields).map(([values, bad]) => ({ values, bad, whole: undefined as unknown, wholeBad: false })),
+      ...(whole === undefined ? [] : [whole.map((w) => ({ values: [] as (readonly [number, unknown])[], bad: undefined, whole: w, wholeBad: true }))]),
+    );
+    await fc.assert(
+      fc.asyncProperty(arb, async ({ values, bad, whole: w, wholeBad }) => {
+        const o = wholeBad ? w : build(fields, values, bad, () => ({}));
+        const outcome = await run(o).then(
+          () => undefined,
+          (error: unknown) => error,
+        );
+        if (!wholeBad && bad === undefined) {
+          expect(outcome).toBeUndefined();
+          return;
+        }
+        expect(isPoolError(outcome) ? outcome.code : String(outcome)).toBe('INVALID_OPTIONS');
+        const name = wholeBad ? 'options' : fields[bad![0]]!.field;
+        const got = isPoolError(outcome) ? (outcome.field ?? '') : '';
+        expect(got === name || got.startsWith(`${name}.`) || got.startsWith(`${name}[`) ? name : got).toBe(name);
+      }),
+      params,
+    );
+    await close();
+  }, 120_000);
+}
+
+describe('per-call options of the adapters, generated', () => {
+  const answer = async () => new Response('{"jsonrpc":"2.0","id":1,"result":"0x1"}');
+  const f = createPooledFetch({ endpoints: [{ url: URL_WITH_KEY, name: 'a' }], fetch: answer } as never);
+  callProperty('fetch init', FETCH_CALL.map((x) => (x.path[0] === 'pool' && x.path.length === 2 ? { ...x, field: String(x.path[1]) } : x)), (o) => f('/x', o as never), () => f.pool.close());
+  const p = new PooledJsonRpcProvider({ endpoints: [{ url: URL_WITH_KEY, name: 'a' }], network: 1, fetch: answer } as never);
+  callProperty('ethers sendWith', ETHERS_CALL, (o) => p.sendWith('eth_blockNumber', [], o as never), async () => (p.destroy(), p.pool.close()), objectBad);
 });

@@ -139,6 +139,8 @@ export class PooledJsonRpcProvider extends JsonRpcApiProvider {
    * the result; a node's error answer is thrown as ethers' error for it.
    */
   async sendWith(method: string, params: unknown[] | Record<string, unknown>, options: SendOptions = {}): Promise<unknown> {
+    // Spread below, a number would be dropped in silence and null would throw a TypeError.
+    if (typeof options !== 'object' || options === null) throw invalidOption('options', "sendWith's options ({ quorum, deadlineMs, pin, ... })", options);
     const { quorum, ...exec } = options;
     const payload: JsonRpcPayload = { method, params, id: this.#nextId++, jsonrpc: '2.0' };
     try {

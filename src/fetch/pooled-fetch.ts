@@ -222,6 +222,8 @@ export function createPooledFetch(options: PooledFetchOptions): PooledFetch {
       throw invalidOption('parse', "'json', 'text' or a function (res) => Promise", parse);
     }
     if (idempotent !== undefined && typeof idempotent !== 'boolean') throw invalidOption('idempotent', 'a boolean', idempotent);
+    // Spread below, a number or a string would be dropped in silence: the pool's options are an object.
+    if (callOptions !== undefined && (typeof callOptions !== 'object' || callOptions === null)) throw invalidOption('pool', "the pool's per-call options ({ deadlineMs, retry, pin, ... })", callOptions);
     const body = rest.body;
     const replayable = body === undefined || body === null || !(typeof ReadableStream !== 'undefined' && body instanceof ReadableStream);
     const replayPlan = replayGuard(rest, idempotent ?? callOptions?.idempotent, replayOptions);

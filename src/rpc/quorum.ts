@@ -207,6 +207,9 @@ class QuorumRun<T> {
   #errored(leg: Leg, error: unknown): void {
     this.#endLeg(leg);
     if (this.#settled) return;
+    // The caller's options are wrong: every leg would say so, and no node was asked. The read
+    // fails with that error, not as a quorum not met.
+    if (error instanceof PoolError && error.code === 'INVALID_OPTIONS') return this.#fail(error);
     if (leg.endpoint === undefined) this.#stuck = true;
     const key = this.#q.voteOf?.(error);
     if (key !== undefined) this.#vote(leg, 'error', error, key);

@@ -146,6 +146,12 @@ export class RpcReads<C = unknown> {
   }
 
   #quorum<T>(method: string, params: unknown, need: number, exec: ExecuteOptions, send: RpcSend<T>): Promise<T> {
+    // The read splits its deadline among its legs before any leg could check it (the legs check the rest) …
+    const d: unknown = exec.deadlineMs;
+    if (d !== undefined && !(typeof d === 'number' && d > 0)) return Promise.reject(invalidOption('deadlineMs', 'a number of milliseconds > 0, or Infinity', d));
+    // … and its endpoints among what `exclude` leaves (a string would be searched as text).
+    const x: unknown = exec.exclude;
+    if (x !== undefined && !(Array.isArray(x) && x.every((n) => typeof n === 'string'))) return Promise.reject(invalidOption('exclude', 'an array of endpoint names', x));
     this.#quorumReads++;
     const weights = this.#weights;
     const equals = this.#equals;
