@@ -6,7 +6,7 @@
  * without echoing the URL's secret; a valid one builds and closes. `FC_SEED` / `FC_RUNS`.
  */
 import fc from 'fast-check';
-import { http } from 'viem';
+import { custom, http } from 'viem';
 import { describe, expect, test } from 'vitest';
 import { isPoolError } from '../src/index.js';
 import { createPooledFetch } from '../src/fetch/index.js';
@@ -260,4 +260,12 @@ describe('per-call options of the adapters, generated', () => {
   callProperty('fetch init', FETCH_CALL.map((x) => (x.path[0] === 'pool' && x.path.length === 2 ? { ...x, field: String(x.path[1]) } : x)), (o) => f('/x', o as never), () => f.pool.close());
   const p = new PooledJsonRpcProvider({ endpoints: [{ url: URL_WITH_KEY, name: 'a' }], network: 1, fetch: answer } as never);
   callProperty('ethers sendWith', ETHERS_CALL, (o) => p.sendWith('eth_blockNumber', [], o as never), async () => (p.destroy(), p.pool.close()), objectBad);
+  const eth = { request: async () => '0x1' };
+  const t = poolTransport({ endpoints: [{ name: 'a', transport: custom(eth) }, { name: 'b', transport: custom(eth) }] });
+  callProperty('viem withEndpoint', POOL_CALL, (o) => t.withEndpoint((tr) => tr({}).request({ method: 'eth_blockNumber' }), o as never), () => t.pool.close(), objectBad);
+  test('viem withEndpoint: a function that is not one is INVALID_OPTIONS naming fn', async () => {
+    const t2 = poolTransport({ endpoints: [{ name: 'a', transport: custom(eth) }] });
+    for (const fn of [5, null, 'f']) await expect(t2.withEndpoint(fn as never)).rejects.toMatchObject({ code: 'INVALID_OPTIONS', field: 'fn' });
+    await t2.pool.close();
+  });
 });

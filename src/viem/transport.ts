@@ -376,6 +376,8 @@ export function poolTransport(options: PoolTransportOptions): PoolTransport {
       return pool.close();
     },
     async withEndpoint<T>(fn: (transport: TransportFactory, endpoint: string) => Promise<T>, execOptions?: ExecuteOptions): Promise<T> {
+      // Called inside the attempt, a non-function would fail as the operation's own TypeError.
+      if (typeof fn !== 'function') throw invalidOption('fn', 'a function (transport, endpoint) => Promise', fn);
       try {
         return await pool.execute((factory, ctx) => {
           const direct: TransportFactory = (params) => {
