@@ -263,6 +263,17 @@ describe('per-call options of the adapters, generated', () => {
   const eth = { request: async () => '0x1' };
   const t = poolTransport({ endpoints: [{ name: 'a', transport: custom(eth) }, { name: 'b', transport: custom(eth) }] });
   callProperty('viem withEndpoint', POOL_CALL, (o) => t.withEndpoint((tr) => tr({}).request({ method: 'eth_blockNumber' }), o as never), () => t.pool.close(), objectBad);
+  test("fetch: an init that is not an object, ethers: a method or params of the wrong type are INVALID_OPTIONS naming them", async () => {
+    const f = createPooledFetch({ endpoints: [{ url: URL_WITH_KEY, name: 'a' }], fetch: answer } as never);
+    const p = new PooledJsonRpcProvider({ endpoints: [{ url: URL_WITH_KEY, name: 'a' }], network: 1, fetch: answer } as never);
+    for (const init of [5, 'x', true]) await expect(f('/x', init as never)).rejects.toMatchObject({ code: 'INVALID_OPTIONS', field: 'init' });
+    await expect(f('/x', null as never)).resolves.toBeInstanceOf(Response); // as fetch reads it: no init
+    for (const m of [5, null, '']) await expect(p.sendWith(m as never, [])).rejects.toMatchObject({ code: 'INVALID_OPTIONS', field: 'method' });
+    for (const prm of [5, null, 'x']) await expect(p.sendWith('eth_blockNumber', prm as never)).rejects.toMatchObject({ code: 'INVALID_OPTIONS', field: 'params' });
+    p.destroy();
+    await Promise.all([f.pool.close(), p.pool.close()]);
+  });
+
   test('viem withEndpoint: a function that is not one is INVALID_OPTIONS naming fn', async () => {
     const t2 = poolTransport({ endpoints: [{ name: 'a', transport: custom(eth) }] });
     for (const fn of [5, null, 'f']) await expect(t2.withEndpoint(fn as never)).rejects.toMatchObject({ code: 'INVALID_OPTIONS', field: 'fn' });

@@ -141,6 +141,8 @@ export class PooledJsonRpcProvider extends JsonRpcApiProvider {
   async sendWith(method: string, params: unknown[] | Record<string, unknown>, options: SendOptions = {}): Promise<unknown> {
     // Spread below, a number would be dropped in silence and null would throw a TypeError.
     if (typeof options !== 'object' || options === null) throw invalidOption('options', "sendWith's options ({ quorum, deadlineMs, pin, ... })", options);
+    if (typeof method !== 'string' || method === '') throw invalidOption('method', 'a JSON-RPC method name', method);
+    if (typeof params !== 'object' || params === null) throw invalidOption('params', 'an array or an object of JSON-RPC params', params);
     const { quorum, ...exec } = options;
     const payload: JsonRpcPayload = { method, params, id: this.#nextId++, jsonrpc: '2.0' };
     try {

@@ -245,6 +245,8 @@ export function createPooledFetch(options: PooledFetchOptions): PooledFetch {
   const pooled = (input: string | URL | Request, given?: PooledRequestInit): Promise<unknown> => {
     try {
       if (typeof input === 'string' && given === undefined) return start(pathOf(input, bases), NO_INIT);
+      // As fetch reads it, null is no init; a number or a string would be read as one in silence.
+      if (given !== undefined && given !== null && typeof given !== 'object') throw invalidOption('init', 'a RequestInit object', given);
       const resolved = resolveInput(input, given ?? NO_INIT, bases);
       return resolved instanceof Promise ? resolved.then((r) => start(r.path, r.init)) : start(resolved.path, resolved.init);
     } catch (error) {
