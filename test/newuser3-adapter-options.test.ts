@@ -15,6 +15,8 @@ import { poolTransport } from '../src/viem/index.js';
 import { Pool, Refresher } from '../src/index.js';
 import { FakeClock } from '../src/testing/index.js';
 import { createRedisHealth, createRedisStore } from '../src/redis/index.js';
+import { prometheusSink } from '../src/prometheus/index.js';
+import { otelSink } from '../src/otel/index.js';
 
 const RUNS = Number(process.env['FC_RUNS'] ?? 300);
 const SEED = process.env['FC_SEED'] === undefined ? undefined : Number(process.env['FC_SEED']);
@@ -110,6 +112,27 @@ const REFRESHER: readonly Field[] = [
   field(['shared'], fc.constant({ refreshSurvivors: async () => undefined }), fc.constantFrom<unknown>('redis', 5, {}, null)),
 ];
 
+const labelsBad = fc.constantFrom<unknown>(5, 'env', [], { env: 5 }, null);
+class Metric {
+  constructor(readonly config: unknown) {}
+  inc(): void {}
+  observe(): void {}
+}
+const promClient = { Counter: Metric, Histogram: Metric };
+const promRegistry = () => ({ getSingleMetric: () => undefined });
+const PROMETHEUS: readonly Field[] = [
+  field(['client'], fc.constant(promClient), fc.constantFrom<unknown>(5, {}, { Counter: Metric }, null)),
+  field(['registry'], fc.constant(promRegistry()), fc.constantFrom<unknown>(5, {}, null, 'register')),
+  field(['labels'], fc.constantFrom({}, { pool: 'a' }), labelsBad),
+  field(['buckets'], fc.constantFrom([0.1], [0.005, 0.5, 5]), fc.constantFrom<unknown>([], [1, 0.5], [Number.NaN], 5, ['1'])),
+];
+const meter = { createCounter: () => ({ add() {} }), createHistogram: () => ({ record() {} }) };
+const OTEL: readonly Field[] = [
+  field(['meter'], fc.constant(meter), fc.constantFrom<unknown>(5, {}, null, { createCounter: () => ({}) })),
+  field(['options'], fc.constant({}), fc.constantFrom<unknown>(5, 'x', null)),
+  field(['attributes'], fc.constantFrom({}, { service: 'api' }), labelsBad),
+];
+
 const fieldName = (path: readonly (string | number)[]): string => path.map((p, i) => (typeof p === 'number' ? `[${p}]` : i === 0 ? p : `.${p}`)).join('');
 
 function put(target: Record<string, unknown>, path: readonly (string | number)[], value: unknown): void {
@@ -187,6 +210,19 @@ describe('adapter options, generated', () => {
   const client = { send: () => new Promise<never>(() => undefined) };
   property('createRedisStore', STORE, (o) => (createRedisStore(client, o as never), { close: () => undefined }), () => ({}));
   property('createRedisHealth', HEALTH, (o) => (createRedisHealth(client, o as never), { close: () => undefined }), () => ({}));
+  property('prometheusSink', PROMETHEUS, (o) => (prometheusSink(o as never), { close: () => undefined }), () => ({ client: promClient, registry: promRegistry() }));
+  // otelSink(meter, options): the generated object holds both; `attributes` goes into the options.
+  property(
+    'otelSink',
+    OTEL,
+    (o) => {
+      const { meter: m, options, attributes } = o as { meter: unknown; options?: unknown; attributes?: unknown };
+      const opts = options === undefined ? (attributes === undefined ? undefined : { attributes }) : typeof options === 'object' && options !== null && attributes !== undefined ? { ...options, attributes } : options;
+      otelSink(m as never, opts as never);
+      return { close: () => undefined };
+    },
+    () => ({ meter }),
+  );
   property(
     'Refresher',
     REFRESHER,

@@ -6,6 +6,7 @@
  * attempt duration becomes a histogram in milliseconds (unit `ms`). Instruments are
  * created up front, once per sink.
  */
+import { invalidOption } from '../base/errors.js';
 import { METRIC_CATALOG } from '../base/metric-catalog.js';
 import type { Labels, MetricsSink } from '../base/metrics.js';
 
@@ -34,7 +35,16 @@ export interface OtelSinkOptions {
 }
 
 export function otelSink(meter: MeterLike, options: OtelSinkOptions = {}): MetricsSink {
+  // Wrong arguments fail here, naming the field, rather than as a TypeError on the first metric.
+  const m = meter as unknown as Record<string, unknown> | null;
+  if (typeof m !== 'object' || m === null || typeof m['createCounter'] !== 'function' || typeof m['createHistogram'] !== 'function') {
+    throw invalidOption('meter', "an OpenTelemetry Meter (metrics.getMeter('endpoint-pool'))", meter);
+  }
+  if (typeof options !== 'object' || options === null) throw invalidOption('options', '{ attributes? }', options);
   const extra = options.attributes;
+  if (extra !== undefined && (typeof extra !== 'object' || extra === null || Array.isArray(extra) || Object.values(extra).some((v) => typeof v !== 'string'))) {
+    throw invalidOption('attributes', 'an object of attribute names to string values', extra);
+  }
   const counters = new Map<string, OtelCounterLike>();
   const histograms = new Map<string, OtelHistogramLike>();
   for (const [name, info] of Object.entries(METRIC_CATALOG)) {

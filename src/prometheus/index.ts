@@ -9,7 +9,7 @@
  * Two pools may share a registry: a metric already registered under the same name is
  * reused, and `labels` (say `{ pool: 'mainnet' }`) tells their series apart.
  */
-import { PoolError } from '../base/errors.js';
+import { PoolError, invalidOption } from '../base/errors.js';
 import { METRIC_CATALOG } from '../base/metric-catalog.js';
 import { METRICS, type Labels, type MetricsSink } from '../base/metrics.js';
 
@@ -58,6 +58,7 @@ export function prometheusName(name: string): string {
 }
 
 export function prometheusSink<R extends PromRegistryLike>(options: PrometheusSinkOptions<R>): MetricsSink {
+  checkOptions(options);
   const { client, registry, labels: constLabels = {}, buckets = DEFAULT_BUCKETS } = options;
   const constNames = Object.keys(constLabels);
   const counters = new Map<string, PromCounterLike>();
@@ -97,4 +98,24 @@ export function prometheusSink<R extends PromRegistryLike>(options: PrometheusSi
       histograms.get(name)!.observe(withConst(labels), name === METRICS.attemptDuration ? value / 1000 : value);
     },
   };
+}
+
+/** Wrong options fail here, naming the field, rather than as a TypeError on the first metric. */
+function checkOptions(options: unknown): void {
+  if (typeof options !== 'object' || options === null) throw invalidOption('options', '{ client, registry, labels?, buckets? }', options);
+  const o = options as Record<string, unknown>;
+  const client = o['client'] as Record<string, unknown> | null | undefined;
+  if (typeof client !== 'object' || client === null || typeof client['Counter'] !== 'function' || typeof client['Histogram'] !== 'function') {
+    throw invalidOption('client', "the prom-client module (import * as client from 'prom-client')", client);
+  }
+  const registry = o['registry'] as Record<string, unknown> | null | undefined;
+  if (typeof registry !== 'object' || registry === null || typeof registry['getSingleMetric'] !== 'function') throw invalidOption('registry', 'a prom-client Registry (client.register, or new client.Registry())', registry);
+  const labels = o['labels'];
+  if (labels !== undefined && (typeof labels !== 'object' || labels === null || Array.isArray(labels) || Object.values(labels).some((v) => typeof v !== 'string'))) {
+    throw invalidOption('labels', 'an object of label names to string values', labels);
+  }
+  const buckets = o['buckets'];
+  if (buckets !== undefined && (!Array.isArray(buckets) || buckets.length === 0 || buckets.some((b, i) => typeof b !== 'number' || !Number.isFinite(b) || (i > 0 && b <= (buckets[i - 1] as number))))) {
+    throw invalidOption('buckets', 'a non-empty array of finite numbers in increasing order (seconds)', buckets);
+  }
 }
