@@ -9,7 +9,7 @@ import fc from 'fast-check';
 import { custom, http } from 'viem';
 import { describe, expect, test } from 'vitest';
 import { isPoolError } from '../src/index.js';
-import { createPooledFetch } from '../src/fetch/index.js';
+import { classifyResponse, createPooledFetch } from '../src/fetch/index.js';
 import { PooledJsonRpcProvider } from '../src/ethers/index.js';
 import { poolTransport } from '../src/viem/index.js';
 import { Pool, Refresher } from '../src/index.js';
@@ -308,6 +308,13 @@ describe('per-call options of the adapters, generated', () => {
     for (const prm of [5, null, 'x']) await expect(p.sendWith('eth_blockNumber', prm as never)).rejects.toMatchObject({ code: 'INVALID_OPTIONS', field: 'params' });
     p.destroy();
     await Promise.all([f.pool.close(), p.pool.close()]);
+  });
+
+  test('classifyResponse: something that is not a Response is INVALID_OPTIONS naming res, not a TypeError on its headers', () => {
+    for (const res of [{}, { status: 503 }, null, 5, { status: '503', headers: new Headers() }]) {
+      expect(() => classifyResponse(res as never)).toThrow(expect.objectContaining({ code: 'INVALID_OPTIONS', field: 'res' }));
+    }
+    expect(classifyResponse(new Response('x', { status: 429, headers: { 'retry-after': '2' } }))).toMatchObject({ class: 'rate-limited', retryAfterMs: 2000 });
   });
 
   test('viem withEndpoint: a function that is not one is INVALID_OPTIONS naming fn', async () => {

@@ -15,6 +15,7 @@
  * so that `classifyFetchError` can read the status back; its message carries the status
  * and the endpoint name, never a URL.
  */
+import { invalidOption } from '../base/errors.js';
 import type { ClassifyResult } from '../base/classify.js';
 import { systemClock, wallNow } from '../base/clock.js';
 import { DEFAULT_MAX_RETRY_AFTER_MS, parseRetryAfter } from './retry-after.js';
@@ -104,6 +105,8 @@ export interface ResponseLike {
 
 /** The class of a response: `'ok'`, or how the pool should treat it. */
 export function classifyResponse(res: ResponseLike, options: ClassifyResponseOptions = {}): ClassifyResult | 'ok' {
+  const r = res as Partial<ResponseLike> | null | undefined;
+  if (typeof r !== 'object' || r === null || typeof r.status !== 'number' || typeof r.headers?.get !== 'function') throw invalidOption('res', 'a Response ({ status, headers })', res);
   if (res.status < 400) return 'ok';
   const retryAfterMs = parseRetryAfter(res.headers.get('retry-after'), options.nowMs ?? wallNow(systemClock), options.maxRetryAfterMs ?? DEFAULT_MAX_RETRY_AFTER_MS);
   return classifyStatus(res.status, retryAfterMs);
