@@ -9,9 +9,10 @@ import fc from 'fast-check';
 import { custom, http } from 'viem';
 import { describe, expect, test } from 'vitest';
 import { isPoolError } from '../src/index.js';
-import { classifyResponse, createPooledFetch } from '../src/fetch/index.js';
-import { PooledJsonRpcProvider } from '../src/ethers/index.js';
-import { poolTransport } from '../src/viem/index.js';
+import { classifyFetchError, classifyResponse, createPooledFetch } from '../src/fetch/index.js';
+import { classifyViemError, poolTransport } from '../src/viem/index.js';
+import { PooledJsonRpcProvider, classifyEthersError } from '../src/ethers/index.js';
+import { classifyApiKeyMessage } from '../src/keys/index.js';
 import { Pool, Refresher } from '../src/index.js';
 import { FakeClock } from '../src/testing/index.js';
 import { createRedisHealth, createRedisStore } from '../src/redis/index.js';
@@ -321,5 +322,23 @@ describe('per-call options of the adapters, generated', () => {
     const t2 = poolTransport({ endpoints: [{ name: 'a', transport: custom(eth) }] });
     for (const fn of [5, null, 'f']) await expect(t2.withEndpoint(fn as never)).rejects.toMatchObject({ code: 'INVALID_OPTIONS', field: 'fn' });
     await t2.pool.close();
+  });
+});
+
+describe('the shipped classifiers, fed garbage', () => {
+  const anything = fc.anything({ withBigInt: true, withDate: true, withMap: true, withSet: true, withTypedArray: true, withNullPrototype: true, withBoxedValues: true, withSparseArray: true });
+  const errorLike = fc.record({ message: anything, code: anything, status: anything, cause: anything, details: anything, shortMessage: anything, name: anything, data: anything, error: anything, info: anything }, { requiredKeys: [] });
+  test.each([
+    ['classifyFetchError', classifyFetchError],
+    ['classifyViemError', (e: unknown) => classifyViemError(e)],
+    ['classifyEthersError', (e: unknown) => classifyEthersError(e)],
+    ['classifyApiKeyMessage', classifyApiKeyMessage],
+  ] as const)('%s never throws, whatever it is given', (_name, classify) => {
+    fc.assert(
+      fc.property(fc.oneof(anything, errorLike, errorLike.map((r) => Object.assign(new Error('x'), r))), (x) => {
+        classify(x);
+      }),
+      params,
+    );
   });
 });
