@@ -106,7 +106,7 @@ function checkOptions(options: unknown): void {
   const o = options as Record<string, unknown>;
   const client = o['client'] as Record<string, unknown> | null | undefined;
   if (typeof client !== 'object' || client === null || typeof client['Counter'] !== 'function' || typeof client['Histogram'] !== 'function') {
-    throw invalidOption('client', "the prom-client module (import * as client from 'prom-client')", client);
+    throw invalidOption('client', 'the prom-client module itself (its Counter and Histogram classes)', client);
   }
   const registry = o['registry'] as Record<string, unknown> | null | undefined;
   if (typeof registry !== 'object' || registry === null || typeof registry['getSingleMetric'] !== 'function') throw invalidOption('registry', 'a prom-client Registry (client.register, or new client.Registry())', registry);
