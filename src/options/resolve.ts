@@ -19,7 +19,7 @@ import type { ResolvedLatency } from '../selection/latency.js';
 import type { ResolvedHealth } from '../selection/health.js';
 import { AUTO_ATTEMPTS, DEFAULTS } from './defaults.js';
 import { BREAKER_MODES, STRATEGIES, type BreakerMode, type PermitScope, type PoolOptions, type RefreshAuth, type Strategy } from './options.js';
-import { checkFunction, checkKeys, durationOrInfinity, finite, oneOf, plainObject, positiveInteger, type KnownKeys } from './validate.js';
+import { checkFunction, checkKeys, durationOrInfinity, finite, oneOf, plainObject, positiveInteger, withMethods, type KnownKeys } from './validate.js';
 
 /**
  * A core option's check: the value given (`undefined` when not) and the option's default
@@ -70,11 +70,6 @@ const POOL: Readonly<Record<keyof PoolOptions<unknown>, Check | keyof Features |
   hedge: 'hedge',
 };
 
-/** `value`, an object with a method of each name in `methods`. */
-function withMethods(field: string, value: any, methods: readonly string[], expected: string): unknown {
-  if (typeof value !== 'object' || value === null || methods.some((m) => typeof value[m] !== 'function')) throw invalidOption(field, expected, value);
-  return value;
-}
 
 /** Every pool option, for `checkKeys`, which reads only its keys (adapters extend it with their own). */
 export const POOL_KEYS = POOL as unknown as Record<keyof PoolOptions<unknown>, true> & KnownKeys;

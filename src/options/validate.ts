@@ -51,6 +51,18 @@ export function plainObject(field: string, value: unknown): Record<string, unkno
 }
 
 /** `value`, which must be a function (or `undefined` when `optional`). */
+/** An object with these methods (a Clock, a MetricsSink, ...). */
+export function withMethods(field: string, value: unknown, methods: readonly string[], expected: string): unknown {
+  const o = value as Record<string, unknown> | null;
+  if (typeof o !== 'object' || o === null || methods.some((m) => typeof o[m] !== 'function')) throw invalidOption(field, expected, value);
+  return value;
+}
+
+/** Labels or attributes: an object of names to string values, if given. */
+export function stringRecord(field: string, value: unknown, expected: string): void {
+  if (value !== undefined && (typeof value !== 'object' || value === null || Array.isArray(value) || Object.values(value).some((v) => typeof v !== 'string'))) throw invalidOption(field, expected, value);
+}
+
 export function checkFunction(field: string, value: unknown, optional: boolean): unknown {
   if (!(value === undefined && optional) && typeof value !== 'function') throw invalidOption(field, 'a function', value);
   return value;

@@ -7,6 +7,7 @@
  * created up front, once per sink.
  */
 import { invalidOption } from '../base/errors.js';
+import { stringRecord, withMethods } from '../options/validate.js';
 import { METRIC_CATALOG } from '../base/metric-catalog.js';
 import type { Labels, MetricsSink } from '../base/metrics.js';
 
@@ -36,15 +37,10 @@ export interface OtelSinkOptions {
 
 export function otelSink(meter: MeterLike, options: OtelSinkOptions = {}): MetricsSink {
   // Wrong arguments fail here, naming the field, rather than as a TypeError on the first metric.
-  const m = meter as unknown as Record<string, unknown> | null;
-  if (typeof m !== 'object' || m === null || typeof m['createCounter'] !== 'function' || typeof m['createHistogram'] !== 'function') {
-    throw invalidOption('meter', "an OpenTelemetry Meter (metrics.getMeter('endpoint-pool'))", meter);
-  }
+  withMethods('meter', meter, ['createCounter', 'createHistogram'], "an OpenTelemetry Meter (metrics.getMeter('endpoint-pool'))");
   if (typeof options !== 'object' || options === null) throw invalidOption('options', '{ attributes? }', options);
   const extra = options.attributes;
-  if (extra !== undefined && (typeof extra !== 'object' || extra === null || Array.isArray(extra) || Object.values(extra).some((v) => typeof v !== 'string'))) {
-    throw invalidOption('attributes', 'an object of attribute names to string values', extra);
-  }
+  stringRecord('attributes', extra, 'an object of attribute names to string values');
   const counters = new Map<string, OtelCounterLike>();
   const histograms = new Map<string, OtelHistogramLike>();
   for (const [name, info] of Object.entries(METRIC_CATALOG)) {

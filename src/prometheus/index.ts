@@ -10,6 +10,7 @@
  * reused, and `labels` (say `{ pool: 'mainnet' }`) tells their series apart.
  */
 import { PoolError, invalidOption } from '../base/errors.js';
+import { stringRecord, withMethods } from '../options/validate.js';
 import { METRIC_CATALOG } from '../base/metric-catalog.js';
 import { METRICS, type Labels, type MetricsSink } from '../base/metrics.js';
 
@@ -104,16 +105,9 @@ export function prometheusSink<R extends PromRegistryLike>(options: PrometheusSi
 function checkOptions(options: unknown): void {
   if (typeof options !== 'object' || options === null) throw invalidOption('options', '{ client, registry, labels?, buckets? }', options);
   const o = options as Record<string, unknown>;
-  const client = o['client'] as Record<string, unknown> | null | undefined;
-  if (typeof client !== 'object' || client === null || typeof client['Counter'] !== 'function' || typeof client['Histogram'] !== 'function') {
-    throw invalidOption('client', 'the prom-client module itself (its Counter and Histogram classes)', client);
-  }
-  const registry = o['registry'] as Record<string, unknown> | null | undefined;
-  if (typeof registry !== 'object' || registry === null || typeof registry['getSingleMetric'] !== 'function') throw invalidOption('registry', 'a prom-client Registry (client.register, or new client.Registry())', registry);
-  const labels = o['labels'];
-  if (labels !== undefined && (typeof labels !== 'object' || labels === null || Array.isArray(labels) || Object.values(labels).some((v) => typeof v !== 'string'))) {
-    throw invalidOption('labels', 'an object of label names to string values', labels);
-  }
+  withMethods('client', o['client'], ['Counter', 'Histogram'], 'the prom-client module itself (its Counter and Histogram classes)');
+  withMethods('registry', o['registry'], ['getSingleMetric'], 'a prom-client Registry (client.register, or new client.Registry())');
+  stringRecord('labels', o['labels'], 'an object of label names to string values');
   const buckets = o['buckets'];
   if (buckets !== undefined && (!Array.isArray(buckets) || buckets.length === 0 || buckets.some((b, i) => typeof b !== 'number' || !Number.isFinite(b) || (i > 0 && b <= (buckets[i - 1] as number))))) {
     throw invalidOption('buckets', 'a non-empty array of finite numbers in increasing order (seconds)', buckets);

@@ -122,8 +122,8 @@ export function createRedisHealth(client: RedisCommander, options: RedisHealthOp
   const prefix = resolvePrefix('createRedisHealth', options.prefix);
   const disabledTtlMs = positive('disabledTtlMs', options.disabledTtlMs, 600_000);
   const maxAgeMs = positive('maxAgeMs', options.maxAgeMs, 1000);
-  const clock = resolveClock('createRedisHealth', options.clock);
-  const onError = checkOnError('createRedisHealth', options.onError);
+  const clock = resolveClock(options.clock);
+  const onError = checkOnError(options.onError);
   const maxPending = resolveMaxPending('createRedisHealth', options.maxPending, 100);
   const setKey = keyOf(prefix, 'health', 'marks');
   const survivorsKey = keyOf(prefix, 'survivors', 'list');

@@ -2,6 +2,7 @@
 import type { RedisCommander } from './client.js';
 import { PoolError, describe } from '../base/errors.js';
 import { systemClock, type Clock } from '../base/clock.js';
+import { checkFunction, withMethods } from '../options/validate.js';
 
 export function checkCommander(fn: string, client: unknown): asserts client is RedisCommander {
   if (typeof (client as RedisCommander | null)?.send !== 'function') {
@@ -36,17 +37,11 @@ export function resolveMaxPending(fn: string, value: unknown, fallback: number):
 }
 
 /** `clock`: a Clock (`now`, `setTimeout`, `clearTimeout`), as the pool's. */
-export function resolveClock(fn: string, value: unknown): Clock {
-  if (value === undefined) return systemClock;
-  const c = value as Record<string, unknown> | null;
-  if (typeof c !== 'object' || c === null || typeof c['now'] !== 'function' || typeof c['setTimeout'] !== 'function' || typeof c['clearTimeout'] !== 'function') {
-    throw new PoolError('INVALID_OPTIONS', `${fn}: clock: expected a Clock ({ now, setTimeout, clearTimeout }), got ${describe(value)}`, { field: 'clock' });
-  }
-  return value as Clock;
+export function resolveClock(value: unknown): Clock {
+  return value === undefined ? systemClock : (withMethods('clock', value, ['now', 'setTimeout', 'clearTimeout'], 'a Clock ({ now, setTimeout, clearTimeout })') as Clock);
 }
 
 /** `onError`: a function, if given (a string would be ignored in silence where errors are reported). */
-export function checkOnError(fn: string, value: unknown): ((error: unknown) => void) | undefined {
-  if (value !== undefined && typeof value !== 'function') throw new PoolError('INVALID_OPTIONS', `${fn}: onError: expected a function, got ${describe(value)}`, { field: 'onError' });
-  return value as ((error: unknown) => void) | undefined;
+export function checkOnError(value: unknown): ((error: unknown) => void) | undefined {
+  return checkFunction('onError', value, true) as ((error: unknown) => void) | undefined;
 }

@@ -140,8 +140,8 @@ export function createRedisStore(client: RedisCommander, options: RedisStoreOpti
   const learnedTtlMs = nonNegative('learnedTtlMs', options.learnedTtlMs, 86_400_000);
   const disabledTtlMs = nonNegative('disabledTtlMs', options.disabledTtlMs, 600_000);
   const fixedHoldMs = options.degradedHoldMs === undefined ? undefined : nonNegative('degradedHoldMs', options.degradedHoldMs, 0);
-  const clock = resolveClock('createRedisStore', options.clock);
-  checkOnError('createRedisStore', options.onError);
+  const clock = resolveClock(options.clock);
+  checkOnError(options.onError);
   const conn = new Connection(client, maxPending);
   const admit = new LuaScript(conn, ADMIT_LUA);
   const reportScript = new LuaScript(conn, REPORT_LUA);
