@@ -11,6 +11,9 @@ export interface ResolvedInput<I> {
   readonly init: I;
 }
 
+/** Each watched Request signal's Request (see `resolveInput`): an entry lives as long as its signal. */
+const requestOf = new WeakMap<AbortSignal, Request>();
+
 /**
  * `input` as a path relative to the base URLs, with `init` completed from a `Request`.
  * Synchronous (no promise, no extra turn) except for a `Request` whose body must be read.
@@ -20,7 +23,13 @@ export function resolveInput<I extends RequestInit>(input: unknown, init: I, bas
   if (typeof URL !== 'undefined' && input instanceof URL) return { path: pathOf(input.href, bases), init };
   if (typeof Request !== 'undefined' && input instanceof Request) {
     const path = pathOf(input.url, bases);
-    const merged: RequestInit = { method: input.method, headers: input.headers, signal: input.signal };
+    const signal = input.signal;
+    // A Request's signal follows the caller's through the Request's own controller, which
+    // the caller's signal reaches only by a weak reference (undici, Node 20 to 26): once the
+    // Request is collected its signal never aborts. The pool watches the signal, not the
+    // Request: keep the Request for as long as its signal is reachable.
+    if (!signal.aborted) requestOf.set(signal, input);
+    const merged: RequestInit = { method: input.method, headers: input.headers, signal };
     if (input.body === null || init.body !== undefined) return { path, init: over(merged, init) };
     return input.arrayBuffer().then((body) => ({ path, init: over({ ...merged, body }, init) }));
   }
