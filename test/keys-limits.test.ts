@@ -406,6 +406,23 @@ describe('two levels in a group', () => {
     expect(h.events.filter((e) => e.type === 'endpoint-recalibrated').map((e) => e.type === 'endpoint-recalibrated' && e.scope)).toEqual(['key', 'key', 'group']);
   });
 
+  test("a key refused with its number again at its lowest pace for it (a fifth under) is not over its own limit: the group is lowered, on a guess", async () => {
+    const h = group();
+    const once = (pin: string) => h.pool.execute(h.op, { pin, retry: 'none' }).catch(() => undefined);
+    const seen: number[] = [];
+    // k1 says 3 seven times, each sent at the pace in force: 3, then 5 % under a time down to 2.4.
+    for (let i = 0; i < 7; i++) {
+      h.eps.k1!.then(fail({ class: 'rate-limited', ceilingPerSecond: 3 }));
+      await once('k1');
+      seen.push(h.pool.stats()[1]!.ceilingPerSecond!);
+      await h.clock.advance(2000);
+    }
+    const scopes = h.events.flatMap((e) => (e.type === 'endpoint-recalibrated' ? [e.scope] : []));
+    expect(scopes).toEqual(['key', 'key', 'key', 'key', 'key', 'key', 'group']);
+    expect(seen).toEqual([6, 6, 6, 6, 6, 6, 3]); // k2's ceiling: the group's
+    expect(h.pool.stats()[0]!.ownCeilingPerSecond).toBeCloseTo(2.4, 9);
+  });
+
   test('a number that lowered the group is used up: after the group recovers, a key whose own limit is that same number lowers only itself', async () => {
     const h = harness(
       [

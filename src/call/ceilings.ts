@@ -15,14 +15,16 @@
  * pacing margin (two keys whose own limits happen to be equal, under a faster account). So when an account's shared limit really drops,
  * the first answer lowers the key that gave it, the next one from a sibling lowers the
  * group; a key that keeps repeating its own limit (network jitter at the edge of its
- * window) never does. A group lowered on such a pair is lowered on a guess, and probes back
- * up sooner (a quarter of the quiet period, limits/ceiling.ts).
+ * window) never does, until it is refused with that number at the lowest pace the repeats
+ * take it to (80 % of it, limits/ceiling.ts): then the overflow is its siblings', and the
+ * group is lowered as on a pair. A group lowered on such a pair is lowered on a guess, and
+ * probes back up sooner (a quarter of the quiet period, limits/ceiling.ts).
  *
  * Both levels recover (limits/ceiling.ts). A key's own level recovers toward the
  * group's configured rate and is dropped once it reaches the group's ceiling.
  */
 import type { Verdict } from '../base/classify.js';
-import { clampLearned } from '../limits/ceiling.js';
+import { clampLearned, REPEAT_FLOOR } from '../limits/ceiling.js';
 import { keyLevel, type Quota } from '../limits/quota.js';
 import type { EndpointState } from '../selection/endpoint.js';
 import type { PoolState } from '../state.js';
@@ -51,7 +53,7 @@ export function learnCeiling<C>(s: PoolState<C>, ep: EndpointState<C>, verdict: 
     return group;
   }
   // A replaced or removed endpoint's number describes that key alone: a group it shared is the live members' to learn.
-  const picked = group.grouped && ep.live ? (verdict.ceilingScope ?? defaultScope(s, ep, hinted, now)) : 'key';
+  const picked = group.grouped && ep.live ? (verdict.ceilingScope ?? defaultScope(s, ep, hinted, now, sentAt)) : 'key';
   // Two keys' equal numbers are only a guess at their account's: that level probes up sooner.
   const weak = picked === 'paired';
   const scope = weak ? 'group' : picked;
@@ -88,7 +90,7 @@ export function ownLevel<C>(s: PoolState<C>, ep: EndpointState<C>, now: number):
   return (ep.own ??= keyLevel(ep.quota as Quota, ep.name, s.opts.dailyResetUtcHour, now, s.wall)) as Quota;
 }
 
-function defaultScope<C>(s: PoolState<C>, ep: EndpointState<C>, n: number, now: number): 'key' | 'group' | 'paired' {
+function defaultScope<C>(s: PoolState<C>, ep: EndpointState<C>, n: number, now: number, sentAt: number): 'key' | 'group' | 'paired' {
   const q = ep.quota as Quota;
   const last = q.lastKeyHint;
   // A number that describes the group uses up the key hints before it: after the group has
@@ -97,6 +99,14 @@ function defaultScope<C>(s: PoolState<C>, ep: EndpointState<C>, n: number, now: 
   q.lastKeyHint = { perSecond: n, from: ep.name, at: now };
   // The group was just seen carrying more than n calls in a second: n is not its limit.
   if (q.acceptedMoreThan(n, 1000 - q.marginMs, now - PROOF_MS)) return 'key';
+  // Refused with the same number again although sent at the key's lowest pace for it (a
+  // fifth under it, limits/ceiling.ts): not the key's own limit, nor a rounding at its edge.
+  // What overflows is what the key shares: the number is the account's (a guess, as a pair).
+  const own = ep.own?.learned;
+  if (own !== undefined && own.hint === n && own.run === 0 && sentAt >= own.changedAt && own.value <= REPEAT_FLOOR * n * (1 + 1e-9)) {
+    q.lastKeyHint = undefined;
+    return 'paired';
+  }
   if (last === undefined || last.perSecond !== n || last.from === ep.name || now - last.at > s.opts.ceilingRecovery.quietMs) return 'key';
   q.lastKeyHint = undefined;
   return 'paired';

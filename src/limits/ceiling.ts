@@ -47,7 +47,7 @@ export interface CeilingRecovery {
 const MAX_BACKOFF = 3;
 /** A repeated hint sets the ceiling this much under the one in force, down to `REPEAT_FLOOR` × the hint. */
 const REPEAT_CUT = 0.95;
-const REPEAT_FLOOR = 0.8;
+export const REPEAT_FLOOR = 0.8;
 /** Under pressure (callers turned away for want of a turn) the quiet period is this share of `quietMs`. */
 const PRESSED_QUIET = 0.25;
 /** … and steps come twice as often. */
