@@ -57,6 +57,24 @@ describe('a Request with a signal, once the Request is collected', () => {
     await pf.pool.close();
   }, 30_000);
 
+  test("a copy of a Request loses the caller's abort after a collection, as a bare fetch of it does (undici): the deadline still ends the call", async () => {
+    server = await startLoopback(() => undefined);
+    const pf = createPooledFetch({ endpoints: [server.url], attemptTimeoutMs: 120_000, deadlineMs: 400 });
+    const ac = new AbortController();
+    let result: unknown;
+    const call = pf(new Request(`${server.url}/z`, { signal: ac.signal }).clone()).then(
+      () => (result = 'served'),
+      (e: unknown) => (result = isPoolError(e) ? e.code : String(e)),
+    );
+    while (server.hits < 1) await new Promise((r) => setTimeout(r, 5));
+    await collect();
+    ac.abort();
+    await Promise.race([call, new Promise((r) => setTimeout(r, 10_000))]);
+    // ABORTED if the runtime keeps the chain (a fixed undici), DEADLINE_EXCEEDED if not: never a hang.
+    expect(['ABORTED', 'DEADLINE_EXCEEDED']).toContain(result);
+    await pf.pool.close();
+  }, 30_000);
+
   test('a Request whose body is read first (POST) also follows the abort', async () => {
     server = await startLoopback(() => undefined);
     const pf = createPooledFetch({ endpoints: [server.url], attemptTimeoutMs: 120_000, deadlineMs: 120_000, idempotencyKey: false });

@@ -26,8 +26,9 @@ export function resolveInput<I extends RequestInit>(input: unknown, init: I, bas
     const signal = input.signal;
     // A Request's signal follows the caller's through the Request's own controller, which
     // the caller's signal reaches only by a weak reference (undici, Node 20 to 26): once the
-    // Request is collected its signal never aborts. The pool watches the signal, not the
-    // Request: keep the Request for as long as its signal is reachable.
+    // Request is collected its signal never aborts (nodejs/node#55428). The pool watches the
+    // signal, not the Request: keep the Request for as long as its signal is reachable. (A
+    // copy of a Request follows its source's signal through the source, out of reach here.)
     if (!signal.aborted) requestOf.set(signal, input);
     const merged: RequestInit = { method: input.method, headers: input.headers, signal };
     if (input.body === null || init.body !== undefined) return { path, init: over(merged, init) };
