@@ -7,7 +7,7 @@
  * directly (src/viem/direct.ts), and at the defaults (viem's `custom` loaded at run time:
  * src/viem/autoload.ts).
  */
-import { createPublicClient, custom, http, keccak256, parseAbi, encodeErrorResult, type PublicClient } from 'viem';
+import { createPublicClient, custom, http, keccak256, parseAbi, encodeErrorResult, UnknownRpcError, type PublicClient } from 'viem';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, test } from 'vitest';
 import { isPoolError } from '../src/index.js';
 import { classifyViemError, poolTransport, type PoolTransport } from '../src/viem/index.js';
@@ -135,6 +135,27 @@ describe('classifyViemError on the errors viem really throws', () => {
     const timeoutErr = await createPublicClient({ transport: http(bad.url, { retryCount: 0, timeout: 100 }) }).getBlockNumber().catch((e: unknown) => e);
     expect((timeoutErr as Error).name).toBe('TimeoutError');
     expect(classifyViemError(timeoutErr)).toBe('transient');
+  });
+
+  test("a WebSocket that could not connect is transient, whichever runtime's WebSocket said so", () => {
+    // viem wraps the socket's error event in UnknownRpcError (code -1). The `ws` package (Node 20)
+    // gives an ErrorEvent saying "connect ECONNREFUSED"; Node 22+'s own WebSocket (and Bun's,
+    // Deno's) an ErrorEvent with an empty message and an empty TypeError; a browser a bare Event.
+    // Found on Node 26 by the faults generator (seed 18120407): the call ended on the dead endpoint.
+    class ErrorEvent extends Event {
+      constructor(
+        readonly message: string,
+        readonly error: unknown,
+      ) {
+        super('error');
+      }
+    }
+    const wrapped = (cause: unknown) => new UnknownRpcError(cause as Error);
+    expect(classifyViemError(wrapped(new ErrorEvent('', new TypeError(''))))).toBe('transient');
+    expect(classifyViemError(wrapped(new Event('error')))).toBe('transient');
+    expect(classifyViemError(wrapped(new ErrorEvent('connect ECONNREFUSED 127.0.0.1:1', Object.assign(new Error('connect ECONNREFUSED'), { code: 'ECONNREFUSED' }))))).toBe('transient');
+    // An event of another kind proves nothing: still a node's answer nobody could read.
+    expect(classifyViemError(wrapped(new Event('message')))).toBe('permanent');
   });
 
   test('unknown non-viem errors are permanent (never guessed safe to repeat)', () => {

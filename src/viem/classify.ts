@@ -57,6 +57,13 @@ export function gatherEvidence(error: unknown): ErrorEvidence {
     seen.add(e);
     const r = e as Record<string, unknown>;
     if (typeof r['name'] === 'string') names.add(r['name']);
+    // A WebSocket's failure reaches viem as an event, not an Error: `ErrorEvent` (the `ws`
+    // package's on Node 20, the runtime's own on Node 22+, Bun, Deno) or a bare `Event` (browsers).
+    // The runtime's says nothing more (an empty message, an empty TypeError); that it is a
+    // socket's error event is the evidence. Its `error` is read as a cause.
+    const kind = typeof r['type'] === 'string' ? (e as { constructor?: { name?: unknown } }).constructor?.name : undefined;
+    const event = typeof kind === 'string' && kind.endsWith('Event');
+    if (event) names.add(`${String(r['type'])} event`);
     if (status === undefined && typeof r['status'] === 'number' && r['status'] >= 100 && r['status'] <= 599) status = r['status'];
     // A DOMException's numeric `code` (20 for AbortError) is not a JSON-RPC code.
     if (typeof r['code'] === 'number' && !DOM_NAMES.has(r['name'] as string)) code ??= r['code'];
@@ -68,7 +75,7 @@ export function gatherEvidence(error: unknown): ErrorEvidence {
     if (typeof details === 'string') texts.push(details);
     // Plain errors (and RPC error objects) have only `message`; viem's carry URL and body there.
     if (typeof short !== 'string' && typeof r['message'] === 'string') texts.push(r['message']);
-    e = r['cause'];
+    e = r['cause'] ?? (event ? r['error'] : undefined);
   }
   return { status, code, names, sysCodes, text: texts.join(' | ').toLowerCase(), retryAfter };
 }
@@ -97,7 +104,7 @@ const LAGGING = /header not found|missing trie node|unknown block|not (yet )?syn
 const SHUTTING_DOWN = /database (is )?not open|database (is )?closed|shutting down|server is closing|service unavailable/;
 const NETWORK = /fetch failed|econnrefused|econnreset|socket hang up|other side closed|network (error|request failed)|connection (refused|reset|closed)|terminated|socket closed/;
 /** SyntaxError: an answer that is not JSON (over a WebSocket viem reports it as UnknownRpcError). */
-const NETWORK_NAMES = ['TimeoutError', 'SocketClosedError', 'WebSocketRequestError', 'AbortError', 'SyntaxError'];
+const NETWORK_NAMES = ['TimeoutError', 'SocketClosedError', 'WebSocketRequestError', 'AbortError', 'SyntaxError', 'error event'];
 const SYS_CODES = ['ECONNREFUSED', 'ECONNRESET', 'EPIPE', 'ETIMEDOUT', 'ENOTFOUND', 'EAI_AGAIN', 'EHOSTUNREACH', 'ENETUNREACH', 'UND_ERR_SOCKET', 'UND_ERR_CLOSED', 'UND_ERR_CONNECT_TIMEOUT', 'UND_ERR_HEADERS_TIMEOUT', 'UND_ERR_BODY_TIMEOUT'];
 
 export interface ViemClassifyOptions {
@@ -124,8 +131,8 @@ export function classifyViemError(error: unknown, options: ViemClassifyOptions =
   }
   if ((status !== undefined && status >= 500) || code === -32603 || code === -32002 || LAGGING.test(text) || SHUTTING_DOWN.test(text)) return 'transient';
   // -1 is viem's UnknownRpcError, its wrapper for a failure it could not read (a WebSocket
-  // that could not connect: an ErrorEvent with "connect ECONNREFUSED"; an answer that is not
-  // JSON: a SyntaxError), not a node's code.
+  // that could not connect: an error event, with "connect ECONNREFUSED" from `ws`, with nothing
+  // from the runtime's own WebSocket; an answer that is not JSON: a SyntaxError), not a node's code.
   if (status === undefined && (code === undefined || code === -1)) {
     if (ev.names.has('HttpRequestError') || NETWORK_NAMES.some((n) => ev.names.has(n)) || SYS_CODES.some((c) => ev.sysCodes.has(c)) || NETWORK.test(text)) {
       return 'transient';
