@@ -153,6 +153,9 @@ describe('classifyViemError on the errors viem really throws', () => {
     const wrapped = (cause: unknown) => new UnknownRpcError(cause as Error);
     expect(classifyViemError(wrapped(new ErrorEvent('', new TypeError(''))))).toBe('transient');
     expect(classifyViemError(wrapped(new Event('error')))).toBe('transient');
+    // Bun 1.4 and Deno 2.9, as they print it.
+    expect(classifyViemError(wrapped(new ErrorEvent("WebSocket connection to 'ws://127.0.0.1:1/' failed: Failed to connect", new Error('failed'))))).toBe('transient');
+    expect(classifyViemError(wrapped(new ErrorEvent('NetworkError: failed to connect to WebSocket: tcp connect error', new DOMException('failed to connect to WebSocket: tcp connect error', 'NetworkError'))))).toBe('transient');
     expect(classifyViemError(wrapped(new ErrorEvent('connect ECONNREFUSED 127.0.0.1:1', Object.assign(new Error('connect ECONNREFUSED'), { code: 'ECONNREFUSED' }))))).toBe('transient');
     // An event of another kind proves nothing: still a node's answer nobody could read.
     expect(classifyViemError(wrapped(new Event('message')))).toBe('permanent');

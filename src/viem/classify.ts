@@ -59,8 +59,9 @@ export function gatherEvidence(error: unknown): ErrorEvidence {
     if (typeof r['name'] === 'string') names.add(r['name']);
     // A WebSocket's failure reaches viem as an event, not an Error: `ErrorEvent` (the `ws`
     // package's on Node 20, the runtime's own on Node 22+, Bun, Deno) or a bare `Event` (browsers).
-    // The runtime's says nothing more (an empty message, an empty TypeError); that it is a
-    // socket's error event is the evidence. Its `error` is read as a cause.
+    // Node 22+'s says nothing more (an empty message, an empty TypeError), Bun's and Deno's use
+    // words of their own; that it is a socket's error event is the evidence. Its `error` is read
+    // as a cause.
     const kind = typeof r['type'] === 'string' ? (e as { constructor?: { name?: unknown } }).constructor?.name : undefined;
     const event = typeof kind === 'string' && kind.endsWith('Event');
     if (event) names.add(`${String(r['type'])} event`);
