@@ -41,6 +41,7 @@ export const DIST_ONLY = [
   'test/heap-in-flight.test.ts',
   'test/soak.test.ts',
   'test/redis/fleet.test.ts',
+  'test/examples.test.ts',
 ];
 
 /**
