@@ -59,7 +59,10 @@ describe('generated key pools', () => {
         const busyWaits = queueWaits();
         const busy = await runKeyPool({ profile, load: 0.9, Pool, FakeClock, options, trace: busyWaits.trace });
         expect(busyWaits.longest).toBeLessThanOrEqual(options(profile).maxQueueWaitMs as number);
-        expect(busy.failurePct).toBeLessThanOrEqual(busy.oracleFailurePct + Math.max(5, 300 / busy.calls));
+        // In calls, not in the rounded percentages (seed 18120412, profile 651213777: 4 failures of
+        // 22 against the oracle's 1, exactly the 3 allowed, read 18.182 > 4.545 + 13.636).
+        const calls = (pct: number): number => Math.round((pct * busy.calls) / 100);
+        expect(calls(busy.failurePct)).toBeLessThanOrEqual(calls(busy.oracleFailurePct) + Math.max(0.05 * busy.calls, 3));
         const overWaits = queueWaits();
         const over = await runKeyPool({ profile, load: 1.1, Pool, FakeClock, options, trace: overWaits.trace });
         expect(overWaits.longest).toBeLessThanOrEqual(options(profile).maxQueueWaitMs as number);
