@@ -24,7 +24,7 @@
  * group's configured rate and is dropped once it reaches the group's ceiling.
  */
 import type { Verdict } from '../base/classify.js';
-import { clampLearned, REPEAT_FLOOR } from '../limits/ceiling.js';
+import { clampLearned } from '../limits/ceiling.js';
 import { keyLevel, type Quota } from '../limits/quota.js';
 import type { EndpointState } from '../selection/endpoint.js';
 import type { PoolState } from '../state.js';
@@ -102,8 +102,7 @@ function defaultScope<C>(s: PoolState<C>, ep: EndpointState<C>, n: number, now: 
   // Refused with the same number again although sent at the key's lowest pace for it (a
   // fifth under it, limits/ceiling.ts): not the key's own limit, nor a rounding at its edge.
   // What overflows is what the key shares: the number is the account's (a guess, as a pair).
-  const own = ep.own?.learned;
-  if (own !== undefined && own.hint === n && own.run === 0 && sentAt >= own.changedAt && own.value <= REPEAT_FLOOR * n * (1 + 1e-9)) {
+  if (ep.own?.learned?.refusedAtFloor(n, sentAt) === true) {
     q.lastKeyHint = undefined;
     return 'paired';
   }

@@ -47,7 +47,7 @@ export interface CeilingRecovery {
 const MAX_BACKOFF = 3;
 /** A repeated hint sets the ceiling this much under the one in force, down to `REPEAT_FLOOR` × the hint. */
 const REPEAT_CUT = 0.95;
-export const REPEAT_FLOOR = 0.8;
+const REPEAT_FLOOR = 0.8;
 /** Under pressure (callers turned away for want of a turn) the quiet period is this share of `quietMs`. */
 const PRESSED_QUIET = 0.25;
 /** … and steps come twice as often. */
@@ -103,6 +103,15 @@ export class LearnedCeiling {
     this.changedAt = now;
     this.limitedAt = now;
     this.target = configured ?? Math.max(this.target, perSecond);
+  }
+
+  /**
+   * A hint of `perSecond` for a call sent at `sentAt` repeats the last one although that call
+   * went at the lowest pace the repeats take the ceiling to (`REPEAT_FLOOR` × the number): not
+   * a rounding at the edge of this level's limit, so not this level's limit at all.
+   */
+  refusedAtFloor(perSecond: number, sentAt: number): boolean {
+    return this.hint === perSecond && this.run === 0 && sentAt >= this.changedAt && this.value <= REPEAT_FLOOR * perSecond * (1 + 1e-9);
   }
 
   /** A rate-limited answer (with or without a number): the quiet period starts again. */

@@ -64,7 +64,7 @@ export function gatherEvidence(error: unknown): ErrorEvidence {
     // as a cause.
     const kind = typeof r['type'] === 'string' ? (e as { constructor?: { name?: unknown } }).constructor?.name : undefined;
     const event = typeof kind === 'string' && kind.endsWith('Event');
-    if (event) names.add(`${String(r['type'])} event`);
+    if (event) names.add(`${r['type'] as string} event`);
     if (status === undefined && typeof r['status'] === 'number' && r['status'] >= 100 && r['status'] <= 599) status = r['status'];
     // A DOMException's numeric `code` (20 for AbortError) is not a JSON-RPC code.
     if (typeof r['code'] === 'number' && !DOM_NAMES.has(r['name'] as string)) code ??= r['code'];
