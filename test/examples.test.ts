@@ -18,35 +18,25 @@ function run(file: string): Promise<{ code: number | null; out: string }> {
   });
 }
 
+/** Each example, what it shows, and what its output must hold (a string it contains, or a pattern it matches). */
+const EXAMPLES: readonly (readonly [file: string, shows: string, prints: readonly (string | RegExp)[]])[] = [
+  ['pooled-fetch.mjs', 'the first base URL answers 503, the call is served by the second', [/^200 \{ path: '\/v1\/items\?limit=2' \}/m, /'eu'\s*│\s*1\s*│\s*1/, /'us'\s*│\s*1\s*│\s*0/]],
+  ['refresher.mjs', 'only the candidates that pass the check are installed', ["before the first refresh: [ 'seed' ]", "after: [ 'candidate-0', 'candidate-2' ]"]],
+  [
+    'prometheus.mjs',
+    'one failed attempt on a, one served on b, in the text format',
+    ['endpoint_pool_attempts_total{endpoint="a",pool="demo"} 1', 'endpoint_pool_failures_total{endpoint="a",class="transient",pool="demo"} 1', 'endpoint_pool_attempts_total{endpoint="b",pool="demo"} 1'],
+  ],
+  ['viem-failover.mjs', 'the primary dies halfway, no caller sees an error', ['caller-visible errors: 0', /'primary'.*'open'/, /'backup'\s*│\s*\d+\s*│\s*\d+\s*│\s*0\s*│\s*'closed'/]],
+];
+
 describe('examples', () => {
-  test('pooled-fetch: the first base URL answers 503, the call is served by the second', async () => {
-    const { code, out } = await run('pooled-fetch.mjs');
-    expect(out).toMatch(/^200 \{ path: '\/v1\/items\?limit=2' \}/m);
-    expect(out).toMatch(/'eu'\s*│\s*1\s*│\s*1/);
-    expect(out).toMatch(/'us'\s*│\s*1\s*│\s*0/);
-    expect(code).toBe(0);
-  }, 70_000);
-
-  test('refresher: only the candidates that pass the check are installed', async () => {
-    const { code, out } = await run('refresher.mjs');
-    expect(out).toContain("before the first refresh: [ 'seed' ]");
-    expect(out).toContain("after: [ 'candidate-0', 'candidate-2' ]");
-    expect(code).toBe(0);
-  }, 70_000);
-
-  test('prometheus: one failed attempt on a, one served on b, in the text format', async () => {
-    const { code, out } = await run('prometheus.mjs');
-    expect(out).toContain('endpoint_pool_attempts_total{endpoint="a",pool="demo"} 1');
-    expect(out).toContain('endpoint_pool_failures_total{endpoint="a",class="transient",pool="demo"} 1');
-    expect(out).toContain('endpoint_pool_attempts_total{endpoint="b",pool="demo"} 1');
-    expect(code).toBe(0);
-  }, 70_000);
-
-  test('viem-failover: the primary dies halfway, no caller sees an error', async () => {
-    const { code, out } = await run('viem-failover.mjs');
-    expect(out).toContain('caller-visible errors: 0');
-    expect(out).toMatch(/'primary'.*'open'/);
-    expect(out).toMatch(/'backup'\s*│\s*\d+\s*│\s*\d+\s*│\s*0\s*│\s*'closed'/);
+  test.each(EXAMPLES)('%s: %s', async (file, _shows, prints) => {
+    const { code, out } = await run(file);
+    for (const p of prints) {
+      if (typeof p === 'string') expect(out).toContain(p);
+      else expect(out).toMatch(p);
+    }
     expect(code).toBe(0);
   }, 70_000);
 });
