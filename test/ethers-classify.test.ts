@@ -40,6 +40,9 @@ describe('classifyEthersError', () => {
     ['HTTP 404 with no body', new HttpStatusError(404), 'permanent'],
     ['2xx that is not JSON-RPC', new BadResponseError('e', 200), 'transient'],
     ['fetch failed', new TypeError('fetch failed'), 'transient'],
+    // A reset mid-answer on Deno (the suite run on Deno: the call ended while another node was healthy), a network failure in Chromium.
+    ["Deno: a body's read reset", new TypeError('error reading a body from connection'), 'transient'],
+    ['Chromium: Failed to fetch', new TypeError('Failed to fetch'), 'transient'],
     ['a quorum leg collision', new EndpointTakenError('e'), 'unsupported'],
   ] as const)('%s', (_label, error, expected) => {
     const c = classifyEthersError(error, { nowMs: 0 });

@@ -93,6 +93,26 @@ describe('replays only idempotent requests after a failure that may have reached
     expect(await res.text()).toBe('POST /pay x');
   });
 
+  test("Deno's words: a POST whose connection could not be made fails over; one sent and then lost is not replayed", async () => {
+    // Deno's fetch gives no code: its cause says where it failed (read off Deno 2.9; the suite run
+    // on Deno found the refused POST above not failing over).
+    const denoError = (what: string) => new TypeError('fetch failed', { cause: new Error(`error sending request for url (http://127.0.0.1:1/pay): client error (${what})`) });
+    const sent: string[] = [];
+    const fetchLike = (phase: string) => async (input: string | URL | Request, init?: RequestInit): Promise<Response> => {
+      const url = String(input instanceof Request ? input.url : input);
+      sent.push(url);
+      if (url.startsWith('http://deno.test')) throw denoError(phase);
+      return new Response(`${init?.method ?? 'GET'} ok`);
+    };
+    const connect = make(['http://deno.test', echo.url], { fetch: fetchLike('Connect): tcp connect error: Connection refused (os error 111') });
+    expect(await (await connect('/pay', { method: 'POST', body: 'x' })).text()).toBe('POST ok');
+    expect(sent.map((u) => new URL(u).host)).toEqual(['deno.test', new URL(echo.url).host]);
+    sent.length = 0;
+    const lost = make(['http://deno.test', echo.url], { fetch: fetchLike('SendRequest): connection closed before message completed') });
+    await expect(lost('/pay', { method: 'POST', body: 'x' })).rejects.toMatchObject({ code: 'PERMANENT', endpoint: 'e0' });
+    expect(sent.map((u) => new URL(u).host)).toEqual(['deno.test']);
+  });
+
   test.each<[string, PooledRequestInit & { readonly parse?: undefined }, Partial<PooledFetchOptions>]>([
     ['idempotent: true in the init', { method: 'POST', body: 'x', idempotent: true }, {}],
     ['idempotent: true in the pool options', { method: 'POST', body: 'x', pool: { idempotent: true } }, {}],

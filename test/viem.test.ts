@@ -161,6 +161,20 @@ describe('classifyViemError on the errors viem really throws', () => {
     expect(classifyViemError(wrapped(new Event('message')))).toBe('permanent');
   });
 
+  test("a fetch that failed on the network is transient, in each runtime's words (its TypeError alone, no code)", () => {
+    // Read off Chromium 156 (every network failure) and Deno 2.9 (a reset in the middle of the
+    // answer's body; Node says "terminated" with a coded cause). Firefox's and Safari's are their
+    // documented wordings. Found running the suite on Deno: the ethers adapter ended a call on a
+    // reset endpoint while another was healthy (faults generator, seed 20261208).
+    for (const message of ['Failed to fetch', 'NetworkError when attempting to fetch resource.', 'Load failed', 'The network connection was lost.', 'error reading a body from connection']) {
+      expect(classifyViemError(new TypeError(message)), message).toBe('transient');
+    }
+    // The same words on another kind of error, or more words around Safari's two, prove nothing.
+    expect(classifyViemError(new RangeError('Failed to fetch'))).toBe('permanent');
+    expect(classifyViemError(new TypeError('Load failed: bad config'))).toBe('permanent');
+    expect(classifyViemError(new TypeError('Failed to parse URL from /x'))).toBe('permanent');
+  });
+
   test('unknown non-viem errors are permanent (never guessed safe to repeat)', () => {
     expect(classifyViemError(new RangeError('bug'))).toBe('permanent');
     expect(classifyViemError('a string')).toBe('permanent');

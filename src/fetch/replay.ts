@@ -6,7 +6,8 @@
  * method (GET, HEAD, OPTIONS, PUT, DELETE, TRACE, as undici's RetryAgent), a call marked
  * `idempotent: true`, or a request carrying an idempotency key (the server deduplicates).
  * Any request is still moved on when the failure proves it never left (connection
- * refused, a name that does not resolve, a connect timeout) or the server said it did not
+ * refused, a name that does not resolve, a connect timeout: Node's and Bun's codes, Deno's
+ * words) or the server said it did not
  * process it (408, 429).
  */
 import type { AttemptContext } from '../call/context.js';
@@ -14,8 +15,14 @@ import { isHttpStatusError } from './classify.js';
 
 const IDEMPOTENT_METHODS: ReadonlySet<string> = new Set(['GET', 'HEAD', 'OPTIONS', 'PUT', 'DELETE', 'TRACE']);
 
-/** Error codes (on the error or its `cause`, as Node's fetch reports them) of requests that never reached a server. */
+/** Error codes (on the error or its `cause`, as Node's and Bun's fetch report them) of requests that never reached a server. */
 const NEVER_SENT: ReadonlySet<string> = new Set(['ECONNREFUSED', 'ENOTFOUND', 'EAI_AGAIN', 'EHOSTUNREACH', 'ENETUNREACH', 'UND_ERR_CONNECT_TIMEOUT']);
+/**
+ * Deno's `fetch` gives no code: its cause says the connection could not be made ("client
+ * error (Connect): tcp connect error: …", "… dns error: …"; before Deno 2, "error trying to
+ * connect"). A request sent and then lost says "client error (SendRequest)" instead.
+ */
+const NEVER_CONNECTED = /client error \(Connect\)|error trying to connect/;
 
 export interface ReplayOptions {
   /** `'idempotent'`: replay only requests that are safe to repeat; `'always'`: any request (the old behaviour). */
@@ -54,6 +61,8 @@ export function neverProcessed(error: unknown): boolean {
   for (let e: unknown = error, depth = 0; typeof e === 'object' && e !== null && depth < 4; e = (e as { cause?: unknown }).cause, depth++) {
     const code = (e as { code?: unknown }).code;
     if (typeof code === 'string' && NEVER_SENT.has(code)) return true;
+    const message = (e as { message?: unknown }).message;
+    if (typeof message === 'string' && NEVER_CONNECTED.test(message)) return true;
   }
   return false;
 }

@@ -13,7 +13,7 @@
  * | method not found / not supported (-32601, -32004, 4200), HTTP 401/403/405 | `unsupported`    |
  * | HTTP 408/429, -32005, 429, -32007, rate-limit or quota wording            | `rate-limited` (+ `Retry-After`) |
  * | HTTP 5xx, -32603, -32002, node not synced / header not found, shutting down | `transient`      |
- * | no HTTP status and no RPC code (or viem's -1): refused, reset, timeout, socket closed, not JSON | `transient` |
+ * | no HTTP status and no RPC code (or viem's -1): refused, reset, timeout, socket closed, not JSON, a runtime's network `TypeError` ("Failed to fetch", "Load failed", ...) | `transient` |
  * | any other JSON-RPC code or 4xx: the node answered                         | `permanent`      |
  *
  * 401/403 are `unsupported` rather than `permanent` because they are about this endpoint
@@ -37,6 +37,8 @@ export interface ErrorEvidence {
   readonly sysCodes: ReadonlySet<string>;
   /** Lower-cased short messages and details, joined. */
   readonly text: string;
+  /** The same, one per error of the chain (trimmed). */
+  readonly texts: readonly string[];
   /** The raw `Retry-After` header value, if a response carried one. */
   readonly retryAfter: string | undefined;
 }
@@ -78,7 +80,8 @@ export function gatherEvidence(error: unknown): ErrorEvidence {
     if (typeof short !== 'string' && typeof r['message'] === 'string') texts.push(r['message']);
     e = r['cause'] ?? (event ? r['error'] : undefined);
   }
-  return { status, code, names, sysCodes, text: texts.join(' | ').toLowerCase(), retryAfter };
+  const text = texts.join(' | ').toLowerCase();
+  return { status, code, names, sysCodes, text, texts: texts.map((t) => t.trim().toLowerCase()), retryAfter };
 }
 
 function headerOf(headers: unknown, name: string): string | undefined {
@@ -104,6 +107,13 @@ const LAGGING = /header not found|missing trie node|unknown block|not (yet )?syn
 /** A node on its way down still answers, with errors about itself (ganache: -32700 "Database is not open"). */
 const SHUTTING_DOWN = /database (is )?not open|database (is )?closed|shutting down|server is closing|service unavailable/;
 const NETWORK = /fetch failed|econnrefused|econnreset|socket hang up|other side closed|network (error|request failed)|connection (refused|reset|closed)|terminated|socket closed/;
+/**
+ * A `fetch` that failed on the network, in a runtime's own words on its `TypeError` (no code,
+ * no cause): Chromium's "Failed to fetch", Firefox's "NetworkError when attempting to fetch
+ * resource.", Safari's "Load failed" and "The network connection was lost.", Deno's "error
+ * reading a body from connection" (a reset mid-answer; Node says "terminated").
+ */
+const FETCH_TYPE_ERROR = /failed to fetch|networkerror when attempting to fetch|^load failed$|network connection was lost|error reading a body from connection/;
 /** SyntaxError: an answer that is not JSON (over a WebSocket viem reports it as UnknownRpcError). */
 const NETWORK_NAMES = ['TimeoutError', 'SocketClosedError', 'WebSocketRequestError', 'AbortError', 'SyntaxError', 'error event'];
 const SYS_CODES = ['ECONNREFUSED', 'ECONNRESET', 'EPIPE', 'ETIMEDOUT', 'ENOTFOUND', 'EAI_AGAIN', 'EHOSTUNREACH', 'ENETUNREACH', 'UND_ERR_SOCKET', 'UND_ERR_CLOSED', 'UND_ERR_CONNECT_TIMEOUT', 'UND_ERR_HEADERS_TIMEOUT', 'UND_ERR_BODY_TIMEOUT'];
@@ -138,6 +148,7 @@ export function classifyViemError(error: unknown, options: ViemClassifyOptions =
     if (ev.names.has('HttpRequestError') || NETWORK_NAMES.some((n) => ev.names.has(n)) || SYS_CODES.some((c) => ev.sysCodes.has(c)) || NETWORK.test(text)) {
       return 'transient';
     }
+    if (ev.names.has('TypeError') && ev.texts.some((t) => FETCH_TYPE_ERROR.test(t))) return 'transient';
   }
   return 'permanent';
 }
