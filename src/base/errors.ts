@@ -136,3 +136,13 @@ export function describe(value: unknown): string {
 export function unauthorizedMessage(endpoint: string): string {
   return `endpoint ${JSON.stringify(endpoint)} answered unauthorized`;
 }
+
+/**
+ * Rejects the promise a `then`/`catch` handler derives, by a throw: a handler that returned
+ * `Promise.reject(error)` would leave a rejected promise with no handler until the derived one
+ * adopts it a turn later (Deno tracks each such promise in a list it searches: a mass failure
+ * grows quadratic there; see call/plan.ts `Rejection`).
+ */
+export function throwIt(error: unknown): never {
+  throw error;
+}

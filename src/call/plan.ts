@@ -71,11 +71,28 @@ export interface CallPlan<C> {
  */
 export function settlementOf<C>(plan: CallPlan<C>, error: PoolError, tag: unknown): unknown {
   const settle = plan.settleAs;
-  if (settle === undefined) return Promise.reject(rejectionOf(plan, error));
+  if (settle === undefined) return new Rejection(rejectionOf(plan, error));
   try {
     return settle(error, tag);
   } catch (thrown) {
-    return Promise.reject(thrown);
+    return new Rejection(thrown);
+  }
+}
+
+/**
+ * A thenable that rejects with `reason`: a promise resolved with it rejects, with no rejected
+ * promise in between. A `Promise.reject(reason)` would be one, rejected before the call's
+ * promise adopts it and so, for an instant, with no handler: runtimes track each such promise
+ * until a handler comes, Deno in a list it searches (closing a pool with 50,000 queued calls
+ * took 6.5 s on Deno 2.9, 23 ms on Node), Node in a map.
+ */
+class Rejection {
+  readonly reason: unknown;
+  constructor(reason: unknown) {
+    this.reason = reason;
+  }
+  then(_resolve: unknown, reject: (reason: unknown) => void): void {
+    reject(this.reason);
   }
 }
 

@@ -25,7 +25,7 @@ import { DEFAULT_MAX_RETRY_AFTER_MS, parseRetryAfter } from './retry-after.js';
 import { hostOf } from '../extras/host.js';
 import { redactError } from '../extras/redact.js';
 import { wallNow } from '../base/clock.js';
-import { PoolError, invalidOption } from '../base/errors.js';
+import { PoolError, invalidOption, throwIt } from '../base/errors.js';
 import { POOL_ALIASES, POOL_KEYS } from '../options/resolve.js';
 import { checkFunction, checkKeys, finite, oneOf, type KnownKeys } from '../options/validate.js';
 import { checkUrlOption } from '../extras/url-option.js';
@@ -176,11 +176,11 @@ export function createPooledFetch(options: PooledFetchOptions): PooledFetch {
         return answered(r, ctx, res);
       },
       // Without a replay guard, a rejection needs nothing of this request: one closure fewer.
-      r.guard === undefined ? refused : (error: unknown) => Promise.reject(fetchFailed(r, ctx, error)),
+      r.guard === undefined ? refused : (error: unknown) => throwIt(fetchFailed(r, ctx, error)),
     );
   };
   /** What `fetch` rejected with, redacted (a request without a replay guard). */
-  const refused = (error: unknown): Promise<never> => Promise.reject(redactError(error));
+  const refused = (error: unknown): never => throwIt(redactError(error));
   const urlOf = urlJoiner();
   /** What `fetch` rejected with, redacted (and blamed on a request that may not be replayed). */
   const fetchFailed = (r: FetchRequest, ctx: AttemptContext, error: unknown): unknown => {
@@ -195,7 +195,7 @@ export function createPooledFetch(options: PooledFetchOptions): PooledFetch {
       if (r.parse === undefined) return res;
       // The server answered: a body that breaks on the way is a failure after processing.
       const guard = r.guard;
-      return guard === undefined ? readBody(res, r.parse, ctx.endpoint) : readBody(res, r.parse, ctx.endpoint).catch((error: unknown) => Promise.reject(guard.failed(ctx.endpoint, error)));
+      return guard === undefined ? readBody(res, r.parse, ctx.endpoint) : readBody(res, r.parse, ctx.endpoint).catch((error: unknown) => throwIt(guard.failed(ctx.endpoint, error)));
     }
     // An answer after the call settled (a hedge's) is nobody's: released at once.
     if (r.settled) discard(res);

@@ -51,7 +51,8 @@ export function settleFailed(thrown: PoolError, r: FetchRequest, throwOnHttpErro
       ? cause.response
       : undefined;
   if (r.seen !== undefined) discardAll(r.seen, kept);
-  return kept ?? Promise.reject(error);
+  if (kept !== undefined) return kept;
+  throw error; // a settlement that throws is a rejection (call/plan.ts settlementOf), with no rejected promise in between
 }
 
 /** Releases every answer of `list` but `kept`, and empties the list. */

@@ -32,7 +32,7 @@
  */
 import { TAKES_ATTEMPT, type Classifier, type ClassifyResult, type FailedAttempt } from '../base/classify.js';
 import type { AttemptContext } from '../call/context.js';
-import { PoolError, invalidOption, isPoolError } from '../base/errors.js';
+import { PoolError, invalidOption, isPoolError, throwIt } from '../base/errors.js';
 import { POOL_ALIASES, POOL_KEYS } from '../options/resolve.js';
 import { checkFunction, checkKeys, finite, type KnownKeys } from '../options/validate.js';
 import type { EndpointConfig, ExecuteOptions, PoolOptions } from '../options/options.js';
@@ -281,12 +281,10 @@ export function poolTransport(options: PoolTransportOptions): PoolTransport {
           };
     return sent.then(onAnswer, (error: unknown) => attemptFailed(b.t, args, endpoint, opts, error));
   };
-  const attemptFailed = async (t: TransportInstance, args: RpcArgs, endpoint: string | undefined, opts: RpcRequestOptions, error: unknown): Promise<unknown> => {
+  // Not async: its rejected promise would wait, with no handler, to be adopted (base/errors.ts `throwIt`).
+  const attemptFailed = (t: TransportInstance, args: RpcArgs, endpoint: string | undefined, opts: RpcRequestOptions, error: unknown): unknown => {
     noteFailure(error, args.method, endpoint);
-    if (keccak256 !== undefined && args.method === SEND_RAW) {
-      const hash = await alreadyLanded(t, args, error, keccak256, opts);
-      if (hash !== undefined) return hash;
-    }
+    if (keccak256 !== undefined && args.method === SEND_RAW) return alreadyLanded(t, args, error, keccak256, opts).then((hash) => hash ?? throwIt(error));
     throw error;
   };
 
