@@ -326,7 +326,10 @@ describe.each([
     });
     expect(seen).toEqual(['n0:nonce=9', 'n1:nonce=5']);
     expect(result).toEqual({ endpoint: 'n1', nonce: 5, hash: keccak256('0x02aa') });
-    expect(bad.methods).toEqual(['eth_getTransactionCount', 'eth_sendRawTransaction']);
+    // Deno's fetch itself sends a request again once when a kept-alive connection closes before
+    // the answer (docs/fetch.md): there the node that dropped it saw it twice. The pool sent it once.
+    const resent = typeof (globalThis as { Deno?: unknown }).Deno === 'object' ? ['eth_sendRawTransaction'] : [];
+    expect(bad.methods).toEqual(['eth_getTransactionCount', 'eth_sendRawTransaction', ...resent]);
     expect(good.methods).toEqual(['eth_getTransactionCount', 'eth_sendRawTransaction']);
   });
 
