@@ -168,11 +168,12 @@ describe('the global fetch of Node (undici)', () => {
 
   test('an attempt that ends while its request waits for a connection: the request is never sent', async () => {
     // One connection per origin: the first request holds it, the pooled one waits in undici's queue.
+    // Both global dispatchers where there are two: Node 24's fetch reads undici 7's first one, Node 26's the second.
     const g = globalThis as unknown as Record<symbol, { constructor: new (o: object) => { close(): Promise<void> } } | undefined>;
-    const key = [Symbol.for('undici.globalDispatcher.2'), Symbol.for('undici.globalDispatcher.1')].find((k) => g[k] !== undefined)!;
-    const original = g[key]!;
-    const one = new original.constructor({ connections: 1 });
-    g[key] = one as never;
+    const keys = [Symbol.for('undici.globalDispatcher.2'), Symbol.for('undici.globalDispatcher.1')].filter((k) => g[k] !== undefined);
+    const originals = keys.map((k) => g[k]!);
+    const one = new originals[0]!.constructor({ connections: 1 });
+    for (const k of keys) g[k] = one as never;
     try {
       globalThis.fetch = recordingFetch();
       const f = createPooledFetch({ endpoints: [base], maxAttempts: 1 });
@@ -190,7 +191,7 @@ describe('the global fetch of Node (undici)', () => {
       expect(received).not.toContain('/ok?queued');
       await f.pool.close();
     } finally {
-      g[key] = original as never;
+      keys.forEach((k, i) => (g[k] = originals[i] as never));
       for (const res of held.splice(0)) res.end('late');
       await one.close();
     }

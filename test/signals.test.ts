@@ -5,14 +5,30 @@
 import { getEventListeners } from 'node:events';
 import { describe, expect, test } from 'vitest';
 import { Pool, isPoolError } from '../src/index.js';
-import { freeSignals } from '../src/base/signals.js';
+import { freeSignals, reusesSignals } from '../src/base/signals.js';
 import { FakeClock } from '../src/testing/index.js';
 
 function pool(clock = new FakeClock(), attemptTimeoutMs = 1_000) {
   return new Pool<number>({ endpoints: [{ name: 'a', conn: 1 }], classify: () => 'transient', clock, attemptTimeoutMs, maxAttempts: 1 });
 }
 
-describe('attempt signal reuse', () => {
+/** Node's major version, or undefined on Bun and Deno (which run this file too). */
+const nodeMajor = (globalThis as { Bun?: unknown; Deno?: unknown }).Bun === undefined && (globalThis as { Deno?: unknown }).Deno === undefined ? Number(process.versions.node.split('.')[0]) : undefined;
+/** Reuse needs Node's internals to show what it must check (src/base/signals.ts `probe`): the tests of reuse itself run where they do. */
+const reusing = describe.skipIf(!reusesSignals());
+
+describe('where signals are reused', () => {
+  test('on Node 20, 22 and 26 (checked); on Node 24, Bun and Deno (no visible record of what depends on a signal) every attempt gets its own', async () => {
+    if (nodeMajor === 20 || nodeMajor === 22 || nodeMajor === 26) expect(reusesSignals()).toBe(true);
+    if (nodeMajor === 24 || nodeMajor === undefined) expect(reusesSignals()).toBe(false);
+    const p = pool();
+    const seen: AbortSignal[] = [];
+    for (let i = 0; i < 3; i++) await p.execute(async (_c, ctx) => void seen.push(ctx.signal));
+    expect(new Set(seen).size).toBe(reusesSignals() ? 1 : 3);
+  });
+});
+
+reusing('attempt signal reuse', () => {
   test('a signal nobody listens to is handed to the next attempt', async () => {
     const p = pool();
     const seen: AbortSignal[] = [];

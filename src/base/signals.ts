@@ -23,7 +23,10 @@
  *
  * The native checks read Node's internal symbols (`kEvents`, `kDependantSignals`), found
  * once by their descriptions. Where they are not visible (browsers, Deno, Bun), nothing is
- * reused: each attempt gets a plain controller, as before, and signals are cheap there.
+ * reused: each attempt gets a plain controller, as before, and signals are cheap there. Node
+ * 24 is one of those: its `AbortSignal.any` records a dependant on its sources only once the
+ * dependant has a listener, yet the dependant's `aborted` follows them from the start, so a
+ * source without the record may still have a dependant that would read as aborted.
  */
 
 import { AttemptController } from '../call/context.js';
@@ -180,6 +183,12 @@ export function acquireSignal(): AttemptController {
     }
   }
   return mode === 1 ? new AttemptSignal() : new AttemptController();
+}
+
+/** @internal for tests: whether this runtime lets signals be reused (see `probe`). */
+export function reusesSignals(): boolean {
+  if (mode === 0) probe();
+  return mode === 1;
 }
 
 /** @internal for tests: how many controllers wait for reuse. */

@@ -90,36 +90,52 @@ const NOT_ABORTED: unique symbol = Symbol('notAborted');
 /** A handler of either API (a request's handler has one set of methods or the other). */
 type Handler = Partial<LegacyHandler> & Partial<ModernHandler>;
 
-/** Makes a relay pass a handler's callbacks on, and its connection's abort to its aborter (set in `Relay`). */
+/** Makes a relay pass a handler's callbacks on, and its connection's abort to its aborter (set in `LegacyRelay`). */
 // eslint-disable-next-line prefer-const
-let relayFor: (relay: Relay, owner: RequestAborter, h: Handler) => Relay;
+let relayFor: (relay: LegacyRelay, owner: RequestAborter, h: Handler) => LegacyRelay;
+/** The handler a relay passes on to (set in `LegacyRelay`). */
+// eslint-disable-next-line prefer-const
+let handlerOf: (relay: LegacyRelay) => Handler;
+/** A relay's hop has its connection, whose abort is `cut` (set in `LegacyRelay`). */
+// eslint-disable-next-line prefer-const
+let hopConnected: (relay: LegacyRelay, cut: ((reason: unknown) => void) | Controller) => void;
+/** A relay's hop ended (set in `LegacyRelay`). */
+// eslint-disable-next-line prefer-const
+let hopEnded: (relay: LegacyRelay) => void;
 
 /**
  * One hop of a request on its way to undici's global dispatcher: forwards every callback of
- * either handler API to the handler `fetch` gave (undici 6's or undici 7+'s, see above), and
- * hands the abort its connection gives (`onConnect(abort)`, `onRequestStart(controller)`) to
- * the attempt's `RequestAborter`. The aborter is its request's first relay itself (one object
- * per request); a later hop of the same request (a redirect) gets a relay of its own.
+ * undici 6's handler API to the handler `fetch` gave, and hands the abort its connection
+ * gives (`onConnect(abort)`) to the attempt's `RequestAborter`. It shows that API alone:
+ * undici 7 (Node 24) gives `fetch`'s handler of that API to a dispatcher that calls a handler
+ * by the newer API whenever it has `onRequestStart`, so a relay showing both APIs there got
+ * `onResponseError` and the like, which `fetch`'s handler does not have (a `TypeError`
+ * thrown in undici, the request never settled; seen running the suite on Node 24).
  */
-class Relay implements LegacyHandler, ModernHandler {
+class LegacyRelay implements LegacyHandler {
   #owner: RequestAborter | undefined = undefined;
   #h: Handler | undefined = undefined;
   /** This hop's abort, once it has a connection. */
   #hopCut: ((reason: unknown) => void) | Controller | undefined = undefined;
 
   static {
-    // Not a method: a property name of a handler object is one more name undici could read.
+    // Not methods: a property name of a handler object is one more name undici could read.
     relayFor = (relay, owner, h) => {
       relay.#owner = owner;
       relay.#h = h;
       return relay;
     };
+    handlerOf = (relay) => relay.#h!;
+    hopConnected = (relay, cut) => {
+      relay.#hopCut = cut;
+      relay.#owner!.connected(cut);
+    };
+    hopEnded = (relay) => relay.#owner!.ended(relay.#hopCut);
   }
 
   onConnect(abort: (reason?: unknown) => void, context?: unknown): void {
     this.#h!.onConnect!(abort, context);
-    this.#hopCut = abort;
-    this.#owner!.connected(abort);
+    hopConnected(this, abort);
   }
   onHeaders(status: number, headers: unknown, resume: () => void, statusText: string): boolean {
     return this.#h!.onHeaders!(status, headers, resume, statusText);
@@ -128,39 +144,16 @@ class Relay implements LegacyHandler, ModernHandler {
     return this.#h!.onData!(chunk);
   }
   onComplete(trailers: unknown): void {
-    this.#owner!.ended(this.#hopCut);
+    hopEnded(this);
     this.#h!.onComplete!(trailers);
   }
   onError(error: unknown): void {
-    this.#owner!.ended(this.#hopCut);
+    hopEnded(this);
     this.#h!.onError!(error);
   }
   onUpgrade(status: number, headers: unknown, socket: unknown): void {
-    this.#owner!.ended(this.#hopCut);
+    hopEnded(this);
     this.#h!.onUpgrade!(status, headers, socket);
-  }
-  onRequestStart(controller: Controller, context: unknown): void {
-    this.#h!.onRequestStart!(controller, context);
-    this.#hopCut = controller;
-    this.#owner!.connected(controller);
-  }
-  onResponseStart(controller: Controller, status: number, headers: unknown, statusMessage?: string): void {
-    this.#h!.onResponseStart!(controller, status, headers, statusMessage);
-  }
-  onResponseData(controller: Controller, chunk: unknown): void {
-    this.#h!.onResponseData!(controller, chunk);
-  }
-  onResponseEnd(controller: Controller, trailers: unknown): void {
-    this.#owner!.ended(this.#hopCut);
-    this.#h!.onResponseEnd!(controller, trailers);
-  }
-  onResponseError(controller: Controller, error: unknown): void {
-    this.#owner!.ended(this.#hopCut);
-    this.#h!.onResponseError!(controller, error);
-  }
-  onRequestUpgrade(controller: Controller, status: number, headers: unknown, socket: unknown): void {
-    this.#owner!.ended(this.#hopCut);
-    this.#h!.onRequestUpgrade!(controller, status, headers, socket);
   }
   onResponseStarted(): void {
     this.#h!.onResponseStarted?.();
@@ -170,6 +163,37 @@ class Relay implements LegacyHandler, ModernHandler {
   }
   onRequestSent(): void {
     this.#h!.onRequestSent?.();
+  }
+}
+
+/**
+ * A relay of either API (undici 6's and undici 7+'s, see above), for a handler of the newer
+ * one, or where undici reads only the older (undici 6: Node 20, 22). The aborter is its
+ * request's first relay itself (one object per request); a later hop of the same request (a
+ * redirect), or a hop that must show one API alone, gets a relay of its own.
+ */
+class Relay extends LegacyRelay implements ModernHandler {
+  onRequestStart(controller: Controller, context: unknown): void {
+    handlerOf(this).onRequestStart!(controller, context);
+    hopConnected(this, controller);
+  }
+  onResponseStart(controller: Controller, status: number, headers: unknown, statusMessage?: string): void {
+    handlerOf(this).onResponseStart!(controller, status, headers, statusMessage);
+  }
+  onResponseData(controller: Controller, chunk: unknown): void {
+    handlerOf(this).onResponseData!(controller, chunk);
+  }
+  onResponseEnd(controller: Controller, trailers: unknown): void {
+    hopEnded(this);
+    handlerOf(this).onResponseEnd!(controller, trailers);
+  }
+  onResponseError(controller: Controller, error: unknown): void {
+    hopEnded(this);
+    handlerOf(this).onResponseError!(controller, error);
+  }
+  onRequestUpgrade(controller: Controller, status: number, headers: unknown, socket: unknown): void {
+    hopEnded(this);
+    handlerOf(this).onRequestUpgrade!(controller, status, headers, socket);
   }
 }
 
@@ -213,8 +237,11 @@ export class RequestAborter extends Relay {
       honours = undefined;
       return target.dispatch(opts, handler);
     }
-    const relay = this.#relaying ? new Relay() : this;
-    this.#relaying = true;
+    // Where undici reads the newer API too (a global dispatcher for it: undici 7+), a handler
+    // of the older one is relayed by a relay that shows that one alone (see `LegacyRelay`).
+    const alone = !modern && (globalThis as unknown as Record<symbol, unknown>)[GLOBAL_2] !== undefined;
+    const relay = alone ? new LegacyRelay() : this.#relaying ? new Relay() : this;
+    if (!alone) this.#relaying = true;
     return target.dispatch(opts, relayFor(relay, this, handler as Handler));
   }
 
