@@ -2,8 +2,8 @@
 /**
  * Runs the core's smoke on every runtime the README names: the Node running this script
  * (the system's, 20 here), the newest Node, Bun and Deno from npm (this folder's own
- * package.json, installed here on demand, never in the library's root install), and
- * headless Chromium (page and module Worker); and the fetch adapter's smoke (smoke-fetch.mjs)
+ * package.json, installed here on demand, never in the library's root install), workerd
+ * (Cloudflare Workers' runtime, from npm too), and headless Chromium (page and module Worker); and the fetch adapter's smoke (smoke-fetch.mjs)
  * on the Nodes, Bun and Deno. Expects a built dist/ (`npm run build`).
  *
  * `node scripts/runtimes/run-all.mjs [node,node-npm,bun,deno,chromium,fetch-node,...]`; exits 1 if any
@@ -34,7 +34,8 @@ function ensureRuntimes() {
   const ready =
     have('node', '--version', new RegExp(`^v${pinned.node.replaceAll('.', '\\.')}\\b`)) &&
     have('bun', '--version', new RegExp(`^${pinned.bun.replaceAll('.', '\\.')}\\b`)) &&
-    have('deno', '--version', new RegExp(`^deno ${pinned.deno.replaceAll('.', '\\.')}\\b`));
+    have('deno', '--version', new RegExp(`^deno ${pinned.deno.replaceAll('.', '\\.')}\\b`)) &&
+    existsSync(bin('workerd'));
   if (ready) return;
   console.log('== installing the runtimes (scripts/runtimes: npm ci)');
   const r = spawnSync('npm', ['ci', '--no-audit', '--no-fund', '--loglevel=error'], { cwd: here, stdio: 'inherit' });
@@ -51,6 +52,8 @@ const RUNTIMES = {
   // No permission flag: the core needs none (no file, network or env access).
   deno: { label: 'Deno (npm `deno`)', cmd: () => [bin('deno'), ['run', '--no-prompt', '--no-config', '--no-lock', 'smoke.mjs']] },
   chromium: { label: 'Chromium (Debian, page + Worker)', cmd: () => [process.execPath, ['chromium.mjs']] },
+  // Cloudflare Workers' runtime: clocks that stand still while code runs, timers only within a request.
+  workerd: { label: 'workerd (npm `workerd`)', cmd: () => [process.execPath, ['workerd.mjs']] },
   // The fetch adapter closes a timed-out request differently on Node (an undici dispatcher)
   // and elsewhere (the signal): smoke-fetch.mjs checks both against a loopback server.
   'fetch-node': { label: 'fetch adapter, Node (system)', cmd: () => [process.execPath, ['smoke-fetch.mjs']] },
@@ -90,7 +93,7 @@ for (const w of wanted) {
     process.exit(2);
   }
 }
-if (wanted.some((w) => ['node-npm', 'bun', 'deno', 'fetch-node-npm', 'fetch-bun', 'fetch-deno'].includes(w))) ensureRuntimes();
+if (wanted.some((w) => ['node-npm', 'bun', 'deno', 'workerd', 'fetch-node-npm', 'fetch-bun', 'fetch-deno'].includes(w))) ensureRuntimes();
 
 const summary = [];
 for (const name of wanted) {
