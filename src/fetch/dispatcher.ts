@@ -9,9 +9,9 @@
  *
  * How: undici's `fetch` takes an `init.dispatcher` (undici's `Dispatcher`: it calls
  * `dispatch(opts, handler)` for each hop), and when the request gets its connection undici
- * hands the handler a way to abort it: `onConnect(abort)` in undici 6 (Node 20),
- * `onRequestStart(controller)` with `controller.abort(reason)` in undici 7 and later
- * (Node 26). Each attempt gives `fetch` a `RequestAborter`: it passes the request on to the
+ * hands the handler a way to abort it: `onConnect(abort)` in the older handler API (the
+ * handlers of Node 20's, 22's and 24's `fetch`), `onRequestStart(controller)` with
+ * `controller.abort(reason)` in the newer one (Node 26's). Each attempt gives `fetch` a `RequestAborter`: it passes the request on to the
  * dispatcher `fetch` would have used (undici's global one, read at each request so that
  * `setGlobalDispatcher` still counts), wraps the handler to keep that abort, and calls it when
  * the attempt is aborted (its timeout, the deadline, the caller's signal, a hedge that lost).
@@ -37,7 +37,7 @@ interface Dispatcher {
   readonly isMockActive?: boolean;
 }
 
-/** undici 6's handler (Node 20's `fetch` hands one of these). */
+/** The older handler API (Node 20's, 22's and 24's `fetch` hand one of these). */
 interface LegacyHandler {
   onConnect(abort: (reason?: unknown) => void, context?: unknown): void;
   onHeaders?(status: number, headers: unknown, resume: () => void, statusText: string): boolean;
@@ -50,7 +50,7 @@ interface LegacyHandler {
   onRequestSent?(): void;
 }
 
-/** The handler of undici 7 and later (Node 22+). */
+/** The handler of the newer API (undici 7's dispatchers read it; Node 26's `fetch` hands one). */
 interface Controller {
   abort(reason: unknown): void;
 }
