@@ -59,6 +59,7 @@ const RUNTIMES = {
   'fetch-node': { label: 'fetch adapter, Node (system)', cmd: () => [process.execPath, ['smoke-fetch.mjs']] },
   'fetch-node-npm': { label: 'fetch adapter, Node (npm `node`)', cmd: () => [bin('node'), ['smoke-fetch.mjs']] },
   'fetch-bun': { label: 'fetch adapter, Bun (npm `bun`)', cmd: () => [bin('bun'), ['smoke-fetch.mjs']] },
+  'fetch-workerd': { label: 'fetch adapter, workerd (npm)', cmd: () => [process.execPath, ['workerd.mjs', '--fetch']] },
   'fetch-deno': {
     label: 'fetch adapter, Deno (npm `deno`)',
     cmd: () => [bin('deno'), ['run', '--no-prompt', '--no-config', '--no-lock', '--allow-net=127.0.0.1', 'smoke-fetch.mjs']],
@@ -93,7 +94,7 @@ for (const w of wanted) {
     process.exit(2);
   }
 }
-if (wanted.some((w) => ['node-npm', 'bun', 'deno', 'workerd', 'fetch-node-npm', 'fetch-bun', 'fetch-deno'].includes(w))) ensureRuntimes();
+if (wanted.some((w) => ['node-npm', 'bun', 'deno', 'workerd', 'fetch-node-npm', 'fetch-bun', 'fetch-deno', 'fetch-workerd'].includes(w))) ensureRuntimes();
 
 const summary = [];
 for (const name of wanted) {

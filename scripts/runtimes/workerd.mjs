@@ -5,13 +5,19 @@
  * workerd config serving it on a free 127.0.0.1 port, starts `workerd serve`, asks it once,
  * prints the report, and stops workerd. Exits 1 on failure.
  *
+ * `--fetch`: the fetch adapter's smoke instead (smoke-fetch.mjs's checks): this script serves
+ * a loopback endpoint that hangs and one that answers, the worker (allowed out to 127.0.0.1)
+ * calls them through a pooled fetch, and the server counts the sockets a timed-out attempt
+ * closed.
+ *
  * workerd differs where it matters to a pool: its clocks stand still while code runs and
  * move only between events (timers and I/O), and timers exist only within a request.
  *
- * `node workerd.mjs [--timeout-ms N]`; workerd is this folder's npm `workerd`.
+ * `node workerd.mjs [--fetch] [--timeout-ms N]`; workerd is this folder's npm `workerd`.
  */
 import { spawn, spawnSync } from 'node:child_process';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import http from 'node:http';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -21,6 +27,7 @@ import { build } from 'esbuild';
 const here = fileURLToPath(new URL('.', import.meta.url));
 const timeoutArg = process.argv.indexOf('--timeout-ms');
 const timeoutMs = timeoutArg > 0 ? Number(process.argv[timeoutArg + 1]) : 60_000;
+const fetchSmoke = process.argv.includes('--fetch');
 
 const freePort = () =>
   new Promise((resolve, reject) => {
@@ -32,19 +39,57 @@ const freePort = () =>
     });
   });
 
+/** The worker of the core's smoke. */
+const coreWorker = (version) => `import { runSmoke, formatSmoke } from './smoke-core.mjs';
+export default { async fetch() { const r = await runSmoke(); return new Response(formatSmoke(${JSON.stringify(version)}, r), { status: r.ok ? 200 : 500 }); } };`;
+
+/** The worker of the fetch adapter's smoke: the checks' results as JSON. */
+const fetchWorker = `import { createPooledFetch } from '../../dist/fetch/index.js';
+export default { async fetch(_request, env) {
+  const checks = [];
+  const check = (name, ok, detail = '') => checks.push({ name, ok, detail });
+  const pooled = createPooledFetch({ endpoints: [env.BASE + '/hang', env.BASE + '/fine'], attemptTimeoutMs: 300, deadlineMs: 5000 });
+  try {
+    for (let i = 0; i < 3; i++) {
+      const res = await pooled('/x');
+      check('call ' + (i + 1) + ': a hanging first endpoint, answered by the second', res.ok && (await res.text()) === 'ok');
+    }
+  } catch (err) {
+    check('calls with a hanging first endpoint', false, String(err));
+  }
+  const alone = createPooledFetch({ endpoints: [env.BASE + '/hang'], attemptTimeoutMs: 300, deadlineMs: 2000, maxAttempts: 1 });
+  const t0 = Date.now();
+  try {
+    await alone('/x');
+    check('a call to a hanging endpoint alone fails', false, 'it resolved');
+  } catch (err) {
+    check('a call to a hanging endpoint alone fails within its deadline', Date.now() - t0 < 2000, (err?.code ?? err) + ' after ' + (Date.now() - t0) + ' ms');
+  }
+  await pooled.pool.close();
+  await alone.pool.close();
+  return Response.json(checks);
+} };`;
+
+const dir = mkdtempSync(join(tmpdir(), 'endpoint-pool-workerd-'));
 const workerd = join(here, 'node_modules', '.bin', 'workerd');
 const version = (spawnSync(workerd, ['--version'], { encoding: 'utf8' }).stdout ?? '').trim() || 'workerd';
-const dir = mkdtempSync(join(tmpdir(), 'endpoint-pool-workerd-'));
 let child;
+let server;
 let verdict = 1;
 try {
+  // The fetch smoke's endpoints: /hang never answers (its socket's close is counted), the rest answer "ok".
+  let hangClosed = 0;
+  let base = '';
+  if (fetchSmoke) {
+    server = http.createServer((req, res) => {
+      if (req.url.startsWith('/hang')) return void req.socket.once('close', () => hangClosed++);
+      res.end('ok');
+    });
+    await new Promise((resolve) => server.listen(0, '127.0.0.1', resolve));
+    base = `http://127.0.0.1:${server.address().port}`;
+  }
   await build({
-    stdin: {
-      contents: `import { runSmoke, formatSmoke } from './smoke-core.mjs';
-export default { async fetch() { const r = await runSmoke(); return new Response(formatSmoke(${JSON.stringify(version)}, r), { status: r.ok ? 200 : 500 }); } };`,
-      resolveDir: here,
-      sourcefile: 'worker.mjs',
-    },
+    stdin: { contents: fetchSmoke ? fetchWorker : coreWorker(version), resolveDir: here, sourcefile: 'worker.mjs' },
     bundle: true,
     format: 'esm',
     platform: 'neutral',
@@ -56,23 +101,23 @@ export default { async fetch() { const r = await runSmoke(); return new Response
     join(dir, 'config.capnp'),
     `using Workerd = import "/workerd/workerd.capnp";
 const config :Workerd.Config = (
-  services = [ (name = "main", worker = .smoke) ],
+  services = [ (name = "main", worker = .smoke), (name = "loopback", network = (allow = ["local", "private"])) ],
   sockets = [ (name = "http", address = "127.0.0.1:${port}", http = (), service = "main") ],
 );
 const smoke :Workerd.Worker = (
   modules = [ (name = "worker", esModule = embed "worker.js") ],
   compatibilityDate = "2026-11-01",
+  bindings = [ (name = "BASE", text = "${base}") ],
+  globalOutbound = "loopback",
 );
 `,
   );
-  child = spawn(workerd, ['serve', join(dir, 'config.capnp')], { stdio: ['ignore', 'inherit', 'inherit'] });
+  child = spawn(workerd, ['serve', join(dir, 'config.capnp')], { stdio: ['ignore', 'ignore', 'inherit'] });
   const deadline = Date.now() + timeoutMs;
-  let text;
+  let res;
   for (;;) {
     try {
-      const res = await fetch(`http://127.0.0.1:${port}/`, { signal: AbortSignal.timeout(Math.max(1, deadline - Date.now())) });
-      text = await res.text();
-      verdict = res.status === 200 ? 0 : 1;
+      res = await fetch(`http://127.0.0.1:${port}/`, { signal: AbortSignal.timeout(Math.max(1, deadline - Date.now())) });
       break;
     } catch (error) {
       // Not listening yet: ask again shortly, until the deadline.
@@ -80,12 +125,30 @@ const smoke :Workerd.Worker = (
       await new Promise((r) => setTimeout(r, 100));
     }
   }
-  console.log(text);
+  if (!fetchSmoke) {
+    console.log(await res.text());
+    verdict = res.status === 200 ? 0 : 1;
+  } else {
+    const checks = await res.json();
+    const closed = async () => {
+      for (const end = Date.now() + 3000; hangClosed < 4 && Date.now() < end; ) await new Promise((r) => setTimeout(r, 20));
+      return hangClosed;
+    };
+    const n = await closed();
+    checks.push({ name: "each timed-out attempt's socket closes on the server", ok: n >= 4, detail: `${n} of 4 closed` });
+    const ok = checks.every((c) => c.ok);
+    console.log(`fetch smoke on ${version}`);
+    for (const c of checks) console.log(`  ${c.ok ? 'ok  ' : 'FAIL'} ${c.name}${c.detail ? ` (${c.detail})` : ''}`);
+    console.log(ok ? 'PASS' : 'FAIL');
+    verdict = ok ? 0 : 1;
+  }
 } catch (error) {
   console.error(`FAIL: workerd smoke: ${error instanceof Error ? error.message : String(error)}`);
   verdict = 1;
 } finally {
   child?.kill('SIGKILL');
+  server?.closeAllConnections();
+  server?.close();
   rmSync(dir, { recursive: true, force: true });
 }
 process.exit(verdict);
