@@ -11,8 +11,8 @@
  * `dispatch(opts, handler)` for each hop), and when the request gets its connection undici
  * hands the handler a way to abort it: `onConnect(abort)` in the older handler API (the
  * handlers of Node 20's, 22's and 24's `fetch`), `onRequestStart(controller)` with
- * `controller.abort(reason)` in the newer one (Node 26's). Each attempt gives `fetch` a `RequestAborter`: it passes the request on to the
- * dispatcher `fetch` would have used (undici's global one, read at each request so that
+ * `controller.abort(reason)` in the newer one (Node 26's). Each attempt gives `fetch` a
+ * `RequestAborter`: it passes the request on to the dispatcher `fetch` would have used (undici's global one, read at each request so that
  * `setGlobalDispatcher` still counts), wraps the handler to keep that abort, and calls it when
  * the attempt is aborted (its timeout, the deadline, the caller's signal, a hedge that lost).
  * An abort that comes while the request waits for a connection takes effect when it gets one,
@@ -87,7 +87,7 @@ export function hasOwnDispatcher(init: RequestInit): boolean {
 
 const NOT_ABORTED: unique symbol = Symbol('notAborted');
 
-/** A handler of either API (a request's handler has one set of methods or the other). */
+/** A handler of either API (a request's handler has one set of methods or the other; Node 24's adds `onRequestUpgrade` to the older set). */
 type Handler = Partial<LegacyHandler> & Partial<ModernHandler>;
 
 /** Makes a relay pass a handler's callbacks on, and its connection's abort to its aborter (set in `LegacyRelay`). */

@@ -37,8 +37,6 @@ export interface ErrorEvidence {
   readonly sysCodes: ReadonlySet<string>;
   /** Lower-cased short messages and details, joined. */
   readonly text: string;
-  /** The same, one per error of the chain (trimmed). */
-  readonly texts: readonly string[];
   /** The raw `Retry-After` header value, if a response carried one. */
   readonly retryAfter: string | undefined;
 }
@@ -80,8 +78,7 @@ export function gatherEvidence(error: unknown): ErrorEvidence {
     if (typeof short !== 'string' && typeof r['message'] === 'string') texts.push(r['message']);
     e = r['cause'] ?? (event ? r['error'] : undefined);
   }
-  const text = texts.join(' | ').toLowerCase();
-  return { status, code, names, sysCodes, text, texts: texts.map((t) => t.trim().toLowerCase()), retryAfter };
+  return { status, code, names, sysCodes, text: texts.join(' | ').toLowerCase(), retryAfter };
 }
 
 function headerOf(headers: unknown, name: string): string | undefined {
@@ -113,7 +110,7 @@ const NETWORK = /fetch failed|econnrefused|econnreset|socket hang up|other side 
  * resource.", Safari's "Load failed" and "The network connection was lost.", Deno's "error
  * reading a body from connection" (a reset mid-answer; Node says "terminated").
  */
-const FETCH_TYPE_ERROR = /failed to fetch|networkerror when attempting to fetch|^load failed$|network connection was lost|error reading a body from connection/;
+const FETCH_TYPE_ERROR = /failed to fetch|networkerror when attempting to fetch|(?:^|\| )load failed(?: \||$)|network connection was lost|error reading a body from connection/;
 /** SyntaxError: an answer that is not JSON (over a WebSocket viem reports it as UnknownRpcError). */
 const NETWORK_NAMES = ['TimeoutError', 'SocketClosedError', 'WebSocketRequestError', 'AbortError', 'SyntaxError', 'error event'];
 const SYS_CODES = ['ECONNREFUSED', 'ECONNRESET', 'EPIPE', 'ETIMEDOUT', 'ENOTFOUND', 'EAI_AGAIN', 'EHOSTUNREACH', 'ENETUNREACH', 'UND_ERR_SOCKET', 'UND_ERR_CLOSED', 'UND_ERR_CONNECT_TIMEOUT', 'UND_ERR_HEADERS_TIMEOUT', 'UND_ERR_BODY_TIMEOUT'];
@@ -148,7 +145,7 @@ export function classifyViemError(error: unknown, options: ViemClassifyOptions =
     if (ev.names.has('HttpRequestError') || NETWORK_NAMES.some((n) => ev.names.has(n)) || SYS_CODES.some((c) => ev.sysCodes.has(c)) || NETWORK.test(text)) {
       return 'transient';
     }
-    if (ev.names.has('TypeError') && ev.texts.some((t) => FETCH_TYPE_ERROR.test(t))) return 'transient';
+    if (ev.names.has('TypeError') && FETCH_TYPE_ERROR.test(text)) return 'transient';
   }
   return 'permanent';
 }
