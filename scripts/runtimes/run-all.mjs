@@ -60,6 +60,9 @@ const RUNTIMES = {
   'fetch-node-npm': { label: 'fetch adapter, Node (npm `node`)', cmd: () => [bin('node'), ['smoke-fetch.mjs']] },
   'fetch-bun': { label: 'fetch adapter, Bun (npm `bun`)', cmd: () => [bin('bun'), ['smoke-fetch.mjs']] },
   'fetch-workerd': { label: 'fetch adapter, workerd (npm)', cmd: () => [process.execPath, ['workerd.mjs', '--fetch']] },
+  // The viem transport and the ethers provider, bundled for browsers as wrangler bundles a worker.
+  'rpc-workerd': { label: 'viem + ethers, workerd (npm)', cmd: () => [process.execPath, ['workerd.mjs', '--rpc']] },
+  'rpc-workerd-compat': { label: 'viem + ethers, workerd nodejs_compat', cmd: () => [process.execPath, ['workerd.mjs', '--rpc', '--nodejs-compat']] },
   'fetch-deno': {
     label: 'fetch adapter, Deno (npm `deno`)',
     cmd: () => [bin('deno'), ['run', '--no-prompt', '--no-config', '--no-lock', '--allow-net=127.0.0.1', 'smoke-fetch.mjs']],
@@ -94,18 +97,18 @@ for (const w of wanted) {
     process.exit(2);
   }
 }
-if (wanted.some((w) => ['node-npm', 'bun', 'deno', 'workerd', 'fetch-node-npm', 'fetch-bun', 'fetch-deno', 'fetch-workerd'].includes(w))) ensureRuntimes();
+if (wanted.some((w) => ['node-npm', 'bun', 'deno', 'workerd', 'fetch-node-npm', 'fetch-bun', 'fetch-deno', 'fetch-workerd', 'rpc-workerd', 'rpc-workerd-compat'].includes(w))) ensureRuntimes();
 
 const summary = [];
 for (const name of wanted) {
   const { code, out } = await run(name);
   console.log(`== ${RUNTIMES[name].label}\n${out}`);
   // Chromium's user agent shows only the major version; the browser's product string is exact.
-  const version = out.match(/^Chromium: (.+)$/m)?.[1] ?? out.match(/^(?:fetch )?smoke on (.+)$/m)?.[1] ?? '?';
+  const version = out.match(/^Chromium: (.+)$/m)?.[1] ?? out.match(/^(?:fetch |viem and ethers )?smoke on (.+)$/m)?.[1] ?? '?';
   summary.push({ label: RUNTIMES[name].label, ok: code === 0, version });
 }
-console.log('== core and fetch adapter smoke, by runtime');
-for (const s of summary) console.log(`  ${s.ok ? 'pass' : 'FAIL'}  ${s.label.padEnd(34)} ${s.version}`);
+console.log('== core and adapters smoke, by runtime');
+for (const s of summary) console.log(`  ${s.ok ? 'pass' : 'FAIL'}  ${s.label.padEnd(38)} ${s.version}`);
 const failed = summary.filter((s) => !s.ok).length;
 console.log(`runtimes: ${summary.length - failed} of ${summary.length} passed`);
 process.exitCode = failed === 0 ? 0 : 1;

@@ -13,7 +13,16 @@
  * workerd differs where it matters to a pool: its clocks stand still while code runs and
  * move only between events (timers and I/O), and timers exist only within a request.
  *
- * `node workerd.mjs [--fetch] [--timeout-ms N]`; workerd is this folder's npm `workerd`.
+ * `--rpc`: the viem transport's and the ethers provider's smoke: the same two loopback
+ * endpoints speaking JSON-RPC, `client.getBlockNumber()` through `poolTransport` over viem's
+ * `http` and `provider.send('eth_blockNumber')` through `PooledJsonRpcProvider`, each with
+ * a hanging first endpoint; the bundle is built for browsers with wrangler's conditions
+ * (`workerd`, `worker`, `browser`), with viem and ethers from the project's own install.
+ *
+ * `--nodejs-compat`: the worker runs with Cloudflare's `nodejs_compat` flag (a `process`
+ * with Node's `getBuiltinModule`, which the viem adapter's loader of viem reads).
+ *
+ * `node workerd.mjs [--fetch | --rpc] [--nodejs-compat] [--timeout-ms N]`; workerd is this folder's npm `workerd`.
  */
 import { spawn, spawnSync } from 'node:child_process';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
@@ -27,7 +36,9 @@ import { build } from 'esbuild';
 const here = fileURLToPath(new URL('.', import.meta.url));
 const timeoutArg = process.argv.indexOf('--timeout-ms');
 const timeoutMs = timeoutArg > 0 ? Number(process.argv[timeoutArg + 1]) : 60_000;
-const fetchSmoke = process.argv.includes('--fetch');
+const rpcSmoke = process.argv.includes('--rpc');
+const nodeCompat = process.argv.includes('--nodejs-compat');
+const fetchSmoke = rpcSmoke || process.argv.includes('--fetch');
 
 const freePort = () =>
   new Promise((resolve, reject) => {
@@ -70,6 +81,52 @@ export default { async fetch(_request, env) {
   return Response.json(checks);
 } };`;
 
+/**
+ * The viem transport's and the ethers provider's smoke. Each adapter makes three requests with
+ * a hanging first endpoint (each attempt there times out and closes its request: six sockets
+ * closed on the server) and then a request to the hanging endpoint alone, which must fail
+ * within its deadline.
+ */
+const rpcWorker = `import { createPublicClient, http } from 'viem';
+import { poolTransport } from '../../dist/viem/index.js';
+import { PooledJsonRpcProvider } from '../../dist/ethers/index.js';
+export default { async fetch(_request, env) {
+  const checks = [];
+  const check = (name, ok, detail = '') => checks.push({ name, ok, detail });
+  const endpoints = [{ name: 'hang', url: env.BASE + '/hang' }, { name: 'fine', url: env.BASE + '/fine' }];
+  const transport = poolTransport({ endpoints, http, attemptTimeoutMs: 300, deadlineMs: 5000 });
+  const client = createPublicClient({ transport, cacheTime: 0 });
+  try {
+    for (let i = 0; i < 3; i++) {
+      const n = await client.getBlockNumber({ cacheTime: 0 });
+      check('viem request ' + (i + 1) + ': a hanging first endpoint, answered by the second', n === 16n, String(n));
+    }
+  } catch (err) {
+    check('viem requests with a hanging first endpoint', false, String(err?.shortMessage ?? err));
+  }
+  const provider = new PooledJsonRpcProvider({ endpoints, network: 1, attemptTimeoutMs: 300, deadlineMs: 5000 });
+  try {
+    for (let i = 0; i < 3; i++) {
+      const n = await provider.send('eth_blockNumber', []);
+      check('ethers request ' + (i + 1) + ': a hanging first endpoint, answered by the second', n === '0x10', String(n));
+    }
+  } catch (err) {
+    check('ethers requests with a hanging first endpoint', false, String(err?.shortMessage ?? err) + ' / cause: ' + String(err?.cause?.stack ?? err?.cause) + ' / attempts: ' + JSON.stringify(err?.attempts?.map?.((a) => String(a.error?.stack ?? a.error))));
+  }
+  const alone = poolTransport({ endpoints: [endpoints[0]], http, attemptTimeoutMs: 300, deadlineMs: 1500, maxAttempts: 1 });
+  const t0 = Date.now();
+  try {
+    await createPublicClient({ transport: alone }).getBlockNumber({ cacheTime: 0 });
+    check('a viem request to a hanging endpoint alone fails', false, 'it resolved');
+  } catch (err) {
+    check('a viem request to a hanging endpoint alone fails within its deadline', Date.now() - t0 < 1500, (err?.code ?? err?.name) + ' after ' + (Date.now() - t0) + ' ms');
+  }
+  await transport.pool.close();
+  await alone.pool.close();
+  await provider.close();
+  return Response.json(checks);
+} };`;
+
 const dir = mkdtempSync(join(tmpdir(), 'endpoint-pool-workerd-'));
 const workerd = join(here, 'node_modules', '.bin', 'workerd');
 const version = (spawnSync(workerd, ['--version'], { encoding: 'utf8' }).stdout ?? '').trim() || 'workerd';
@@ -83,16 +140,29 @@ try {
   if (fetchSmoke) {
     server = http.createServer((req, res) => {
       if (req.url.startsWith('/hang')) return void req.socket.once('close', () => hangClosed++);
-      res.end('ok');
+      if (!rpcSmoke) return void res.end('ok');
+      let body = '';
+      req.on('data', (d) => (body += d));
+      req.on('end', () => {
+        const answer = (m) => ({ jsonrpc: '2.0', id: m.id, result: m.method === 'eth_blockNumber' ? '0x10' : m.method === 'net_version' ? '1' : '0x1' });
+        const msg = JSON.parse(body);
+        res.setHeader('content-type', 'application/json');
+        res.end(JSON.stringify(Array.isArray(msg) ? msg.map(answer) : answer(msg)));
+      });
     });
     await new Promise((resolve) => server.listen(0, '127.0.0.1', resolve));
     base = `http://127.0.0.1:${server.address().port}`;
   }
   await build({
-    stdin: { contents: fetchSmoke ? fetchWorker : coreWorker(version), resolveDir: here, sourcefile: 'worker.mjs' },
+    stdin: { contents: rpcSmoke ? rpcWorker : fetchSmoke ? fetchWorker : coreWorker(version), resolveDir: here, sourcefile: 'worker.mjs' },
+    // As wrangler bundles a worker: its conditions and main fields.
+    conditions: ['workerd', 'worker', 'browser'],
+    mainFields: ['browser', 'module', 'main'],
     bundle: true,
     format: 'esm',
-    platform: 'neutral',
+    // The rpc smoke bundles ethers, whose files for browsers (no `node:` modules) esbuild
+    // picks on its browser platform only.
+    platform: rpcSmoke ? 'browser' : 'neutral',
     outfile: join(dir, 'worker.js'),
     logLevel: 'error',
   });
@@ -106,7 +176,7 @@ const config :Workerd.Config = (
 );
 const smoke :Workerd.Worker = (
   modules = [ (name = "worker", esModule = embed "worker.js") ],
-  compatibilityDate = "2026-11-01",
+  compatibilityDate = "2026-11-01",${nodeCompat ? ' compatibilityFlags = ["nodejs_compat"],' : ''}
   bindings = [ (name = "BASE", text = "${base}") ],
   globalOutbound = "loopback",
 );
@@ -131,13 +201,14 @@ const smoke :Workerd.Worker = (
   } else {
     const checks = await res.json();
     const closed = async () => {
-      for (const end = Date.now() + 3000; hangClosed < 4 && Date.now() < end; ) await new Promise((r) => setTimeout(r, 20));
+      for (const end = Date.now() + 3000; hangClosed < expected && Date.now() < end; ) await new Promise((r) => setTimeout(r, 20));
       return hangClosed;
     };
+    const expected = rpcSmoke ? 7 : 4;
     const n = await closed();
-    checks.push({ name: "each timed-out attempt's socket closes on the server", ok: n >= 4, detail: `${n} of 4 closed` });
+    checks.push({ name: "each timed-out attempt's socket closes on the server", ok: n >= expected, detail: `${n} of ${expected} closed` });
     const ok = checks.every((c) => c.ok);
-    console.log(`fetch smoke on ${version}`);
+    console.log(`${rpcSmoke ? 'viem and ethers' : 'fetch'} smoke on ${version}${nodeCompat ? ' (nodejs_compat)' : ''}`);
     for (const c of checks) console.log(`  ${c.ok ? 'ok  ' : 'FAIL'} ${c.name}${c.detail ? ` (${c.detail})` : ''}`);
     console.log(ok ? 'PASS' : 'FAIL');
     verdict = ok ? 0 : 1;

@@ -74,7 +74,10 @@ export interface PostOptions {
 /** Posts one JSON-RPC request and returns its `result`. */
 export async function postJsonRpc(conn: RpcConnection, body: string, o: PostOptions): Promise<unknown> {
   const init = { method: 'POST', headers: { 'content-type': 'application/json', ...conn.headers }, body, ...(o.signal === undefined ? {} : { signal: o.signal }) };
-  const res = await o.fetch(conn.url, init);
+  // Called as a plain function: a runtime's own `fetch` (workerd's, a browser's) refuses a
+  // call whose `this` is another object ("Illegal invocation").
+  const fetchFn = o.fetch;
+  const res = await fetchFn(conn.url, init);
   const text = await res.text();
   let json: unknown;
   try {
