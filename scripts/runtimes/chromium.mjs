@@ -4,7 +4,12 @@
  * in Chromium driven over the DevTools protocol on a pipe (no port, no dependency), waits
  * for the page to write its verdict into the DOM, prints it, and exits 1 on failure.
  *
- * `node chromium.mjs [--timeout-ms N]`; the browser is `$CHROMIUM` or /usr/bin/chromium
+ * `--adapters`: the adapters' smoke instead (smoke-adapters.mjs, bundled for browsers by
+ * esbuild with viem and ethers from the project's install) on page/adapters.html, against a
+ * hanging and an answering endpoint of the same origin; the server counts the sockets the
+ * timed-out attempts closed.
+ *
+ * `node chromium.mjs [--adapters] [--timeout-ms N]`; the browser is `$CHROMIUM` or /usr/bin/chromium
  * (Debian's `chromium` package). Chromium runs in its own process group, with its own
  * temporary profile, and is stopped (Browser.close, then the group's SIGKILL) at the end.
  */
@@ -12,11 +17,15 @@ import { spawn } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { build } from 'esbuild';
 import { serve } from './serve.mjs';
+import { answerFine, HANG_ATTEMPTS } from './smoke-adapters.mjs';
 
 const executable = process.env.CHROMIUM ?? '/usr/bin/chromium';
 const timeoutArg = process.argv.indexOf('--timeout-ms');
 const timeoutMs = timeoutArg > 0 ? Number(process.argv[timeoutArg + 1]) : 60_000;
+const adapters = process.argv.includes('--adapters');
 
 /** A DevTools protocol client over Chromium's --remote-debugging-pipe (fd 3 in, fd 4 out, NUL-framed JSON). */
 function pipeClient(child) {
@@ -63,7 +72,28 @@ function withTimeout(promise, ms, what) {
 }
 
 const profile = mkdtempSync(join(tmpdir(), 'endpoint-pool-chromium-'));
-const server = await serve();
+/** The adapters' smoke: its bundle, and its endpoints `/ep/hang` (never answers) and `/ep/fine`. */
+let bundle;
+let hangClosed = 0;
+if (adapters) {
+  const out = await build({
+    stdin: { contents: `import { runAdapterSmoke } from './smoke-adapters.mjs'; globalThis.adapterChecks = runAdapterSmoke(location.origin + '/ep');`, resolveDir: fileURLToPath(new URL('.', import.meta.url)), sourcefile: 'adapters-page.mjs' },
+    bundle: true,
+    format: 'esm',
+    platform: 'browser',
+    write: false,
+    logLevel: 'error',
+  });
+  bundle = out.outputFiles[0].contents;
+}
+const server = await serve((req, res) => {
+  if (!adapters) return false;
+  if (req.url === '/bundle/adapters.js') res.writeHead(200, { 'content-type': 'text/javascript; charset=utf-8' }).end(bundle);
+  else if (req.url.startsWith('/ep/hang')) req.socket.once('close', () => hangClosed++);
+  else if (req.url.startsWith('/ep/fine')) answerFine(req, res);
+  else return false;
+  return true;
+});
 const child = spawn(
   executable,
   [
@@ -112,7 +142,7 @@ try {
   await cdp.send('Runtime.enable', {}, sessionId);
   await cdp.send('Log.enable', {}, sessionId);
   await cdp.send('Page.enable', {}, sessionId);
-  const url = `${server.origin}/scripts/runtimes/page/index.html`;
+  const url = `${server.origin}/scripts/runtimes/page/${adapters ? 'adapters' : 'index'}.html`;
   await cdp.send('Page.navigate', { url }, sessionId);
   // Waits, in the page, for the verdict in the DOM; retried if the evaluation lands in the
   // document being replaced by the navigation.
@@ -140,6 +170,12 @@ try {
   console.log(`Chromium: ${product}`);
   console.log(verdict.text);
   ok = verdict.ok;
+  if (adapters) {
+    for (const end = Date.now() + 3000; hangClosed < HANG_ATTEMPTS && Date.now() < end; ) await new Promise((r) => setTimeout(r, 20));
+    const closedOk = hangClosed >= HANG_ATTEMPTS;
+    console.log(`  ${closedOk ? 'ok  ' : 'FAIL'} each timed-out attempt's socket closes on the server (${hangClosed} of ${HANG_ATTEMPTS} closed)`);
+    ok &&= closedOk;
+  }
   await withTimeout(cdp.send('Browser.close'), 5_000, 'Browser.close').catch(() => {});
 } catch (err) {
   console.error(`FAIL: Chromium smoke: ${err.message}`);

@@ -3,8 +3,10 @@
  * Runs the core's smoke on every runtime the README names: the Node running this script
  * (the system's, 20 here), the newest Node, Bun and Deno from npm (this folder's own
  * package.json, installed here on demand, never in the library's root install), workerd
- * (Cloudflare Workers' runtime, from npm too), and headless Chromium (page and module Worker); and the fetch adapter's smoke (smoke-fetch.mjs)
- * on the Nodes, Bun and Deno. Expects a built dist/ (`npm run build`).
+ * (Cloudflare Workers' runtime, from npm too), and headless Chromium (page and module Worker); the fetch adapter's smoke (smoke-fetch.mjs)
+ * on the Nodes, Bun and Deno; and the adapters' smoke (smoke-adapters.mjs: viem, ethers and
+ * fetch, bundled for browsers) in workerd, with and without Node's APIs, and on a Chromium
+ * page. Expects a built dist/ (`npm run build`).
  *
  * `node scripts/runtimes/run-all.mjs [node,node-npm,bun,deno,chromium,fetch-node,...]`; exits 1 if any
  * runtime fails, hangs (the smoke must exit on its own: no timer may keep it alive) or is
@@ -52,6 +54,7 @@ const RUNTIMES = {
   // No permission flag: the core needs none (no file, network or env access).
   deno: { label: 'Deno (npm `deno`)', cmd: () => [bin('deno'), ['run', '--no-prompt', '--no-config', '--no-lock', 'smoke.mjs']] },
   chromium: { label: 'Chromium (Debian, page + Worker)', cmd: () => [process.execPath, ['chromium.mjs']] },
+  'adapters-chromium': { label: 'viem, ethers, fetch: Chromium (page)', cmd: () => [process.execPath, ['chromium.mjs', '--adapters']] },
   // Cloudflare Workers' runtime: clocks that stand still while code runs, timers only within a request.
   workerd: { label: 'workerd (npm `workerd`)', cmd: () => [process.execPath, ['workerd.mjs']] },
   // The fetch adapter closes a timed-out request differently on Node (an undici dispatcher)
@@ -59,10 +62,10 @@ const RUNTIMES = {
   'fetch-node': { label: 'fetch adapter, Node (system)', cmd: () => [process.execPath, ['smoke-fetch.mjs']] },
   'fetch-node-npm': { label: 'fetch adapter, Node (npm `node`)', cmd: () => [bin('node'), ['smoke-fetch.mjs']] },
   'fetch-bun': { label: 'fetch adapter, Bun (npm `bun`)', cmd: () => [bin('bun'), ['smoke-fetch.mjs']] },
-  'fetch-workerd': { label: 'fetch adapter, workerd (npm)', cmd: () => [process.execPath, ['workerd.mjs', '--fetch']] },
-  // The viem transport and the ethers provider, bundled for browsers as wrangler bundles a worker.
-  'rpc-workerd': { label: 'viem + ethers, workerd (npm)', cmd: () => [process.execPath, ['workerd.mjs', '--rpc']] },
-  'rpc-workerd-compat': { label: 'viem + ethers, workerd nodejs_compat', cmd: () => [process.execPath, ['workerd.mjs', '--rpc', '--nodejs-compat']] },
+  // The viem transport, the ethers provider and the fetch adapter, bundled for browsers as
+  // wrangler bundles a worker (smoke-adapters.mjs), with and without Node's APIs.
+  'adapters-workerd': { label: 'viem, ethers, fetch: workerd (npm)', cmd: () => [process.execPath, ['workerd.mjs', '--adapters']] },
+  'adapters-workerd-bare': { label: 'viem, ethers, fetch: workerd, no Node APIs', cmd: () => [process.execPath, ['workerd.mjs', '--adapters', '--no-nodejs-compat']] },
   'fetch-deno': {
     label: 'fetch adapter, Deno (npm `deno`)',
     cmd: () => [bin('deno'), ['run', '--no-prompt', '--no-config', '--no-lock', '--allow-net=127.0.0.1', 'smoke-fetch.mjs']],
@@ -97,18 +100,18 @@ for (const w of wanted) {
     process.exit(2);
   }
 }
-if (wanted.some((w) => ['node-npm', 'bun', 'deno', 'workerd', 'fetch-node-npm', 'fetch-bun', 'fetch-deno', 'fetch-workerd', 'rpc-workerd', 'rpc-workerd-compat'].includes(w))) ensureRuntimes();
+if (wanted.some((w) => ['node-npm', 'bun', 'deno', 'workerd', 'fetch-node-npm', 'fetch-bun', 'fetch-deno', 'adapters-workerd', 'adapters-workerd-bare'].includes(w))) ensureRuntimes();
 
 const summary = [];
 for (const name of wanted) {
   const { code, out } = await run(name);
   console.log(`== ${RUNTIMES[name].label}\n${out}`);
   // Chromium's user agent shows only the major version; the browser's product string is exact.
-  const version = out.match(/^Chromium: (.+)$/m)?.[1] ?? out.match(/^(?:fetch |viem and ethers )?smoke on (.+)$/m)?.[1] ?? '?';
+  const version = out.match(/^Chromium: (.+)$/m)?.[1] ?? out.match(/^(?:fetch |adapters )?smoke on (.+)$/m)?.[1] ?? '?';
   summary.push({ label: RUNTIMES[name].label, ok: code === 0, version });
 }
 console.log('== core and adapters smoke, by runtime');
-for (const s of summary) console.log(`  ${s.ok ? 'pass' : 'FAIL'}  ${s.label.padEnd(38)} ${s.version}`);
+for (const s of summary) console.log(`  ${s.ok ? 'pass' : 'FAIL'}  ${s.label.padEnd(42)} ${s.version}`);
 const failed = summary.filter((s) => !s.ok).length;
 console.log(`runtimes: ${summary.length - failed} of ${summary.length} passed`);
 process.exitCode = failed === 0 ? 0 : 1;

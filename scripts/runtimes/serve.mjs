@@ -1,7 +1,7 @@
 /**
  * A tiny static server on 127.0.0.1 for the Chromium smoke: it serves the built package
  * (`/dist/`) and the smoke's own files (`/scripts/runtimes/`, without its node_modules)
- * from the repository root, and nothing else. Modules need a real origin (not file://)
+ * from the repository root, and nothing else but what the caller's `handle` answers. Modules need a real origin (not file://)
  * for `import` and module Workers.
  */
 import { createServer } from 'node:http';
@@ -18,9 +18,13 @@ const TYPES = {
   '.map': 'application/json; charset=utf-8',
 };
 
-/** Starts the server on a free port; resolves to its origin and a `close()`. */
-export async function serve() {
+/**
+ * Starts the server on a free port; resolves to its origin and a `close()`. `handle(req, res)`,
+ * when given, is asked first and answers the requests it returns `true` for.
+ */
+export async function serve(handle) {
   const server = createServer(async (req, res) => {
+    if (handle?.(req, res) === true) return;
     const path = normalize(decodeURIComponent(new URL(req.url ?? '/', 'http://x').pathname));
     const allowed = req.method === 'GET' && ALLOWED.some((p) => path === p || (p.endsWith('/') && path.startsWith(p))) && !path.includes(`${sep}node_modules`);
     const type = TYPES[extname(path)];
