@@ -3,12 +3,12 @@
  * Runs the core's smoke on every runtime the README names: the Node running this script
  * (the system's, 20 here), the newest Node, Bun and Deno from npm (this folder's own
  * package.json, installed here on demand, never in the library's root install), workerd
- * (Cloudflare Workers' runtime, from npm too), and headless Chromium (page and module Worker); the fetch adapter's smoke (smoke-fetch.mjs)
- * on the Nodes, Bun and Deno; and the adapters' smoke (smoke-adapters.mjs: viem, ethers and
- * fetch, bundled for browsers) in workerd, with and without Node's APIs, and on a Chromium
- * page. Expects a built dist/ (`npm run build`).
+ * (Cloudflare Workers' runtime, from npm too), and headless Chromium (page and module Worker);
+ * and the adapters' smoke (smoke-adapters.mjs: viem, ethers and fetch) on the Nodes, Bun and
+ * Deno (smoke-fetch.mjs), and bundled for browsers in workerd, with and without Node's APIs,
+ * and on a Chromium page. Expects a built dist/ (`npm run build`).
  *
- * `node scripts/runtimes/run-all.mjs [node,node-npm,bun,deno,chromium,fetch-node,...]`; exits 1 if any
+ * `node scripts/runtimes/run-all.mjs [node,node-npm,bun,deno,chromium,adapters-node,...]`; exits 1 if any
  * runtime fails, hangs (the smoke must exit on its own: no timer may keep it alive) or is
  * missing.
  */
@@ -19,6 +19,7 @@ import { fileURLToPath } from 'node:url';
 const here = fileURLToPath(new URL('.', import.meta.url));
 const bin = (name) => `${here}node_modules/.bin/${name}`;
 const HANG_MS = 90_000;
+const OLDEST_NODE = 'node@20.0.0';
 
 if (!existsSync(fileURLToPath(new URL('../../dist/index.js', import.meta.url)))) {
   console.error('FAIL: dist/ is missing: run `npm run build` first (or `npm run smoke:runtimes`)');
@@ -50,6 +51,8 @@ function ensureRuntimes() {
 const RUNTIMES = {
   node: { label: 'Node (system)', cmd: () => [process.execPath, ['smoke.mjs']] },
   'node-npm': { label: 'Node (npm `node`)', cmd: () => [bin('node'), ['smoke.mjs']] },
+  // The oldest Node that package.json's `engines` admits (>= 20), fetched by npx.
+  'node-oldest': { label: 'Node 20.0.0 (npx node@20.0.0)', cmd: () => ['npx', ['-y', OLDEST_NODE, 'smoke.mjs']] },
   bun: { label: 'Bun (npm `bun`)', cmd: () => [bin('bun'), ['smoke.mjs']] },
   // No permission flag: the core needs none (no file, network or env access).
   deno: { label: 'Deno (npm `deno`)', cmd: () => [bin('deno'), ['run', '--no-prompt', '--no-config', '--no-lock', 'smoke.mjs']] },
@@ -57,19 +60,22 @@ const RUNTIMES = {
   'adapters-chromium': { label: 'viem, ethers, fetch: Chromium (page)', cmd: () => [process.execPath, ['chromium.mjs', '--adapters']] },
   // Cloudflare Workers' runtime: clocks that stand still while code runs, timers only within a request.
   workerd: { label: 'workerd (npm `workerd`)', cmd: () => [process.execPath, ['workerd.mjs']] },
-  // The fetch adapter closes a timed-out request differently on Node (an undici dispatcher)
-  // and elsewhere (the signal): smoke-fetch.mjs checks both against a loopback server.
-  'fetch-node': { label: 'fetch adapter, Node (system)', cmd: () => [process.execPath, ['smoke-fetch.mjs']] },
-  'fetch-node-npm': { label: 'fetch adapter, Node (npm `node`)', cmd: () => [bin('node'), ['smoke-fetch.mjs']] },
-  'fetch-bun': { label: 'fetch adapter, Bun (npm `bun`)', cmd: () => [bin('bun'), ['smoke-fetch.mjs']] },
+  // The adapters (smoke-adapters.mjs: viem, ethers, fetch) on the server-side runtimes: the
+  // fetch adapter closes a timed-out request differently on Node (an undici dispatcher) and
+  // elsewhere (the signal), and each adapter calls the runtime's own `fetch`.
+  'adapters-node': { label: 'viem, ethers, fetch: Node (system)', cmd: () => [process.execPath, ['smoke-fetch.mjs']] },
+  'adapters-node-npm': { label: 'viem, ethers, fetch: Node (npm)', cmd: () => [bin('node'), ['smoke-fetch.mjs']] },
+  'adapters-node-oldest': { label: 'viem, ethers, fetch: Node 20.0.0', cmd: () => ['npx', ['-y', OLDEST_NODE, 'smoke-fetch.mjs']] },
+  'adapters-bun': { label: 'viem, ethers, fetch: Bun (npm)', cmd: () => [bin('bun'), ['smoke-fetch.mjs']] },
+  // viem and ethers from the project's node_modules (read access); ethers' `ws` reads the environment.
+  'adapters-deno': {
+    label: 'viem, ethers, fetch: Deno (npm)',
+    cmd: () => [bin('deno'), ['run', '--no-prompt', '--no-lock', '--node-modules-dir=manual', '--allow-net=127.0.0.1', '--allow-read', '--allow-env', 'smoke-fetch.mjs']],
+  },
   // The viem transport, the ethers provider and the fetch adapter, bundled for browsers as
   // wrangler bundles a worker (smoke-adapters.mjs), with and without Node's APIs.
   'adapters-workerd': { label: 'viem, ethers, fetch: workerd (npm)', cmd: () => [process.execPath, ['workerd.mjs', '--adapters']] },
   'adapters-workerd-bare': { label: 'viem, ethers, fetch: workerd, no Node APIs', cmd: () => [process.execPath, ['workerd.mjs', '--adapters', '--no-nodejs-compat']] },
-  'fetch-deno': {
-    label: 'fetch adapter, Deno (npm `deno`)',
-    cmd: () => [bin('deno'), ['run', '--no-prompt', '--no-config', '--no-lock', '--allow-net=127.0.0.1', 'smoke-fetch.mjs']],
-  },
 };
 
 function run(name) {
@@ -100,14 +106,14 @@ for (const w of wanted) {
     process.exit(2);
   }
 }
-if (wanted.some((w) => ['node-npm', 'bun', 'deno', 'workerd', 'fetch-node-npm', 'fetch-bun', 'fetch-deno', 'adapters-workerd', 'adapters-workerd-bare'].includes(w))) ensureRuntimes();
+if (wanted.some((w) => ['node-npm', 'bun', 'deno', 'workerd', 'adapters-node-npm', 'adapters-bun', 'adapters-deno', 'adapters-workerd', 'adapters-workerd-bare'].includes(w))) ensureRuntimes();
 
 const summary = [];
 for (const name of wanted) {
   const { code, out } = await run(name);
   console.log(`== ${RUNTIMES[name].label}\n${out}`);
   // Chromium's user agent shows only the major version; the browser's product string is exact.
-  const version = out.match(/^Chromium: (.+)$/m)?.[1] ?? out.match(/^(?:fetch |adapters )?smoke on (.+)$/m)?.[1] ?? '?';
+  const version = out.match(/^Chromium: (.+)$/m)?.[1] ?? out.match(/^(?:adapters )?smoke on (.+)$/m)?.[1] ?? '?';
   summary.push({ label: RUNTIMES[name].label, ok: code === 0, version });
 }
 console.log('== core and adapters smoke, by runtime');
