@@ -42,10 +42,10 @@ describe("a platform's fetch, which refuses another receiver", () => {
     }
   });
 
-  test('ethers: the global fetch, taken at construction, is called as a plain function', async () => {
+  test('ethers: the global fetch is looked up per request (a stub installed after construction is used) and called with an accepted receiver', async () => {
+    const p = new PooledJsonRpcProvider({ endpoints: [{ name: 'a', url: 'http://a.test' }], network: 1, maxAttempts: 1 });
     const f = platformFetch(rpcAnswer);
     vi.stubGlobal('fetch', f.fetch);
-    const p = new PooledJsonRpcProvider({ endpoints: [{ name: 'a', url: 'http://a.test' }], network: 1, maxAttempts: 1 });
     try {
       await expect(p.send('eth_blockNumber', [])).resolves.toBe('0x10');
       expect(f.calls.length).toBeGreaterThan(0);

@@ -60,7 +60,7 @@ export interface PooledProviderOptions extends Omit<PoolOptions<RpcConnection>, 
   readonly network?: Networkish;
   /** Overrides the default classification (`classifyEthersError`) where it returns a class. @default none */
   readonly classify?: EthersClassifier;
-  /** The `fetch` to use. @default globalThis.fetch */
+  /** The `fetch` to use. @default the global `fetch`, looked up for each request */
   readonly fetch?: FetchFn;
   /** Longest `Retry-After` honoured. @default 60000 */
   readonly maxRetryAfterMs?: number;
@@ -103,7 +103,9 @@ export class PooledJsonRpcProvider extends JsonRpcApiProvider {
     super(network, { polling: true, ...provider, batchMaxCount: 1, ...(network === undefined ? {} : { staticNetwork: true }) });
     const f = fetchFn ?? (globalThis.fetch as unknown as FetchFn | undefined);
     if (typeof f !== 'function') throw invalidOption('fetch', 'a fetch function (none is global here)', f);
-    this.#fetch = f;
+    // The global one is looked up per request, as the fetch adapter does: a mock or a wrapper
+    // installed after the provider was made (MSW, a test's stub) is the one used.
+    this.#fetch = fetchFn ?? ((url, init) => (globalThis.fetch as unknown as FetchFn)(url, init));
     if (maxRetryAfterMs !== Infinity) finite('maxRetryAfterMs', maxRetryAfterMs, 0);
     checkFunction('classify', override, true);
     this.#maxRetryAfterMs = maxRetryAfterMs;
