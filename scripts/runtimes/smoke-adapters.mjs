@@ -6,15 +6,17 @@
  *
  * Each adapter makes three requests with the hanging endpoint first (each of its attempts
  * times out at 300 ms and must close its request), then one with the hanging endpoint alone
- * (which must fail within its deadline): `HANG_ATTEMPTS` sockets closed on the server in all.
+ * (which must fail within its deadline); the fetch adapter then sends a POST with an
+ * idempotency key (replayed on the second endpoint) and one without (not replayed):
+ * `HANG_ATTEMPTS` sockets closed on the server in all.
  */
 import { createPublicClient, http } from 'viem';
 import { poolTransport } from '../../dist/viem/index.js';
 import { PooledJsonRpcProvider } from '../../dist/ethers/index.js';
 import { createPooledFetch } from '../../dist/fetch/index.js';
 
-/** The requests the smoke sends to `/hang`: 3 + 1 per adapter. */
-export const HANG_ATTEMPTS = 12;
+/** The requests the smoke sends to `/hang`: 3 + 1 per adapter, and two POSTs. */
+export const HANG_ATTEMPTS = 14;
 
 const describe = (err) => `${err?.code ?? err?.name ?? 'error'}: ${err?.shortMessage ?? err?.message ?? err}${err?.cause ? ` (cause: ${err.cause?.message ?? err.cause})` : ''}`;
 
@@ -77,7 +79,26 @@ export async function runAdapterSmoke(base) {
     () => lonePooled('/x'),
   );
 
-  await Promise.all([transport.pool.close(), lone.pool.close(), provider.close(), loneProvider.close(), pooled.pool.close(), lonePooled.pool.close()]);
+  // A POST: with an idempotency key it is sent again, body and all, after the first endpoint
+  // timed out; without one it is not (the first may have processed it).
+  const body = JSON.stringify({ jsonrpc: '2.0', id: 7, method: 'eth_blockNumber', params: [] });
+  const post = { method: 'POST', body, headers: { 'content-type': 'application/json' } };
+  const keyed = createPooledFetch({ endpoints: endpoints.map((e) => e.url), idempotencyKey: true, ...options });
+  try {
+    const answer = await (await keyed('/', post)).json();
+    check('fetch: a POST with an idempotency key, replayed on the second endpoint with its body', answer?.id === 7 && answer?.result === '0x10', JSON.stringify(answer));
+  } catch (err) {
+    check('fetch: a POST with an idempotency key, replayed on the second endpoint with its body', false, describe(err));
+  }
+  const plain = createPooledFetch({ endpoints: endpoints.map((e) => e.url), ...options });
+  try {
+    await plain('/', post);
+    check('fetch: a plain POST is not replayed after a timeout', false, 'it resolved');
+  } catch (err) {
+    check('fetch: a plain POST is not replayed after a timeout (PERMANENT)', err?.code === 'PERMANENT', describe(err));
+  }
+
+  await Promise.all([transport.pool.close(), lone.pool.close(), provider.close(), loneProvider.close(), pooled.pool.close(), lonePooled.pool.close(), keyed.pool.close(), plain.pool.close()]);
   return checks;
 }
 
