@@ -31,27 +31,27 @@ afterEach(() => {
 });
 
 describe("a platform's fetch, which refuses another receiver", () => {
-  test('ethers: a fetch handed in is called as a plain function', async () => {
-    const f = platformFetch(rpcAnswer);
-    const p = new PooledJsonRpcProvider({ endpoints: [{ name: 'a', url: 'http://a.test' }], network: 1, fetch: f.fetch, maxAttempts: 1 });
+  /** One `eth_blockNumber` through a provider made with `fetch` (undefined: the global one), after `before` ran. */
+  async function blockNumber(fetch: typeof globalThis.fetch | undefined, before: () => void = () => undefined): Promise<void> {
+    const p = new PooledJsonRpcProvider({ endpoints: [{ name: 'a', url: 'http://a.test' }], network: 1, maxAttempts: 1, ...(fetch === undefined ? {} : { fetch }) });
+    before();
     try {
       await expect(p.send('eth_blockNumber', [])).resolves.toBe('0x10');
-      expect(f.calls.length).toBeGreaterThan(0);
     } finally {
       await p.close();
     }
+  }
+
+  test('ethers: a fetch handed in is called as a plain function', async () => {
+    const f = platformFetch(rpcAnswer);
+    await blockNumber(f.fetch);
+    expect(f.calls.length).toBeGreaterThan(0);
   });
 
   test('ethers: the global fetch is looked up per request (a stub installed after construction is used) and called with an accepted receiver', async () => {
-    const p = new PooledJsonRpcProvider({ endpoints: [{ name: 'a', url: 'http://a.test' }], network: 1, maxAttempts: 1 });
     const f = platformFetch(rpcAnswer);
-    vi.stubGlobal('fetch', f.fetch);
-    try {
-      await expect(p.send('eth_blockNumber', [])).resolves.toBe('0x10');
-      expect(f.calls.length).toBeGreaterThan(0);
-    } finally {
-      await p.close();
-    }
+    await blockNumber(undefined, () => vi.stubGlobal('fetch', f.fetch));
+    expect(f.calls.length).toBeGreaterThan(0);
   });
 
   test('pooled fetch: a fetch handed in, and the global one, are called with an accepted receiver', async () => {
