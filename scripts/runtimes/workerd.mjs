@@ -12,6 +12,12 @@
  * closed. The bundle is built for browsers with wrangler's conditions (`workerd`, `worker`,
  * `browser`), with viem and ethers from the project's own install.
  *
+ * The adapters' smoke also keeps pools at module scope, as a Worker keeps one across requests,
+ * and sends six concurrent requests through each (a pooled fetch with a hanging first
+ * endpoint, a rate-limited pool, a pool of one permit): workerd drops a timer or a promise's
+ * settling that outlives its request, so a call must never wait on another call's timer or
+ * go on inside another call (src/base/request-bound.ts).
+ *
  * `--no-nodejs-compat`: the worker runs without Node's APIs (the compatibility date
  * 2026-08-03, the day before `nodejs_compat` became the default): no `process`, whose
  * `getBuiltinModule` the viem adapter's loader of viem reads.
@@ -48,12 +54,53 @@ const freePort = () =>
 const coreWorker = (version) => `import { runSmoke, formatSmoke } from './smoke-core.mjs';
 export default { async fetch() { const r = await runSmoke(); return new Response(formatSmoke(${JSON.stringify(version)}, r), { status: r.ok ? 200 : 500 }); } };`;
 
-/** The worker of the adapters' smoke: the checks' results as JSON. */
+/**
+ * The worker of the adapters' smoke: the checks' results as JSON at `/`; at `/shared/<kind>`
+ * one call through a pool kept at module scope, as a Worker keeps one across requests (its
+ * breakers and limits must outlive a request), which concurrent requests share: a pooled
+ * fetch with a hanging first endpoint, a rate-limited pool, a pool of one permit.
+ */
 const adaptersWorker = `import { runAdapterSmoke } from './smoke-adapters.mjs';
-export default { async fetch(_request, env) {
+import { Pool } from '../../dist/index.js';
+import { createPooledFetch } from '../../dist/fetch/index.js';
+let shared;
+const text = async (url, ctx) => (await fetch(url, { signal: ctx.signal })).text();
+export default { async fetch(request, env) {
+  const path = new URL(request.url).pathname;
+  if (path.startsWith('/shared/')) {
+    shared ??= {
+      fetch: createPooledFetch({ endpoints: [env.BASE + '/hang', env.BASE + '/fine'], attemptTimeoutMs: 300, deadlineMs: 5000 }),
+      limited: new Pool({ endpoints: [{ name: 'a', conn: env.BASE + '/fine', rateLimit: { perSecond: 4, mode: 'paced' } }], classify: () => 'transient', deadlineMs: 8000, maxQueueWaitMs: 6000 }),
+      permits: new Pool({ endpoints: [{ name: 'a', conn: env.BASE + '/slow' }], classify: () => 'transient', deadlineMs: 8000, maxConcurrentCalls: 1 }),
+    };
+    const kind = path.slice('/shared/'.length);
+    try {
+      const out = kind === 'fetch' ? await (await shared.fetch('/x')).text() : await shared[kind].execute(text);
+      return new Response(out);
+    } catch (err) {
+      return new Response((err?.code ?? '') + ' ' + (err?.message ?? err), { status: 500 });
+    }
+  }
   const nodeApis = typeof globalThis.process?.getBuiltinModule === 'function';
   return Response.json({ nodeApis, checks: await runAdapterSmoke(env.BASE) });
 } };`;
+
+/** Six requests 50 ms apart, each one call through the module-scope pool `kind`: all answer 200 within the deadline. */
+async function sharedAcrossRequests(port, kind) {
+  const t0 = Date.now();
+  const ask = async (i) => {
+    await new Promise((r) => setTimeout(r, 50 * i));
+    try {
+      const res = await fetch(`http://127.0.0.1:${port}/shared/${kind}`, { signal: AbortSignal.timeout(12_000) });
+      return `${res.status}${res.status === 200 ? '' : ` ${(await res.text()).slice(0, 120)}`}`;
+    } catch (err) {
+      return `no answer (${err?.name ?? err})`;
+    }
+  };
+  const answers = await Promise.all([0, 1, 2, 3, 4, 5].map(ask));
+  const ok = answers.every((a) => a === '200');
+  return { name: `a module-scope ${kind === 'fetch' ? 'pooled fetch (hanging first endpoint)' : kind === 'limited' ? 'rate-limited pool (4/s)' : 'pool of one permit'} shared by 6 concurrent requests`, ok, detail: ok ? `all answered within ${Date.now() - t0} ms` : answers.join(', ') };
+}
 
 const dir = mkdtempSync(join(tmpdir(), 'endpoint-pool-workerd-'));
 const workerd = join(here, 'node_modules', '.bin', 'workerd');
@@ -68,6 +115,7 @@ try {
   if (adapters) {
     server = http.createServer((req, res) => {
       if (req.url.startsWith('/hang')) return void req.socket.once('close', () => hangClosed++);
+      if (req.url.startsWith('/slow')) return void setTimeout(() => res.end('slow ok'), 400);
       answerFine(req, res);
     });
     await new Promise((resolve) => server.listen(0, '127.0.0.1', resolve));
@@ -126,6 +174,8 @@ const smoke :Workerd.Worker = (
     };
     const n = await closed();
     checks.push({ name: "each timed-out attempt's socket closes on the server", ok: n >= HANG_ATTEMPTS, detail: `${n} of ${HANG_ATTEMPTS} closed` });
+    // Then pools kept across requests (after the count above: their hanging attempts add closes).
+    for (const kind of ['fetch', 'limited', 'permits']) checks.push(await sharedAcrossRequests(port, kind));
     const ok = checks.every((c) => c.ok);
     console.log(`adapters smoke on ${version}${noNodeCompat ? ' (compatibility date 2026-08-03)' : ''}`);
     console.log(`  Node's APIs (process.getBuiltinModule): ${nodeApis ? 'present' : 'absent'}`);

@@ -21,6 +21,7 @@
  * it empties (`ref`/`unref` at each transition: at one caller, twice per call).
  */
 import { exitHolds, type Clock, type TimerHandle } from '../base/clock.js';
+import { requestBound } from '../base/request-bound.js';
 
 /** Something with a deadline in the queue (the attempt itself: no allocation per entry). */
 export interface TimeoutEntry {
@@ -52,14 +53,25 @@ export class TimeoutQueue {
     if (this.#head !== undefined || this.#heap.length > 0) this.#setRef(true);
   };
 
+  /** Where timers belong to a request (base/request-bound.ts): each entry's own timer, armed by its call. */
+  readonly #own: Map<TimeoutEntry, TimerHandle> | undefined;
+
   constructor(clock: Clock) {
     this.#clock = clock;
     this.#holds = exitHolds(clock);
+    this.#own = requestBound() ? new Map() : undefined;
   }
 
   add(entry: TimeoutEntry, dueAt: number): void {
     entry.dueAt = dueAt;
     entry.queued = true;
+    const own = this.#own;
+    if (own !== undefined) {
+      // Its own timer, armed now, in the request of the code that adds it.
+      const clock = this.#clock;
+      own.set(entry, clock.setTimeout(() => entry.queued && (this.remove(entry), entry.expire(clock.now())), Math.max(0, dueAt - clock.now())));
+      return;
+    }
     const tail = this.#tail;
     const top = this.#heap[0];
     // Appended to a list that had entries, it is not the earliest: nothing to arm (the timer is
@@ -88,6 +100,12 @@ export class TimeoutQueue {
   remove(entry: TimeoutEntry): void {
     if (!entry.queued) return;
     entry.queued = false;
+    const own = this.#own;
+    if (own !== undefined) {
+      this.#clock.clearTimeout(own.get(entry)!);
+      own.delete(entry);
+      return;
+    }
     const i = entry.heapIndex;
     if (i >= 0) {
       this.#heapRemove(i);
@@ -105,6 +123,8 @@ export class TimeoutQueue {
 
   /** Stops the timer (the pool is closed and nothing is queued). */
   stop(): void {
+    this.#own?.forEach((timer) => this.#clock.clearTimeout(timer));
+    this.#own?.clear();
     if (this.#timer !== undefined) this.#clock.clearTimeout(this.#timer);
     this.#timer = undefined;
     this.#armedAt = Infinity;

@@ -19,6 +19,7 @@ import type { EndpointState } from '../selection/endpoint.js';
 import type { QueuedWaiter, WaitQueue } from '../limits/waiters.js';
 import type { PermitWaiter } from './permit-queue.js';
 import { CallCore, CallSlots } from './call-core.js';
+import { requestBound } from '../base/request-bound.js';
 
 const INF = Infinity;
 
@@ -42,6 +43,21 @@ export const PARK = 96;
 export const AUTH = 128;
 export const ADMISSION = 160;
 export const QUEUE = 192;
+
+/**
+ * Where timers and promises belong to a request (base/request-bound.ts): a call waiting for a
+ * permit or for capacity, woken by another call, goes on through a promise it made when it
+ * began to wait, so in its own request. Its resolver while the wait lasts, 0 once woken.
+ */
+const hops = new WeakMap<object, (() => void) | 0>();
+
+/** Another call woke `w`: true when it goes on later, through its own promise (see `hops`). */
+function hopped(w: object): boolean {
+  const hop = hops.get(w);
+  if (hop === undefined) return false;
+  if (hop !== 0) hops.set(w, 0), hop();
+  return true;
+}
 
 /** What only a call that waits in a queue or on a timer needs, made at first need; a call's history extends it (one lazySlots object, not two). */
 export class WaitSlots extends CallSlots {
@@ -113,7 +129,7 @@ export abstract class Waiting<C, S extends WaitSlots = WaitSlots> extends CallCo
 
   /** Capacity this call was parked on (an in-flight or probe slot) may be free. */
   wake(): void {
-    if (this.settled || this.waiting !== PARK) return;
+    if (this.settled || this.waiting !== PARK || (requestBound() && hopped(this))) return;
     this.stopWaiting();
     this.resume();
   }
@@ -168,7 +184,8 @@ export abstract class Waiting<C, S extends WaitSlots = WaitSlots> extends CallCo
   }
 
   /**
-   * Queues for a token of `ep`'s quota, bounded by the deadline. A call that already had
+   * Queues for a token of `ep`'s quota, bounded by the deadline (where timers belong to a
+   * request, sleeps until the turn is due and selects again: base/request-bound.ts). A call that already had
    * its turn and must wait again (or lost it to a rate-limited answer) goes back to the front. One wait is counted once
    * (`rate_limit_waits_total`, `rate-limit-wait`), however often it re-queues before its attempt.
    */
@@ -180,6 +197,7 @@ export abstract class Waiting<C, S extends WaitSlots = WaitSlots> extends CallCo
       s.count(METRICS.rateLimitWaits, ep.labels);
       if (s.listener !== undefined) s.emit({ type: 'rate-limit-wait', callId: this.owner.id, endpoint: ep.name, delayMs: etaMs });
     }
+    if (requestBound()) return this.sleep(etaMs);
     // Only a pool with the limits feature queues (call.ts `#sleep`).
     const q = (ep.quota.waiters ??= s.features.limits!.waitQueue(s.clock));
     const slots = this.slotsNow();
@@ -210,6 +228,7 @@ export abstract class Waiting<C, S extends WaitSlots = WaitSlots> extends CallCo
   /** A permit was handed over from a finished call. */
   grantPermit(): void {
     if (this.settled) return this.s.releasePermit();
+    if (requestBound() && hopped(this)) return;
     this.setFlag(HOLDS_PERMIT, true);
     this.stopWaiting();
     this.resume();
@@ -266,6 +285,14 @@ export abstract class Waiting<C, S extends WaitSlots = WaitSlots> extends CallCo
     const s = this.s;
     this.waiting = state;
     s.waiting.add(this);
+    if ((state === PERMIT || state === PARK) && requestBound()) {
+      void new Promise<void>((resolve) => hops.set(this, resolve)).then(() => {
+        if (hops.get(this) !== 0) return;
+        hops.delete(this);
+        if (state === PERMIT) this.grantPermit();
+        else this.wake();
+      });
+    }
     const left = this.deadlineAt - s.clock.now();
     const delay = ms < left ? ms : left;
     if (delay === INF) return;
@@ -289,6 +316,7 @@ export abstract class Waiting<C, S extends WaitSlots = WaitSlots> extends CallCo
     }
     const state = this.waiting;
     if (state === NONE) return;
+    if ((state === PERMIT || state === PARK) && requestBound()) hops.delete(this);
     if (state === PERMIT) {
       s.permitQueue!.remove(this);
     } else if (state === PARK) {
