@@ -19,6 +19,8 @@ beforeAll(() => setRequestBound(true));
 afterAll(() => setRequestBound(false));
 
 const hang = (): Promise<string> => new Promise(() => undefined);
+/** Runs per mixed property (`FC_BOUND_RUNS` for more; `FC_SEED` for other scenarios). */
+const RUNS = Number(process.env['FC_BOUND_RUNS'] ?? 150);
 
 describe('request-bound timers and wake-ups', () => {
   test('is off in Node, on in workerd (its navigator says Cloudflare-Workers)', () => {
@@ -130,13 +132,13 @@ describe('the properties hold where timers are request-bound', () => {
     ['changes', { change: 0.9, close: 0.5, unauthorized: 2 }],
   ];
   for (const [name, bias] of biases) {
-    test(`mixed generator, "${name}" (150 runs)`, async () => {
+    test(`mixed generator, "${name}" (${RUNS} runs)`, async () => {
       await fc.assert(
         fc.asyncProperty(mixArb(bias), async (sc) => {
           const o = await simulateMix(sc);
           expect(o.violations).toEqual([]);
         }),
-        { seed: 20261204, numRuns: 150 },
+        { seed: Number(process.env['FC_SEED'] ?? 20261204), numRuns: RUNS },
       );
     }, 120_000);
   }
