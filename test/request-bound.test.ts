@@ -122,6 +122,31 @@ describe('request-bound timers and wake-ups', () => {
     expect(await second).toBe('second');
     await pool.close();
   });
+
+  test('a permit handed to a call that is aborted before it goes on is not lost (an abort at every microtask depth)', async () => {
+    for (let depth = 0; depth < 12; depth++) {
+      const clock = new FakeClock();
+      const pool = new Pool<string>({ endpoints: [{ name: 'a', conn: 'a' }], classify: () => 'transient', clock, maxConcurrentCalls: 1, deadlineMs: 1_000 });
+      let release: (v: string) => void = () => undefined;
+      const first = pool.execute(() => new Promise<string>((r) => (release = r)));
+      const ac = new AbortController();
+      const second = pool.execute(async () => 'second', { signal: ac.signal }).catch((e: { code?: string }) => e.code);
+      const third = pool.execute(async () => 'third').catch((e: { code?: string }) => e.code);
+      await clock.advance(0);
+      release('first');
+      // The abort lands `depth` microtasks after the first call's answer: somewhere between
+      // the permit's hand-over to the second call and that call going on.
+      let chain = Promise.resolve();
+      for (let i = 0; i < depth; i++) chain = chain.then(() => undefined);
+      void chain.then(() => ac.abort());
+      await first;
+      await clock.advance(2_000);
+      // With the permit lost, the third call would wait for it until its deadline.
+      expect([depth, await third]).toEqual([depth, 'third']);
+      expect(['second', 'ABORTED']).toContain(await second);
+      await pool.close();
+    }
+  });
 });
 
 describe('the properties hold where timers are request-bound', () => {

@@ -316,7 +316,8 @@ export abstract class Waiting<C, S extends WaitSlots = WaitSlots> extends CallCo
     }
     const state = this.waiting;
     if (state === NONE) return;
-    if ((state === PERMIT || state === PARK) && requestBound()) hops.delete(this);
+    // A wake already on its way keeps its mark: a permit it carries must still be taken or given back.
+    if ((state === PERMIT || state === PARK) && requestBound() && hops.get(this) !== 0) hops.delete(this);
     if (state === PERMIT) {
       s.permitQueue!.remove(this);
     } else if (state === PARK) {
