@@ -10,7 +10,7 @@ import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { Pool, type PoolEvent } from '../src/index.js';
 import { FakeClock } from '../src/testing/index.js';
-import { requestBound, setRequestBound } from '../src/base/request-bound.js';
+import { isWorkerd, setRequestBound } from '../src/base/request-bound.js';
 import { mixArb, simulateMix, type MixBias } from './properties/mix.js';
 import { scenarioArb } from './properties/sim.js';
 import { checkScenarios } from './properties/run.js';
@@ -23,13 +23,14 @@ const hang = (): Promise<string> => new Promise(() => undefined);
 const RUNS = Number(process.env['FC_BOUND_RUNS'] ?? 150);
 
 describe('request-bound timers and wake-ups', () => {
-  test('is off in Node, on in workerd (its navigator says Cloudflare-Workers)', () => {
-    setRequestBound(false);
-    try {
-      expect(requestBound()).toBe(false);
-    } finally {
-      setRequestBound(true);
-    }
+  test("is on in workerd only: its navigator's user agent is Cloudflare-Workers", () => {
+    expect(isWorkerd({ userAgent: 'Cloudflare-Workers' })).toBe(true);
+    // Node 21+ and Deno have a navigator of their own; browsers another user agent; Node 20 none.
+    expect(isWorkerd((globalThis as { navigator?: unknown }).navigator)).toBe(false);
+    expect(isWorkerd({ userAgent: 'Mozilla/5.0 (X11; Linux x86_64) Chrome/156.0.0.0' })).toBe(false);
+    expect(isWorkerd({ userAgent: 'Node.js/24' })).toBe(false);
+    expect(isWorkerd(undefined)).toBe(false);
+    expect(isWorkerd(null)).toBe(false);
   });
 
   test('each attempt timeout has a timer of its own, armed by its call; they fire and are cleared', async () => {

@@ -184,10 +184,11 @@ export abstract class Waiting<C, S extends WaitSlots = WaitSlots> extends CallCo
   }
 
   /**
-   * Queues for a token of `ep`'s quota, bounded by the deadline (where timers belong to a
-   * request, sleeps until the turn is due and selects again: base/request-bound.ts). A call that already had
+   * Queues for a token of `ep`'s quota, bounded by the deadline. A call that already had
    * its turn and must wait again (or lost it to a rate-limited answer) goes back to the front. One wait is counted once
    * (`rate_limit_waits_total`, `rate-limit-wait`), however often it re-queues before its attempt.
+   * Where timers belong to a request it sleeps until the turn is due and selects again
+   * (base/request-bound.ts): the queue's turns would come on another call's timer.
    */
   protected queueFor(ep: EndpointState<C>, etaMs: number): void {
     const s = this.s;
