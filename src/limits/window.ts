@@ -14,6 +14,15 @@ export class RollingCounter {
   #newestSlot = 0;
   /** When the first event was counted: a young counter's rate is over its age, not its span. */
   #since = Infinity;
+  /**
+   * Sums already taken: for a span of `n` buckets, `[2n]` is the `#writes` it was taken at
+   * and `[2n + 1]` the sum. A selection that ranks every endpoint of a tier asks each
+   * counter the same sums on every call, and most counters have not changed since. Made on
+   * the first `sum`, so a counter never summed costs nothing more.
+   */
+  #sums: Float64Array | undefined;
+  /** Changes to the counts (an add, a move to a new bucket). */
+  #writes = 0;
 
   constructor(buckets: number, bucketMs: number) {
     this.#bucketMs = bucketMs;
@@ -21,6 +30,7 @@ export class RollingCounter {
   }
 
   add(now: number, n = 1): void {
+    this.#writes++;
     if (now >= this.#newestFrom && now - this.#newestFrom < this.#bucketMs) {
       this.#counts[this.#newestSlot]! += n;
       this.#since = Math.min(this.#since, now);
@@ -43,16 +53,23 @@ export class RollingCounter {
 
   /** Events in the last `spanMs` (rounded up to whole buckets). */
   sum(now: number, spanMs: number): number {
-    const b = Math.max(Math.floor(now / this.#bucketMs), this.#newest);
-    this.#advance(b);
-    const n = Math.min(this.#counts.length, Math.ceil(spanMs / this.#bucketMs));
+    // Within the newest bucket (or before it: a clock step backwards) the buckets stay.
+    if (now >= this.#newestFrom + this.#bucketMs) this.#advance(Math.max(Math.floor(now / this.#bucketMs), this.#newest));
+    const counts = this.#counts;
+    const len = counts.length;
+    const n = Math.min(len, Math.ceil(spanMs / this.#bucketMs));
+    const sums = (this.#sums ??= new Float64Array(2 * len + 2).fill(-1));
+    if (sums[2 * n] === this.#writes) return sums[2 * n + 1]!;
     let total = 0;
-    for (let i = 0; i < n; i++) total += this.#counts[(((b - i) % this.#counts.length) + this.#counts.length) % this.#counts.length]!;
+    for (let i = 0, slot = this.#newestSlot; i < n; i++, slot = slot === 0 ? len - 1 : slot - 1) total += counts[slot]!;
+    sums[2 * n] = this.#writes;
+    sums[2 * n + 1] = total;
     return total;
   }
 
   /** Moves to bucket `b` (callers pass `b >= #newest`; at `b === #newest` nothing is cleared). */
   #advance(b: number): void {
+    this.#writes++;
     const len = this.#counts.length;
     // A counter never written (#newest = -Infinity) clears every slot.
     const gap = Math.min(len, b - this.#newest);
