@@ -341,7 +341,7 @@ export function taggedExecutor<C>(pool: PoolCore<C>, settleAs: (error: PoolError
   return <T>(op: Operation<C, T>, tag: unknown, options?: ExecuteOptions): Promise<T> => {
     let call: Call<C, T>;
     try {
-      call = new TaggedCall(s, op, options === undefined ? plain : ({ ...resolvePlan(s, options), settleAs } as CallPlan<C>), tag);
+      call = new TaggedCall(s, op, options === undefined ? plain : resolvePlan(s, options, settleAs), tag);
     } catch (error) {
       return Promise.resolve(settlementOf(plain, error as PoolError, tag) as T);
     }

@@ -117,6 +117,9 @@ describe('replays only idempotent requests after a failure that may have reached
     ['idempotent: true in the init', { method: 'POST', body: 'x', idempotent: true }, {}],
     ['idempotent: true in the pool options', { method: 'POST', body: 'x', pool: { idempotent: true } }, {}],
     ['an Idempotency-Key header', { method: 'POST', body: 'x', headers: { 'Idempotency-Key': 'k1' } }, {}],
+    // Read without a Headers object where the init gives an object or pairs: any case counts.
+    ['an idempotency key among pairs', { method: 'POST', body: 'x', headers: [['content-type', 'text/plain'], ['IDEMPOTENCY-KEY', 'k1']] }, {}],
+    ['an idempotency key in a Headers', { method: 'POST', body: 'x', headers: new Headers({ 'idempotency-key': 'k1' }) }, {}],
     ["replay: 'always'", { method: 'PATCH', body: 'x' }, { replay: 'always' }],
   ])('opt-in: %s', async (_, init, extra) => {
     const f = make([slow.url, echo.url], extra);
@@ -142,6 +145,25 @@ describe('replays only idempotent requests after a failure that may have reached
     const h = make([slow.url, echo.url], { idempotencyKey: 'x-request-id' });
     await h('/pay', { method: 'POST', body: 'x', headers: { 'X-Request-Id': 'r1' } });
     expect(seen.map((s) => s.server)).toEqual(['slow', 'echo']);
+  });
+
+  test('a header fetch would refuse fails the call at once with its TypeError, before any endpoint is tried', async () => {
+    const f = make([echo.url, echo.url]);
+    for (const init of [
+      { headers: { 'bad name': 'x' } },
+      { method: 'POST', body: 'x', headers: { 'x-ok': 'bad\r\nvalue' } },
+      { method: 'POST', body: 'x', headers: [['x-ok', 'fine'], ['x-emoji', 'caf\u{1F600}']] },
+      { method: 'PUT', body: 'x', headers: [['', 'empty name']] },
+    ] as (PooledRequestInit & { readonly parse?: undefined })[]) {
+      const err = await f('/h', init).catch((e: unknown) => e);
+      expect(err).toBeInstanceOf(TypeError);
+      expect((err as Error).message).toMatch(/^pooled fetch: .*(header name|header ".*" is not valid)/);
+    }
+    expect(seen).toEqual([]);
+    expect(f.pool.stats().map((s) => s.attempts)).toEqual([0, 0]);
+    // What fetch takes passes: any case, a value with inner spaces and tabs, bytes up to 0xff.
+    const ok = await f('/h', { method: 'POST', body: 'x', idempotent: true, headers: { 'X-Custom_Name.1': 'a b\tc', 'x-latin': 'caf\u00e9' } });
+    expect(ok.status).toBe(200);
   });
 
   test('idempotent: false keeps even a GET from being replayed', async () => {

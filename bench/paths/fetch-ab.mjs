@@ -25,7 +25,7 @@
  *
  * Options: `callers` (1), `ms` (measuring time, 20,000), `warm` (requests per client first,
  * 3,000), `block` (requests per client and block: 50 at 1 caller, 5 per caller at more),
- * `only` (client names; `bare` and `bare2` are always in), `dist` / `dist2` / `dist3` (builds: `pooled`,
+ * `only` (client names; `bare` and `bare2` are always in), `init` ("headers" or "post": the bare and pooled requests' init), `dist` / `dist2` / `dist3` (builds: `pooled`,
  * `pooled2`, `pooled3`, `execute`), `server: "inproc"` (the server in this process, as fetch-worker.mjs).
  * More clients for `only` (decomposition): `timeout`, `passthrough`, `passNew`, `initEmpty`, `initKey`, `wrap`,
  * `refTwice`, `execute`, `executeUntimed`, `execStub`, `execStub2` (see their comments).
@@ -40,14 +40,22 @@ const dist = args.dist ?? new URL('../../dist/', import.meta.url).href;
 const server = await loopback({ child: args.server !== 'inproc' });
 const base = server.base;
 const url = `${base}/x`;
+// `init`: every request of the bare and pooled clients carries it: "headers" (a GET with a key
+// header) or "post" (a JSON POST, which the adapter guards against replay).
+const INITS = {
+  headers: { headers: { 'x-api-key': 'k' } },
+  post: { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{"jsonrpc":"2.0","id":1,"method":"eth_blockNumber","params":[]}' },
+};
+const init = args.init === undefined ? undefined : INITS[args.init];
+if (args.init !== undefined && init === undefined) throw new Error(`init: one of ${Object.keys(INITS).join(', ')}`);
 
 const all = {
-  bare: async () => (await fetch(url)).text(),
-  bare2: async () => (await fetch(url)).text(),
+  bare: async () => (await fetch(url, init)).text(),
+  bare2: async () => (await fetch(url, init)).text(),
   timeout: async () => (await fetch(url, { signal: AbortSignal.timeout(600_000) })).text(),
   // A bare `fetch` given a dispatcher that hands the request to undici's global one unchanged:
   // what any `init.dispatcher` costs in undici (the pooled request's floor on Node).
-  passthrough: async () => (await fetch(url, { dispatcher: passthrough })).text(),
+  passthrough: async () => (await fetch(url, init === undefined ? { dispatcher: passthrough } : Object.assign({ dispatcher: passthrough }, init))).text(),
 };
 const passthrough = {
   dispatch(opts, handler) {
@@ -73,7 +81,7 @@ async function addBuild(d, suffix) {
   const { Pool } = await import(new URL('index.js', d).href);
   const pooled = createPooledFetch({ endpoints: [base] });
   const pool = new Pool({ endpoints: [{ name: 'a', conn: url }], classify: () => 'transient' });
-  all[`pooled${suffix}`] = async () => (await pooled('/x')).text();
+  all[`pooled${suffix}`] = init === undefined ? async () => (await pooled('/x')).text() : async () => (await pooled('/x', init)).text();
   all[`execute${suffix}`] = async () => (await pool.execute((u) => fetch(u))).text();
   // The same with no attempt timeout and no deadline: no timer armed, ref'd or unref'd per call.
   const untimed = new Pool({ endpoints: [{ name: 'a', conn: url }], classify: () => 'transient', attemptTimeoutMs: Infinity, deadlineMs: Infinity });

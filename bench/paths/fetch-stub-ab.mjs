@@ -1,7 +1,7 @@
 /**
  * The pooled fetch's own path on Node's hot path (the global `fetch`, an attempt's dispatcher)
  * with no network, builds side by side in one process (fetch6, issue 16):
- *   node bench/paths/fetch-stub-ab.mjs '{"ms":15000,"block":2000,"dists":{"base":"file:///…/a/dist/","baseCopy":"file:///…/copy-of-a/dist/","new":"file:///…/b/dist/"}}'
+ *   node bench/paths/fetch-stub-ab.mjs '{"ms":15000,"block":2000,"init":"post","dists":{"base":"file:///…/a/dist/","baseCopy":"file:///…/copy-of-a/dist/","new":"file:///…/b/dist/"}}'
  * The global `fetch` is a stub that calls `init.dispatcher` (as undici does) and a stub global
  * dispatcher that answers at once, so the probe learns the dispatcher path. Rounds run every build
  * twice in rotated order; a round's ratio is a build's CPU over the first build's; prints ns per
@@ -14,6 +14,20 @@
  */
 const args = JSON.parse(process.argv[2]);
 const { ms = 15000, block = 200, warm = 20000 } = args;
+// `"init"` sends each request with an init: "headers" (a GET with a key header), "post" (a JSON
+// POST, not replayable: the adapter guards it), "post-idempotent" (the same marked idempotent),
+// "signal" (the caller's signal), "pool-options" (a per-call deadline).
+const BODY = '{"jsonrpc":"2.0","id":1,"method":"eth_blockNumber","params":[]}';
+const INITS = {
+  headers: { headers: { 'x-api-key': 'k' } },
+  post: { method: 'POST', headers: { 'content-type': 'application/json' }, body: BODY },
+  'post-idempotent': { method: 'POST', headers: { 'content-type': 'application/json' }, body: BODY, idempotent: true },
+  // The caller's own signal (one for every request, never aborted) and per-call pool options.
+  signal: { signal: new AbortController().signal },
+  'pool-options': { pool: { deadlineMs: 5_000 } },
+};
+const init = args.init === undefined ? undefined : INITS[args.init];
+if (args.init !== undefined && init === undefined) throw new Error(`init: one of ${Object.keys(INITS).join(', ')}`);
 const dists = args.dists; // {name: url}
 const res = new Response('ok');
 const ctl = { abort() {} };
@@ -30,7 +44,7 @@ const closers = [];
 for (const [name, d] of Object.entries(dists)) {
   const { createPooledFetch } = await import(new URL('fetch/index.js', d).href);
   const p = createPooledFetch({ endpoints: ['http://127.0.0.1:1'] });
-  all[name] = () => p('/x');
+  all[name] = init === undefined ? () => p('/x') : () => p('/x', init);
   closers.push(() => p.pool.close());
 }
 const names = Object.keys(all);

@@ -30,9 +30,9 @@ import { POOL_ALIASES, POOL_KEYS } from '../options/resolve.js';
 import { checkFunction, checkKeys, finite, oneOf, type KnownKeys } from '../options/validate.js';
 import { checkUrlOption } from '../extras/url-option.js';
 import { normalizeBase, pathOf, resolveInput, urlJoiner } from './input.js';
-import { NotReplayableError, ReplayGuard, isIdempotentMethod, isReplayable, randomKey, type ReplayOptions } from './replay.js';
+import { NotReplayableError, checkHeaders, replayGuard, resolveReplay } from './replay.js';
 import { RequestAborter, fetchPlan, hasOwnDispatcher } from './dispatcher.js';
-import { FetchRequest, discard, discardAll, readBody, settleFailed, type ParseBody } from './request.js';
+import { FetchRequest, GuardedAbort, discard, discardAll, readBody, settleFailed, withMember, type ParseBody, type Settable } from './request.js';
 
 export type { ParseBody } from './request.js';
 
@@ -151,15 +151,17 @@ export function createPooledFetch(options: PooledFetchOptions): PooledFetch {
     const plan = fetchOption === undefined && (r.init === NO_INIT || !hasOwnDispatcher(r.init)) ? fetchPlan(globalThis.fetch) : 'signal';
     const aborter = plan === 'signal' ? undefined : new RequestAborter(plan === 'probe' ? globalThis.fetch : undefined);
     let req: RequestInit;
-    if (plan === 'dispatcher' && watchAbort(ctx, aborter!)) {
-      req = (r.init === NO_INIT ? { dispatcher: aborter } : { ...r.init, dispatcher: aborter }) as RequestInit;
+    const guard = r.guard;
+    if (plan === 'dispatcher' && watchAbort(ctx, guard === undefined ? aborter! : new GuardedAbort(aborter!, guard, ctx.endpoint))) {
+      req = (r.init === NO_INIT ? { dispatcher: aborter } : withMember(r.init, 'dispatcher', aborter)) as RequestInit;
     } else {
       // The attempt's signal only: a body read after the call returned is not covered by the
       // caller's signal (AbortSignal.any over a long-lived caller signal grows without bound
       // on Node 20: 9 MB over 150,000 requests; see docs/fetch.md and bench/notes/newuser.md). A
       // plain controller's: undici keeps its listener until the request is collected.
       const signal = untrackedSignal(ctx);
-      req = r.init === NO_INIT ? { signal } : { ...r.init, signal };
+      guard?.watch(signal, ctx.endpoint);
+      req = r.init === NO_INIT ? { signal } : withMember(r.init, 'signal', signal);
       // Probing: does this global fetch call an init.dispatcher? (The signal aborts this request.)
       if (plan === 'probe') (req as { dispatcher?: RequestAborter }).dispatcher = aborter!;
     }
@@ -206,7 +208,7 @@ export function createPooledFetch(options: PooledFetchOptions): PooledFetch {
   };
   // A replay that must not happen throws synchronously: the call ends, and the endpoint's breaker is not touched.
   const guardedSend = (base: string, ctx: AttemptContext): Promise<unknown> => {
-    (ctx as unknown as { readonly tag: FetchRequest }).tag.guard!.enter(ctx);
+    (ctx as unknown as { readonly tag: FetchRequest }).tag.guard!.enter();
     return send(base, ctx);
   };
 
@@ -224,6 +226,7 @@ export function createPooledFetch(options: PooledFetchOptions): PooledFetch {
     if (idempotent !== undefined && typeof idempotent !== 'boolean') throw invalidOption('idempotent', 'a boolean', idempotent);
     // Spread below, a number or a string would be dropped in silence: the pool's options are an object.
     if (callOptions !== undefined && (typeof callOptions !== 'object' || callOptions === null)) throw invalidOption('pool', "the pool's per-call options ({ deadlineMs, retry, pin, ... })", callOptions);
+    if (rest.headers !== undefined) checkHeaders(rest.headers);
     const body = rest.body;
     const replayable = body === undefined || body === null || !(typeof ReadableStream !== 'undefined' && body instanceof ReadableStream);
     const replayPlan = replayGuard(rest, idempotent ?? callOptions?.idempotent, replayOptions);
@@ -234,10 +237,17 @@ export function createPooledFetch(options: PooledFetchOptions): PooledFetch {
     // With the pool's `hedge` set, a request safe to send twice at once is hedged: a safe
     // method (GET, HEAD, OPTIONS) or one marked `idempotent: true`, unless its options say otherwise.
     const hedged = hedging && replayable && callOptions?.idempotent === undefined && (idempotent === true || (idempotent === undefined && isSafeMethod(rest.method)));
-    const execOptions: ExecuteOptions | undefined =
-      callOptions === undefined && !signal && replayable && !hedged
-        ? undefined
-        : { ...(hedged ? { idempotent: true } : {}), ...callOptions, ...(signal ? { signal } : {}), ...(replayable ? {} : { retry: 'none' as const }) };
+    let execOptions: ExecuteOptions | undefined;
+    if (callOptions !== undefined || signal || !replayable || hedged) {
+      // The fields this may set come first, then the caller's options over them (a spread
+      // followed by fields it did not copy is V8's slow path on Node 20: see `withMember`).
+      // The pool reads a field set to `undefined` as one not given.
+      const o: Settable<ExecuteOptions> = { idempotent: undefined, signal: undefined, retry: undefined, ...callOptions };
+      if (hedged) o.idempotent = true; // only when the caller's options leave it unset
+      if (signal) o.signal = signal;
+      if (!replayable) o.retry = 'none';
+      execOptions = o as ExecuteOptions;
+    }
     return execute(guard === undefined ? send : guardedSend, new FetchRequest(path, rest, parse, guard), execOptions);
   };
 
@@ -287,28 +297,6 @@ function checkAdapterOptions(o: PooledFetchOptions): void {
     }
     checkUrlOption(at, url);
   });
-}
-
-/** The replay settings, checked once (`checkAdapterOptions` has checked their types). */
-function resolveReplay(replay: unknown, key: unknown): ReplayOptions {
-  return {
-    replay: (replay ?? 'idempotent') as ReplayOptions['replay'],
-    header: typeof key === 'string' ? key.toLowerCase() : 'idempotency-key',
-    generate: key === true ? randomKey : typeof key === 'function' ? (key as () => string) : undefined,
-  };
-}
-
-/**
- * The replay decision for one request: a guard when it must not be sent again once it may
- * have reached a server, and its headers when a generated idempotency key was added.
- */
-function replayGuard(init: RequestInit, explicit: boolean | undefined, o: ReplayOptions): { guard: ReplayGuard | undefined; headers: Headers | undefined } | undefined {
-  // The common case (a GET, or replay: 'always') allocates nothing.
-  if (explicit === undefined && (o.replay === 'always' || isIdempotentMethod(init.method))) return undefined;
-  const headers = new Headers(init.headers);
-  const keyed = headers.has(o.header);
-  if (!isReplayable(init.method, headers, explicit, o)) return { guard: new ReplayGuard(init.method), headers: undefined };
-  return !keyed && headers.has(o.header) ? { guard: undefined, headers } : undefined;
 }
 
 /**

@@ -10,7 +10,6 @@
  * words) or the server said it did not
  * process it (408, 429).
  */
-import type { AttemptContext } from '../call/context.js';
 import { isHttpStatusError } from './classify.js';
 
 const IDEMPOTENT_METHODS: ReadonlySet<string> = new Set(['GET', 'HEAD', 'OPTIONS', 'PUT', 'DELETE', 'TRACE']);
@@ -36,6 +35,74 @@ export interface ReplayOptions {
 /** GET, HEAD, OPTIONS, PUT, DELETE, TRACE (any case); no method means GET. */
 export function isIdempotentMethod(method: string | undefined): boolean {
   return method === undefined || IDEMPOTENT_METHODS.has(method.toUpperCase());
+}
+
+/**
+ * Whether `headers` (a `RequestInit`'s) names `name` (lower case), read without building a
+ * `Headers` (undici's costs a microsecond or more): a plain object's keys and an array's
+ * pairs are compared as `Headers` would (case-insensitive).
+ * `undefined` when it cannot tell (another kind of value: a `Headers`, a `Map`, something
+ * invalid), for the caller to build a `Headers` after all.
+ */
+export function namesHeader(headers: unknown, name: string): boolean | undefined {
+  if (headers === undefined || headers === null) return false;
+  if (Array.isArray(headers)) {
+    for (const pair of headers as unknown[]) {
+      if (!Array.isArray(pair) || pair.length !== 2 || typeof pair[0] !== 'string') return undefined;
+      if (sameName(pair[0], name)) return true;
+    }
+    return false;
+  }
+  const proto: unknown = Object.getPrototypeOf(headers);
+  if (typeof headers !== 'object' || (proto !== Object.prototype && proto !== null)) return undefined;
+  for (const key in headers) if (sameName(key, name)) return true;
+  return false;
+}
+
+/** The characters of an HTTP token (a header name), by code: 1 where allowed. */
+const TOKEN = /* @__PURE__ */ (() => {
+  const t = new Uint8Array(128);
+  for (const c of "!#$%&'*+-.^_`|~") t[c.charCodeAt(0)] = 1;
+  for (let c = 48; c < 58; c++) t[c] = 1;
+  for (let c = 65; c < 91; c++) t[c] = t[c + 32] = 1;
+  return t;
+})();
+/** What `fetch` refuses in a header value: NUL, CR, LF, and anything beyond one byte. */
+const BAD_VALUE = /[\0\r\n]|[^\0-\xff]/;
+/** The last plain headers object found valid: a caller that sends the same one every time pays once. */
+let lastValid: object | undefined;
+
+/**
+ * Throws the `TypeError` `fetch` would for a header it refuses, when `headers` is a plain
+ * object or an array of pairs (a `Headers` checked its own when it was made; anything else
+ * `fetch` checks). Checked before the call: `fetch` throws it inside an attempt, which
+ * reads as a network failure (a `TypeError`), so the request would go to every endpoint.
+ */
+export function checkHeaders(headers: unknown): void {
+  if (headers === undefined || headers === null || typeof headers !== 'object' || headers === lastValid) return;
+  if (Array.isArray(headers)) {
+    for (const pair of headers as unknown[]) if (Array.isArray(pair) && pair.length === 2) checkHeader(pair[0], pair[1]);
+    return;
+  }
+  const proto: unknown = Object.getPrototypeOf(headers);
+  if (proto !== Object.prototype && proto !== null) return;
+  for (const key in headers) checkHeader(key, (headers as Record<string, unknown>)[key]);
+  lastValid = headers;
+}
+
+function checkHeader(name: unknown, value: unknown): void {
+  const n = String(name);
+  let ok = n.length > 0;
+  for (let i = 0; ok && i < n.length; i++) {
+    const c = n.charCodeAt(i);
+    ok = c < 128 && TOKEN[c] === 1;
+  }
+  if (!ok) throw new TypeError(`pooled fetch: ${JSON.stringify(n)} is not a valid header name`);
+  if (BAD_VALUE.test(String(value))) throw new TypeError(`pooled fetch: the value of header ${JSON.stringify(n)} is not valid (no NUL, CR or LF, one byte per character)`);
+}
+
+function sameName(key: string, name: string): boolean {
+  return key.length === name.length && key.toLowerCase() === name;
 }
 
 /** Whether a request may be sent again after it may have reached a server; may add an idempotency key to `headers`. */
@@ -96,13 +163,24 @@ export class ReplayGuard {
     this.#method = (method ?? 'GET').toUpperCase();
   }
 
-  /** Called before an attempt sends: throws if an earlier one may have reached a server. Watches this attempt's signal for a timeout. */
-  enter(ctx: AttemptContext): void {
+  /** Called before an attempt sends: throws if an earlier one may have reached a server. */
+  enter(): void {
     if (this.#reached !== undefined) throw new NotReplayableError(this.#method, this.#reached.endpoint, this.#reached.error);
-    const signal = ctx.signal;
-    const endpoint = ctx.endpoint;
-    // The pool aborts an attempt it timed out and starts the next one at once; the request may be at the server by then.
-    signal.addEventListener('abort', () => (this.#reached ??= { endpoint, error: signal.reason }), { once: true });
+  }
+
+  /**
+   * The pool aborted an attempt (it timed out, the deadline came, the caller gave up) and
+   * may start the next one at once: the request may be at the server by then. The attempt's
+   * abort comes here through its request's aborter (`GuardedAbort`), or through its signal
+   * where the request has one (`watch`).
+   */
+  aborted(endpoint: string, reason: unknown): void {
+    this.#reached ??= { endpoint, error: reason };
+  }
+
+  /** Watches an attempt's signal for its abort (see `aborted`). */
+  watch(signal: AbortSignal, endpoint: string): void {
+    signal.addEventListener('abort', () => this.aborted(endpoint, signal.reason), { once: true });
   }
 
   /** Turns a failure into `NotReplayableError` unless it proves the request was not processed. */
@@ -111,4 +189,31 @@ export class ReplayGuard {
     this.#reached ??= { endpoint, error };
     return new NotReplayableError(this.#method, endpoint, error);
   }
+}
+
+/** The replay settings, checked once (`checkAdapterOptions` has checked their types). */
+export function resolveReplay(replay: unknown, key: unknown): ReplayOptions {
+  return {
+    replay: (replay ?? 'idempotent') as ReplayOptions['replay'],
+    header: typeof key === 'string' ? key.toLowerCase() : 'idempotency-key',
+    generate: key === true ? randomKey : typeof key === 'function' ? (key as () => string) : undefined,
+  };
+}
+
+/**
+ * The replay decision for one request: a guard when it must not be sent again once it may
+ * have reached a server, and its headers when a generated idempotency key was added.
+ */
+export function replayGuard(init: RequestInit, explicit: boolean | undefined, o: ReplayOptions): { guard: ReplayGuard | undefined; headers: Headers | undefined } | undefined {
+  // The common cases (a GET, replay: 'always', a request marked idempotent or not, a key
+  // already in the headers) build no Headers.
+  if (explicit !== undefined) return explicit ? undefined : { guard: new ReplayGuard(init.method), headers: undefined };
+  if (o.replay === 'always' || isIdempotentMethod(init.method)) return undefined;
+  const named = namesHeader(init.headers, o.header);
+  if (named === true) return undefined;
+  if (named === false && o.generate === undefined) return { guard: new ReplayGuard(init.method), headers: undefined };
+  const headers = new Headers(init.headers);
+  const keyed = headers.has(o.header);
+  if (!isReplayable(init.method, headers, explicit, o)) return { guard: new ReplayGuard(init.method), headers: undefined };
+  return !keyed && headers.has(o.header) ? { guard: undefined, headers } : undefined;
 }

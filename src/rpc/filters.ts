@@ -25,6 +25,7 @@
  * kept, the least recently used forgotten first.
  */
 import type { ExecuteOptions } from '../options/options.js';
+import { execWith } from './exec-with.js';
 
 const CREATE: ReadonlySet<string> = new Set(['eth_newFilter', 'eth_newBlockFilter', 'eth_newPendingTransactionFilter']);
 const USE: ReadonlySet<string> = new Set(['eth_getFilterChanges', 'eth_getFilterLogs', 'eth_uninstallFilter']);
@@ -81,8 +82,7 @@ export class FilterRoutes {
     this.#routes.delete(key);
     this.#routes.set(key, route); // the most recently used last
     if (route.replaced === true || !endpoints.includes(route.endpoint)) throw new FilterNotFoundError(route.endpoint);
-    const { exclude: _, ...rest } = exec;
-    return send({ ...rest, pin: route.endpoint }, [route.id, ...(params as unknown[]).slice(1)], noop);
+    return send(execWith(exec, { exclude: undefined, pin: route.endpoint }), [route.id, ...(params as unknown[]).slice(1)], noop);
   }
 
   /**

@@ -26,6 +26,7 @@
 import type { Clock, TimerHandle } from '../base/clock.js';
 import { PoolError } from '../base/errors.js';
 import type { ExecuteOptions } from '../options/options.js';
+import { execWith } from './exec-with.js';
 import { QuorumError, type QuorumAnswer } from './quorum-error.js';
 import { redactUrls, stableJson } from './redact.js';
 
@@ -165,7 +166,7 @@ class QuorumRun<T> {
     };
     let pending: Promise<T>;
     try {
-      pending = this.#q.leg({ ...exec, exclude, signal: this.#controller.signal }, guard);
+      pending = this.#q.leg(execWith(exec, { exclude, signal: this.#controller.signal }), guard);
     } catch (error) {
       pending = Promise.reject(error);
     }
@@ -188,7 +189,7 @@ class QuorumRun<T> {
     const d = exec.deadlineMs;
     if (d === undefined || d === Infinity) return exec;
     const left = d - (this.#q.clock.now() - this.#startedAt);
-    return left > 0 ? { ...exec, deadlineMs: left } : undefined;
+    return left > 0 ? execWith(exec, { deadlineMs: left }) : undefined;
   }
 
   #endLeg(leg: Leg): void {

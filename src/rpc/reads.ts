@@ -18,6 +18,7 @@
 import type { Clock } from '../base/clock.js';
 import { invalidOption } from '../base/errors.js';
 import type { ExecuteOptions } from '../options/options.js';
+import { execWith } from './exec-with.js';
 import { defaultDeadlineMs, type Pool } from '../pool.js';
 import { Coalescer, requestKey, type CoalesceStats } from './coalesce.js';
 import { isSendMethod } from './methods.js';
@@ -130,7 +131,7 @@ export class RpcReads<C = unknown> {
     // outlasts the request it waits on nor fails at a shorter deadline than its own, and a caller's
     // own retry mode, attempt timeout, backoff or breaker mode never decides another's outcome.
     const key = requestKey(method, params, exec.pin, need, exec.exclude?.join(','), exec.deadlineMs ?? this.#deadlineMs, policyOf(exec));
-    return this.#coalescer.run(key, exec.signal, (signal) => go({ ...exec, signal }));
+    return this.#coalescer.run(key, exec.signal, (signal) => go(execWith(exec, { signal })));
   }
 
   stats(): RpcReadsStats {
@@ -142,7 +143,7 @@ export class RpcReads<C = unknown> {
     if (out.length === 0) return exec;
     const exclude = exec.exclude ?? [];
     const left = this.#pool.endpointNames.some((ep) => !exclude.includes(ep) && !out.includes(ep));
-    return left ? { ...exec, exclude: [...exclude, ...out] } : exec;
+    return left ? execWith(exec, { exclude: [...exclude, ...out] }) : exec;
   }
 
   #quorum<T>(method: string, params: unknown, need: number, exec: ExecuteOptions, send: RpcSend<T>): Promise<T> {
@@ -168,7 +169,7 @@ export class RpcReads<C = unknown> {
       avoid: unfit === undefined ? undefined : (ep) => unfit(method, params).includes(ep),
       clock: this.#clock,
       // Bounded as a whole: each leg gets what is left of the read's deadline, the pool's if it has none.
-      exec: exec.deadlineMs === undefined ? { ...exec, deadlineMs: this.#deadlineMs } : exec,
+      exec: exec.deadlineMs === undefined ? execWith(exec, { deadlineMs: this.#deadlineMs }) : exec,
       leg,
     });
   }
