@@ -9,7 +9,7 @@
 import { invalidOption } from '../base/errors.js';
 import { stringRecord, withMethods } from '../options/validate.js';
 import { METRIC_CATALOG } from '../base/metric-catalog.js';
-import type { Labels, MetricsSink } from '../base/metrics.js';
+import { mergeLabels, type Labels, type MetricsSink } from '../base/metrics.js';
 
 type Attributes = Record<string, string>;
 
@@ -47,7 +47,7 @@ export function otelSink(meter: MeterLike, options: OtelSinkOptions = {}): Metri
     if (info.kind === 'counter') counters.set(name, meter.createCounter(name, { description: info.help }));
     else histograms.set(name, meter.createHistogram(name, { description: info.help, unit: 'ms' }));
   }
-  const attrs = (labels: Labels): Attributes => (extra === undefined ? (labels as Attributes) : { ...labels, ...extra });
+  const attrs = (labels: Labels): Attributes => (extra === undefined ? (labels as Attributes) : mergeLabels(labels, extra));
   return {
     increment(name, labels, value = 1) {
       let c = counters.get(name);

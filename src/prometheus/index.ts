@@ -12,7 +12,7 @@
 import { PoolError, invalidOption } from '../base/errors.js';
 import { stringRecord, withMethods } from '../options/validate.js';
 import { METRIC_CATALOG } from '../base/metric-catalog.js';
-import { METRICS, type Labels, type MetricsSink } from '../base/metrics.js';
+import { METRICS, mergeLabels, type Labels, type MetricsSink } from '../base/metrics.js';
 
 interface MetricConfig<R> {
   name: string;
@@ -87,7 +87,7 @@ export function prometheusSink<R extends PromRegistryLike>(options: PrometheusSi
   };
   for (const [name, info] of Object.entries(METRIC_CATALOG)) declare(name, info.kind, info.labelNames, info.help);
 
-  const withConst = (labels: Labels): Record<string, string> => (constNames.length === 0 ? (labels as Record<string, string>) : { ...labels, ...constLabels });
+  const withConst = (labels: Labels): Record<string, string> => (constNames.length === 0 ? (labels as Record<string, string>) : mergeLabels(labels, constLabels));
 
   return {
     increment(name, labels, value = 1) {
