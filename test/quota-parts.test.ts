@@ -76,6 +76,30 @@ describe('DailyCounter', () => {
     expect(d.waitMs(10)).toBe(DAY - 10);
     expect(d.waitMs(DAY)).toBe(0);
   });
+
+  // `waitMs` answers 0 without reading the wall while the count is under the stop even with
+  // every past day back: these are the cases where a step back brings the stop back.
+  test('a step of the wall back into a counted day stops admitting, read by waitMs alone', () => {
+    let wall = DAY / 2;
+    const d = new DailyCounter(10, 1, 0, 0, () => wall);
+    for (let i = 0; i < 6; i++) d.take(0);
+    wall = DAY + 1_000; // a step forward across the reset: a new day
+    expect(d.count(0)).toBe(0);
+    for (let i = 0; i < 5; i++) d.take(0);
+    expect(d.waitMs(0)).toBe(0);
+    wall = DAY / 2 + 1_000; // back into the first day: its 6 and these 5 are one day's 11
+    expect(d.waitMs(0)).toBe(DAY / 2 - 1_000);
+  });
+
+  test("a step of the wall back into a day the server said was spent parks again, read by waitMs alone", () => {
+    let wall = DAY / 2;
+    const d = new DailyCounter(10, 1, 0, 0, () => wall);
+    d.exhaust(0);
+    wall = DAY + 1_000;
+    expect(d.waitMs(0)).toBe(0);
+    wall = DAY / 2;
+    expect(d.waitMs(0)).toBe(DAY / 2);
+  });
 });
 
 describe('RollingCounter', () => {

@@ -46,6 +46,9 @@ export class DailyCounter {
   #exhausted = false;
   /** Days left at a reset, oldest first, with calls or spent (see the module comment). */
   #past: PastDay[] = [];
+  /** What the past days could bring back on a step back: their calls, and whether one was spent. */
+  #pastCount = 0;
+  #pastSpent = false;
   readonly #wall: (() => number) | undefined;
 
   constructor(perDay: number, stopFraction: number, resetUtcHour: number, now: number, wall?: () => number) {
@@ -63,6 +66,10 @@ export class DailyCounter {
   }
 
   waitMs(now: number): number {
+    // Under the stop even with every past day back (a step of the wall backwards), and not
+    // spent: no wait, whatever the calendar says (a reset only lowers the count), so the wall
+    // is not read. A selection asks every endpoint; the next take or count rolls the day.
+    if (!this.#exhausted && !this.#pastSpent && this.#count + this.#pastCount < this.stopAt) return 0;
     const wall = this.#wallAt(now);
     this.#roll(wall);
     return this.#exhausted || this.#count >= this.stopAt ? this.#periodEnd - wall : 0;
@@ -87,6 +94,7 @@ export class DailyCounter {
     // Two entries for one day add up when a step back merges them.
     for (const p of old.#past) this.#past.push({ end: p.end, count: p.count, exhausted: parks && p.exhausted });
     this.#past = this.#past.sort((a, b) => a.end - b.end).slice(-KEPT_DAYS);
+    this.#tally();
   }
 
   /** The server says today's quota is spent: admit nothing until the next reset. Returns that time (on `now`'s clock). */
@@ -109,6 +117,7 @@ export class DailyCounter {
     if (this.#count > 0 || this.#exhausted) {
       this.#past.push({ end: this.#periodEnd, count: this.#count, exhausted: this.#exhausted });
       if (this.#past.length > KEPT_DAYS) this.#past.shift();
+      this.#tally();
     }
     this.#count = 0;
     this.#exhausted = false;
@@ -123,7 +132,19 @@ export class DailyCounter {
       this.#count += day.count;
       if (day.exhausted) this.#exhausted = true;
     }
+    this.#tally();
     this.#periodEnd = nextDailyReset(wall, this.resetUtcHour);
+  }
+
+  #tally(): void {
+    let count = 0;
+    let spent = false;
+    for (const p of this.#past) {
+      count += p.count;
+      if (p.exhausted) spent = true;
+    }
+    this.#pastCount = count;
+    this.#pastSpent = spent;
   }
 }
 

@@ -162,7 +162,7 @@ async function run(sc: Scenario): Promise<{ violations: string[]; endings: Recor
     const rl: RateLimitOptions = { perDay: src.perDay, dailyStopFraction: src.fraction, ...(src.perSecond === undefined ? {} : { perSecond: src.perSecond }) };
     return { name: names[i]!, conn: i, priority: e.low ? 'low' : 'high', rateLimit: rl };
   });
-  // The days as the provider sees them: a new one at each forward crossing of a reset; a
+  // The days as the provider sees them: a new one at each reset crossed going forward; a
   // step back before a day's start undoes that reset (the provider never saw it), so its
   // attempts count with the day before. Each day: the wall time it started at, count per quota.
   const period = (wall: number): number => Math.floor((wall - sc.resetHour * HOUR) / DAY);
@@ -171,7 +171,9 @@ async function run(sc: Scenario): Promise<{ violations: string[]; endings: Recor
   let lastWall = fake.wallNow();
   const crossed = (): void => {
     const w = fake.wallNow();
-    if (w > lastWall && period(w) > period(lastWall)) days.push({ start: period(w) * DAY + sc.resetHour * HOUR, counts: names.map(() => 0) });
+    // A step forward over several resets starts a day at each of them: a step back to one of
+    // them (seed 20261202, run 1267: over two, then back to the first) undoes only the later ones.
+    if (w > lastWall) for (let p = period(lastWall) + 1; p <= period(w); p++) days.push({ start: p * DAY + sc.resetHour * HOUR, counts: names.map(() => 0) });
     while (w < lastWall && days.length > 1 && days[days.length - 1]!.start > w) {
       const undone = days.pop()!;
       const into = days[days.length - 1]!;
