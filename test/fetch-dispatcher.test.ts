@@ -11,6 +11,7 @@ import { createServer, type IncomingMessage, type Server, type ServerResponse } 
 import type { AddressInfo, Socket } from 'node:net';
 import { afterAll, afterEach, beforeAll, describe, expect, test } from 'vitest';
 import { createPooledFetch } from '../src/fetch/index.js';
+import { PooledJsonRpcProvider } from '../src/ethers/index.js';
 import { isPoolError } from '../src/index.js';
 import { LazyContext } from '../src/call/context.js';
 
@@ -54,6 +55,17 @@ function handle(req: IncomingMessage, res: ServerResponse): void {
     // Headers and part of the body, then nothing.
     res.writeHead(200, { 'content-length': '100' });
     res.write('part');
+    return;
+  }
+  if (url.startsWith('/rpc')) {
+    // A JSON-RPC node for the ethers provider: the block number, under the request's id.
+    let body = '';
+    req.on('data', (c: Buffer) => (body += c.toString()));
+    req.on('end', () => {
+      const id = (JSON.parse(body) as { id: unknown }).id;
+      res.setHeader('content-type', 'application/json');
+      res.end(JSON.stringify({ jsonrpc: '2.0', id, result: '0x10' }));
+    });
     return;
   }
   if (url === '/moved') {
@@ -325,5 +337,47 @@ describe("an attempt's abort target (SignalContext.watch, call/context.ts)", () 
     ctx.abort('both');
     expect(signal.aborted).toBe(true);
     expect(t.reasons).toEqual(['both']);
+  });
+});
+
+describe('the ethers provider on the global fetch of Node (src/ethers/http.ts abortRoute)', () => {
+  test('probes the global fetch like the fetch adapter, then sends each request with a dispatcher and no signal', async () => {
+    globalThis.fetch = recordingFetch();
+    const p = new PooledJsonRpcProvider({ endpoints: [{ url: `${base}/rpc` }], network: 1 });
+    for (let i = 0; i < 3; i++) expect(await p.send('eth_blockNumber', [])).toBe('0x10');
+    expect(seen.map((x) => [x.signal, x.dispatcher !== undefined])).toEqual([
+      [true, true],
+      [false, true],
+      [false, true],
+    ]);
+    expect(new Set(seen.map((x) => x.dispatcher)).size).toBe(3);
+    p.destroy();
+    await p.pool.close();
+  });
+
+  test('an attempt that times out closes its request through the dispatcher: the server sees the socket close', async () => {
+    globalThis.fetch = recordingFetch();
+    const p = new PooledJsonRpcProvider({ endpoints: [{ url: `${base}/hang?ethers` }], network: 1, maxAttempts: 1, attemptTimeoutMs: 100 });
+    await p.send('eth_blockNumber', []).catch(() => undefined); // the probe of this new global fetch, itself timed out
+    const err = await p.send('eth_blockNumber', []).catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(Error);
+    expect(seen.at(-1)).toMatchObject({ signal: false });
+    expect(seen.at(-1)!.dispatcher).toBeDefined();
+    await expect.poll(() => closedOnServer.filter((u) => u === '/hang?ethers').length, { timeout: 5_000 }).toBe(2);
+    p.destroy();
+    await p.pool.close();
+  });
+
+  test('a fetch handed to the provider gets the signal, never a dispatcher', async () => {
+    const given: Seen[] = [];
+    const p = new PooledJsonRpcProvider({
+      endpoints: [{ url: `${base}/rpc` }],
+      network: 1,
+      fetch: (url, init) => (given.push({ url, signal: init.signal != null, dispatcher: (init as { dispatcher?: unknown }).dispatcher }), nativeFetch(url, init)),
+    });
+    expect(await p.send('eth_blockNumber', [])).toBe('0x10');
+    expect(given.map((x) => [x.signal, x.dispatcher])).toEqual([[true, undefined]]);
+    p.destroy();
+    await p.pool.close();
   });
 });

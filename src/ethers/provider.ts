@@ -39,7 +39,8 @@ import { HeadRouting } from '../rpc/head-poll.js';
 import { FilterNotFoundError } from '../rpc/filters.js';
 import type { HeadOptions, HeadSnapshot } from '../rpc/heads.js';
 import { classifyEthersError } from './classify.js';
-import { postJsonRpc, RpcAnswerError, type FetchFn, type PostOptions, type RpcConnection } from './http.js';
+import { abortRoute, postJsonRpc, RpcAnswerError, type FetchFn, type PostOptions, type RpcConnection } from './http.js';
+import { untrackedSignal } from '../call/context.js';
 import { landedHash } from './landed.js';
 
 /** An endpoint: a URL (and optional headers) plus the pool's per-endpoint settings. */
@@ -90,6 +91,8 @@ export class PooledJsonRpcProvider extends JsonRpcApiProvider {
   readonly pool: Pool<RpcConnection>;
   readonly #reads: RpcReads<RpcConnection>;
   readonly #fetch: FetchFn;
+  /** A `fetch` was given: its requests are aborted through their signal only. */
+  readonly #ownFetch: boolean;
   readonly #maxRetryAfterMs: number;
   readonly #classify: Classifier;
   readonly #routing: HeadRouting | undefined;
@@ -106,6 +109,7 @@ export class PooledJsonRpcProvider extends JsonRpcApiProvider {
     // The global one is looked up per request, as the fetch adapter does: a mock or a wrapper
     // installed after the provider was made (MSW, a test's stub) is the one used.
     this.#fetch = fetchFn ?? ((url, init) => (globalThis.fetch as unknown as FetchFn)(url, init));
+    this.#ownFetch = fetchFn !== undefined;
     if (maxRetryAfterMs !== Infinity) finite('maxRetryAfterMs', maxRetryAfterMs, 0);
     checkFunction('classify', override, true);
     this.#maxRetryAfterMs = maxRetryAfterMs;
@@ -197,7 +201,8 @@ export class PooledJsonRpcProvider extends JsonRpcApiProvider {
     const body = JSON.stringify({ jsonrpc: '2.0', id: p.id, method: p.method, params: p.params });
     return this.pool.execute(async (conn, ctx) => {
       guard?.(ctx.endpoint);
-      const post: PostOptions = { fetch: this.#fetch, signal: ctx.signal, endpoint: ctx.endpoint, nowMs: wallNow(this.pool.clock), maxRetryAfterMs: this.#maxRetryAfterMs };
+      const route = abortRoute(ctx, this.#ownFetch);
+      const post: PostOptions = { fetch: this.#fetch, signal: route.signal, dispatcher: route.dispatcher, endpoint: ctx.endpoint, nowMs: wallNow(this.pool.clock), maxRetryAfterMs: this.#maxRetryAfterMs };
       try {
         const result = await postJsonRpc(conn, body, post);
         this.#routing?.observe(ctx.endpoint, p.method, p.params, result);
@@ -206,7 +211,8 @@ export class PooledJsonRpcProvider extends JsonRpcApiProvider {
         let failure = error;
         if (p.method === 'eth_sendRawTransaction') {
           try {
-            const hash = await landedHash(conn, p.params, error, post);
+            // A second request of the attempt: through the attempt's signal (a dispatcher serves one request).
+            const hash = await landedHash(conn, p.params, error, { ...post, signal: untrackedSignal(ctx), dispatcher: undefined });
             if (hash !== undefined) return hash;
           } catch (check) {
             failure = check; // LandedCheckError: the check failed, the answer is not final
