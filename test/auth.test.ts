@@ -53,6 +53,25 @@ describe('unauthorized and credential refresh', () => {
     expect(h.eps.a!.contexts[0]!.signal.aborted).toBe(true);
   });
 
+  // Found by test/faults/generated.test.ts (liveness, seed 2026120422, path 28): a hedge's
+  // unauthorized attempt was counted until its replay, and with the primary timed out before
+  // the refresh ended there was no replay: the call ran out of attempts one short.
+  test("a hedge's unauthorized attempt spends no retry even when the primary has ended before the refresh", async () => {
+    const r = refresher({ clock: { setTimeout: (fn, ms) => h.clock.setTimeout(fn, ms) } }, 300);
+    const h = harness(['a', 'b'], { refreshAuth: r.refreshAuth, hedge: { afterMs: 50 }, attemptTimeoutMs: 200, maxAttempts: 2, backoff: { initialMs: 1, maxMs: 1 } });
+    h.eps.a!.then(hang(true));
+    h.eps.b!.then(fail('unauthorized'), ok('b after refresh'));
+    const call = start(h.pool.execute(h.op, { idempotent: true }));
+    await h.clock.advance(1_000);
+    await call.promise;
+    expect(call.value).toBe('b after refresh');
+    expect(r.runs).toEqual(['b']);
+    // The hedge at 50 ms, refused; a timed out at 200 ms, and the call's second counted
+    // attempt went to b (refused again, it would wait for the refresh running since 50 ms).
+    expect(h.eps.a!.calls).toBe(1);
+    expect(h.eps.b!.startedAt.map((t) => t - 1_000_000)).toEqual([50, 200]);
+  });
+
   test('refreshes once, then replays on the same endpoint at once, spending no retry and scheduling no backoff', async () => {
     const r = refresher({ clock: { setTimeout: (fn, ms) => h.clock.setTimeout(fn, ms) } });
     const h = harness(['a', 'b'], { refreshAuth: r.refreshAuth, maxAttempts: 1 });

@@ -99,16 +99,20 @@ export class Hedging<C> {
     const host: ReauthHost<C> = {
       refreshed: (ep) => {
         const now = s.clock.now();
-        h.replays++;
         // No primary running (the call settled or moved on): nothing to replay beside.
         const avoid = this.#host.hedgeAvoiding(now);
-        if (avoid !== undefined && !avoid.includes(ep) && ep.live && ep.unavailableMs(now) === 0 && ep.readyInMs(now) === 0 && this.#permitFree()) return this.#launch(ep, now);
-        h.replays--;
+        if (avoid !== undefined && !avoid.includes(ep) && ep.live && ep.unavailableMs(now) === 0 && ep.readyInMs(now) === 0 && this.#permitFree()) this.#launch(ep, now);
       },
       refreshFailed: () => undefined,
     };
     const auth = s.features.auth;
-    return auth !== undefined && auth.reauthenticate(s, a.ep, (h.refreshed ??= []), host, a.authGeneration, this.#host.attempts - h.replays) === undefined;
+    const refreshing = auth !== undefined && auth.reauthenticate(s, a.ep, (h.refreshed ??= []), host, a.authGeneration, this.#host.attempts - h.replays) === undefined;
+    // The unauthorized attempt spends no retry from now: it is replayed beside the running one
+    // once the credentials are refreshed, or, when no attempt runs by then, left to a later
+    // retry that may pick the endpoint. (Counted until the replay, it left a call whose primary
+    // timed out meanwhile one attempt short of a healthy endpoint: seed 2026120422.)
+    if (refreshing) h.replays++;
+    return refreshing;
   }
 
   /** Whether a hedge may be sent now as far as permits go (always, unless attempts hold them). */
