@@ -10,8 +10,7 @@
  * Messages carry the endpoint name, never the URL or the request body.
  */
 import { HttpStatusError } from '../fetch/classify.js';
-import { RequestAborter, fetchPlan } from '../fetch/dispatcher.js';
-import { untrackedSignal, watchAbort, type AttemptContext } from '../call/context.js';
+import type { RequestAborter } from '../fetch/dispatcher.js';
 import { parseRetryAfter } from '../fetch/retry-after.js';
 import { redactUrls } from '../rpc/redact.js';
 
@@ -68,27 +67,11 @@ export class BadResponseError extends Error {
 export interface PostOptions {
   readonly fetch: FetchFn;
   readonly signal: AbortSignal | undefined;
-  /** Where the global `fetch` is undici's: closes the request on the attempt's abort instead of a signal (see `abortRoute`). */
+  /** Where the global `fetch` is undici's: closes the request on the attempt's abort instead of a signal (`abortRoute`, fetch/dispatcher.ts). */
   readonly dispatcher?: RequestAborter | undefined;
   readonly endpoint: string;
   readonly nowMs: number;
   readonly maxRetryAfterMs: number;
-}
-
-/**
- * How an attempt's abort reaches its request, as in the fetch adapter (src/fetch/dispatcher.ts):
- * to the global `fetch` of Node (undici), through a dispatcher and no signal (a signal costs
- * about 5 µs to make on Node 20, and undici follows it); to any other `fetch`, through the
- * attempt's signal, with a probing dispatcher the first time to learn which kind it is.
- * `own`: the provider was given a `fetch` of its own (a signal only).
- */
-export function abortRoute(ctx: AttemptContext, own: boolean): Pick<PostOptions, 'signal' | 'dispatcher'> {
-  const plan = own ? 'signal' : fetchPlan(globalThis.fetch);
-  if (plan === 'dispatcher') {
-    const aborter = new RequestAborter(undefined);
-    if (watchAbort(ctx, aborter)) return { signal: undefined, dispatcher: aborter };
-  }
-  return { signal: untrackedSignal(ctx), dispatcher: plan === 'probe' ? new RequestAborter(globalThis.fetch) : undefined };
 }
 
 /** Posts one JSON-RPC request and returns its `result`. */
@@ -100,7 +83,7 @@ export async function postJsonRpc(conn: RpcConnection, body: string, o: PostOpti
   // call whose `this` is another object ("Illegal invocation").
   const fetchFn = o.fetch;
   const res = await fetchFn(conn.url, init);
-  // Probing (see `abortRoute`): had this `fetch` not called the dispatcher, it ignores one.
+  // Probing (`abortRoute`): had this `fetch` not called the dispatcher, it ignores one.
   o.dispatcher?.answered();
   const text = await res.text();
   let json: unknown;

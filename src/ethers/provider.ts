@@ -39,7 +39,8 @@ import { HeadRouting } from '../rpc/head-poll.js';
 import { FilterNotFoundError } from '../rpc/filters.js';
 import type { HeadOptions, HeadSnapshot } from '../rpc/heads.js';
 import { classifyEthersError } from './classify.js';
-import { abortRoute, postJsonRpc, RpcAnswerError, type FetchFn, type PostOptions, type RpcConnection } from './http.js';
+import { postJsonRpc, RpcAnswerError, type FetchFn, type PostOptions, type RpcConnection } from './http.js';
+import { abortRoute } from '../fetch/dispatcher.js';
 import { untrackedSignal } from '../call/context.js';
 import { landedHash } from './landed.js';
 

@@ -27,6 +27,8 @@
  * attempt already handed its signal out. Nothing here imports undici or a `node:` module.
  */
 
+import { untrackedSignal, watchAbort, type AbortTarget, type AttemptContext } from '../call/context.js';
+
 /** undici ≤ 7's global dispatcher, and undici 8's (where `.1` wraps `.2` for the old handler API). */
 const GLOBAL_1 = Symbol.for('undici.globalDispatcher.1');
 const GLOBAL_2 = Symbol.for('undici.globalDispatcher.2');
@@ -78,6 +80,30 @@ let ignores: unknown;
 export function fetchPlan(f: unknown): 'dispatcher' | 'probe' | 'signal' {
   if (f === honours) return 'dispatcher';
   return f === ignores || typeof f !== 'function' ? 'signal' : 'probe';
+}
+
+/** How one attempt's request is closed: a signal, a dispatcher, or both (probing). */
+export interface AbortRoute {
+  readonly signal: AbortSignal | undefined;
+  /** Call its `answered()` once `fetch` answered: a probing aborter learns from it (a no-op otherwise). */
+  readonly dispatcher: RequestAborter | undefined;
+}
+
+/**
+ * How an attempt's abort reaches its request, for the fetch and ethers adapters: to the
+ * global `fetch` once seen calling an `init.dispatcher` (Node's), through a dispatcher alone
+ * (the attempt's abort goes to it, or to what `target` wraps it in); to any other, through
+ * the attempt's signal, with a probing dispatcher while that `fetch` is unknown. `own`: the
+ * request goes to a `fetch` handed in, or names a dispatcher of its own (the signal only).
+ */
+export function abortRoute(ctx: AttemptContext, own: boolean, target?: (aborter: RequestAborter) => AbortTarget): AbortRoute {
+  const plan = own ? 'signal' : fetchPlan(globalThis.fetch);
+  if (plan === 'dispatcher') {
+    const aborter = new RequestAborter(undefined);
+    if (watchAbort(ctx, target === undefined ? aborter : target(aborter))) return { signal: undefined, dispatcher: aborter };
+  }
+  // A plain controller's signal: undici keeps its listener until the request is collected.
+  return { signal: untrackedSignal(ctx), dispatcher: plan === 'probe' ? new RequestAborter(globalThis.fetch) : undefined };
 }
 
 /** Whether `init` names a dispatcher of its own (never replaced). */

@@ -17,7 +17,7 @@
  * a path, or an absolute URL, `URL` or `Request` under one of the base URLs (see `input.ts`).
  */
 import type { Classifier } from '../base/classify.js';
-import { untrackedSignal, watchAbort, type AttemptContext } from '../call/context.js';
+import type { AttemptContext } from '../call/context.js';
 import type { EndpointConfig, ExecuteOptions, PoolOptions } from '../options/options.js';
 import { Pool, taggedExecutor } from '../pool.js';
 import { HttpStatusError, classifyFetchError, isHttpStatusError } from './classify.js';
@@ -31,7 +31,7 @@ import { checkFunction, checkKeys, finite, oneOf, type KnownKeys } from '../opti
 import { checkUrlOption } from '../extras/url-option.js';
 import { normalizeBase, pathOf, resolveInput, urlJoiner } from './input.js';
 import { NotReplayableError, checkHeaders, replayGuard, resolveReplay } from './replay.js';
-import { RequestAborter, fetchPlan, hasOwnDispatcher } from './dispatcher.js';
+import { abortRoute, hasOwnDispatcher, type RequestAborter } from './dispatcher.js';
 import { FetchRequest, GuardedAbort, discard, discardAll, readBody, settleFailed, withMember, type ParseBody, type Settable } from './request.js';
 
 export type { ParseBody } from './request.js';
@@ -147,23 +147,22 @@ export function createPooledFetch(options: PooledFetchOptions): PooledFetch {
     }
     // How the attempt's abort reaches the request: on Node, once the global fetch is known to
     // take one, through a dispatcher (no signal: undici's cost of any signal is most of what
-    // a pooled request adds; see dispatcher.ts); else through the attempt's signal.
-    const plan = fetchOption === undefined && (r.init === NO_INIT || !hasOwnDispatcher(r.init)) ? fetchPlan(globalThis.fetch) : 'signal';
-    const aborter = plan === 'signal' ? undefined : new RequestAborter(plan === 'probe' ? globalThis.fetch : undefined);
-    let req: RequestInit;
+    // a pooled request adds; see dispatcher.ts); else through the attempt's signal. A replay
+    // guard hears the abort too.
     const guard = r.guard;
-    if (plan === 'dispatcher' && watchAbort(ctx, guard === undefined ? aborter! : new GuardedAbort(aborter!, guard, ctx.endpoint))) {
-      req = (r.init === NO_INIT ? { dispatcher: aborter } : withMember(r.init, 'dispatcher', aborter)) as RequestInit;
+    const own = fetchOption !== undefined || (r.init !== NO_INIT && hasOwnDispatcher(r.init));
+    const { signal, dispatcher } = abortRoute(ctx, own, guard === undefined ? undefined : (aborter) => new GuardedAbort(aborter, guard, ctx.endpoint));
+    let req: RequestInit;
+    if (signal === undefined) {
+      req = (r.init === NO_INIT ? { dispatcher } : withMember(r.init, 'dispatcher', dispatcher)) as RequestInit;
     } else {
       // The attempt's signal only: a body read after the call returned is not covered by the
       // caller's signal (AbortSignal.any over a long-lived caller signal grows without bound
-      // on Node 20: 9 MB over 150,000 requests; see docs/fetch.md and bench/notes/newuser.md). A
-      // plain controller's: undici keeps its listener until the request is collected.
-      const signal = untrackedSignal(ctx);
+      // on Node 20: 9 MB over 150,000 requests; see docs/fetch.md and bench/notes/newuser.md).
       guard?.watch(signal, ctx.endpoint);
       req = r.init === NO_INIT ? { signal } : withMember(r.init, 'signal', signal);
       // Probing: does this global fetch call an init.dispatcher? (The signal aborts this request.)
-      if (plan === 'probe') (req as { dispatcher?: RequestAborter }).dispatcher = aborter!;
+      if (dispatcher !== undefined) (req as { dispatcher?: RequestAborter }).dispatcher = dispatcher;
     }
     if (headers !== undefined) req.headers = headers;
     let sent: Promise<Response>;
@@ -174,7 +173,7 @@ export function createPooledFetch(options: PooledFetchOptions): PooledFetch {
     }
     return sent.then(
       (res) => {
-        if (plan === 'probe') aborter!.answered();
+        dispatcher?.answered();
         return answered(r, ctx, res);
       },
       // Without a replay guard, a rejection needs nothing of this request: one closure fewer.
