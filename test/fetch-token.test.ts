@@ -90,3 +90,37 @@ describe('fetch adapter: token provider', () => {
     await pooled.pool.close();
   });
 });
+
+describe('fetch adapter: the token in each shape of headers', () => {
+  /** What the server would see: the sent headers through `Headers`, as `fetch` reads them. */
+  const shapes: [string, () => HeadersInit | undefined][] = [
+    ['none', () => undefined],
+    ['a plain object with a stale token in another case', () => ({ Authorization: 'Bearer stale', 'x-api-key': 'k' })],
+    ['a null-prototype object', () => Object.assign(Object.create(null) as Record<string, string>, { 'x-api-key': 'k', authorization: 'Basic old' })],
+    ['pairs with a stale token', () => [['x-api-key', 'k'], ['AUTHORIZATION', 'Bearer stale'], ['accept', 'text/plain']]],
+    ['a Headers', () => new Headers({ 'x-api-key': 'k', authorization: 'Bearer stale' })],
+  ];
+  test.each(shapes)('%s: one authorization header with the token; the rest kept; the caller\'s headers untouched', async (_name, make) => {
+    const sent: Headers[] = [];
+    const pooled = createPooledFetch({
+      endpoints: ['http://127.0.0.1:9/'],
+      getToken: async () => 'fresh',
+      fetch: async (_url, init) => {
+        sent.push(new Headers(init?.headers));
+        return new Response('ok');
+      },
+    });
+    const headers = make();
+    const before = headers === undefined ? undefined : JSON.stringify([...new Headers(headers)]);
+    expect((await pooled('/x', headers === undefined ? undefined : { headers })).status).toBe(200);
+    expect((await pooled('/x', headers === undefined ? undefined : { headers })).status).toBe(200);
+    expect(sent).toHaveLength(2);
+    for (const h of sent) {
+      expect(h.get('authorization')).toBe('Bearer fresh');
+      const expected = headers === undefined ? [] : [...new Headers(headers)].filter(([k]) => k !== 'authorization');
+      expect([...h].filter(([k]) => k !== 'authorization')).toEqual(expected);
+    }
+    if (headers !== undefined) expect(JSON.stringify([...new Headers(headers)])).toBe(before);
+    await pooled.pool.close();
+  });
+});

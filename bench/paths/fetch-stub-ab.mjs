@@ -16,7 +16,8 @@ const args = JSON.parse(process.argv[2]);
 const { ms = 15000, block = 200, warm = 20000 } = args;
 // `"init"` sends each request with an init: "headers" (a GET with a key header), "post" (a JSON
 // POST, not replayable: the adapter guards it), "post-idempotent" (the same marked idempotent),
-// "signal" (the caller's signal), "pool-options" (a per-call deadline).
+// "signal" (the caller's signal), "pool-options" (a per-call deadline). `"token": true` gives the
+// pooled fetch a `getToken` (a bearer token in every request's headers).
 const BODY = '{"jsonrpc":"2.0","id":1,"method":"eth_blockNumber","params":[]}';
 const INITS = {
   headers: { headers: { 'x-api-key': 'k' } },
@@ -43,7 +44,7 @@ const all = {};
 const closers = [];
 for (const [name, d] of Object.entries(dists)) {
   const { createPooledFetch } = await import(new URL('fetch/index.js', d).href);
-  const p = createPooledFetch({ endpoints: ['http://127.0.0.1:1'] });
+  const p = createPooledFetch({ endpoints: ['http://127.0.0.1:1'], ...(args.token === true ? { getToken: async () => 'token' } : {}) });
   all[name] = init === undefined ? () => p('/x') : () => p('/x', init);
   closers.push(() => p.pool.close());
 }

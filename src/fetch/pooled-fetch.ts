@@ -30,7 +30,7 @@ import { POOL_ALIASES, POOL_KEYS } from '../options/resolve.js';
 import { checkFunction, checkKeys, finite, oneOf, type KnownKeys } from '../options/validate.js';
 import { checkUrlOption } from '../extras/url-option.js';
 import { normalizeBase, pathOf, resolveInput, urlJoiner } from './input.js';
-import { NotReplayableError, checkHeaders, replayGuard, resolveReplay } from './replay.js';
+import { NotReplayableError, checkHeaders, replayGuard, resolveReplay, withAuthorization } from './replay.js';
 import { abortRoute, hasOwnDispatcher, type RequestAborter } from './dispatcher.js';
 import { FetchRequest, GuardedAbort, discard, discardAll, readBody, settleFailed, withMember, type ParseBody, type Settable } from './request.js';
 
@@ -309,6 +309,7 @@ class MissingToken extends Error {
 /** Bearer tokens per endpoint: fetched on first use and after a 401, through the pool's refresh. */
 class TokenCache {
   readonly #get: (endpoint: string, signal: AbortSignal) => Promise<string>;
+  /** Each endpoint's `authorization` value (`Bearer <token>`). */
   readonly #tokens = new Map<string, string>();
   readonly #pending = new Map<string, Promise<string>>();
 
@@ -317,12 +318,10 @@ class TokenCache {
   }
 
   /** The request's headers with this endpoint's bearer token; throws `MissingToken` before the first one. */
-  authorize(endpoint: string, headers: HeadersInit | undefined): Headers {
-    const token = this.#tokens.get(endpoint);
-    if (token === undefined) throw new MissingToken('no token yet for this endpoint');
-    const out = new Headers(headers);
-    out.set('authorization', `Bearer ${token}`);
-    return out;
+  authorize(endpoint: string, headers: HeadersInit | undefined): HeadersInit {
+    const value = this.#tokens.get(endpoint);
+    if (value === undefined) throw new MissingToken('no token yet for this endpoint');
+    return withAuthorization(headers, value);
   }
 
   /** Replaces the endpoint's token (the pool calls this once per 401 wave). */
@@ -336,7 +335,7 @@ class TokenCache {
     if (p === undefined) {
       p = Promise.resolve(this.#get(endpoint, signal)).then((token) => {
         if (typeof token !== 'string' || token.length === 0) throw new TypeError('getToken must resolve to a non-empty string');
-        this.#tokens.set(endpoint, token);
+        this.#tokens.set(endpoint, `Bearer ${token}`); // the header's value
         return token;
       });
       const done = (): void => {

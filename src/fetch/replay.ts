@@ -105,6 +105,35 @@ function sameName(key: string, name: string): boolean {
   return key.length === name.length && key.toLowerCase() === name;
 }
 
+/**
+ * `headers` with `authorization: value` in place of any authorization header, in any case. A
+ * plain object or pairs stay plain: a `Headers` costs 1-2 µs on Node 20. A `Headers` (or
+ * anything else `fetch` takes) is copied into one.
+ */
+export function withAuthorization(headers: HeadersInit | undefined, value: string): HeadersInit {
+  if (headers === undefined || headers === null) return { authorization: value };
+  if (Array.isArray(headers)) {
+    const out: [string, string][] = [];
+    for (const pair of headers as unknown[]) {
+      if (!Array.isArray(pair) || pair.length !== 2 || typeof pair[0] !== 'string') return inHeaders(headers, value);
+      if (!sameName(pair[0], 'authorization')) out.push(pair as [string, string]);
+    }
+    out.push(['authorization', value]);
+    return out;
+  }
+  const proto: unknown = Object.getPrototypeOf(headers);
+  if (typeof headers !== 'object' || (proto !== Object.prototype && proto !== null)) return inHeaders(headers, value);
+  const out: Record<string, string> = { authorization: value };
+  for (const key in headers) if (!sameName(key, 'authorization')) out[key] = (headers as Record<string, string>)[key] as string;
+  return out;
+}
+
+function inHeaders(headers: HeadersInit, value: string): Headers {
+  const out = new Headers(headers);
+  out.set('authorization', value);
+  return out;
+}
+
 /** Whether a request may be sent again after it may have reached a server; may add an idempotency key to `headers`. */
 export function isReplayable(method: string | undefined, headers: Headers, explicit: boolean | undefined, o: ReplayOptions): boolean {
   if (explicit !== undefined) return explicit;
