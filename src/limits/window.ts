@@ -6,7 +6,8 @@
  */
 export class RollingCounter {
   readonly #bucketMs: number;
-  readonly #counts: Float64Array;
+  /** A plain array: a small `Float64Array` costs about 1.3 µs to make (two per endpoint), a plain one 0.2 µs. */
+  readonly #counts: number[];
   /** Absolute bucket number (`floor(now / bucketMs)`) of the newest bucket written. */
   #newest = -Infinity;
   /** When the newest bucket starts and its slot: `add` within it skips the division and modulo of a large bucket number. */
@@ -26,7 +27,7 @@ export class RollingCounter {
 
   constructor(buckets: number, bucketMs: number) {
     this.#bucketMs = bucketMs;
-    this.#counts = new Float64Array(buckets);
+    this.#counts = new Array<number>(buckets).fill(0);
   }
 
   add(now: number, n = 1): void {
