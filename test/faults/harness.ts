@@ -692,7 +692,12 @@ export function mustSucceed(a: Adapter, sc: Scenario, c: Scenario['callers'][num
   const attempts = retry === 'until-deadline' ? Infinity : typeof retry === 'object' ? retry.maxAttempts : (sc.maxAttempts ?? Math.max(3, endpoints));
   // Endpoints the call may have to get through: each failing one once, and once more after a
   // swap that renewed them all while it ran (seed 17120430, ethers: e1, e2, then the new e1).
-  const n = a.swapRenewsAll === true && sc.swapAt !== undefined && c.startAt < sc.swapAt ? 2 * endpoints - 1 : endpoints;
+  // A coalesced read may join an identical one in flight (docs/rpc.md): its attempts are that
+  // one's, started as early as the first caller, so before a swap the later caller came after
+  // (seed 2026120431, viem path 12 and ethers path 1: callers starting after the swap joined a
+  // call that had tried e1 before it, and took its RETRIES_EXHAUSTED).
+  const startAt = x.coalesce === true ? Math.min(...sc.callers.map((o) => o.startAt)) : c.startAt;
+  const n = a.swapRenewsAll === true && sc.swapAt !== undefined && startAt < sc.swapAt ? 2 * endpoints - 1 : endpoints;
   if (attempts < n) return false;
   // A slow token provider: one refresh per endpoint, half an attempt timeout each.
   const tokens = x.token === 'slow' ? 0.5 * U * n : 0;
