@@ -2,7 +2,7 @@
  * One test per bug found by the reliability work, named after the bug. Each failed before
  * its fix (see the commit that added it).
  */
-import { describe, expect, test } from 'vitest';
+import { describe, expect, test, vi } from 'vitest';
 import { Pool, isPoolError } from '../src/index.js';
 import { FakeClock } from '../src/testing/index.js';
 import { classify, fail, FakeEndpoint, operation, start } from './support.js';
@@ -87,6 +87,63 @@ describe('systemClock long timers', () => {
     await new Promise((r) => setTimeout(r, 20));
     expect(fired).toBe(1);
     systemClock.clearTimeout(short);
+  });
+});
+
+describe('no negative timer delay (Node 23+ warns: TimeoutNegativeWarning)', () => {
+  test('systemClock hands the host 0 for a negative or NaN delay, and fires', async () => {
+    const { systemClock } = await import('../src/index.js');
+    const spy = vi.spyOn(globalThis, 'setTimeout');
+    let fired = 0;
+    try {
+      systemClock.setTimeout(() => fired++, -0.03);
+      systemClock.setTimeout(() => fired++, Number.NaN);
+      const given = spy.mock.calls.map((c) => c[1]);
+      expect(given).toEqual([0, 0]);
+    } finally {
+      spy.mockRestore();
+    }
+    await new Promise((r) => setTimeout(r, 20));
+    expect(fired).toBe(2);
+  });
+
+  test('a call that finds its deadline passed between two readings of the clock waits 0 ms, not a negative delay (seed 2026120431, Node 26)', async () => {
+    // breakerMode 'wait' with the breaker open: the call sleeps until its deadline; when that
+    // timer fires, the clock reads a hair before the deadline (the call selects again, finds
+    // the breaker still open and sleeps again) and then a hair after it.
+    const fake = new FakeClock();
+    let phase = 0;
+    const delays: number[] = [];
+    const clock = {
+      now: () => (phase === 1 ? ((phase = 2), fake.now() - 0.1) : phase === 2 ? fake.now() + 0.1 : fake.now()),
+      setTimeout: (fn: () => void, ms: number, background?: boolean) => {
+        delays.push(ms);
+        return fake.setTimeout(() => {
+          const deadlineTimer = ms === 100;
+          if (deadlineTimer) phase = 1;
+          try {
+            fn();
+          } finally {
+            if (deadlineTimer) phase = 0;
+          }
+        }, ms, background);
+      },
+      clearTimeout: (h: unknown) => fake.clearTimeout(h as never),
+    };
+    const pool = new Pool({
+      endpoints: [{ name: 'a', conn: 1 }],
+      classify: () => 'transient',
+      clock,
+      deadlineMs: 100,
+      breaker: { threshold: 1, cooldownMs: 1000 },
+      breakerMode: 'wait',
+    });
+    const call = pool.execute(() => Promise.reject(new Error('down'))).catch((e: unknown) => code(e));
+    await fake.runAll();
+    expect(await call).toBe('DEADLINE_EXCEEDED');
+    expect(delays.filter((d) => d < 0)).toEqual([]);
+    expect(delays).toContain(0); // the path above was taken
+    await pool.close();
   });
 });
 

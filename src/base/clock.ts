@@ -126,7 +126,8 @@ export const systemClock: Clock = {
   now: monotonic,
   wallNow: () => Date.now(),
   setTimeout(fn, ms, background) {
-    if (!(ms > MAX_HOST_DELAY_MS)) return hostTimeout(fn, ms, background === true);
+    // A negative or NaN delay fires at once, without Node's TimeoutNegativeWarning (Node 23 and later).
+    if (!(ms > MAX_HOST_DELAY_MS)) return hostTimeout(fn, ms > 0 ? ms : 0, background === true);
     const timer = new LongTimer(background === true);
     if (ms === Infinity) return timer;
     const due = monotonic() + ms;

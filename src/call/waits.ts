@@ -295,7 +295,9 @@ export abstract class Waiting<C, S extends WaitSlots = WaitSlots> extends CallCo
       });
     }
     const left = this.deadlineAt - s.clock.now();
-    const delay = ms < left ? ms : left;
+    // Past the deadline already (`left` < 0 by a fraction of a ms): at once, not a negative delay.
+    const until = ms < left ? ms : left;
+    const delay = until > 0 ? until : 0;
     if (delay === INF) return;
     const slots = this.slotsNow();
     slots.onTimer ??= () => {
