@@ -397,6 +397,8 @@ describe('options named as other libraries name them', () => {
     [{ backoff: { maxDelay: 5_000 } }, 'backoff.maxDelay', "did you mean 'maxMs'?"],
     [{ backoff: { factor: 3 } }, 'backoff.factor', 'the delay doubles on each retry'],
     [{ signal: new AbortController().signal }, 'signal', 'a per-call option: pool.execute(op, { signal })'],
+    // The operation, as the README's first sentence lists it beside the endpoints and classify.
+    [{ operation: async () => 1 }, 'operation', 'each call passes it, pool.execute((conn, ctx) => ...)'],
     [{ endpoints: [{ name: 'a', conn: 'a', rateLimit: { perMinute: 60 } }] }, 'endpoints[0].rateLimit.perMinute', 'n per minute is perSecond: n / 60'],
   ])('%j', (extra, field, says) => {
     let error: unknown;

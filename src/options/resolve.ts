@@ -88,6 +88,7 @@ export const POOL_ALIASES: Readonly<Record<string, string>> = {
   listener: 'onEvent',
   onError: 'onEvent',
   signal: 'a per-call option: pool.execute(op, { signal })',
+  operation: 'not an option: each call passes it, pool.execute((conn, ctx) => ...)',
 };
 
 /**
