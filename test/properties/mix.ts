@@ -96,6 +96,8 @@ export interface MixChange {
 }
 
 export interface MixScenario {
+  /** Time that passes between two readings of the clock, at most (`TrackedClock`); none when absent. */
+  readonly jitterMs?: number;
   readonly endpoints: readonly MixEndpoint[];
   readonly group: readonly number[] | undefined;
   readonly strategy: Strategy;
@@ -420,7 +422,7 @@ const CODES = new Set([
 export async function simulateMix(sc: MixScenario, hooks: MixHooks = {}): Promise<MixOutcome> {
   const T0 = 1_000_000;
   const fake = new FakeClock(T0);
-  const clock = new CappedClock(fake);
+  const clock = new CappedClock(fake, sc.jitterMs ?? 0, seeded((sc.seed ^ 0x2545f491) | 0));
   const violations: string[] = [];
   const v = (msg: string): void => {
     if (violations.length < 20) violations.push(`[t=${fake.now() - T0}] ${msg}`);
@@ -1123,10 +1125,12 @@ function checkLimits(sc: MixScenario, current: Map<string, Conn>, configOf: Map<
     }
     const perSecond = rl.perSecond;
     if (perSecond === undefined) return;
+    // Start times are the fake clock's; the pool read a clock up to `jitterMs` ahead of it.
+    const tol = sc.jitterMs ?? 0;
     if (rl.mode === 'paced') {
       const spacing = (1000 / perSecond) * (1 + (rl.marginMs ?? 25) / 1000);
       for (let k = 1; k < ts.length; k++) {
-        if (ts[k]! - ts[k - 1]! < spacing - 1e-6) {
+        if (ts[k]! - ts[k - 1]! < spacing - tol - 1e-6) {
           v(`${conn.name}: paced at ${perSecond}/s (spacing ${spacing.toFixed(2)} ms), attempts ${ts[k]! - ts[k - 1]!} ms apart`);
           break;
         }
@@ -1136,7 +1140,7 @@ function checkLimits(sc: MixScenario, current: Map<string, Conn>, configOf: Map<
     const burst = rl.burst ?? Math.max(1, Math.ceil(perSecond));
     for (let a = 0; a < ts.length; a++) {
       for (let b = a; b < ts.length; b++) {
-        if (b - a + 1 > burst + (perSecond * (ts[b]! - ts[a]!)) / 1000 + 1e-9) {
+        if (b - a + 1 > burst + (perSecond * (ts[b]! - ts[a]! + tol)) / 1000 + 1e-9) {
           v(`${conn.name}: ${b - a + 1} attempts in ${ts[b]! - ts[a]!} ms, limit ${perSecond}/s burst ${burst}`);
           return;
         }

@@ -205,13 +205,27 @@ export class ScriptError extends Error {
 
 const classify = (err: unknown): ClassifyResult => (err instanceof ScriptError ? err.verdict : 'permanent');
 
-/** A clock that delegates to a FakeClock and knows which timers the pool still owns. */
+/**
+ * A clock that delegates to a FakeClock and knows which timers the pool still owns. With
+ * `jitterMs`, time passes between two readings as on a real machine: each reading is the fake
+ * time plus up to `jitterMs` (never less than the reading before), so a decision taken on one
+ * reading may be acted on at a later one, and a timer may seem to fire up to `jitterMs`
+ * early (Node's timers run on the loop's whole-millisecond time).
+ */
 export class TrackedClock implements Clock {
   readonly live = new Set<TimerHandle>();
   readonly badDelays: number[] = [];
-  constructor(readonly fake: FakeClock) {}
+  #last = -Infinity;
+  constructor(
+    readonly fake: FakeClock,
+    readonly jitterMs = 0,
+    readonly random: () => number = Math.random,
+  ) {}
   now(): number {
-    return this.fake.now();
+    if (this.jitterMs === 0) return this.fake.now();
+    const t = Math.max(this.#last, this.fake.now() + this.jitterMs * this.random());
+    this.#last = t;
+    return t;
   }
   setTimeout(fn: () => void, ms: number, background?: boolean): TimerHandle {
     if (typeof ms !== 'number' || Number.isNaN(ms) || ms < 0 || ms === INF) this.badDelays.push(ms);
