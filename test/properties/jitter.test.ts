@@ -5,18 +5,21 @@
  * ahead of the fake time, never behind the reading before; a timer may seem to fire that
  * much early, as Node's do on the loop's whole-millisecond time). On the fake clock alone a
  * decision read at one instant is always acted on at the same instant: a real machine's
- * clock moves in between (seed 2026120431 on Node 26: a negative timer delay).
+ * clock moves in between (seed 2026120431 on Node 26: a negative timer delay). And one timer
+ * in twenty fires after a stall of up to `FC_STALL_MS` (default 250 ms): the clock moves on
+ * at once and every timer due meanwhile fires late, in order.
  */
 import { describe, expect, test } from 'vitest';
 import { healthyArb, scenarioArb } from './sim.js';
 import { RUNS, TIMEOUT, checkScenarios } from './run.js';
 
 const jitterMs = Number(process.env['FC_JITTER_MS'] ?? 0.4);
-const hooks = { jitterMs };
+const stallMs = Number(process.env['FC_STALL_MS'] ?? 250);
+const hooks = { jitterMs, stallMs };
 /** A quarter of the plain properties' runs each: five properties more on every `npm test`. */
 const runs = Math.max(1, Math.round(RUNS / 4));
 
-describe(`with up to ${jitterMs} ms between two readings of the clock`, () => {
+describe(`with up to ${jitterMs} ms between two readings of the clock, and stalls of up to ${stallMs} ms`, () => {
   test(`every call settles exactly once and never after its deadline (${runs} runs)`, async () => {
     const t = await checkScenarios('deadlines, jittered', scenarioArb({ hang: 4, transient: 4, rateLimited: 3, maxInFlight: 0.5, maxCalls: 2 }), runs, hooks);
     expect(t.endings['DEADLINE_EXCEEDED'] ?? 0).toBeGreaterThan(runs / 10);

@@ -26,7 +26,7 @@ interface Totals {
 async function checkMix(name: string, bias: MixBias, runs = RUNS, seed = SEED, jitterMs?: number): Promise<Totals> {
   const totals: Totals = { runs: 0, attempts: 0, hedges: 0, changes: 0, endings: {} };
   const result = await fc.check(
-    fc.asyncProperty(jitterMs === undefined ? mixArb(bias) : mixArb(bias).map((sc) => ({ ...sc, jitterMs })), async (sc) => {
+    fc.asyncProperty(jitterMs === undefined ? mixArb(bias) : mixArb(bias).map((sc) => ({ ...sc, jitterMs, stallMs: Number(process.env['FC_STALL_MS'] ?? 250) })), async (sc) => {
       // MIX_LAST=file: each scenario is written there before it runs (to catch one that never returns).
       if (process.env['MIX_LAST'] !== undefined) writeFileSync(process.env['MIX_LAST'], JSON.stringify(sc, (_k, val: unknown) => (val === Number.POSITIVE_INFINITY ? 'Infinity' : val)));
       const o: MixOutcome = await simulateMix(sc);
@@ -88,10 +88,11 @@ describe('mixed options, faults and changes', () => {
   }, 120_000);
 });
 
-describe('the same, with time passing between two readings of the clock', () => {
+describe('the same, with time passing between two readings of the clock, and stalls', () => {
   // Up to JITTER ms between readings, timers that seem to fire up to that early: the fake clock
   // alone never shows a decision taken on one reading and acted on at the next (seed
-  // 2026120431 on Node 26 did: a negative timer delay, regressions.test.ts).
+  // 2026120431 on Node 26 did: a negative timer delay, regressions.test.ts). And stalls of up
+  // to FC_STALL_MS (default 250 ms) before one timer in twenty (TrackedClock).
   const JITTER = Number(process.env['FC_JITTER_MS'] ?? 0.4);
   test.each([
     ['hedging', { hedge: 0.8, hang: 3 }],

@@ -98,6 +98,8 @@ export interface MixChange {
 export interface MixScenario {
   /** Time that passes between two readings of the clock, at most (`TrackedClock`); none when absent. */
   readonly jitterMs?: number;
+  /** The longest stall a timer may find when it fires (`TrackedClock`); none when absent. */
+  readonly stallMs?: number;
   readonly endpoints: readonly MixEndpoint[];
   readonly group: readonly number[] | undefined;
   readonly strategy: Strategy;
@@ -422,7 +424,7 @@ const CODES = new Set([
 export async function simulateMix(sc: MixScenario, hooks: MixHooks = {}): Promise<MixOutcome> {
   const T0 = 1_000_000;
   const fake = new FakeClock(T0);
-  const clock = new CappedClock(fake, sc.jitterMs ?? 0, seeded((sc.seed ^ 0x2545f491) | 0));
+  const clock = new CappedClock(fake, sc.jitterMs ?? 0, seeded((sc.seed ^ 0x2545f491) | 0), sc.stallMs ?? 0);
   const violations: string[] = [];
   const v = (msg: string): void => {
     if (violations.length < 20) violations.push(`[t=${fake.now() - T0}] ${msg}`);
@@ -541,7 +543,7 @@ export async function simulateMix(sc: MixScenario, hooks: MixHooks = {}): Promis
         if (disabledNames.has(e.endpoint)) v(`attempt ${key} started on ${e.endpoint}, which is disabled`);
         conn.starts++;
         conn.open++;
-        conn.startTimes.push(fake.now());
+        conn.startTimes.push(clock.stamp());
         const limit = configOf.get(e.endpoint)!.maxInFlight ?? INF;
         if (conn.open > limit) v(`${e.endpoint}: ${conn.open} attempts in flight, maxInFlight ${limit}`);
         const st = statOf(e.endpoint);
@@ -1125,7 +1127,7 @@ function checkLimits(sc: MixScenario, current: Map<string, Conn>, configOf: Map<
     }
     const perSecond = rl.perSecond;
     if (perSecond === undefined) return;
-    // Start times are the fake clock's; the pool read a clock up to `jitterMs` ahead of it.
+    // Start times are stamped after the pool's reading, by up to `jitterMs`.
     const tol = sc.jitterMs ?? 0;
     if (rl.mode === 'paced') {
       const spacing = (1000 / perSecond) * (1 + (rl.marginMs ?? 25) / 1000);

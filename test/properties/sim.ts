@@ -220,53 +220,93 @@ export class ScriptError extends Error {
 
 const classify = (err: unknown): ClassifyResult => (err instanceof ScriptError ? err.verdict : 'permanent');
 
+/** A timer of `TrackedClock`: the FakeClock's timer under it changes when a stall moves the clock on. */
+interface TrackedTimer {
+  inner: TimerHandle;
+  readonly fn: () => void;
+  /** When it is due, on the tracked clock. */
+  readonly due: number;
+  readonly background: boolean | undefined;
+  keepAlive: boolean | undefined;
+}
+
 /**
  * A clock that delegates to a FakeClock and knows which timers the pool still owns. With
  * `jitterMs`, time passes between two readings as on a real machine: each reading is the fake
  * time plus up to `jitterMs` (never less than the reading before), so a decision taken on one
  * reading may be acted on at a later one, and a timer may seem to fire up to `jitterMs`
- * early (Node's timers run on the loop's whole-millisecond time).
+ * early (Node's timers run on the loop's whole-millisecond time). With `stallMs`, one timer in
+ * twenty fires after a stall of up to `stallMs` (a garbage-collection pause, a busy
+ * machine): the clock moves on by that much at once, and every timer due meanwhile fires
+ * late, right after it, in order.
  */
 export class TrackedClock implements Clock {
   readonly live = new Set<TimerHandle>();
   readonly badDelays: number[] = [];
   #last = -Infinity;
+  /** How far the stalls so far moved this clock ahead of the fake one. */
+  #ahead = 0;
+  readonly #plain: boolean;
   constructor(
     readonly fake: FakeClock,
     readonly jitterMs = 0,
     readonly random: () => number = Math.random,
-  ) {}
+    readonly stallMs = 0,
+  ) {
+    this.#plain = jitterMs === 0 && stallMs === 0;
+  }
   now(): number {
-    if (this.jitterMs === 0) return this.fake.now();
-    const t = Math.max(this.#last, this.fake.now() + this.jitterMs * this.random());
+    if (this.#plain) return this.fake.now();
+    const t = Math.max(this.#last, this.fake.now() + this.#ahead + this.jitterMs * this.random());
     this.#last = t;
     return t;
   }
+  /** The time as the pool last saw it (no jitter drawn): for the checks' own timestamps. */
+  stamp(): number {
+    return this.#plain ? this.fake.now() : Math.max(this.#last, this.fake.now() + this.#ahead);
+  }
   setTimeout(fn: () => void, ms: number, background?: boolean): TimerHandle {
     if (typeof ms !== 'number' || Number.isNaN(ms) || ms < 0 || ms === INF) this.badDelays.push(ms);
-    const h: TimerHandle = this.fake.setTimeout(
+    const t: TrackedTimer = { inner: undefined, fn, due: this.stamp() + ms, background, keepAlive: undefined };
+    this.#schedule(t, ms);
+    this.live.add(t);
+    return t;
+  }
+  #schedule(t: TrackedTimer, ms: number): void {
+    t.inner = this.fake.setTimeout(
       () => {
-        this.live.delete(h);
-        this.unrefed.delete(h);
-        fn();
+        this.live.delete(t);
+        this.unrefed.delete(t);
+        if (this.stallMs > 0 && this.random() < 0.05) this.#stall(this.stallMs * this.random());
+        t.fn();
       },
       ms,
-      background,
+      t.background,
     );
-    this.live.add(h);
-    return h;
+    if (t.keepAlive !== undefined) this.fake.setRef(t.inner, t.keepAlive);
+  }
+  /** The clock moves on by `ms` at once: every live timer fires when it is due on it (at once if overdue), in order. */
+  #stall(ms: number): void {
+    this.#ahead += ms;
+    const now = this.fake.now() + this.#ahead;
+    const timers = [...(this.live as Set<TrackedTimer>)].sort((a, b) => a.due - b.due);
+    for (const t of timers) {
+      this.fake.clearTimeout(t.inner);
+      this.#schedule(t, Math.max(0, t.due - now));
+    }
   }
   clearTimeout(handle: TimerHandle): void {
     this.live.delete(handle);
     this.unrefed.delete(handle);
-    this.fake.clearTimeout(handle);
+    this.fake.clearTimeout((handle as TrackedTimer).inner);
   }
   /** Timers the pool marked as not keeping the process alive (the idle shared timeout timer). */
   readonly unrefed = new Set<TimerHandle>();
   setRef(handle: TimerHandle, keepAlive: boolean): void {
     if (keepAlive) this.unrefed.delete(handle);
     else if (this.live.has(handle)) this.unrefed.add(handle);
-    this.fake.setRef(handle, keepAlive);
+    (handle as TrackedTimer).keepAlive = keepAlive;
+    this.fake.setRef((handle as TrackedTimer).inner, keepAlive);
   }
   /** Live timers that would keep a process alive. */
   get owned(): number {
@@ -323,11 +363,13 @@ export interface SimHooks {
   readonly wrapOp?: (op: (ep: SimEndpoint, ctx: AttemptContext) => Promise<unknown>) => (ep: SimEndpoint, ctx: AttemptContext) => Promise<unknown>;
   /** Time that passes between two readings of the clock, at most (`TrackedClock`). */
   readonly jitterMs?: number;
+  /** The longest stall a timer may find when it fires (`TrackedClock`). */
+  readonly stallMs?: number;
 }
 
 export async function simulate(sc: Scenario, hooks: SimHooks = {}): Promise<Outcome> {
   const fake = new FakeClock(1_000_000);
-  const clock = new TrackedClock(fake, hooks.jitterMs ?? 0, seeded((sc.seed ^ 0x2545f491) | 0));
+  const clock = new TrackedClock(fake, hooks.jitterMs ?? 0, seeded((sc.seed ^ 0x2545f491) | 0), hooks.stallMs ?? 0);
   const violations: string[] = [];
   const v = (msg: string): void => {
     if (violations.length < 20) violations.push(`[t=${fake.now() - 1_000_000}] ${msg}`);
@@ -382,7 +424,7 @@ export async function simulate(sc: Scenario, hooks: SimHooks = {}): Promise<Outc
           probesOut.set(e.endpoint, p);
           if (p > 1) v(`endpoint ${e.endpoint}: ${p} half-open probes at once in one open period`);
         }
-        starts.get(e.endpoint)!.push(fake.now());
+        starts.get(e.endpoint)!.push(clock.stamp());
         const c = calls.get(e.callId);
         if (c !== undefined) {
           c.attempts++;
@@ -584,7 +626,7 @@ export async function simulate(sc: Scenario, hooks: SimHooks = {}): Promise<Outc
     const ts = starts.get(ep.name)!;
     outer: for (let i = 0; i < ts.length; i++) {
       for (let j = i; j < ts.length; j++) {
-        // Start times are the fake clock's; the pool read a clock up to `jitterMs` ahead of it.
+        // Start times are stamped after the pool's reading, by up to `jitterMs`.
         const allowed = burst + (rate.perSecond * (ts[j]! - ts[i]! + (hooks.jitterMs ?? 0))) / 1000 + 1e-9;
         if (j - i + 1 > allowed) {
           v(`endpoint ${ep.name}: ${j - i + 1} attempts in ${ts[j]! - ts[i]!} ms, limit ${rate.perSecond}/s burst ${burst}`);
