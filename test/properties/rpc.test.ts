@@ -24,7 +24,7 @@ import { RpcReads } from '../../src/rpc/reads.js';
 import { isEndpointTaken } from '../../src/rpc/quorum.js';
 import { FakeClock } from '../../src/testing/index.js';
 import { checkSeeded, recordSettlement } from './run.js';
-import { TrackedClock } from './sim.js';
+import { TrackedClock, seeded } from './sim.js';
 
 const RUNS = Number(process.env['FC_RPC_RUNS'] ?? 200);
 const SEED = process.env['FC_SEED'] !== undefined ? Number(process.env['FC_SEED']) : 20261202;
@@ -96,6 +96,9 @@ interface Rec {
   readonly id: number;
   readonly gen: Caller;
   readonly startedAt: number;
+  /** The same, and when it settled, as the pool's clock read them (`TrackedClock.stamp`). */
+  readonly startStamp: number;
+  settledStamp: number | undefined;
   readonly deadline: number;
   /** The shared request it joined (coalesced methods), by number. */
   group: number | undefined;
@@ -115,10 +118,24 @@ interface Shared {
   members: Rec[];
 }
 
-async function run(sc: Scenario): Promise<{ violations: string[]; endings: Record<string, number>; joined: number }> {
+/** A number from the scenario, to seed its clock's draws (a replay draws the same). */
+function hashOf(sc: Scenario): number {
+  const text = JSON.stringify(sc);
+  let h = 0x2545f491;
+  for (let i = 0; i < text.length; i++) h = Math.imul(h ^ text.charCodeAt(i), 0x01000193);
+  return h | 0;
+}
+
+/** Time between clock readings and stalls (`TrackedClock`): none by default. */
+interface Clocking {
+  readonly jitterMs?: number;
+  readonly stallMs?: number;
+}
+
+async function run(sc: Scenario, clocking: Clocking = {}): Promise<{ violations: string[]; endings: Record<string, number>; joined: number }> {
   const T0 = 1_000_000;
   const fake = new FakeClock(T0);
-  const clock = new TrackedClock(fake);
+  const clock = new TrackedClock(fake, clocking.jitterMs ?? 0, seeded(hashOf(sc)), clocking.stallMs ?? 0);
   const violations: string[] = [];
   const v = (m: string): void => {
     if (violations.length < 20) violations.push(`[t=${fake.now() - T0}] ${m}`);
@@ -164,6 +181,8 @@ async function run(sc: Scenario): Promise<{ violations: string[]; endings: Recor
       id: ++seq,
       gen,
       startedAt: fake.now(),
+      startStamp: clock.stamp(),
+      settledStamp: undefined,
       deadline: gen.deadlineMs ?? sc.deadlineMs,
       group: undefined,
       settled: 0,
@@ -242,7 +261,11 @@ async function run(sc: Scenario): Promise<{ violations: string[]; endings: Recor
         g.members.push(rec);
       }
     }
-    promises.push(recordSettlement(p, rec, () => fake.now()));
+    promises.push(
+      recordSettlement(p, rec, () => fake.now()).then(() => {
+        rec.settledStamp = clock.stamp();
+      }),
+    );
   };
   for (const c of [...sc.callers].sort((x, y) => x.at - y.at)) fake.setTimeout(() => startCaller(c), c.at);
   // Quorum reads go through their own path; m2 may need one.
@@ -264,8 +287,9 @@ async function run(sc: Scenario): Promise<{ violations: string[]; endings: Recor
     if (r.settledAt! - r.startedAt > r.deadline + 1) v(`caller ${r.id} (${r.gen.method}, group ${r.group}) settled ${r.settledAt! - r.startedAt} ms after it started, deadline ${r.deadline}`);
     // A deadline is not cut short by another caller's: it passes no earlier than the caller's own deadline from
     // when the request it waits on started (a joiner gives up at most the time since the request started).
-    const since = r.group === undefined ? r.startedAt : shared[r.group - 1]!.members[0]!.startedAt;
-    if (isPoolError(r.error) && r.error.code === 'DEADLINE_EXCEEDED' && r.settledAt! - since < r.deadline) v(`caller ${r.id} (${r.gen.method}, group ${r.group}) failed DEADLINE_EXCEEDED ${r.settledAt! - since} ms after its request started, deadline ${r.deadline}`);
+    // On the pool's clock: a stall may have moved it on further than the fake clock.
+    const since = r.group === undefined ? r.startStamp : shared[r.group - 1]!.members[0]!.startStamp;
+    if (isPoolError(r.error) && r.error.code === 'DEADLINE_EXCEEDED' && r.settledStamp! - since < r.deadline) v(`caller ${r.id} (${r.gen.method}, group ${r.group}) failed DEADLINE_EXCEEDED ${r.settledStamp! - since} ms after its request started, deadline ${r.deadline}`);
     if (r.abortedAt !== undefined && r.settledAt! > Math.max(r.abortedAt, r.startedAt)) v(`caller ${r.id} settled at ${r.settledAt! - T0}, after its signal aborted at ${r.abortedAt - T0}`);
     if (r.abortedAt !== undefined && r.settledAt! >= r.abortedAt && r.error !== undefined && isPoolError(r.error) && r.error.code !== 'ABORTED') {
       // Settled exactly when it aborted with another error: allowed only if that error came first (same tick).
@@ -307,5 +331,13 @@ describe('rpc reads: coalescing and quorum under generated faults', () => {
     expect(joined).toBeGreaterThan(RUNS / 4);
     expect(endings['ABORTED'] ?? 0).toBeGreaterThan(0);
     console.log('rpc endings', JSON.stringify(endings), 'joined', joined);
+  }, 120_000);
+  // The same with time passing between two readings of the clock (up to 0.4 ms) and stalls of up
+  // to 250 ms before one timer in twenty (TrackedClock), at another seed.
+  test(`the same, with time passing between clock readings and stalls (${Math.ceil(RUNS / 2)} runs)`, async () => {
+    const clocking = { jitterMs: Number(process.env['FC_JITTER_MS'] ?? 0.4), stallMs: Number(process.env['FC_STALL_MS'] ?? 250) };
+    let runs = 0;
+    await checkSeeded('rpc, jittered', scenarioArb, (sc) => run(sc, clocking), { seed: SEED + 1, runs: Math.ceil(RUNS / 2), seen: () => void runs++ });
+    expect(runs).toBe(Math.ceil(RUNS / 2));
   }, 120_000);
 });
