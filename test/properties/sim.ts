@@ -402,6 +402,10 @@ export async function simulate(sc: Scenario, hooks: SimHooks = {}): Promise<Outc
   const onEvent = (e: PoolEvent): void => {
     eventCount++;
     hooks.trace?.(fake.now() - 1_000_000, e);
+    // Every duration an event reports is a number >= 0, on a moving clock too.
+    for (const [k, x] of Object.entries(e)) if (k.endsWith('Ms') && typeof x === 'number' && !(x >= 0)) v(`${e.type}.${k} = ${x}`);
+    const err = (e as { error?: unknown }).error;
+    if (isPoolError(err) && err.retryAfterMs !== undefined && !(err.retryAfterMs >= 0)) v(`${e.type}: error ${err.code} with retryAfterMs ${err.retryAfterMs}`);
     if ('callId' in e) {
       const c = calls.get(e.callId);
       if (c === undefined) v(`event ${e.type} for unknown call ${e.callId}`);
