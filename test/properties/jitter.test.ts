@@ -7,7 +7,9 @@
  * decision read at one instant is always acted on at the same instant: a real machine's
  * clock moves in between (seed 2026120431 on Node 26: a negative timer delay). And one timer
  * in twenty fires after a stall of up to `FC_STALL_MS` (default 250 ms): the clock moves on
- * at once and every timer due meanwhile fires late, in order.
+ * at once and every timer due meanwhile fires late, in order. And on a coarse clock, whose
+ * readings come in whole steps of `FC_RESOLUTION_MS` (default 16 ms) and lag the time by up
+ * to a step (timers seem to fire a step early).
  */
 import { describe, expect, test } from 'vitest';
 import { healthyArb, scenarioArb } from './sim.js';
@@ -15,7 +17,8 @@ import { RUNS, TIMEOUT, checkScenarios } from './run.js';
 
 const jitterMs = Number(process.env['FC_JITTER_MS'] ?? 0.4);
 const stallMs = Number(process.env['FC_STALL_MS'] ?? 250);
-const hooks = { jitterMs, stallMs };
+const resolutionMs = 0;
+const hooks = { jitterMs, stallMs, resolutionMs };
 /** A quarter of the plain properties' runs each: five properties more on every `npm test`. */
 const runs = Math.max(1, Math.round(RUNS / 4));
 
@@ -42,5 +45,17 @@ describe(`with up to ${jitterMs} ms between two readings of the clock, and stall
     const b = await checkScenarios('no timers left, jittered', scenarioArb({ close: 0.6, abort: 0.3, hang: 2, rateLimited: 3 }), runs, hooks);
     expect(a.endings['ABORTED'] ?? 0).toBeGreaterThan(runs / 10);
     expect(b.endings['CLOSED'] ?? 0).toBeGreaterThan(runs / 10);
+  }, TIMEOUT);
+});
+
+describe('on a coarse clock (readings in whole steps of 16 ms, as a browser may coarsen performance.now())', () => {
+  const coarse = { jitterMs: 0.4, stallMs: 0, resolutionMs: Number(process.env['FC_RESOLUTION_MS'] ?? 16) };
+  test(`every call settles, never after its deadline (to the step); every attempt has one end; no timer left (${runs} runs)`, async () => {
+    const a = await checkScenarios('deadlines, coarse', scenarioArb({ hang: 4, transient: 4, rateLimited: 3, maxInFlight: 0.5, maxCalls: 2 }), runs, coarse);
+    const b = await checkScenarios('attempt events, coarse', scenarioArb({ abort: 0.5, close: 0.3, hang: 2 }), runs, coarse);
+    const c = await checkScenarios('token buckets, coarse', scenarioArb({ rateLimit: 0.9, rateLimited: 4, ok: 8 }), runs, coarse);
+    expect(a.endings['DEADLINE_EXCEEDED'] ?? 0).toBeGreaterThan(runs / 10);
+    expect(b.endings['ABORTED'] ?? 0).toBeGreaterThan(runs / 10);
+    expect(c.endings['ok'] ?? 0).toBeGreaterThan(runs / 10);
   }, TIMEOUT);
 });

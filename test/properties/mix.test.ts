@@ -26,7 +26,7 @@ interface Totals {
 async function checkMix(name: string, bias: MixBias, runs = RUNS, seed = SEED, jitterMs?: number): Promise<Totals> {
   const totals: Totals = { runs: 0, attempts: 0, hedges: 0, changes: 0, endings: {} };
   const result = await fc.check(
-    fc.asyncProperty(jitterMs === undefined ? mixArb(bias) : mixArb(bias).map((sc) => ({ ...sc, jitterMs, stallMs: Number(process.env['FC_STALL_MS'] ?? 250) })), async (sc) => {
+    fc.asyncProperty(jitterMs === undefined ? mixArb(bias) : mixArb(bias).map((sc) => ({ ...sc, jitterMs, stallMs: Number(process.env['FC_STALL_MS'] ?? 250), resolutionMs: Number(process.env['FC_RESOLUTION_MS'] ?? 0) })), async (sc) => {
       // MIX_LAST=file: each scenario is written there before it runs (to catch one that never returns).
       if (process.env['MIX_LAST'] !== undefined) writeFileSync(process.env['MIX_LAST'], JSON.stringify(sc, (_k, val: unknown) => (val === Number.POSITIVE_INFINITY ? 'Infinity' : val)));
       const o: MixOutcome = await simulateMix(sc);

@@ -100,6 +100,8 @@ export interface MixScenario {
   readonly jitterMs?: number;
   /** The longest stall a timer may find when it fires (`TrackedClock`); none when absent. */
   readonly stallMs?: number;
+  /** The clock's resolution (`TrackedClock`): absent, exact. */
+  readonly resolutionMs?: number;
   readonly endpoints: readonly MixEndpoint[];
   readonly group: readonly number[] | undefined;
   readonly strategy: Strategy;
@@ -424,7 +426,7 @@ const CODES = new Set([
 export async function simulateMix(sc: MixScenario, hooks: MixHooks = {}): Promise<MixOutcome> {
   const T0 = 1_000_000;
   const fake = new FakeClock(T0);
-  const clock = new CappedClock(fake, sc.jitterMs ?? 0, seeded((sc.seed ^ 0x2545f491) | 0), sc.stallMs ?? 0);
+  const clock = new CappedClock(fake, sc.jitterMs ?? 0, seeded((sc.seed ^ 0x2545f491) | 0), sc.stallMs ?? 0, sc.resolutionMs ?? 0);
   const violations: string[] = [];
   const v = (msg: string): void => {
     if (violations.length < 20) violations.push(`[t=${fake.now() - T0}] ${msg}`);
@@ -527,7 +529,7 @@ export async function simulateMix(sc: MixScenario, hooks: MixHooks = {}): Promis
     if (c !== undefined && c.queuedAt !== undefined && (e.type === 'attempt-start' || e.type === 'call-failed')) {
       const otherWaits =
         (sc.permitScope === 'attempt' && sc.maxConcurrentCalls !== undefined) || (c.gen.breakerMode ?? sc.breakerMode) === 'wait' || sc.endpoints.some((x) => x.maxInFlight !== undefined);
-      if (sc.maxQueueWaitMs !== undefined && !otherWaits && fake.now() - c.queuedAt > sc.maxQueueWaitMs) v(`call ${c.id} queued ${fake.now() - c.queuedAt} ms for a turn, maxQueueWaitMs ${sc.maxQueueWaitMs}`);
+      if (sc.maxQueueWaitMs !== undefined && !otherWaits && fake.now() - c.queuedAt > sc.maxQueueWaitMs + (sc.resolutionMs ?? 0)) v(`call ${c.id} queued ${fake.now() - c.queuedAt} ms for a turn, maxQueueWaitMs ${sc.maxQueueWaitMs}`);
       c.queuedAt = undefined;
     }
     switch (e.type) {
@@ -1047,8 +1049,8 @@ export async function simulateMix(sc: MixScenario, hooks: MixHooks = {}): Promis
       }
     }
     if (c.deadlineMs !== INF) {
-      if (c.endedAt !== undefined && c.endedAt - c.startedAt > c.deadlineMs + 1) v(`call ${c.id} ended ${c.endedAt - c.startedAt} ms after it started, deadline ${c.deadlineMs}`);
-      if (c.settledAt! - c.startedAt > c.deadlineMs + 1) v(`call ${c.id} settled ${c.settledAt! - c.startedAt} ms after it started, deadline ${c.deadlineMs}`);
+      if (c.endedAt !== undefined && c.endedAt - c.startedAt > c.deadlineMs + 1 + (sc.resolutionMs ?? 0)) v(`call ${c.id} ended ${c.endedAt - c.startedAt} ms after it started, deadline ${c.deadlineMs}`);
+      if (c.settledAt! - c.startedAt > c.deadlineMs + 1 + (sc.resolutionMs ?? 0)) v(`call ${c.id} settled ${c.settledAt! - c.startedAt} ms after it started, deadline ${c.deadlineMs}`);
     }
     if (c.gen.signal !== undefined) {
       const at = abortedAt[c.gen.signal];
@@ -1133,7 +1135,7 @@ function checkLimits(sc: MixScenario, current: Map<string, Conn>, configOf: Map<
     const perSecond = rl.perSecond;
     if (perSecond === undefined) return;
     // Start times are stamped after the pool's reading, by up to `jitterMs`.
-    const tol = sc.jitterMs ?? 0;
+    const tol = (sc.jitterMs ?? 0) + (sc.resolutionMs ?? 0);
     if (rl.mode === 'paced') {
       const spacing = (1000 / perSecond) * (1 + (rl.marginMs ?? 25) / 1000);
       for (let k = 1; k < ts.length; k++) {

@@ -252,18 +252,23 @@ export class TrackedClock implements Clock {
     readonly jitterMs = 0,
     readonly random: () => number = Math.random,
     readonly stallMs = 0,
+    /** Readings are whole multiples of this (a browser's coarsened `performance.now()`): 0, exact. */
+    readonly resolutionMs = 0,
   ) {
-    this.#plain = jitterMs === 0 && stallMs === 0;
+    this.#plain = jitterMs === 0 && stallMs === 0 && resolutionMs === 0;
+  }
+  #coarse(t: number): number {
+    return this.resolutionMs > 0 ? Math.floor(t / this.resolutionMs) * this.resolutionMs : t;
   }
   now(): number {
     if (this.#plain) return this.fake.now();
-    const t = Math.max(this.#last, this.fake.now() + this.#ahead + this.jitterMs * this.random());
+    const t = Math.max(this.#last, this.#coarse(this.fake.now() + this.#ahead + this.jitterMs * this.random()));
     this.#last = t;
     return t;
   }
   /** The time as the pool last saw it (no jitter drawn): for the checks' own timestamps. */
   stamp(): number {
-    return this.#plain ? this.fake.now() : Math.max(this.#last, this.fake.now() + this.#ahead);
+    return this.#plain ? this.fake.now() : Math.max(this.#last, this.#coarse(this.fake.now() + this.#ahead));
   }
   setTimeout(fn: () => void, ms: number, background?: boolean): TimerHandle {
     if (typeof ms !== 'number' || Number.isNaN(ms) || ms < 0 || ms === INF) this.badDelays.push(ms);
@@ -365,11 +370,13 @@ export interface SimHooks {
   readonly jitterMs?: number;
   /** The longest stall a timer may find when it fires (`TrackedClock`). */
   readonly stallMs?: number;
+  /** The clock's resolution (`TrackedClock`): 0, exact. */
+  readonly resolutionMs?: number;
 }
 
 export async function simulate(sc: Scenario, hooks: SimHooks = {}): Promise<Outcome> {
   const fake = new FakeClock(1_000_000);
-  const clock = new TrackedClock(fake, hooks.jitterMs ?? 0, seeded((sc.seed ^ 0x2545f491) | 0), hooks.stallMs ?? 0);
+  const clock = new TrackedClock(fake, hooks.jitterMs ?? 0, seeded((sc.seed ^ 0x2545f491) | 0), hooks.stallMs ?? 0, hooks.resolutionMs ?? 0);
   const violations: string[] = [];
   const v = (msg: string): void => {
     if (violations.length < 20) violations.push(`[t=${fake.now() - 1_000_000}] ${msg}`);
@@ -594,7 +601,8 @@ export async function simulate(sc: Scenario, hooks: SimHooks = {}): Promise<Outc
   await fake.advance(Math.max(lastArrival, sc.closeAt ?? 0) + sc.tailMs);
   // End of the scenario: every caller that can gives up; calls without a signal run to their (finite) deadline.
   for (const c of calls.values()) c.controller?.abort(new Error('end of scenario'));
-  await fake.advance(Number.isFinite(sc.deadlineMs) ? sc.deadlineMs + 1 : 0);
+  // A coarse clock reads up to its resolution behind the fake one: its deadlines come that much later.
+  await fake.advance(Number.isFinite(sc.deadlineMs) ? sc.deadlineMs + 1 + 2 * (hooks.resolutionMs ?? 0) : 0);
   await Promise.all(promises);
   if (closing !== undefined) {
     await closing;
@@ -611,7 +619,7 @@ export async function simulate(sc: Scenario, hooks: SimHooks = {}): Promise<Outc
       if (!isPoolError(c.rejection)) v(`call ${c.id} rejected with a non-PoolError`);
       else if (c.final === 'permanent' && c.rejection.code !== 'PERMANENT') v(`call ${c.id}: ${c.rejection.code} after permanent`);
     }
-    if (c.endedAt !== undefined && c.deadlineMs !== INF && c.endedAt - c.startedAt > c.deadlineMs + 1) {
+    if (c.endedAt !== undefined && c.deadlineMs !== INF && c.endedAt - c.startedAt > c.deadlineMs + 1 + (hooks.resolutionMs ?? 0)) {
       v(`call ${c.id} ended ${c.endedAt - c.startedAt} ms after it started, deadline ${c.deadlineMs} ms`);
     }
   }
@@ -631,7 +639,7 @@ export async function simulate(sc: Scenario, hooks: SimHooks = {}): Promise<Outc
     outer: for (let i = 0; i < ts.length; i++) {
       for (let j = i; j < ts.length; j++) {
         // Start times are stamped after the pool's reading, by up to `jitterMs`.
-        const allowed = burst + (rate.perSecond * (ts[j]! - ts[i]! + (hooks.jitterMs ?? 0))) / 1000 + 1e-9;
+        const allowed = burst + (rate.perSecond * (ts[j]! - ts[i]! + (hooks.jitterMs ?? 0) + (hooks.resolutionMs ?? 0))) / 1000 + 1e-9;
         if (j - i + 1 > allowed) {
           v(`endpoint ${ep.name}: ${j - i + 1} attempts in ${ts[j]! - ts[i]!} ms, limit ${rate.perSecond}/s burst ${burst}`);
           break outer;
