@@ -37,7 +37,7 @@ import {
   type Strategy,
 } from '../../src/index.js';
 import { FakeClock } from '../../src/testing/index.js';
-import { TrackedClock, seeded } from './sim.js';
+import { TrackedClock, negativeDurations, seeded } from './sim.js';
 
 const INF = Number.POSITIVE_INFINITY;
 export const MIX_NAMES = ['a', 'b', 'c', 'd'] as const;
@@ -488,11 +488,7 @@ export async function simulateMix(sc: MixScenario, hooks: MixHooks = {}): Promis
     events++;
     if (e.type === 'auth-refresh') authEvents++;
     hooks.trace?.(fake.now() - T0, e);
-    // Every duration an event reports (a delay, a wait, a cooldown, an attempt's length) is a
-    // number >= 0: two readings of a moving clock must never make one negative.
-    for (const [k, x] of Object.entries(e)) if (k.endsWith('Ms') && typeof x === 'number' && !(x >= 0)) v(`${e.type}.${k} = ${x}`);
-    const err = (e as { error?: unknown }).error;
-    if (isPoolError(err) && err.retryAfterMs !== undefined && !(err.retryAfterMs >= 0)) v(`${e.type}: error ${err.code} with retryAfterMs ${err.retryAfterMs}`);
+    for (const m of negativeDurations(e)) v(m);
     const justSucceeded = deadSuccess;
     deadSuccess = undefined;
     // What an answer says about its endpoint comes before its attempt-failure (call/outcome.ts); a
