@@ -53,8 +53,7 @@ export function namesHeader(headers: unknown, name: string): boolean | undefined
     }
     return false;
   }
-  const proto: unknown = Object.getPrototypeOf(headers);
-  if (typeof headers !== 'object' || (proto !== Object.prototype && proto !== null)) return undefined;
+  if (!isRecord(headers)) return undefined;
   for (const key in headers) if (sameName(key, name)) return true;
   return false;
 }
@@ -84,9 +83,8 @@ export function checkHeaders(headers: unknown): void {
     for (const pair of headers as unknown[]) if (Array.isArray(pair) && pair.length === 2) checkHeader(pair[0], pair[1]);
     return;
   }
-  const proto: unknown = Object.getPrototypeOf(headers);
-  if (proto !== Object.prototype && proto !== null) return;
-  for (const key in headers) checkHeader(key, (headers as Record<string, unknown>)[key]);
+  if (!isRecord(headers)) return;
+  for (const key in headers) checkHeader(key, headers[key]);
   lastValid = headers;
 }
 
@@ -99,6 +97,13 @@ function checkHeader(name: unknown, value: unknown): void {
   }
   if (!ok) throw new TypeError(`pooled fetch: ${JSON.stringify(n)} is not a valid header name`);
   if (BAD_VALUE.test(String(value))) throw new TypeError(`pooled fetch: the value of header ${JSON.stringify(n)} is not valid (no NUL, CR or LF, one byte per character)`);
+}
+
+/** Headers given as a plain object (or one without a prototype), whose own keys are the names. */
+function isRecord(headers: unknown): headers is Record<string, unknown> {
+  if (typeof headers !== 'object' || headers === null) return false;
+  const proto: unknown = Object.getPrototypeOf(headers);
+  return proto === Object.prototype || proto === null;
 }
 
 function sameName(key: string, name: string): boolean {
@@ -121,10 +126,9 @@ export function withAuthorization(headers: HeadersInit | undefined, value: strin
     out.push(['authorization', value]);
     return out;
   }
-  const proto: unknown = Object.getPrototypeOf(headers);
-  if (typeof headers !== 'object' || (proto !== Object.prototype && proto !== null)) return inHeaders(headers, value);
+  if (!isRecord(headers)) return inHeaders(headers, value);
   const out: Record<string, string> = { authorization: value };
-  for (const key in headers) if (!sameName(key, 'authorization')) out[key] = (headers as Record<string, string>)[key] as string;
+  for (const key in headers) if (!sameName(key, 'authorization')) out[key] = headers[key] as string;
   return out;
 }
 
