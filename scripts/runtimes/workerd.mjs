@@ -60,7 +60,7 @@ export default { async fetch() { const r = await runSmoke(); return new Response
  * breakers and limits must outlive a request), which concurrent requests share: a pooled
  * fetch with a hanging first endpoint, a rate-limited pool, a pool of one permit.
  */
-const adaptersWorker = `import { runAdapterSmoke } from './smoke-adapters.mjs';
+const adaptersWorker = `import { calibrate, runAdapterSmoke } from './smoke-adapters.mjs';
 import { Pool } from '../../dist/index.js';
 import { createPooledFetch } from '../../dist/fetch/index.js';
 let shared;
@@ -68,14 +68,16 @@ const text = async (url, ctx) => (await fetch(url, { signal: ctx.signal })).text
 export default { async fetch(request, env) {
   const path = new URL(request.url).pathname;
   if (path.startsWith('/shared/')) {
-    shared ??= {
-      fetch: createPooledFetch({ endpoints: [env.BASE + '/hang', env.BASE + '/fine'], attemptTimeoutMs: 300, deadlineMs: 5000 }),
+    // Built once, by the first request; the others wait for it.
+    shared ??= calibrate(env.BASE).then(({ attemptTimeoutMs }) => ({
+      fetch: createPooledFetch({ endpoints: [env.BASE + '/hang', env.BASE + '/fine'], attemptTimeoutMs, deadlineMs: 5000 }),
       limited: new Pool({ endpoints: [{ name: 'a', conn: env.BASE + '/fine', rateLimit: { perSecond: 4, mode: 'paced' } }], classify: () => 'transient', deadlineMs: 8000, maxQueueWaitMs: 6000 }),
       permits: new Pool({ endpoints: [{ name: 'a', conn: env.BASE + '/slow' }], classify: () => 'transient', deadlineMs: 8000, maxConcurrentCalls: 1 }),
-    };
+    }));
     const kind = path.slice('/shared/'.length);
     try {
-      const out = kind === 'fetch' ? await (await shared.fetch('/x')).text() : await shared[kind].execute(text);
+      const pools = await shared;
+      const out = kind === 'fetch' ? await (await pools.fetch('/x')).text() : await pools[kind].execute(text);
       return new Response(out);
     } catch (err) {
       return new Response((err?.code ?? '') + ' ' + (err?.message ?? err), { status: 500 });
