@@ -13,7 +13,9 @@ describe('paced admission', () => {
     await h.clock.advance(5000);
     await Promise.all(calls.map((c) => c.promise));
     const gaps = h.eps.a!.startedAt.slice(1).map((t, i) => t - h.eps.a!.startedAt[i]!);
-    expect(gaps).toEqual([342, 342, 342]);
+    // Slots 341.67 ms apart on a schedule, each start on the first whole millisecond at or
+    // after its slot: 342, 683.33 -> 684, 1025 (no rounding added up: not 1026).
+    expect(gaps).toEqual([342, 342, 341]);
   });
 
   test('paced mode rejects a burst setting', () => {
@@ -246,8 +248,9 @@ describe('groups', () => {
     await h.clock.advance(10_000);
     await Promise.all(calls.map((c) => c.promise));
     const group = [...h.eps.k1!.startedAt, ...h.eps.k2!.startedAt, ...h.eps.k3!.startedAt].sort((x, y) => x - y);
-    // Paced as one: consecutive group calls are at least 342 ms apart.
-    for (let i = 1; i < group.length; i++) expect(group[i]! - group[i - 1]!).toBeGreaterThanOrEqual(342);
+    // Paced as one: consecutive group calls are on slots 341.67 ms apart, whole milliseconds (341 or 342).
+    for (let i = 1; i < group.length; i++) expect(group[i]! - group[i - 1]!).toBeGreaterThanOrEqual(341);
+    expect(group[group.length - 1]! - group[0]!).toBeGreaterThanOrEqual(Math.floor((group.length - 1) * (1025 / 3)));
     expect(group.length + h.eps.solo!.calls).toBe(9);
   });
 

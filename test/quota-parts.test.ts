@@ -13,6 +13,58 @@ describe('PacedLimiter', () => {
     expect(p.waitMs(342)).toBe(0);
   });
 
+  test('a start up to 1 ms after its slot keeps the next slot where it was, within the margin', () => {
+    // 20/s with a 25 ms margin: slots 51.25 ms apart, 1.25 of them margin.
+    const p = new PacedLimiter(20, 25);
+    p.take(0);
+    expect(p.waitMs(51)).toBe(1);
+    // The timer fires on a whole millisecond: the call starts 0.75 ms after its slot.
+    p.take(52);
+    // Its successor's slot is 102.5, not 103.25.
+    expect(p.waitMs(102)).toBe(1);
+    expect(p.waitMs(102.5)).toBe(0);
+    // A start 5 ms late came late (it is no timer's rounding): the next slot moves by 5.
+    p.take(102.5 + 51.25 + 5);
+    expect(p.waitMs(158.75)).toBe(52);
+    expect(p.waitMs(210 - 0.01)).toBe(1);
+    expect(p.waitMs(210)).toBe(0);
+    // 64/s with a 25 ms margin: slots 16.02 ms apart, 0.39 of them margin: credit 0.39.
+    const q = new PacedLimiter(64, 25);
+    q.take(0);
+    q.take(17);
+    expect(q.waitMs(17 + 1000 / 64 - 0.01)).toBe(1);
+    expect(q.waitMs(17 + 1000 / 64)).toBe(0);
+    // With no margin, no credit.
+    const z = new PacedLimiter(3, 0);
+    z.take(0);
+    z.take(334);
+    expect(z.waitMs(334 + 1000 / 3 - 0.01)).toBe(1);
+  });
+
+  test('slots on a schedule: starts a fraction late stay 1000/perSecond apart or more, over any second, and keep the configured rate', () => {
+    for (const [perSecond, margin] of [[3, 25], [20, 25], [20, 60], [64, 25], [100, 25], [0.5, 25], [7.5, 10], [1000, 25]] as const) {
+      const p = new PacedLimiter(perSecond, margin);
+      const times: number[] = [];
+      // A call is seen on whole-millisecond wakes, often a fraction after its slot.
+      for (let t = 0; t < 20_000; t++) {
+        if (p.waitMs(t) === 0) {
+          p.take(t);
+          times.push(t);
+        }
+      }
+      const unstretched = 1000 / perSecond;
+      for (let i = 1; i < times.length; i++) expect(times[i]! - times[i - 1]!).toBeGreaterThanOrEqual(unstretched - 1e-9);
+      const perWindow = Math.max(1, Math.min(64, Math.floor(perSecond)));
+      const span = perSecond >= 1 && perSecond <= 64 ? 1000 : perWindow * unstretched;
+      for (let i = perWindow; i < times.length; i++) expect(times[i]! - times[i - perWindow]!).toBeGreaterThanOrEqual(span - 1e-9);
+      // The rate the margin leaves, not less (rounding each wait up to whole milliseconds
+      // no longer adds up), where the margin's share of a slot covers the rounding.
+      const stretched = (1000 / perSecond) * (1 + margin / 1000);
+      const slot = Math.max(stretched, (span * (1 + margin / 1000)) / perWindow);
+      if (slot * (margin / (1000 + margin)) >= 1) expect(times.length, `${perSecond}/s`).toBeGreaterThanOrEqual(Math.floor(20_000 / slot));
+    }
+  });
+
   test('at most perSecond calls in any rolling second, even with a zero margin', () => {
     const p = new PacedLimiter(4, 0);
     const times: number[] = [];

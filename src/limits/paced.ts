@@ -2,7 +2,9 @@
  * A paced limiter: calls are spaced, never sent in a burst.
  *
  * Calls leave at least `(1000 / perSecond) × (1 + marginMs / 1000)` ms apart, and at most
- * `floor(perSecond)` of them in any `1000 + marginMs` ms. Upstream windows are not aligned
+ * `floor(perSecond)` of them in any `1000 + marginMs` ms, on a schedule: a start up to
+ * 1 ms late (within the margin) keeps the next slot where it was (`#creditMs`), so two
+ * starts may be up to that much closer, never closer than `1000 / perSecond`. Upstream windows are not aligned
  * with ours and two paths to the server do not have the same latency, so the server may
  * see two of our calls closer together than we sent them; the margin stretches every
  * second of our pacing by `marginMs`, so jitter up to that much does not put one call too
@@ -24,6 +26,9 @@ import type { Limiter } from './bucket.js';
 /** The most start times a paced limiter remembers. */
 export const MAX_SLOTS = 64;
 
+/** How late after its slot a start may be and still be recorded on it: a timer's rounding, with the clock's jitter. */
+const ROUNDING_MS = 2;
+
 export class PacedLimiter implements Limiter {
   #perSecond: number;
   readonly marginMs: number;
@@ -34,6 +39,14 @@ export class PacedLimiter implements Limiter {
   #last = -Infinity;
   /** The span the ring's calls must fit in. */
   #windowMs = 1000;
+  /**
+   * How late a start may be and still count as on its slot (at most 1 ms, within the
+   * margin): hosts fire timers on the loop's whole millisecond, behind the clock's
+   * readings, and a start late by that much must not push every later slot back.
+   */
+  #creditMs = 0;
+  /** The same for the window. */
+  #creditWindowMs = 0;
 
   /** Whether calls are spaced (`false`: only the window applies). */
   readonly spaced: boolean;
@@ -49,6 +62,9 @@ export class PacedLimiter implements Limiter {
   #newRing(perSecond: number): number[] {
     const slots = Math.max(1, Math.min(MAX_SLOTS, Math.floor(perSecond)));
     this.#windowMs = perSecond >= 1 && perSecond <= MAX_SLOTS ? 1000 + this.marginMs : slots * this.#spacingMs;
+    const stretch = this.marginMs / (1000 + this.marginMs);
+    this.#creditMs = Math.min(1, this.#spacingMs * stretch);
+    this.#creditWindowMs = Math.min(1, this.#windowMs * stretch);
     return new Array<number>(slots).fill(-Infinity);
   }
 
@@ -71,8 +87,13 @@ export class PacedLimiter implements Limiter {
   }
 
   take(now: number): void {
-    this.#last = now;
-    this.#ring[this.#head] = now;
+    // A start at most `ROUNDING_MS` after its slot (a timer's rounding, not a call that
+    // came later) is recorded on its slot, or as near as `#creditMs` allows, so that the
+    // rounding does not add up over the calls that follow.
+    const late = now - this.#last - this.#spacingMs;
+    this.#last = this.spaced && late > 0 && late <= ROUNDING_MS ? now - Math.min(late, this.#creditMs) : now;
+    const lateInWindow = now - this.#ring[this.#head]! - this.#windowMs;
+    this.#ring[this.#head] = lateInWindow > 0 && lateInWindow <= ROUNDING_MS ? now - Math.min(lateInWindow, this.#creditWindowMs) : now;
     this.#head = (this.#head + 1) % this.#ring.length;
   }
 

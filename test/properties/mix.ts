@@ -1133,11 +1133,25 @@ function checkLimits(sc: MixScenario, current: Map<string, Conn>, configOf: Map<
     // Start times are stamped after the pool's reading, by up to `jitterMs`.
     const tol = (sc.jitterMs ?? 0) + (sc.resolutionMs ?? 0);
     if (rl.mode === 'paced') {
-      const spacing = (1000 / perSecond) * (1 + (rl.marginMs ?? 25) / 1000);
+      const margin = rl.marginMs ?? 25;
+      const spacing = (1000 / perSecond) * (1 + margin / 1000);
+      // A call may go up to 1 ms early, within the margin (never closer than 1000 / perSecond).
+      const least = spacing - Math.min(1, spacing - 1000 / perSecond);
       for (let k = 1; k < ts.length; k++) {
-        if (ts[k]! - ts[k - 1]! < spacing - tol - 1e-6) {
-          v(`${conn.name}: paced at ${perSecond}/s (spacing ${spacing.toFixed(2)} ms), attempts ${ts[k]! - ts[k - 1]!} ms apart`);
+        if (ts[k]! - ts[k - 1]! < least - tol - 1e-6) {
+          v(`${conn.name}: paced at ${perSecond}/s (spacing ${spacing.toFixed(2)} ms, at least ${least.toFixed(2)}), attempts ${ts[k]! - ts[k - 1]!} ms apart`);
           break;
+        }
+      }
+      // And at most floor(perSecond) starts in any 1000 + margin ms, less the same early start.
+      const slots = Math.floor(perSecond);
+      if (perSecond >= 1 && slots <= 64) {
+        const span = 1000 + margin - Math.min(1, margin);
+        for (let k = slots; k < ts.length; k++) {
+          if (ts[k]! - ts[k - slots]! < span - tol - 1e-6) {
+            v(`${conn.name}: paced at ${perSecond}/s, ${slots + 1} attempts in ${ts[k]! - ts[k - slots]!} ms (window ${span} ms)`);
+            break;
+          }
         }
       }
       return;
