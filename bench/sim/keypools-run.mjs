@@ -7,7 +7,8 @@
  *   node bench/sim/keypools-run.mjs [--profiles 20] [--minutes 10] [--base 1000] [--out bench/results]
  *   node bench/sim/keypools-run.mjs --only 1009 --loads 90      (one profile, one load: fast iteration)
  *
- * `--poisson` turns the bursts off (plain Poisson arrivals at the same mean).
+ * `--poisson` turns the bursts off (plain Poisson arrivals at the same mean). `--jitter 0.4`
+ * runs the pool on a clock read up to that many ms ahead of its timers, as on a real host.
  * Profiles are seeded `base + 1` … `base + profiles`; `--loads` takes percentages, comma-separated.
  */
 import fs from 'node:fs';
@@ -22,7 +23,7 @@ const arg = (name, dflt) => {
   return i > 0 ? process.argv[i + 1] : dflt;
 };
 
-export async function runKeyPools({ profiles = 20, minutes = 10, base = 1000, only = undefined, poisson = false, loads = [0.5, 0.9, 1.1], log = console.log, options = (p) => recommendedOptions(p, classifyApiKeyMessage) } = {}) {
+export async function runKeyPools({ profiles = 20, minutes = 10, base = 1000, only = undefined, poisson = false, jitterMs = 0, loads = [0.5, 0.9, 1.1], log = console.log, options = (p) => recommendedOptions(p, classifyApiKeyMessage) } = {}) {
   const durationMs = minutes * 60_000;
   const runs = [];
   const seeds = only !== undefined ? only : Array.from({ length: profiles }, (_, i) => base + i + 1);
@@ -30,7 +31,7 @@ export async function runKeyPools({ profiles = 20, minutes = 10, base = 1000, on
     const profile = generateProfile(seed, durationMs);
     if (poisson) profile.burst = { ...profile.burst, factor: 1 };
     for (const load of loads) {
-      const r = await runKeyPool({ profile, load, Pool, FakeClock, options });
+      const r = await runKeyPool({ profile, load, Pool, FakeClock, options, jitterMs });
       runs.push({ ...r, keys: profile.keys.length, groups: profile.groups.length });
       log(`profile ${seed} (${profile.keys.length} keys, ${profile.groups.length} groups, ${r.capacity}/s) at ${Math.round(load * 100)} %: failures ${r.failurePct} % (oracle ${r.oracleFailurePct} %), self-inflicted 429 ${r.selfInflicted429Pct} %, median failure ${r.medianFailureMs} ms, served p99 ${r.servedP99Ms} ms ${JSON.stringify(r.codes)}`);
     }
@@ -96,6 +97,7 @@ if (import.meta.url === `file://${process.argv[1]}`) {
     base: Number(arg('base', 1000)),
     only: list(arg('only', undefined)),
     poisson: process.argv.includes('--poisson'),
+    jitterMs: Number(arg('jitter', 0)),
     ...(loads !== undefined ? { loads } : {}),
   });
   console.log(JSON.stringify(result.summary, null, 1));

@@ -31,9 +31,12 @@ export function runKeyPool(o: {
   options: (profile: KeyProfile) => Record<string, unknown>;
   durationMs?: number;
   seed?: number;
+  /** The pool's clock reads up to this much ahead of the time its timers run on (see `readAhead`). @default 0 */
+  jitterMs?: number;
   /** Diagnostics: `started(pool, clock)`, `event(now, event)`, `failed(arrivedAt, now, error)`. */
   trace?: { started?: (pool: unknown, clock: unknown) => void; event?: (now: number, e: unknown) => void; failed?: (arrivedAt: number, now: number, e: unknown) => void };
 }): Promise<KeyRun>;
+export function readAhead(clock: { now(): number; wallNow(): number; setTimeout(fn: () => void, ms: number, background?: boolean): unknown; clearTimeout(h: unknown): void; setRef(h: unknown, keepAlive: boolean): void }, jitterMs: number, rng: { next(): number }): unknown;
 export function capacityAt(profile: KeyProfile, t: number, capped?: boolean): number;
 export function arrivalTimes(profile: KeyProfile, mean: number, durationMs: number, arrivals: { next(): number; exponential(mean: number): number }): number[];
 export function oracleFailurePct(profile: KeyProfile, times: readonly number[], maxWaitMs: number, share?: number): number;

@@ -226,13 +226,15 @@ export function recommendedOptions(profile, classify, deadlineMs = 10 * S) {
  * Runs `options` (a function of the profile) through the profile at `load` × its true
  * capacity, on a fresh FakeClock. Returns the figures the goals are stated in.
  */
-export async function runKeyPool({ profile, load, Pool, FakeClock, options, durationMs = profile.durationMs, seed = profile.seed, trace = undefined }) {
+export async function runKeyPool({ profile, load, Pool, FakeClock, options, durationMs = profile.durationMs, seed = profile.seed, trace = undefined, jitterMs = 0 }) {
   const clock = new FakeClock(0);
   const rng = new Rng(seed ^ 0x5bd1e995);
   const server = new KeyServer(profile, clock, rng.fork('server'));
   const opts = options(profile);
   const onEvent = trace?.event === undefined ? {} : { onEvent: (e) => trace.event(clock.now(), e) };
-  const pool = new Pool({ ...opts, ...onEvent, clock, random: rng.fork('pool').next });
+  // Its own generator, so that the arrivals and the server are the same with and without jitter.
+  const poolClock = jitterMs > 0 ? readAhead(clock, jitterMs, new Rng(seed ^ 0x3c6ef372)) : clock;
+  const pool = new Pool({ ...opts, ...onEvent, clock: poolClock, random: rng.fork('pool').next });
   trace?.started?.(pool, clock);
   const capacity = trueCapacity(profile);
   const times = arrivalTimes(profile, load * capacity, durationMs, rng.fork('arrivals'));
@@ -280,6 +282,23 @@ export async function runKeyPool({ profile, load, Pool, FakeClock, options, dura
     codes: results.codes,
     fates: server.fates,
     oracleFailurePct: oracleFailurePct(profile, times, opts.maxQueueWaitMs ?? opts.deadlineMs, 1 / (1 + (opts.endpoints[0]?.rateLimit?.marginMs ?? 0) / S)),
+  };
+}
+
+/**
+ * The pool's view of `clock` on a real host: each reading up to `jitterMs` ahead of the
+ * time its timers run on (never behind the reading before), as Node's timers run on the
+ * event loop's whole-millisecond time, behind `performance.now()`. The server keeps the
+ * exact time.
+ */
+export function readAhead(clock, jitterMs, rng) {
+  let last = -Infinity;
+  return {
+    now: () => (last = Math.max(last, clock.now() + jitterMs * rng.next())),
+    wallNow: () => clock.wallNow(),
+    setTimeout: (fn, ms, background) => clock.setTimeout(fn, ms, background),
+    clearTimeout: (handle) => clock.clearTimeout(handle),
+    setRef: (handle, keepAlive) => clock.setRef(handle, keepAlive),
   };
 }
 

@@ -17,6 +17,7 @@ import { generateProfile, recommendedOptions, runKeyPool } from '../../bench/sim
 import { seedFor } from './run.js';
 
 const RUNS = Number(process.env['FC_KEYPOOL_RUNS'] ?? 20);
+const JITTER_MS = Number(process.env['FC_JITTER_MS'] ?? 0.4);
 const options = (p: ReturnType<typeof generateProfile>) => recommendedOptions(p, classifyApiKeyMessage);
 
 /** The longest a call queued for a turn (from its `rate-limit-wait` to its next attempt or its end), over one run. */
@@ -40,49 +41,69 @@ function queueWaits(): { longest: number; trace: { event: (t: number, e: unknown
   return out;
 }
 
+/**
+ * One generated profile at 50, 90 and 110 % load. `jitterMs`: the pool's clock reads up to
+ * that much ahead of the time its timers run on (bench/sim/keypools.mjs `readAhead`); the
+ * queue waits are measured on the exact time, so they may differ from the pool's by that much.
+ */
+async function checkProfile(seed: number, jitterMs: number): Promise<void> {
+  const profile = generateProfile(seed, 120_000);
+  const half = await runKeyPool({ profile, load: 0.5, Pool, FakeClock, options, jitterMs });
+  expect(half.unsettled).toBe(0);
+  // A slow profile makes few calls in two minutes: allow two failures whatever the share, and
+  // learning costs each key a few 429s (its hidden limit, then a recovery probe every ~30 s).
+  expect(half.failurePct).toBeLessThanOrEqual(Math.max(1, 200 / half.calls));
+  const attempts = half.fates.ok + half.fates.perSecond + half.fates.daily + half.fates.invalid;
+  expect(half.fates.perSecond).toBeLessThanOrEqual(Math.max(0.02 * attempts, 3 * profile.keys.length));
+  // At 90 % the pool stays near an ideal scheduler with the same margin and queue bound
+  // (`oracleFailurePct`): what it fails beyond that is its own doing (learning a hidden
+  // limit costs a few calls, more on a small pool in two minutes).
+  // maxQueueWaitMs is a bound, not an estimate: no call queues longer (at 90 and 110 %).
+  const busyWaits = queueWaits();
+  const busy = await runKeyPool({ profile, load: 0.9, Pool, FakeClock, options, trace: busyWaits.trace, jitterMs });
+  expect(busyWaits.longest).toBeLessThanOrEqual((options(profile).maxQueueWaitMs as number) + jitterMs);
+  // In calls, not in the rounded percentages (seed 18120412, profile 651213777: 4 failures of
+  // 22 against the oracle's 1, exactly the 3 allowed, read 18.182 > 4.545 + 13.636).
+  const calls = (pct: number): number => Math.round((pct * busy.calls) / 100);
+  expect(calls(busy.failurePct)).toBeLessThanOrEqual(calls(busy.oracleFailurePct) + Math.max(0.05 * busy.calls, 3));
+  const overWaits = queueWaits();
+  const over = await runKeyPool({ profile, load: 1.1, Pool, FakeClock, options, trace: overWaits.trace, jitterMs });
+  expect(overWaits.longest).toBeLessThanOrEqual((options(profile).maxQueueWaitMs as number) + jitterMs);
+  expect(over.unsettled).toBe(0);
+  // Where the overload sheds calls (over 1 % fail), they are shed at once rather than left to
+  // time out: the median failure takes no time. (A handful of calls already queued when a key
+  // drops out can still run into their deadline.)
+  if (over.failurePct > 1) expect(over.medianFailureMs).toBeLessThanOrEqual(10);
+  expect(over.codes['RATE_LIMITED'] ?? 0).toBeGreaterThanOrEqual(over.codes['DEADLINE_EXCEEDED'] ?? 0);
+  // The calls it keeps keep their latency: 99 % are served within half the deadline (on a
+  // pool that serves a few hundred calls in two minutes: below that the p99 is one or two
+  // calls, and a key at 0.3/s that rejects one costs seconds).
+  const served = over.calls - Math.round((over.failurePct * over.calls) / 100);
+  if (served >= 300) expect(over.servedP99Ms).toBeLessThan(over.deadlineMs / 2);
+}
+
 describe('generated key pools', () => {
   test(`at 50 % load every call settles, failures ≤ 1 %, self-inflicted 429s ≤ 2 %; at 90 % failures near the oracle's; no call queues past maxQueueWaitMs; at 110 % the excess fails fast (${RUNS} profiles)`, async () => {
     await fc.assert(
-      fc.asyncProperty(fc.integer({ min: 1, max: 2 ** 31 - 1 }), async (seed) => {
-        const profile = generateProfile(seed, 120_000);
-        const half = await runKeyPool({ profile, load: 0.5, Pool, FakeClock, options });
-        expect(half.unsettled).toBe(0);
-        // A slow profile makes few calls in two minutes: allow two failures whatever the share, and
-        // learning costs each key a few 429s (its hidden limit, then a recovery probe every ~30 s).
-        expect(half.failurePct).toBeLessThanOrEqual(Math.max(1, 200 / half.calls));
-        const attempts = half.fates.ok + half.fates.perSecond + half.fates.daily + half.fates.invalid;
-        expect(half.fates.perSecond).toBeLessThanOrEqual(Math.max(0.02 * attempts, 3 * profile.keys.length));
-        // At 90 % the pool stays near an ideal scheduler with the same margin and queue bound
-        // (`oracleFailurePct`): what it fails beyond that is its own doing (learning a hidden
-        // limit costs a few calls, more on a small pool in two minutes).
-        // maxQueueWaitMs is a bound, not an estimate: no call queues longer (at 90 and 110 %).
-        const busyWaits = queueWaits();
-        const busy = await runKeyPool({ profile, load: 0.9, Pool, FakeClock, options, trace: busyWaits.trace });
-        expect(busyWaits.longest).toBeLessThanOrEqual(options(profile).maxQueueWaitMs as number);
-        // In calls, not in the rounded percentages (seed 18120412, profile 651213777: 4 failures of
-        // 22 against the oracle's 1, exactly the 3 allowed, read 18.182 > 4.545 + 13.636).
-        const calls = (pct: number): number => Math.round((pct * busy.calls) / 100);
-        expect(calls(busy.failurePct)).toBeLessThanOrEqual(calls(busy.oracleFailurePct) + Math.max(0.05 * busy.calls, 3));
-        const overWaits = queueWaits();
-        const over = await runKeyPool({ profile, load: 1.1, Pool, FakeClock, options, trace: overWaits.trace });
-        expect(overWaits.longest).toBeLessThanOrEqual(options(profile).maxQueueWaitMs as number);
-        expect(over.unsettled).toBe(0);
-        // Where the overload sheds calls (over 1 % fail), they are shed at once rather than left to
-        // time out: the median failure takes no time. (A handful of calls already queued when a key
-        // drops out can still run into their deadline.)
-        if (over.failurePct > 1) expect(over.medianFailureMs).toBeLessThanOrEqual(10);
-        expect(over.codes['RATE_LIMITED'] ?? 0).toBeGreaterThanOrEqual(over.codes['DEADLINE_EXCEEDED'] ?? 0);
-        // The calls it keeps keep their latency: 99 % are served within half the deadline (on a
-        // pool that serves a few hundred calls in two minutes: below that the p99 is one or two
-        // calls, and a key at 0.3/s that rejects one costs seconds).
-        const served = over.calls - Math.round((over.failurePct * over.calls) / 100);
-        if (served >= 300) expect(over.servedP99Ms).toBeLessThan(over.deadlineMs / 2);
-      }),
-      // A fixed seed by default (FC_SEED explores others): about one generated profile in 130-200
+      fc.asyncProperty(fc.integer({ min: 1, max: 2 ** 31 - 1 }), (seed) => checkProfile(seed, 0)),
+      // A fixed seed by default (FC_SEED explores others): about one generated profile in 100-200
       // still fails, at 110 %, on the median failure time: its few failures are mostly calls queued
       // when a ceiling fell, which fail when that is learnt, after part of their wait (e.g.
       // FC_SEED=17120427: profile 2050517077, 680 ms at 4.8 %; FC_SEED=17120428: 576065847).
+      // Since paced slots keep their schedule (twenty-third session) 3 of 300 profiles fail it
+      // against 1 before: they fail fewer calls fast (over the 300, 74,128 -> 73,289 failures at
+      // 110 %, of them 7,069 -> 6,208 slow), which leaves the slow ones the median (766610890:
+      // 142 -> 106 failures, 59 -> 74 slow; 1071584783 and 30926373 just over 1 %).
       { numRuns: RUNS, seed: process.env['FC_SEED'] !== undefined ? seedFor() : 20261201 },
+    );
+  }, 120_000);
+
+  // The same on a clock read ahead of its timers, as on a real host (FC_JITTER_MS, default
+  // 0.4 ms): paced slots then start a fraction after their slot, which must not add up.
+  test(`the same with the pool's clock read up to ${JITTER_MS} ms ahead of its timers (${RUNS} profiles)`, async () => {
+    await fc.assert(
+      fc.asyncProperty(fc.integer({ min: 1, max: 2 ** 31 - 1 }), (seed) => checkProfile(seed, JITTER_MS)),
+      { numRuns: RUNS, seed: process.env['FC_SEED'] !== undefined ? seedFor() + 1 : 20261204 },
     );
   }, 120_000);
 });
