@@ -322,6 +322,7 @@ async function run(sc: Scenario, jitterMs = 0): Promise<{ violations: string[]; 
   if (base.owned !== 0) v(`the pool owns ${base.owned} timer(s) once every call settled`);
   await pool.close();
   if (base.live.size !== 0) v(`${base.live.size} timer(s) left after close()`);
+  if (base.badDelays.length !== 0) v(`timers asked for bad delays ${JSON.stringify(base.badDelays.slice(0, 5))}`);
   return { violations, endings, attempts, capped };
 }
 
