@@ -21,7 +21,8 @@
  * The rules mirror the local limiters:
  * - bucket: GCRA. A bucket of `burst` tokens refilled at `perSecond` admits at s iff
  *   TAT - s ≤ (burst - 1) × T, T = 1000 / perSecond; admitting moves TAT to max(TAT, s) + T;
- * - paced: s ≥ last start + 1000 / perSecond + marginMs;
+ * - paced: s ≥ last start + (1000 / perSecond) × (1 + marginMs / 1000), as locally (a slot is
+ *   the reserved start, not the process's actual one, so a late start never moves the next);
  * - both kinds: at most `cap` starts (paced: floor(perSecond); bucket: max(burst,
  *   floor(perSecond))) in any 1000 + guardMs, on the common list. Processes that disagree
  *   on the mode (a rolling deploy) keep their own kind's key but meet on this list, so the
@@ -104,7 +105,7 @@ local function at(i)
 end
 if mode == 'bucket' or mode == 'paced' then
   interval = 1000 / rate
-  spacing = interval + margin
+  spacing = interval * (1 + margin / 1000)
   if mode == 'paced' then cap = math.max(1, math.floor(rate))
   else cap = math.max(1, math.floor(math.max(burst, rate))) end
   -- Beyond 100000 a second the window is not checked (the list keeps only the latest start).

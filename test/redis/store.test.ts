@@ -76,13 +76,20 @@ describeRedis('Redis store (one process)', (server) => {
       expect(got.map((w) => w === 0)).toEqual([true, true, true, false]);
     });
 
-    test('paced: the second call waits 1000 / perSecond + marginMs', async () => {
+    test('paced: the second call waits (1000 / perSecond) × (1 + marginMs / 1000), as locally', async () => {
       const store = createRedisStore(commander);
       const l = limit({ key: 'endpoint:p', mode: 'paced', perSecond: 4, marginMs: 50 });
       expect(await store.acquire(l)).toBe(0);
       const w = await store.acquire(l);
-      expect(w).toBeGreaterThan(250);
-      expect(w).toBeLessThanOrEqual(300);
+      // 262.5 ms from the first admission (a few ms may have passed since), not 250 + 50.
+      expect(w).toBeGreaterThan(240);
+      expect(w).toBeLessThanOrEqual(263);
+      // At 20/s the margin's share is 1.25 ms (51.25 ms), not 25 ms (75: a fleet on 13.3 calls/s).
+      const fast = limit({ key: 'endpoint:p20', mode: 'paced', perSecond: 20, marginMs: 25 });
+      expect(await store.acquire(fast)).toBe(0);
+      const w20 = await store.acquire(fast);
+      expect(w20).toBeGreaterThan(30);
+      expect(w20).toBeLessThanOrEqual(52);
     });
 
     test('daily: stops at floor(perDay × stopFraction), on its own key expiring after the reset', async () => {
