@@ -114,7 +114,7 @@ function carryPace(quota: BasicQuota, olds: ReadonlySet<BasicQuota>, now: number
     starts.sort((a, b) => a - b);
     // A bucket keeps no times: what it had spent counts as calls that left just now.
     for (let i = 0; i < Math.ceil(spent - 1e-9); i++) starts.push(now);
-    for (const t of starts) rate.take(t);
+    for (const t of starts) rate.replay(t);
   } else {
     const horizon = now - 1000 - rate.intervalMs;
     for (const t of starts) if (t > horizon) spent++;

@@ -2,9 +2,9 @@
  * A paced limiter: calls are spaced, never sent in a burst.
  *
  * Calls leave at least `(1000 / perSecond) × (1 + marginMs / 1000)` ms apart, and at most
- * `floor(perSecond)` of them in any `1000 + marginMs` ms, on a schedule: a start up to
- * 1 ms late (within the margin) keeps the next slot where it was (`#creditMs`), so two
- * starts may be up to that much closer, never closer than `1000 / perSecond`. Upstream windows are not aligned
+ * `floor(perSecond)` of them in any `1000 + marginMs` ms, on a schedule: a start a little
+ * late (a timer's rounding) is recorded up to 1 ms earlier, within the margin (`#creditMs`),
+ * so two starts are never closer than `1000 / perSecond`. Upstream windows are not aligned
  * with ours and two paths to the server do not have the same latency, so the server may
  * see two of our calls closer together than we sent them; the margin stretches every
  * second of our pacing by `marginMs`, so jitter up to that much does not put one call too
@@ -40,9 +40,9 @@ export class PacedLimiter implements Limiter {
   /** The span the ring's calls must fit in. */
   #windowMs = 1000;
   /**
-   * How late a start may be and still count as on its slot (at most 1 ms, within the
-   * margin): hosts fire timers on the loop's whole millisecond, behind the clock's
-   * readings, and a start late by that much must not push every later slot back.
+   * How much of a late start is forgiven (at most 1 ms, within the margin): hosts fire
+   * timers on the loop's whole millisecond, behind the clock's readings, and that lateness
+   * must not push every later slot back.
    */
   #creditMs = 0;
   /** The same for the window. */
@@ -97,6 +97,13 @@ export class PacedLimiter implements Limiter {
     this.#head = (this.#head + 1) % this.#ring.length;
   }
 
+  /** Records a start as it was recorded before (history carried over: credited once only). */
+  replay(at: number): void {
+    this.#last = at;
+    this.#ring[this.#head] = at;
+    this.#head = (this.#head + 1) % this.#ring.length;
+  }
+
   /** Adopts a new ceiling (learned from the server), keeping the recent history. */
   recalibrate(perSecond: number): void {
     // Oldest first; unused slots (-Infinity) are the oldest, so replaying them is a no-op,
@@ -106,7 +113,7 @@ export class PacedLimiter implements Limiter {
     this.#spacingMs = (1000 / perSecond) * (1 + this.marginMs / 1000);
     this.#ring = this.#newRing(perSecond);
     this.#head = 0;
-    for (const t of recent) this.take(t);
+    for (const t of recent) this.replay(t);
   }
 
   /** The start times it remembers (its last `slots`), oldest first: for a limiter that takes over from this one. */

@@ -92,6 +92,20 @@ describe('PacedLimiter window', () => {
 });
 
 describe('PacedLimiter.recalibrate', () => {
+  test('the history it keeps is replayed as recorded, with no credit on top', () => {
+    const p = new PacedLimiter(20, 25);
+    p.take(0);
+    // 1.5 ms after its slot (51.25): the next slot is 1 ms earlier than from 52.75.
+    p.take(52.75);
+    expect(p.waitMs(102.5)).toBe(1);
+    p.recalibrate(20);
+    // Replayed from the ring (the starts as they were): no credit is taken again, so the
+    // next slot is 52.75 + 51.25 = 104, the conservative side.
+    expect(p.waitMs(102.5)).toBe(2);
+    expect(p.waitMs(104)).toBe(0);
+    expect(p.recent()).toEqual([0, 52.75]);
+  });
+
   test('growing the ring keeps the starts in order: the next call is spaced from the newest', () => {
     const p = new PacedLimiter(4, 0);
     for (const t of [0, 250, 500, 750, 1000, 1250]) p.take(t); // the ring has wrapped
