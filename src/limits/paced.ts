@@ -88,8 +88,7 @@ export class PacedLimiter implements Limiter {
 
   take(now: number): void {
     // A start at most `ROUNDING_MS` after its slot (a timer's rounding, not a call that
-    // came later) is recorded on its slot, or as near as `#creditMs` allows, so that the
-    // rounding does not add up over the calls that follow.
+    // came later) is recorded up to `#creditMs` earlier.
     const late = now - this.#last - this.#spacingMs;
     this.#last = this.spaced && late > 0 && late <= ROUNDING_MS ? now - Math.min(late, this.#creditMs) : now;
     const lateInWindow = now - this.#ring[this.#head]! - this.#windowMs;
