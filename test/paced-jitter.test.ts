@@ -11,19 +11,8 @@
 import { describe, expect, test } from 'vitest';
 import { Pool } from '../src/index.js';
 import { FakeClock } from '../src/testing/index.js';
+import { seeded } from './helpers/prng.js';
 import { TrackedClock } from './properties/sim.js';
-
-/** A seeded generator (mulberry32), so the test is the same on every run. */
-function seeded(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 /** Calls started on one paced key kept busy by 30 callers for `ms`, and the closest two starts. */
 async function saturate(perSecond: number, marginMs: number, jitterMs: number, ms = 60_000): Promise<{ starts: number; closest: number }> {

@@ -29,6 +29,7 @@ import { describe, expect, test } from 'vitest';
 import { Pool, isPoolError, type ClassifyResult, type EndpointConfig, type PoolEvent, type RateLimitOptions } from '../../src/index.js';
 import { FakeClock } from '../../src/testing/index.js';
 import { checkSeeded, recordSettlement } from './run.js';
+import { seeded } from '../helpers/prng.js';
 import { TrackedClock } from './sim.js';
 
 const RUNS = Number(process.env['FC_DAILY_RUNS'] ?? 120);
@@ -147,9 +148,7 @@ async function run(sc: Scenario, jitterMs = 0): Promise<{ violations: string[]; 
   const fake = new FakeClock(T0);
   // With `jitterMs`, the monotonic readings run up to that much ahead of the time (the wall
   // clock stays exact): a decision on one reading is acted on at a later one.
-  let seed = sc.startOffset | 1;
-  const random = (): number => ((seed = (Math.imul(seed, 48271) >>> 0) % 2147483647) / 2147483647);
-  const base = new TrackedClock(fake, jitterMs, random);
+  const base = new TrackedClock(fake, jitterMs, seeded(sc.startOffset));
   const clock = Object.assign(base, { wallNow: () => fake.wallNow() });
   const violations: string[] = [];
   const v = (m: string): void => {

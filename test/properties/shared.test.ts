@@ -42,6 +42,7 @@ import {
 } from '../../src/index.js';
 import { FakeClock } from '../../src/testing/index.js';
 import { checkSeeded, recordSettlement } from './run.js';
+import { seeded } from '../helpers/prng.js';
 import { TrackedClock } from './sim.js';
 
 const RUNS = Number(process.env['FC_SHARED_RUNS'] ?? 120);
@@ -251,9 +252,7 @@ async function run(sc: Scenario, jitterMs = 0): Promise<{ violations: string[]; 
   for (let p = 0; p < sc.pools; p++) {
     // With `jitterMs`, each machine's readings run up to that much ahead of the time, each
     // with its own draws (the store keeps the exact time).
-    let draw = 7919 * (p + 1);
-    const random = (): number => (draw = (Math.imul(draw, 48271) >>> 0) % 2147483647) / 2147483647;
-    const clock = new TrackedClock(fake, jitterMs, random);
+    const clock = new TrackedClock(fake, jitterMs, seeded(7919 * (p + 1)));
     clocks.push(clock);
     groupedNow.push(sc.grouped);
     degraded.push(false);
