@@ -96,7 +96,7 @@ export class PacedLimiter implements Limiter {
     this.#head = (this.#head + 1) % this.#ring.length;
   }
 
-  /** Records a start as it was recorded before (history carried over: credited once only). */
+  /** Records a start as the ring held it (history carried over), with no credit on top. */
   replay(at: number): void {
     this.#last = at;
     this.#ring[this.#head] = at;
