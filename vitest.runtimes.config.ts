@@ -29,6 +29,7 @@ export default defineConfig({
       'test/ethers-classify.test.ts',
       'test/cancellation.test.ts',
       'test/timeouts.test.ts',
+      'test/liveness.test.ts',
       'test/mass-failure.test.ts',
       'test/review/scale.test.ts',
       'test/faults/loopback.test.ts',

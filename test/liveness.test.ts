@@ -1,29 +1,43 @@
 /**
- * What keeps a Node process alive, through the built package in a child process (the system
+ * What keeps a process alive, through the built package in a child process (the system
  * clock; see src/call/timeouts.ts): an attempt waiting on nothing but its timeout keeps it
- * running until the timeout, and a pool whose calls are over never holds it. On Node the
- * attempt timer is referenced only when the process would otherwise exit (`beforeExit`),
- * not on every call.
+ * running until the timeout, and a pool whose calls are over never holds it. On Node, Bun and
+ * Deno the attempt timer is referenced only when the process would otherwise exit
+ * (`beforeExit`), not on every call. The child runs on the runtime running the test
+ * (vitest.runtimes.config.ts runs this file on Bun and Deno too).
  */
 import { spawnSync } from 'node:child_process';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
-import { fileURLToPath } from 'node:url';
-import { describe, expect, test } from 'vitest';
+import { fileURLToPath, pathToFileURL } from 'node:url';
+import { afterAll, describe, expect, test } from 'vitest';
 
 const root = join(dirname(fileURLToPath(import.meta.url)), '..');
-const dist = JSON.stringify(join(root, 'dist', 'index.js'));
+const dist = JSON.stringify(pathToFileURL(join(root, 'dist', 'index.js')).href);
+const dir = mkdtempSync(join(tmpdir(), 'endpoint-pool-liveness-'));
+afterAll(() => rmSync(dir, { recursive: true, force: true }));
+/** How this runtime runs a module file. */
+const runFile = 'Deno' in globalThis ? ['run', '-A'] : [];
+let files = 0;
 
-/** Runs `body` as an ES module after `import { Pool, isPoolError }`; killed after 30 s. */
+/**
+ * Runs `body` in an async function of an ES module after `import { Pool, isPoolError }`, on
+ * this runtime; killed after 30 s. Not at the module's top level: Bun and Deno keep a process
+ * alive while a top-level `await` is pending (Node exits, code 13), which would hide the timer.
+ */
 function run(body: string): { stdout: string; status: number | null; signal: string | null; ms: number } {
+  const file = join(dir, `child${files++}.mjs`);
+  writeFileSync(file, `import { Pool, isPoolError } from ${dist};\nvoid (async () => {\n${body}\n})();`);
   const t0 = performance.now();
-  const r = spawnSync(process.execPath, ['--input-type=module', '-e', `import { Pool, isPoolError } from ${dist};\n${body}`], { encoding: 'utf8', timeout: 30_000 });
+  const r = spawnSync(process.execPath, [...runFile, file], { encoding: 'utf8', timeout: 30_000 });
   return { stdout: r.stdout.trim(), status: r.status, signal: r.signal, ms: performance.now() - t0 };
 }
 
 // Needs dist/ (a child process imports the build), which Stryker's sandbox does not have.
 describe.skipIf(process.env['STRYKER_MUTATOR_WORKER'] !== undefined)('process liveness on the system clock', () => {
   test('attempts that wait on nothing else keep the process alive until their timeouts, the second one too', () => {
-    // Without the hold, the process would end at once with the call unsettled (exit code 13).
+    // Without the hold, the process would end at once with the call unsettled (nothing printed).
     const r = run(`
       const pool = new Pool({ endpoints: [{ name: 'a', conn: 'a' }, { name: 'b', conn: 'b' }], classify: () => 'transient', attemptTimeoutMs: 150, maxAttempts: 2, backoff: { initialMs: 1, maxMs: 1 } });
       const t0 = performance.now();

@@ -163,13 +163,15 @@ let holding = false;
  * to exit for lack of work (`beforeExit`, in worker threads too) and free to reference a timer
  * to keep it running (they run again the next time the loop runs dry). Lets a timer stay
  * unreferenced while it is busy and be referenced only when nothing else would keep the process
- * alive: no `ref`/`unref` per call. `undefined` for any other clock or host (a browser never
- * exits; Bun and Deno are not relied on to emit `beforeExit`): the caller then references its
- * timer itself while it matters.
+ * alive: no `ref`/`unref` per call. Bun and Deno emit `beforeExit` as Node does (again each
+ * time the loop runs dry, and a timer referenced by a listener keeps it running: Bun 1.4 and
+ * Deno 2.9, `test/liveness.test.ts` on each), so there too; a Deno whose `process` is not a
+ * global (1.x) does without. `undefined` for any other clock or host (a browser never exits):
+ * the caller then references its timer itself while it matters.
  */
 export function exitHolds(clock: Clock): Set<() => void> | undefined {
   const p = (globalThis as { process?: HostProcess }).process;
-  if (clock !== systemClock || typeof p?.on !== 'function' || typeof p.versions?.node !== 'string' || p.versions['bun'] !== undefined || 'Deno' in globalThis) return undefined;
+  if (clock !== systemClock || typeof p?.on !== 'function' || typeof p.versions?.node !== 'string') return undefined;
   if (!holding) {
     holding = true;
     p.on('beforeExit', () => {

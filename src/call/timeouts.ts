@@ -14,7 +14,7 @@
  *
  * A queued attempt keeps the process alive (an operation that waits on nothing else still
  * gets its timeout); an empty queue does not. On Node with the system clock that costs
- * nothing per call: the timer is never referenced while calls come and go, and when the
+ * nothing per call (Bun and Deno alike): the timer is never referenced while calls come and go, and when the
  * process is about to exit for lack of other work (`beforeExit`, see `exitHolds`) a queue
  * that still holds attempts references its timer, so the process runs on to their timeouts.
  * With any other clock the timer is referenced while the queue has entries and released when
