@@ -6,7 +6,8 @@
  * ever trips during the measurement. Libraries are imported lazily so that a worker only
  * loads the one it measures.
  */
-const POOL = new URL('../../dist/index.js', import.meta.url).href;
+// `POOL_DIST`: another build's index.js (a file URL), for side-by-side runs.
+const POOL = globalThis.process?.env?.POOL_DIST ?? new URL('../../dist/index.js', import.meta.url).href;
 
 const classify = () => 'transient';
 const noopSink = { increment() {}, observe() {} };
