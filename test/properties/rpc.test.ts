@@ -151,6 +151,8 @@ async function run(sc: Scenario, clocking: Clocking = {}): Promise<{ violations:
     backoff: { initialMs: 10, maxMs: 50 },
     breaker: { threshold: 100 },
     clock,
+    // Its own draws (backoff jitter), so that a counterexample replays.
+    random: seeded(104_729),
   });
   const reads = new RpcReads(
     { coalesce: ['m1', 'm2'], ...(sc.quorum === undefined ? {} : { quorum: { methods: { m2: sc.quorum }, stallMs: sc.stallMs } }) },

@@ -104,7 +104,7 @@ export async function checkSeeded<S, O extends { readonly violations: readonly s
     const o = await simulate(sc);
     expect.fail(
       [
-        `${file} property failed (seed ${result.seed}); replay: FC_SEED=${result.seed} FC_PATH=${result.counterexamplePath ?? ''} npx vitest run test/properties/${file}.test.ts`,
+        `${file} property failed (seed ${result.seed}); replay: FC_SEED=${result.seed} FC_PATH=${result.counterexamplePath ?? ''} npx vitest run test/properties/${file.split(/[-,]/)[0]}.test.ts`,
         ...o.violations.map((x) => `  - ${x}`),
         JSON.stringify(sc),
       ].join('\n'),

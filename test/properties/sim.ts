@@ -250,7 +250,11 @@ interface TrackedTimer {
  * early (Node's timers run on the loop's whole-millisecond time). With `stallMs`, one timer in
  * twenty fires after a stall of up to `stallMs` (a garbage-collection pause, a busy
  * machine): the clock moves on by that much at once, and every timer due meanwhile fires
- * late, right after it, in order.
+ * late, right after it, in order. With `lateStalls`, a stall leaves the readings on the time
+ * (for machines that share a store on the exact time: one moved ahead would stay ahead of it
+ * for good) and holds this clock's timers instead: none fires before the stall ends, and those
+ * due meanwhile fire then, in order; answers that are not timers (a store's, an endpoint's)
+ * still come in on time.
  */
 export class TrackedClock implements Clock {
   readonly live = new Set<TimerHandle>();
@@ -258,6 +262,14 @@ export class TrackedClock implements Clock {
   #last = -Infinity;
   /** How far the stalls so far moved this clock ahead of the fake one. */
   #ahead = 0;
+  /** With `lateStalls`: no timer fires before this fake time (the stall in progress). */
+  #busyUntil = -Infinity;
+  /** With `lateStalls`: the time spent in stalls so far (they never overlap). */
+  stalledMs = 0;
+  /** With `lateStalls`: how long the stall in progress still holds the timers (0: none). */
+  get stallLeftMs(): number {
+    return Math.max(0, this.#busyUntil - this.fake.now());
+  }
   readonly #plain: boolean;
   constructor(
     readonly fake: FakeClock,
@@ -266,6 +278,8 @@ export class TrackedClock implements Clock {
     readonly stallMs = 0,
     /** Readings are whole multiples of this (a browser's coarsened `performance.now()`): 0, exact. */
     readonly resolutionMs = 0,
+    /** Stalls hold the timers and leave the readings on the time (see above). */
+    readonly lateStalls = false,
   ) {
     this.#plain = jitterMs === 0 && stallMs === 0 && resolutionMs === 0;
   }
@@ -290,14 +304,22 @@ export class TrackedClock implements Clock {
     return t;
   }
   #schedule(t: TrackedTimer, ms: number): void {
+    const held = this.#busyUntil - this.fake.now();
     t.inner = this.fake.setTimeout(
       () => {
+        if (this.lateStalls && this.stallMs > 0 && this.fake.now() >= this.#busyUntil && this.random() < 0.05) {
+          // This timer finds the machine busy: it and every timer due before the stall ends wait for it.
+          const ms = this.stallMs * this.random();
+          this.#busyUntil = this.fake.now() + ms;
+          this.stalledMs += ms;
+          return this.#hold();
+        }
         this.live.delete(t);
         this.unrefed.delete(t);
-        if (this.stallMs > 0 && this.random() < 0.05) this.#stall(this.stallMs * this.random());
+        if (!this.lateStalls && this.stallMs > 0 && this.random() < 0.05) this.#stall(this.stallMs * this.random());
         t.fn();
       },
-      ms,
+      ms < held ? held : ms,
       t.background,
     );
     if (t.keepAlive !== undefined) this.fake.setRef(t.inner, t.keepAlive);
@@ -310,6 +332,14 @@ export class TrackedClock implements Clock {
     for (const t of timers) {
       this.fake.clearTimeout(t.inner);
       this.#schedule(t, Math.max(0, t.due - now));
+    }
+  }
+  /** A stall holds the timers (`lateStalls`): those due before it ends fire when it ends, in order. */
+  #hold(): void {
+    const timers = [...(this.live as Set<TrackedTimer>)].sort((a, b) => a.due - b.due);
+    for (const t of timers) {
+      this.fake.clearTimeout(t.inner);
+      this.#schedule(t, Math.max(0, t.due - this.stamp()));
     }
   }
   clearTimeout(handle: TimerHandle): void {
