@@ -351,6 +351,54 @@ describe('a ceiling that falls under a queue', () => {
     expect(log).toEqual(['0:a@0', '1:b@0', '4:RATE_LIMITED@0', '3:RATE_LIMITED@50', '0:b@1025', '2:a@1050']);
   });
 
+  test.each([
+    ['its day is spent', { class: 'rate-limited' as const, dailyQuotaExhausted: true }],
+    ['it is an invalid key', { class: 'permanent' as const, disableEndpoint: true }],
+  ])('a key out for good (%s): the calls queued for it select again at once, not at the turn they were promised', async (_, verdict) => {
+    const h = harness([{ name: 'a', ...paced(1) }, { name: 'b', ...paced(0.25) }], { maxQueueWaitMs: 10_000, deadlineMs: 60_000, strategy: 'ordered' });
+    // Call 0 leaves on a, whose answer 100 ms later puts a out; call 1 takes b; calls 2 and 3 queue
+    // for a's next turns (1 s, 2 s: b's next is 4 s away).
+    h.eps.a!.then(fail(verdict, 100));
+    const t0 = h.clock.now();
+    const log: string[] = [];
+    const run = (i: number) =>
+      start(
+        h.pool
+          .execute(async (ep, ctx) => (log.push(`${i}:${ctx.endpoint}@${h.clock.now() - t0}`), h.op(ep, ctx)), i === 0 ? { pin: 'a', retry: 'none' } : {})
+          .catch((e: PoolError) => log.push(`${i}:${e.code}@${h.clock.now() - t0}`)),
+      );
+    const calls = [0, 1, 2, 3].map(run);
+    await h.clock.advance(500);
+    // Call 4 comes after a went out: calls 2 and 3 are already queued for b (4.1 s and 8.2 s with
+    // the margin), so its turn (12.3 s) is past the bound and it fails at once. Had they stayed
+    // queued for a, it would have queued for b's 4.1 s turn and failed 600 ms later, when call 2
+    // came back to b's front at the turn it had been promised on a (seen without the change).
+    calls.push(run(4));
+    await h.clock.advance(20_000);
+    await Promise.all(calls.map((c) => c.promise));
+    expect(log.slice(3)).toEqual(['4:RATE_LIMITED@500', '2:b@4100', '3:b@8200']);
+    expect(log.slice(0, 3).sort()).toEqual(['0:RETRIES_EXHAUSTED@100', '0:a@0', '1:b@0']);
+  });
+
+  test("in a group, a key whose own day is spent takes its own queued calls out, and leaves its sibling's", async () => {
+    const h = harness([{ name: 'k1', ...paced(1) }, { name: 'k2', ...paced(1) }], { groups: [['k1', 'k2']], maxQueueWaitMs: 10_000, deadlineMs: 60_000 });
+    h.eps.k1!.then(fail({ class: 'rate-limited', dailyQuotaExhausted: true }, 100));
+    const t0 = h.clock.now();
+    const log: string[] = [];
+    // One account at 1/s: calls pinned to k2, k1, k2 queue behind the first for its turns.
+    const calls = ['k1', 'k2', 'k1', 'k2'].map((pin, i) =>
+      start(
+        h.pool
+          .execute(async (ep, ctx) => (log.push(`${i}:${ctx.endpoint}@${h.clock.now() - t0}`), h.op(ep, ctx)), { pin, retry: 'none' })
+          .catch((e: PoolError) => log.push(`${i}:${e.code}@${h.clock.now() - t0}`)),
+      ),
+    );
+    await h.clock.advance(10_000);
+    await Promise.all(calls.map((c) => c.promise));
+    // k1 is parked at 100 ms: call 2 (pinned to it) fails then, and call 3 moves up to its turn.
+    expect(log).toEqual(['0:k1@0', '0:RETRIES_EXHAUSTED@100', '2:PIN_UNAVAILABLE@100', '1:k2@1025', '3:k2@2050']);
+  });
+
   test('a call whose attempt was rate-limited queues again at the front, not behind the calls that arrived meanwhile', async () => {
     const h = harness([{ name: 'k', ...paced(2) }], { deadlineMs: 60_000 });
     const order: string[] = [];

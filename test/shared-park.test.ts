@@ -5,7 +5,7 @@
  * in test/redis/shared-state.test.ts.
  */
 import { describe, expect, test } from 'vitest';
-import type { LimiterStore, SharedChange, SharedLimit, SharedState } from '../src/index.js';
+import type { LimiterStore, PoolError, SharedChange, SharedLimit, SharedState } from '../src/index.js';
 import { FakeClock } from '../src/testing/index.js';
 import { fail, harness, type EndpointSpec } from './support.js';
 
@@ -130,6 +130,31 @@ describe("a group key's spent day, shared through the store", () => {
       expect(await one.pool.execute(one.op)).toBe('k2');
       expect(one.pool.stats()[0]!.status).toBe('parked');
     }
+  });
+
+  test.each([
+    ['its day spent', { class: 'rate-limited' as const, dailyQuotaExhausted: true }, 'parked'],
+    ['an invalid key', { class: 'permanent' as const, disableEndpoint: true }, 'disabled'],
+  ])('calls queued in the other pool for a key the fleet learns is out (%s) select again when it hears, not at their turn', async (_, verdict, status) => {
+    const clock = new FakeClock(START);
+    const { store } = memoryStore(clock);
+    const options = { clock, sharedQuota: { store }, maxQueueWaitMs: 10_000, deadlineMs: 60_000 };
+    const keys: EndpointSpec[] = [{ name: 'a', rateLimit: { perSecond: 1, mode: 'paced' } }, { name: 'b' }];
+    const one = harness(keys, options);
+    const two = harness(keys, options);
+    // Pool two: one call on a now, a second pinned to a queued for its next turn (1,025 ms).
+    const t0 = clock.now();
+    const first = two.pool.execute(two.op, { pin: 'a' });
+    const second = two.pool.execute(two.op, { pin: 'a' }).catch((e: PoolError) => `${e.code}@${clock.now() - t0}`);
+    await clock.advance(100);
+    // Pool one hears at 100 ms that a is out, and tells the fleet.
+    one.eps.a!.then(fail(verdict));
+    await one.pool.execute(one.op, { pin: 'a', retry: 'none' }).catch(() => undefined);
+    await clock.advance(2000);
+    expect(await first).toBe('a');
+    expect(two.pool.stats()[0]!.status).toBe(status);
+    // Pinned to a key now out, the queued call fails when pool two hears of it (it waited 1,025 ms before).
+    expect(await second).toBe('PIN_UNAVAILABLE@100');
   });
 
   test('an endpoint alone still parks its quota for the fleet through report', async () => {

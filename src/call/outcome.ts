@@ -252,6 +252,9 @@ function applyHints<C>(s: PoolState<C>, ep: EndpointState<C>, verdict: Verdict, 
     ep.disabled = true;
     if (ep.live) s.emit({ type: 'endpoint-disabled', endpoint: ep.name });
   }
+  // The calls queued for this key leave now and select again (once this answer is dealt with),
+  // rather than at the turn they were promised (see waiters.ts `evacuate`).
+  if (out || verdict.disableEndpoint) queueMicrotask(() => ep.quota.waiters?.evacuate(ep));
   return out || verdict.disableEndpoint;
 }
 

@@ -78,6 +78,8 @@ export class Fleet<C> {
         if (first && state.parkedForMs > 0 && q.parkedUntil < now + state.parkedForMs - 1000) {
           q.parkedUntil = now + state.parkedForMs;
           s.emit({ type: 'endpoint-parked', endpoint: ep.name, untilMs: q.parkedUntil });
+          // Its queued calls select again (after this update: see waiters.ts `evacuate`).
+          queueMicrotask(() => q.waiters?.evacuate());
         }
         const keyParkMs = state.parkedEndpoints?.get(ep.name);
         if (keyParkMs !== undefined && keyParkMs > 0) {
@@ -86,6 +88,7 @@ export class Fleet<C> {
           if (level.parkedUntil < now + keyParkMs - 1000) {
             level.parkedUntil = now + keyParkMs;
             s.emit({ type: 'endpoint-parked', endpoint: ep.name, untilMs: level.parkedUntil });
+            queueMicrotask(() => q.waiters?.evacuate(ep));
           }
         }
         if (state.disabled.has(ep.name)) {
@@ -93,6 +96,7 @@ export class Fleet<C> {
             ep.disabled = true;
             this.#fleetDisabled.add(ep.name);
             s.emit({ type: 'endpoint-disabled', endpoint: ep.name });
+            queueMicrotask(() => q.waiters?.evacuate(ep));
           }
         } else if (this.#fleetDisabled.delete(ep.name) && ep.disabled) {
           ep.disabled = false;

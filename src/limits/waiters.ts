@@ -140,6 +140,30 @@ export class WaitQueue {
     for (const w of out) w.readmit();
   }
 
+  /**
+   * `slot` (every slot, when none is named) takes no call for a long while: its key parked for
+   * the day or disabled. The calls queued for it leave at once and select again, in their
+   * order, as after a fall (`recheck`), rather than wait for a turn that would only send them
+   * elsewhere then, at the front, ahead of the calls queued there meanwhile (whose turns it
+   * would push past their bound). Calls queued for another slot (a group's other keys) stay.
+   */
+  evacuate(slot?: QueueSlot): void {
+    const items = this.#items;
+    const out: QueuedWaiter[] = [];
+    for (let i = this.#head; i < items.length; i++) {
+      const e = items[i]!;
+      if (e.waiter.queueTicket !== e.ticket || (slot !== undefined && e.slot !== slot)) continue;
+      if (e.ticket < 0) this.front--;
+      e.waiter.queueTicket = 0;
+      this.size--;
+      out.push(e.waiter);
+    }
+    if (out.length === 0) return;
+    if (this.size === 0) this.#reset();
+    else this.poke();
+    for (const w of out) w.readmit();
+  }
+
   /** The limits may have changed (a ceiling rose, the store recovered): look again soon. */
   poke(): void {
     if (this.size > 0) this.#arm(0);
