@@ -380,27 +380,6 @@ describe('a ceiling that falls under a queue', () => {
     expect(log.slice(0, 3).sort()).toEqual(['0:RETRIES_EXHAUSTED@100', '0:a@0', '1:b@0']);
   });
 
-  test('a breaker that opens sends the calls queued for its endpoint to select again at once', async () => {
-    const h = harness([{ name: 'a', ...paced(1) }, { name: 'b', ...paced(0.25) }], { maxQueueWaitMs: 10_000, deadlineMs: 60_000, strategy: 'ordered', breaker: { threshold: 1, cooldownMs: 30_000 } });
-    // As above, with a's first answer a transient failure that opens its breaker for 30 s.
-    h.eps.a!.then(fail('transient', 100));
-    const t0 = h.clock.now();
-    const log: string[] = [];
-    const run = (i: number) =>
-      start(
-        h.pool
-          .execute(async (ep, ctx) => (log.push(`${i}:${ctx.endpoint}@${h.clock.now() - t0}`), h.op(ep, ctx)), i === 0 ? { pin: 'a', retry: 'none' } : {})
-          .catch((e: PoolError) => log.push(`${i}:${e.code}@${h.clock.now() - t0}`)),
-      );
-    const calls = [0, 1, 2, 3].map(run);
-    await h.clock.advance(500);
-    calls.push(run(4));
-    await h.clock.advance(20_000);
-    await Promise.all(calls.map((c) => c.promise));
-    expect(log.slice(3)).toEqual(['4:RATE_LIMITED@500', '2:b@4100', '3:b@8200']);
-    expect(log.slice(0, 3).sort()).toEqual(['0:RETRIES_EXHAUSTED@100', '0:a@0', '1:b@0']);
-  });
-
   test("in a group, a key whose own day is spent takes its own queued calls out, and leaves its sibling's", async () => {
     const h = harness([{ name: 'k1', ...paced(1) }, { name: 'k2', ...paced(1) }], { groups: [['k1', 'k2']], maxQueueWaitMs: 10_000, deadlineMs: 60_000 });
     h.eps.k1!.then(fail({ class: 'rate-limited', dailyQuotaExhausted: true }, 100));

@@ -263,8 +263,6 @@ function report<C>(s: PoolState<C>, a: Attempt<C>, cls: FailureClass | undefined
   const ep = a.ep;
   // A replaced or removed endpoint's breaker serves nobody: its turns are no news of the live one of that name.
   if ((opened || closed) && !ep.live) opened = closed = false;
-  // An open breaker, like a key out for good, sends the calls queued for its turns to select again now.
-  if (opened) queueMicrotask(() => ep.quota.waiters?.evacuate(ep));
   const durationMs = now - a.startedAt;
   if (s.metrics !== undefined) {
     if (cls !== undefined) s.count(METRICS.failures, ep.classLabels(cls));
