@@ -127,10 +127,7 @@ export class WaitQueue {
       if (e.waiter.queueTicket !== e.ticket) continue;
       const mine = here.get(e.slot) ?? 0;
       if (e.waiter !== keep && e.waiter.overdue(now, e.slot.turnEtaMs(now, ahead, mine))) {
-        if (e.ticket < 0) this.front--;
-        e.waiter.queueTicket = 0;
-        this.size--;
-        out.push(e.waiter);
+        out.push(this.#take(e));
         continue;
       }
       ahead++;
@@ -152,11 +149,7 @@ export class WaitQueue {
     const out: QueuedWaiter[] = [];
     for (let i = this.#head; i < items.length; i++) {
       const e = items[i]!;
-      if (e.waiter.queueTicket !== e.ticket || (slot !== undefined && e.slot !== slot)) continue;
-      if (e.ticket < 0) this.front--;
-      e.waiter.queueTicket = 0;
-      this.size--;
-      out.push(e.waiter);
+      if (e.waiter.queueTicket === e.ticket && (slot === undefined || e.slot === slot)) out.push(this.#take(e));
     }
     if (out.length === 0) return;
     if (this.size === 0) this.#reset();
@@ -194,10 +187,15 @@ export class WaitQueue {
   }
 
   #give(e: Entry, now: number): void {
+    this.#take(e).turn(now);
+  }
+
+  /** Takes `e`'s call out of the queue (its entry stays, skipped); returns the call. */
+  #take(e: Entry): QueuedWaiter {
     if (e.ticket < 0) this.front--;
     e.waiter.queueTicket = 0;
     this.size--;
-    e.waiter.turn(now);
+    return e.waiter;
   }
 
   /** Among the calls just behind the head: the first that can leave now, else the soonest wait. */

@@ -327,19 +327,18 @@ export class TrackedClock implements Clock {
   /** The clock moves on by `ms` at once: every live timer fires when it is due on it (at once if overdue), in order. */
   #stall(ms: number): void {
     this.#ahead += ms;
-    const now = this.fake.now() + this.#ahead;
+    this.#reschedule(this.fake.now() + this.#ahead);
+  }
+  /** A stall holds the timers (`lateStalls`): those due before it ends fire when it ends, in order. */
+  #hold(): void {
+    this.#reschedule(this.stamp());
+  }
+  /** Every live timer armed again, in order of due time, for when it is due seen from `now` (at once if overdue). */
+  #reschedule(now: number): void {
     const timers = [...(this.live as Set<TrackedTimer>)].sort((a, b) => a.due - b.due);
     for (const t of timers) {
       this.fake.clearTimeout(t.inner);
       this.#schedule(t, Math.max(0, t.due - now));
-    }
-  }
-  /** A stall holds the timers (`lateStalls`): those due before it ends fire when it ends, in order. */
-  #hold(): void {
-    const timers = [...(this.live as Set<TrackedTimer>)].sort((a, b) => a.due - b.due);
-    for (const t of timers) {
-      this.fake.clearTimeout(t.inner);
-      this.#schedule(t, Math.max(0, t.due - this.stamp()));
     }
   }
   clearTimeout(handle: TimerHandle): void {
