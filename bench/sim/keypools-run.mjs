@@ -103,6 +103,7 @@ if (import.meta.url === `file://${process.argv[1]}`) {
   console.log(JSON.stringify(result.summary, null, 1));
   const out = arg('out', undefined);
   if (out !== undefined) {
+    fs.mkdirSync(out, { recursive: true });
     fs.writeFileSync(path.join(out, 'keypools.json'), JSON.stringify(result, null, 1) + '\n');
     fs.writeFileSync(path.join(out, 'keypools.md'), renderKeyPools(result));
   }

@@ -271,7 +271,7 @@ export async function runKeyPool({ profile, load, Pool, FakeClock, options, dura
   return {
     seed: profile.seed,
     load,
-    capacity: round1(capacity * 10) / 10,
+    capacity: Math.round(capacity * 100) / 100,
     calls: results.calls,
     failurePct: pct(results.failures, results.calls),
     selfInflicted429Pct: pct(server.fates.perSecond, attempts),
