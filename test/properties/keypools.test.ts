@@ -86,12 +86,31 @@ function both(a: { event: (t: number, e: unknown) => void }, b: { event: (t: num
   return { event: (t, e) => (a.event(t, e), b.event(t, e)) };
 }
 
+/** The calls of a run's profiles at 90 % and what they failed beyond the oracle's failures. */
+interface Excess {
+  calls: number;
+  over: number;
+}
+
+/**
+ * Over a whole run (at least 10 profiles: a replay of one is checked per profile only), the
+ * pool fails at most 1.25 points of all the calls more than the oracle at 90 %. On the
+ * default seeds (what `npm test` runs) the run is the same every time, 0.50 and 0.28 points
+ * now: there at most 0.6, so that a change that costs calls shows (with learned ceilings that
+ * never recover, 0.73 and 0.45).
+ */
+function expectNearOracle(excess: Excess, profiles: number): void {
+  if (profiles < 10) return;
+  const most = process.env['FC_SEED'] === undefined && profiles === 20 ? 0.6 : 1.25;
+  expect((100 * excess.over) / excess.calls).toBeLessThanOrEqual(most);
+}
+
 /**
  * One generated profile at 50, 90 and 110 % load. `jitterMs`: the pool's clock reads up to
  * that much ahead of the time its timers run on (bench/sim/keypools.mjs `readAhead`); the
  * queue waits are measured on the exact time, so they may differ from the pool's by that much.
  */
-async function checkProfile(seed: number, jitterMs: number): Promise<void> {
+async function checkProfile(seed: number, jitterMs: number, excess: Excess): Promise<void> {
   const profile = generateProfile(seed, 120_000);
   const half = await runKeyPool({ profile, load: 0.5, Pool, FakeClock, options, jitterMs });
   expect(half.unsettled).toBe(0);
@@ -101,8 +120,18 @@ async function checkProfile(seed: number, jitterMs: number): Promise<void> {
   const attempts = half.fates.ok + half.fates.perSecond + half.fates.daily + half.fates.invalid;
   expect(half.fates.perSecond).toBeLessThanOrEqual(Math.max(0.02 * attempts, 3 * profile.keys.length));
   // At 90 % the pool stays near an ideal scheduler with the same margin and queue bound
-  // (`oracleFailurePct`): what it fails beyond that is its own doing (learning a hidden
-  // limit costs a few calls, more on a small pool in two minutes).
+  // (`oracleFailurePct`): what it fails beyond that is its own doing. Learning costs calls
+  // the oracle never pays: a hidden limit is found by a 429, and a limit that fell and came
+  // back is found back only by a probe after a quiet period, while the oracle serves at the
+  // full rate the instant a drift ends. So the excess is bounded per profile loosely (10 % of
+  // its calls, or 3: a catastrophe, such as calls stranded on a key) and over the run tightly
+  // (`excess`, checked by `expectNearOracle`: 1.25 points of all the run's calls). On 1,000 generated
+  // two-minute profiles the worst single excess was 8.1 % of 369 calls (1250692698, clock
+  // read ahead: a drift's end found 25 s late, then hidden limits on 0.5/s keys) and 7.4 % of
+  // 459 (401762601, exact: the recovery probe met the drift 0.5 s before its end, which
+  // doubles the quiet period); the excess over all of them 0.30 points (exact clock) and 0.39
+  // (read ahead), over any 20 of them at most 0.99. Until the twenty-fifth session the bound
+  // was 5 % of each profile's calls, which those two and two more in about 300 exceeded.
   // maxQueueWaitMs is a bound, not an estimate: no call queues longer (at 90 and 110 %).
   const busyWaits = queueWaits();
   const busy = await runKeyPool({ profile, load: 0.9, Pool, FakeClock, options, trace: busyWaits.trace, jitterMs });
@@ -110,7 +139,9 @@ async function checkProfile(seed: number, jitterMs: number): Promise<void> {
   // In calls, not in the rounded percentages (seed 18120412, profile 651213777: 4 failures of
   // 22 against the oracle's 1, exactly the 3 allowed, read 18.182 > 4.545 + 13.636).
   const calls = (pct: number): number => Math.round((pct * busy.calls) / 100);
-  expect(calls(busy.failurePct)).toBeLessThanOrEqual(calls(busy.oracleFailurePct) + Math.max(0.05 * busy.calls, 3));
+  expect(calls(busy.failurePct)).toBeLessThanOrEqual(calls(busy.oracleFailurePct) + Math.max(0.1 * busy.calls, 3));
+  excess.calls += busy.calls;
+  excess.over += calls(busy.failurePct) - calls(busy.oracleFailurePct);
   const overWaits = queueWaits();
   const overSlow = slowFailures(options(profile).maxQueueWaitMs as number);
   const over = await runKeyPool({ profile, load: 1.1, Pool, FakeClock, options, trace: both(overWaits.trace, overSlow.trace), jitterMs });
@@ -134,19 +165,23 @@ async function checkProfile(seed: number, jitterMs: number): Promise<void> {
 
 describe('generated key pools', () => {
   test(`at 50 % load every call settles, failures ≤ 1 %, self-inflicted 429s ≤ 2 %; at 90 % failures near the oracle's; no call queues past maxQueueWaitMs; at 110 % the excess fails fast (${RUNS} profiles)`, async () => {
+    const excess = { calls: 0, over: 0 };
     await fc.assert(
-      fc.asyncProperty(fc.integer({ min: 1, max: 2 ** 31 - 1 }), (seed) => checkProfile(seed, 0)),
+      fc.asyncProperty(fc.integer({ min: 1, max: 2 ** 31 - 1 }), (seed) => checkProfile(seed, 0, excess)),
       // A fixed seed by default (FC_SEED explores others).
       { numRuns: RUNS, seed: process.env['FC_SEED'] !== undefined ? seedFor() : 20261201 },
     );
+    expectNearOracle(excess, RUNS);
   }, 120_000);
 
   // The same on a clock read ahead of its timers, as on a real host (FC_JITTER_MS, default
   // 0.4 ms): paced slots then start a fraction after their slot, which must not add up.
   test(`the same with the pool's clock read up to ${JITTER_MS} ms ahead of its timers (${RUNS} profiles)`, async () => {
+    const excess = { calls: 0, over: 0 };
     await fc.assert(
-      fc.asyncProperty(fc.integer({ min: 1, max: 2 ** 31 - 1 }), (seed) => checkProfile(seed, JITTER_MS)),
+      fc.asyncProperty(fc.integer({ min: 1, max: 2 ** 31 - 1 }), (seed) => checkProfile(seed, JITTER_MS, excess)),
       { numRuns: RUNS, seed: process.env['FC_SEED'] !== undefined ? seedFor() + 1 : 20261204 },
     );
+    expectNearOracle(excess, RUNS);
   }, 120_000);
 });
