@@ -116,7 +116,9 @@ async function checkProfile(seed: number, jitterMs: number, excess: Excess): Pro
   expect(half.unsettled).toBe(0);
   // A slow profile makes few calls in two minutes: allow two failures whatever the share, and
   // learning costs each key a few 429s (its hidden limit, then a recovery probe every ~30 s).
-  expect(half.failurePct).toBeLessThanOrEqual(Math.max(1, 200 / half.calls));
+  // In calls, not in the rounded percentage (seed 2026120545, profile 1175743649: 2 failures
+  // of 62 read 3.226 % > 200 / 62).
+  expect(Math.round((half.failurePct * half.calls) / 100)).toBeLessThanOrEqual(Math.max(0.01 * half.calls, 2));
   const attempts = half.fates.ok + half.fates.perSecond + half.fates.daily + half.fates.invalid;
   expect(half.fates.perSecond).toBeLessThanOrEqual(Math.max(0.02 * attempts, 3 * profile.keys.length));
   // At 90 % the pool stays near an ideal scheduler with the same margin and queue bound
