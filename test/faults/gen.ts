@@ -11,6 +11,7 @@ import { createServer, type IncomingMessage, type Server, type ServerResponse } 
 import type { AddressInfo, Socket } from 'node:net';
 import fc from 'fast-check';
 import { systemClock, type Clock, type TimerHandle } from '../../src/base/clock.js';
+import { refusedPort } from '../helpers/loopback.js';
 
 /** `Retry-After` values as servers send them, good and bad. */
 export const RETRY_AFTER = ['none', 'seconds-1', 'seconds-0', 'fraction', 'date', 'past-date', 'garbage', 'huge', 'negative'] as const;
@@ -244,11 +245,9 @@ export function callAddress(i: number): string {
   return `0x${tail.padStart(40, '0')}`;
 }
 
-/** A URL on which nothing listens: a port bound and released. */
+/** A URL on which nothing listens (a low port that stays refused: helpers/loopback.ts). */
 export async function refusedUrl(): Promise<string> {
-  const s = await serveFaults([{ k: 'hang' }], { closeConnections: true, answer: () => ({ status: 200, body: '' }), unitMs: 1, rpc: false });
-  await s.close();
-  return s.url;
+  return `http://127.0.0.1:${await refusedPort()}`;
 }
 
 /**

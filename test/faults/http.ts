@@ -21,6 +21,7 @@
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo, Socket } from 'node:net';
 import type { AttemptContext, ClassifyResult } from '../../src/index.js';
+import { refusedPort } from '../helpers/loopback.js';
 
 export class HttpStatusError extends Error {
   constructor(
@@ -109,11 +110,9 @@ export async function serve(name: string, handler: Handler): Promise<FaultServer
   };
 }
 
-/** A URL on which nothing listens: a port that was just bound and released. */
+/** A URL on which nothing listens (a low port that stays refused: helpers/loopback.ts). */
 export async function refusedUrl(): Promise<string> {
-  const s = await serve('refused', () => undefined);
-  await s.close();
-  return s.url;
+  return `http://127.0.0.1:${await refusedPort()}`;
 }
 
 export const json = (res: ServerResponse, body: unknown, status = 200, headers: Record<string, string> = {}): void => {

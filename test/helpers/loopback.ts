@@ -3,7 +3,7 @@
  * connection tracked so `close()` ends hanging requests too.
  */
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
-import type { AddressInfo, Socket } from 'node:net';
+import { connect, type AddressInfo, type Socket } from 'node:net';
 import { afterEach } from 'vitest';
 
 export interface Loopback {
@@ -44,11 +44,45 @@ export async function startLoopback(handler: (req: IncomingMessage, res: ServerR
   return lb;
 }
 
-/** A port that refuses connections: bound once, then closed. */
+/** Whether a connection to 127.0.0.1:`port` is refused (nothing listens there). */
+function refuses(port: number): Promise<boolean> {
+  return new Promise((resolve) => {
+    const socket = connect({ host: '127.0.0.1', port });
+    socket.once('connect', () => {
+      socket.destroy();
+      resolve(false);
+    });
+    socket.once('error', (e: NodeJS.ErrnoException) => resolve(e.code === 'ECONNREFUSED'));
+  });
+}
+
+/** From here up: below are many of the ports `fetch` refuses to connect to ("bad port", the Fetch standard's list). */
+let nextLowPort = 900;
+/** The Fetch standard's bad ports in 900-1023. */
+const FETCH_BAD_PORTS = new Set([989, 990, 993, 995]);
+const foundPorts: number[] = [];
+let reused = 0;
+
+/**
+ * A port that refuses connections and stays refused: a port in 900-1023 on which nothing
+ * listens here and which `fetch` does not refuse to try, a different one each call (until
+ * all have been handed out: then the same ones again, in turn). Such a port is never handed
+ * out to a server listening on port 0 (ephemeral ports come from 32768-60999 on Linux,
+ * 49152-65535 on macOS), so no test running beside this one can take it. (A port bound and then released,
+ * the way this was done before, went to another test file's server now and then: a
+ * "refused" endpoint answered 404 in CI, seen once in the twenty-fifth session.)
+ */
 export async function refusedPort(): Promise<number> {
-  const lb = await startLoopback((_q, r) => r.end());
-  await lb.close();
-  return lb.port;
+  while (nextLowPort < 1024) {
+    const port = nextLowPort++;
+    if (!FETCH_BAD_PORTS.has(port) && (await refuses(port))) {
+      foundPorts.push(port);
+      return port;
+    }
+  }
+  // All tried: the ones found again, in turn (a run of generated tests asks for hundreds).
+  if (foundPorts.length === 0) throw new Error('refusedPort: every port in 900-1023 answers or fails otherwise on 127.0.0.1');
+  return foundPorts[reused++ % foundPorts.length]!;
 }
 
 /**
