@@ -11,7 +11,6 @@ import { createServer, type IncomingMessage, type Server, type ServerResponse } 
 import type { AddressInfo, Socket } from 'node:net';
 import fc from 'fast-check';
 import { systemClock, type Clock, type TimerHandle } from '../../src/base/clock.js';
-import { refusedPort } from '../helpers/loopback.js';
 
 /** `Retry-After` values as servers send them, good and bad. */
 export const RETRY_AFTER = ['none', 'seconds-1', 'seconds-0', 'fraction', 'date', 'past-date', 'garbage', 'huge', 'negative'] as const;
@@ -245,10 +244,8 @@ export function callAddress(i: number): string {
   return `0x${tail.padStart(40, '0')}`;
 }
 
-/** A URL on which nothing listens (a low port that stays refused: helpers/loopback.ts). */
-export async function refusedUrl(): Promise<string> {
-  return `http://127.0.0.1:${await refusedPort()}`;
-}
+/** A URL on which nothing listens (a low port that stays refused). */
+export { refusedUrl } from '../helpers/loopback.js';
 
 /**
  * The system clock, counting the timers set through it that have neither fired nor been

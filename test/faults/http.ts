@@ -21,7 +21,6 @@
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo, Socket } from 'node:net';
 import type { AttemptContext, ClassifyResult } from '../../src/index.js';
-import { refusedPort } from '../helpers/loopback.js';
 
 export class HttpStatusError extends Error {
   constructor(
@@ -110,10 +109,8 @@ export async function serve(name: string, handler: Handler): Promise<FaultServer
   };
 }
 
-/** A URL on which nothing listens (a low port that stays refused: helpers/loopback.ts). */
-export async function refusedUrl(): Promise<string> {
-  return `http://127.0.0.1:${await refusedPort()}`;
-}
+/** A URL on which nothing listens (a low port that stays refused). */
+export { refusedUrl } from '../helpers/loopback.js';
 
 export const json = (res: ServerResponse, body: unknown, status = 200, headers: Record<string, string> = {}): void => {
   res.writeHead(status, { 'content-type': 'application/json', ...headers });

@@ -48,6 +48,11 @@ export async function startLoopback(handler: (req: IncomingMessage, res: ServerR
 function refuses(port: number): Promise<boolean> {
   return new Promise((resolve) => {
     const socket = connect({ host: '127.0.0.1', port });
+    // A port whose packets are dropped (a firewall) answers nothing: not refused, and no hang.
+    socket.setTimeout(1000, () => {
+      socket.destroy();
+      resolve(false);
+    });
     socket.once('connect', () => {
       socket.destroy();
       resolve(false);
@@ -68,9 +73,9 @@ let reused = 0;
  * listens here and which `fetch` does not refuse to try, a different one each call (until
  * all have been handed out: then the same ones again, in turn). Such a port is never handed
  * out to a server listening on port 0 (ephemeral ports come from 32768-60999 on Linux,
- * 49152-65535 on macOS), so no test running beside this one can take it. (A port bound and then released,
- * the way this was done before, went to another test file's server now and then: a
- * "refused" endpoint answered 404 in CI, seen once in the twenty-fifth session.)
+ * 49152-65535 on macOS), so no test running beside this one can take it. (A port bound and
+ * then released, the way this was done before, went to another test file's server now and
+ * then: a "refused" endpoint answered 404 in CI, seen once in the twenty-fifth session.)
  */
 export async function refusedPort(): Promise<number> {
   while (nextLowPort < 1024) {
@@ -83,6 +88,11 @@ export async function refusedPort(): Promise<number> {
   // All tried: the ones found again, in turn (a run of generated tests asks for hundreds).
   if (foundPorts.length === 0) throw new Error('refusedPort: every port in 900-1023 answers or fails otherwise on 127.0.0.1');
   return foundPorts[reused++ % foundPorts.length]!;
+}
+
+/** A URL on which nothing listens (`refusedPort`). */
+export async function refusedUrl(): Promise<string> {
+  return `http://127.0.0.1:${await refusedPort()}`;
 }
 
 /**
