@@ -24,6 +24,8 @@ const RING = 64;
 export class LatencyTracker {
   #ewma = 0;
   #samples = 0;
+  /** Only lower bounds so far (attempts cut short): the estimate is at least the cold start. */
+  #boundsOnly = false;
   #updatedAt = 0;
   readonly #recent = new Float64Array(RING);
   #next = 0;
@@ -40,6 +42,7 @@ export class LatencyTracker {
     }
     this.#updatedAt = now;
     this.#samples++;
+    this.#boundsOnly = false;
     if (!failed) {
       this.#recent[this.#next] = durationMs;
       this.#next = (this.#next + 1) % RING;
@@ -52,15 +55,20 @@ export class LatencyTracker {
    * raise the estimate, never pull a slow endpoint's estimate down.
    */
   observeAtLeast(now: number, durationMs: number): void {
-    if (this.#samples > 0 && durationMs <= this.#ewma) return;
+    if (this.#samples === 0) this.#boundsOnly = true;
+    else if (durationMs <= this.#ewma) return;
     this.#ewma = durationMs;
     this.#updatedAt = now;
     this.#samples++;
   }
 
-  /** The current estimate, or `coldStartMs` with no history. */
+  /**
+   * The current estimate: `coldStartMs` with no history, and at least that while the history
+   * is only lower bounds (an endpoint known to take at least 40 ms is no faster than one not
+   * known at all).
+   */
   estimate(coldStartMs: number): number {
-    return this.#samples === 0 ? coldStartMs : this.#ewma;
+    return this.#samples === 0 || (this.#boundsOnly && coldStartMs > this.#ewma) ? coldStartMs : this.#ewma;
   }
 
   /** How many successful durations the percentile ring holds. */
