@@ -22,6 +22,7 @@
 import { describe, expect, test } from 'vitest';
 import { Pool, PoolError, type PoolOptions } from '../../src/index.js';
 import { FakeClock } from '../../src/testing/fake-clock.js';
+import { seeded } from '../helpers/prng.js';
 
 const RUNS = Number(process.env['FC_OPTIONS_RUNS'] ?? 1500);
 const FIRST_SEED = process.env['FC_SEED'] !== undefined ? Number(process.env['FC_SEED']) : 20261205;
@@ -29,15 +30,6 @@ const FIRST_SEED = process.env['FC_SEED'] !== undefined ? Number(process.env['FC
 const WRONG = 0.03;
 
 type Rnd = () => number;
-function mulberry32(seed: number): Rnd {
-  let a = seed | 0;
-  return () => {
-    a = (a + 0x6d2b79f5) | 0;
-    let t = Math.imul(a ^ (a >>> 15), 1 | a);
-    t = (t + Math.imul(t ^ (t >>> 7), 61 | t)) ^ t;
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 const CLASSES = ['transient', 'permanent', 'rate-limited', 'retry-narrower', 'unsupported', 'unauthorized'];
 const wrongValues = (): unknown[] => [0, -0, -1, Number.NaN, Number.NEGATIVE_INFINITY, 1e-9, 0.5, 2 ** 53, '5', null, true, {}, [], () => 1, 5n, Symbol('s'), Object.create(null)];
@@ -207,7 +199,7 @@ const fieldFirst = (e: PoolError): boolean => typeof e.field === 'string' && e.m
 
 /** One generated pool and its calls; the violations found. */
 async function runOne(seed: number, totals: Record<string, number>): Promise<string[]> {
-  const d = new Draw(mulberry32(seed));
+  const d = new Draw(seeded(seed));
   const bad: string[] = [];
   const clock = new CountingClock(1_000_000);
   const start = clock.now();
