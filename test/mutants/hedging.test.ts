@@ -1,0 +1,192 @@
+/**
+ * Twenty-seventh session, first mutation run of `src/call/hedging.ts`: what the call loop's
+ * tests left open about hedges (bench/notes/mutation-s27.md). Fake clock, public API only.
+ */
+import { describe, expect, test } from 'vitest';
+import type { AttemptContext, LimiterStore, PoolEvent } from '../../src/index.js';
+import { fail, harness, hang, ok, start, type FakeEndpoint } from '../support.js';
+
+const hedgeEvents = (events: PoolEvent[]) => events.filter((e): e is Extract<PoolEvent, { type: 'hedge' }> => e.type === 'hedge');
+const code = (e: unknown) => (e as { code?: string } | undefined)?.code;
+
+describe('how many hedges a call sends', () => {
+  test.each([1, 2])('maxHedges %i is per call, retries included: a retry arms no hedge once they are spent', async (maxHedges) => {
+    const h = harness(['a', 'b', 'c', 'd', 'e', 'f'], { hedge: { afterMs: 50, maxHedges }, attemptTimeoutMs: 200 });
+    for (const ep of Object.values(h.eps)) ep.fallback = hang(true);
+    const call = start(h.pool.execute(h.op, { idempotent: true, retry: { maxAttempts: 6 }, deadlineMs: 5_000 }));
+    await h.clock.advance(5_000);
+    await call.promise;
+    expect(code(call.error)).toBe('RETRIES_EXHAUSTED');
+    expect(hedgeEvents(h.events)).toHaveLength(maxHedges);
+    // Every attempt is accounted for: the hedges and the primaries together make the six.
+    expect(Object.values(h.eps).reduce((n, ep) => n + ep.calls, 0)).toBe(6);
+  });
+
+  test('the hedge event names the attempt the hedge is: the next attempt to start, on the endpoint it names', async () => {
+    const h = harness(['a', 'b', 'c', 'd', 'e'], { hedge: { afterMs: 50, maxHedges: 2 }, attemptTimeoutMs: 200 });
+    for (const ep of Object.values(h.eps)) ep.fallback = hang(true);
+    const call = start(h.pool.execute(h.op, { idempotent: true, retry: { maxAttempts: 5 }, deadlineMs: 5_000 }));
+    await h.clock.advance(5_000);
+    await call.promise;
+    const hedges = hedgeEvents(h.events);
+    expect(hedges.length).toBe(2);
+    for (const hedge of hedges) {
+      const i = h.events.indexOf(hedge);
+      const next = h.events.slice(i + 1).find((e) => e.type === 'attempt-start') as Extract<PoolEvent, { type: 'attempt-start' }>;
+      expect([hedge.attempt, hedge.endpoint]).toEqual([next.attempt, next.endpoint]);
+    }
+    expect(hedges[0]!.attempt).toBe(2);
+  });
+});
+
+describe('where a hedge goes', () => {
+  test('never to an endpoint that already failed in this call: with only that one left, no hedge', async () => {
+    const h = harness(['a', 'b'], { hedge: { afterMs: 50 }, attemptTimeoutMs: 1_000 });
+    h.eps.a!.then(fail('transient', 10));
+    h.eps.b!.then(hang(true));
+    const call = start(h.pool.execute(h.op, { idempotent: true, retry: { maxAttempts: 5 }, deadlineMs: 400 }));
+    await h.clock.advance(400);
+    await call.promise;
+    expect(code(call.error)).toBe('DEADLINE_EXCEEDED');
+    expect(hedgeEvents(h.events)).toEqual([]);
+    expect([h.eps.a!.calls, h.eps.b!.calls]).toEqual([1, 1]);
+  });
+
+  test('to a third endpoint when there is one, not back to the one that failed', async () => {
+    const h = harness(['a', 'b', 'c'], { hedge: { afterMs: 50 }, attemptTimeoutMs: 1_000 });
+    h.eps.a!.then(fail('transient', 10));
+    h.eps.b!.then(hang(true));
+    h.eps.c!.then(ok('c', 10));
+    const call = start(h.pool.execute(h.op, { idempotent: true, retry: { maxAttempts: 5 } }));
+    await h.clock.advance(400);
+    await call.promise;
+    expect(call.value).toBe('c');
+    expect(hedgeEvents(h.events).map((e) => e.endpoint)).toEqual(['c']);
+    expect(h.eps.a!.calls).toBe(1);
+  });
+});
+
+describe('a hedge and the call’s end', () => {
+  test('a call answered before its hedge time leaves no timer that keeps the process alive', async () => {
+    const h = harness(['a', 'b'], { hedge: { afterMs: 50 } });
+    h.eps.a!.then(ok('a', 10));
+    const call = start(h.pool.execute(h.op, { idempotent: true }));
+    await h.clock.advance(10);
+    await call.promise;
+    expect(call.value).toBe('a');
+    expect(h.clock.pendingForegroundTimers).toBe(0);
+    await h.clock.advance(100);
+    expect(h.eps.b!.calls).toBe(0);
+  });
+
+  test('a refresh of the hedge’s credentials that ends after the call settled replays nothing', async () => {
+    const h = harness(['a', 'b'], {
+      hedge: { afterMs: 50 },
+      refreshAuth: (_conn: FakeEndpoint, _ctx: AttemptContext) => new Promise<void>((resolve) => h.clock.setTimeout(resolve, 200)),
+    });
+    h.eps.a!.then(ok('a', 100));
+    h.eps.b!.then(fail('unauthorized', 5));
+    const call = start(h.pool.execute(h.op, { idempotent: true }));
+    await h.clock.advance(100);
+    await call.promise;
+    expect(call.value).toBe('a');
+    await h.clock.advance(500);
+    expect(h.eps.b!.calls).toBe(1);
+    expect(h.events.filter((e) => e.type === 'attempt-start').length).toBe(2);
+  });
+
+  test('a refresh of the hedge’s credentials that ends while the primary still runs replays the hedge beside it, spending no retry', async () => {
+    const h = harness(['a', 'b'], {
+      hedge: { afterMs: 50 },
+      refreshAuth: (_conn: FakeEndpoint, _ctx: AttemptContext) => new Promise<void>((resolve) => h.clock.setTimeout(resolve, 20)),
+    });
+    h.eps.a!.then(ok('a', 500));
+    h.eps.b!.then(fail('unauthorized', 5), ok('b', 10));
+    const t0 = h.clock.now();
+    const call = start(h.pool.execute(h.op, { idempotent: true, retry: { maxAttempts: 2 } }));
+    await h.clock.advance(200);
+    await call.promise;
+    expect(call.value).toBe('b');
+    expect(h.eps.b!.startedAt.map((t) => t - t0)).toEqual([50, 75]);
+  });
+});
+
+describe('hedges and the pool’s permits', () => {
+  test("permitScope 'call' (the default): a hedge rides on its call's permit, even when that was the last one", async () => {
+    const h = harness(['a', 'b'], { hedge: { afterMs: 50 }, maxConcurrentCalls: 1 });
+    h.eps.a!.then(ok('slow', 500));
+    h.eps.b!.then(ok('fast', 10));
+    const call = start(h.pool.execute(h.op, { idempotent: true }));
+    await h.clock.advance(60);
+    expect(call.settled).toBe(true);
+    expect(call.value).toBe('fast');
+  });
+
+  test("permitScope 'attempt': a hedge needs a free permit of its own; with none it is not sent, and it never queues", async () => {
+    const h = harness(['a', 'b'], { hedge: { afterMs: 50 }, maxConcurrentCalls: 1, permitScope: 'attempt' });
+    h.eps.a!.then(ok('slow', 500));
+    const call = start(h.pool.execute(h.op, { idempotent: true }));
+    await h.clock.advance(500);
+    await call.promise;
+    expect(call.value).toBe('slow');
+    expect(h.eps.b!.calls).toBe(0);
+    expect(hedgeEvents(h.events)).toEqual([]);
+  });
+
+  test("permitScope 'attempt' with no concurrency limit: hedges go out", async () => {
+    const h = harness(['a', 'b'], { hedge: { afterMs: 50 }, permitScope: 'attempt' });
+    h.eps.a!.then(ok('slow', 500));
+    h.eps.b!.then(ok('fast', 10));
+    const call = start(h.pool.execute(h.op, { idempotent: true }));
+    await h.clock.advance(60);
+    expect(call.settled).toBe(true);
+    expect(call.value).toBe('fast');
+  });
+
+  test("permitScope 'attempt': a hedge that fails gives its permit back at once", async () => {
+    const h = harness(['a', 'b', 'c'], { hedge: { afterMs: 50 }, maxConcurrentCalls: 2, permitScope: 'attempt' });
+    h.eps.a!.then(ok('slow', 500));
+    h.eps.b!.then(fail('transient', 10));
+    const call = start(h.pool.execute(h.op, { idempotent: true }));
+    await h.clock.advance(55);
+    const t = h.clock.now();
+    const other = start(h.pool.execute(h.op, { pin: 'c' }));
+    await h.clock.advance(0);
+    // Both permits are held (the primary and its hedge): c waits until the hedge fails at 60.
+    expect(h.eps.c!.calls).toBe(0);
+    await h.clock.advance(5);
+    expect(h.eps.c!.startedAt).toEqual([t + 5]);
+    await h.clock.advance(500);
+    await Promise.all([call.promise, other.promise]);
+    expect([call.value, other.value]).toEqual(['slow', 'c']);
+  });
+});
+
+describe('a hedge on an endpoint whose limit the fleet shares', () => {
+  test('a store that does not answer in time: no hedge, the pool is marked degraded, the primary goes on', async () => {
+    const asked: string[] = [];
+    let first = true;
+    const store: LimiterStore = {
+      acquire(limit) {
+        asked.push(limit.key);
+        // The primary is admitted at once; the hedge's question is never answered.
+        if (first) return (first = false), Promise.resolve(0);
+        return new Promise<number>(() => undefined);
+      },
+    };
+    const limited = (name: string) => ({ name, rateLimit: { perSecond: 100 } });
+    const h = harness([limited('a'), limited('b')], { hedge: { afterMs: 50 }, sharedQuota: { store, timeoutMs: 30 } });
+    h.eps.a!.then(ok('slow', 500));
+    const call = start(h.pool.execute(h.op, { idempotent: true }));
+    await h.clock.advance(79);
+    expect(h.events.some((e) => e.type === 'store-degraded')).toBe(false);
+    await h.clock.advance(1);
+    expect(h.events.some((e) => e.type === 'store-degraded')).toBe(true);
+    await h.clock.advance(420);
+    await call.promise;
+    expect(call.value).toBe('slow');
+    expect(asked).toHaveLength(2);
+    expect(h.eps.b!.calls).toBe(0);
+    expect(h.clock.pendingForegroundTimers).toBe(0);
+  });
+});
