@@ -1,0 +1,107 @@
+/**
+ * Twenty-seventh session, first mutation run of `src/call/ceilings.ts` (learned ceilings as
+ * the call loop applies them): what the limit and property tests left open
+ * (bench/notes/mutation-s27.md). Fake clock, public API only.
+ */
+import { describe, expect, test } from 'vitest';
+import type { PoolEvent } from '../../src/index.js';
+import { fail, harness, ok, start } from '../support.js';
+
+type Recal = Extract<PoolEvent, { type: 'endpoint-recalibrated' }>;
+const recal = (events: PoolEvent[]) => events.filter((e): e is Recal => e.type === 'endpoint-recalibrated');
+
+describe('a ceiling that falls while calls wait for their turns', () => {
+  test.each(['paced', 'bucket'] as const)('%s: the queued calls are re-timed at the new ceiling, not sent at the turns promised at the old one', async (mode) => {
+    const h = harness([{ name: 'a', rateLimit: { perSecond: 10, mode } }]);
+    h.eps.a!.then(fail({ class: 'rate-limited', ceilingPerSecond: 2 }, 5));
+    // Paced: one call goes, nine wait. Bucket (10 tokens): ten go at once, ten wait.
+    const n = mode === 'paced' ? 10 : 20;
+    const calls = Array.from({ length: n }, () => start(h.pool.execute(h.op, { deadlineMs: 60_000 })));
+    await h.clock.advance(10_000);
+    await Promise.all(calls.map((c) => c.promise));
+    expect(calls.every((c) => c.value === 'a')).toBe(true);
+    const t429 = h.eps.a!.startedAt[0]! + 5;
+    // Everything sent after the 429 keeps to 2 a second: spaced 500 ms when paced, a token
+    // bucket of 2 when not (any k calls span at least (k - burst) / 2 s).
+    const after = h.eps.a!.startedAt.filter((t) => t >= t429);
+    // The refused call again, and those that waited.
+    expect(after.length).toBe(mode === 'paced' ? 10 : 11);
+    const burst = mode === 'paced' ? 1 : 2;
+    for (let i = 0; i < after.length; i++) {
+      for (let j = i + 1; j < after.length; j++) {
+        expect(j - i + 1, `calls ${i}..${j}: ${after.join(', ')}`).toBeLessThanOrEqual(burst + (2 * (after[j]! - after[i]!)) / 1000 + 1e-9);
+      }
+    }
+    expect(h.pool.stats()[0]!.ceilingPerSecond).toBe(2);
+  });
+});
+
+describe('a ceiling that falls under calls that can no longer make their deadline', () => {
+  test('the queued calls whose new turn is past their deadline fail at once, not at the deadline; the others keep their place', async () => {
+    const h = harness([{ name: 'a', rateLimit: { perSecond: 10, mode: 'paced' } }]);
+    h.eps.a!.then(fail({ class: 'rate-limited', ceilingPerSecond: 2 }, 5));
+    const t0 = h.clock.now();
+    const settledAt: number[] = [];
+    const calls = Array.from({ length: 8 }, (_, i) => {
+      const c = start(h.pool.execute(h.op, { deadlineMs: 1_500, retry: 'none' }));
+      void c.promise.then(() => (settledAt[i] = h.clock.now() - t0));
+      return c;
+    });
+    await h.clock.advance(10);
+    // The first was refused at 5 ms (retry: 'none'); at 2 a second, one 500 ms slot skipped,
+    // the next turns are at about 505, 1005, 1505 ms...: two of the seven waiting fit before 1,500 ms.
+    const failedAtOnce = calls.filter((c) => c.settled && c.error !== undefined).length;
+    await h.clock.advance(5_000);
+    await Promise.all(calls.map((c) => c.promise));
+    const served = calls.filter((c) => c.value === 'a').length;
+    expect(served).toBe(2);
+    // The first (refused) and the five that no longer fit: all failed by 10 ms.
+    expect(failedAtOnce).toBe(6);
+    expect(settledAt.filter((t) => t > 10)).toHaveLength(2);
+  });
+});
+
+describe('what delays a ceiling’s recovery', () => {
+  test('failures that are not rate limits do not restart the quiet period: recovery comes as if they had not happened', async () => {
+    const recoveryAt = async (noise: boolean): Promise<number> => {
+      const h = harness([{ name: 'a', rateLimit: { perSecond: 10 } }]);
+      h.eps.a!.then(fail({ class: 'rate-limited', ceilingPerSecond: 5 }));
+      const t0 = h.clock.now();
+      await start(h.pool.execute(h.op, { retry: 'none' })).promise;
+      // Calls every second; with noise, some fail transiently (not a complaint about the rate).
+      for (let i = 0; i < 120; i++) {
+        if (noise && i % 3 === 0) h.eps.a!.then(fail('transient'));
+        const c = start(h.pool.execute(h.op, { retry: 'none' }));
+        await h.clock.advance(1_000);
+        await c.promise;
+        h.pool.stats();
+        const rec = recal(h.events).find((e) => e.reason === 'recovery');
+        if (rec !== undefined) return h.clock.now() - t0;
+      }
+      return Infinity;
+    };
+    const quiet = await recoveryAt(false);
+    expect(quiet).toBeLessThan(Infinity);
+    expect(await recoveryAt(true)).toBe(quiet);
+  });
+
+  test('a bare 429 does restart it', async () => {
+    /** The second (from the ceiling's 429) of the first recovery step, with a bare 429 answered at second `complainAt`. */
+    const firstRecovery = async (complainAt: number | undefined): Promise<number> => {
+      const h = harness([{ name: 'a', rateLimit: { perSecond: 10 } }]);
+      h.eps.a!.then(fail({ class: 'rate-limited', ceilingPerSecond: 5 }));
+      await start(h.pool.execute(h.op, { retry: 'none' })).promise;
+      for (let i = 0; i < 200; i++) {
+        if (i === complainAt) h.eps.a!.then(fail({ class: 'rate-limited' }));
+        const c = start(h.pool.execute(h.op, { retry: 'none' }));
+        await h.clock.advance(1_000);
+        await c.promise;
+        if (recal(h.events).some((e) => e.reason === 'recovery')) return i;
+      }
+      return Infinity;
+    };
+    const q = await firstRecovery(undefined);
+    expect(q).toBeLessThan(Infinity);
+    expect(await firstRecovery(q - 5)).toBeGreaterThan(q);
+  });
+});
