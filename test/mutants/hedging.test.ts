@@ -66,6 +66,21 @@ describe('where a hedge goes', () => {
   });
 });
 
+describe('the endpoint a failed call names', () => {
+  test('a retry that started after the hedge is the latest attempt: its endpoint is named, not the hedge’s', async () => {
+    const h = harness(['a', 'b', 'c'], { hedge: { afterMs: 50 }, attemptTimeoutMs: 100 });
+    h.eps.a!.then(hang(true));
+    h.eps.b!.then(fail('transient', 10));
+    h.eps.c!.then(fail('permanent', 10));
+    const call = start(h.pool.execute(h.op, { idempotent: true, retry: { maxAttempts: 5 } }));
+    await h.clock.advance(1_000);
+    await call.promise;
+    const err = call.error as { code: string; endpoint: string; attempts: number };
+    expect([err.code, err.endpoint, err.attempts]).toEqual(['PERMANENT', 'c', 3]);
+    expect(hedgeEvents(h.events).map((e) => e.endpoint)).toEqual(['b']);
+  });
+});
+
 describe('a hedge and the call’s end', () => {
   test('a call answered before its hedge time leaves no timer that keeps the process alive', async () => {
     const h = harness(['a', 'b'], { hedge: { afterMs: 50 } });
@@ -108,6 +123,49 @@ describe('a hedge and the call’s end', () => {
     await call.promise;
     expect(call.value).toBe('b');
     expect(h.eps.b!.startedAt.map((t) => t - t0)).toEqual([50, 75]);
+  });
+});
+
+describe('a hedge’s credentials refreshed while the primary runs: no replay where an attempt could not go', () => {
+  const refreshIn = (h: { clock: { setTimeout(fn: () => void, ms: number): unknown } }, ms: number) => (_conn: FakeEndpoint, _ctx: AttemptContext) =>
+    new Promise<void>((resolve) => h.clock.setTimeout(resolve, ms));
+
+  test('an endpoint removed from the pool meanwhile', async () => {
+    const h = harness(['a', 'b'], { hedge: { afterMs: 50 }, refreshAuth: (c, x) => refreshIn(h, 20)(c, x) });
+    h.eps.a!.then(ok('a', 500));
+    h.eps.b!.then(fail('unauthorized', 5));
+    const call = start(h.pool.execute(h.op, { idempotent: true }));
+    await h.clock.advance(60);
+    await h.pool.setEndpoints([{ name: 'a', conn: h.eps.a! }]);
+    await h.clock.advance(500);
+    await call.promise;
+    expect(call.value).toBe('a');
+    expect(h.eps.b!.calls).toBe(1);
+  });
+
+  test('an endpoint whose rate limit has no turn for it now', async () => {
+    const h = harness(['a', { name: 'b', rateLimit: { perSecond: 1 } }], { hedge: { afterMs: 50 }, refreshAuth: (c, x) => refreshIn(h, 20)(c, x) });
+    h.eps.a!.then(ok('a', 500));
+    h.eps.b!.then(fail('unauthorized', 5));
+    const call = start(h.pool.execute(h.op, { idempotent: true }));
+    await h.clock.advance(500);
+    await call.promise;
+    expect(call.value).toBe('a');
+    expect(h.eps.b!.calls).toBe(1);
+  });
+
+  test('an endpoint whose breaker opened meanwhile', async () => {
+    const h = harness(['a', { name: 'b', maxInFlight: 5 }], { hedge: { afterMs: 50 }, breaker: { threshold: 1, cooldownMs: 60_000 }, refreshAuth: (c, x) => refreshIn(h, 20)(c, x) });
+    h.eps.a!.then(ok('a', 500));
+    h.eps.b!.then(fail('unauthorized', 5), fail('transient', 5));
+    const call = start(h.pool.execute(h.op, { idempotent: true }));
+    await h.clock.advance(56);
+    // Another call fails on b while the refresh runs: b's breaker opens.
+    const other = start(h.pool.execute(h.op, { pin: 'b', retry: 'none' }));
+    await h.clock.advance(500);
+    await Promise.all([call.promise, other.promise]);
+    expect(call.value).toBe('a');
+    expect(h.eps.b!.calls).toBe(2);
   });
 });
 
@@ -163,6 +221,32 @@ describe('hedges and the pool’s permits', () => {
 });
 
 describe('a hedge on an endpoint whose limit the fleet shares', () => {
+  test.each([
+    ['after the call settled', 150, 'a' as const],
+    ['after the hedge’s endpoint was removed', 70, 'removed' as const],
+  ])('an admission that comes %s starts no hedge', async (_, answerAt, what) => {
+    const answers: ((waitMs: number) => void)[] = [];
+    const store: LimiterStore = {
+      acquire() {
+        if (answers.length === 0) return answers.push(() => undefined), Promise.resolve(0);
+        return new Promise<number>((resolve) => answers.push(resolve));
+      },
+    };
+    const limited = (name: string) => ({ name, rateLimit: { perSecond: 100 } });
+    const h = harness([limited('a'), limited('b')], { hedge: { afterMs: 50 }, sharedQuota: { store, timeoutMs: 1_000 } });
+    h.eps.a!.then(ok('a', 100));
+    const call = start(h.pool.execute(h.op, { idempotent: true }));
+    await h.clock.advance(60);
+    expect(answers).toHaveLength(2); // the hedge asked about b
+    if (what === 'removed') await h.pool.setEndpoints([{ ...limited('a'), conn: h.eps.a! }]);
+    await h.clock.advance(answerAt - 60);
+    answers[1]!(0);
+    await h.clock.advance(500);
+    await call.promise;
+    expect(call.value).toBe('a');
+    expect(h.eps.b!.calls).toBe(0);
+  });
+
   test('a store that does not answer in time: no hedge, the pool is marked degraded, the primary goes on', async () => {
     const asked: string[] = [];
     let first = true;
