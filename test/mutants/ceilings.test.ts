@@ -105,3 +105,56 @@ describe('what delays a ceiling’s recovery', () => {
     expect(await firstRecovery(q - 5)).toBeGreaterThan(q);
   });
 });
+
+describe('a key’s own ceiling in a group, recovering', () => {
+  const paced = (n: number) => ({ rateLimit: { perSecond: n, mode: 'paced' as const } });
+
+  /** ownCeilingPerSecond and ceilingPerSecond of k1 after each second of calls, changes only. */
+  async function climb(groupHint?: number): Promise<string[]> {
+    const h = harness([{ name: 'k1', ...paced(10) }, { name: 'k2', ...paced(10) }], { groups: [['k1', 'k2']] });
+    if (groupHint !== undefined) {
+      h.eps.k2!.then(fail({ class: 'rate-limited', ceilingPerSecond: groupHint, ceilingScope: 'group' }));
+      const c = start(h.pool.execute(h.op, { pin: 'k2', retry: 'none' }));
+      await h.clock.advance(1_000);
+      await c.promise;
+    }
+    h.eps.k1!.then(fail({ class: 'rate-limited', ceilingPerSecond: 2, ceilingScope: 'key' }));
+    const c = start(h.pool.execute(h.op, { pin: 'k1', retry: 'none' }));
+    await h.clock.advance(1_000);
+    await c.promise;
+    const seen: string[] = [];
+    for (let i = 0; i < 200; i++) {
+      const c = start(h.pool.execute(h.op, { pin: 'k1' }));
+      await h.clock.advance(1_000);
+      await c.promise;
+      const st = h.pool.stats()[0]!;
+      const now = `${st.ownCeilingPerSecond}/${st.ceilingPerSecond}`;
+      if (seen.at(-1) !== now) seen.push(now);
+    }
+    return seen;
+  }
+
+  test('climbs in steps and is dropped once back at the group’s configured rate, not before', async () => {
+    const seen = await climb();
+    expect(seen[0]).toBe('2/2');
+    expect(seen.at(-1)).toBe('undefined/10');
+    // Several steps on the way, each higher.
+    const own = seen.slice(0, -1).map((x) => Number(x.split('/')[0]));
+    expect(own.length).toBeGreaterThanOrEqual(3);
+    for (let i = 1; i < own.length; i++) expect(own[i]!).toBeGreaterThan(own[i - 1]!);
+    expect(own.at(-1)!).toBeLessThan(10);
+  });
+
+  test('under a group ceiling learned lower, it is dropped once it reaches that ceiling', async () => {
+    const seen = await climb(6);
+    expect(seen[0]).toBe('2/2');
+    // Dropped on reaching the group's level (the group recovers on its own afterwards).
+    const dropped = seen.findIndex((x) => x.startsWith('undefined/'));
+    expect(dropped).toBeGreaterThan(1);
+    const lastOwn = Number(seen[dropped - 1]!.split('/')[0]);
+    const groupAtDrop = Number(seen[dropped]!.split('/')[1]);
+    expect(lastOwn).toBeLessThan(groupAtDrop);
+    expect(groupAtDrop).toBeLessThanOrEqual(10);
+  });
+});
+
