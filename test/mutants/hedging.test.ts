@@ -39,6 +39,32 @@ describe('how many hedges a call sends', () => {
   });
 });
 
+describe('when a hedge goes', () => {
+  test('with afterMs and no percentile, after afterMs even where durations are recorded (strategy latency)', async () => {
+    const h = harness(['a', 'b'], { strategy: 'latency', hedge: { afterMs: 50 } });
+    // Twenty-five quick answers on each: a percentile would be about 10 ms.
+    for (let i = 0; i < 50; i++) {
+      const c = start(h.pool.execute(h.op, { idempotent: true }));
+      h.eps.a!.fallback = ok('a', 10);
+      h.eps.b!.fallback = ok('b', 10);
+      await h.clock.advance(10);
+      await c.promise;
+    }
+    const before = h.events.filter((e) => e.type === 'hedge').length;
+    h.eps.a!.then(ok('slow', 500));
+    h.eps.b!.then(ok('slow', 500));
+    const t0 = h.clock.now();
+    const call = start(h.pool.execute(h.op, { idempotent: true }));
+    await h.clock.advance(49);
+    expect(h.events.filter((e) => e.type === 'hedge').length).toBe(before);
+    await h.clock.advance(1);
+    expect(h.events.filter((e) => e.type === 'hedge').length).toBe(before + 1);
+    await h.clock.advance(500);
+    await call.promise;
+    expect(h.clock.now() - t0).toBeGreaterThanOrEqual(500);
+  });
+});
+
 describe('where a hedge goes', () => {
   test('never to an endpoint that already failed in this call: with only that one left, no hedge', async () => {
     const h = harness(['a', 'b'], { hedge: { afterMs: 50 }, attemptTimeoutMs: 1_000 });
@@ -247,6 +273,61 @@ describe('a hedge on an endpoint whose limit the fleet shares', () => {
     expect(h.eps.b!.calls).toBe(0);
   });
 
+  /** A store that admits the primary at once and leaves the hedge's question to the test. */
+  function handStore() {
+    const answers: ((waitMs: number) => void)[] = [];
+    const store: LimiterStore = {
+      acquire() {
+        if (answers.length === 0) return answers.push(() => undefined), Promise.resolve(0);
+        return new Promise<number>((resolve) => answers.push(resolve));
+      },
+    };
+    return { store, answers };
+  }
+  const limitedEp = (name: string) => ({ name, rateLimit: { perSecond: 100 } });
+
+  test('an answer that comes after the store’s time-out starts no hedge: the time-out meant no hedge', async () => {
+    const { store, answers } = handStore();
+    const h = harness([limitedEp('a'), limitedEp('b')], { hedge: { afterMs: 50 }, sharedQuota: { store, timeoutMs: 30 } });
+    h.eps.a!.then(ok('a', 500));
+    const call = start(h.pool.execute(h.op, { idempotent: true }));
+    await h.clock.advance(90);
+    answers[1]!(0);
+    await h.clock.advance(500);
+    await call.promise;
+    expect(call.value).toBe('a');
+    expect(h.eps.b!.calls).toBe(0);
+  });
+
+  test('a refusal starts no hedge', async () => {
+    const { store, answers } = handStore();
+    const h = harness([limitedEp('a'), limitedEp('b')], { hedge: { afterMs: 50 }, sharedQuota: { store, timeoutMs: 1_000 } });
+    h.eps.a!.then(ok('a', 500));
+    const call = start(h.pool.execute(h.op, { idempotent: true }));
+    await h.clock.advance(60);
+    answers[1]!(200);
+    await h.clock.advance(500);
+    await call.promise;
+    expect(call.value).toBe('a');
+    expect(h.eps.b!.calls).toBe(0);
+  });
+
+  test('an admitted hedge goes out, and the admission’s timer does not outlive the answer', async () => {
+    const { store, answers } = handStore();
+    const h = harness([limitedEp('a'), limitedEp('b')], { hedge: { afterMs: 50 }, sharedQuota: { store, timeoutMs: 1_000 } });
+    h.eps.a!.then(ok('a', 500));
+    h.eps.b!.then(ok('b', 10));
+    const call = start(h.pool.execute(h.op, { idempotent: true }));
+    await h.clock.advance(60);
+    answers[1]!(0);
+    await h.clock.advance(20);
+    expect(call.settled).toBe(true);
+    expect(call.value).toBe('b');
+    // Once a's cancelled request has run its course (the fake operation's own timer), nothing is left.
+    await h.clock.advance(500);
+    expect(h.clock.pendingForegroundTimers).toBe(0);
+  });
+
   test('a store that does not answer in time: no hedge, the pool is marked degraded, the primary goes on', async () => {
     const asked: string[] = [];
     let first = true;
@@ -265,7 +346,7 @@ describe('a hedge on an endpoint whose limit the fleet shares', () => {
     await h.clock.advance(79);
     expect(h.events.some((e) => e.type === 'store-degraded')).toBe(false);
     await h.clock.advance(1);
-    expect(h.events.some((e) => e.type === 'store-degraded')).toBe(true);
+    expect(h.events.find((e) => e.type === 'store-degraded')).toMatchObject({ error: { code: 'ATTEMPT_TIMEOUT', message: 'the shared limiter store did not answer in time' } });
     await h.clock.advance(420);
     await call.promise;
     expect(call.value).toBe('slow');
