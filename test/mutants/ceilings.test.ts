@@ -158,3 +158,72 @@ describe('a key’s own ceiling in a group, recovering', () => {
   });
 });
 
+describe('which level a number describes, as endpoint-recalibrated says', () => {
+  const paced = (n: number) => ({ rateLimit: { perSecond: n, mode: 'paced' as const } });
+  const scopes = (events: PoolEvent[]) => recal(events).map((e) => `${e.endpoint}:${e.reason}:${e.scope}:${e.perSecond}`);
+
+  /** Each answer in turn, `gapMs` apart, on the key it names; returns the events. */
+  async function answers(list: [string, number][], gapMs = 100): Promise<string[]> {
+    const h = harness([{ name: 'k1', ...paced(10) }, { name: 'k2', ...paced(10) }, { name: 'k3', ...paced(10) }], { groups: [['k1', 'k2', 'k3']] });
+    for (const [key, n] of list) {
+      h.eps[key]!.then(fail({ class: 'rate-limited', ceilingPerSecond: n }));
+      const c = start(h.pool.execute(h.op, { pin: key, retry: 'none' }));
+      await h.clock.advance(gapMs);
+      await c.promise;
+    }
+    return scopes(h.events).filter((x) => x.includes(':hint:'));
+  }
+
+  test('a number at the group’s ceiling describes the group', async () => {
+    expect(await answers([['k1', 10]])).toEqual(['k1:hint:group:10']);
+  });
+
+  test('a lower number from one key describes that key; the same number from a second key soon after, the group', async () => {
+    expect(await answers([['k1', 3], ['k2', 3]])).toEqual(['k1:hint:key:3', 'k2:hint:group:3']);
+  });
+
+  test('different numbers from two keys pair nothing: each its own', async () => {
+    expect(await answers([['k1', 3], ['k2', 4]])).toEqual(['k1:hint:key:3', 'k2:hint:key:4']);
+  });
+
+  test('the same number from a second key after the quiet period pairs nothing', async () => {
+    expect(await answers([['k1', 3], ['k2', 3]], 31_000)).toEqual(['k1:hint:key:3', 'k2:hint:key:3']);
+  });
+
+  test('an endpoint in no group: every number is the key’s, hint and recovery alike', async () => {
+    const h = harness([{ name: 'a', ...paced(10) }]);
+    h.eps.a!.then(fail({ class: 'rate-limited', ceilingPerSecond: 4 }));
+    await start(h.pool.execute(h.op, { retry: 'none' })).promise;
+    for (let i = 0; i < 120 && !recal(h.events).some((e) => e.reason === 'recovery'); i++) {
+      const c = start(h.pool.execute(h.op));
+      await h.clock.advance(1_000);
+      await c.promise;
+    }
+    const seen = recal(h.events).map((e) => `${e.reason}:${e.scope}`);
+    expect(seen.slice(0, 2)).toEqual(['hint:key', 'recovery:key']);
+  });
+
+  test('a clamped number says so, with its level', async () => {
+    const h = harness([{ name: 'a', ...paced(10) }]);
+    h.eps.a!.then(fail({ class: 'rate-limited', ceilingPerSecond: 1e10 }));
+    await start(h.pool.execute(h.op, { retry: 'none' })).promise;
+    expect(recal(h.events)).toEqual([{ type: 'endpoint-recalibrated', endpoint: 'a', perSecond: 100_000, scope: 'key', reason: 'hint', clampedFrom: 1e10 }]);
+  });
+
+  test('a group’s own recovery says group', async () => {
+    const h = harness([{ name: 'k1', ...paced(10) }, { name: 'k2', ...paced(10) }], { groups: [['k1', 'k2']] });
+    h.eps.k1!.then(fail({ class: 'rate-limited', ceilingPerSecond: 10, ceilingScope: 'group' }), fail({ class: 'rate-limited', ceilingPerSecond: 5, ceilingScope: 'group' }));
+    for (let i = 0; i < 2; i++) {
+      const c = start(h.pool.execute(h.op, { pin: 'k1', retry: 'none' }));
+      await h.clock.advance(1_000);
+      await c.promise;
+    }
+    for (let i = 0; i < 120 && !recal(h.events).some((e) => e.reason === 'recovery'); i++) {
+      const c = start(h.pool.execute(h.op, { pin: 'k2' }));
+      await h.clock.advance(1_000);
+      await c.promise;
+    }
+    expect(recal(h.events).find((e) => e.reason === 'recovery')).toMatchObject({ scope: 'group' });
+  });
+});
+
