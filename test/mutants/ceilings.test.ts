@@ -158,6 +158,35 @@ describe('a key’s own ceiling in a group, recovering', () => {
   });
 });
 
+describe('recovery under pressure', () => {
+  test('callers turned away make recovery step faster only for a quarter of the quiet period after the last of them', async () => {
+    const h = harness([{ name: 'a', rateLimit: { perSecond: 10, mode: 'paced' as const } }], { maxQueueWaitMs: 300, deadlineMs: 5_000 });
+    h.eps.a!.then(fail({ class: 'rate-limited', ceilingPerSecond: 2 }));
+    const first = start(h.pool.execute(h.op, { retry: 'none' }));
+    await h.clock.advance(1_000);
+    await first.promise;
+    // A burst the ceiling of 2/s cannot serve within 300 ms: all but one turned away, at once.
+    const burst = Array.from({ length: 10 }, () => start(h.pool.execute(h.op)));
+    await h.clock.advance(3_000);
+    await Promise.all(burst.map((c) => c.promise));
+    expect(burst.filter((c) => (c.error as { code?: string } | undefined)?.code === 'RATE_LIMITED').length).toBe(9);
+    // Then one call a second, nobody turned away: the second at which each recovery step shows.
+    const steps: number[] = [];
+    for (let second = 4; second < 60; second++) {
+      const c = start(h.pool.execute(h.op, { retry: 'none' }));
+      await h.clock.advance(1_000);
+      await c.promise;
+      h.pool.stats();
+      const n = recal(h.events).filter((e) => e.reason === 'recovery').length;
+      if (n > steps.length) steps.push(second);
+    }
+    expect(steps.length).toBeGreaterThanOrEqual(3);
+    // The steps after the first come every 10 s (stepMs): the pressure (steps every 5 s) ended
+    // 7.5 s after the last caller was turned away.
+    for (let i = 2; i < steps.length; i++) expect(steps[i]! - steps[i - 1]!, steps.join(', ')).toBe(10);
+  });
+});
+
 describe('which level a number describes, as endpoint-recalibrated says', () => {
   const paced = (n: number) => ({ rateLimit: { perSecond: n, mode: 'paced' as const } });
   const scopes = (events: PoolEvent[]) => recal(events).map((e) => `${e.endpoint}:${e.reason}:${e.scope}:${e.perSecond}`);
