@@ -69,3 +69,30 @@ describe('endpoint-adapted', () => {
     expect(adapted(h.events)).toEqual([]);
   });
 });
+
+describe('a look is not a success', () => {
+  test('stats() and capacity() called between the calls of an endpoint that is not busy leave the rate a bare 429 sets unchanged', async () => {
+    const decreaseAfter = async (looks: number): Promise<number[]> => {
+      const h = harness([{ name: 'a', rateLimit: { perSecond: 20, adaptive: { min: 1, max: 20 } } }]);
+      // Four calls a second for three seconds (a fifth of the limit: never busy, so nothing to increase).
+      for (let i = 0; i < 12; i++) {
+        const c = start(h.pool.execute(h.op));
+        for (let k = 0; k < looks; k++) {
+          h.pool.stats();
+          h.pool.capacity();
+        }
+        await h.clock.advance(250);
+        await c.promise;
+      }
+      h.eps.a!.then(fail({ class: 'rate-limited' }));
+      const c = start(h.pool.execute(h.op, { retry: 'none' }));
+      await h.clock.advance(10);
+      await c.promise;
+      return adapted(h.events).map((e) => e.perSecond);
+    };
+    const blind = await decreaseAfter(0);
+    expect(blind).toHaveLength(1);
+    expect(await decreaseAfter(50)).toEqual(blind);
+  });
+});
+
