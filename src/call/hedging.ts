@@ -81,9 +81,8 @@ export class Hedging<C> {
     const budget = s.opts.retryBudget;
     if (budget !== undefined && !budget.tryWithdraw(now)) return;
     this.#left--;
-    if (s.listener !== undefined) s.emit({ type: 'hedge', callId: host.id, endpoint: sel.endpoint.name, attempt: host.attempts + 1 });
     if (s.fleet?.needsAdmission(sel.endpoint, now) === true) this.#admit(sel.endpoint);
-    else this.#launch(sel.endpoint, now);
+    else this.#launch(sel.endpoint, now, true);
   }
 
   /**
@@ -121,14 +120,17 @@ export class Hedging<C> {
     return s.opts.permitScope !== 'attempt' || s.permits === Infinity || s.permits > 0;
   }
 
-  #launch(ep: EndpointState<C>, now: number): void {
+  /** Starts an attempt beside the running one: a hedge (`hedge`: reported as one, once it really goes out) or a replay. */
+  #launch(ep: EndpointState<C>, now: number, hedge = false): void {
     const s = this.#s;
     if (s.opts.permitScope === 'attempt' && s.permits !== Infinity) {
       if (s.permits <= 0) return;
       s.permits--;
       this.#permitForNext = true;
     }
-    this.#host.launchHedge(ep, now);
+    const host = this.#host;
+    if (hedge && s.listener !== undefined) s.emit({ type: 'hedge', callId: host.id, endpoint: ep.name, attempt: host.attempts + 1 });
+    host.launchHedge(ep, now);
     this.#permitForNext = false;
   }
 
@@ -155,7 +157,7 @@ export class Hedging<C> {
         if (refused) return;
         const avoid = this.#host.hedgeAvoiding(t);
         if (avoid === undefined || avoid.includes(ep) || !ep.live || ep.unavailableMs(t) !== 0 || ep.readyInMs(t) !== 0) return;
-        this.#launch(ep, t);
+        this.#launch(ep, t, true);
       },
     }, ep);
   }

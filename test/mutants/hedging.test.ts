@@ -310,6 +310,7 @@ describe('a hedge on an endpoint whose limit the fleet shares', () => {
     await call.promise;
     expect(call.value).toBe('a');
     expect(h.eps.b!.calls).toBe(0);
+    expect(hedgeEvents(h.events)).toEqual([]);
   });
 
   test('an admitted hedge goes out, and the admission’s timer does not outlive the answer', async () => {
@@ -319,10 +320,15 @@ describe('a hedge on an endpoint whose limit the fleet shares', () => {
     h.eps.b!.then(ok('b', 10));
     const call = start(h.pool.execute(h.op, { idempotent: true }));
     await h.clock.advance(60);
+    expect(hedgeEvents(h.events)).toEqual([]);
     answers[1]!(0);
     await h.clock.advance(20);
     expect(call.settled).toBe(true);
     expect(call.value).toBe('b');
+    // Reported when it went out, with the attempt it is, just before its attempt-start.
+    const i = h.events.findIndex((e) => e.type === 'hedge');
+    expect(h.events[i]).toMatchObject({ type: 'hedge', endpoint: 'b', attempt: 2 });
+    expect(h.events[i + 1]).toMatchObject({ type: 'attempt-start', endpoint: 'b', attempt: 2 });
     // Once a's cancelled request has run its course (the fake operation's own timer), nothing is left.
     await h.clock.advance(500);
     expect(h.clock.pendingForegroundTimers).toBe(0);
@@ -353,5 +359,7 @@ describe('a hedge on an endpoint whose limit the fleet shares', () => {
     expect(asked).toHaveLength(2);
     expect(h.eps.b!.calls).toBe(0);
     expect(h.clock.pendingForegroundTimers).toBe(0);
+    // No hedge went out, so none is reported (a `hedge` event is followed by its attempt-start).
+    expect(hedgeEvents(h.events)).toEqual([]);
   });
 });

@@ -465,6 +465,8 @@ export async function simulateMix(sc: MixScenario, hooks: MixHooks = {}): Promis
   let refreshing = 0;
   let attempts = 0;
   let hedges = 0;
+  /** The attempt-start the last `hedge` event announced, until the next event. */
+  let hedgeStart: { callId: number; endpoint: string; attempt: number } | undefined;
   let changes = 0;
   /** Endpoints disabled now (by name), from the events; a replaced endpoint is a new one. */
   const disabledNames = new Set<string>();
@@ -528,6 +530,15 @@ export async function simulateMix(sc: MixScenario, hooks: MixHooks = {}): Promis
       if (sc.maxQueueWaitMs !== undefined && !otherWaits && fake.now() - c.queuedAt > sc.maxQueueWaitMs + (sc.resolutionMs ?? 0)) v(`call ${c.id} queued ${fake.now() - c.queuedAt} ms for a turn, maxQueueWaitMs ${sc.maxQueueWaitMs}`);
       c.queuedAt = undefined;
     }
+    // A hedge is reported as it goes out: the next event is its attempt-start (docs/events.md).
+    if (hedgeStart !== undefined) {
+      const want = hedgeStart;
+      hedgeStart = undefined;
+      if (e.type !== 'attempt-start' || e.callId !== want.callId || e.endpoint !== want.endpoint || e.attempt !== want.attempt) {
+        v(`hedge ${JSON.stringify(want)} followed by ${e.type}${'endpoint' in e ? ` on ${e.endpoint}` : ''}, not its attempt-start`);
+      }
+    }
+    if (e.type === 'hedge') hedgeStart = { callId: e.callId, endpoint: e.endpoint, attempt: e.attempt };
     switch (e.type) {
       case 'rate-limit-wait':
         if (c !== undefined) c.queuedAt ??= fake.now();

@@ -205,7 +205,7 @@ function fleetStore(fake: FakeClock, answers: readonly StoreAnswer[]) {
   return { storeFor, admissions, listeners, degraded: () => degradedEver };
 }
 
-async function run(sc: Scenario, jitterMs = 0, stallMs = 0): Promise<{ violations: string[]; endings: Record<string, number>; admissions: number; disables: number }> {
+async function run(sc: Scenario, jitterMs = 0, stallMs = 0): Promise<{ violations: string[]; endings: Record<string, number>; admissions: number; disables: number; hedges: number }> {
   const T0 = 1_000_000;
   const fake = new FakeClock(T0);
   const violations: string[] = [];
@@ -232,6 +232,7 @@ async function run(sc: Scenario, jitterMs = 0, stallMs = 0): Promise<{ violation
   let anyDegraded = false;
   let reportEvents = 0;
   let disables = 0;
+  let hedges = 0;
   const used = new Set<Admission>();
   /** Parks the fleet knows of: by store key, the whole quota (endpoint alone) or one key of a group, until when. */
   const parks: { key: string; endpoint: string | undefined; until: number }[] = [];
@@ -258,7 +259,20 @@ async function run(sc: Scenario, jitterMs = 0, stallMs = 0): Promise<{ violation
     groupedNow.push(sc.grouped);
     degraded.push(false);
     disabledNow.push(new Set());
+    /** The attempt-start the last `hedge` event announced: a hedge is reported as it goes out, after the store admitted it. */
+    let hedgeStart: { callId: number; endpoint: string; attempt: number } | undefined;
     const onEvent = (e: PoolEvent): void => {
+      if (hedgeStart !== undefined) {
+        const want = hedgeStart;
+        hedgeStart = undefined;
+        if (e.type !== 'attempt-start' || e.callId !== want.callId || e.endpoint !== want.endpoint || e.attempt !== want.attempt) {
+          v(`pool ${p}: hedge ${JSON.stringify(want)} followed by ${e.type}, not its attempt-start`);
+        }
+      }
+      if (e.type === 'hedge') {
+        hedges++;
+        hedgeStart = { callId: e.callId, endpoint: e.endpoint, attempt: e.attempt };
+      }
       switch (e.type) {
         case 'store-degraded':
           degraded[p] = true;
@@ -404,7 +418,7 @@ async function run(sc: Scenario, jitterMs = 0, stallMs = 0): Promise<{ violation
   });
   if (fleet.listeners.size !== 0) v(`${fleet.listeners.size} pool(s) still subscribed to the store after close()`);
   void reports;
-  return { violations, endings, admissions: fleet.admissions.length, disables };
+  return { violations, endings, admissions: fleet.admissions.length, disables, hedges };
 }
 
 describe('pools sharing one limiter store', () => {
@@ -412,18 +426,21 @@ describe('pools sharing one limiter store', () => {
     const endings: Record<string, number> = {};
     let admissions = 0;
     let disables = 0;
+    let hedges = 0;
     await checkSeeded('shared', scenarioArb, run, {
       seed: SEED,
       runs: RUNS,
       seen: (o) => {
     admissions += o.admissions;
     disables += o.disables;
+    hedges += o.hedges;
     for (const [k, x] of Object.entries(o.endings)) endings[k] = (endings[k] ?? 0) + x;
       },
     });
-    console.log('shared endings', JSON.stringify(endings), 'admissions', admissions, 'disables', disables);
+    console.log('shared endings', JSON.stringify(endings), 'admissions', admissions, 'disables', disables, 'hedges', hedges);
     expect(admissions).toBeGreaterThan(RUNS);
     expect(disables).toBeGreaterThan(0);
+    expect(hedges).toBeGreaterThan(0);
   }, 120_000);
 
   // The same with each pool's clock read up to FC_JITTER_MS (default 0.4 ms) ahead of the
