@@ -247,32 +247,6 @@ describe('hedges and the pool’s permits', () => {
 });
 
 describe('a hedge on an endpoint whose limit the fleet shares', () => {
-  test.each([
-    ['after the call settled', 150, 'a' as const],
-    ['after the hedge’s endpoint was removed', 70, 'removed' as const],
-  ])('an admission that comes %s starts no hedge', async (_, answerAt, what) => {
-    const answers: ((waitMs: number) => void)[] = [];
-    const store: LimiterStore = {
-      acquire() {
-        if (answers.length === 0) return answers.push(() => undefined), Promise.resolve(0);
-        return new Promise<number>((resolve) => answers.push(resolve));
-      },
-    };
-    const limited = (name: string) => ({ name, rateLimit: { perSecond: 100 } });
-    const h = harness([limited('a'), limited('b')], { hedge: { afterMs: 50 }, sharedQuota: { store, timeoutMs: 1_000 } });
-    h.eps.a!.then(ok('a', 100));
-    const call = start(h.pool.execute(h.op, { idempotent: true }));
-    await h.clock.advance(60);
-    expect(answers).toHaveLength(2); // the hedge asked about b
-    if (what === 'removed') await h.pool.setEndpoints([{ ...limited('a'), conn: h.eps.a! }]);
-    await h.clock.advance(answerAt - 60);
-    answers[1]!(0);
-    await h.clock.advance(500);
-    await call.promise;
-    expect(call.value).toBe('a');
-    expect(h.eps.b!.calls).toBe(0);
-  });
-
   /** A store that admits the primary at once and leaves the hedge's question to the test. */
   function handStore() {
     const answers: ((waitMs: number) => void)[] = [];
@@ -286,26 +260,22 @@ describe('a hedge on an endpoint whose limit the fleet shares', () => {
   }
   const limitedEp = (name: string) => ({ name, rateLimit: { perSecond: 100 } });
 
-  test('an answer that comes after the store’s time-out starts no hedge: the time-out meant no hedge', async () => {
+  // [case, the store's time-out, when the hedge's answer comes, the answer (a wait: a refusal), remove b first]
+  test.each([
+    ['an admission after the call settled', 1_000, 150, 0, false],
+    ['an admission after the hedge’s endpoint was removed', 1_000, 70, 0, true],
+    ['an admission after the store’s time-out (the time-out meant no hedge)', 30, 90, 0, false],
+    ['a refusal', 1_000, 60, 200, false],
+  ])('%s starts no hedge, and none is reported', async (_, timeoutMs, answerAt, waitMs, remove) => {
     const { store, answers } = handStore();
-    const h = harness([limitedEp('a'), limitedEp('b')], { hedge: { afterMs: 50 }, sharedQuota: { store, timeoutMs: 30 } });
-    h.eps.a!.then(ok('a', 500));
+    const h = harness([limitedEp('a'), limitedEp('b')], { hedge: { afterMs: 50 }, sharedQuota: { store, timeoutMs } });
+    h.eps.a!.then(ok('a', answerAt > 100 ? 100 : 500));
     const call = start(h.pool.execute(h.op, { idempotent: true }));
-    await h.clock.advance(90);
-    answers[1]!(0);
-    await h.clock.advance(500);
-    await call.promise;
-    expect(call.value).toBe('a');
-    expect(h.eps.b!.calls).toBe(0);
-  });
-
-  test('a refusal starts no hedge', async () => {
-    const { store, answers } = handStore();
-    const h = harness([limitedEp('a'), limitedEp('b')], { hedge: { afterMs: 50 }, sharedQuota: { store, timeoutMs: 1_000 } });
-    h.eps.a!.then(ok('a', 500));
-    const call = start(h.pool.execute(h.op, { idempotent: true }));
-    await h.clock.advance(60);
-    answers[1]!(200);
+    await h.clock.advance(50);
+    expect(answers).toHaveLength(2); // the hedge asked about b
+    if (remove) await h.pool.setEndpoints([{ ...limitedEp('a'), conn: h.eps.a! }]);
+    await h.clock.advance(answerAt - 50);
+    answers[1]!(waitMs);
     await h.clock.advance(500);
     await call.promise;
     expect(call.value).toBe('a');
