@@ -196,8 +196,11 @@ describe('a hedge’s credentials refreshed while the primary runs: no replay wh
 });
 
 describe('hedges and the pool’s permits', () => {
-  test("permitScope 'call' (the default): a hedge rides on its call's permit, even when that was the last one", async () => {
-    const h = harness(['a', 'b'], { hedge: { afterMs: 50 }, maxConcurrentCalls: 1 });
+  test.each([
+    ["permitScope 'call' (the default): a hedge rides on its call's permit, even when that was the last one", { maxConcurrentCalls: 1 }],
+    ["permitScope 'attempt' with no concurrency limit: hedges go out", { permitScope: 'attempt' as const }],
+  ])('%s', async (_, options) => {
+    const h = harness(['a', 'b'], { hedge: { afterMs: 50 }, ...options });
     h.eps.a!.then(ok('slow', 500));
     h.eps.b!.then(ok('fast', 10));
     const call = start(h.pool.execute(h.op, { idempotent: true }));
@@ -215,16 +218,6 @@ describe('hedges and the pool’s permits', () => {
     expect(call.value).toBe('slow');
     expect(h.eps.b!.calls).toBe(0);
     expect(hedgeEvents(h.events)).toEqual([]);
-  });
-
-  test("permitScope 'attempt' with no concurrency limit: hedges go out", async () => {
-    const h = harness(['a', 'b'], { hedge: { afterMs: 50 }, permitScope: 'attempt' });
-    h.eps.a!.then(ok('slow', 500));
-    h.eps.b!.then(ok('fast', 10));
-    const call = start(h.pool.execute(h.op, { idempotent: true }));
-    await h.clock.advance(60);
-    expect(call.settled).toBe(true);
-    expect(call.value).toBe('fast');
   });
 
   test("permitScope 'attempt': a hedge that fails gives its permit back at once", async () => {
