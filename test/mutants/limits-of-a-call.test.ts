@@ -25,13 +25,17 @@ describe('NO_ENDPOINT’s message', () => {
 });
 
 describe('a call’s own exclusions', () => {
-  test('an endpoint a call leaves out (it answered unsupported) stays usable by the next call with the same options object', async () => {
+  test('an endpoint a call leaves out (it answered unsupported) stays usable by the next call, with the same options object or none', async () => {
     const h = harness(['a', 'b', 'c'], { strategy: 'ordered' });
     const options = { exclude: ['c'] };
     h.eps.a!.then(fail('unsupported'));
     expect(await h.pool.execute(h.op, options)).toBe('b');
     expect(options.exclude).toEqual(['c']);
     expect(await h.pool.execute(h.op, options)).toBe('a');
-    expect(h.eps.a!.calls).toBe(2);
+    // And with no exclusions of its own: the next call after one that left a out still has a.
+    h.eps.a!.then(fail('unsupported'));
+    expect(await h.pool.execute(h.op)).toBe('b');
+    expect(await h.pool.execute(h.op)).toBe('a');
+    expect(h.eps.a!.calls).toBe(4);
   });
 });
