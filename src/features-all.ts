@@ -8,7 +8,7 @@ import { feature, tableOf } from './features.js';
 import { probeEndpoints } from './health/probe.js';
 import { budgetOptions } from './limits/budget.js';
 import { Quota, limitsOptions, resolveRateLimit } from './limits/quota.js';
-import { capacity, recoverLimits } from './limits/capacity.js';
+import { capacity } from './limits/capacity.js';
 import { WaitQueue } from './limits/waiters.js';
 import { groupEndpoints } from './limits/groups.js';
 import { learnCeiling, ownLevel, recoverCeilings } from './call/ceilings.js';
@@ -46,7 +46,6 @@ export const rateLimits = /* @__PURE__ */ feature({
     ownLevel,
     recoverCeilings,
     capacity,
-    recover: recoverLimits,
     adaptDown,
     adaptUp,
   },

@@ -23,7 +23,7 @@ import type { EndpointState } from './selection/endpoint.js';
 import type { Quota, ResolvedRateLimit } from './limits/quota.js';
 import type { WaitQueue } from './limits/waiters.js';
 import type { groupEndpoints } from './limits/groups.js';
-import type { capacity, recoverLimits } from './limits/capacity.js';
+import type { capacity } from './limits/capacity.js';
 import type { Hedging } from './call/hedging.js';
 import type { PermitQueue } from './call/permit-queue.js';
 import type { excludedOf, pinnedOf, pinnedOut, selectPinned } from './call/routing.js';
@@ -80,12 +80,11 @@ export interface Features {
     readonly learnCeiling: <C>(s: PoolState<C>, ep: EndpointState<C>, verdict: Verdict, now: number, sentAt?: number) => Quota;
     readonly ownLevel: <C>(s: PoolState<C>, ep: EndpointState<C>, now: number) => Quota;
     readonly recoverCeilings: <C>(s: PoolState<C>, ep: EndpointState<C>, now: number) => void;
-    /** limits/capacity.ts: `pool.capacity()`, and the recovery `stats()` applies first. */
+    /** limits/capacity.ts: `pool.capacity()`. */
     readonly capacity: typeof capacity;
-    readonly recover: typeof recoverLimits;
     /** call/adaptive.ts. */
     readonly adaptDown: <C>(s: PoolState<C>, ep: EndpointState<C>, q: Quota, sentAt: number, now: number) => void;
-    readonly adaptUp: <C>(s: PoolState<C>, ep: EndpointState<C>, now: number, ok: boolean) => void;
+    readonly adaptUp: <C>(s: PoolState<C>, ep: EndpointState<C>, now: number) => void;
   };
   /** Hedging: the pool's `hedge` and a call's (a percentile also needs `latency`). */
   readonly hedge?: { readonly options: FeatureOptions; readonly resolve: (field: string, value: unknown, base: HedgeConfig | undefined, features: Features) => HedgeConfig; readonly Hedging: typeof Hedging };

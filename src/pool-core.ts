@@ -168,7 +168,6 @@ export class PoolCore<C> {
   /** A snapshot of every endpoint, in configuration order. */
   stats(): EndpointStats[] {
     const now = this.#s.clock.now();
-    this.#s.features.limits?.recover(this.#s, now);
     return this.#s.endpoints.map((ep) => ({
       name: ep.name,
       priority: ep.priority,

@@ -204,6 +204,9 @@ describe('learned ceilings recover', () => {
     await h.pool.execute(h.op);
     const t0 = h.clock.now();
     await h.clock.advance(after);
+    // Reads change nothing: the steps due are the next success's to apply, each dated when it fell due.
+    expect(h.pool.stats()[0]!.ceilingPerSecond).toBe(4);
+    await h.pool.execute(h.op, { pin: 'k' });
     const s = h.pool.stats()[0]!;
     expect(s.ceilingPerSecond).toBeCloseTo(perSecond, 9);
     expect(h.pool.capacity()).toBeCloseTo(perSecond + Number.POSITIVE_INFINITY);
@@ -243,6 +246,7 @@ describe('learned ceilings recover', () => {
     await h.pool.execute(h.op, { pin: 'k', retry: 'none' }).catch(() => undefined);
     expect(h.pool.stats()[0]!.ceilingPerSecond).toBe(2);
     await h.clock.advance(1_000_000);
+    await h.pool.execute(h.op, { pin: 'k' });
     expect(h.pool.stats()[0]!.ceilingPerSecond).toBe(8);
   });
 });
@@ -490,6 +494,10 @@ describe('two levels in a group', () => {
     expect(h.pool.stats()[1]!.ceilingPerSecond).toBe(3); // two keys, one number: the account
     // 30 s later the account is back at 6/s; k1 then says 3 again (its own limit, as it turns out).
     await h.clock.advance(t0 + 31_000 - h.clock.now());
+    const ok = once('k2');
+    await h.clock.advance(0);
+    await ok.promise;
+    await h.clock.advance(1000);
     expect(h.pool.stats()[1]!.ceilingPerSecond).toBe(6);
     h.eps.k1!.then(fail({ class: 'rate-limited', ceilingPerSecond: 3 }));
     const c = once('k1');
@@ -520,7 +528,12 @@ describe('two levels in a group', () => {
       }
       expect(h.pool.stats()[1]!.ceilingPerSecond).toBe(3);
       const lowered = h.clock.now() - 500;
-      while (h.pool.stats()[1]!.ceilingPerSecond === 3 && h.clock.now() - t0 < 60_000) await h.clock.advance(250);
+      // A success every 250 ms: each applies the steps due.
+      while (h.pool.stats()[1]!.ceilingPerSecond === 3 && h.clock.now() - t0 < 60_000) {
+        const c = start(h.pool.execute(h.op, { pin: 'k1' }));
+        await h.clock.advance(250);
+        while (!c.settled) await h.clock.advance(50);
+      }
       return h.clock.now() - lowered;
     };
     const guessed = await rises([
@@ -569,6 +582,8 @@ describe('two levels in a group', () => {
     h.eps.k1!.then(fail({ class: 'rate-limited', ceilingPerSecond: 3 }));
     await h.pool.execute(h.op);
     await h.clock.advance(1_000_000);
+    expect(h.pool.stats()[0]).toMatchObject({ ceilingPerSecond: 3, ownCeilingPerSecond: 3 });
+    await h.pool.execute(h.op, { pin: 'k1' });
     expect(h.pool.stats()[0]).toMatchObject({ ceilingPerSecond: 6, ownCeilingPerSecond: undefined });
   });
 });

@@ -19,12 +19,12 @@ export function adaptDown<C>(s: PoolState<C>, ep: EndpointState<C>, q: Quota, se
   if (rate !== previous && name !== undefined) s.emit({ type: 'endpoint-adapted', endpoint: name, perSecond: rate, previous, reason: 'decrease' });
 }
 
-/** A success (`ok`), or a look from `stats()`/`capacity()`: the increase due, if any. */
-export function adaptUp<C>(s: PoolState<C>, ep: EndpointState<C>, now: number, ok: boolean): void {
+/** A success: the increase due, if any. */
+export function adaptUp<C>(s: PoolState<C>, ep: EndpointState<C>, now: number): void {
   // With this feature, every endpoint's quota is a Quota (features-all.ts).
   const q = ep.quota as Quota;
   const a = q.adaptive!;
-  if (ok) a.succeeded(now);
+  a.succeeded(now);
   const previous = a.rate;
   const rate = a.increase(now, q.rate?.intervalMs ?? 1000 / previous);
   if (rate === undefined) return;

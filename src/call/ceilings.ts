@@ -43,6 +43,9 @@ export function learnCeiling<C>(s: PoolState<C>, ep: EndpointState<C>, verdict: 
   const hinted = verdict.ceilingPerSecond;
   // With this feature, every endpoint's quota is a Quota (features-all.ts).
   const group = ep.quota as Quota;
+  // The recovery steps due are taken first: the answer meets the levels as they stand now,
+  // whether or not a success applied those steps since they fell due.
+  if ((hinted !== undefined || verdict.class === 'rate-limited') && (group.learned !== undefined || ep.own !== undefined)) recoverCeilings(s, ep, now);
   if (hinted === undefined) {
     // A key's spent day is the key's (it is parked alone, see outcome.ts): its cooldown too.
     if (verdict.dailyQuotaExhausted && group.grouped) return ownLevel(s, ep, now);
@@ -112,7 +115,7 @@ function defaultScope<C>(s: PoolState<C>, ep: EndpointState<C>, n: number, now: 
 }
 
 /**
- * Recovery steps due on `ep`'s levels (after a success, or when `stats()`/`capacity()` look).
+ * Recovery steps due on `ep`'s levels (after a success, and before a rate-limited answer is weighed).
  * None for an endpoint replaced or removed by `setEndpoints`: its levels serve nobody, and a
  * group it shared recovers through its live members.
  */

@@ -49,7 +49,7 @@ export function recordSuccess<C>(s: PoolState<C>, a: Attempt<C>): void {
   // Only the limits feature makes a quota grouped, learned or adaptive, or an endpoint's own level.
   if (q.grouped) (q as Quota).noteAccepted(a.startedAt);
   if (q.learned !== undefined || ep.own !== undefined) s.features.limits!.recoverCeilings(s, ep, now);
-  if (q.adaptive !== undefined) s.features.limits!.adaptUp(s, ep, s.timesSuccesses ? now : s.clock.now(), true);
+  if (q.adaptive !== undefined) s.features.limits!.adaptUp(s, ep, s.timesSuccesses ? now : s.clock.now());
 }
 
 /**

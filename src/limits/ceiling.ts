@@ -19,8 +19,9 @@
  *   (30 s, 10 s, 0.1) a ceiling halved by a hint is back at its target 30 s + 2 × 10 s =
  *   50 s after the last complaint (steps of 10 %, 20 %, 40 %), 7.5 s + 20 s under pressure.
  *
- * Pure: every method takes `now`; nothing schedules a timer. The pool calls `recover`
- * when it has a reason to look (a success on the endpoint, `stats()`, `capacity()`).
+ * Pure: every method takes `now`; nothing schedules a timer. The pool calls `recover` on
+ * a success on the endpoint and before a rate-limited answer is weighed, each step dated
+ * when it fell due; `stats()` and `capacity()` only read.
  */
 import { DEFAULTS } from '../options/defaults.js';
 import type { CeilingRecoveryOptions } from '../options/options.js';
