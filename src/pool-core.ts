@@ -64,7 +64,8 @@ export interface EndpointStats {
   readonly cooldownRemainingMs: number;
   /**
    * Its per-second ceiling in force (configured, or learned from the server and possibly
-   * recovering), if it has one: in a group, the lower of the group's and its own.
+   * recovering), if it has one: in a group, the lower of the group's and its own. A learned
+   * ceiling takes the recovery steps due on the endpoint's next success: reading changes nothing.
    */
   readonly ceilingPerSecond: number | undefined;
   /** In a group: its own learned ceiling, when a rate-limited answer described the key alone. */
@@ -204,9 +205,9 @@ export class PoolCore<C> {
   /**
    * Theoretical calls per second of the endpoints that can take calls now (not disabled,
    * parked or behind an open breaker). A group sharing one quota counts once.
-   * `Infinity` when such an endpoint has no per-second limit. Learned ceilings count at
-   * their current value (recovery steps due are applied first); a group counts at the
-   * lower of its shared ceiling and the sum of its members' own.
+   * `Infinity` when such an endpoint has no per-second limit. Learned ceilings and adaptive
+   * limits count at the value in force (a read applies no recovery step); a group counts at
+   * the lower of its shared ceiling and the sum of its members' own.
    */
   capacity(): number {
     const s = this.#s;
