@@ -94,9 +94,23 @@ describe('keys: a provider body whose first text field is empty', () => {
     [{ result: '', message: 'Invalid API Key' }],
     [{ message: '', error: 'Invalid API Key' }],
     [{ result: 'NOTOK', message: '', error: { message: 'Invalid API Key' } }],
+    [{ result: {}, message: 'Invalid API Key' }],
+    [{ result: null, message: 'Invalid API Key' }],
   ])('%j reads the field that says something', (body) => {
     const verdict = classifyApiKeyMessage(body);
     expect(verdict).toBeDefined();
     expect(verdict).toEqual(classifyApiKeyMessage('Invalid API Key'));
+  });
+});
+
+describe("keys: what a message's words decide", () => {
+  test.each([
+    ['execution reverted: rate limit exceeded', undefined],
+    ['limit reached', undefined],
+    ['Max rate limit reached (0/sec)', { class: 'rate-limited' }],
+    ['Max rate limit reached (2/sec)', { class: 'rate-limited', ceilingPerSecond: 2 }],
+    ['daily limit reached', { class: 'rate-limited', dailyQuotaExhausted: true }],
+  ])('%j: %j', (message, verdict) => {
+    expect(classifyApiKeyMessage(message)).toEqual(verdict);
   });
 });
