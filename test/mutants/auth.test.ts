@@ -56,7 +56,7 @@ describe('a refresh that times out', () => {
   test('refreshTimeoutMs is checked under its own name', () => {
     let error: unknown;
     try {
-      new Pool({ endpoints: [{ name: 'a', conn: 1 }], classify: () => 'transient', refreshAuth: () => undefined, refreshTimeoutMs: -5 });
+      new Pool({ endpoints: [{ name: 'a', conn: 1 }], classify: () => 'transient', refreshAuth: async () => undefined, refreshTimeoutMs: -5 });
     } catch (e) {
       error = e;
     }
