@@ -3,13 +3,18 @@
  * key pools (bench/sim/keypools.mjs) run twice on the fake clock, once with a dashboard
  * reading everything at a generated period, once without; every event (its time, type,
  * call, endpoint and figures) and every figure of the run must be the same. Options vary
- * over the limiters a user may pick: paced, token bucket, adaptive, none.
+ * over the limiters a user may pick: paced, token bucket, adaptive, none. And the same on the
+ * mixed-options generator (mix.ts: every strategy, hedging, budgets, breakers, groups, hints,
+ * 401s, setEndpoints, probes, close()), on the exact clock (a reading of a jittered clock
+ * draws from its generator, so a look there moves the next reading: not the pool's doing).
  */
+import fc from 'fast-check';
 import { describe, expect, test } from 'vitest';
 import { Pool } from '../../src/index.js';
 import { classifyApiKeyMessage } from '../../src/keys/index.js';
 import { FakeClock } from '../../src/testing/index.js';
 import { generateProfile, recommendedOptions, runKeyPool } from '../../bench/sim/keypools.mjs';
+import { mixArb, simulateMix, type MixBias } from './mix.js';
 
 const RUNS = Number(process.env['FC_LOOK_RUNS'] ?? 6);
 const MODES = ['paced', 'bucket', 'adaptive', 'none'] as const;
@@ -66,4 +71,35 @@ describe('looking changes nothing', () => {
       expect(plain.r.calls).toBeGreaterThan(100);
     }, 60_000);
   }
+});
+
+const MIX_RUNS = Number(process.env['FC_LOOK_MIX_RUNS'] ?? 60);
+
+describe('looking changes nothing, on the mixed-options generator', () => {
+  test.each([
+    ['limits', { limits: 0.9, rateLimited: 4, spread: 300 }],
+    ['late', { late: true, change: 0.9, rateLimited: 6, limits: 0.9, recovery: 0.9, hang: 1, spread: 1500 }],
+    ['hints', { hints: true, disable: 4, change: 0.5, limits: 0.6, spread: 1000 }],
+    ['hedging', { hedge: 0.8, hang: 3 }],
+    ['changes', { change: 0.9, close: 0.5, unauthorized: 2 }],
+  ] as [string, MixBias][])(`%s (${MIX_RUNS} runs)`, async (_name, bias) => {
+    let events = 0;
+    await fc.assert(
+      fc.asyncProperty(mixArb(bias), fc.integer({ min: 1, max: 400 }), async (sc, every) => {
+        const logs: string[][] = [[], []];
+        for (const [k, dashboardMs] of [undefined, every].entries()) {
+          const log = logs[k]!;
+          const o = await simulateMix(sc, { trace: (t, e) => void log.push(`${t} ${JSON.stringify(e)}`), ...(dashboardMs === undefined ? {} : { dashboardMs }) });
+          log.push(`violations ${JSON.stringify(o.violations)} endings ${JSON.stringify(o.endings)}`);
+        }
+        const [plain, looked] = logs as [string[], string[]];
+        const first = plain.findIndex((x, i) => x !== looked[i]);
+        expect(first === -1 ? '' : `event ${first}:\n  without looks ${plain[first]}\n  with looks    ${looked[first]}`).toBe('');
+        expect(looked.length).toBe(plain.length);
+        events += plain.length;
+      }),
+      { numRuns: MIX_RUNS, seed: Number(process.env['FC_SEED'] ?? 2026120840) },
+    );
+    expect(events).toBeGreaterThan(MIX_RUNS * 5);
+  }, 120_000);
 });

@@ -406,6 +406,8 @@ export interface MixOutcome {
 /** Hooks for tests that break the pool on purpose. */
 export interface MixHooks {
   readonly trace?: (now: number, e: PoolEvent) => void;
+  /** A dashboard: `stats()`, `capacity()` and `breakerState()` of every endpoint every this many ms, until the last call or change is well past (looks.test.ts). */
+  readonly dashboardMs?: number;
 }
 
 const CODES = new Set([
@@ -725,6 +727,16 @@ export async function simulateMix(sc: MixScenario, hooks: MixHooks = {}): Promis
     pool = new Pool<Conn>(options);
   } catch (error) {
     return { violations: [`the pool rejected generated options: ${String(error)}`], endings: {}, attempts: 0, hedges: 0, changes: 0 };
+  }
+  if (hooks.dashboardMs !== undefined) {
+    const every = hooks.dashboardMs;
+    const until = Math.max(0, ...sc.calls.map((c) => c.at), ...sc.changes.map((c) => c.at), ...sc.probes.map((p) => p.at)) + Math.min(sc.deadlineMs, 60_000) + 5_000;
+    const look = (): void => {
+      for (const st of pool.stats()) pool.breakerState(st.name);
+      pool.capacity();
+      if (fake.now() - T0 + every <= until) fake.setTimeout(look, every);
+    };
+    fake.setTimeout(look, every);
   }
 
   // Caller signals, with listener counts (a leak check).
