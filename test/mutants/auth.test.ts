@@ -6,7 +6,7 @@
 import { describe, expect, test } from 'vitest';
 import { Pool, isPoolError, type AttemptContext, type PoolError } from '../../src/index.js';
 import { classifyApiKeyMessage } from '../../src/keys/index.js';
-import { fail, harness, ok, start, type FakeEndpoint } from '../support.js';
+import { fail, hang, harness, ok, start, type FakeEndpoint } from '../support.js';
 
 const code = (e: unknown): string | undefined => (isPoolError(e) ? e.code : undefined);
 
@@ -112,5 +112,24 @@ describe("keys: what a message's words decide", () => {
     ['daily limit reached', { class: 'rate-limited', dailyQuotaExhausted: true }],
   ])('%j: %j', (message, verdict) => {
     expect(classifyApiKeyMessage(message)).toEqual(verdict);
+  });
+});
+
+describe('refreshes are counted per endpoint', () => {
+  test("an endpoint's two refreshes in an attempt leave a hedge on another endpoint its own", async () => {
+    // a refuses at once, is refreshed, refuses its replay, is refreshed again, then hangs; the
+    // hedge on b (armed again by each replay: sent at 620 ms) refuses at 1,320 ms, after a's two
+    // refreshes: b still gets a refresh of its own, and its replay answers.
+    const r = refresher(() => h, 300);
+    const h = harness(['a', 'b'], { refreshAuth: r.refreshAuth, hedge: { afterMs: 20 }, attemptTimeoutMs: 5_000, deadlineMs: 10_000, strategy: 'ordered' });
+    h.eps.a!.then(fail('unauthorized'), fail('unauthorized'), hang(true));
+    h.eps.b!.then(fail('unauthorized', 700), ok('b after its refresh'));
+    const call = start(h.pool.execute(h.op, { idempotent: true }));
+    await h.clock.advance(2_000);
+    await call.promise;
+    expect(h.eps.a!.startedAt.map((t) => t - 1_000_000)).toEqual([0, 300, 600]);
+    expect(h.eps.b!.startedAt.map((t) => t - 1_000_000)).toEqual([620, 1620]);
+    expect(call.value).toBe('b after its refresh');
+    expect(r.runs.map((x) => x.name)).toEqual(['a', 'a', 'b']);
   });
 });
