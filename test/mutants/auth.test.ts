@@ -53,6 +53,24 @@ describe('a refresh that times out', () => {
     expect([cause.code, cause.endpoint, cause.message]).toEqual(['ATTEMPT_TIMEOUT', 'key-1', 'refreshing credentials for endpoint "key-1" timed out after 200 ms']);
   });
 
+  test('a refreshAuth that throws synchronously fails the call with AUTH at once and leaves no timer', async () => {
+    const cause = new Error('no credentials here');
+    const h = harness(['a'], {
+      refreshAuth: () => {
+        throw cause;
+      },
+      refreshTimeoutMs: 200,
+    });
+    h.eps.a!.then(fail('unauthorized'));
+    const call = start(h.pool.execute(h.op));
+    await h.clock.advance(0);
+    expect(call.settled).toBe(true);
+    expect(code(call.error)).toBe('AUTH');
+    expect((call.error as PoolError).cause).toBe(cause);
+    // (the pool's shared attempt timer, in the background, stays until its time: by design.)
+    expect(h.clock.pendingForegroundTimers).toBe(0);
+  });
+
   test('refreshTimeoutMs is checked under its own name', () => {
     let error: unknown;
     try {
