@@ -40,6 +40,16 @@ describe('classifyEthersError', () => {
     ['an HttpStatusError 403', new HttpStatusError(403), 'unsupported'],
     ['an HttpStatusError 503', new HttpStatusError(503), 'transient'],
     ['anything else goes to the viem table', { message: 'nonce too low' }, 'permanent'],
+    ["a permanent code wins over the node's error", ethersError('CALL_EXCEPTION', { error: { code: -32005, message: 'x' } }), 'permanent'],
+    ["a transient code wins over the node's error", ethersError('TIMEOUT', { error: { code: 3, message: 'execution reverted' } }), 'transient'],
+    ['the status is read for SERVER_ERROR only', ethersError('UNKNOWN_ERROR', { response: { statusCode: 429 } }), 'permanent'],
+    ["SERVER_ERROR 429 wins over the node's error", ethersError('SERVER_ERROR', { response: { statusCode: 429 }, error: { code: 3, message: 'execution reverted' } }), 'rate-limited'],
+    ["SERVER_ERROR 401 wins over the node's error", ethersError('SERVER_ERROR', { response: { statusCode: 401 }, error: { code: -32603, message: 'x' } }), 'unsupported'],
+    ['SERVER_ERROR with a null response', ethersError('SERVER_ERROR', { response: null }), 'transient'],
+    ['SERVER_ERROR 429 with null headers', ethersError('SERVER_ERROR', { response: { statusCode: 429, headers: null } }), 'rate-limited'],
+    ["a node's error that is null, then one under info", ethersError('UNKNOWN_ERROR', { error: null, info: { error: { code: -32601, message: 'x' } } }), 'unsupported'],
+    ["the node's message is what the viem table reads", ethersError('UNKNOWN_ERROR', { error: { code: -1, message: 'header not found' } }), 'transient'],
+    ["a node's message that is not a string is no text", ethersError('UNKNOWN_ERROR', { error: { code: 0, message: 5 } }), 'permanent'],
   ] as [string, unknown, unknown][])('%s', (_name, error, want) => {
     expect(classifyEthersError(error)).toEqual(want);
   });

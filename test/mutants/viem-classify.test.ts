@@ -50,6 +50,12 @@ describe('classifyViemError: one row per rule', () => {
     ['a status in range (100) keeps it from being read as the network', { status: 100, name: 'HttpRequestError', message: 'x' }, 'permanent'],
     ['an AbortError whose code is a DOMException code', { name: 'AbortError', code: 20, message: 'x' }, 'transient'],
     ['nothing known', { message: 'something else' }, 'permanent'],
+    ['rules apply in order: code 3 on a 500', { code: 3, status: 500, message: 'x' }, 'permanent'],
+    ['a revert that mentions a rate limit', { message: 'execution reverted: rate limit reached' }, 'permanent'],
+    ['a nonce already used, on a 503', { status: 503, message: 'nonce too low' }, 'permanent'],
+    ['code 4001 on a 429', { code: 4001, status: 429, message: 'x' }, 'permanent'],
+    ['a user rejection that mentions a timeout', { message: 'User denied: timed out' }, 'permanent'],
+    ['a status of 100 from a WebSocket-less error', { status: 100, message: 'fetch failed' }, 'permanent'],
   ] as [string, object, unknown][])('%s', (_name, error, want) => {
     expect(classifyViemError(error)).toEqual(want);
   });
