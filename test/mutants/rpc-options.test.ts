@@ -1,0 +1,79 @@
+/**
+ * The RPC read layer's options and its coalescer's edges (src/rpc/reads.ts, coalesce.ts),
+ * where the twenty-eighth session's first mutation run of src/rpc found no test holding:
+ * every shape of `quorum` and `coalesce` it refuses, the field each error names, what the
+ * request key tells apart, a caller already aborted, a start that throws.
+ */
+import { describe, expect, test } from 'vitest';
+import { Pool } from '../../src/index.js';
+import { RpcReads } from '../../src/rpc/reads.js';
+import { Coalescer, requestKey } from '../../src/rpc/coalesce.js';
+
+const pool = new Pool<number>({ endpoints: [{ name: 'a', conn: 1 }], classify: () => 'transient' });
+
+function errorOf(f: () => unknown): { code?: string; field?: string; message: string } | undefined {
+  try {
+    f();
+  } catch (e) {
+    return e as { code?: string; field?: string; message: string };
+  }
+  return undefined;
+}
+
+describe('RpcReads options', () => {
+  test.each([
+    ['quorum null', { quorum: null }, 'quorum', /an object \(\{ methods, weights, equals \}\)/],
+    ['quorum a number', { quorum: 3 }, 'quorum', /an object/],
+    ['a quorum on a send', { quorum: { methods: { eth_sendRawTransaction: 2 } } }, 'quorum.methods.eth_sendRawTransaction', /a read method \(quorum is never used for sends\)/],
+    ['a quorum weight of 0', { quorum: { methods: { eth_blockNumber: 0 } } }, 'quorum.methods.eth_blockNumber', /a quorum weight > 0/],
+    ['a quorum weight that is text', { quorum: { methods: { eth_blockNumber: '2' } } }, 'quorum.methods.eth_blockNumber', /a quorum weight > 0/],
+    ['a negative endpoint weight', { quorum: { weights: { a: -1 } } }, 'quorum.weights.a', /a finite number >= 0/],
+    ['an infinite endpoint weight', { quorum: { weights: { a: Number.POSITIVE_INFINITY } } }, 'quorum.weights.a', /a finite number >= 0/],
+    ['an endpoint weight that is text', { quorum: { weights: { a: '1' } } }, 'quorum.weights.a', /a finite number >= 0/],
+    ['equals not a function', { quorum: { equals: true } }, 'quorum.equals', /a function \(a, b, method\) => boolean/],
+    ['stallMs negative', { quorum: { stallMs: -1 } }, 'quorum.stallMs', /a number of milliseconds >= 0, or Infinity/],
+    ['stallMs NaN', { quorum: { stallMs: Number.NaN } }, 'quorum.stallMs', /milliseconds/],
+    ['stallMs text', { quorum: { stallMs: '5' } }, 'quorum.stallMs', /milliseconds/],
+    ['coalesce not a list', { coalesce: 'eth_call' }, 'coalesce', /an array of method names/],
+    ['a send in coalesce', { coalesce: ['eth_call', 'eth_sendRawTransaction'] }, 'coalesce[1]', /a read method name \(sends are never coalesced\)/],
+  ] as [string, object, string, RegExp][])('%s: INVALID_OPTIONS naming %s', (_name, options, field, message) => {
+    const e = errorOf(() => new RpcReads(options as never, pool));
+    expect(e?.code).toBe('INVALID_OPTIONS');
+    expect(e?.field).toBe(field);
+    expect(e?.message).toMatch(message);
+  });
+
+  test('what it accepts: a weight of 0, stallMs 0 and Infinity, an empty quorum', () => {
+    for (const options of [{ quorum: { weights: { a: 0 } } }, { quorum: { stallMs: 0 } }, { quorum: { stallMs: Number.POSITIVE_INFINITY } }, { quorum: {} }, { coalesce: [] }]) {
+      expect(errorOf(() => new RpcReads(options as never, pool))).toBeUndefined();
+    }
+  });
+});
+
+describe('the coalescer', () => {
+  test('the request key tells apart what routes a read differently, and nothing else', () => {
+    const k = (...r: (string | number | undefined)[]) => requestKey('eth_call', [{ to: '0x1', data: '0x' }, 'latest'], ...r);
+    expect(k('a', 2)).not.toBe(k('a', 3));
+    expect(k(undefined, 2)).not.toBe(k('undefined', 2));
+    expect(k('ab')).not.toBe(k('a', 'b'));
+    expect(k(undefined)).toBe(k(undefined));
+  });
+
+  test('a caller already aborted fails at once with ABORTED and its reason, starting nothing', async () => {
+    const c = new Coalescer();
+    const reason = new Error('gone');
+    let started = 0;
+    const e = await c.run('k', AbortSignal.abort(reason), async () => void started++).catch((x: unknown) => x);
+    expect(e).toMatchObject({ code: 'ABORTED', message: 'the call was aborted', cause: reason });
+    expect(started).toBe(0);
+    expect(c.stats().inFlight).toBe(0);
+  });
+
+  test('a start that throws rejects its callers, and a later read starts afresh', async () => {
+    const c = new Coalescer();
+    const boom = new Error('boom');
+    await expect(c.run('k', undefined, () => { throw boom; })).rejects.toBe(boom);
+    expect(c.stats().inFlight).toBe(0);
+    await expect(c.run('k', undefined, async () => 7)).resolves.toBe(7);
+  });
+});
