@@ -9,6 +9,7 @@ import { describe, expect, test } from 'vitest';
 import { PoolError, type ExecuteOptions } from '../../src/index.js';
 import { FakeClock } from '../../src/testing/index.js';
 import { HeadRouting, checkHeadOptions } from '../../src/rpc/head-poll.js';
+import { thrown } from './thrown.js';
 
 function setup(pollMs: number | undefined, answer: (name: string) => Promise<unknown> | unknown = async () => '0x10') {
   const clock = new FakeClock();
@@ -112,12 +113,7 @@ describe('heads options', () => {
     [{ blockTimeMs: Number.POSITIVE_INFINITY }, 'heads.blockTimeMs', /a finite number >= 0/],
     [{ pollMs: -5 }, 'heads.pollMs', /a finite number >= 0/],
   ] as [unknown, string, RegExp][])('%j: INVALID_OPTIONS naming %s', (o, field, message) => {
-    let e: { code?: string; field?: string; message: string } | undefined;
-    try {
-      checkHeadOptions(o);
-    } catch (x) {
-      e = x as typeof e;
-    }
+    const e = thrown(() => checkHeadOptions(o));
     expect([e?.code, e?.field]).toEqual(['INVALID_OPTIONS', field]);
     expect(e?.message).toMatch(message);
   });

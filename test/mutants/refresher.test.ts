@@ -8,6 +8,7 @@
 import { describe, expect, test } from 'vitest';
 import { Pool, Refresher, isPoolError, type EndpointConfig, type RefreshResult } from '../../src/index.js';
 import { FakeClock } from '../../src/testing/index.js';
+import { thrown } from './thrown.js';
 
 const ep = (name: string, conn = name): EndpointConfig<string> => ({ name, conn });
 
@@ -26,14 +27,6 @@ function setup(options: Partial<ConstructorParameters<typeof Refresher<string>>[
   return { clock, pool, r, results, checks };
 }
 
-function errorOf(f: () => unknown): { code?: string; field?: string; message: string } | undefined {
-  try {
-    f();
-  } catch (e) {
-    return e as { code?: string; field?: string; message: string };
-  }
-  return undefined;
-}
 
 describe('Refresher: its life', () => {
   test('start() twice runs one refresh; the next one comes intervalMs after; stop() clears its timer', async () => {
@@ -138,7 +131,7 @@ describe('Refresher: its options', () => {
     ['shared a function', { candidates: [], check, shared: () => undefined }, 'shared', /a shared survivor list/],
     ['an unknown key', { candidates: [], check, interval: 5 }, 'interval', /^interval: unknown option; did you mean 'intervalMs'\?$/],
   ] as [string, unknown, string, RegExp][])('%s: INVALID_OPTIONS naming %s', (_name, options, field, message) => {
-    const e = errorOf(() => new Refresher(pool, options as never));
+    const e = thrown(() => new Refresher(pool, options as never));
     expect(e?.code).toBe('INVALID_OPTIONS');
     expect(e?.field).toBe(field);
     expect(e?.message).toMatch(message);

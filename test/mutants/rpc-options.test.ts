@@ -8,17 +8,10 @@ import { describe, expect, test } from 'vitest';
 import { Pool } from '../../src/index.js';
 import { RpcReads } from '../../src/rpc/reads.js';
 import { Coalescer, requestKey } from '../../src/rpc/coalesce.js';
+import { thrown } from './thrown.js';
 
 const pool = new Pool<number>({ endpoints: [{ name: 'a', conn: 1 }], classify: () => 'transient' });
 
-function errorOf(f: () => unknown): { code?: string; field?: string; message: string } | undefined {
-  try {
-    f();
-  } catch (e) {
-    return e as { code?: string; field?: string; message: string };
-  }
-  return undefined;
-}
 
 describe('RpcReads options', () => {
   test.each([
@@ -37,7 +30,7 @@ describe('RpcReads options', () => {
     ['coalesce not a list', { coalesce: 'eth_call' }, 'coalesce', /an array of method names/],
     ['a send in coalesce', { coalesce: ['eth_call', 'eth_sendRawTransaction'] }, 'coalesce[1]', /a read method name \(sends are never coalesced\)/],
   ] as [string, object, string, RegExp][])('%s: INVALID_OPTIONS naming %s', (_name, options, field, message) => {
-    const e = errorOf(() => new RpcReads(options as never, pool));
+    const e = thrown(() => new RpcReads(options as never, pool));
     expect(e?.code).toBe('INVALID_OPTIONS');
     expect(e?.field).toBe(field);
     expect(e?.message).toMatch(message);
@@ -45,7 +38,7 @@ describe('RpcReads options', () => {
 
   test('what it accepts: a weight of 0, stallMs 0 and Infinity, an empty quorum', () => {
     for (const options of [{ quorum: { weights: { a: 0 } } }, { quorum: { stallMs: 0 } }, { quorum: { stallMs: Number.POSITIVE_INFINITY } }, { quorum: {} }, { coalesce: [] }]) {
-      expect(errorOf(() => new RpcReads(options as never, pool))).toBeUndefined();
+      expect(thrown(() => new RpcReads(options as never, pool))).toBeUndefined();
     }
   });
 });
