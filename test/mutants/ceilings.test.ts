@@ -104,6 +104,27 @@ describe('what delays a ceiling’s recovery', () => {
     expect(q).toBeLessThan(Infinity);
     expect(await firstRecovery(q - 5)).toBeGreaterThan(q);
   });
+
+  test('a bare 429 after the quiet period ended, with no success since, does not restart it: the steps due are taken first', async () => {
+    // Hinted 4/s under a configured 10/s; quiet 30 s, a step every 10 s. No call for 35 s, then
+    // a bare 429: the first step (due at 30 s) has begun the recovery, which a 429 does not stop,
+    // so a success at 41 s finds two steps (5, then 7). Weighed against the stale level, the 429
+    // restarted the quiet period and the success found 4.
+    const h = harness([{ name: 'a', rateLimit: { perSecond: 10 } }]);
+    h.eps.a!.then(fail({ class: 'rate-limited', ceilingPerSecond: 4 }));
+    await start(h.pool.execute(h.op, { retry: 'none' })).promise.catch(() => undefined);
+    await h.clock.advance(35_000);
+    h.eps.a!.then(fail('rate-limited'));
+    const limited = start(h.pool.execute(h.op, { retry: 'none' }));
+    await h.clock.advance(0);
+    await limited.promise;
+    expect(h.pool.stats()[0]!.ceilingPerSecond).toBe(5);
+    await h.clock.advance(6_000);
+    const c = start(h.pool.execute(h.op, { retry: 'none' }));
+    await h.clock.advance(1_000);
+    await c.promise;
+    expect(h.pool.stats()[0]!.ceilingPerSecond).toBeCloseTo(7, 9);
+  });
 });
 
 describe('a key’s own ceiling in a group, recovering', () => {
