@@ -6,7 +6,7 @@
 import { getEventListeners } from 'node:events';
 import { describe, expect, test } from 'vitest';
 import { isPoolError, type PoolError } from '../src/index.js';
-import { TestError, fail, harness, hang, ok, start } from './support.js';
+import { FakeEndpoint, TestError, fail, harness, hang, ok, start } from './support.js';
 
 const code = (e: unknown): string | undefined => (isPoolError(e) ? e.code : undefined);
 const retries = (h: ReturnType<typeof harness>) => h.events.filter((e) => e.type === 'retry-scheduled');
@@ -183,6 +183,28 @@ describe('pins', () => {
     await call.promise;
     expect(code(call.error)).toBe('PIN_UNAVAILABLE');
     expect((call.error as Error).message).toBe('pinned endpoint "a" cannot serve: it was removed from the pool');
+  });
+
+  test('a pin is the endpoint named when the call starts: a new connection under its name mid-call ends the call, the same one does not', async () => {
+    for (const same of [false, true]) {
+      const h = harness(['a', 'b'], { breaker: { threshold: 5 } });
+      h.eps.a!.then(fail('transient', 100));
+      const call = start(h.pool.execute(h.op, { pin: 'a' }));
+      await h.clock.advance(10);
+      const next = same ? h.eps.a! : new FakeEndpoint('a');
+      h.pool.setEndpoints([{ name: 'a', conn: next }, { name: 'b', conn: h.eps.b! }]);
+      await h.clock.advance(1000);
+      await call.promise;
+      if (same) {
+        expect(call.value).toBe('a');
+        expect(h.eps.a!.calls).toBe(2);
+      } else {
+        expect(code(call.error)).toBe('PIN_UNAVAILABLE');
+        expect((call.error as Error).message).toBe('pinned endpoint "a" cannot serve: it was removed from the pool');
+        expect(next.calls).toBe(0);
+      }
+      expect(h.eps.b!.calls).toBe(0);
+    }
   });
 });
 
