@@ -165,14 +165,21 @@ function replaceAt(params: unknown[], at: number, value: unknown): unknown[] {
   const copy = params.slice(); copy[at] = value; return copy;
 }
 
-/** The block number an answer reveals: eth_blockNumber's result, or a block object's number. */
+/**
+ * The head an answer reveals: eth_blockNumber's result, or the number of the block object a
+ * read of `latest` returned. A block asked for by number (a backfill reads old ones, quickly
+ * and in order), `pending` (the block after the head) or `safe` / `finalized` says nothing of
+ * the head: taken as one, it made an endpoint first heard of that way look far behind, and its
+ * reads in order a chain of 10 ms blocks.
+ */
 export function headFromAnswer(method: string, params: unknown, result: unknown): number | undefined {
   if (method === 'eth_blockNumber' && typeof result === 'string') return hex(result);
   if (method === 'eth_getBlockByNumber' && result !== null && typeof result === 'object') {
+    const tag = Array.isArray(params) ? params[0] : undefined;
+    if (tag !== undefined && tag !== 'latest') return undefined;
     const n = (result as { number?: unknown }).number;
     return typeof n === 'string' ? hex(n) : undefined;
   }
-  void params;
   return undefined;
 }
 
