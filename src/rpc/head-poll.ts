@@ -6,7 +6,9 @@
  * a pinned `pool.execute` with no retry (so breakers, rate limits and stats see it like any
  * call), skipping endpoints whose breaker is open and endpoints whose previous poll has not
  * answered yet. Its timer is a background one (it never keeps the process alive) and
- * `stop()` ends it; so does the pool's closing (a poll refused with `CLOSED`).
+ * `stop()` ends it; so does the pool's closing (a poll refused with `CLOSED`). With no poll,
+ * the same question goes to a lagging endpoint alone, at most once a block time, while
+ * requests come (nothing when the pool is idle).
  */
 import type { Clock, TimerHandle } from '../base/clock.js';
 import { invalidOption, isPoolError } from '../base/errors.js';
@@ -23,6 +25,11 @@ export interface HeadPool {
 
 /** Sends `eth_blockNumber` to one endpoint with these options (pinned, no retry); resolves with the result. */
 export type PollOne = (exec: ExecuteOptions) => Promise<unknown>;
+
+/** A lagging endpoint is asked for its head at most once a block time, and never more often than this. */
+const RECHECK_MIN_MS = 100;
+/** The period of those questions before the block time is known. */
+const RECHECK_UNKNOWN_MS = 10_000;
 
 const KEYS = { maxLagBlocks: true, stallMs: true, stallBlocks: true, blockTimeMs: true, pollMs: true } as const;
 
@@ -51,6 +58,8 @@ export class HeadRouting {
   readonly #pollMs: number;
   readonly #pollOne: PollOne;
   readonly #polling = new Set<string>();
+  /** When each lagging endpoint was last asked for its head outside a poll. */
+  readonly #rechecked = new Map<string, number>();
   #timer: TimerHandle | undefined;
   #stopped = false;
 
@@ -69,15 +78,26 @@ export class HeadRouting {
     if (block !== undefined) this.tracker.observe(endpoint, block, this.#pool.clock.now());
   }
 
-  /** The endpoints a request should not go to now: those that cannot serve the block it needs, and open breakers. */
+  /**
+   * The endpoints a request should not go to now: those that cannot serve the block it needs,
+   * and open breakers. Only endpoints of the pool are named (the heads of those `setEndpoints`
+   * removed are forgotten here). With no poll, a lagging endpoint is asked for its head at most
+   * once a block time while requests come (`#recheck`): left out of the reads that would tell,
+   * it would otherwise stay out once it has caught up.
+   */
   unfit(method: string, params: unknown): string[] {
+    const names = this.#pool.endpointNames;
+    const now = this.#pool.clock.now();
+    this.tracker.retain(names);
     const need = requiredHead(method, params);
-    const out = need === undefined ? [] : this.tracker.cannotServe(need, this.#pool.clock.now());
-    for (const name of this.#pool.endpointNames) if (isOpen(this.#pool.breakerState(name)) && !out.includes(name)) out.push(name);
+    const out = need === undefined ? [] : this.tracker.cannotServe(need, now);
+    if (this.#pollMs === 0 && !this.#stopped) this.#recheck(now);
+    for (const name of names) if (isOpen(this.#pool.breakerState(name)) && !out.includes(name)) out.push(name);
     return out;
   }
 
   snapshot(): HeadSnapshot {
+    this.tracker.retain(this.#pool.endpointNames);
     return this.tracker.snapshot(this.#pool.clock.now());
   }
 
@@ -91,27 +111,41 @@ export class HeadRouting {
   #tick(): void {
     this.#timer = undefined;
     if (this.#stopped) return;
-    for (const name of this.#pool.endpointNames) {
-      if (this.#polling.has(name) || isOpen(this.#pool.breakerState(name))) continue;
-      this.#polling.add(name);
-      let pending: Promise<unknown>;
-      try {
-        pending = this.#pollOne({ pin: name, retry: 'none' });
-      } catch (error) {
-        pending = Promise.reject(error);
-      }
-      pending.then(
-        (result) => {
-          this.#polling.delete(name);
-          this.observe(name, 'eth_blockNumber', [], result);
-        },
-        (error: unknown) => {
-          this.#polling.delete(name);
-          if (isPoolError(error) && error.code === 'CLOSED') this.stop();
-        },
-      );
-    }
+    for (const name of this.#pool.endpointNames) this.#ask(name);
     if (!this.#stopped) this.#timer = this.#pool.clock.setTimeout(() => this.#tick(), this.#pollMs, true);
+  }
+
+  /** Asks each lagging endpoint not asked for a block time (10 s before one is known, 100 ms at least). */
+  #recheck(now: number): void {
+    const every = Math.max(RECHECK_MIN_MS, this.tracker.blockTimeMs ?? RECHECK_UNKNOWN_MS);
+    for (const name of this.tracker.lagging(now)) {
+      const last = this.#rechecked.get(name);
+      if (last !== undefined && now - last < every) continue;
+      this.#rechecked.set(name, now);
+      this.#ask(name);
+    }
+  }
+
+  /** One pinned `eth_blockNumber` to `name`, unless its breaker is open or its last one is still out. */
+  #ask(name: string): void {
+    if (this.#polling.has(name) || isOpen(this.#pool.breakerState(name))) return;
+    this.#polling.add(name);
+    let pending: Promise<unknown>;
+    try {
+      pending = this.#pollOne({ pin: name, retry: 'none' });
+    } catch (error) {
+      pending = Promise.reject(error);
+    }
+    pending.then(
+      (result) => {
+        this.#polling.delete(name);
+        this.observe(name, 'eth_blockNumber', [], result);
+      },
+      (error: unknown) => {
+        this.#polling.delete(name);
+        if (isPoolError(error) && error.code === 'CLOSED') this.stop();
+      },
+    );
   }
 }
 

@@ -19,7 +19,11 @@ export interface HeadOptions {
   readonly stallBlocks?: number;
   /** The chain's block time. @default measured from the best head's advances */
   readonly blockTimeMs?: number;
-  /** Ask every endpoint for `eth_blockNumber` this often (0: never; heads are then learned from answers only). @default 0 */
+  /**
+   * Ask every endpoint for `eth_blockNumber` this often. 0: no poll; heads are learned from
+   * answers, and a lagging endpoint alone is asked at most once a block time while requests come.
+   * @default 0
+   */
   readonly pollMs?: number;
 }
 
@@ -98,7 +102,11 @@ export class HeadTracker {
 
   head(endpoint: string): number | undefined { return this.#heads.get(endpoint)?.block; }
 
-  forget(endpoint: string): void { this.#heads.delete(endpoint); }
+  /** Forgets the heads of endpoints not in `names` (they left the pool). */
+  retain(names: readonly string[]): void {
+    if (this.#heads.size === 0) return;
+    for (const name of this.#heads.keys()) if (!names.includes(name)) this.#heads.delete(name);
+  }
 
   /** Why `endpoint` is lagging at `now`, or undefined when it is not (or its head is unknown). */
   reason(endpoint: string, now: number): LagReason | undefined {

@@ -1,0 +1,94 @@
+/**
+ * Head-aware routing across `setEndpoints`: the heads of endpoints that left the pool are
+ * forgotten (a removed endpoint's name in `exclude` is an error), and a lagging endpoint comes
+ * back once it has caught up, with no poll.
+ */
+import { createClient, custom } from 'viem';
+import { describe, expect, test } from 'vitest';
+import { FakeClock } from '../src/testing/index.js';
+import { poolTransport } from '../src/viem/index.js';
+
+const hex = (n: number): string => `0x${n.toString(16)}`;
+
+/** A node whose head is `heads[name]`; logs who was asked what. */
+function nodes(heads: Record<string, number>, log: string[]) {
+  return (name: string) =>
+    custom({
+      request: async ({ method }: { method: string }) => {
+        log.push(`${name}:${method}`);
+        if (method === 'eth_blockNumber') return hex(heads[name]!);
+        if (method === 'eth_getBalance') return '0x1';
+        if (method === 'eth_chainId') return '0x1';
+        throw new Error(`unexpected ${method}`);
+      },
+    });
+}
+
+describe('heads and setEndpoints', () => {
+  test('a lagging endpoint removed from the pool is no longer named: the next read succeeds and heads() lists the endpoints of the pool', async () => {
+    const clock = new FakeClock(1_000_000);
+    const heads: Record<string, number> = { a: 100, b: 100, c: 90 };
+    const log: string[] = [];
+    const node = nodes(heads, log);
+    const t = poolTransport({ endpoints: ['a', 'b', 'c'].map((name) => ({ name, transport: node(name) })), heads: { maxLagBlocks: 2 }, strategy: 'round-robin', clock });
+    const client = createClient({ transport: t });
+    for (let i = 0; i < 3; i++) await client.request({ method: 'eth_blockNumber' });
+    expect(t.heads()!.endpoints.map((e) => [e.name, e.lagging])).toEqual([['a', undefined], ['b', undefined], ['c', 'behind']]);
+    t.pool.setEndpoints(['a', 'b'].map((name) => ({ name, conn: node(name) })) as never);
+    await expect(client.request({ method: 'eth_getBalance', params: ['0x0000000000000000000000000000000000000000', 'latest'] })).resolves.toBe('0x1');
+    expect(t.heads()!.endpoints.map((e) => e.name)).toEqual(['a', 'b']);
+    await t.pool.close();
+  });
+
+  test.each([[1000], [undefined]])('with no poll, a lagging endpoint that caught up comes back: asked for its head at most once a block time (%s ms given) while reads come', async (blockTimeMs) => {
+    const clock = new FakeClock(1_000_000);
+    const heads: Record<string, number> = { a: 100, b: 100, c: 90 };
+    const log: string[] = [];
+    const node = nodes(heads, log);
+    const t = poolTransport({
+      endpoints: ['a', 'b', 'c'].map((name) => ({ name, transport: node(name) })),
+      heads: { maxLagBlocks: 2, ...(blockTimeMs !== undefined ? { blockTimeMs } : {}) },
+      strategy: 'round-robin',
+      clock,
+    });
+    const client = createClient({ transport: t });
+    for (let i = 0; i < 3; i++) await client.request({ method: 'eth_blockNumber' });
+    expect(t.heads()!.endpoints.find((e) => e.name === 'c')!.lagging).toBe('behind');
+    const every = blockTimeMs ?? 10_000;
+    const askedAt: number[] = [];
+    let firstRead: number | undefined;
+    for (let ms = 0; ms < 3.5 * every; ms += every / 10) {
+      if (ms === 1.5 * every) heads.c = 100;
+      const before = log.length;
+      await client.request({ method: 'eth_getBalance', params: ['0x0000000000000000000000000000000000000000', 'latest'] });
+      await clock.advance(every / 10);
+      for (const entry of log.slice(before)) {
+        if (entry === 'c:eth_blockNumber') askedAt.push(ms);
+        if (entry === 'c:eth_getBalance') firstRead ??= ms;
+      }
+    }
+    // Asked at 0, 1, 2 block times (90, 90, 100); not again once it is no longer lagging.
+    expect(askedAt).toEqual([0, every, 2 * every]);
+    expect(firstRead).toBeGreaterThan(2 * every);
+    expect(firstRead).toBeLessThanOrEqual(2.3 * every);
+    expect(t.heads()!.endpoints.map((e) => [e.name, e.head, e.lagging])).toEqual([['a', 100, undefined], ['b', 100, undefined], ['c', 100, undefined]]);
+    await t.pool.close();
+  });
+
+  test('with a poll, nothing is asked beyond the poll', async () => {
+    const clock = new FakeClock(1_000_000);
+    const heads: Record<string, number> = { a: 100, b: 100, c: 90 };
+    const log: string[] = [];
+    const node = nodes(heads, log);
+    const t = poolTransport({ endpoints: ['a', 'b', 'c'].map((name) => ({ name, transport: node(name) })), heads: { maxLagBlocks: 2, pollMs: 5000, blockTimeMs: 1000 }, strategy: 'round-robin', clock });
+    const client = createClient({ transport: t });
+    await clock.advance(0);
+    for (let ms = 0; ms < 4000; ms += 100) {
+      await client.request({ method: 'eth_getBalance', params: ['0x0000000000000000000000000000000000000000', 'latest'] });
+      await clock.advance(100);
+    }
+    expect(log.filter((e) => e === 'c:eth_blockNumber')).toHaveLength(1);
+    expect(log.filter((e) => e === 'c:eth_getBalance')).toHaveLength(0);
+    await t.pool.close();
+  });
+});
