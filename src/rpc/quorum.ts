@@ -201,6 +201,9 @@ class QuorumRun<T> {
   #answered(leg: Leg, value: T): void {
     this.#endLeg(leg);
     if (this.#settled) return;
+    // An answer from no known endpoint (a leg that never called `guard`) weighs nothing: more
+    // legs like it would only loop.
+    if (leg.endpoint === undefined) this.#stuck = true;
     this.#vote(leg, 'result', value, undefined);
     this.#evaluate();
   }

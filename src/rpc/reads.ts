@@ -130,7 +130,7 @@ export class RpcReads<C = unknown> {
     // Only callers on the same deadline and the same policy share a request: a joiner then never
     // outlasts the request it waits on nor fails at a shorter deadline than its own, and a caller's
     // own retry mode, attempt timeout, backoff or breaker mode never decides another's outcome.
-    const key = requestKey(method, params, exec.pin, need, exec.exclude?.join(','), exec.deadlineMs ?? this.#deadlineMs, policyOf(exec));
+    const key = requestKey(method, params, exec.pin, need, exec.exclude === undefined ? undefined : JSON.stringify(exec.exclude), exec.deadlineMs ?? this.#deadlineMs, policyOf(exec));
     return this.#coalescer.run(key, exec.signal, (signal) => go(execWith(exec, { signal })));
   }
 
