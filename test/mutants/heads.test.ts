@@ -1,0 +1,166 @@
+/**
+ * HeadTracker and the request helpers of src/rpc/heads.ts, edge by edge: what the twenty-eighth
+ * session's mutation run found held by no test.
+ */
+import { describe, expect, test } from 'vitest';
+import { HeadTracker, headFromAnswer, requiredHead } from '../../src/rpc/heads.js';
+
+describe('observe', () => {
+  test('block 0 is a head; a negative, fractional or unsafe number is not', () => {
+    const t = new HeadTracker();
+    expect(t.best()).toBeUndefined();
+    t.observe('a', 0, 0);
+    expect(t.best()).toBe(0);
+    expect(t.head('a')).toBe(0);
+    for (const bad of [-1, 1.5, Number.NaN, 2 ** 53]) t.observe('b', bad, 0);
+    expect(t.head('b')).toBeUndefined();
+    expect(t.head('nobody')).toBeUndefined();
+    expect(t.best()).toBe(0);
+  });
+
+  test('the same block again is no advance: the head stays dated from its first sighting', () => {
+    const t = new HeadTracker({ stallMs: 1000 });
+    t.observe('a', 10, 0);
+    t.observe('b', 10, 0);
+    t.observe('a', 10, 900);
+    t.observe('b', 11, 950);
+    // a has not advanced since 0 while the best did (at 950): stalled at 1000, not before.
+    expect(t.reason('a', 999)).toBeUndefined();
+    expect(t.reason('a', 1000)).toBe('stalled');
+    expect(t.reason('b', 1000)).toBeUndefined();
+  });
+
+  test('the best head is dated from its first sighting: another endpoint reaching it later is not a new advance of the best', () => {
+    const t = new HeadTracker({ stallMs: 100 });
+    t.observe('a', 10, 0);
+    t.observe('b', 9, 0);
+    t.observe('b', 10, 50);
+    // a reached 10 at 0 and the best did not advance after that: a is not stalled.
+    expect(t.reason('a', 500)).toBeUndefined();
+    expect(t.reason('b', 500)).toBeUndefined();
+  });
+
+  test('the block time: the first sample as it is, then 30 % of each new one', () => {
+    const t = new HeadTracker();
+    expect(t.blockTimeMs).toBeUndefined();
+    expect(t.stallMs).toBe(30_000);
+    t.observe('a', 100, 0);
+    t.observe('a', 101, 1000);
+    expect(t.blockTimeMs).toBe(1000);
+    expect(t.stallMs).toBe(3000);
+    t.observe('a', 103, 5000); // 2 s a block
+    expect(t.blockTimeMs).toBeCloseTo(1000 + 0.3 * (2000 - 1000), 9);
+  });
+
+  test('no sample from an endpoint behind the front, nor from two sightings at the same instant', () => {
+    const t = new HeadTracker();
+    t.observe('a', 100, 0);
+    t.observe('b', 90, 0);
+    t.observe('b', 95, 5000); // behind a: says nothing of the block time
+    expect(t.blockTimeMs).toBeUndefined();
+    t.observe('a', 101, 0); // the same instant as its last sighting
+    expect(t.blockTimeMs).toBeUndefined();
+    t.observe('b', 101, 7000); // reaches the front: 6 blocks in 2 s
+    expect(t.blockTimeMs).toBeCloseTo(2000 / 6, 9);
+  });
+
+  test('reaching the best head exactly is at the front (a sample), and an equal block is not a new best', () => {
+    const t = new HeadTracker();
+    t.observe('a', 100, 0);
+    t.observe('b', 99, 0);
+    t.observe('b', 100, 400);
+    expect(t.blockTimeMs).toBe(400);
+  });
+});
+
+describe('lagging', () => {
+  test("behind: more than maxLagBlocks below the best, named 'behind'", () => {
+    const t = new HeadTracker({ maxLagBlocks: 2 });
+    t.observe('a', 100, 0);
+    t.observe('b', 98, 0);
+    t.observe('c', 97, 0);
+    expect(t.reason('b', 0)).toBeUndefined();
+    expect(t.reason('c', 0)).toBe('behind');
+    expect(t.reason('unknown', 0)).toBeUndefined();
+    expect(t.lagging(0)).toEqual(['c']);
+    expect(t.snapshot(0)).toEqual({
+      best: 100,
+      blockTimeMs: undefined,
+      endpoints: [
+        { name: 'a', head: 100, lagging: undefined },
+        { name: 'b', head: 98, lagging: undefined },
+        { name: 'c', head: 97, lagging: 'behind' },
+      ],
+    });
+  });
+
+  test('cannotServe: latest leaves out the lagging only; a block number those below it too, capped at the best head', () => {
+    const t = new HeadTracker({ maxLagBlocks: 5 });
+    t.observe('a', 100, 0);
+    t.observe('b', 99, 0);
+    t.observe('c', 90, 0);
+    expect(t.cannotServe('latest', 0)).toEqual(['c']);
+    expect(t.cannotServe(100, 0)).toEqual(['c', 'b']);
+    expect(t.cannotServe(99, 0)).toEqual(['c']);
+    expect(t.cannotServe(5000, 0)).toEqual(['c', 'b']);
+  });
+
+  test('retain forgets the others', () => {
+    const t = new HeadTracker();
+    t.observe('a', 100, 0);
+    t.observe('b', 100, 0);
+    t.retain(['b', 'z']);
+    expect(t.head('a')).toBeUndefined();
+    expect(t.head('b')).toBe(100);
+  });
+});
+
+describe('requiredHead', () => {
+  test.each([
+    ['eth_blockNumber', [], 'latest'],
+    ['eth_getBalance', ['0xabc'], 'latest'],
+    ['eth_getBalance', ['0xabc', 'latest'], 'latest'],
+    ['eth_getBalance', ['0xabc', 'pending'], 'latest'],
+    ['eth_getBalance', ['0xabc', '0x10'], 16],
+    ['eth_getBalance', ['0xabc', '0X10'], undefined],
+    ['eth_getBalance', ['0xabc', 'x0x10'], undefined],
+    ['eth_getBalance', ['0xabc', '0x10z'], undefined],
+    ['eth_getBalance', ['0xabc', 16], undefined],
+    ['eth_getBalance', ['0xabc', null], undefined],
+    ['eth_getBalance', ['0xabc', 'earliest'], undefined],
+    ['eth_getBalance', ['0xabc', { blockNumber: '0x20' }], 32],
+    ['eth_getBalance', ['0xabc', { blockNumber: 'latest' }], 'latest'],
+    ['eth_getBalance', ['0xabc', { blockHash: '0xdead' }], undefined],
+    ['eth_getStorageAt', ['0xabc', '0x0', '0x7'], 7],
+    ['eth_getBlockByNumber', ['0x5', false], 5],
+    ['eth_getBalance', 'not an array', 'latest'],
+    ['eth_chainId', [], undefined],
+  ])('%s %j needs %j', (method, params, need) => {
+    expect(requiredHead(method, params)).toBe(need);
+  });
+
+  test("a block given as { blockNumber } leaves the caller's params as they were", () => {
+    const params = ['0xabc', { blockNumber: '0x20' }];
+    const copy = structuredClone(params);
+    requiredHead('eth_call', params);
+    expect(params).toEqual(copy);
+  });
+});
+
+describe('headFromAnswer', () => {
+  test.each([
+    ['eth_blockNumber', [], '0x10', 16],
+    ['eth_blockNumber', [], 16, undefined],
+    ['eth_blockNumber', [], '0x', undefined],
+    ['eth_blockNumber', [], 'x0x10', undefined],
+    ['eth_blockNumber', [], '0x10 ', undefined],
+    ['eth_getBlockByNumber', ['latest', false], { number: '0x11' }, 17],
+    ['eth_getBlockByNumber', ['latest', false], { number: 17 }, undefined],
+    ['eth_getBlockByNumber', ['latest', false], null, undefined],
+    ['eth_getBlockByNumber', ['latest', false], '0x11', undefined],
+    ['eth_getBlockByHash', ['0xdead', false], { number: '0x11' }, undefined],
+    ['eth_getBalance', ['0xabc', 'latest'], '0x11', undefined],
+  ])('%s %j answered %j reveals %j', (method, params, result, head) => {
+    expect(headFromAnswer(method, params, result)).toBe(head);
+  });
+});
