@@ -95,10 +95,13 @@ describe('HeadRouting poll', () => {
     expect(routing.unfit('eth_getBalance', ['0x0', 'latest'])).toEqual(['c']);
     expect(routing.unfit('eth_getBlockByNumber', [hex(105), false])).toEqual(['c', 'b']);
     expect(routing.unfit('eth_chainId', [])).toEqual([]);
+    // c, lagging, was asked for its head besides the poll (once: the first unfit asked it).
+    await h.clock.advance(0);
+    expect(polled).toEqual(['a', 'b', 'c', 'a', 'b', 'c', 'c']);
     expect(h.clock.pendingForegroundTimers).toBe(0);
     routing.stop();
     await h.clock.advance(10_000);
-    expect(polled).toHaveLength(6);
+    expect(polled).toHaveLength(7);
     expect(h.clock.pendingTimers).toBe(0);
   });
 

@@ -40,7 +40,7 @@ describe('heads and setEndpoints', () => {
     await t.pool.close();
   });
 
-  test.each([[1000], [undefined]])('with no poll, a lagging endpoint that caught up comes back: asked for its head at most once a block time (%s ms given) while reads come', async (blockTimeMs) => {
+  test.each([[1000], [undefined]])('with no poll, a lagging endpoint that caught up comes back: asked for its head once a stall time while the front stands still (block time %s ms given)', async (blockTimeMs) => {
     const clock = new FakeClock(1_000_000);
     const heads: Record<string, number> = { a: 100, b: 100, c: 90 };
     const log: string[] = [];
@@ -54,7 +54,8 @@ describe('heads and setEndpoints', () => {
     const client = createClient({ transport: t });
     for (let i = 0; i < 3; i++) await client.request({ method: 'eth_blockNumber' });
     expect(t.heads()!.endpoints.find((e) => e.name === 'c')!.lagging).toBe('behind');
-    const every = blockTimeMs ?? 10_000;
+    // The front stands still (no head advances): asked once a stall time, 3 block times (30 s before the block time is known).
+    const every = blockTimeMs !== undefined ? 3 * blockTimeMs : 30_000;
     const askedAt: number[] = [];
     let firstRead: number | undefined;
     for (let ms = 0; ms < 3.5 * every; ms += every / 10) {
@@ -67,28 +68,65 @@ describe('heads and setEndpoints', () => {
         if (entry === 'c:eth_getBalance') firstRead ??= ms;
       }
     }
-    // Asked at 0, 1, 2 block times (90, 90, 100); not again once it is no longer lagging.
+    // Asked at 0, 1 and 2 stall times (90, then 100 since 1.5); not again once it is no longer lagging.
     expect(askedAt).toEqual([0, every, 2 * every]);
     expect(firstRead).toBeGreaterThan(2 * every);
-    expect(firstRead).toBeLessThanOrEqual(2.3 * every);
+    expect(firstRead).toBeLessThan(2.5 * every);
     expect(t.heads()!.endpoints.map((e) => [e.name, e.head, e.lagging])).toEqual([['a', 100, undefined], ['b', 100, undefined], ['c', 100, undefined]]);
     await t.pool.close();
   });
 
-  test('with a poll, nothing is asked beyond the poll', async () => {
+  test('with a poll and nothing lagging, nothing is asked beyond the poll; a lagging endpoint is asked once a stall time besides while the front stands still', async () => {
+    for (const lagging of [false, true]) {
+      const clock = new FakeClock(1_000_000);
+      const heads: Record<string, number> = { a: 100, b: 100, c: lagging ? 90 : 100 };
+      const log: string[] = [];
+      const node = nodes(heads, log);
+      const t = poolTransport({ endpoints: ['a', 'b', 'c'].map((name) => ({ name, transport: node(name) })), heads: { maxLagBlocks: 2, pollMs: 5000, blockTimeMs: 1000 }, strategy: 'round-robin', clock });
+      const client = createClient({ transport: t });
+      await clock.advance(0);
+      for (let ms = 0; ms < 4000; ms += 100) {
+        await client.request({ method: 'eth_getBalance', params: ['0x0000000000000000000000000000000000000000', 'latest'] });
+        await clock.advance(100);
+      }
+      // The poll at 0; then, when lagging (and heard from since the front last moved), the
+      // questions at 0 and at 3 s, a stall time later.
+      expect(log.filter((e) => e === 'c:eth_blockNumber')).toHaveLength(lagging ? 3 : 1);
+      expect(log.filter((e) => e === 'a:eth_blockNumber')).toHaveLength(1);
+      expect(log.filter((e) => e === 'c:eth_getBalance').length > 0).toBe(!lagging);
+      await t.pool.close();
+    }
+  });
+});
+
+describe('a lagging endpoint while the front moves', () => {
+  test('asked once a block time while what is known of it predates the front; back within a block time of catching up', async () => {
     const clock = new FakeClock(1_000_000);
+    const start = clock.now();
     const heads: Record<string, number> = { a: 100, b: 100, c: 90 };
     const log: string[] = [];
     const node = nodes(heads, log);
-    const t = poolTransport({ endpoints: ['a', 'b', 'c'].map((name) => ({ name, transport: node(name) })), heads: { maxLagBlocks: 2, pollMs: 5000, blockTimeMs: 1000 }, strategy: 'round-robin', clock });
+    const t = poolTransport({ endpoints: ['a', 'b', 'c'].map((name) => ({ name, transport: node(name) })), heads: { maxLagBlocks: 2, blockTimeMs: 1000 }, strategy: 'round-robin', clock });
     const client = createClient({ transport: t });
-    await clock.advance(0);
-    for (let ms = 0; ms < 4000; ms += 100) {
-      await client.request({ method: 'eth_getBalance', params: ['0x0000000000000000000000000000000000000000', 'latest'] });
+    const askedAt: number[] = [];
+    let back: number | undefined;
+    for (let ms = 0; ms < 6000; ms += 100) {
+      // The front advances a block a second; c, 10 behind, catches up at 3.5 s.
+      const tip = 100 + Math.floor(ms / 1000);
+      heads.a = tip;
+      heads.b = tip;
+      heads.c = ms >= 3500 ? tip : tip - 10;
+      const before = log.length;
+      await client.request({ method: 'eth_blockNumber' });
       await clock.advance(100);
+      for (const entry of log.slice(before)) if (entry === 'c:eth_blockNumber') askedAt.push(ms);
+      if (back === undefined && t.heads()!.endpoints.find((e) => e.name === 'c')?.lagging === undefined && ms >= 3500) back = ms;
     }
-    expect(log.filter((e) => e === 'c:eth_blockNumber')).toHaveLength(1);
-    expect(log.filter((e) => e === 'c:eth_getBalance')).toHaveLength(0);
+    expect(clock.now() - start).toBe(6000);
+    // Served by round robin at 200 ms (learned: 10 behind), asked at once (none asked yet), then
+    // once a block time while the front moves on, until it has caught up (3.5 s): back at 4.3 s.
+    expect(askedAt.filter((ms) => ms < 4300)).toEqual([200, 300, 1300, 2300, 3300]);
+    expect(back).toBe(4300);
     await t.pool.close();
   });
 });

@@ -6,7 +6,7 @@
  * a pinned `pool.execute` with no retry (so breakers, rate limits and stats see it like any
  * call), skipping endpoints whose breaker is open and endpoints whose previous poll has not
  * answered yet. Its timer is a background one (it never keeps the process alive) and
- * `stop()` ends it; so does the pool's closing (a poll refused with `CLOSED`). With no poll,
+ * `stop()` ends it; so does the pool's closing (a poll refused with `CLOSED`). Poll or not,
  * the same question goes to a lagging endpoint alone, at most once a block time, while
  * requests come (nothing when the pool is idle).
  */
@@ -81,9 +81,10 @@ export class HeadRouting {
   /**
    * The endpoints a request should not go to now: those that cannot serve the block it needs,
    * and open breakers. Only endpoints of the pool are named (the heads of those `setEndpoints`
-   * removed are forgotten here). With no poll, a lagging endpoint is asked for its head at most
-   * once a block time while requests come (`#recheck`): left out of the reads that would tell,
-   * it would otherwise stay out once it has caught up.
+   * removed are forgotten here). A lagging endpoint is asked for its head at most once a block
+   * time while requests come (`#recheck`): left out of the reads that would tell, it would
+   * otherwise stay out once it has caught up (with no poll, for good; with one, until the next
+   * poll, while one endpoint's fresh answer makes every other look behind).
    */
   unfit(method: string, params: unknown): string[] {
     const names = this.#pool.endpointNames;
@@ -91,7 +92,7 @@ export class HeadRouting {
     this.tracker.retain(names);
     const need = requiredHead(method, params);
     const out = need === undefined ? [] : this.tracker.cannotServe(need, now);
-    if (this.#pollMs === 0 && !this.#stopped) this.#recheck(now);
+    if (!this.#stopped) this.#recheck(now);
     for (const name of names) if (isOpen(this.#pool.breakerState(name)) && !out.includes(name)) out.push(name);
     return out;
   }
@@ -115,12 +116,17 @@ export class HeadRouting {
     if (!this.#stopped) this.#timer = this.#pool.clock.setTimeout(() => this.#tick(), this.#pollMs, true);
   }
 
-  /** Asks each lagging endpoint not asked for a block time (10 s before one is known, 100 ms at least). */
+  /**
+   * Asks each lagging endpoint for its head: once a block time (10 s before one is known, 100 ms
+   * at least) while what is known of it predates the best head's last advance, else once a stall
+   * time (it was heard from since and lagged, but may catch up while the front stands still).
+   */
   #recheck(now: number): void {
-    const every = Math.max(RECHECK_MIN_MS, this.tracker.blockTimeMs ?? RECHECK_UNKNOWN_MS);
+    const often = Math.max(RECHECK_MIN_MS, this.tracker.blockTimeMs ?? RECHECK_UNKNOWN_MS);
+    const seldom = Math.max(often, this.tracker.stallMs);
     for (const name of this.tracker.lagging(now)) {
       const last = this.#rechecked.get(name);
-      if (last !== undefined && now - last < every) continue;
+      if (last !== undefined && now - last < (this.tracker.stale(name) ? often : seldom)) continue;
       this.#rechecked.set(name, now);
       this.#ask(name);
     }

@@ -21,7 +21,8 @@ export interface HeadOptions {
   readonly blockTimeMs?: number;
   /**
    * Ask every endpoint for `eth_blockNumber` this often. 0: no poll; heads are learned from
-   * answers, and a lagging endpoint alone is asked at most once a block time while requests come.
+   * answers. Either way a lagging endpoint is asked alone while requests come: at most once a
+   * block time while it was last heard from before the best head advanced, else once a stall time.
    * @default 0
    */
   readonly pollMs?: number;
@@ -39,7 +40,7 @@ export interface HeadSnapshot {
   readonly endpoints: readonly { readonly name: string; readonly head: number; readonly lagging: LagReason | undefined }[];
 }
 
-interface Head { block: number; advancedAt: number }
+interface Head { block: number; advancedAt: number; seenAt: number }
 
 /** Stall time before the block time is known. */
 const UNKNOWN_STALL_MS = 30_000;
@@ -79,8 +80,9 @@ export class HeadTracker {
   observe(endpoint: string, block: number, now: number): void {
     if (!Number.isSafeInteger(block) || block < 0) return;
     const head = this.#heads.get(endpoint);
-    if (head === undefined) this.#heads.set(endpoint, { block, advancedAt: now });
-    else if (block > head.block) {
+    if (head === undefined) this.#heads.set(endpoint, { block, advancedAt: now, seenAt: now });
+    else if (block >= head.block) head.seenAt = now;
+    if (head !== undefined && block > head.block) {
       // The block time is measured on one endpoint's own advances at the front of the chain,
       // never across endpoints (first sightings of two endpoints a block apart say nothing of it).
       if (block >= this.#best && now > head.advancedAt) this.#sample((now - head.advancedAt) / (block - head.block));
@@ -101,6 +103,15 @@ export class HeadTracker {
   best(): number | undefined { return this.#best < 0 ? undefined : this.#best; }
 
   head(endpoint: string): number | undefined { return this.#heads.get(endpoint)?.block; }
+
+  /**
+   * Whether what is known of `endpoint` may be out of date: it was last heard from before the
+   * best head last advanced (a lagging endpoint heard from since is lagging for sure).
+   */
+  stale(endpoint: string): boolean {
+    const head = this.#heads.get(endpoint);
+    return head !== undefined && head.seenAt < this.#bestAt;
+  }
 
   /** Forgets the heads of endpoints not in `names` (they left the pool). */
   retain(names: readonly string[]): void {
