@@ -10,8 +10,9 @@
  * | already known / nonce too low / replacement underpriced                  | `permanent`      |
  * | user rejected (4001)                                                     | `permanent`      |
  * | response too large, block range too wide, "query returned more than", 413 | `retry-narrower` |
- * | method not found / not supported (-32601, -32004, 4200), HTTP 401/403/405 | `unsupported`    |
+ * | method not found / not supported (-32601, -32004, 4200), HTTP 405          | `unsupported`    |
  * | HTTP 408/429, -32005, 429, -32007, rate-limit or quota wording            | `rate-limited` (+ `Retry-After`) |
+ * | HTTP 401/403 (a key or origin refused) not worded as a quota              | `unsupported`    |
  * | HTTP 5xx, -32603, -32002, node not synced / header not found, shutting down | `transient`      |
  * | no HTTP status and no RPC code (or viem's -1): refused, reset, timeout, socket closed, not JSON, a runtime's network `TypeError` ("Failed to fetch", "Load failed", ...) | `transient` |
  * | any other JSON-RPC code or 4xx: the node answered                         | `permanent`      |
@@ -122,6 +123,12 @@ export interface ViemClassifyOptions {
   readonly nowMs?: number;
 }
 
+/** The answer says this method is not served here (not the key, the origin or the quota): -32601, -32004, 4200, HTTP 405 or such words. */
+export function saysMethodUnsupported(ev: ErrorEvidence): boolean {
+  const { code } = ev;
+  return code === -32601 || code === -32004 || code === 4200 || ev.status === 405 || UNSUPPORTED.test(ev.text);
+}
+
 /** The default classifier for viem errors (see the table above). */
 export function classifyViemError(error: unknown, options: ViemClassifyOptions = {}): ClassifyResult {
   const ev = gatherEvidence(error);
@@ -132,11 +139,14 @@ export function classifyViemError(error: unknown, options: ViemClassifyOptions =
   if (ALREADY.test(text)) return 'permanent';
   if (code === 4001 || REJECTED.test(text)) return 'permanent';
   if (status === 413 || ev.names.has('ResponseBodyTooLargeError') || NARROWER.test(text)) return 'retry-narrower';
-  if (code === -32601 || code === -32004 || code === 4200 || status === 401 || status === 403 || status === 405 || UNSUPPORTED.test(text)) return 'unsupported';
+  if (saysMethodUnsupported(ev)) return 'unsupported';
   if (status === 429 || status === 408 || code === -32005 || code === 429 || code === -32007 || RATE.test(text)) {
     const retryAfterMs = parseRetryAfter(ev.retryAfter, options.nowMs ?? wallNow(systemClock), options.maxRetryAfterMs ?? DEFAULT_MAX_RETRY_AFTER_MS);
     return retryAfterMs === undefined ? 'rate-limited' : { class: 'rate-limited', retryAfterMs };
   }
+  // A key or an origin the endpoint refuses, for every method (a refusal worded as a quota is
+  // a rate limit, above).
+  if (status === 401 || status === 403) return 'unsupported';
   if ((status !== undefined && status >= 500) || code === -32603 || code === -32002 || LAGGING.test(text) || SHUTTING_DOWN.test(text)) return 'transient';
   // -1 is viem's UnknownRpcError, its wrapper for a failure it could not read (a WebSocket
   // that could not connect: an error event, with "connect ECONNREFUSED" from `ws`, with nothing

@@ -37,7 +37,7 @@ import { POOL_ALIASES, POOL_KEYS } from '../options/resolve.js';
 import { checkFunction, checkKeys, finite, type KnownKeys } from '../options/validate.js';
 import type { EndpointConfig, ExecuteOptions, PoolOptions } from '../options/options.js';
 import { Pool, executorAs } from '../pool.js';
-import { classifyViemError } from './classify.js';
+import { classifyViemError, gatherEvidence, saysMethodUnsupported } from './classify.js';
 import { alreadyLanded } from './landed.js';
 import { UnsupportedMemory } from './unsupported.js';
 import type { CustomFactory, HttpFactory, RequestFn, RpcArgs, RpcRequestOptions, TransportFactory, TransportInstance, TransportParams } from './types.js';
@@ -198,7 +198,7 @@ export function poolTransport(options: PoolTransportOptions): PoolTransport {
     let c: ClassifyResult | undefined = override?.(error, from?.method);
     c ??= classifyViemError(error);
     if (from?.endpoint !== undefined && (c === 'unsupported' || (typeof c === 'object' && c.class === 'unsupported'))) {
-      unsupported.remember(from.method, from.endpoint, error, pool.clock.now());
+      unsupported.remember(from.method, from.endpoint, error, pool.clock.now(), !saysMethodUnsupported(gatherEvidence(error)));
     }
     return c;
   }) as Classifier & { [TAKES_ATTEMPT]?: true };

@@ -1,10 +1,12 @@
 /**
  * Which endpoints answered "unsupported" for which method, until when (pool clock), and
- * the answer itself, so it can be rethrown when no endpoint is left.
+ * the answer itself, so it can be rethrown when no endpoint is left. An answer that says
+ * nothing of the method (HTTP 401/403: a key or an origin refused, which may pass) is
+ * remembered `soft`: it leaves its endpoint out while another may serve, never all of them.
  */
 export class UnsupportedMemory {
   readonly #ttlMs: number;
-  readonly #byMethod = new Map<string, Map<string, { until: number; error: unknown }>>();
+  readonly #byMethod = new Map<string, Map<string, { until: number; error: unknown; soft: boolean }>>();
 
   constructor(ttlMs: number) {
     this.#ttlMs = ttlMs;
@@ -15,11 +17,11 @@ export class UnsupportedMemory {
     return this.#byMethod.size !== 0 && this.#byMethod.has(method);
   }
 
-  remember(method: string, endpoint: string, error: unknown, now: number): void {
+  remember(method: string, endpoint: string, error: unknown, now: number, soft = false): void {
     if (!(this.#ttlMs > 0)) return;
     let m = this.#byMethod.get(method);
     if (m === undefined) this.#byMethod.set(method, (m = new Map()));
-    m.set(endpoint, { until: now + this.#ttlMs, error });
+    m.set(endpoint, { until: now + this.#ttlMs, error, soft });
   }
 
   /** The live endpoints to leave out for `method`, or `undefined` when none. */
@@ -27,15 +29,24 @@ export class UnsupportedMemory {
     const m = this.#byMethod.get(method);
     if (m === undefined) return undefined;
     const names: string[] = [];
+    const hard: string[] = [];
     let error: unknown;
+    let hardError: unknown;
     for (const [endpoint, rec] of m) {
       if (rec.until <= now) m.delete(endpoint);
       else if (live.includes(endpoint)) {
         names.push(endpoint);
         error = rec.error;
+        if (!rec.soft) {
+          hard.push(endpoint);
+          hardError = rec.error;
+        }
       }
     }
     if (m.size === 0) this.#byMethod.delete(method);
-    return names.length === 0 ? undefined : { names, all: names.length >= live.length, error };
+    if (names.length === 0) return undefined;
+    if (names.length < live.length) return { names, all: false, error };
+    // Every endpoint is remembered: those remembered soft are asked again.
+    return hard.length === 0 ? undefined : { names: hard, all: hard.length >= live.length, error: hardError };
   }
 }
