@@ -57,8 +57,8 @@ export interface QuorumRead<T> {
   readonly method: string;
   /** Vote weight needed. */
   readonly need: number;
-  /** The pool's endpoints now (`pool.endpointNames`). */
-  readonly endpoints: readonly string[];
+  /** The pool's endpoints now (`pool.endpointNames`), asked at each leg: `setEndpoints` may change them while the read runs. */
+  readonly endpoints: () => readonly string[];
   /** @default 1 per endpoint */
   readonly weightOf: (endpoint: string) => number;
   /** @default equal JSON text */
@@ -113,10 +113,13 @@ class QuorumRun<T> {
   /** A leg ended without reaching any endpoint: the pool cannot place another one either. */
   #stuck = false;
   readonly #startedAt: number;
+  /** The pool's endpoints when the read started. */
+  readonly #atStart: readonly string[];
 
   constructor(q: QuorumRead<T>, resolve: (v: T) => void, reject: (e: unknown) => void) {
     this.#q = q;
     this.#startedAt = q.clock.now();
+    this.#atStart = q.endpoints();
     this.#resolve = resolve;
     this.#reject = reject;
   }
@@ -139,18 +142,22 @@ class QuorumRun<T> {
     this.#fail(new PoolError('ABORTED', 'the call was aborted', { cause: this.#q.exec.signal?.reason }));
   }
 
-  #candidates(): string[] {
+  #candidates(live: readonly string[] = this.#q.endpoints()): string[] {
     const excluded = this.#q.exec.exclude ?? [];
-    return this.#q.endpoints.filter((ep) => !excluded.includes(ep) && !this.#touched.has(ep));
+    return live.filter((ep) => !excluded.includes(ep) && !this.#touched.has(ep));
   }
 
   #launch(): boolean {
     if (this.#stuck) return false;
-    const fresh = this.#candidates();
+    const live = this.#q.endpoints();
+    const fresh = this.#candidates(live);
     if (fresh.length === 0) return false;
     const exec = this.#legExec();
     if (exec === undefined) return false;
-    const exclude = [...(this.#q.exec.exclude ?? []), ...this.#touched.keys()];
+    // Names only endpoints of the pool: one that left it while the read ran (`setEndpoints`)
+    // would be an unknown name, INVALID_OPTIONS to the pool. A name the caller got wrong stays.
+    const gone = (ep: string): boolean => !live.includes(ep) && this.#atStart.includes(ep);
+    const exclude = [...(this.#q.exec.exclude ?? []), ...this.#touched.keys()].filter((ep) => !gone(ep));
     const avoid = this.#q.avoid;
     if (avoid !== undefined) {
       const avoided = fresh.filter((ep) => safe(avoid, ep));

@@ -161,7 +161,7 @@ export class RpcReads<C = unknown> {
     return quorumRead<T>({
       method,
       need,
-      endpoints: this.#pool.endpointNames,
+      endpoints: () => this.#pool.endpointNames,
       weightOf: (ep) => weights[ep] ?? 1,
       equals: equals === undefined ? undefined : (a, b) => equals(a, b, method),
       voteOf: this.#voteOf,

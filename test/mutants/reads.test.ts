@@ -160,7 +160,7 @@ describe('a quorum whose legs answer from no known endpoint', () => {
     const read = quorumRead<string>({
       method: 'eth_getBalance',
       need: 2,
-      endpoints: ['a', 'b', 'c'],
+      endpoints: () => ['a', 'b', 'c'],
       weightOf: () => 1,
       stallMs: 400,
       clock: new FakeClock(0),

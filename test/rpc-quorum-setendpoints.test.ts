@@ -1,0 +1,69 @@
+/**
+ * A quorum read across `setEndpoints`: an endpoint that leaves the pool while the read runs
+ * is not named to the pool by a later leg (an unknown name in `exclude` is INVALID_OPTIONS,
+ * which failed the whole read).
+ */
+import { describe, expect, test } from 'vitest';
+import type { AttemptContext, ExecuteOptions } from '../src/index.js';
+import { RpcReads } from '../src/rpc/reads.js';
+import { isEndpointTaken } from '../src/rpc/quorum.js';
+import { FakeEndpoint, classify, harness, ok, start } from './support.js';
+
+function setup(names = ['a', 'b', 'c']) {
+  const h = harness(names, { classify: (e) => (isEndpointTaken(e) ? 'unsupported' : classify(e)), strategy: 'ordered', maxAttempts: 1 });
+  const reads = new RpcReads({ quorum: { stallMs: 100 } }, h.pool);
+  const sent: string[] = [];
+  const send = (exec: ExecuteOptions, guard?: (endpoint: string) => void) =>
+    h.pool.execute(async (ep: FakeEndpoint, ctx: AttemptContext) => {
+      guard?.(ctx.endpoint);
+      sent.push(ctx.endpoint);
+      return h.op(ep, ctx);
+    }, exec);
+  return { h, reads, sent, send };
+}
+
+describe('quorum reads and setEndpoints', () => {
+  test('an endpoint whose leg answered leaves the pool; the leg launched after a stall still runs, and the read is met', async () => {
+    const { h, reads, sent, send } = setup();
+    h.eps.a!.fallback = ok('0x5', 10);
+    h.eps.b!.fallback = { hang: true };
+    h.eps.c!.fallback = ok('0x5', 10);
+    const read = start(reads.request('eth_getBalance', [], {}, 2, send));
+    await h.clock.advance(20);
+    // a answered; b hangs. a leaves the pool before b stalls.
+    h.pool.setEndpoints([{ name: 'b', conn: h.eps.b! }, { name: 'c', conn: h.eps.c! }]);
+    await h.clock.advance(200);
+    expect(sent).toEqual(['a', 'b', 'c']);
+    expect(read.error).toBeUndefined();
+    expect(read.value).toBe('0x5');
+  });
+
+  test("the caller's own exclude naming an endpoint that then leaves: the leg after a stall still runs; a name it got wrong still fails the read", async () => {
+    const { h, reads, sent, send } = setup(['a', 'b', 'c', 'd']);
+    h.eps.a!.fallback = { hang: true };
+    h.eps.c!.fallback = ok('0x5', 10);
+    h.eps.d!.fallback = ok('0x5', 10);
+    const read = start(reads.request('eth_getBalance', [], { exclude: ['b'] }, 2, send));
+    await h.clock.advance(20);
+    h.pool.setEndpoints(['a', 'c', 'd'].map((name) => ({ name, conn: h.eps[name]! })));
+    await h.clock.advance(200);
+    expect(sent).toEqual(['a', 'c', 'd']);
+    expect(read.value).toBe('0x5');
+    const wrong = await reads.request('eth_getBalance', [], { exclude: ['zz'] }, 2, send).catch((e: unknown) => e);
+    expect(wrong).toMatchObject({ code: 'INVALID_OPTIONS', field: 'exclude[0]' });
+  });
+
+  test('an endpoint added while the read runs may serve a later leg', async () => {
+    const { h, reads, sent, send } = setup(['a', 'b']);
+    h.eps.a!.fallback = ok('0x5', 10);
+    h.eps.b!.fallback = { hang: true };
+    const read = start(reads.request('eth_getBalance', [], {}, 2, send));
+    await h.clock.advance(20);
+    const c = new FakeEndpoint('c');
+    c.fallback = ok('0x5', 10);
+    h.pool.setEndpoints([{ name: 'a', conn: h.eps.a! }, { name: 'b', conn: h.eps.b! }, { name: 'c', conn: c }]);
+    await h.clock.advance(200);
+    expect(sent).toEqual(['a', 'b', 'c']);
+    expect(read.value).toBe('0x5');
+  });
+});
