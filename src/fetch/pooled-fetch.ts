@@ -127,7 +127,7 @@ export function createPooledFetch(options: PooledFetchOptions): PooledFetch {
       tokens === undefined
         ? classify
         : (error) => (error instanceof MissingToken || (isHttpStatusError(error) && error.status === 401) ? 'unauthorized' : classify(error)),
-    ...(tokens === undefined ? {} : { refreshAuth: (_base: string, ctx: AttemptContext) => tokens.refresh(ctx.endpoint, ctx.signal) }),
+    ...(tokens === undefined ? {} : { refreshAuth: (base: string, ctx: AttemptContext) => tokens.refresh(ctx.endpoint, base, ctx.signal) }),
     endpoints: baseUrlEndpoints(endpoints),
   });
   const bases = Array.isArray(endpoints) ? endpoints.map((e) => normalizeBase(typeof e === 'string' ? e : e.url)) : [];
@@ -141,7 +141,7 @@ export function createPooledFetch(options: PooledFetchOptions): PooledFetch {
     const r = (ctx as unknown as { readonly tag: FetchRequest }).tag;
     let headers: HeadersInit | undefined;
     try {
-      headers = tokens === undefined ? r.init.headers : tokens.authorize(ctx.endpoint, r.init.headers);
+      headers = tokens === undefined ? r.init.headers : tokens.authorize(ctx.endpoint, base, r.init.headers);
     } catch (error) {
       return Promise.reject(error); // MissingToken: a failure of the attempt, not a synchronous throw
     }
@@ -306,11 +306,16 @@ class MissingToken extends Error {
   override readonly name = 'MissingToken';
 }
 
-/** Bearer tokens per endpoint: fetched on first use and after a 401, through the pool's refresh. */
+/**
+ * Bearer tokens per endpoint: fetched on first use and after a 401, through the pool's refresh.
+ * A token belongs to the base URL it was fetched for: a name that `setEndpoints` gives another
+ * URL has none until `getToken` is asked again (the old one is never sent to the new host).
+ */
 class TokenCache {
   readonly #get: (endpoint: string, signal: AbortSignal) => Promise<string>;
-  /** Each endpoint's `authorization` value (`Bearer <token>`). */
-  readonly #tokens = new Map<string, string>();
+  /** Each endpoint's `authorization` value (`Bearer <token>`) and the base URL it is for. */
+  readonly #tokens = new Map<string, { readonly base: string; readonly value: string }>();
+  /** Fetches in flight, by endpoint and base URL. */
   readonly #pending = new Map<string, Promise<string>>();
 
   constructor(get: (endpoint: string, signal: AbortSignal) => Promise<string>) {
@@ -318,31 +323,32 @@ class TokenCache {
   }
 
   /** The request's headers with this endpoint's bearer token; throws `MissingToken` before the first one. */
-  authorize(endpoint: string, headers: HeadersInit | undefined): HeadersInit {
-    const value = this.#tokens.get(endpoint);
-    if (value === undefined) throw new MissingToken('no token yet for this endpoint');
-    return withAuthorization(headers, value);
+  authorize(endpoint: string, base: string, headers: HeadersInit | undefined): HeadersInit {
+    const token = this.#tokens.get(endpoint);
+    if (token === undefined || token.base !== base) throw new MissingToken('no token yet for this endpoint');
+    return withAuthorization(headers, token.value);
   }
 
   /** Replaces the endpoint's token (the pool calls this once per 401 wave). */
-  async refresh(endpoint: string, signal: AbortSignal): Promise<void> {
+  async refresh(endpoint: string, base: string, signal: AbortSignal): Promise<void> {
     this.#tokens.delete(endpoint);
-    await this.#fetch(endpoint, signal);
+    await this.#fetch(endpoint, base, signal);
   }
 
-  #fetch(endpoint: string, signal: AbortSignal): Promise<string> {
-    let p = this.#pending.get(endpoint);
+  #fetch(endpoint: string, base: string, signal: AbortSignal): Promise<string> {
+    const key = `${endpoint}\n${base}`;
+    let p = this.#pending.get(key);
     if (p === undefined) {
       p = Promise.resolve(this.#get(endpoint, signal)).then((token) => {
         if (typeof token !== 'string' || token.length === 0) throw new TypeError('getToken must resolve to a non-empty string');
-        this.#tokens.set(endpoint, `Bearer ${token}`); // the header's value
+        this.#tokens.set(endpoint, { base, value: `Bearer ${token}` }); // the header's value
         return token;
       });
       const done = (): void => {
-        this.#pending.delete(endpoint);
+        this.#pending.delete(key);
       };
       p.then(done, done);
-      this.#pending.set(endpoint, p);
+      this.#pending.set(key, p);
     }
     return p;
   }
