@@ -43,3 +43,21 @@ describe('fetch adapter: tokens across setEndpoints', () => {
     await pooled.pool.close();
   });
 });
+
+describe('fetch adapter: absolute URLs across setEndpoints', () => {
+  test("an absolute URL under a base URL set later is served; one under a base URL set before still is (as a path)", async () => {
+    const seen: string[] = [];
+    const fakeFetch = async (input: string | URL | Request): Promise<Response> => {
+      seen.push(String(input));
+      return new Response('ok', { status: 200 });
+    };
+    const pooled = createPooledFetch({ endpoints: [{ url: 'https://old.example/v1', name: 'x' }], fetch: fakeFetch as typeof fetch });
+    await pooled('https://old.example/v1/items?a=1');
+    pooled.pool.setEndpoints([{ name: 'x', conn: 'https://new.example/v2' }]);
+    await pooled('https://new.example/v2/items?a=2');
+    await pooled('https://old.example/v1/items?a=3');
+    await expect(pooled('https://elsewhere.example/items')).rejects.toThrow(/matches none/);
+    expect(seen).toEqual(['https://old.example/v1/items?a=1', 'https://new.example/v2/items?a=2', 'https://new.example/v2/items?a=3']);
+    await pooled.pool.close();
+  });
+});

@@ -130,7 +130,17 @@ export function createPooledFetch(options: PooledFetchOptions): PooledFetch {
     ...(tokens === undefined ? {} : { refreshAuth: (base: string, ctx: AttemptContext) => tokens.refresh(ctx.endpoint, base, ctx.signal) }),
     endpoints: baseUrlEndpoints(endpoints),
   });
+  // The base URLs an absolute request URL may start with: the endpoints' own, and those
+  // `pool.setEndpoints` brings later (one set before stays: its URLs still name a path).
   const bases = Array.isArray(endpoints) ? endpoints.map((e) => normalizeBase(typeof e === 'string' ? e : e.url)) : [];
+  const setEndpoints = pool.setEndpoints.bind(pool);
+  pool.setEndpoints = (list, groups) => {
+    setEndpoints(list, groups);
+    for (const e of list) {
+      const base = typeof e.conn === 'string' ? normalizeBase(e.conn) : undefined;
+      if (base !== undefined && !bases.includes(base)) bases.push(base);
+    }
+  };
   const hedging = poolOptions.hedge !== undefined;
 
   // A failed call settles here: with its last HTTP error answer (like `fetch`) or a rejection.
