@@ -90,6 +90,7 @@ export class HeadRouting {
     const names = this.#pool.endpointNames;
     const now = this.#pool.clock.now();
     this.tracker.retain(names);
+    if (this.#rechecked.size !== 0) for (const name of this.#rechecked.keys()) if (!names.includes(name)) this.#rechecked.delete(name);
     const need = requiredHead(method, params);
     const out = need === undefined ? [] : this.tracker.cannotServe(need, now);
     if (!this.#stopped) this.#recheck(now);
