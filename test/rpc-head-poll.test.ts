@@ -4,12 +4,11 @@
  * exclusion of unfit endpoints from single reads, and the quorum's live `avoid`.
  */
 import { describe, expect, test } from 'vitest';
-import type { AttemptContext, ExecuteOptions } from '../src/index.js';
+import type { AttemptContext } from '../src/index.js';
 import { HeadRouting, checkHeadOptions } from '../src/rpc/head-poll.js';
 import { HeadTracker } from '../src/rpc/heads.js';
-import { RpcReads } from '../src/rpc/reads.js';
-import { isEndpointTaken } from '../src/rpc/quorum.js';
-import { classify, fail, harness, ok, start, type FakeEndpoint } from './support.js';
+import { readHarness } from './helpers/reads.js';
+import { fail, harness, ok, start, type FakeEndpoint } from './support.js';
 
 const hex = (n: number) => `0x${n.toString(16)}`;
 
@@ -133,15 +132,7 @@ describe('HeadRouting poll', () => {
 });
 
 function readSetup(names: string[], unfit: () => readonly string[]) {
-  const h = harness(names, { classify: (e) => (isEndpointTaken(e) ? 'unsupported' : classify(e)), strategy: 'ordered' });
-  const reads = new RpcReads({ quorum: { stallMs: Number.POSITIVE_INFINITY } }, h.pool, undefined, () => unfit());
-  const sent: string[] = [];
-  const send = (exec: ExecuteOptions, guard?: (endpoint: string) => void) =>
-    h.pool.execute(async (ep: FakeEndpoint, ctx: AttemptContext) => {
-      guard?.(ctx.endpoint);
-      sent.push(ctx.endpoint);
-      return h.op(ep, ctx);
-    }, exec);
+  const { h, reads, sent, send } = readHarness(names, { quorum: { stallMs: Number.POSITIVE_INFINITY } }, { strategy: 'ordered' }, () => unfit());
   return { h, sent, read: (quorum?: number) => reads.request('eth_blockNumber', [], {}, quorum, send) };
 }
 

@@ -4,23 +4,10 @@
  * which failed the whole read).
  */
 import { describe, expect, test } from 'vitest';
-import type { AttemptContext, ExecuteOptions } from '../src/index.js';
-import { RpcReads } from '../src/rpc/reads.js';
-import { isEndpointTaken } from '../src/rpc/quorum.js';
-import { FakeEndpoint, classify, harness, ok, start } from './support.js';
+import { readHarness } from './helpers/reads.js';
+import { FakeEndpoint, ok, start } from './support.js';
 
-function setup(names = ['a', 'b', 'c']) {
-  const h = harness(names, { classify: (e) => (isEndpointTaken(e) ? 'unsupported' : classify(e)), strategy: 'ordered', maxAttempts: 1 });
-  const reads = new RpcReads({ quorum: { stallMs: 100 } }, h.pool);
-  const sent: string[] = [];
-  const send = (exec: ExecuteOptions, guard?: (endpoint: string) => void) =>
-    h.pool.execute(async (ep: FakeEndpoint, ctx: AttemptContext) => {
-      guard?.(ctx.endpoint);
-      sent.push(ctx.endpoint);
-      return h.op(ep, ctx);
-    }, exec);
-  return { h, reads, sent, send };
-}
+const setup = (names = ['a', 'b', 'c']) => readHarness(names, { quorum: { stallMs: 100 } }, { strategy: 'ordered', maxAttempts: 1 });
 
 describe('quorum reads and setEndpoints', () => {
   test('an endpoint whose leg answered leaves the pool; the leg launched after a stall still runs, and the read is met', async () => {

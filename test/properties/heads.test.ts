@@ -25,6 +25,7 @@ import { Pool, isPoolError, type AttemptContext, type ExecuteOptions } from '../
 import { HeadRouting } from '../../src/rpc/head-poll.js';
 import { RpcReads } from '../../src/rpc/reads.js';
 import { FakeClock } from '../../src/testing/index.js';
+import { seeded } from '../helpers/prng.js';
 import { checkSeeded } from './run.js';
 
 const RUNS = Number(process.env['FC_HEADS_RUNS'] ?? 300);
@@ -133,7 +134,7 @@ async function simulate(sc: Scenario) {
   const lastPhase = Math.max(0, ...sc.nodes.map((_n, i) => followsFrom(i)), sc.removal?.back ?? 0);
   const end = lastPhase + 3 * recover;
   const gap = Math.max(10, Math.round(B / sc.rate));
-  const rnd = mulberry(sc.seed);
+  const rnd = seeded(sc.seed);
   let present = [...names];
   for (let t = 0; t < end; t += gap) {
     const now = clock.now() - T0;
@@ -205,17 +206,6 @@ async function simulate(sc: Scenario) {
 }
 
 const needsLatestOf = (method: string, params: readonly unknown[]): boolean => method !== 'eth_getBlockByNumber' || params[0] === 'latest';
-
-function mulberry(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 describe('head-aware routing over generated chains', () => {
   test('no read fails, heads() names the pool, a node that caught up comes back, the block time is measured right', async () => {
