@@ -1,0 +1,158 @@
+/**
+ * Quorum reads (src/rpc/quorum.ts) edge by edge: what the twenty-ninth session's first mutation
+ * run of the file found held by no fast test (64.7 %): a signal aborted before or during the read,
+ * weights too light from the start, a leg's retry landing on an endpoint another leg holds, no
+ * stall timer when stalls are off, `avoid`, an `equals` that throws, how answers are described.
+ */
+import { describe, expect, test } from 'vitest';
+import { isPoolError } from '../../src/index.js';
+import { EndpointTakenError, isEndpointTaken } from '../../src/rpc/quorum.js';
+import type { QuorumError } from '../../src/rpc/quorum-error.js';
+import { readHarness } from '../helpers/reads.js';
+import { fail, hang, ok, start } from '../support.js';
+
+const read = (r: ReturnType<typeof readHarness>, need: number, exec = {}) => r.reads.request('eth_call', [], exec, need, r.send);
+
+describe('EndpointTakenError', () => {
+  test('is recognised by isEndpointTaken, names the endpoint; nothing else is', () => {
+    const e = new EndpointTakenError('b');
+    expect(isEndpointTaken(e)).toBe(true);
+    expect(e).toMatchObject({ name: 'EndpointTakenError', endpoint: 'b', message: 'endpoint "b" already serves another leg of this quorum read' });
+    for (const x of [new Error('x'), null, undefined, 'b', { endpoint: 'b' }]) expect(isEndpointTaken(x)).toBe(false);
+  });
+});
+
+describe('signals', () => {
+  test('aborted before the read: ABORTED, its reason the cause, nothing sent', async () => {
+    const r = readHarness(['a', 'b', 'c']);
+    const c = new AbortController();
+    c.abort('stop');
+    const e = (await read(r, 2, { signal: c.signal }).catch((x: unknown) => x)) as Error & { cause?: unknown };
+    expect(e).toMatchObject({ code: 'ABORTED', message: 'the call was aborted before it started', cause: 'stop' });
+    expect(r.sent).toEqual([]);
+  });
+
+  test('aborted during the read: ABORTED at once, its reason the cause; the legs are aborted', async () => {
+    const r = readHarness(['a', 'b', 'c']);
+    for (const n of ['a', 'b', 'c']) r.h.eps[n]!.fallback = hang(true);
+    const c = new AbortController();
+    const p = start(read(r, 2, { signal: c.signal }));
+    await r.h.clock.advance(10);
+    c.abort('enough');
+    await r.h.clock.advance(0);
+    expect(p.error).toMatchObject({ code: 'ABORTED', message: 'the call was aborted', cause: 'enough' });
+    expect(r.h.eps.a!.contexts[0]!.signal.aborted).toBe(true);
+  });
+});
+
+describe('before any leg', () => {
+  test('weights that cannot reach the quorum: not met at once, saying so', async () => {
+    const r = readHarness(['a', 'b', 'c'], { quorum: { weights: { a: 0, b: 0 } } });
+    const e = (await read(r, 2).catch((x: unknown) => x)) as QuorumError;
+    expect(e.code).toBe('QUORUM_NOT_MET');
+    expect(e.message).toContain('the endpoints it may use weigh 1 in all');
+    expect(r.sent).toEqual([]);
+  });
+
+  test("the caller's exclude counts: what it leaves weighs too little", async () => {
+    const r = readHarness(['a', 'b', 'c']);
+    const e = (await read(r, 2, { exclude: ['a', 'b'] }).catch((x: unknown) => x)) as QuorumError;
+    expect(e.message).toContain('weigh 1 in all');
+    expect(r.sent).toEqual([]);
+  });
+});
+
+describe('one endpoint per read', () => {
+  test("a leg's retry that lands on an endpoint another leg holds moves on at once, sending nothing there", async () => {
+    const r = readHarness(['a', 'b', 'c'], {}, { strategy: 'ordered', maxAttempts: 3 });
+    r.h.eps.a!.then(fail('transient', 5));
+    r.h.eps.b!.fallback = ok('0x1', 20);
+    r.h.eps.c!.fallback = ok('0x1', 0);
+    const p = start(read(r, 2));
+    await r.h.clock.advance(100);
+    // a fails at 5 ms; its retry skips b (held by the second leg: no request) and goes to c.
+    expect(r.sent).toEqual(['a', 'b', 'c']);
+    expect(r.h.eps.b!.calls).toBe(1);
+    expect(p.value).toBe('0x1');
+  });
+
+  test("a leg's retry on its own endpoint is no conflict", async () => {
+    const r = readHarness(['a', 'b'], {}, { strategy: 'ordered', maxAttempts: 3, backoff: { initialMs: 0, maxMs: 0, jitter: 'none' } });
+    r.h.eps.a!.then(fail('transient', 5));
+    r.h.eps.a!.fallback = ok('0x1', 0);
+    r.h.eps.b!.fallback = ok('0x1', 20);
+    const p = start(read(r, 2, { exclude: [] }));
+    await r.h.clock.advance(100);
+    expect(p.value).toBe('0x1');
+    expect(r.h.eps.a!.calls).toBe(2);
+  });
+});
+
+describe('stalls', () => {
+  test('stallMs Infinity: no stall timer, and a hanging leg is waited for', async () => {
+    const r = readHarness(['a', 'b', 'c'], { quorum: { stallMs: Infinity } }, { attemptTimeoutMs: Infinity, deadlineMs: Infinity });
+    r.h.eps.a!.fallback = hang();
+    r.h.eps.b!.fallback = ok('0x1', 0);
+    start(read(r, 2, { deadlineMs: Infinity }));
+    await r.h.clock.advance(10_000);
+    expect(r.sent).toEqual(expect.arrayContaining(['a', 'b']));
+    expect(r.sent).not.toContain('c');
+    expect(r.h.clock.pendingTimers).toBe(0);
+  });
+});
+
+describe('avoid', () => {
+  test('an avoided endpoint is asked only once no other is left', async () => {
+    const r = readHarness(['a', 'b', 'c'], {}, { strategy: 'ordered' }, () => ['a']);
+    for (const n of ['a', 'b', 'c']) r.h.eps[n]!.fallback = ok('0x1', 0);
+    expect(await read(r, 2)).toBe('0x1');
+    expect(r.sent).toEqual(['b', 'c']);
+    r.sent.length = 0;
+    r.h.eps.c!.fallback = fail('transient');
+    const p = start(read(r, 2, { retry: 'none' }));
+    await r.h.clock.advance(100);
+    expect(p.value).toBe('0x1');
+    expect(r.sent).toEqual(['b', 'c', 'a']);
+  });
+});
+
+describe('answers', () => {
+  test('an equals that throws makes two answers different: not met, both described', async () => {
+    const r = readHarness(['a', 'b'], {
+      quorum: {
+        equals: () => {
+          throw new Error('boom');
+        },
+      },
+    });
+    for (const n of ['a', 'b']) r.h.eps[n]!.fallback = ok('0x1', 0);
+    const e = (await read(r, 2).catch((x: unknown) => x)) as QuorumError;
+    expect(e.code).toBe('QUORUM_NOT_MET');
+    expect(e.message).toContain('the endpoints disagree');
+    expect(e.answers.map((x) => [x.endpoint, x.kind, x.group])).toEqual([
+      ['a', 'result', 0],
+      ['b', 'result', 1],
+    ]);
+  });
+
+  test('failures are described by code, short message and cause', async () => {
+    const r = readHarness(['a', 'b'], {}, { classify: () => 'transient', maxAttempts: 1 });
+    const errors: unknown[] = [
+      Object.assign(new Error('long message'), { code: -32000, shortMessage: 'short', cause: { code: 'ECONNRESET', message: 'reset' } }),
+      Object.assign(new Error('plain'), { code: 'E_X' }),
+    ];
+    let i = 0;
+    const send = (exec: Parameters<typeof r.send>[0], guard?: (endpoint: string) => void) =>
+      r.h.pool.execute(async (_ep, ctx) => {
+        guard?.(ctx.endpoint);
+        throw errors[i++];
+      }, exec);
+    const e = (await r.reads.request('eth_call', [], {}, 2, send).catch((x: unknown) => x)) as QuorumError;
+    expect(isPoolError(e)).toBe(true);
+    // A leg's error is the PoolError its call ended with: its code, message, and its cause's code and short message.
+    expect(e.answers.map((x) => x.error)).toEqual([
+      'RETRIES_EXHAUSTED: the only attempt allowed failed: "a" transient: (cause: -32000 short)',
+      'RETRIES_EXHAUSTED: the only attempt allowed failed: "b" transient: (cause: E_X plain)',
+    ]);
+  });
+});
