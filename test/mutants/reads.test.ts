@@ -3,12 +3,13 @@
  * found held by no test: what a pinned request skips, which reads share a request, and what a
  * quorum read refuses before it starts.
  */
+import { getEventListeners } from 'node:events';
 import { describe, expect, test } from 'vitest';
 import { isPoolError, type AttemptContext, type ExecuteOptions } from '../../src/index.js';
 import { RpcReads, type RpcReadOptions } from '../../src/rpc/reads.js';
 import { isEndpointTaken, quorumRead } from '../../src/rpc/quorum.js';
 import { FakeClock } from '../../src/testing/index.js';
-import { classify, harness, ok, start, type FakeEndpoint } from '../support.js';
+import { classify, fail, harness, ok, start, type FakeEndpoint } from '../support.js';
 
 function setup(options: RpcReadOptions, unfit?: (method: string, params: unknown) => readonly string[]) {
   const h = harness(['a', 'b', 'c'], { classify: (e) => (isEndpointTaken(e) ? 'unsupported' : classify(e)), maxAttempts: 1, strategy: 'round-robin' });
@@ -174,5 +175,46 @@ describe('a quorum whose legs answer from no known endpoint', () => {
     });
     await expect(read).rejects.toMatchObject({ code: 'QUORUM_NOT_MET' });
     expect(legs).toBe(2);
+  });
+});
+
+describe('coalescing: callers that leave', () => {
+  test('once every caller of a shared request has left, an identical read starts a request of its own (the left one may still be running)', async () => {
+    const { h, read, sent } = setup({ coalesce: ['eth_getBalance'] });
+    h.eps.a!.then({ hang: true });
+    h.eps.b!.fallback = ok('0x2', 5);
+    const c1 = new AbortController();
+    const c2 = new AbortController();
+    const first = [start(read('eth_getBalance', undefined, { signal: c1.signal })), start(read('eth_getBalance', undefined, { signal: c2.signal }))];
+    await h.clock.advance(1);
+    c1.abort('one');
+    c2.abort('two');
+    // At once, before the left request has ended.
+    const again = start(read('eth_getBalance'));
+    await h.clock.advance(10);
+    expect(first.map((c) => (c.error as { code?: string }).code)).toEqual(['ABORTED', 'ABORTED']);
+    expect(again.value).toBe('0x2');
+    expect(sent).toHaveLength(2);
+  });
+
+  test('a caller whose shared request settled leaves no abort listener on its signal', async () => {
+    const { h, read } = setup({ coalesce: ['eth_getBalance'] });
+    h.eps.a!.fallback = ok('0x1', 5);
+    h.eps.b!.fallback = ok('0x1', 5);
+    const ok1 = new AbortController();
+    const ok2 = new AbortController();
+    const calls = [start(read('eth_getBalance', undefined, { signal: ok1.signal })), start(read('eth_getBalance', undefined, { signal: ok2.signal }))];
+    await h.clock.advance(10);
+    expect(calls.map((c) => c.value)).toEqual(['0x1', '0x1']);
+    expect(getEventListeners(ok1.signal, 'abort')).toHaveLength(0);
+    expect(getEventListeners(ok2.signal, 'abort')).toHaveLength(0);
+    // And when it failed.
+    h.eps.a!.fallback = fail('permanent', 5);
+    h.eps.b!.fallback = fail('permanent', 5);
+    const bad = new AbortController();
+    const failed = start(read('eth_getBalance', undefined, { signal: bad.signal }));
+    await h.clock.advance(10);
+    expect(failed.error).toBeDefined();
+    expect(getEventListeners(bad.signal, 'abort')).toHaveLength(0);
   });
 });
