@@ -156,3 +156,14 @@ describe('answers', () => {
     ]);
   });
 });
+
+describe('the deadline', () => {
+  test('no leg starts once it has passed: legs that end at the deadline leave the read not met, never an options error', async () => {
+    const r = readHarness(['a', 'b', 'c'], { quorum: { stallMs: 1000 } }, { maxAttempts: 1, attemptTimeoutMs: 10_000 });
+    for (const n of ['a', 'b', 'c']) r.h.eps[n]!.fallback = hang(true);
+    const p = start(read(r, 2, { deadlineMs: 100 }));
+    await r.h.clock.advance(100);
+    expect(p.error).toMatchObject({ code: 'QUORUM_NOT_MET' });
+    expect(r.sent).toHaveLength(2);
+  });
+});
