@@ -92,8 +92,10 @@ export class HeadRouting {
     this.tracker.retain(names);
     if (this.#rechecked.size !== 0) for (const name of this.#rechecked.keys()) if (!names.includes(name)) this.#rechecked.delete(name);
     const need = requiredHead(method, params);
-    const out = need === undefined ? [] : this.tracker.cannotServe(need, now);
-    if (!this.#stopped) this.#recheck(now);
+    // Computed once, for the request's exclusions and for the questions to lagging endpoints.
+    const lagging = this.tracker.lagging(now);
+    const out = need === undefined ? [] : this.tracker.cannotServe(need, now, lagging);
+    if (!this.#stopped) this.#recheck(now, lagging);
     for (const name of names) if (isOpen(this.#pool.breakerState(name)) && !out.includes(name)) out.push(name);
     return out;
   }
@@ -122,10 +124,11 @@ export class HeadRouting {
    * at least) while what is known of it predates the best head's last advance, else once a stall
    * time (it was heard from since and lagged, but may catch up while the front stands still).
    */
-  #recheck(now: number): void {
+  #recheck(now: number, lagging: readonly string[]): void {
+    if (lagging.length === 0) return;
     const often = Math.max(RECHECK_MIN_MS, this.tracker.blockTimeMs ?? RECHECK_UNKNOWN_MS);
     const seldom = Math.max(often, this.tracker.stallMs);
-    for (const name of this.tracker.lagging(now)) {
+    for (const name of lagging) {
       const last = this.#rechecked.get(name);
       if (last !== undefined && now - last < (this.tracker.stale(name) ? often : seldom)) continue;
       this.#rechecked.set(name, now);

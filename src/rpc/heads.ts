@@ -143,9 +143,10 @@ export class HeadTracker {
    * Endpoints that cannot serve `block`: lagging ones, and those whose known head is below it.
    * A block beyond the best head seen (the caller knows of it before the tracker does) is
    * taken as the best head: endpoints at the best head are kept, being the likeliest to have it.
+   * `lagging`: `lagging(now)` when the caller has it already.
    */
-  cannotServe(block: number | 'latest', now: number): string[] {
-    const lag = this.lagging(now);
+  cannotServe(block: number | 'latest', now: number, lagging?: readonly string[]): string[] {
+    const lag = lagging === undefined ? this.lagging(now) : [...lagging];
     if (block === 'latest') return lag;
     const need = Math.min(block, this.#best);
     for (const [name, head] of this.#heads) if (head.block < need && !lag.includes(name)) lag.push(name);
