@@ -302,6 +302,29 @@ export function defaultDeadlineMs<C>(pool: PoolCore<C>): number {
   return stateOf(pool).opts.deadlineMs;
 }
 
+/**
+ * @internal For the RPC layer, whose memories (heads, "unsupported" answers) are keyed by
+ * endpoint name: a function that returns the names `setEndpoints` has given another
+ * connection since its last call (compared by identity, as the pool does to keep an
+ * endpoint's breaker), or `undefined` when none. One comparison per call while the set is unchanged.
+ */
+export function connectionWatch<C>(pool: PoolCore<C>): () => string[] | undefined {
+  const s = stateOf(pool);
+  let seen = s.endpoints;
+  return () => {
+    const current = s.endpoints;
+    if (current === seen) return undefined;
+    const previous = seen;
+    seen = current;
+    let replaced: string[] | undefined;
+    for (const old of previous) {
+      const now = s.byName.get(old.name);
+      if (now !== undefined && now.conn !== old.conn) (replaced ??= []).push(old.name);
+    }
+    return replaced;
+  };
+}
+
 /** Plans on the pool's defaults that map rejections, one per pool and mapping. */
 const mappedPlans = new WeakMap<object, WeakMap<object, CallPlan<unknown>>>();
 

@@ -31,7 +31,7 @@ import { checkUrlOption } from '../extras/url-option.js';
 import { DEFAULT_MAX_RETRY_AFTER_MS } from '../fetch/retry-after.js';
 import { hostOf } from '../extras/host.js';
 import type { EndpointConfig, ExecuteOptions, PoolOptions } from '../options/options.js';
-import { Pool } from '../pool.js';
+import { Pool, connectionWatch } from '../pool.js';
 import { wallNow } from '../base/clock.js';
 import { rpcAnswerKey } from '../rpc/answer-key.js';
 import { RpcReads, type RpcReadOptions, type RpcReadsStats } from '../rpc/reads.js';
@@ -120,7 +120,7 @@ export class PooledJsonRpcProvider extends JsonRpcApiProvider {
       return c ?? classifyEthersError(error, { nowMs: wallNow(this.pool.clock), maxRetryAfterMs });
     };
     this.pool = new Pool<RpcConnection>({ ...poolOptions, classify: this.#classify, endpoints: toEndpoints(endpoints) });
-    const routing = heads === undefined ? undefined : new HeadRouting(heads, this.pool, (exec) => this.#post(BLOCK_NUMBER, exec));
+    const routing = heads === undefined ? undefined : new HeadRouting(heads, this.pool, (exec) => this.#post(BLOCK_NUMBER, exec), connectionWatch(this.pool));
     this.#routing = routing;
     this.#reads = new RpcReads(
       { ...(quorum === undefined ? {} : { quorum }), ...(coalesce === undefined ? {} : { coalesce }) },

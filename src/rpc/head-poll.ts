@@ -60,14 +60,18 @@ export class HeadRouting {
   readonly #polling = new Set<string>();
   /** When each lagging endpoint was last asked for its head outside a poll. */
   readonly #rechecked = new Map<string, number>();
+  /** Names `setEndpoints` gave other connections since the last look (`connectionWatch`). */
+  readonly #replaced: (() => readonly string[] | undefined) | undefined;
   #timer: TimerHandle | undefined;
   #stopped = false;
 
-  constructor(options: HeadOptions, pool: HeadPool, pollOne: PollOne) {
+  /** `replaced`: what `connectionWatch(pool)` returns; what is known of a replaced endpoint is forgotten. */
+  constructor(options: HeadOptions, pool: HeadPool, pollOne: PollOne, replaced?: () => readonly string[] | undefined) {
     this.tracker = new HeadTracker(checkHeadOptions(options));
     this.#pool = pool;
     this.#pollMs = options.pollMs ?? 0;
     this.#pollOne = pollOne;
+    this.#replaced = replaced;
     // The first poll on the next turn: nothing is sent from inside the adapter's constructor.
     if (this.#pollMs > 0) this.#timer = pool.clock.setTimeout(() => this.#tick(), 0, true);
   }
@@ -89,20 +93,34 @@ export class HeadRouting {
   unfit(method: string, params: unknown): string[] {
     const names = this.#pool.endpointNames;
     const now = this.#pool.clock.now();
-    this.tracker.retain(names);
-    if (this.#rechecked.size !== 0) for (const name of this.#rechecked.keys()) if (!names.includes(name)) this.#rechecked.delete(name);
+    this.#forget(names);
     const need = requiredHead(method, params);
     // Computed once, for the request's exclusions and for the questions to lagging endpoints.
     const lagging = this.tracker.lagging(now);
     const out = need === undefined ? [] : this.tracker.cannotServe(need, now, lagging);
-    if (!this.#stopped) this.#recheck(now, lagging);
+    if (!this.#stopped) this.#recheck(now, lagging, names);
     for (const name of names) if (isOpen(this.#pool.breakerState(name)) && !out.includes(name)) out.push(name);
     return out;
   }
 
   snapshot(): HeadSnapshot {
-    this.tracker.retain(this.#pool.endpointNames);
+    this.#forget(this.#pool.endpointNames);
     return this.tracker.snapshot(this.#pool.clock.now());
+  }
+
+  /**
+   * Forgets what is known of endpoints that left the pool, and of those `setEndpoints` gave
+   * another connection (a node behind would otherwise inherit its predecessor's head, and
+   * serve reads of latest until it stalled).
+   */
+  #forget(names: readonly string[]): void {
+    this.tracker.retain(names);
+    const replaced = this.#replaced?.();
+    if (replaced !== undefined) {
+      this.tracker.forget(replaced);
+      for (const name of replaced) this.#rechecked.delete(name);
+    }
+    if (this.#rechecked.size !== 0) for (const name of this.#rechecked.keys()) if (!names.includes(name)) this.#rechecked.delete(name);
   }
 
   /** Stops the poll. Idempotent. */
@@ -123,16 +141,29 @@ export class HeadRouting {
    * Asks each lagging endpoint for its head: once a block time (10 s before one is known, 100 ms
    * at least) while what is known of it predates the best head's last advance, else once a stall
    * time (it was heard from since and lagged, but may catch up while the front stands still).
+   * Once any head is known, an endpoint whose head is not (new to the pool, or given another
+   * connection) is asked once a block time too, until it answers.
    */
-  #recheck(now: number, lagging: readonly string[]): void {
-    if (lagging.length === 0) return;
-    const often = Math.max(RECHECK_MIN_MS, this.tracker.blockTimeMs ?? RECHECK_UNKNOWN_MS);
-    const seldom = Math.max(often, this.tracker.stallMs);
+  #recheck(now: number, lagging: readonly string[], names: readonly string[]): void {
+    const tracker = this.tracker;
+    const unknown = tracker.best() !== undefined && tracker.known < names.length;
+    if (lagging.length === 0 && !unknown) return;
+    const often = Math.max(RECHECK_MIN_MS, tracker.blockTimeMs ?? RECHECK_UNKNOWN_MS);
+    const seldom = Math.max(often, tracker.stallMs);
     for (const name of lagging) {
       const last = this.#rechecked.get(name);
-      if (last !== undefined && now - last < (this.tracker.stale(name) ? often : seldom)) continue;
+      if (last !== undefined && now - last < (tracker.stale(name) ? often : seldom)) continue;
       this.#rechecked.set(name, now);
       this.#ask(name);
+    }
+    if (unknown) {
+      for (const name of names) {
+        if (tracker.head(name) !== undefined) continue;
+        const last = this.#rechecked.get(name);
+        if (last !== undefined && now - last < often) continue;
+        this.#rechecked.set(name, now);
+        this.#ask(name);
+      }
     }
   }
 

@@ -104,6 +104,9 @@ export class HeadTracker {
 
   head(endpoint: string): number | undefined { return this.#heads.get(endpoint)?.block; }
 
+  /** How many endpoints' heads are known. */
+  get known(): number { return this.#heads.size; }
+
   /**
    * Whether what is known of `endpoint` may be out of date: it was last heard from before the
    * best head last advanced (a lagging endpoint heard from since is lagging for sure).
@@ -111,6 +114,11 @@ export class HeadTracker {
   stale(endpoint: string): boolean {
     const head = this.#heads.get(endpoint);
     return head !== undefined && head.seenAt < this.#bestAt;
+  }
+
+  /** Forgets what is known of these endpoints (`setEndpoints` gave their names other connections). */
+  forget(names: readonly string[]): void {
+    for (const name of names) this.#heads.delete(name);
   }
 
   /** Forgets the heads of endpoints not in `names` (they left the pool). */

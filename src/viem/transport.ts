@@ -36,7 +36,7 @@ import { PoolError, invalidOption, isPoolError, throwIt } from '../base/errors.j
 import { POOL_ALIASES, POOL_KEYS } from '../options/resolve.js';
 import { checkFunction, checkKeys, finite, type KnownKeys } from '../options/validate.js';
 import type { EndpointConfig, ExecuteOptions, PoolOptions } from '../options/options.js';
-import { Pool, executorAs } from '../pool.js';
+import { Pool, connectionWatch, executorAs } from '../pool.js';
 import { classifyViemError, gatherEvidence, saysMethodUnsupported } from './classify.js';
 import { alreadyLanded } from './landed.js';
 import { UnsupportedMemory } from './unsupported.js';
@@ -182,7 +182,7 @@ export function poolTransport(options: PoolTransportOptions): PoolTransport {
   } = options;
   /** Where each error came from: the request's method (for overrides) and the endpoint. */
   const origin = new WeakMap<object, { method: string; endpoint: string | undefined }>();
-  const unsupported = new UnsupportedMemory(rememberUnsupportedMs);
+  let unsupported: UnsupportedMemory;
   /** Cuts the URLs in a failed request's error to their host and remembers where it came from. */
   const noteFailure = (error: unknown, method: string, endpoint: string | undefined): void => {
     // viem's errors carry the request URL (and an API key in its path): cut it to the host.
@@ -211,6 +211,7 @@ export function poolTransport(options: PoolTransportOptions): PoolTransport {
   finite('rememberUnsupportedMs', rememberUnsupportedMs, 0);
   const given = custom === false ? undefined : custom;
   const pool = new Pool<TransportFactory>({ ...poolOptions, classify, endpoints: toEndpoints(endpoints, http, given) });
+  unsupported = new UnsupportedMemory(rememberUnsupportedMs, connectionWatch(pool));
   const replay: Replay | undefined = given === undefined ? undefined : replayWith(given);
   // Without a `custom`, viem is loaded at run time (./autoload.ts); started here, once per process.
   const auto = custom === undefined;
@@ -227,7 +228,7 @@ export function poolTransport(options: PoolTransportOptions): PoolTransport {
             const b = instanceOf(factory);
             return attempt(b, BLOCK_NUMBER, b.hears ? ctx.signal : undefined, ctx.endpoint);
           }, exec);
-        });
+        }, connectionWatch(pool));
   const reads = new RpcReads(
     { ...(quorum !== undefined ? { quorum } : {}), ...(coalesce !== undefined ? { coalesce } : {}) },
     pool,

@@ -3,13 +3,17 @@
  * the answer itself, so it can be rethrown when no endpoint is left. An answer that says
  * nothing of the method (HTTP 401/403: a key or an origin refused, which may pass) is
  * remembered `soft`: it leaves its endpoint out while another may serve, never all of them.
+ * What an endpoint answered is forgotten once `setEndpoints` gives its name another connection.
  */
 export class UnsupportedMemory {
   readonly #ttlMs: number;
   readonly #byMethod = new Map<string, Map<string, { until: number; error: unknown; soft: boolean }>>();
+  readonly #replaced: (() => readonly string[] | undefined) | undefined;
 
-  constructor(ttlMs: number) {
+  /** `replaced`: what `connectionWatch(pool)` returns. */
+  constructor(ttlMs: number, replaced?: () => readonly string[] | undefined) {
     this.#ttlMs = ttlMs;
+    this.#replaced = replaced;
   }
 
   /** Whether anything is remembered for `method` (cheap: the hot path asks this first). */
@@ -26,6 +30,13 @@ export class UnsupportedMemory {
 
   /** The live endpoints to leave out for `method`, or `undefined` when none. */
   excluded(method: string, live: readonly string[], now: number): { names: string[]; all: boolean; error: unknown } | undefined {
+    const replaced = this.#replaced?.();
+    if (replaced !== undefined) {
+      for (const [key, byEndpoint] of this.#byMethod) {
+        for (const name of replaced) byEndpoint.delete(name);
+        if (byEndpoint.size === 0) this.#byMethod.delete(key);
+      }
+    }
     const m = this.#byMethod.get(method);
     if (m === undefined) return undefined;
     const names: string[] = [];
