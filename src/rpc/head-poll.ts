@@ -98,6 +98,11 @@ export class HeadRouting {
     // Computed once, for the request's exclusions and for the questions to lagging endpoints.
     const lagging = this.tracker.lagging(now);
     const out = need === undefined ? [] : this.tracker.cannotServe(need, now, lagging);
+    // Once any head is known, one that is not (an endpoint new to the pool, or given another
+    // connection) is left out too until it answers the question `#recheck` sends it now.
+    if (need !== undefined && this.tracker.known < names.length && this.tracker.best() !== undefined) {
+      for (const name of names) if (this.tracker.head(name) === undefined) out.push(name);
+    }
     if (!this.#stopped) this.#recheck(now, lagging, names);
     for (const name of names) if (isOpen(this.#pool.breakerState(name)) && !out.includes(name)) out.push(name);
     return out;
