@@ -304,9 +304,11 @@ export function defaultDeadlineMs<C>(pool: PoolCore<C>): number {
 
 /**
  * @internal For the RPC layer, whose memories (heads, "unsupported" answers) are keyed by
- * endpoint name: a function that returns the names `setEndpoints` has given another
- * connection since its last call (compared by identity, as the pool does to keep an
- * endpoint's breaker), or `undefined` when none. One comparison per call while the set is unchanged.
+ * endpoint name: a function that returns the names whose connection `setEndpoints` has taken
+ * away since its last call (the endpoint removed, or given another connection: compared by
+ * identity, as the pool does to keep an endpoint's breaker), or `undefined` when none. A name
+ * removed and later added again is a new node too, whenever the calls fall. One comparison
+ * per call while the set is unchanged.
  */
 export function connectionWatch<C>(pool: PoolCore<C>): () => string[] | undefined {
   const s = stateOf(pool);
@@ -319,7 +321,7 @@ export function connectionWatch<C>(pool: PoolCore<C>): () => string[] | undefine
     let replaced: string[] | undefined;
     for (const old of previous) {
       const now = s.byName.get(old.name);
-      if (now !== undefined && now.conn !== old.conn) (replaced ??= []).push(old.name);
+      if (now === undefined || now.conn !== old.conn) (replaced ??= []).push(old.name);
     }
     return replaced;
   };

@@ -55,11 +55,8 @@ describe('a backfill over a pool at the tip', () => {
     const routing = new HeadRouting({ maxLagBlocks: 2 }, h.pool, () => Promise.resolve(undefined));
     routing.observe('a', 'eth_getBlockByNumber', [hex(16), false], block(16));
     routing.observe('b', 'eth_blockNumber', [], hex(20_000_000));
-    // Its head is unknown (not 16): left out of reads of latest only until it answers the question sent now.
-    expect(routing.snapshot().endpoints.map((e) => e.name)).toEqual(['b']);
-    expect(routing.unfit('eth_getBalance', ['0x0', 'latest'])).toEqual(['a']);
-    routing.observe('a', 'eth_blockNumber', [], hex(20_000_000));
     expect(routing.unfit('eth_getBalance', ['0x0', 'latest'])).toEqual([]);
+    expect(routing.snapshot().endpoints.map((e) => e.name)).toEqual(['b']);
     routing.stop();
   });
 });

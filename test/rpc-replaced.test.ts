@@ -10,17 +10,19 @@ import { createClient, custom } from 'viem';
 import { describe, expect, test } from 'vitest';
 import { Pool } from '../src/index.js';
 import { connectionWatch } from '../src/pool.js';
+import { HeadRouting } from '../src/rpc/head-poll.js';
 import { FakeClock } from '../src/testing/index.js';
 import { poolTransport } from '../src/viem/index.js';
 
 const hex = (n: number): string => `0x${n.toString(16)}`;
 const BALANCE = { method: 'eth_getBalance', params: ['0x0000000000000000000000000000000000000000', 'latest'] } as const;
 
-/** A node at head `head.n`, logging `label:method` for each request; `refuses` answers -32601. */
-function node(label: string, head: { n: number }, log: string[], refuses: readonly string[] = []) {
+/** A node at head `head.n`, logging `label:method` for each request; `refuses` answers -32601; answers after `slow.ms` on `slow.clock`. */
+function node(label: string, head: { n: number }, log: string[], refuses: readonly string[] = [], slow?: { clock: FakeClock; ms: number }) {
   return custom({
     request: async ({ method }: { method: string }) => {
       log.push(`${label}:${method}`);
+      if (slow !== undefined) await new Promise<void>((r) => slow.clock.setTimeout(r, slow.ms));
       if (refuses.includes(method)) throw Object.assign(new Error(`the method ${method} does not exist/is not available`), { code: -32601 });
       if (method === 'eth_blockNumber') return hex(head.n);
       if (method === 'eth_getBalance') return '0x1';
@@ -31,13 +33,15 @@ function node(label: string, head: { n: number }, log: string[], refuses: readon
 }
 
 describe('connectionWatch', () => {
-  test('names only the endpoints given another connection, once; nothing while the set is unchanged', () => {
+  test('names the endpoints removed or given another connection, once; nothing while the set is unchanged', () => {
     const pool = new Pool<string>({ endpoints: [{ name: 'a', conn: 'A' }, { name: 'b', conn: 'B' }, { name: 'c', conn: 'C' }], classify: () => 'transient', clock: new FakeClock(0) });
     const changed = connectionWatch(pool);
     expect(changed()).toBeUndefined();
-    // Same connections, other settings and an endpoint removed: nothing replaced.
+    // Same connections under other settings: nothing; an endpoint removed: named.
     pool.setEndpoints([{ name: 'a', conn: 'A', weight: 2 }, { name: 'b', conn: 'B' }]);
+    expect(changed()).toEqual(['c']);
     expect(changed()).toBeUndefined();
+    // Added back (even with its old connection), and another replaced: only the replaced one is named now, `c` was before.
     pool.setEndpoints([{ name: 'a', conn: 'A2' }, { name: 'b', conn: 'B' }, { name: 'c', conn: 'C' }]);
     expect(changed()).toEqual(['a']);
     expect(changed()).toBeUndefined();
@@ -48,7 +52,7 @@ describe('connectionWatch', () => {
   });
 });
 
-describe('heads: a replaced endpoint starts unknown, is asked for its head and left out of reads of latest until it answers', () => {
+describe('heads: a replaced endpoint starts unknown and is asked for its head', () => {
   test.each([[undefined], [1000]])('a node far behind under a known name is left out of reads of latest after one question (block time %s)', async (blockTimeMs) => {
     const clock = new FakeClock(1_000_000);
     const front = { n: 5000 };
@@ -70,10 +74,8 @@ describe('heads: a replaced endpoint starts unknown, is asked for its head and l
     log.length = 0;
     await client.request(BALANCE as never);
     await clock.advance(0);
-    // The read asked the new node for its head (once) and did not go to it: its head unknown,
-    // it is left out of reads of latest until it answers; it is behind now.
+    // The read asked the new node for its head (once); it is behind now.
     expect(log.filter((l) => l === 'a2:eth_blockNumber')).toHaveLength(1);
-    expect(log).not.toContain('a2:eth_getBalance');
     expect(t.heads()!.endpoints.find((e) => e.name === 'a')).toEqual({ name: 'a', head: 10, lagging: 'behind' });
     log.length = 0;
     for (let i = 0; i < 10; i++) await client.request(BALANCE as never);
@@ -124,6 +126,25 @@ describe('unsupported: what a replaced endpoint refused is forgotten', () => {
     await t.close();
   });
 
+  test('a name removed and added back later is a new node: what it refused is forgotten, even with a request between', async () => {
+    const clock = new FakeClock(1_000_000);
+    const head = { n: 1 };
+    const log: string[] = [];
+    const a = node('a', head, log, ['eth_foo']);
+    const b = node('b', head, log, ['eth_foo']);
+    const t = poolTransport({ endpoints: [{ name: 'a', transport: a }, { name: 'b', transport: b }], strategy: 'ordered', clock });
+    const client = createClient({ transport: t });
+    await expect(client.request({ method: 'eth_foo' } as never)).rejects.toThrow(/does not exist/);
+    expect(log).toEqual(['a:eth_foo', 'b:eth_foo']);
+    t.pool.setEndpoints([{ name: 'a', conn: a }]);
+    // Refused unsent (a is remembered), which looks at the set.
+    await expect(client.request({ method: 'eth_foo' } as never)).rejects.toThrow(/does not exist/);
+    t.pool.setEndpoints([{ name: 'a', conn: a }, { name: 'b', conn: node('b2', head, log) }]);
+    await expect(client.request({ method: 'eth_foo' } as never)).resolves.toBe('0x2');
+    expect(log).toEqual(['a:eth_foo', 'b:eth_foo', 'b2:eth_foo']);
+    await t.close();
+  });
+
   test('the same connection under new settings keeps the memory', async () => {
     const clock = new FakeClock(1_000_000);
     const log: string[] = [];
@@ -135,5 +156,77 @@ describe('unsupported: what a replaced endpoint refused is forgotten', () => {
     await expect(client.request({ method: 'eth_foo' } as never)).rejects.toThrow(/does not exist/);
     expect(log).toEqual(['a:eth_foo']);
     await t.close();
+  });
+});
+
+describe('answers in flight across a replacement count for the node that gave them, not for the name', () => {
+  test("heads: a head the old node answered after it lost the name is not taken for the new node's", async () => {
+    const clock = new FakeClock(1_000_000);
+    const log: string[] = [];
+    const tip = { n: 5000 };
+    const b = node('b', tip, log);
+    const t = poolTransport({
+      endpoints: [{ name: 'a', transport: node('a', tip, log, [], { clock, ms: 100 }) }, { name: 'b', transport: b }],
+      heads: { maxLagBlocks: 2, blockTimeMs: 1000 },
+      strategy: 'ordered',
+      clock,
+    });
+    const client = createClient({ transport: t });
+    const inFlight = client.request({ method: 'eth_blockNumber' });
+    await clock.advance(50);
+    // `a` becomes a node far behind while its predecessor's answer is on the way.
+    t.pool.setEndpoints([{ name: 'a', conn: node('a2', { n: 10 }, log) }, { name: 'b', conn: b }]);
+    // Looked at since the swap: the name's old head is forgotten before the old answer comes.
+    expect(t.heads()!.endpoints).toEqual([]);
+    await clock.advance(60);
+    await expect(inFlight).resolves.toBe(hex(5000));
+    expect(t.heads()!.endpoints.find((e) => e.name === 'a')).toBeUndefined();
+    await t.close();
+  });
+
+  test('unsupported: a refusal the old node gave after it lost the name is not held against the new node', async () => {
+    const clock = new FakeClock(1_000_000);
+    const log: string[] = [];
+    const head = { n: 1 };
+    const c = node('c', head, log, ['eth_foo']);
+    const t = poolTransport({ endpoints: [{ name: 'a', transport: node('a', head, log, ['eth_foo'], { clock, ms: 100 }) }, { name: 'c', transport: c }], strategy: 'ordered', clock });
+    const client = createClient({ transport: t });
+    // c refuses eth_foo: remembered.
+    await expect(createClient({ transport: t.pin('c') }).request({ method: 'eth_foo' } as never)).rejects.toThrow(/does not exist/);
+    const inFlight = client.request({ method: 'eth_foo' } as never).then(() => 'served', (e: unknown) => String((e as Error).message));
+    await clock.advance(50);
+    t.pool.setEndpoints([{ name: 'a', conn: node('a2', head, log) }, { name: 'c', conn: c }]);
+    // A call after the swap (which looks at the set) goes to the new node.
+    await expect(client.request({ method: 'eth_foo' } as never)).resolves.toBe('0x2');
+    await clock.advance(60);
+    // The call in flight moves on to the node that has the name now (untried by it) ...
+    expect(await inFlight).toBe('served');
+    // ... and the next call goes there too, not refused unsent for the old node's refusal.
+    await expect(client.request({ method: 'eth_foo' } as never)).resolves.toBe('0x2');
+    expect(log).toEqual(['c:eth_foo', 'a:eth_foo', 'a2:eth_foo', 'a2:eth_foo', 'a2:eth_foo']);
+    await t.close();
+  });
+
+  test("HeadRouting: the answer to a question asked before the name lost its node is dropped", async () => {
+    const clock = new FakeClock(1_000_000);
+    const pool = new Pool<string>({ endpoints: [{ name: 'a', conn: 'A' }, { name: 'b', conn: 'B' }], classify: () => 'transient', clock });
+    const answers: ((v: unknown) => void)[] = [];
+    const routing = new HeadRouting({ maxLagBlocks: 2, blockTimeMs: 1000 }, pool, () => new Promise((r) => answers.push(r)), connectionWatch(pool));
+    routing.observe('b', 'eth_blockNumber', [], hex(5000));
+    // `a` is unknown: asked now.
+    expect(routing.unfit('eth_getBalance', ['0x0', 'latest'])).toEqual([]);
+    expect(answers).toHaveLength(1);
+    pool.setEndpoints([{ name: 'a', conn: 'A2' }, { name: 'b', conn: 'B' }]);
+    answers[0]!(hex(5000));
+    await clock.advance(0);
+    expect(routing.snapshot().endpoints.map((e) => e.name)).toEqual(['b']);
+    // Asked again (the new node), and its answer counts.
+    expect(routing.unfit('eth_getBalance', ['0x0', 'latest'])).toEqual([]);
+    expect(answers).toHaveLength(2);
+    answers[1]!(hex(10));
+    await clock.advance(0);
+    expect(routing.snapshot().endpoints.find((e) => e.name === 'a')).toEqual({ name: 'a', head: 10, lagging: 'behind' });
+    routing.stop();
+    await pool.close();
   });
 });

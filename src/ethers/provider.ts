@@ -42,6 +42,7 @@ import { classifyEthersError } from './classify.js';
 import { postJsonRpc, RpcAnswerError, type FetchFn, type PostOptions, type RpcConnection } from './http.js';
 import { abortRoute } from '../fetch/dispatcher.js';
 import { untrackedSignal } from '../call/context.js';
+import { endpointCurrent } from '../call/attempt.js';
 import { landedHash } from './landed.js';
 
 /** An endpoint: a URL (and optional headers) plus the pool's per-endpoint settings. */
@@ -206,7 +207,8 @@ export class PooledJsonRpcProvider extends JsonRpcApiProvider {
       const post: PostOptions = { fetch: this.#fetch, signal: route.signal, dispatcher: route.dispatcher, endpoint: ctx.endpoint, nowMs: wallNow(this.pool.clock), maxRetryAfterMs: this.#maxRetryAfterMs };
       try {
         const result = await postJsonRpc(conn, body, post);
-        this.#routing?.observe(ctx.endpoint, p.method, p.params, result);
+        // Not from a node that has lost the endpoint's name since (see `endpointCurrent`).
+        if (this.#routing !== undefined && endpointCurrent(ctx)) this.#routing.observe(ctx.endpoint, p.method, p.params, result);
         return result;
       } catch (error) {
         let failure = error;

@@ -58,6 +58,8 @@ export class HeadRouting {
   readonly #pollMs: number;
   readonly #pollOne: PollOne;
   readonly #polling = new Set<string>();
+  /** How many times each name has lost its node (removed or replaced): an answer to a question asked before does not count. */
+  readonly #epochs = new Map<string, number>();
   /** When each lagging endpoint was last asked for its head outside a poll. */
   readonly #rechecked = new Map<string, number>();
   /** Names `setEndpoints` gave other connections since the last look (`connectionWatch`). */
@@ -98,11 +100,9 @@ export class HeadRouting {
     // Computed once, for the request's exclusions and for the questions to lagging endpoints.
     const lagging = this.tracker.lagging(now);
     const out = need === undefined ? [] : this.tracker.cannotServe(need, now, lagging);
-    // Once any head is known, one that is not (an endpoint new to the pool, or given another
-    // connection) is left out too until it answers the question `#recheck` sends it now.
-    if (need !== undefined && this.tracker.known < names.length && this.tracker.best() !== undefined) {
-      for (const name of names) if (this.tracker.head(name) === undefined) out.push(name);
-    }
+    // An endpoint whose head is unknown (new to the pool, or given another connection) is not
+    // left out: the call's exclusions hold for all its attempts, and one that is probably fine
+    // would stay out of a call its known endpoints fail. `#recheck` asks it now instead.
     if (!this.#stopped) this.#recheck(now, lagging, names);
     for (const name of names) if (isOpen(this.#pool.breakerState(name)) && !out.includes(name)) out.push(name);
     return out;
@@ -123,7 +123,10 @@ export class HeadRouting {
     const replaced = this.#replaced?.();
     if (replaced !== undefined) {
       this.tracker.forget(replaced);
-      for (const name of replaced) this.#rechecked.delete(name);
+      for (const name of replaced) {
+        this.#rechecked.delete(name);
+        this.#epochs.set(name, (this.#epochs.get(name) ?? 0) + 1);
+      }
     }
     if (this.#rechecked.size !== 0) for (const name of this.#rechecked.keys()) if (!names.includes(name)) this.#rechecked.delete(name);
   }
@@ -176,6 +179,7 @@ export class HeadRouting {
   #ask(name: string): void {
     if (this.#polling.has(name) || isOpen(this.#pool.breakerState(name))) return;
     this.#polling.add(name);
+    const epoch = this.#epochs.get(name);
     let pending: Promise<unknown>;
     try {
       pending = this.#pollOne({ pin: name, retry: 'none' });
@@ -185,7 +189,9 @@ export class HeadRouting {
     pending.then(
       (result) => {
         this.#polling.delete(name);
-        this.observe(name, 'eth_blockNumber', [], result);
+        // Only if the name still stands for the node asked.
+        this.#forget(this.#pool.endpointNames);
+        if (this.#epochs.get(name) === epoch) this.observe(name, 'eth_blockNumber', [], result);
       },
       (error: unknown) => {
         this.#polling.delete(name);

@@ -32,6 +32,7 @@
  */
 import { TAKES_ATTEMPT, type Classifier, type ClassifyResult, type FailedAttempt } from '../base/classify.js';
 import type { AttemptContext } from '../call/context.js';
+import { endpointCurrent } from '../call/attempt.js';
 import { PoolError, invalidOption, isPoolError, throwIt } from '../base/errors.js';
 import { POOL_ALIASES, POOL_KEYS } from '../options/resolve.js';
 import { checkFunction, checkKeys, finite, type KnownKeys } from '../options/validate.js';
@@ -197,7 +198,8 @@ export function poolTransport(options: PoolTransportOptions): PoolTransport {
     const from = typeof error === 'object' && error !== null ? origin.get(error) : undefined;
     let c: ClassifyResult | undefined = override?.(error, from?.method);
     c ??= classifyViemError(error);
-    if (from?.endpoint !== undefined && (c === 'unsupported' || (typeof c === 'object' && c.class === 'unsupported'))) {
+    // A refusal from a node that lost its name while the attempt ran says nothing of the one that has it now.
+    if (from?.endpoint !== undefined && (at === undefined || endpointCurrent(at)) && (c === 'unsupported' || (typeof c === 'object' && c.class === 'unsupported'))) {
       unsupported.remember(from.method, from.endpoint, error, pool.clock.now(), !saysMethodUnsupported(gatherEvidence(error)));
     }
     return c;
@@ -226,7 +228,7 @@ export function poolTransport(options: PoolTransportOptions): PoolTransport {
           const instanceOf = (pollInstances ??= instances({}));
           return pool.execute((factory, ctx) => {
             const b = instanceOf(factory);
-            return attempt(b, BLOCK_NUMBER, b.hears ? ctx.signal : undefined, ctx.endpoint);
+            return attempt(b, BLOCK_NUMBER, b.hears ? ctx.signal : undefined, ctx);
           }, exec);
         }, connectionWatch(pool));
   const reads = new RpcReads(
@@ -265,7 +267,7 @@ export function poolTransport(options: PoolTransportOptions): PoolTransport {
    * async layer keeps a generator and its await closures alive while the request is in
    * flight (about 440 B), and this runs once per attempt.
    */
-  const attempt = (b: Built, args: RpcArgs, signal: AbortSignal | undefined, endpoint: string | undefined): Promise<unknown> => {
+  const attempt = (b: Built, args: RpcArgs, signal: AbortSignal | undefined, ctx: AttemptContext | undefined): Promise<unknown> => {
     const opts: RpcRequestOptions = signal === undefined ? NO_SIGNAL : { retryCount: 0, signal };
     let sent: Promise<unknown>;
     try {
@@ -274,13 +276,14 @@ export function poolTransport(options: PoolTransportOptions): PoolTransport {
       sent = Promise.reject(error);
     }
     const onAnswer =
-      routing === undefined || endpoint === undefined
+      routing === undefined || ctx === undefined
         ? undefined
         : (result: unknown): unknown => {
-            routing.observe(endpoint, args.method, args.params, result);
+            // Not from a node that has lost the endpoint's name since (see `endpointCurrent`).
+            if (endpointCurrent(ctx)) routing.observe(ctx.endpoint, args.method, args.params, result);
             return result;
           };
-    return sent.then(onAnswer, (error: unknown) => attemptFailed(b.t, args, endpoint, opts, error));
+    return sent.then(onAnswer, (error: unknown) => attemptFailed(b.t, args, ctx?.endpoint, opts, error));
   };
   // Not async: its rejected promise would wait, with no handler, to be adopted (base/errors.ts `throwIt`).
   const attemptFailed = (t: TransportInstance, args: RpcArgs, endpoint: string | undefined, opts: RpcRequestOptions, error: unknown): unknown => {
@@ -297,7 +300,7 @@ export function poolTransport(options: PoolTransportOptions): PoolTransport {
       (factory: TransportFactory, ctx: AttemptContext): Promise<unknown> => {
         try {
           const b = instanceOf(factory);
-          return attempt(b, args, b.hears ? ctx.signal : undefined, ctx.endpoint);
+          return attempt(b, args, b.hears ? ctx.signal : undefined, ctx);
         } catch (error) {
           return Promise.reject(error);
         }

@@ -33,7 +33,7 @@ const error = (id: unknown, code: number, message: string, data?: string): unkno
 
 const made: PooledJsonRpcProvider[] = [];
 function provider(options: Omit<PooledProviderOptions, 'network'> & { network?: PooledProviderOptions['network'] }): PooledJsonRpcProvider {
-  const p = new PooledJsonRpcProvider({ network: 1, backoff: { initialMs: 1, maxMs: 2 }, ...options });
+  const p = new PooledJsonRpcProvider({ network: 1, backoff: { initialMs: 1, maxMs: 2 }, ...options } as PooledProviderOptions);
   made.push(p);
   return p;
 }
@@ -209,5 +209,22 @@ describe('options and endpoints', () => {
     expect(clock.pendingTimers).toBeGreaterThan(0);
     await p.close();
     expect(clock.pendingTimers).toBe(0);
+  });
+
+  test("heads: an answer from the node a name had before setEndpoints replaced it is not taken for the new node's", async () => {
+    const clock = new FakeClock(1_000_000);
+    const slow = scripted((_u, b) => result(b.id, '0x1388'));
+    const fetch = async (url: string, init: Record<string, unknown>) => {
+      if (url === 'http://a.test/') await new Promise<void>((r) => clock.setTimeout(r, 100));
+      return slow.fetch(url, init);
+    };
+    const p = provider({ endpoints: [{ name: 'a', url: 'http://a.test/' }], fetch, clock, heads: { maxLagBlocks: 2, blockTimeMs: 1000 } });
+    const inFlight = p.sendWith('eth_blockNumber', []);
+    await clock.advance(50);
+    p.pool.setEndpoints([{ name: 'a', conn: { url: 'http://a2.test/' } }]);
+    expect(p.heads()!.endpoints).toEqual([]);
+    await clock.advance(60);
+    await expect(inFlight).resolves.toBe('0x1388');
+    expect(p.heads()!.endpoints).toEqual([]);
   });
 });
