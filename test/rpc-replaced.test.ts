@@ -230,3 +230,39 @@ describe('answers in flight across a replacement count for the node that gave th
     await pool.close();
   });
 });
+
+describe('filters: a filter lives on the node that made it, not under its name', () => {
+  /** A node numbering its filters from 0x1; changes name the node. */
+  function filterNode(label: string, log: string[]) {
+    let next = 1;
+    return custom({
+      request: async ({ method, params }: { method: string; params?: unknown[] }) => {
+        log.push(`${label}:${method}`);
+        if (method === 'eth_newBlockFilter') return hex(next++);
+        if (method === 'eth_getFilterChanges') return [`${label}:${String(params?.[0])}`];
+        return '0x1';
+      },
+    });
+  }
+
+  test("a name given another node: the filter's requests are answered 'filter not found', never by the new node's filter of that id", async () => {
+    const clock = new FakeClock(1_000_000);
+    const log: string[] = [];
+    const a = filterNode('a', log);
+    const t = poolTransport({ endpoints: [{ name: 'a', transport: a }], clock });
+    const client = createClient({ transport: t });
+    const id = await client.request({ method: 'eth_newBlockFilter' });
+    expect(await client.request({ method: 'eth_getFilterChanges', params: [id] } as never)).toEqual(['a:0x1']);
+    // The new node has a filter 0x1 of its own (another client's).
+    const a2 = filterNode('a2', log);
+    t.pool.setEndpoints([{ name: 'a', conn: a2 }]);
+    await createClient({ transport: t.pin('a') }).request({ method: 'eth_newBlockFilter' });
+    log.length = 0;
+    await expect(client.request({ method: 'eth_getFilterChanges', params: [id] } as never)).rejects.toThrow(/filter not found/);
+    expect(log).toEqual([]);
+    // The old node back under its name, with its connection: its filter is reached again.
+    t.pool.setEndpoints([{ name: 'a', conn: a }]);
+    expect(await client.request({ method: 'eth_getFilterChanges', params: [id] } as never)).toEqual(['a:0x1']);
+    await t.close();
+  });
+});

@@ -121,13 +121,16 @@ export class PooledJsonRpcProvider extends JsonRpcApiProvider {
       return c ?? classifyEthersError(error, { nowMs: wallNow(this.pool.clock), maxRetryAfterMs });
     };
     this.pool = new Pool<RpcConnection>({ ...poolOptions, classify: this.#classify, endpoints: toEndpoints(endpoints) });
-    const routing = heads === undefined ? undefined : new HeadRouting(heads, this.pool, (exec) => this.#post(BLOCK_NUMBER, exec), connectionWatch(this.pool));
+    // Connections are plain values ({ url, headers }), often made anew for each setEndpoints: a URL is a node.
+    const nodeKey = (c: RpcConnection): unknown => c.url;
+    const routing = heads === undefined ? undefined : new HeadRouting(heads, this.pool, (exec) => this.#post(BLOCK_NUMBER, exec), connectionWatch(this.pool, nodeKey));
     this.#routing = routing;
     this.#reads = new RpcReads(
       { ...(quorum === undefined ? {} : { quorum }), ...(coalesce === undefined ? {} : { coalesce }) },
       this.pool,
       rpcAnswerKey,
       routing === undefined ? undefined : (method, params) => routing.unfit(method, params),
+      nodeKey,
     );
   }
 

@@ -15,11 +15,12 @@
  * When a filter the pool knows has the id a node hands out (another node's, or one its
  * node had before a restart), the new filter gets an id of the pool's own (longer than any
  * node's), translated back to the node's on the way out. Once a filter's endpoint has left
- * the pool (`setEndpoints`), or its node has handed its id to a newer filter (it
- * restarted), its requests are answered as a node answers for a filter it does not have:
- * `FilterNotFoundError` (JSON-RPC code -32000, which viem turns into `InvalidInputRpcError`,
- * the error its watchers re-create a filter on); should the endpoint come back under its
- * name, they reach it again. An id the pool did not make goes where any request goes. A
+ * the pool (`setEndpoints`), `setEndpoints` has given its name another connection (another
+ * node, whose filter of that id is not this one), or its node has handed its id to a newer
+ * filter (it restarted), its requests are answered as a node answers for a filter it does
+ * not have: `FilterNotFoundError` (JSON-RPC code -32000, which viem turns into
+ * `InvalidInputRpcError`, the error its watchers re-create a filter on); should the endpoint
+ * come back under its name with its connection, they reach it again. An id the pool did not make goes where any request goes. A
  * route outlives its filter's `eth_uninstallFilter` (a later use of that id is still its
  * node's to answer, never another node's filter of that id); at most `MAX_FILTERS` are
  * kept, the least recently used forgotten first.
@@ -57,6 +58,8 @@ export type FilterSend<T> = (exec: ExecuteOptions, params: unknown, started: (en
 
 interface Route {
   readonly endpoint: string;
+  /** Which node the endpoint's connection reached when the filter was made (`connOf`). */
+  readonly conn: unknown;
   /** The node's own id. */
   readonly id: string;
   /** The node has handed its id to a newer filter (it restarted): this one is gone. */
@@ -67,13 +70,24 @@ export class FilterRoutes {
   /** Caller's id to route, in least-recently-used order. */
   readonly #routes = new Map<string, Route>();
   #minted = 0;
+  /** Which node an endpoint name reaches now (a key of its connection); without it, a name is taken to keep its node. */
+  readonly #connOf: ((name: string) => unknown) | undefined;
+
+  constructor(connOf?: (name: string) => unknown) {
+    this.#connOf = connOf;
+  }
 
   /** Runs a filter method (`isFilterMethod`): a creation remembers its endpoint, a use goes to it. */
   async request<T>(method: string, params: unknown, exec: ExecuteOptions, endpoints: readonly string[], send: FilterSend<T>): Promise<T> {
     if (CREATE.has(method)) {
       let at: string | undefined;
-      const id = await send(exec, params, (endpoint) => (at = endpoint));
-      return (typeof id === 'string' && at !== undefined ? this.#add(id, at) : id) as T;
+      let conn: unknown;
+      // The connection as the attempt starts: the node that will answer.
+      const id = await send(exec, params, (endpoint) => {
+        at = endpoint;
+        conn = this.#connOf?.(endpoint);
+      });
+      return (typeof id === 'string' && at !== undefined ? this.#add(id, at, conn) : id) as T;
     }
     const given = Array.isArray(params) ? (params[0] as unknown) : undefined;
     const route = typeof given === 'string' ? this.#routes.get(given) : undefined;
@@ -81,7 +95,7 @@ export class FilterRoutes {
     const key = given as string;
     this.#routes.delete(key);
     this.#routes.set(key, route); // the most recently used last
-    if (route.replaced === true || !endpoints.includes(route.endpoint)) throw new FilterNotFoundError(route.endpoint);
+    if (route.replaced === true || !endpoints.includes(route.endpoint) || (this.#connOf !== undefined && this.#connOf(route.endpoint) !== route.conn)) throw new FilterNotFoundError(route.endpoint);
     return send(execWith(exec, { exclude: undefined, pin: route.endpoint }), [route.id, ...(params as unknown[]).slice(1)], noop);
   }
 
@@ -90,11 +104,11 @@ export class FilterRoutes {
    * filter the pool knows has that id. A node that hands out an id again (numbering from
    * 0x1 after a restart) no longer has the filter that had it.
    */
-  #add(id: string, endpoint: string): string {
+  #add(id: string, endpoint: string, conn: unknown): string {
     let key = id;
-    for (const r of this.#routes.values()) if (r.id === id && r.endpoint === endpoint) r.replaced = true;
+    for (const r of this.#routes.values()) if (r.id === id && r.endpoint === endpoint && r.conn === conn) r.replaced = true;
     if (this.#routes.has(id)) key = `0x${'f'.repeat(24)}${(++this.#minted).toString(16).padStart(16, '0')}`;
-    this.#routes.set(key, { endpoint, id });
+    this.#routes.set(key, { endpoint, conn, id });
     if (this.#routes.size > MAX_FILTERS) this.#routes.delete(this.#routes.keys().next().value as string);
     return key;
   }

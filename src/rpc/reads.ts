@@ -19,7 +19,7 @@ import type { Clock } from '../base/clock.js';
 import { invalidOption } from '../base/errors.js';
 import type { ExecuteOptions } from '../options/options.js';
 import { execWith } from './exec-with.js';
-import { defaultDeadlineMs, type Pool } from '../pool.js';
+import { connectionOf, defaultDeadlineMs, type Pool } from '../pool.js';
 import { Coalescer, requestKey, type CoalesceStats } from './coalesce.js';
 import { isSendMethod } from './methods.js';
 import { quorumRead, type QuorumLeg } from './quorum.js';
@@ -67,7 +67,7 @@ export class RpcReads<C = unknown> {
   readonly #clock: Clock;
   readonly #coalesce: ReadonlySet<string>;
   readonly #coalescer = new Coalescer();
-  readonly #filters = new FilterRoutes();
+  readonly #filters: FilterRoutes;
   readonly #voteOf: ((error: unknown) => string | undefined) | undefined;
   readonly #unfit: Unfit | undefined;
   #quorumReads = 0;
@@ -75,10 +75,15 @@ export class RpcReads<C = unknown> {
   /**
    * `pool`: the pool the requests run on (its endpoints, clock and default deadline);
    * `voteOf`: a key for errors that are a node's answer; `unfit`: the endpoints a request
-   * should not go to now.
+   * should not go to now; `nodeKey`: what tells two connections to the same node (a filter
+   * lives on one), identity by default.
    */
-  constructor(options: RpcReadOptions, pool: Pool<C>, voteOf?: (error: unknown) => string | undefined, unfit?: Unfit) {
+  constructor(options: RpcReadOptions, pool: Pool<C>, voteOf?: (error: unknown) => string | undefined, unfit?: Unfit, nodeKey: (conn: C) => unknown = (c) => c) {
     this.#pool = pool;
+    this.#filters = new FilterRoutes((name) => {
+      const conn = connectionOf(pool, name);
+      return conn === undefined ? undefined : nodeKey(conn);
+    });
     this.#deadlineMs = defaultDeadlineMs(pool);
     this.#unfit = unfit;
     this.#clock = pool.clock;

@@ -227,4 +227,17 @@ describe('options and endpoints', () => {
     await expect(inFlight).resolves.toBe('0x1388');
     expect(p.heads()!.endpoints).toEqual([]);
   });
+
+  test('a filter follows its node: a new { url } object for the same URL reaches it; another URL under the name is "filter not found", unsent', async () => {
+    const s = scripted((u, b) => (b.method === 'eth_newBlockFilter' ? result(b.id, '0x1') : b.method === 'eth_getFilterChanges' ? result(b.id, [u]) : result(b.id, '0x1')));
+    const p = provider({ endpoints: [{ name: 'a', url: 'http://a.test/' }], fetch: s.fetch });
+    const id = (await p.sendWith('eth_newBlockFilter', [])) as string;
+    p.pool.setEndpoints([{ name: 'a', conn: { url: 'http://a.test/' } }]);
+    expect(await p.sendWith('eth_getFilterChanges', [id])).toEqual(['http://a.test/']);
+    p.pool.setEndpoints([{ name: 'a', conn: { url: 'http://other.test/' } }]);
+    const sent = s.seen.length;
+    const e = await p.sendWith('eth_getFilterChanges', [id]).then(() => undefined, (x: unknown) => x);
+    expect(String((e as Error).message)).toMatch(/filter not found/i);
+    expect(s.seen.length).toBe(sent);
+  });
 });
