@@ -4,7 +4,7 @@
  * tip, nodes still syncing (many blocks behind, some catching up), nodes that refuse a method,
  * flaky nodes, slow nodes; swaps that replace a name's node, remove a name, bring one back or
  * change only an endpoint's settings; and concurrent calls of the kinds an application mixes
- * (reads of latest, a method some nodes refuse, pinned reads, quorum reads), with head-aware
+ * (reads of latest, a method some nodes refuse, filters, pinned reads, quorum reads), with head-aware
  * routing on or off, a head poll or none.
  *
  * Checked:
@@ -21,6 +21,9 @@
  *    node put under a known name inherited its predecessor's head and answered such reads; so
  *    did one whose predecessor's answer came in after the swap). A node whose head is not known
  *    yet is asked for it, not left out, and may take a read before its first answer.
+ *
+ * 5. every answer for a filter comes from the node that made it (nodes number their filters from
+ *    0x1, so another node under the name has a filter of that id: another client's).
  *
  * Seeded: `FC_SEED` (with `FC_PATH`) replays a failure, `FC_SWAPS_RUNS` sets the runs.
  */
@@ -114,6 +117,8 @@ interface Live {
   readonly id: number;
   readonly spec: NodeSpec;
   readonly conn: ReturnType<typeof custom>;
+  /** Filters it has made. */
+  filters: number;
   /** Request sequence number at which `setEndpoints` took it out (undefined: still in). */
   retiredAt: number | undefined;
 }
@@ -134,6 +139,7 @@ async function simulate(sc: Scenario) {
       id,
       spec,
       retiredAt: undefined,
+      filters: 0,
       conn: custom({
         request: async ({ method, params }: { method: string; params?: unknown }) => {
           const n = ++seq;
@@ -150,6 +156,16 @@ async function simulate(sc: Scenario) {
           // A balance that says which node answered and how far behind it was.
           if (method === 'eth_getBalance') return hex(lag * 1000 + id);
           if (method === 'eth_chainId') return '0x1';
+          // Filters numbered from 0x1 on each node, as anvil, hardhat and ganache do.
+          if (method === 'eth_newBlockFilter') {
+            const fid = hex(++live.filters);
+            return fid;
+          }
+          if (method === 'eth_getFilterChanges') {
+            const fid = Number.parseInt(String((params as unknown[])[0]), 16);
+            if (!(fid >= 1 && fid <= live.filters)) throw Object.assign(new Error('filter not found'), { code: -32000 });
+            return [hex(id), hex(fid)];
+          }
           throw new Error(`unexpected ${method} ${JSON.stringify(params)}`);
         },
       }),
@@ -217,12 +233,13 @@ async function simulate(sc: Scenario) {
     );
   };
   const watching = new Set<{ servers: Set<Live> }>();
+  const filters: { id: string; node: string | undefined }[] = [];
   const pending = new Set<string>();
   const ownMaking = (e: unknown): string | undefined => {
     if (isPoolError(e)) return ['INVALID_OPTIONS', 'CLOSED'].includes(e.code) ? `${e.code}: ${e.message}` : undefined;
     if (e instanceof TypeError || e instanceof RangeError) return `${e.name}: ${e.message}`;
     const text = String((e as Error)?.message ?? e);
-    return /does not exist|internal error|RPC Request failed|An internal error|Method not found|Missing or invalid/i.test(text) ? undefined : `unexpected error: ${text.slice(0, 200)}`;
+    return /does not exist|internal error|RPC Request failed|An internal error|Method not found|Missing or invalid|filter not found/i.test(text) ? undefined : `unexpected error: ${text.slice(0, 200)}`;
   };
   const isRefusal = (e: unknown): boolean => {
     const walk = (x: unknown, depth: number): boolean => {
@@ -299,6 +316,35 @@ async function simulate(sc: Scenario) {
           if (own !== undefined) violations.push(`pinned eth_blockNumber to ${name} failed: ${own}`);
         },
       );
+    } else if (r < 0.75) {
+      // Filters: a new one now and then, and a use of one made before; every answer for a
+      // filter must come from the node that first answered for it.
+      if (filters.length === 0 || rnd() < 0.3) {
+        onCall(
+          'eth_newBlockFilter',
+          () => client.request({ method: 'eth_newBlockFilter' }),
+          (v) => filters.push({ id: String(v), node: undefined }),
+          (e) => {
+            const own = ownMaking(e);
+            if (own !== undefined) violations.push(`eth_newBlockFilter failed: ${own}`);
+          },
+        );
+      } else {
+        const f = filters[Math.floor(rnd() * filters.length)]!;
+        onCall(
+          `eth_getFilterChanges ${f.id}`,
+          () => client.request({ method: 'eth_getFilterChanges', params: [f.id as `0x${string}`] }),
+          (v) => {
+            const [node, fid] = v as [string, string];
+            f.node ??= node;
+            if (node !== f.node) violations.push(`filter ${f.id} (node #${Number.parseInt(f.node, 16)}'s ${fid}) was answered by node #${Number.parseInt(node, 16)}`);
+          },
+          (e) => {
+            const own = ownMaking(e);
+            if (own !== undefined && !/filter not found/.test(own)) violations.push(`eth_getFilterChanges failed: ${own}`);
+          },
+        );
+      }
     } else if (r < 0.8) {
       onCall(
         'quorum eth_chainId',
