@@ -9,6 +9,7 @@ import { afterEach, describe, expect, test } from 'vitest';
 import { isPoolError } from '../../src/index.js';
 import { PooledJsonRpcProvider, type PooledProviderOptions } from '../../src/ethers/index.js';
 import { FakeClock } from '../../src/testing/index.js';
+import { FilterNotFoundError } from '../../src/rpc/filters.js';
 
 interface Seen { readonly url: string; readonly init: Record<string, unknown>; readonly body: { jsonrpc?: unknown; id?: unknown; method: string; params: unknown[] } }
 type Answer = { status?: number; headers?: Record<string, string>; json: unknown };
@@ -107,6 +108,9 @@ describe('how a failed call reaches ethers', () => {
     const e = await p.sendWith('eth_getFilterChanges', [id]).then(() => undefined, (x: unknown) => x);
     expect(isPoolError(e)).toBe(false);
     expect(String((e as Error).message)).toMatch(/filter not found/i);
+    // ethers' own error for the node-style answer, with its JSON-RPC error.
+    expect(e).not.toBeInstanceOf(FilterNotFoundError);
+    expect((e as { error?: { code?: number } }).error?.code).toBe(-32000);
   });
 
   test("two nodes handing out the same filter id: the second gets the pool's own id, and its node is asked with its own", async () => {
@@ -166,7 +170,8 @@ describe('requests as sent', () => {
 describe('options and endpoints', () => {
   test('endpoint checks name the field; a host used twice gets a numbered name', () => {
     expect(() => new PooledJsonRpcProvider({ endpoints: [null as never] })).toThrow(/endpoints\[0\]: expected \{ url, name\?, headers\? \}/);
-    expect(() => new PooledJsonRpcProvider({ endpoints: ['http://a.test/' as never] })).toThrow(/endpoints\[0\]/);
+    expect(() => new PooledJsonRpcProvider({ endpoints: ['http://a.test/' as never] })).toThrow(/endpoints\[0\]: expected \{ url, name\?, headers\? \}/);
+    expect(() => new PooledJsonRpcProvider({ endpoints: 'http://a.test/' as never })).toThrow(/endpoints: expected a non-empty array/);
     expect(() => new PooledJsonRpcProvider({ endpoints: [{ url: 'http://a.test/', headers: null as never }] })).toThrow(/endpoints\[0\]\.headers: expected an object of header names to values/);
     expect(() => new PooledJsonRpcProvider({ endpoints: [{ url: 'http://a.test/', headers: ['x'] as never }] })).toThrow(/endpoints\[0\]\.headers/);
     expect(() => new PooledJsonRpcProvider({ endpoints: [{ url: 'http://a.test/', headers: 'x' as never }] })).toThrow(/endpoints\[0\]\.headers/);
