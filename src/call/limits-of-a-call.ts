@@ -14,15 +14,27 @@ import { quoted } from './outcome.js';
 /**
  * The attempt cap (replays after a credential refresh not counted). `maxAttempts` left
  * unset (`AUTO_ATTEMPTS`): every endpoint of the pool once, and at least
- * `DEFAULTS.maxAttempts`, so that with a, b and c down a call still reaches d.
+ * `DEFAULTS.maxAttempts`, so that with a, b and c down a call still reaches d. Endpoints the
+ * call tried (or left out after they refused it) that `setEndpoints` has since removed or
+ * replaced count on top (`h`): a replacement is an endpoint the call has not tried, and it must
+ * not cost the call its last one.
  */
-export function attemptLimit<C>(s: PoolState<C>, maxAttempts: number): number {
-  return maxAttempts === AUTO_ATTEMPTS ? Math.max(DEFAULTS.maxAttempts, s.endpoints.length) : maxAttempts;
+export function attemptLimit<C>(s: PoolState<C>, maxAttempts: number, h?: CallHistory<C>): number {
+  if (maxAttempts !== AUTO_ATTEMPTS) return maxAttempts;
+  let n = s.endpoints.length;
+  if (h !== undefined) n += gone(h.tried) + gone(h.excluded);
+  return Math.max(DEFAULTS.maxAttempts, n);
+}
+
+function gone<C>(list: readonly EndpointState<C>[] | undefined): number {
+  let n = 0;
+  if (list !== undefined) for (const ep of list) if (!ep.live) n++;
+  return n;
 }
 
 /** A call made every attempt it may (`h`: its history; replays after a credential refresh not counted). */
 export function spent<C>(s: PoolState<C>, attempts: number, h: CallHistory<C> | undefined, maxAttempts: number): boolean {
-  return attempts - (h?.replays ?? 0) >= attemptLimit(s, maxAttempts);
+  return attempts - (h?.replays ?? 0) >= attemptLimit(s, maxAttempts, h);
 }
 
 /** Every candidate is excluded for this call or disabled: no wait can end in an attempt. */

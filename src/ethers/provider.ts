@@ -31,7 +31,7 @@ import { checkUrlOption } from '../extras/url-option.js';
 import { DEFAULT_MAX_RETRY_AFTER_MS } from '../fetch/retry-after.js';
 import { hostOf } from '../extras/host.js';
 import type { EndpointConfig, ExecuteOptions, PoolOptions } from '../options/options.js';
-import { Pool, connectionWatch } from '../pool.js';
+import { Pool, connectionOf, connectionWatch } from '../pool.js';
 import { wallNow } from '../base/clock.js';
 import { rpcAnswerKey } from '../rpc/answer-key.js';
 import { RpcReads, type RpcReadOptions, type RpcReadsStats } from '../rpc/reads.js';
@@ -121,6 +121,7 @@ export class PooledJsonRpcProvider extends JsonRpcApiProvider {
       return c ?? classifyEthersError(error, { nowMs: wallNow(this.pool.clock), maxRetryAfterMs });
     };
     this.pool = new Pool<RpcConnection>({ ...poolOptions, classify: this.#classify, endpoints: toEndpoints(endpoints) });
+    internConnections(this.pool);
     // Connections are plain values ({ url, headers }), often made anew for each setEndpoints: a URL is a node.
     const nodeKey = (c: RpcConnection): unknown => c.url;
     const routing = heads === undefined ? undefined : new HeadRouting(heads, this.pool, (exec) => this.#post(BLOCK_NUMBER, exec), connectionWatch(this.pool, nodeKey));
@@ -241,6 +242,41 @@ export class PooledJsonRpcProvider extends JsonRpcApiProvider {
     }
     return cause.rpcError;
   }
+}
+
+/**
+ * Connections are plain values (`{ url, headers }`), often made anew for each `setEndpoints`
+ * (a `Refresher`'s candidates, a config reloaded): the pool keeps an endpoint's state only for
+ * the same connection object, so an equal value is handed over as the object it already has.
+ * Else every refresh made every endpoint new (fresh breakers, limits and counters, untried by
+ * the calls running, which could ask a node that had just refused them again).
+ */
+function internConnections(pool: Pool<RpcConnection>): void {
+  const keyOf = (c: unknown): string | undefined => {
+    if (typeof c !== 'object' || c === null || typeof (c as RpcConnection).url !== 'string') return undefined;
+    const { url, headers } = c as RpcConnection;
+    return JSON.stringify([url, headers === undefined ? null : Object.entries(headers).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))]);
+  };
+  const set = pool.setEndpoints.bind(pool);
+  pool.setEndpoints = (list, groups) => {
+    if (!Array.isArray(list)) return set(list, groups); // the pool reports the bad option
+    const held = new Map<string, RpcConnection>();
+    for (const name of pool.endpointNames) {
+      const conn = connectionOf(pool, name);
+      const key = keyOf(conn);
+      if (key !== undefined) held.set(key, conn!);
+    }
+    set(
+      list.map((e: unknown) => {
+        if (typeof e !== 'object' || e === null) return e as EndpointConfig<RpcConnection>;
+        const c = e as EndpointConfig<RpcConnection>;
+        const key = keyOf(c.conn);
+        const same = key === undefined ? undefined : held.get(key);
+        return same === undefined || same === c.conn ? c : { ...c, conn: same };
+      }),
+      groups,
+    );
+  };
 }
 
 function toEndpoints(list: readonly EthersEndpoint[]): EndpointConfig<RpcConnection>[] {

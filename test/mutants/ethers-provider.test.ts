@@ -245,4 +245,23 @@ describe('options and endpoints', () => {
     expect(String((e as Error).message)).toMatch(/filter not found/i);
     expect(s.seen.length).toBe(sent);
   });
+
+  test('setEndpoints with { url } values made anew keeps each endpoint (its counters, its breaker); another URL or other headers is another endpoint', async () => {
+    const s = scripted((_u, b) => result(b.id, '0x1'));
+    const p = provider({ endpoints: [{ name: 'a', url: 'http://a.test/', headers: { 'x-b': '2', 'x-a': '1' } }, { name: 'b', url: 'http://b.test/' }], fetch: s.fetch, strategy: 'round-robin' });
+    for (let i = 0; i < 4; i++) await p.sendWith('eth_chainId', []);
+    const before = p.pool.stats().map((x) => [x.name, x.attempts]);
+    expect(before).toEqual([['a', 2], ['b', 2]]);
+    // The same values as new objects (headers in another order): the same endpoints.
+    p.pool.setEndpoints([{ name: 'a', conn: { url: 'http://a.test/', headers: { 'x-a': '1', 'x-b': '2' } } }, { name: 'b', conn: { url: 'http://b.test/' } }]);
+    expect(p.pool.stats().map((x) => [x.name, x.attempts])).toEqual(before);
+    // Another URL, other headers: new endpoints.
+    p.pool.setEndpoints([{ name: 'a', conn: { url: 'http://a.test/', headers: { 'x-a': '9' } } }, { name: 'b', conn: { url: 'http://c.test/' } }]);
+    expect(p.pool.stats().map((x) => [x.name, x.attempts])).toEqual([['a', 0], ['b', 0]]);
+    await p.sendWith('eth_chainId', []);
+    expect((s.seen.at(-1)!.init['headers'] as Record<string, string>)['x-a']).toBe('9');
+    // Still checked by the pool.
+    expect(() => p.pool.setEndpoints('x' as never)).toThrow(/endpoints: expected a non-empty array/);
+    expect(() => p.pool.setEndpoints([null as never])).toThrow(/endpoints\[0\]/);
+  });
 });

@@ -373,6 +373,10 @@ interface CallRec {
   readonly startedAt: number;
   readonly deadlineMs: number;
   readonly maxAttempts: number;
+  /** `maxAttempts` left unset: the cap also grows by the endpoints it tried that setEndpoints has since removed or replaced. */
+  readonly autoCap: boolean;
+  /** The connections it started attempts on. */
+  readonly triedConns: Set<Conn>;
   readonly hedges: number;
   readonly options: ExecuteOptions | undefined;
   attempts: number;
@@ -569,7 +573,11 @@ export async function simulateMix(sc: MixScenario, hooks: MixHooks = {}): Promis
           c.openOn.set(e.attempt, conn);
           if (e.attempt !== c.attempts) v(`call ${c.id}: attempt numbered ${e.attempt}, expected ${c.attempts}`);
           if (c.final !== undefined) v(`call ${c.id}: attempt ${e.attempt} after a ${c.final} failure`);
-          if (c.attempts - c.hedged - c.unauthorized > c.maxAttempts) v(`call ${c.id}: ${c.attempts} attempts (${c.hedged} hedges, ${c.unauthorized} 401s), limit ${c.maxAttempts}`);
+          // Left unset, the cap also counts the endpoints it tried that have since left (replaced: one it has not tried).
+          let cap = c.maxAttempts;
+          if (c.autoCap) for (const t of c.triedConns) if (current.get(t.name) !== t) cap++;
+          c.triedConns.add(conn);
+          if (c.attempts - c.hedged - c.unauthorized > cap) v(`call ${c.id}: ${c.attempts} attempts (${c.hedged} hedges, ${c.unauthorized} 401s), limit ${cap}`);
           if (c.gen.pin !== undefined && e.endpoint !== names[c.gen.pin]) v(`call ${c.id}: pinned to ${names[c.gen.pin]} but went to ${e.endpoint}`);
           // By endpoint state: an endpoint replaced under the same name since the call started is not the one it excluded (see NOTES-fuzz.md).
           if (c.excluded.includes(conn)) v(`call ${c.id}: went to excluded ${e.endpoint}`);
@@ -811,6 +819,8 @@ export async function simulateMix(sc: MixScenario, hooks: MixHooks = {}): Promis
       startedAt: fake.now(),
       deadlineMs: gen.deadlineMs ?? sc.deadlineMs,
       maxAttempts,
+      autoCap: sc.maxAttempts === undefined && gen.retry === undefined,
+      triedConns: new Set(),
       hedges: hedgesAllowed,
       options: plain ? undefined : opts,
       attempts: 0,

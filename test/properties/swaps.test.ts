@@ -1,5 +1,6 @@
 /**
- * The viem transport end to end (viem's client over `poolTransport` over `custom` nodes) while
+ * The RPC adapters end to end (viem's client over `poolTransport` over `custom` nodes, and the
+ * ethers provider over a `fetch` that routes each URL to its node) while
  * `setEndpoints` changes the set under it, as a Refresher does: generated chains, nodes at the
  * tip, nodes still syncing (many blocks behind, some catching up), nodes that refuse a method,
  * flaky nodes, slow nodes; swaps that replace a name's node, remove a name, bring one back or
@@ -33,6 +34,8 @@ import { describe, expect, test } from 'vitest';
 import { isPoolError } from '../../src/index.js';
 import { FakeClock } from '../../src/testing/index.js';
 import { poolTransport } from '../../src/viem/index.js';
+import { PooledJsonRpcProvider } from '../../src/ethers/index.js';
+import type { HeadSnapshot } from '../../src/rpc/heads.js';
 import { seeded } from '../helpers/prng.js';
 import { checkSeeded } from './run.js';
 
@@ -116,14 +119,63 @@ const NOT_FOUND = -32601;
 interface Live {
   readonly id: number;
   readonly spec: NodeSpec;
-  readonly conn: ReturnType<typeof custom>;
+  /** The connection handed to the adapter: a viem transport, or `{ url }` for ethers. */
+  readonly conn: unknown;
   /** Filters it has made. */
   filters: number;
   /** Request sequence number at which `setEndpoints` took it out (undefined: still in). */
   retiredAt: number | undefined;
 }
 
-async function simulate(sc: Scenario) {
+/** What the property needs of an adapter. */
+interface Adapter {
+  request(method: string, params: unknown[], options?: { pin?: string; quorum?: number }): Promise<unknown>;
+  readonly pool: { setEndpoints(list: readonly { name: string; conn: unknown; weight: number }[]): void; readonly endpointNames: string[] };
+  heads(): HeadSnapshot | undefined;
+  close(): Promise<void>;
+}
+
+type Answer = (method: string, params: unknown[]) => Promise<unknown>;
+
+/** viem's client over `poolTransport` over `custom` nodes. */
+function viemAdapter(initial: readonly { name: string; conn: unknown }[], options: Record<string, unknown>): Adapter {
+  const transport = poolTransport({ endpoints: initial.map((e) => ({ name: e.name, transport: e.conn as never })), custom, ...options });
+  const client = createClient({ transport });
+  return {
+    request: (method, params, o) => {
+      const c = o?.pin !== undefined ? createClient({ transport: transport.pin(o.pin) }) : o?.quorum !== undefined ? createClient({ transport: transport.quorum(o.quorum) }) : client;
+      return c.request({ method, params } as never);
+    },
+    pool: transport.pool as unknown as Adapter['pool'],
+    heads: () => transport.heads(),
+    close: () => transport.close(),
+  };
+}
+
+/** The ethers provider over a `fetch` that routes each URL to its node. */
+function ethersAdapter(initial: readonly { name: string; conn: unknown }[], options: Record<string, unknown>, nodeAt: (url: string) => Answer | undefined): Adapter {
+  const fetch = async (url: string, init: { body: string }) => {
+    const body = JSON.parse(init.body) as { id: unknown; method: string; params: unknown[] };
+    const answer = nodeAt(url);
+    let json: unknown;
+    try {
+      if (answer === undefined) throw Object.assign(new Error(`no node at ${url}`), { code: -32603 });
+      json = { jsonrpc: '2.0', id: body.id, result: await answer(body.method, body.params) };
+    } catch (e) {
+      json = { jsonrpc: '2.0', id: body.id, error: { code: (e as { code?: number }).code ?? -32603, message: (e as Error).message } };
+    }
+    return { status: 200, ok: true, headers: new Headers(), text: async () => JSON.stringify(json) };
+  };
+  const provider = new PooledJsonRpcProvider({ network: 1, fetch, endpoints: initial.map((e) => ({ name: e.name, url: (e.conn as { url: string }).url })), ...options });
+  return {
+    request: (method, params, o) => provider.sendWith(method, params, { ...(o?.pin !== undefined ? { pin: o.pin } : {}), ...(o?.quorum !== undefined ? { quorum: o.quorum } : {}) }),
+    pool: provider.pool as unknown as Adapter['pool'],
+    heads: () => provider.heads(),
+    close: () => provider.close(),
+  };
+}
+
+async function simulate(sc: Scenario, which: 'viem' | 'ethers') {
   const violations: string[] = [];
   const clock = new FakeClock(T0);
   const B = sc.blockMs;
@@ -135,13 +187,7 @@ async function simulate(sc: Scenario) {
   const lagOf = (spec: NodeSpec, ms: number): number => (spec.catchUpAt !== undefined && ms >= spec.catchUpAt ? 0 : spec.lag);
   const make = (spec: NodeSpec): Live => {
     const id = nextId++;
-    const live: Live = {
-      id,
-      spec,
-      retiredAt: undefined,
-      filters: 0,
-      conn: custom({
-        request: async ({ method, params }: { method: string; params?: unknown }) => {
+    const answer: Answer = async (method, params) => {
           const n = ++seq;
           if (DEBUG) console.log(`${t()} #${id} ${method}`);
           if (live.retiredAt !== undefined && n > live.retiredAt) violations.push(`node #${id} got ${method} at ${t()} ms, after setEndpoints took it out`);
@@ -167,26 +213,29 @@ async function simulate(sc: Scenario) {
             return [hex(id), hex(fid)];
           }
           throw new Error(`unexpected ${method} ${JSON.stringify(params)}`);
-        },
-      }),
     };
+    const url = `http://node-${id}.test/`;
+    const live: Live = { id, spec, retiredAt: undefined, filters: 0, conn: which === 'viem' ? custom({ request: ({ method, params }: { method: string; params?: unknown[] }) => answer(method, params ?? []) }) : { url } };
+    answers.set(url, answer);
     return live;
   };
+  const answers = new Map<string, Answer>();
   // Slots 0..3 name endpoints s0..s3; a slot holds a node or nothing.
   const slots: (Live | undefined)[] = [0, 1, 2, 3].map((i) => (i < sc.nodes.length ? make(sc.nodes[i]!) : undefined));
   const weights = [1, 1, 1, 1];
-  const configs = () => slots.flatMap((l, i) => (l === undefined ? [] : [{ name: `s${i}`, conn: l.conn, weight: weights[i]! }]));
-  const transport = poolTransport({
-    endpoints: slots.flatMap((l, i) => (l === undefined ? [] : [{ name: `s${i}`, transport: l.conn }])),
+  // ethers users often make their `{ url }` values anew for each setEndpoints: so does this.
+  const connOf = (l: Live): unknown => (which === 'ethers' ? { url: (l.conn as { url: string }).url } : l.conn);
+  const configs = () => slots.flatMap((l, i) => (l === undefined ? [] : [{ name: `s${i}`, conn: connOf(l), weight: weights[i]! }]));
+  const options = {
     clock,
-    custom,
     strategy: sc.strategy,
     attemptTimeoutMs: 2_000,
     deadlineMs: 10_000,
     backoff: { initialMs: 10, maxMs: 100 },
     ...(sc.heads ? { heads: { maxLagBlocks: sc.maxLagBlocks, blockTimeMs: B, ...(sc.pollBlocks > 0 ? { pollMs: sc.pollBlocks * B } : {}) } } : {}),
-  });
-  const client = createClient({ transport });
+  };
+  const initial = slots.flatMap((l, i) => (l === undefined ? [] : [{ name: `s${i}`, conn: l.conn }]));
+  const transport = which === 'viem' ? viemAdapter(initial, options) : ethersAdapter(initial, options, (url) => answers.get(url));
   const inPool = (): Live[] => slots.filter((l): l is Live => l !== undefined);
   const swap = (s: Swap): void => {
     const before = slots[s.slot];
@@ -244,9 +293,10 @@ async function simulate(sc: Scenario) {
   const isRefusal = (e: unknown): boolean => {
     const walk = (x: unknown, depth: number): boolean => {
       if (typeof x !== 'object' || x === null || depth > 6) return false;
-      const r = x as { code?: unknown; cause?: unknown; message?: unknown };
+      const r = x as { code?: unknown; cause?: unknown; message?: unknown; error?: unknown; info?: unknown };
       if (r.code === NOT_FOUND || (typeof r.message === 'string' && /eth_foo does not exist/.test(r.message))) return true;
-      return walk(r.cause, depth + 1);
+      // viem chains causes; ethers keeps the node's error under `error` (and `info.error`).
+      return walk(r.cause, depth + 1) || walk(r.error, depth + 1) || walk(r.info, depth + 1);
     };
     return walk(e, 0);
   };
@@ -276,7 +326,7 @@ async function simulate(sc: Scenario) {
       const nameAtStart = new Map(slots.flatMap((l, i) => (l === undefined ? [] : [[l.id, `s${i}`] as const])));
       onCall(
         'eth_getBalance latest',
-        () => client.request({ method: 'eth_getBalance', params: ['0x0000000000000000000000000000000000000000', 'latest'] }),
+        () => transport.request('eth_getBalance', ['0x0000000000000000000000000000000000000000', 'latest']),
         (v) => {
           const n = Number.parseInt(String(v), 16);
           const lag = Math.floor(n / 1000);
@@ -295,7 +345,7 @@ async function simulate(sc: Scenario) {
     } else if (r < 0.55) {
       onCall(
         'eth_foo',
-        () => client.request({ method: 'eth_foo' } as never),
+        () => transport.request('eth_foo', []),
         () => undefined,
         (e, served) => {
           const own = ownMaking(e);
@@ -308,7 +358,7 @@ async function simulate(sc: Scenario) {
       const name = names[Math.floor(rnd() * names.length)]!;
       onCall(
         `pinned eth_blockNumber to ${name}`,
-        () => createClient({ transport: transport.pin(name) }).request({ method: 'eth_blockNumber' }),
+        () => transport.request('eth_blockNumber', [], { pin: name }),
         () => undefined,
         (e) => {
           if (isPoolError(e) && e.code === 'PIN_UNAVAILABLE') return;
@@ -322,7 +372,7 @@ async function simulate(sc: Scenario) {
       if (filters.length === 0 || rnd() < 0.3) {
         onCall(
           'eth_newBlockFilter',
-          () => client.request({ method: 'eth_newBlockFilter' }),
+          () => transport.request('eth_newBlockFilter', []),
           (v) => filters.push({ id: String(v), node: undefined }),
           (e) => {
             const own = ownMaking(e);
@@ -333,7 +383,7 @@ async function simulate(sc: Scenario) {
         const f = filters[Math.floor(rnd() * filters.length)]!;
         onCall(
           `eth_getFilterChanges ${f.id}`,
-          () => client.request({ method: 'eth_getFilterChanges', params: [f.id as `0x${string}`] }),
+          () => transport.request('eth_getFilterChanges', [f.id]),
           (v) => {
             const [node, fid] = v as [string, string];
             f.node ??= node;
@@ -348,7 +398,7 @@ async function simulate(sc: Scenario) {
     } else if (r < 0.8) {
       onCall(
         'quorum eth_chainId',
-        () => createClient({ transport: transport.quorum(Math.min(2, transport.pool.endpointNames.length)) }).request({ method: 'eth_chainId' }),
+        () => transport.request('eth_chainId', [], { quorum: Math.min(2, transport.pool.endpointNames.length) }),
         () => undefined,
         (e) => {
           if ((e as { name?: string })?.name === 'QuorumError') return;
@@ -359,7 +409,7 @@ async function simulate(sc: Scenario) {
     } else {
       onCall(
         'eth_blockNumber',
-        () => client.request({ method: 'eth_blockNumber' }),
+        () => transport.request('eth_blockNumber', []),
         () => undefined,
         (e) => {
           const own = ownMaking(e);
@@ -384,13 +434,14 @@ async function simulate(sc: Scenario) {
   return { violations, calls: calls.length };
 }
 
-describe('the viem transport while setEndpoints changes the set', () => {
-  test('calls settle, removed nodes get nothing, refusals and heads follow the node, not the name', async () => {
+describe('the RPC adapters while setEndpoints changes the set', () => {
+  test.each(['viem', 'ethers'] as const)('%s: calls settle, removed nodes get nothing, refusals, heads and filters follow the node, not the name', async (which) => {
     const totals = { runs: 0, calls: 0 };
-    await checkSeeded('swaps', scenarioArb, simulate, {
+    await checkSeeded(`swaps-${which}`, scenarioArb, (sc) => simulate(sc, which), {
       seed: SEED,
       runs: RUNS,
       seen: (o) => {
+        if (DEBUG && o.violations.length > 0) console.log('VIOLATIONS', JSON.stringify(o.violations.slice(0, 3)));
         totals.runs++;
         totals.calls += o.calls;
       },

@@ -1,0 +1,65 @@
+/**
+ * A call in flight while `setEndpoints` replaces an endpoint it tried: the replacement is an
+ * endpoint the call has not tried, so with `maxAttempts` left unset (every endpoint once) it
+ * does not cost the call the attempt that would reach the last endpoint. A call that had tried
+ * `a` (refused), then `a`'s replacement and `b` (refused) ran out of its three attempts before
+ * `c`, which serves.
+ */
+import { describe, expect, test } from 'vitest';
+import { Pool, isPoolError } from '../src/index.js';
+import { FakeClock } from '../src/testing/index.js';
+
+describe('the attempt cap across a replacement', () => {
+  test.each([
+    ['unsupported (left out after it refused)', 'unsupported'],
+    ['transient (tried)', 'transient'],
+  ] as const)('%s: a call still reaches the last endpoint', async (_label, cls) => {
+    const clock = new FakeClock(0);
+    const asked: string[] = [];
+    const pool = new Pool<string>({
+      endpoints: [{ name: 'a', conn: 'A' }, { name: 'b', conn: 'B' }, { name: 'c', conn: 'C' }],
+      strategy: 'ordered',
+      clock,
+      backoff: { initialMs: 1, maxMs: 1 },
+      classify: () => cls,
+    });
+    const call = pool.execute(async (conn) => {
+      asked.push(conn);
+      if (conn === 'A') await new Promise<void>((r) => clock.setTimeout(r, 100));
+      if (conn !== 'C') throw new Error(`${conn} refuses`);
+      return 'served';
+    });
+    await clock.advance(50);
+    pool.setEndpoints([{ name: 'a', conn: 'A2' }, { name: 'b', conn: 'B' }, { name: 'c', conn: 'C' }]);
+    await clock.advance(200);
+    await expect(call).resolves.toBe('served');
+    expect(asked).toEqual(['A', 'A2', 'B', 'C']);
+    await pool.close();
+  });
+
+  test('a cap given is the cap: no attempt more for a replacement', async () => {
+    const clock = new FakeClock(0);
+    const asked: string[] = [];
+    const pool = new Pool<string>({
+      endpoints: [{ name: 'a', conn: 'A' }, { name: 'b', conn: 'B' }, { name: 'c', conn: 'C' }],
+      strategy: 'ordered',
+      clock,
+      maxAttempts: 3,
+      backoff: { initialMs: 1, maxMs: 1 },
+      classify: () => 'unsupported',
+    });
+    const call = pool.execute(async (conn) => {
+      asked.push(conn);
+      if (conn === 'A') await new Promise<void>((r) => clock.setTimeout(r, 100));
+      if (conn !== 'C') throw new Error(`${conn} refuses`);
+      return 'served';
+    });
+    await clock.advance(50);
+    pool.setEndpoints([{ name: 'a', conn: 'A2' }, { name: 'b', conn: 'B' }, { name: 'c', conn: 'C' }]);
+    await clock.advance(200);
+    const e = await call.then(() => undefined, (x: unknown) => x);
+    expect(isPoolError(e)).toBe(true);
+    expect(asked).toEqual(['A', 'A2', 'B']);
+    await pool.close();
+  });
+});
