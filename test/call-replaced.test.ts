@@ -9,57 +9,45 @@ import { describe, expect, test } from 'vitest';
 import { Pool, isPoolError } from '../src/index.js';
 import { FakeClock } from '../src/testing/index.js';
 
+/** Endpoints a, b, c (ordered); only C serves. `a` answers after 100 ms, and at 50 ms `setEndpoints` gives it connection A2. */
+async function replacedWhileTried(cls: 'unsupported' | 'transient', maxAttempts?: number) {
+  const clock = new FakeClock(0);
+  const asked: string[] = [];
+  const pool = new Pool<string>({
+    endpoints: [{ name: 'a', conn: 'A' }, { name: 'b', conn: 'B' }, { name: 'c', conn: 'C' }],
+    strategy: 'ordered',
+    clock,
+    ...(maxAttempts === undefined ? {} : { maxAttempts }),
+    backoff: { initialMs: 1, maxMs: 1 },
+    classify: () => cls,
+  });
+  const call = pool.execute(async (conn) => {
+    asked.push(conn);
+    if (conn === 'A') await new Promise<void>((r) => clock.setTimeout(r, 100));
+    if (conn !== 'C') throw new Error(`${conn} refuses`);
+    return 'served';
+  });
+  await clock.advance(50);
+  pool.setEndpoints([{ name: 'a', conn: 'A2' }, { name: 'b', conn: 'B' }, { name: 'c', conn: 'C' }]);
+  await clock.advance(200);
+  const outcome = await call.then((v) => v, (e: unknown) => e);
+  await pool.close();
+  return { outcome, asked };
+}
+
 describe('the attempt cap across a replacement', () => {
   test.each([
     ['unsupported (left out after it refused)', 'unsupported'],
     ['transient (tried)', 'transient'],
   ] as const)('%s: a call still reaches the last endpoint', async (_label, cls) => {
-    const clock = new FakeClock(0);
-    const asked: string[] = [];
-    const pool = new Pool<string>({
-      endpoints: [{ name: 'a', conn: 'A' }, { name: 'b', conn: 'B' }, { name: 'c', conn: 'C' }],
-      strategy: 'ordered',
-      clock,
-      backoff: { initialMs: 1, maxMs: 1 },
-      classify: () => cls,
-    });
-    const call = pool.execute(async (conn) => {
-      asked.push(conn);
-      if (conn === 'A') await new Promise<void>((r) => clock.setTimeout(r, 100));
-      if (conn !== 'C') throw new Error(`${conn} refuses`);
-      return 'served';
-    });
-    await clock.advance(50);
-    pool.setEndpoints([{ name: 'a', conn: 'A2' }, { name: 'b', conn: 'B' }, { name: 'c', conn: 'C' }]);
-    await clock.advance(200);
-    await expect(call).resolves.toBe('served');
+    const { outcome, asked } = await replacedWhileTried(cls);
+    expect(outcome).toBe('served');
     expect(asked).toEqual(['A', 'A2', 'B', 'C']);
-    await pool.close();
   });
 
   test('a cap given is the cap: no attempt more for a replacement', async () => {
-    const clock = new FakeClock(0);
-    const asked: string[] = [];
-    const pool = new Pool<string>({
-      endpoints: [{ name: 'a', conn: 'A' }, { name: 'b', conn: 'B' }, { name: 'c', conn: 'C' }],
-      strategy: 'ordered',
-      clock,
-      maxAttempts: 3,
-      backoff: { initialMs: 1, maxMs: 1 },
-      classify: () => 'unsupported',
-    });
-    const call = pool.execute(async (conn) => {
-      asked.push(conn);
-      if (conn === 'A') await new Promise<void>((r) => clock.setTimeout(r, 100));
-      if (conn !== 'C') throw new Error(`${conn} refuses`);
-      return 'served';
-    });
-    await clock.advance(50);
-    pool.setEndpoints([{ name: 'a', conn: 'A2' }, { name: 'b', conn: 'B' }, { name: 'c', conn: 'C' }]);
-    await clock.advance(200);
-    const e = await call.then(() => undefined, (x: unknown) => x);
-    expect(isPoolError(e)).toBe(true);
+    const { outcome, asked } = await replacedWhileTried('unsupported', 3);
+    expect(isPoolError(outcome)).toBe(true);
     expect(asked).toEqual(['A', 'A2', 'B']);
-    await pool.close();
   });
 });
