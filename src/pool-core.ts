@@ -302,34 +302,9 @@ export function defaultDeadlineMs<C>(pool: PoolCore<C>): number {
   return stateOf(pool).opts.deadlineMs;
 }
 
-/**
- * @internal For the RPC layer, whose memories (heads, "unsupported" answers) are keyed by
- * endpoint name: a function that returns the names whose connection `setEndpoints` has taken
- * away since its last call (the endpoint removed, or given another connection: by `nodeKey`,
- * identity by default, as the pool compares them to keep an endpoint's breaker), or
- * `undefined` when none. A name removed and later added again is a new node too, whenever the
- * calls fall. One comparison per call while the set is unchanged.
- */
-export function connectionWatch<C>(pool: PoolCore<C>, nodeKey: (conn: C) => unknown = (c) => c): () => string[] | undefined {
-  const s = stateOf(pool);
-  let seen = s.endpoints;
-  return () => {
-    const current = s.endpoints;
-    if (current === seen) return undefined;
-    const previous = seen;
-    seen = current;
-    let replaced: string[] | undefined;
-    for (const old of previous) {
-      const now = s.byName.get(old.name);
-      if (now === undefined || (now.conn !== old.conn && nodeKey(now.conn) !== nodeKey(old.conn))) (replaced ??= []).push(old.name);
-    }
-    return replaced;
-  };
-}
-
-/** @internal For the RPC layer: the connection an endpoint of the pool has now, `undefined` when no endpoint has the name. */
-export function connectionOf<C>(pool: PoolCore<C>, name: string): C | undefined {
-  return stateOf(pool).byName.get(name)?.conn;
+/** @internal The pool's state, for the RPC layer's view of the endpoint set (rpc/connections.ts). */
+export function poolStateOf<C>(pool: PoolCore<C>): PoolState<C> {
+  return stateOf(pool);
 }
 
 /** Plans on the pool's defaults that map rejections, one per pool and mapping. */

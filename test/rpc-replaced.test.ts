@@ -9,7 +9,7 @@
 import { createClient, custom } from 'viem';
 import { describe, expect, test } from 'vitest';
 import { Pool } from '../src/index.js';
-import { connectionWatch } from '../src/pool.js';
+import { connectionWatch } from '../src/rpc/connections.js';
 import { HeadRouting } from '../src/rpc/head-poll.js';
 import { FakeClock } from '../src/testing/index.js';
 import { poolTransport } from '../src/viem/index.js';

@@ -42,16 +42,6 @@ function dueTime(startedAt: number, timeoutMs: number, deadlineAt: number): numb
  * call that succeeds at once (heap per call in flight); every later attempt is an
  * `OwnedAttempt`.
  */
-/**
- * @internal For the RPC layer, whose memories are keyed by endpoint name: whether the endpoint
- * an attempt ran on is still the pool's, not removed or given another connection by
- * `setEndpoints` since (an answer from the node that had the name must not count for the one
- * that has it now). `true` for a context of another kind (a probe's).
- */
-export function endpointCurrent(ctx: object): boolean {
-  return !(ctx instanceof Attempt) || (ctx as Attempt<unknown>).ep.live;
-}
-
 export abstract class Attempt<C> extends SignalContext implements TimeoutEntry {
   // Its place in the pool's timeout queue (fields assigned, not declared: see SignalContext).
   declare prevTimeout: TimeoutEntry | undefined;

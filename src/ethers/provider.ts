@@ -31,7 +31,7 @@ import { checkUrlOption } from '../extras/url-option.js';
 import { DEFAULT_MAX_RETRY_AFTER_MS } from '../fetch/retry-after.js';
 import { hostOf } from '../extras/host.js';
 import type { EndpointConfig, ExecuteOptions, PoolOptions } from '../options/options.js';
-import { Pool, connectionOf, connectionWatch } from '../pool.js';
+import { Pool } from '../pool.js';
 import { wallNow } from '../base/clock.js';
 import { rpcAnswerKey } from '../rpc/answer-key.js';
 import { RpcReads, type RpcReadOptions, type RpcReadsStats } from '../rpc/reads.js';
@@ -42,7 +42,7 @@ import { classifyEthersError } from './classify.js';
 import { postJsonRpc, RpcAnswerError, type FetchFn, type PostOptions, type RpcConnection } from './http.js';
 import { abortRoute } from '../fetch/dispatcher.js';
 import { untrackedSignal } from '../call/context.js';
-import { endpointCurrent } from '../call/attempt.js';
+import { connectionOf, connectionWatch, endpointCurrent } from '../rpc/connections.js';
 import { landedHash } from './landed.js';
 
 /** An endpoint: a URL (and optional headers) plus the pool's per-endpoint settings. */

@@ -32,12 +32,12 @@
  */
 import { TAKES_ATTEMPT, type Classifier, type ClassifyResult, type FailedAttempt } from '../base/classify.js';
 import type { AttemptContext } from '../call/context.js';
-import { endpointCurrent } from '../call/attempt.js';
+import { connectionWatch, endpointCurrent } from '../rpc/connections.js';
 import { PoolError, invalidOption, isPoolError, throwIt } from '../base/errors.js';
 import { POOL_ALIASES, POOL_KEYS } from '../options/resolve.js';
 import { checkFunction, checkKeys, finite, type KnownKeys } from '../options/validate.js';
 import type { EndpointConfig, ExecuteOptions, PoolOptions } from '../options/options.js';
-import { Pool, connectionWatch, executorAs } from '../pool.js';
+import { Pool, executorAs } from '../pool.js';
 import { classifyViemError, gatherEvidence, saysMethodUnsupported } from './classify.js';
 import { alreadyLanded } from './landed.js';
 import { UnsupportedMemory } from './unsupported.js';
