@@ -62,12 +62,12 @@ export class HeadRouting {
   readonly #epochs = new Map<string, number>();
   /** When each lagging endpoint was last asked for its head outside a poll. */
   readonly #rechecked = new Map<string, number>();
-  /** Names `setEndpoints` gave other connections since the last look (`connectionWatch`). */
+  /** Names `setEndpoints` removed or gave other connections since the last look (`connectionWatch`). */
   readonly #replaced: (() => readonly string[] | undefined) | undefined;
   #timer: TimerHandle | undefined;
   #stopped = false;
 
-  /** `replaced`: what `connectionWatch(pool)` returns; what is known of a replaced endpoint is forgotten. */
+  /** `replaced`: what `connectionWatch(pool)` returns (rpc/connections.ts); what is known of a replaced endpoint is forgotten. */
   constructor(options: HeadOptions, pool: HeadPool, pollOne: PollOne, replaced?: () => readonly string[] | undefined) {
     this.tracker = new HeadTracker(checkHeadOptions(options));
     this.#pool = pool;
