@@ -62,6 +62,51 @@ describe('shared quota store', () => {
     expect(r.events.filter((e) => e.type === 'attempt-start').map((e) => 'endpoint' in e && e.endpoint)).toEqual(['a']);
   });
 
+  test('a hedge the store refuses spends no retry from the budget and none of maxHedges', async () => {
+    // One retry in the budget (ratio 0, floor 0.1/s over 10 s): the refused hedge used to take it,
+    // and the call then failed with RETRY_BUDGET_EXHAUSTED instead of retrying.
+    const spec = (name: string) => ({ name, rateLimit: { perSecond: 10 } });
+    const budget = scriptedStore(0, 500, 0);
+    const h = harness([spec('a'), spec('b')], { sharedQuota: { store: budget.store }, hedge: { afterMs: 50 }, retryBudget: { ratio: 0, minPerSecond: 0.1, windowMs: 10_000 } });
+    h.eps['a']!.then(fail('transient', 200));
+    const c1 = start(h.pool.execute(h.op, { idempotent: true }));
+    await h.clock.advance(300);
+    await c1.promise;
+    expect(c1.error).toBeUndefined();
+    // b's refusal (wait 500 ms) leaves it not ready: the retry goes to a again, and it is sent.
+    expect(c1.value).toBe('a');
+    expect(budget.asked.map((l) => l.key)).toEqual(['endpoint:a', 'endpoint:b', 'endpoint:a']);
+    expect(h.events.filter((e) => e.type === 'attempt-start')).toHaveLength(2);
+
+    // maxHedges 1: the refused hedge is not counted, so the retry's attempt may still hedge
+    // (on the fourth endpoint: the refused one waits 500 ms).
+    const hedges = scriptedStore(0, 500, 0, 0);
+    const r = harness([spec('a'), spec('b'), spec('c'), spec('d')], { sharedQuota: { store: hedges.store }, hedge: { afterMs: 50, maxHedges: 1 } });
+    r.eps['a']!.then(fail('transient', 100));
+    r.eps['b']!.then(ok('b', 300));
+    r.eps['c']!.then(ok('c', 300));
+    r.eps['d']!.then(ok('d', 300));
+    const c2 = start(r.pool.execute(r.op, { idempotent: true }));
+    await r.clock.advance(1_000);
+    await c2.promise;
+    expect(hedges.asked).toHaveLength(4); // a; a hedge refused; the retry; its hedge
+    expect(r.events.filter((e) => e.type === 'hedge')).toHaveLength(1);
+    expect(r.events.filter((e) => e.type === 'attempt-start')).toHaveLength(3);
+    expect(c2.error).toBeUndefined();
+  });
+
+  test('a hedge the retry budget cannot pay for does not ask the store (it would spend a fleet slot for nothing)', async () => {
+    const spec = (name: string) => ({ name, rateLimit: { perSecond: 10 } });
+    const { store, asked } = scriptedStore(0, 0);
+    const h = harness([spec('a'), spec('b')], { sharedQuota: { store }, hedge: { afterMs: 50 }, retryBudget: { ratio: 0, minPerSecond: 0 } });
+    h.eps['a']!.then(ok('slow', 200));
+    const call = start(h.pool.execute(h.op, { idempotent: true }));
+    await h.clock.advance(300);
+    await call.promise;
+    expect(call.value).toBe('slow');
+    expect(asked.map((l) => l.key)).toEqual(['endpoint:a']);
+  });
+
   test('asks the store for every attempt on a limited endpoint, with its key and limit; unlimited endpoints skip it', async () => {
     const { store, asked } = scriptedStore(0);
     const h = harness([{ name: 'a', rateLimit: { perSecond: 3, mode: 'paced' } }, { name: 'free', priority: 'low' }], { sharedQuota: { store } });

@@ -79,9 +79,12 @@ export class Hedging<C> {
     if (sel.kind !== 'endpoint' || sel.tried) return;
     if (!this.#permitFree()) return;
     const budget = s.opts.retryBudget;
-    if (budget !== undefined && !budget.tryWithdraw(now)) return;
+    const ask = s.fleet?.needsAdmission(sel.endpoint, now) === true;
+    // A hedge the store must admit draws on the budget once admitted: one it refuses spends
+    // neither a retry nor one of `maxHedges` (it used to spend both, sending nothing).
+    if (budget !== undefined && !budget.tryWithdraw(now, ask)) return;
     this.#left--;
-    if (s.fleet?.needsAdmission(sel.endpoint, now) === true) this.#admit(sel.endpoint);
+    if (ask) this.#admit(sel.endpoint);
     else this.#launch(sel.endpoint, now, true);
   }
 
@@ -98,9 +101,7 @@ export class Hedging<C> {
     const host: ReauthHost<C> = {
       refreshed: (ep) => {
         const now = s.clock.now();
-        // No primary running (the call settled or moved on): nothing to replay beside.
-        const avoid = this.#host.hedgeAvoiding(now);
-        if (avoid !== undefined && !avoid.includes(ep) && ep.live && ep.unavailableMs(now) === 0 && ep.readyInMs(now) === 0 && this.#permitFree()) this.#launch(ep, now);
+        if (this.#mayGo(ep, now) && this.#permitFree()) this.#launch(ep, now);
       },
       refreshFailed: () => undefined,
     };
@@ -112,6 +113,15 @@ export class Hedging<C> {
     // timed out meanwhile one attempt short of a healthy endpoint: seed 2026120422.)
     if (refreshing) h.replays++;
     return refreshing;
+  }
+
+  /**
+   * Whether an attempt beside the running one may start on `ep` now: the call still runs one
+   * (not settled, not moved on), and `ep` is not in use by the call, excluded, removed, open or limited.
+   */
+  #mayGo(ep: EndpointState<C>, now: number): boolean {
+    const avoid = this.#host.hedgeAvoiding(now);
+    return avoid !== undefined && !avoid.includes(ep) && ep.live && ep.unavailableMs(now) === 0 && ep.readyInMs(now) === 0;
   }
 
   /** Whether a hedge may be sent now as far as permits go (always, unless attempts hold them). */
@@ -147,6 +157,7 @@ export class Hedging<C> {
       this.#admitTimer = undefined;
       if (!pending) return;
       pending = false;
+      this.#left++;
       s.fleet!.storeFailed(s.clock.now(), new PoolError('ATTEMPT_TIMEOUT', 'the shared limiter store did not answer in time'));
     }, s.opts.sharedQuota!.timeoutMs);
     s.features.store!.askStore(s, {
@@ -154,10 +165,9 @@ export class Hedging<C> {
       admissionDone: (_ep, t, refused) => {
         pending = false;
         this.#clearAdmitTimer();
-        if (refused) return;
-        const avoid = this.#host.hedgeAvoiding(t);
-        if (avoid === undefined || avoid.includes(ep) || !ep.live || ep.unavailableMs(t) !== 0 || ep.readyInMs(t) !== 0) return;
-        this.#launch(ep, t, true);
+        const budget = s.opts.retryBudget;
+        if (!refused && this.#mayGo(ep, t) && (budget === undefined || budget.tryWithdraw(t))) this.#launch(ep, t, true);
+        else this.#left++; // not sent: a later primary attempt may still hedge
       },
     }, ep);
   }

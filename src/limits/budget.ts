@@ -49,11 +49,11 @@ export class RetryBudget {
     this.#calls.add(now);
   }
 
-  /** Takes one retry from the budget if there is one left. */
-  tryWithdraw(now: number): boolean {
+  /** Takes one retry from the budget if there is one left (with `peek`, only says whether there is). */
+  tryWithdraw(now: number, peek?: boolean): boolean {
     const allowed = Math.max(this.ratio * this.#calls.sum(now, this.windowMs), (this.minPerSecond * this.windowMs) / 1000);
     if (this.#retries.sum(now, this.windowMs) + 1 > allowed) return false;
-    this.#retries.add(now);
+    if (peek !== true) this.#retries.add(now);
     return true;
   }
 }
