@@ -78,8 +78,10 @@ let ignores: unknown;
  * `'signal'`.
  */
 export function fetchPlan(f: unknown): 'dispatcher' | 'probe' | 'signal' {
-  if (f === honours) return 'dispatcher';
-  return f === ignores || typeof f !== 'function' ? 'signal' : 'probe';
+  // Not a function first: `honours` starts (and, after a handler of an unknown shape, goes back
+  // to) `undefined`, which a missing global `fetch` equals.
+  if (typeof f !== 'function' || f === ignores) return 'signal';
+  return f === honours ? 'dispatcher' : 'probe';
 }
 
 /** How one attempt's request is closed: a signal, a dispatcher, or both (probing). */
