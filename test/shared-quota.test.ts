@@ -107,6 +107,71 @@ describe('shared quota store', () => {
     expect(asked.map((l) => l.key)).toEqual(['endpoint:a']);
   });
 
+  test('rateLimit.sharedName names the quota in the store: a key rotated under the same endpoint name starts afresh in the fleet', async () => {
+    const asked: string[] = [];
+    const reported: string[] = [];
+    let listener: ((key: string, state: SharedState) => void) | undefined;
+    const store: LimiterStore = {
+      acquire: (limit) => (asked.push(limit.key), Promise.resolve(0)),
+      report: (limit, change) => (reported.push(`${limit.key} ${change.type}`), Promise.resolve()),
+      subscribe: (l) => ((listener = l), () => undefined),
+    };
+    const limit = (sharedName: string) => ({ perSecond: 10, perDay: 1000, sharedName });
+    const h = harness([{ name: 'a', rateLimit: limit('a-v1') }, { name: 'b', rateLimit: { perSecond: 10 } }], { sharedQuota: { store }, strategy: 'ordered' });
+    const seen: object[] = [];
+    const spy: LimiterStore = { acquire: (l) => (seen.push(l), Promise.resolve(0)) };
+    const p = harness([{ name: 'a', rateLimit: limit('a-v1') }], { sharedQuota: { store: spy } });
+    expect(await p.pool.execute(p.op)).toBe('a');
+    expect(seen[0]).toHaveProperty('key', 'endpoint:a-v1');
+    expect(seen[0]).not.toHaveProperty('sharedName');
+
+    // The fleet's day for a-v1 is spent: learned and shared under that name.
+    h.eps['a']!.then(fail({ class: 'rate-limited', dailyQuotaExhausted: true }));
+    expect(await h.pool.execute(h.op)).toBe('b');
+    expect(reported).toEqual(['endpoint:a-v1 parked']);
+    // The key is rotated: a new connection and a new sharedName under the name 'a'.
+    const fresh = new FakeEndpoint('a', ok('fresh'));
+    h.pool.setEndpoints([
+      { name: 'a', conn: fresh, rateLimit: limit('a-v2') },
+      { name: 'b', conn: h.eps['b']!, rateLimit: { perSecond: 10 } },
+    ]);
+    asked.length = 0;
+    expect(await h.pool.execute(h.op)).toBe('fresh');
+    expect(asked).toEqual(['endpoint:a-v2']);
+    // What the fleet says about the old key no longer touches the endpoint; about the new one, it does.
+    const parked = (forMs: number): SharedState => ({ ceilingPerSecond: undefined, parkedForMs: forMs, disabled: new Map() });
+    const before = h.events.length;
+    listener!('endpoint:a-v1', parked(3_600_000));
+    expect(h.events.slice(before).filter((e) => e.type === 'endpoint-parked')).toEqual([]);
+    listener!('endpoint:a-v2', parked(3_600_000));
+    expect(h.events.slice(before).filter((e) => e.type === 'endpoint-parked').map((e) => 'endpoint' in e && e.endpoint)).toEqual(['a']);
+
+    // The same connection given another sharedName is asked for under the new one too.
+    const k = harness([{ name: 'a', rateLimit: limit('k1') }], { sharedQuota: { store: spy } });
+    k.pool.setEndpoints([{ name: 'a', conn: k.eps['a']!, rateLimit: limit('k2') }]);
+    seen.length = 0;
+    await k.pool.execute(k.op);
+    expect(seen[0]).toHaveProperty('key', 'endpoint:k2');
+  });
+
+  test('rateLimit.sharedName: checked, and refused on a member of a group', () => {
+    const store: LimiterStore = { acquire: () => Promise.resolve(0) };
+    const pool = (sharedName: unknown, groups?: string[][]) =>
+      new Pool({
+        endpoints: [
+          { name: 'a', conn: 1, rateLimit: { perSecond: 1, sharedName } as never },
+          { name: 'b', conn: 2, rateLimit: { perSecond: 1 } },
+        ],
+        classify: () => 'transient',
+        sharedQuota: { store },
+        ...(groups ? { groups } : {}),
+      });
+    expect(() => pool('')).toThrow(/rateLimit\.sharedName.*non-empty string/);
+    expect(() => pool(7)).toThrow(/rateLimit\.sharedName/);
+    expect(() => pool('a-7f3a', [['a', 'b']])).toThrow(/groups\[0\].*sharedName/);
+    expect(() => pool('a-7f3a')).not.toThrow();
+  });
+
   test('asks the store for every attempt on a limited endpoint, with its key and limit; unlimited endpoints skip it', async () => {
     const { store, asked } = scriptedStore(0);
     const h = harness([{ name: 'a', rateLimit: { perSecond: 3, mode: 'paced' } }, { name: 'free', priority: 'low' }], { sharedQuota: { store } });

@@ -27,6 +27,8 @@ function groupLimit<C>(group: string[], g: number, byName: Map<string, EndpointS
   for (const n of group) {
     const l = limits.get(byName.get(n)!);
     if (l === undefined) continue;
+    // A group is shared under its own key.
+    if (l.sharedName !== undefined) throw invalidOption(`groups[${g}]`, 'members without a rateLimit.sharedName', group);
     if (limit !== undefined && !sameLimit(limit, l)) throw invalidOption(`groups[${g}]`, 'members whose rateLimit settings agree', group);
     limit = l;
   }

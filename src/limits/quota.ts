@@ -48,6 +48,8 @@ export interface ResolvedRateLimit {
   readonly dailyStopFraction: number;
   /** A limit that tunes itself (adaptive.ts); `perSecond` is then its start rate. */
   readonly adaptive?: ResolvedAdaptive;
+  /** The endpoint's quota's name in the shared store, when not its own name. */
+  readonly sharedName?: string;
 }
 
 /** How many accepted start times a group's quota keeps (see `acceptedMoreThan`). */
@@ -74,8 +76,9 @@ export class Quota extends BasicQuota {
   readonly #spaced: boolean;
 
   constructor(limit: ResolvedRateLimit | undefined, resetUtcHour: number, now: number, key = '', wall?: () => number) {
+    const { sharedName, ...shared } = limit ?? {};
     super(
-      limit === undefined ? undefined : { key, ...limit, dailyResetUtcHour: resetUtcHour },
+      limit === undefined ? undefined : { ...(shared as ResolvedRateLimit), key: sharedName !== undefined && key.startsWith('endpoint:') ? `endpoint:${sharedName}` : key, dailyResetUtcHour: resetUtcHour },
       key.startsWith('group:'),
       limit?.adaptive === undefined ? undefined : new AdaptiveLimit(limit.adaptive, limit.perSecond!, now),
     );
@@ -250,6 +253,7 @@ const RATE_LIMIT_KEYS: Record<keyof RateLimitOptions, true> & KnownKeys = {
   perDay: true,
   dailyStopFraction: true,
   adaptive: true,
+  sharedName: true,
 };
 
 /** The unknown-option hint for `perMinute` and `perHour`. */
@@ -279,7 +283,11 @@ export function resolveRateLimit(field: string, value: unknown): ResolvedRateLim
   const marginMs = finite(`${field}.marginMs`, rl['marginMs'], d.marginMs);
   const dailyStopFraction = finite(`${field}.dailyStopFraction`, rl['dailyStopFraction'], d.dailyStopFraction, 0, true);
   if (dailyStopFraction > 1) throw invalidOption(`${field}.dailyStopFraction`, 'a fraction in (0, 1]', dailyStopFraction);
-  return adaptive === undefined ? { perSecond, burst, mode, marginMs, perDay, dailyStopFraction } : { perSecond, burst, mode, marginMs, perDay, dailyStopFraction, adaptive };
+  const r: ResolvedRateLimit = adaptive === undefined ? { perSecond, burst, mode, marginMs, perDay, dailyStopFraction } : { perSecond, burst, mode, marginMs, perDay, dailyStopFraction, adaptive };
+  const sharedName = rl['sharedName'];
+  if (sharedName === undefined) return r;
+  if (typeof sharedName !== 'string' || sharedName === '') throw invalidOption(`${field}.sharedName`, 'a non-empty string', sharedName);
+  return { ...r, sharedName };
 }
 
 /** The pool's `ceilingRecovery` and `dailyResetUtcHour` (the rate-limit feature's options, features.ts). */

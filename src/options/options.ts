@@ -50,6 +50,15 @@ export interface RateLimitOptions {
    * Best with `mode: 'paced'`. See docs/adaptive.md. @default off
    */
   readonly adaptive?: true | AdaptiveRateOptions;
+  /**
+   * The name this endpoint's quota has in a shared limiter store (`sharedQuota`): the fleet
+   * counts and learns (today's count, a spent day, a learned ceiling, a disabled key) under
+   * `endpoint:<sharedName>`. Give a key's fingerprint or version (never the key itself: store
+   * keys are not secret) so that a key rotated under the same endpoint name starts afresh in
+   * the fleet instead of inheriting its predecessor's spent day. Not for a member of a group
+   * (a group is counted under its own key). @default the endpoint's name
+   */
+  readonly sharedName?: string;
 }
 
 /** `rateLimit.adaptive`: a per-second limit that tunes itself (see limits/adaptive.ts). */
