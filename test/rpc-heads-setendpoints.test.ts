@@ -132,3 +132,33 @@ describe('a lagging endpoint while the front moves', () => {
     await t.pool.close();
   });
 });
+
+describe('heads compared at one instant', () => {
+  test('with no poll and maxLagBlocks 0, a node one block behind never passes the node at the tip by being asked later: the front is asked with it', async () => {
+    const clock = new FakeClock(1_000_000);
+    const heads: Record<string, number> = { a: 100, b: 99 };
+    const log: string[] = [];
+    const node = nodes(heads, log);
+    const t = poolTransport({ endpoints: ['a', 'b'].map((name) => ({ name, transport: node(name) })), heads: { maxLagBlocks: 0, blockTimeMs: 1000 }, strategy: 'round-robin', clock });
+    const client = createClient({ transport: t });
+    const served: string[] = [];
+    for (let ms = 0; ms < 30_000; ms += 2000) {
+      // a at the tip, b a block behind; a read of latest every two blocks, revealing no head.
+      heads.a = 100 + ms / 1000;
+      heads.b = heads.a - 1;
+      if (ms === 0) await client.request({ method: 'eth_blockNumber' });
+      const before = log.length;
+      await client.request({ method: 'eth_getBalance', params: ['0x0000000000000000000000000000000000000000', 'latest'] });
+      for (const entry of log.slice(before)) if (entry.endsWith(':eth_getBalance')) served.push(`${ms}:${entry.split(':')[0]}`);
+      await clock.advance(2000);
+    }
+    // Once both heads are known, b is a block behind at every comparison: a serves every read.
+    // (Before, b's answer to the question it is asked as a lagging node was compared with a's
+    // answer of two blocks earlier, a looked behind, and the two took turns.)
+    const late = served.filter((s) => Number(s.split(':')[0]) >= 4000);
+    expect(late.length).toBeGreaterThan(10);
+    expect(late.filter((s) => s.endsWith(':b'))).toEqual([]);
+    expect(t.heads()!.endpoints.map((e) => [e.name, e.lagging])).toEqual([['a', undefined], ['b', 'behind']]);
+    await t.pool.close();
+  });
+});

@@ -158,11 +158,26 @@ export class HeadRouting {
     if (lagging.length === 0 && !unknown) return;
     const often = Math.max(RECHECK_MIN_MS, tracker.blockTimeMs ?? RECHECK_UNKNOWN_MS);
     const seldom = Math.max(often, tracker.stallMs);
+    let nearest = Infinity;
+    const best = tracker.best()!;
     for (const name of lagging) {
       const last = this.#rechecked.get(name);
       if (last !== undefined && now - last < (tracker.stale(name) ? often : seldom)) continue;
       this.#rechecked.set(name, now);
       this.#ask(name);
+      nearest = Math.min(nearest, best - tracker.head(name)!);
+    }
+    // An endpoint at the front heard from a while ago is asked at the same moment when the
+    // blocks produced since could make the fresh answer pass it: the answers then compare heads
+    // of one instant. Without it, a node one block behind (asked) and one at the tip (heard a
+    // block or two before) took turns looking behind, and with no poll and maxLagBlocks 0 the
+    // node at the tip got a third of the reads of latest (seed 2026120601).
+    if (nearest !== Infinity) {
+      const blockMs = tracker.blockTimeMs ?? RECHECK_MIN_MS;
+      for (const [name, seenAt] of tracker.leaders()) {
+        const age = now - seenAt;
+        if (age >= RECHECK_MIN_MS && nearest <= tracker.maxLagBlocks + Math.ceil(age / blockMs) && !lagging.includes(name)) this.#ask(name);
+      }
     }
     if (unknown) {
       for (const name of names) {

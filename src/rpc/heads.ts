@@ -104,6 +104,13 @@ export class HeadTracker {
 
   head(endpoint: string): number | undefined { return this.#heads.get(endpoint)?.block; }
 
+  /** The endpoints at the best head, each with when it was last heard from. */
+  leaders(): [name: string, seenAt: number][] {
+    const out: [string, number][] = [];
+    for (const [name, head] of this.#heads) if (head.block === this.#best) out.push([name, head.seenAt]);
+    return out;
+  }
+
   /** How many endpoints' heads are known. */
   get known(): number { return this.#heads.size; }
 
