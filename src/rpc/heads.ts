@@ -4,7 +4,7 @@
  * Pure: time comes in as `now`; adapters feed it answers and poll results (see `head-poll.ts`).
  *
  * An endpoint is lagging when its head is more than `maxLagBlocks` behind the best head seen
- * (`behind`), or when its head has not advanced for the stall time while the best head did
+ * (`behind`; a block more when it was last heard from before the best head last advanced), or when its head has not advanced for the stall time while the best head did
  * (`stalled`). The stall time is `stallMs` when given, else `stallBlocks` block times, the block
  * time being `blockTimeMs` when given, else measured from the advances of the endpoints at the
  * front of the chain (30 s until one has been seen advancing).
@@ -141,7 +141,11 @@ export class HeadTracker {
   }
 
   #reason(head: Head, now: number, stallMs: number): LagReason | undefined {
-    if (this.#best - head.block > this.maxLagBlocks) return 'behind';
+    // A head heard before the front last advanced is given one block of doubt: the block the
+    // front gained since may be one this endpoint has as well (without it, a node exactly
+    // maxLagBlocks behind, or at the tip but heard a block ago, looked one block further behind
+    // than it is until asked again).
+    if (this.#best - head.block > this.maxLagBlocks + (head.seenAt < this.#bestAt ? 1 : 0)) return 'behind';
     if (now - head.advancedAt >= stallMs && this.#bestAt > head.advancedAt) return 'stalled';
     return undefined;
   }

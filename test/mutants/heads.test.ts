@@ -164,3 +164,25 @@ describe('headFromAnswer', () => {
     expect(headFromAnswer(method, params, result)).toBe(head);
   });
 });
+
+describe('behind, judged with one block of doubt for a head heard before the front last moved', () => {
+  test('exactly maxLagBlocks behind when heard, the front a block further since: not behind; two further: behind', () => {
+    const t = new HeadTracker({ maxLagBlocks: 1, stallMs: 60_000 });
+    t.observe('front', 100, 0);
+    t.observe('n', 99, 0); // heard with the front: 1 behind, within maxLagBlocks
+    expect(t.reason('n', 0)).toBeUndefined();
+    t.observe('front', 101, 1000); // n may have 100 by now
+    expect(t.stale('n')).toBe(true);
+    expect(t.reason('n', 1000)).toBeUndefined();
+    expect(t.lagging(1000)).toEqual([]);
+    t.observe('front', 102, 2000); // 3 behind what n was heard at: more than one block of doubt
+    expect(t.reason('n', 2000)).toBe('behind');
+    expect(t.lagging(2000)).toEqual(['n']);
+    // Heard again (not stale): judged as it is, with no allowance.
+    t.observe('n', 100, 2000);
+    expect(t.stale('n')).toBe(false);
+    expect(t.reason('n', 2000)).toBe('behind');
+    t.observe('n', 101, 2000);
+    expect(t.reason('n', 2000)).toBeUndefined();
+  });
+});
