@@ -122,3 +122,73 @@ describe('heads options', () => {
     expect(() => checkHeadOptions({ maxLagBlocks: 0, stallMs: 0.5, stallBlocks: 0, blockTimeMs: 0, pollMs: 0 })).not.toThrow();
   });
 });
+
+describe('a lagging endpoint asked with the front (heads of one instant)', () => {
+  /** Routing over a, b, c with no poll, block time 100 ms; `heard` are [name, head, at ms] observations. */
+  async function asked(maxLagBlocks: number, heard: [string, number, number][], at: number): Promise<string[]> {
+    const clock = new FakeClock(0);
+    const pool = { clock, endpointNames: ['a', 'b', 'c'], breakerState: () => 'closed' };
+    const pins: string[] = [];
+    const h = new HeadRouting({ maxLagBlocks, blockTimeMs: 100 }, pool, (exec) => {
+      pins.push(exec.pin!);
+      return new Promise(() => undefined);
+    });
+    for (const [name, head, t] of heard) {
+      await clock.advance(t - clock.now());
+      h.observe(name, 'eth_blockNumber', [], `0x${head.toString(16)}`);
+    }
+    await clock.advance(at - clock.now());
+    h.unfit('eth_getBalance', ['0x0', 'latest']);
+    h.stop();
+    return pins.sort();
+  }
+
+  test('the front is asked when the blocks made since it was heard could let the answer pass it', async () => {
+    // c two behind, heard 200 ms (two blocks) after the front: the front is asked with it.
+    expect(await asked(0, [['a', 100, 0], ['b', 100, 0], ['c', 98, 200]], 200)).toEqual(['a', 'b', 'c']);
+    // Three behind: two blocks cannot close that; c alone.
+    expect(await asked(0, [['a', 100, 0], ['b', 100, 0], ['c', 97, 200]], 200)).toEqual(['c']);
+  });
+
+  test('not a front heard less than 100 ms before (its answer is as fresh)', async () => {
+    expect(await asked(0, [['a', 100, 0], ['b', 100, 0], ['c', 99, 100]], 100)).toEqual(['a', 'b', 'c']);
+    expect(await asked(0, [['a', 100, 0], ['b', 100, 0], ['c', 99, 99]], 99)).toEqual(['c']);
+  });
+
+  test('only the endpoints at the best head, never one between', async () => {
+    // maxLagBlocks 1: b, a block behind, is not lagging and not the front: not asked.
+    expect(await asked(1, [['a', 100, 0], ['b', 99, 0], ['c', 97, 200]], 200)).toEqual(['a', 'c']);
+  });
+});
+
+describe('an endpoint whose head is unknown', () => {
+  test('asked once a block time (given: 1 s) until it answers, once any head is known', async () => {
+    const clock = new FakeClock(0);
+    const pool = { clock, endpointNames: ['a', 'b', 'c'], breakerState: () => 'closed' };
+    const pins: string[] = [];
+    const h = new HeadRouting({ blockTimeMs: 1000 }, pool, (exec) => {
+      pins.push(exec.pin!);
+      return Promise.reject(new Error('no answer'));
+    });
+    const read = () => h.unfit('eth_getBalance', ['0x0', 'latest']);
+    read();
+    expect(pins).toEqual([]); // no head known yet: nothing to compare with
+    h.observe('a', 'eth_blockNumber', [], '0x64');
+    h.observe('b', 'eth_blockNumber', [], '0x64');
+    read();
+    expect(pins).toEqual(['c']);
+    for (const t of [500, 999]) {
+      await clock.advance(t - clock.now());
+      read();
+    }
+    expect(pins).toEqual(['c']);
+    await clock.advance(1);
+    read();
+    expect(pins).toEqual(['c', 'c']);
+    h.observe('c', 'eth_blockNumber', [], '0x64');
+    await clock.advance(5000);
+    read();
+    expect(pins).toEqual(['c', 'c']);
+    h.stop();
+  });
+});
