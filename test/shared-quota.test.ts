@@ -172,6 +172,38 @@ describe('shared quota store', () => {
     expect(() => pool('a-7f3a')).not.toThrow();
   });
 
+  test("a refusal that lasts to the daily reset is the fleet's day spent: parked as a local spent day is, so the lower tier serves", async () => {
+    // The clock starts at 1,000,000 ms: the next reset (00:00 UTC) is 85,400,000 ms away.
+    const toReset = 86_400_000 - 1_000_000;
+    for (const [waitMs, parked] of [
+      [toReset, true],
+      [toReset - 59_000, true],
+      [toReset - 61_000, false], // a long wait, but not to the reset: a cooldown
+      [59_000, false],
+    ] as const) {
+      const { store, asked } = scriptedStore(waitMs, 0);
+      const reported: string[] = [];
+      store.report = (limit, change) => (reported.push(`${limit.key} ${change.type}`), Promise.resolve());
+      const h = harness([{ name: 'a', rateLimit: { perSecond: 10, perDay: 1000 } }, { name: 'spare', priority: 'low' }], { sharedQuota: { store }, deadlineMs: 30_000 });
+      const call = start(h.pool.execute(h.op));
+      await h.clock.advance(0);
+      await h.clock.advance(parked ? 0 : 60_000);
+      await call.promise;
+      expect(asked).toHaveLength(1);
+      const events = h.events.filter((e) => e.type === 'endpoint-parked');
+      if (parked) {
+        expect(call.value).toBe('spare');
+        expect(events).toEqual([{ type: 'endpoint-parked', endpoint: 'a', untilMs: 86_400_000 }]);
+        expect(h.pool.stats().find((e) => e.name === 'a')!.status).not.toBe('ok');
+      } else {
+        // Over quota is not ill health: a wait never spills to the lower tier (by design).
+        expect(call.error).toMatchObject({ code: 'RATE_LIMITED' });
+        expect(events).toEqual([]);
+      }
+      expect(reported).toEqual([]); // the fleet knows already
+    }
+  });
+
   test('asks the store for every attempt on a limited endpoint, with its key and limit; unlimited endpoints skip it', async () => {
     const { store, asked } = scriptedStore(0);
     const h = harness([{ name: 'a', rateLimit: { perSecond: 3, mode: 'paced' } }, { name: 'free', priority: 'low' }], { sharedQuota: { store } });

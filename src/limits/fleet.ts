@@ -10,11 +10,14 @@
  * enabled, reported through the store's optional `report` and `parkEndpoint` and heard
  * through its optional `subscribe`, which `dispose` ends.
  */
-import type { PoolEvent } from '../base/events.js';
+import { deliver, type PoolEvent } from '../base/events.js';
 import type { EndpointState } from '../selection/endpoint.js';
 import type { PoolState } from '../state.js';
 import { keyLevel, type Quota } from './quota.js';
 import type { ResolvedStore, SharedChange, SharedState } from './store.js';
+
+/** A refusal this long, to within this of the daily reset, is a spent day. */
+const DAY_MS = 60_000;
 
 export class Fleet<C> {
   readonly #s: PoolState<C>;
@@ -43,6 +46,17 @@ export class Fleet<C> {
   /** Whether an attempt on `ep` must first be admitted by the store. */
   needsAdmission(ep: EndpointState<C>, now: number): boolean {
     return ep.quota.shared !== undefined && !(this.storeDown && now < this.retryAt);
+  }
+
+  /** A store refusal of `ep` lasting to about the daily reset: the fleet's day is spent, so park (docs/fleet.md). */
+  daySpent(ep: EndpointState<C>, waitMs: number, now: number): boolean {
+    const q = ep.quota as Quota;
+    if (waitMs < DAY_MS || waitMs < q.resetInMs(now) - DAY_MS) return false;
+    const untilMs = q.park(now);
+    // Not shared back: the fleet knows.
+    if (ep.live && this.#s.listener !== undefined) deliver(this.#s.listener, { type: 'endpoint-parked', endpoint: ep.name, untilMs });
+    queueMicrotask(() => q.waiters?.evacuate());
+    return true;
   }
 
   /** Stops listening to the store (on `close()`). */

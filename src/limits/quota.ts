@@ -225,6 +225,11 @@ export class Quota extends BasicQuota {
     else this.#setRate(ceiling, now);
   }
 
+  resetInMs(now: number): number {
+    const wall = this.#wall === undefined ? now : this.#wall();
+    return nextDailyReset(wall, this.#resetUtcHour) - wall;
+  }
+
   /** The day's quota is spent: admit nothing until the next reset. Returns when that is. */
   park(now: number): number {
     const wall = this.#wall === undefined ? now : this.#wall();

@@ -335,6 +335,36 @@ describeRedis('Redis store (one process)', (server) => {
     expect(() => createRedisStore(fromIoredis(redis), { maxReserveMs: -1 })).toThrow(/maxReserveMs/);
   });
 
+  test("rateLimit.sharedName: a key rotated under the same endpoint name is counted afresh; processes on the old key keep the old key's count", async () => {
+    const store = createRedisStore(fromIoredis(redis));
+    const make = (conn: string, sharedName: string, onEvent?: (e: PoolEvent) => void) =>
+      new Pool<string>({
+        ...(onEvent ? { onEvent } : {}),
+        endpoints: [
+          { name: 'a', conn, rateLimit: { perDay: 2, dailyStopFraction: 1, sharedName } },
+          { name: 'spare', conn: 'spare', priority: 'low' },
+        ],
+        classify: () => 'transient',
+        sharedQuota: { store, timeoutMs: 2000 },
+      });
+    const op = async (conn: string) => conn;
+    const old = make('key-1', 'a@1');
+    expect(await old.execute(op)).toBe('key-1');
+    expect(await old.execute(op)).toBe('key-1');
+    expect(await old.execute(op)).toBe('spare'); // the day's 2 calls are spent under a@1
+    const rotated = make('key-2', 'a@2');
+    expect(await rotated.execute(op)).toBe('key-2');
+    // A process still on the old key, whose own count is behind the fleet's: the fleet's spent
+    // day parks the endpoint there too, and the lower tier serves (it failed RATE_LIMITED before).
+    const events: PoolEvent[] = [];
+    const stillOld = make('key-1', 'a@1', (e) => events.push(e));
+    expect(await stillOld.execute(op)).toBe('spare');
+    expect(await stillOld.execute(op)).toBe('spare');
+    expect(events.filter((e) => e.type === 'endpoint-parked').map((e) => 'endpoint' in e && e.endpoint)).toEqual(['a']);
+    expect((await redis.keys('*daily*')).sort()).toEqual(['{endpoint-pool:}v2:daily:endpoint:a@1', '{endpoint-pool:}v2:daily:endpoint:a@2']);
+    await Promise.all([old.close(), rotated.close(), stillOld.close()]);
+  });
+
   test('two pools in one process share the fleet quota through Redis', async () => {
     const store = createRedisStore(fromIoredis(redis));
     const starts: number[] = [];
