@@ -204,6 +204,54 @@ describe('shared quota store', () => {
     }
   });
 
+  test('a hedge the store did not answer in time gives its slot back (a later attempt of the call may hedge)', async () => {
+    const spec = (name: string) => ({ name, rateLimit: { perSecond: 10 } });
+    const { store } = scriptedStore(0, 'hang', 0, 0);
+    const h = harness([spec('a'), spec('b'), spec('c'), spec('d')], { sharedQuota: { store, timeoutMs: 20 }, hedge: { afterMs: 50, maxHedges: 1 } });
+    h.eps['a']!.then(fail('transient', 100));
+    for (const n of ['b', 'c', 'd']) h.eps[n]!.then(ok(n, 300));
+    const call = start(h.pool.execute(h.op, { idempotent: true }));
+    await h.clock.advance(1_000);
+    await call.promise;
+    expect(call.error).toBeUndefined();
+    expect(h.events.filter((e) => e.type === 'hedge')).toHaveLength(1);
+  });
+
+  test('a hedge admitted after the budget was spent meanwhile is not sent', async () => {
+    const spec = (name: string) => ({ name, rateLimit: { perSecond: 10 } });
+    let release: (() => void) | undefined;
+    const store: LimiterStore = {
+      acquire: (limit) => (limit.key === 'endpoint:b' && release === undefined ? new Promise<number>((r) => (release = () => r(0))) : Promise.resolve(0)),
+    };
+    const h = harness([spec('a'), spec('b'), spec('c')], { sharedQuota: { store, timeoutMs: 1_000 }, hedge: { afterMs: 50 }, retryBudget: { ratio: 0, minPerSecond: 0.1 }, strategy: 'ordered' });
+    h.eps['a']!.then(ok('slow', 500));
+    h.eps['c']!.then(fail('transient'));
+    const first = start(h.pool.execute(h.op, { idempotent: true }));
+    await h.clock.advance(60); // its hedge on b waits for the store
+    expect(release).toBeDefined();
+    // Another call's retry takes the budget's only retry meanwhile.
+    const other = start(h.pool.execute(h.op, { pin: 'c' }));
+    await h.clock.advance(200);
+    await other.promise;
+    expect(other.value).toBe('c');
+    release!();
+    await h.clock.advance(500);
+    await first.promise;
+    expect(first.value).toBe('slow');
+    expect(h.events.filter((e) => e.type === 'hedge')).toEqual([]);
+  });
+
+  test('a short refusal close to the daily reset is a wait, not a spent day', async () => {
+    const { store } = scriptedStore(20_000);
+    const clock = new FakeClock(86_400_000 - 30_000); // 30 s before the reset
+    const h = harness([{ name: 'a', rateLimit: { perSecond: 10, perDay: 1000 } }, { name: 'spare', priority: 'low' }], { sharedQuota: { store }, deadlineMs: 10_000, clock });
+    const call = start(h.pool.execute(h.op));
+    await clock.advance(0);
+    await call.promise;
+    expect(h.events.filter((e) => e.type === 'endpoint-parked')).toEqual([]);
+    expect(call.error).toMatchObject({ code: 'RATE_LIMITED' });
+  });
+
   test('asks the store for every attempt on a limited endpoint, with its key and limit; unlimited endpoints skip it', async () => {
     const { store, asked } = scriptedStore(0);
     const h = harness([{ name: 'a', rateLimit: { perSecond: 3, mode: 'paced' } }, { name: 'free', priority: 'low' }], { sharedQuota: { store } });
