@@ -31,6 +31,15 @@ function target(extra: Record<string, unknown> = {}) {
   return { handed, dispatch: (opts: object, handler: object) => handed.push({ opts, handler: handler as never }) > 0, ...extra };
 }
 
+/** Installs undici's global dispatchers as scripted targets: '.1' always, '.2' when `both`. */
+function layout(both: boolean) {
+  const t1 = target();
+  const t2 = both ? target() : undefined;
+  g[G1] = t1;
+  g[G2] = t2;
+  return { t1, t2: t2! };
+}
+
 /** A handler that records every call with its arguments and answers `answer` where undici reads one. */
 function handler(methods: readonly string[], answer: unknown = 'answer') {
   const calls: unknown[][] = [];
@@ -49,9 +58,7 @@ const MODERN = ['onRequestStart', 'onResponseStart', 'onResponseData', 'onRespon
 
 describe('the older handler API (undici 6: Node 20, 22)', () => {
   test('the first hop is relayed by the aborter itself; every callback reaches the handler with its arguments and its answer', () => {
-    const t = target();
-    g[G1] = t;
-    g[G2] = undefined;
+    const t = layout(false).t1;
     const a = new RequestAborter();
     const { h, calls } = handler([...LEGACY, ...LEGACY_EXTRA], false);
     expect(a.dispatch({ path: '/x' }, h)).toBe(true);
@@ -89,9 +96,7 @@ describe('the older handler API (undici 6: Node 20, 22)', () => {
   });
 
   test("the optional callbacks are skipped when the handler has none (Node 20's fetch handler lacks some)", () => {
-    const t = target();
-    g[G1] = t;
-    g[G2] = undefined;
+    const t = layout(false).t1;
     const a = new RequestAborter();
     const { h, calls } = handler(LEGACY);
     a.dispatch({}, h);
@@ -105,9 +110,7 @@ describe('the older handler API (undici 6: Node 20, 22)', () => {
   });
 
   test('an abort closes the connection with its reason, once; none after the hop ended', () => {
-    const t = target();
-    g[G1] = t;
-    g[G2] = undefined;
+    const t = layout(false).t1;
     const cuts: unknown[] = [];
     const a = new RequestAborter();
     a.dispatch({}, handler(LEGACY).h);
@@ -134,9 +137,7 @@ describe('the older handler API (undici 6: Node 20, 22)', () => {
   });
 
   test('an abort before the connection closes it as soon as the hop has one', () => {
-    const t = target();
-    g[G1] = t;
-    g[G2] = undefined;
+    const t = layout(false).t1;
     const a = new RequestAborter();
     const { h, calls } = handler(LEGACY);
     a.dispatch({}, h);
@@ -149,9 +150,7 @@ describe('the older handler API (undici 6: Node 20, 22)', () => {
   });
 
   test("a redirect: the next hop gets a relay of its own, and the abort reaches that hop's connection, not the ended first one", () => {
-    const t = target();
-    g[G1] = t;
-    g[G2] = undefined;
+    const t = layout(false).t1;
     const a = new RequestAborter();
     a.dispatch({}, handler(LEGACY).h);
     const first: unknown[] = [];
@@ -180,10 +179,7 @@ describe('the older handler API (undici 6: Node 20, 22)', () => {
 
 describe('the newer handler API (undici 7+: Node 26)', () => {
   test('goes to the dispatcher for that API; every callback reaches the handler; the abort goes to the controller', () => {
-    const t1 = target();
-    const t2 = target();
-    g[G1] = t1;
-    g[G2] = t2;
+    const { t1, t2 } = layout(true);
     const a = new RequestAborter();
     const { h, calls } = handler(MODERN);
     a.dispatch({}, h);
@@ -232,19 +228,14 @@ describe('the newer handler API (undici 7+: Node 26)', () => {
   });
 
   test("where undici has only '.1' (undici 7 as a package), a handler of the newer API goes there", () => {
-    const t1 = target();
-    g[G1] = t1;
-    g[G2] = undefined;
+    const { t1 } = layout(false);
     new RequestAborter().dispatch({}, handler(MODERN).h);
     expect(t1.handed).toHaveLength(1);
     expect(typeof t1.handed[0]!.handler['onRequestStart']).toBe('function');
   });
 
   test("a handler of the older API where undici reads the newer (Node 24): relayed by a relay showing the older API alone, to '.1'", () => {
-    const t1 = target();
-    const t2 = target();
-    g[G1] = t1;
-    g[G2] = t2;
+    const { t1, t2 } = layout(true);
     const a = new RequestAborter();
     const { h, calls } = handler(LEGACY);
     a.dispatch({}, h);
@@ -282,8 +273,7 @@ describe('isMockActive (read by Node 22+ fetch before it dispatches)', () => {
 
 describe('fetchPlan: what a probing aborter learns about a global fetch', () => {
   test('unknown: probe; seen calling the dispatcher: dispatcher; seen answering without: signal; not a function: signal', () => {
-    g[G1] = target();
-    g[G2] = undefined;
+    layout(false);
     const honouring = () => undefined;
     const ignoring = () => undefined;
     expect(fetchPlan(undefined)).toBe('signal');
@@ -305,8 +295,7 @@ describe('fetchPlan: what a probing aborter learns about a global fetch', () => 
   });
 
   test('an aborter that is not probing learns nothing', () => {
-    g[G1] = target();
-    g[G2] = undefined;
+    layout(false);
     const f = () => undefined;
     const a = new RequestAborter();
     a.dispatch({}, handler(LEGACY).h);
