@@ -16,8 +16,8 @@ import type { PoolState } from '../state.js';
 import { keyLevel, type Quota } from './quota.js';
 import type { ResolvedStore, SharedChange, SharedState } from './store.js';
 
-/** A refusal this long, to within this of the daily reset, is a spent day. */
-const DAY_MS = 60_000;
+/** A store refusal at least this long, lasting to within this of the daily reset, is a spent day. */
+const SPENT_DAY_SLACK_MS = 60_000;
 
 export class Fleet<C> {
   readonly #s: PoolState<C>;
@@ -51,7 +51,7 @@ export class Fleet<C> {
   /** A store refusal of `ep` lasting to about the daily reset: the fleet's day is spent, so park (docs/fleet.md). */
   daySpent(ep: EndpointState<C>, waitMs: number, now: number): boolean {
     const q = ep.quota as Quota;
-    if (waitMs < DAY_MS || waitMs < q.resetInMs(now) - DAY_MS) return false;
+    if (waitMs < SPENT_DAY_SLACK_MS || waitMs < q.resetInMs(now) - SPENT_DAY_SLACK_MS) return false;
     const untilMs = q.park(now);
     // Not shared back: the fleet knows.
     if (ep.live && this.#s.listener !== undefined) deliver(this.#s.listener, { type: 'endpoint-parked', endpoint: ep.name, untilMs });

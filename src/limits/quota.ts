@@ -225,6 +225,7 @@ export class Quota extends BasicQuota {
     else this.#setRate(ceiling, now);
   }
 
+  /** How long until the next daily reset. */
   resetInMs(now: number): number {
     const wall = this.#wall === undefined ? now : this.#wall();
     return nextDailyReset(wall, this.#resetUtcHour) - wall;
@@ -232,8 +233,7 @@ export class Quota extends BasicQuota {
 
   /** The day's quota is spent: admit nothing until the next reset. Returns when that is. */
   park(now: number): number {
-    const wall = this.#wall === undefined ? now : this.#wall();
-    const until = this.daily !== undefined ? this.daily.exhaust(now) : now + (nextDailyReset(wall, this.#resetUtcHour) - wall);
+    const until = this.daily !== undefined ? this.daily.exhaust(now) : now + this.resetInMs(now);
     this.parkedUntil = until;
     return until;
   }

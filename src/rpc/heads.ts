@@ -4,10 +4,11 @@
  * Pure: time comes in as `now`; adapters feed it answers and poll results (see `head-poll.ts`).
  *
  * An endpoint is lagging when its head is more than `maxLagBlocks` behind the best head seen
- * (`behind`; a block more when it was last heard from before the best head last advanced), or when its head has not advanced for the stall time while the best head did
- * (`stalled`). The stall time is `stallMs` when given, else `stallBlocks` block times, the block
- * time being `blockTimeMs` when given, else measured from the advances of the endpoints at the
- * front of the chain (30 s until one has been seen advancing).
+ * (`behind`; a block more when it was last heard from before the best head last advanced), or
+ * when its head has not advanced for the stall time while the best head did (`stalled`). The
+ * stall time is `stallMs` when given, else `stallBlocks` block times, the block time being
+ * `blockTimeMs` when given, else measured from the advances of the endpoints at the front of
+ * the chain (30 s until one has been seen advancing).
  */
 
 export interface HeadOptions {
