@@ -154,6 +154,48 @@ describe('shared quota store', () => {
     expect(seen[0]).toHaveProperty('key', 'endpoint:k2');
   });
 
+  test('rateLimit.sharedName changed on a kept connection: another key, so its predecessor\'s spent day does not carry over (another change of the limit keeps it)', async () => {
+    const asked: string[] = [];
+    const store: LimiterStore = { acquire: (limit) => (asked.push(limit.key), Promise.resolve(0)) };
+    const limit = (sharedName: string, perSecond = 10) => ({ perSecond, perDay: 5, sharedName });
+    const h = harness([{ name: 'a', rateLimit: limit('a-v1') }, { name: 'b', rateLimit: { perSecond: 10 } }], { sharedQuota: { store }, strategy: 'ordered' });
+    const replace = (a: ReturnType<typeof limit>) =>
+      h.pool.setEndpoints([
+        { name: 'a', conn: h.eps['a']!, rateLimit: a },
+        { name: 'b', conn: h.eps['b']!, rateLimit: { perSecond: 10 } },
+      ]);
+    h.eps['a']!.then(fail({ class: 'rate-limited', dailyQuotaExhausted: true }));
+    expect(await h.pool.execute(h.op)).toBe('b');
+    // The same key with another rate: still spent today.
+    replace(limit('a-v1', 20));
+    h.eps['a']!.then(ok('a'));
+    expect(await h.pool.execute(h.op)).toBe('b');
+    // The same connection under another sharedName (its key changed behind it): a fresh day.
+    replace(limit('a-v2', 20));
+    asked.length = 0;
+    expect(await h.pool.execute(h.op)).toBe('a');
+    expect(asked).toEqual(['endpoint:a-v2']);
+
+    // A member leaving its group: it keeps the group's spent day, unless it leaves under a sharedName of its own.
+    const day = { perDay: 1, dailyStopFraction: 1 };
+    const leaving = async (a: object) => {
+      const g = harness([{ name: 'a', rateLimit: day }, { name: 'b', rateLimit: day }, 'c'], { groups: [['a', 'b']], strategy: 'ordered' });
+      expect(await g.pool.execute(g.op)).toBe('a');
+      expect(await g.pool.execute(g.op)).toBe('c');
+      g.pool.setEndpoints(
+        [
+          { name: 'a', conn: g.eps['a']!, rateLimit: a },
+          { name: 'b', conn: g.eps['b']!, rateLimit: day },
+          { name: 'c', conn: g.eps['c']! },
+        ],
+        [],
+      );
+      return g.pool.execute(g.op);
+    };
+    expect(await leaving(day)).toBe('c');
+    expect(await leaving({ ...day, sharedName: 'a-v2' })).toBe('a');
+  });
+
   test('rateLimit.sharedName: checked, and refused on a member of a group', () => {
     const store: LimiterStore = { acquire: () => Promise.resolve(0) };
     const pool = (sharedName: unknown, groups?: string[][]) =>

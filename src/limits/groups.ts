@@ -53,8 +53,14 @@ export function groupEndpoints<C>(
   const groupLimits = groups.map((group, g) => groupLimit(group, at[g]!, byName, limits));
   // Everything is valid: only now is any kept endpoint changed (a throw above changes nothing).
   const before = new Map(built.map((b) => [b.state, b.state.quota]));
-  // A kept endpoint whose rate limit changed gets a fresh quota.
-  for (const b of built) if (isKeptMember(b.state, previous) && !sameLimit(previousLimits.get(b.state), b.limit)) b.state.quota = carryOver(quota(b.limit, `endpoint:${b.state.name}`), [before.get(b.state)!], now);
+  // A kept endpoint whose rate limit changed gets a fresh quota: its predecessor's day and pace carry over, unless
+  // its sharedName changed (another key: nothing of the old one's is its own).
+  for (const b of built) {
+    const was = previousLimits.get(b.state);
+    if (!isKeptMember(b.state, previous) || sameLimit(was, b.limit)) continue;
+    const fresh = quota(b.limit, `endpoint:${b.state.name}`);
+    b.state.quota = was?.sharedName !== b.limit?.sharedName ? fresh : carryOver(fresh, [before.get(b.state)!], now);
+  }
   const grouped = new Set<EndpointState<C>>();
   for (let g = 0; g < groups.length; g++) {
     const members = groups[g]!.map((n) => byName.get(n)!);
