@@ -34,8 +34,11 @@ describe('HeadTracker stall in block times', () => {
     expect(t.blockTimeMs).toBeUndefined();
     expect(t.lagging(1000)).toEqual(['l']);
     t.observe('a', 101, 12_002);
+    // Nor is a's first advance since: its first sighting might have been long after it got there.
+    expect(t.blockTimeMs).toBeUndefined();
+    t.observe('a', 102, 24_002);
     expect(t.blockTimeMs).toBe(12_000);
-    expect(t.lagging(12_003)).toEqual(['l']); // b is 2 behind, within maxLagBlocks, and not stalled yet
+    expect(t.lagging(24_000)).toEqual(['l']); // b is 3 behind, within maxLagBlocks, and not stalled yet (2 block times since 1 ms)
   });
 
   test('a given blockTimeMs wins over the measure; stallMs wins over both; 30 s before anything is known', () => {

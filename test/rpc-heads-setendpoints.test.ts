@@ -40,7 +40,7 @@ describe('heads and setEndpoints', () => {
     await t.pool.close();
   });
 
-  test.each([[1000], [undefined]])('with no poll, a lagging endpoint that caught up comes back: asked for its head once a stall time while the front stands still (block time %s ms given)', async (blockTimeMs) => {
+  test.each([[1000], [undefined]])('with no poll, a lagging endpoint that caught up comes back: asked for its head once a stall time while the front stands still, 10 s while the block time is unknown (block time %s ms given)', async (blockTimeMs) => {
     const clock = new FakeClock(1_000_000);
     const heads: Record<string, number> = { a: 100, b: 100, c: 90 };
     const log: string[] = [];
@@ -54,8 +54,9 @@ describe('heads and setEndpoints', () => {
     const client = createClient({ transport: t });
     for (let i = 0; i < 3; i++) await client.request({ method: 'eth_blockNumber' });
     expect(t.heads()!.endpoints.find((e) => e.name === 'c')!.lagging).toBe('behind');
-    // The front stands still (no head advances): asked once a stall time, 3 block times (30 s before the block time is known).
-    const every = blockTimeMs !== undefined ? 3 * blockTimeMs : 30_000;
+    // The front stands still (no head advances): asked once a stall time, 3 block times (10 s
+    // before the block time is known: its stall time then, 30 s, is a guess).
+    const every = blockTimeMs !== undefined ? 3 * blockTimeMs : 10_000;
     const askedAt: number[] = [];
     let firstRead: number | undefined;
     for (let ms = 0; ms < 3.5 * every; ms += every / 10) {

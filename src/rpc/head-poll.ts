@@ -157,7 +157,8 @@ export class HeadRouting {
     const unknown = tracker.best() !== undefined && tracker.known < names.length;
     if (lagging.length === 0 && !unknown) return;
     const often = Math.max(RECHECK_MIN_MS, tracker.blockTimeMs ?? RECHECK_UNKNOWN_MS);
-    const seldom = Math.max(often, tracker.stallMs);
+    // Once a stall time, but no more than `often` while the block time is unknown (its stall time, 30 s, is a guess).
+    const seldom = tracker.blockTimeMs === undefined ? often : Math.max(often, tracker.stallMs);
     let nearest = Infinity;
     const best = tracker.best()!;
     for (const name of lagging) {
@@ -172,12 +173,17 @@ export class HeadRouting {
     // of one instant. Without it, a node one block behind (asked) and one at the tip (heard a
     // block or two before) took turns looking behind, and with no poll and maxLagBlocks 0 the
     // node at the tip got a third of the reads of latest (seed 2026120601).
+    // The others heard from as long ago are asked with them: a fresh front leaves every head heard
+    // before it stale, and one not heard from for a stall time then looked stalled (a node one
+    // block late was left out of every other read when reads came once two block times, seed 2026120708).
     if (nearest !== Infinity) {
       const blockMs = tracker.blockTimeMs ?? RECHECK_MIN_MS;
+      let refresh = false;
       for (const [name, seenAt] of tracker.leaders()) {
         const age = now - seenAt;
-        if (age >= RECHECK_MIN_MS && nearest <= tracker.maxLagBlocks + Math.ceil(age / blockMs) && !lagging.includes(name)) this.#ask(name);
+        if (age >= RECHECK_MIN_MS && nearest <= tracker.maxLagBlocks + Math.ceil(age / blockMs) && !lagging.includes(name)) refresh = true;
       }
+      if (refresh) for (const [name, seenAt] of tracker.heard()) if (now - seenAt >= RECHECK_MIN_MS && !lagging.includes(name)) this.#ask(name);
     }
     if (unknown) {
       for (const name of names) {

@@ -7,8 +7,8 @@
  * (`behind`; a block more when it was last heard from before the best head last advanced), or
  * when its head has not advanced for the stall time while the best head did (`stalled`). The
  * stall time is `stallMs` when given, else `stallBlocks` block times, the block time being
- * `blockTimeMs` when given, else measured from the advances of the endpoints at the front of
- * the chain (30 s until one has been seen advancing).
+ * `blockTimeMs` when given, else measured from the endpoints' own advances from the front of the
+ * chain to the front (30 s until one has been seen).
  */
 
 export interface HeadOptions {
@@ -41,12 +41,21 @@ export interface HeadSnapshot {
   readonly endpoints: readonly { readonly name: string; readonly head: number; readonly lagging: LagReason | undefined }[];
 }
 
-interface Head { block: number; advancedAt: number; seenAt: number }
+/**
+ * `front`: the block was the best known when the endpoint was seen reaching it (never on a first
+ * sighting: a node first heard from may have stalled long before, with no other head known yet).
+ */
+interface Head { block: number; advancedAt: number; seenAt: number; front: boolean }
 
 /** Stall time before the block time is known. */
 const UNKNOWN_STALL_MS = 30_000;
-/** Weight of a new block-time sample. */
-const ALPHA = 0.3;
+/**
+ * The block time is the time over the blocks of the last this many samples. Not an average of
+ * samples: a head first seen late makes its next sample short, and several endpoints seen at
+ * the same instant give the same short sample at once; over a window each endpoint's late
+ * sightings cancel out (its samples add up to the time it took for the blocks it went through).
+ */
+const SAMPLES = 32;
 
 export class HeadTracker {
   readonly maxLagBlocks: number;
@@ -57,6 +66,9 @@ export class HeadTracker {
   #best = -1;
   #bestAt = -Infinity;
   #measured: number | undefined;
+  /** The last samples, as milliseconds and blocks in turn (a ring of SAMPLES pairs). */
+  readonly #samples: number[] = [];
+  #next = 0;
 
   constructor(options: HeadOptions = {}) {
     this.maxLagBlocks = options.maxLagBlocks ?? 2;
@@ -81,14 +93,17 @@ export class HeadTracker {
   observe(endpoint: string, block: number, now: number): void {
     if (!Number.isSafeInteger(block) || block < 0) return;
     const head = this.#heads.get(endpoint);
-    if (head === undefined) this.#heads.set(endpoint, { block, advancedAt: now, seenAt: now });
+    const front = block >= this.#best;
+    if (head === undefined) this.#heads.set(endpoint, { block, advancedAt: now, seenAt: now, front: false });
     else if (block >= head.block) head.seenAt = now;
     if (head !== undefined && block > head.block) {
-      // The block time is measured on one endpoint's own advances at the front of the chain,
-      // never across endpoints (first sightings of two endpoints a block apart say nothing of it).
-      if (block >= this.#best && now > head.advancedAt) this.#sample((now - head.advancedAt) / (block - head.block));
+      // The block time is measured on one endpoint's own advances from the front of the chain to
+      // the front, never across endpoints (first sightings of two endpoints a block apart say
+      // nothing of it), nor on an endpoint catching up from behind (many blocks in little time).
+      if (front && head.front && now > head.advancedAt) this.#sample(now - head.advancedAt, block - head.block);
       head.block = block;
       head.advancedAt = now;
+      head.front = front;
     }
     if (block > this.#best) {
       this.#best = block;
@@ -96,8 +111,18 @@ export class HeadTracker {
     }
   }
 
-  #sample(ms: number): void {
-    this.#measured = this.#measured === undefined ? ms : this.#measured + ALPHA * (ms - this.#measured);
+  #sample(ms: number, blocks: number): void {
+    const s = this.#samples;
+    s[this.#next] = ms;
+    s[this.#next + 1] = blocks;
+    this.#next = (this.#next + 2) % (2 * SAMPLES);
+    let time = 0;
+    let count = 0;
+    for (let i = 0; i < s.length; i += 2) {
+      time += s[i]!;
+      count += s[i + 1]!;
+    }
+    this.#measured = time / count;
   }
 
   /** The best head seen, or undefined before any observation. */
@@ -109,6 +134,13 @@ export class HeadTracker {
   leaders(): [name: string, seenAt: number][] {
     const out: [string, number][] = [];
     for (const [name, head] of this.#heads) if (head.block === this.#best) out.push([name, head.seenAt]);
+    return out;
+  }
+
+  /** Every endpoint whose head is known, with when it was last heard from. */
+  heard(): [name: string, seenAt: number][] {
+    const out: [string, number][] = [];
+    for (const [name, head] of this.#heads) out.push([name, head.seenAt]);
     return out;
   }
 

@@ -155,9 +155,14 @@ describe('a lagging endpoint asked with the front (heads of one instant)', () =>
     expect(await asked(0, [['a', 100, 0], ['b', 100, 0], ['c', 99, 99]], 99)).toEqual(['c']);
   });
 
-  test('only the endpoints at the best head, never one between', async () => {
-    // maxLagBlocks 1: b, a block behind, is not lagging and not the front: not asked.
-    expect(await asked(1, [['a', 100, 0], ['b', 99, 0], ['c', 97, 200]], 200)).toEqual(['a', 'c']);
+  test('the others not lagging are asked with the front when heard from as long ago, never on their own', async () => {
+    // maxLagBlocks 1: b, a block behind, is not lagging: asked with the front (the fresh front
+    // would leave it stale, and then stalled once a stall time had passed without news of it).
+    expect(await asked(1, [['a', 100, 0], ['b', 99, 0], ['c', 97, 200]], 200)).toEqual(['a', 'b', 'c']);
+    // b heard less than 100 ms before: its answer is as fresh.
+    expect(await asked(1, [['a', 100, 0], ['b', 99, 150], ['c', 97, 200]], 200)).toEqual(['a', 'c']);
+    // The front too far ahead for c's answer to pass it: neither the front nor b.
+    expect(await asked(1, [['a', 100, 0], ['b', 99, 0], ['c', 96, 200]], 200)).toEqual(['c']);
   });
 });
 

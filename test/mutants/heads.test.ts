@@ -40,28 +40,42 @@ describe('observe', () => {
     expect(t.reason('b', 500)).toBeUndefined();
   });
 
-  test('the block time: the first sample as it is, then 30 % of each new one', () => {
+  test('the block time: time over blocks of the last 32 samples, each an endpoint\'s own advance from the front to the front', () => {
     const t = new HeadTracker();
     expect(t.blockTimeMs).toBeUndefined();
     expect(t.stallMs).toBe(30_000);
     t.observe('a', 100, 0);
-    t.observe('a', 101, 1000);
+    t.observe('a', 101, 1000); // a's first sighting is no origin: it may have had 100 for long
+    expect(t.blockTimeMs).toBeUndefined();
+    t.observe('a', 102, 2000);
     expect(t.blockTimeMs).toBe(1000);
     expect(t.stallMs).toBe(3000);
-    t.observe('a', 103, 5000); // 2 s a block
-    expect(t.blockTimeMs).toBeCloseTo(1000 + 0.3 * (2000 - 1000), 9);
+    t.observe('a', 104, 6000); // 2 s a block: 5 s over 3 blocks
+    expect(t.blockTimeMs).toBeCloseTo(5000 / 3, 9);
+    // A late sighting and the short sample after it cancel out: 105 seen 900 ms late, 106 on time.
+    t.observe('a', 105, 7900 + 2000);
+    t.observe('a', 106, 10_000);
+    expect(t.blockTimeMs).toBeCloseTo(9000 / 5, 9); // from 101 at 1 s to 106 at 10 s
+    // Only the last 32 samples count.
+    for (let i = 1; i <= 32; i++) t.observe('a', 106 + i, 10_000 + 500 * i);
+    expect(t.blockTimeMs).toBe(500);
+    t.observe('a', 140, 10_000 + 500 * 32 + 2000); // 1 sample in 32 at 1 s a block
+    expect(t.blockTimeMs).toBeCloseTo((31 * 500 + 2000) / 33, 9);
   });
 
   test('no sample from an endpoint behind the front, nor from two sightings at the same instant', () => {
     const t = new HeadTracker();
+    t.observe('a', 99, 0);
     t.observe('a', 100, 0);
     t.observe('b', 90, 0);
     t.observe('b', 95, 5000); // behind a: says nothing of the block time
     expect(t.blockTimeMs).toBeUndefined();
     t.observe('a', 101, 0); // the same instant as its last sighting
     expect(t.blockTimeMs).toBeUndefined();
-    t.observe('b', 101, 7000); // reaches the front: 6 blocks in 2 s
-    expect(t.blockTimeMs).toBeCloseTo(2000 / 6, 9);
+    t.observe('b', 101, 7000); // reaches the front from behind (catching up): no sample either
+    expect(t.blockTimeMs).toBeUndefined();
+    t.observe('b', 103, 8000); // from the front to the front: 2 blocks in 1 s
+    expect(t.blockTimeMs).toBe(500);
   });
 
   test('reaching the best head exactly is at the front (a sample), and an equal block is not a new best', () => {
@@ -69,7 +83,24 @@ describe('observe', () => {
     t.observe('a', 100, 0);
     t.observe('b', 99, 0);
     t.observe('b', 100, 400);
+    t.observe('a', 101, 600); // a: 100 at 0 was a first sighting
+    expect(t.blockTimeMs).toBeUndefined();
+    t.observe('b', 101, 800); // b: 100 at 400, equal to the best then
     expect(t.blockTimeMs).toBe(400);
+  });
+
+  test('a stall that began at the front is a sample over the whole stall; a first sighting of a stalled node is not', () => {
+    const t = new HeadTracker();
+    t.observe('s', 10, 0);
+    t.observe('s', 11, 1000);
+    t.observe('s', 12, 2000); // 1 s a block
+    expect(t.blockTimeMs).toBe(1000);
+    t.observe('s', 20, 18_000); // stalled at 12 from 2 s, at the front then: 8 blocks in 16 s
+    expect(t.blockTimeMs).toBeCloseTo(17_000 / 9, 9);
+    const u = new HeadTracker();
+    u.observe('s', 5, 0); // stalled long before, with nothing else known
+    u.observe('s', 30, 2000); // caught up: 25 blocks in 2 s says nothing of the chain
+    expect(u.blockTimeMs).toBeUndefined();
   });
 });
 
