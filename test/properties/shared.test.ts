@@ -6,7 +6,10 @@
  * answer. Generated: the store's answers (at once, late, failing, hanging past
  * `timeoutMs`), each endpoint's answers (ok, transient, 429, an invalid key with
  * `disableEndpoint`, "day spent"), calls on any pool, `enableEndpoint`, `report()` and
- * `setEndpoints` toggling a group on any pool, and `close()` of every pool at the end.
+ * `setEndpoints` toggling a group on any pool, a key rotated on any pool (`setEndpoints` with a
+ * new `rateLimit.sharedName`, with a new connection or the same one), a store answer that the
+ * fleet's day is spent (a wait to about the next reset, and the same for every later admission
+ * of that key), and `close()` of every pool at the end.
  *
  * Checked:
  * - an attempt on a limited endpoint of a pool whose store is not degraded starts only
@@ -16,6 +19,11 @@
  *   (`burst + perSecond × span`), counted from the attempts themselves;
  * - no pool that is not degraded attempts what the fleet parked (an endpoint alone: its
  *   key; a key of a group: that key) before the park ends;
+ * - a pool that parked an endpoint alone (its day spent: its server said so, the fleet did, or
+ *   the store refused it to the reset) never asks the store for that key again, until it
+ *   regroups; a key rotated under the same endpoint name is asked for under its new name, and
+ *   a connection kept under a new `sharedName` is attempted again though its old key is parked;
+ *   `sharedName` on a member of a group is refused with INVALID_OPTIONS;
  * - no attempt on an endpoint its pool has disabled; `stats().status` is `disabled` exactly
  *   when the pool's last event for it was `endpoint-disabled`;
  * - `report()` emits one `report` event with its value, and refuses a bad name or value
@@ -49,16 +57,18 @@ const RUNS = Number(process.env['FC_SHARED_RUNS'] ?? 120);
 const SEED = process.env['FC_SEED'] !== undefined ? Number(process.env['FC_SEED']) : 20261202;
 const NAMES = ['a', 'b', 'c'];
 
-type StoreAnswer = { k: 'ok'; d: number } | { k: 'fail'; d: number } | { k: 'hang' };
+type StoreAnswer = { k: 'ok'; d: number } | { k: 'fail'; d: number } | { k: 'hang' } | { k: 'day'; d: number; earlyMs: number };
 type EpAnswer = { k: 'ok'; d: number } | { k: 'transient'; d: number } | { k: '429'; d: number; retryAfterMs: number } | { k: 'invalid-key'; d: number } | { k: 'spent'; d: number };
 
 interface Action {
   readonly at: number;
   readonly pool: number;
-  readonly what: 'call' | 'enable' | 'report' | 'regroup' | 'bad-report';
+  readonly what: 'call' | 'enable' | 'report' | 'regroup' | 'bad-report' | 'rotate';
   readonly ep: number;
   readonly deadlineMs: number | undefined;
   readonly idempotent: boolean;
+  /** For 'rotate': the new key keeps the connection (the key changed behind it). */
+  readonly keep: boolean;
 }
 
 interface Scenario {
@@ -78,6 +88,8 @@ const storeAnswer: fc.Arbitrary<StoreAnswer> = fc.oneof(
   { weight: 12, arbitrary: fc.record({ k: fc.constant('ok' as const), d: fc.oneof(fc.constant(0), fc.integer({ min: 0, max: 40 })) }) },
   { weight: 1, arbitrary: fc.record({ k: fc.constant('fail' as const), d: fc.integer({ min: 0, max: 40 }) }) },
   { weight: 1, arbitrary: fc.constant({ k: 'hang' as const }) },
+  // The fleet's day for the key is spent: wait to the reset (less up to 50 s: the store's clock is not the pool's).
+  { weight: 1, arbitrary: fc.record({ k: fc.constant('day' as const), d: fc.integer({ min: 0, max: 40 }), earlyMs: fc.integer({ min: 0, max: 50_000 }) }) },
 );
 
 const epAnswer: fc.Arbitrary<EpAnswer> = fc.oneof(
@@ -102,10 +114,11 @@ const scenarioArb: fc.Arbitrary<Scenario> = fc.record({
     fc.record({
       at: fc.integer({ min: 0, max: 3000 }),
       pool: fc.integer({ min: 0, max: 2 }),
-      what: fc.constantFrom('call', 'call', 'call', 'call', 'call', 'call', 'call', 'call', 'enable', 'report', 'regroup', 'bad-report'),
+      what: fc.constantFrom('call', 'call', 'call', 'call', 'call', 'call', 'call', 'call', 'enable', 'report', 'regroup', 'bad-report', 'rotate', 'rotate'),
       ep: fc.integer({ min: 0, max: 2 }),
       deadlineMs: fc.oneof(fc.constant(undefined), fc.integer({ min: 1, max: 3000 })),
       idempotent: fc.boolean(),
+      keep: fc.boolean(),
     }),
     { minLength: 1, maxLength: 60 },
   ),
@@ -146,9 +159,14 @@ function fleetStore(fake: FakeClock, answers: readonly StoreAnswer[]) {
   };
   let asked = 0;
   let degradedEver = false;
+  /** Keys whose day the store said is spent, until when: every later admission is refused to then. */
+  const spentUntil = new Map<string, number>();
+  const nextReset = (now: number): number => (Math.floor(now / 86_400_000) + 1) * 86_400_000;
+  const hooks: { onAsk?: (pool: number, key: string) => void; dayAnswers: number } = { dayAnswers: 0 };
   /** Which pool is asking (set around each pool's calls into the store: the pools run on one thread). */
   const storeFor = (pool: number): LimiterStore => ({
     acquire(limit: SharedLimit): Promise<number> {
+      hooks.onAsk?.(pool, limit.key);
       const a = answers[asked++ % answers.length]!;
       if (a.k === 'hang') {
         degradedEver = true;
@@ -164,6 +182,14 @@ function fleetStore(fake: FakeClock, answers: readonly StoreAnswer[]) {
           // The fleet's knowledge of the quota comes with every admission answer (as the Redis store's does).
           if (listeners.size > 0) publish(limit.key);
           const now = fake.now();
+          const spent = spentUntil.get(limit.key);
+          if (a.k === 'day' || (spent !== undefined && spent > now)) {
+            const until = spent !== undefined && spent > now ? spent : nextReset(now) - (a.k === 'day' ? a.earlyMs : 0);
+            spentUntil.set(limit.key, until);
+            hooks.dayAnswers++;
+            resolve(until - now);
+            return;
+          }
           const per = limit.perSecond ?? Number.POSITIVE_INFINITY;
           const burst = limit.burst ?? Math.max(1, Math.ceil(per));
           const b = buckets.get(limit.key) ?? { tokens: burst, at: now };
@@ -202,10 +228,10 @@ function fleetStore(fake: FakeClock, answers: readonly StoreAnswer[]) {
       return () => void listeners.delete(listener);
     },
   });
-  return { storeFor, admissions, listeners, degraded: () => degradedEver };
+  return { storeFor, admissions, listeners, hooks, degraded: () => degradedEver };
 }
 
-async function run(sc: Scenario, jitterMs = 0, stallMs = 0): Promise<{ violations: string[]; endings: Record<string, number>; admissions: number; disables: number; hedges: number }> {
+async function run(sc: Scenario, jitterMs = 0, stallMs = 0): Promise<{ violations: string[]; endings: Record<string, number>; admissions: number; disables: number; hedges: number; dayAnswers: number; rotations: number; freshAfterPark: number }> {
   const T0 = 1_000_000;
   const fake = new FakeClock(T0);
   const violations: string[] = [];
@@ -214,14 +240,33 @@ async function run(sc: Scenario, jitterMs = 0, stallMs = 0): Promise<{ violation
   };
   const fleet = fleetStore(fake, sc.store);
   const cursors = NAMES.map(() => 0);
-  const configs: EndpointConfig<number>[] = NAMES.map((name, i) => ({
-    name,
-    conn: i,
-    // A group's members agree on its limit.
-    rateLimit: sc.limits[sc.grouped && i === 1 ? 0 : i]!,
-  }));
   const groupedNow: boolean[] = [];
-  const keyOf = (p: number, ep: string): string => (groupedNow[p] && (ep === 'a' || ep === 'b') ? 'group:a+b' : `endpoint:${ep}`);
+  /** Per pool, each endpoint's key version (0: no sharedName) and connection (its script is conn % 3). */
+  const versions: number[][] = [];
+  const conns: number[][] = [];
+  const member = (p: number, i: number): boolean => groupedNow[p]! && i < 2;
+  const configsFor = (p: number): EndpointConfig<number>[] =>
+    NAMES.map((name, i) => ({
+      name,
+      conn: conns[p]![i]!,
+      // A group's members agree on its limit, and take no sharedName.
+      rateLimit: { ...sc.limits[member(p, i) && i === 1 ? 0 : i]!, ...(versions[p]![i]! > 0 && !member(p, i) ? { sharedName: `${name}@${versions[p]![i]!}` } : {}) },
+    }));
+  const keyOf = (p: number, ep: string): string => {
+    const i = NAMES.indexOf(ep);
+    if (member(p, i)) return 'group:a+b';
+    return versions[p]![i]! > 0 ? `endpoint:${ep}@${versions[p]![i]!}` : `endpoint:${ep}`;
+  };
+  /** Per pool, the keys of endpoints alone it parked (a day spent), and when. */
+  const dayParked: Map<string, number>[] = [];
+  /** Per pool, endpoints rotated with their connection kept while their old key was parked there. */
+  const rotatedFromPark: Set<string>[] = [];
+  let freshAfterPark = 0;
+  let rotations = 0;
+  fleet.hooks.onAsk = (p, key) => {
+    const at = dayParked[p]?.get(key);
+    if (at !== undefined) v(`pool ${p}: asked the store for ${key}, which it parked at t=${at - T0} (its day is spent)`);
+  };
   const clocks: TrackedClock[] = [];
   const pools: Pool<number>[] = [];
   const degraded: boolean[] = [];
@@ -237,7 +282,8 @@ async function run(sc: Scenario, jitterMs = 0, stallMs = 0): Promise<{ violation
   /** Parks the fleet knows of: by store key, the whole quota (endpoint alone) or one key of a group, until when. */
   const parks: { key: string; endpoint: string | undefined; until: number }[] = [];
   const op = (i: number): Promise<unknown> => {
-    const a = sc.scripts[i]![cursors[i]!++ % sc.scripts[i]!.length]!;
+    const k = i % 3;
+    const a = sc.scripts[k]![cursors[k]!++ % sc.scripts[k]!.length]!;
     return new Promise((resolve, reject) => {
       const go = (): void => {
         if (a.k === 'ok') resolve(i);
@@ -257,6 +303,10 @@ async function run(sc: Scenario, jitterMs = 0, stallMs = 0): Promise<{ violation
     const clock = new TrackedClock(fake, jitterMs, seeded(7919 * (p + 1)), stallMs, 0, true);
     clocks.push(clock);
     groupedNow.push(sc.grouped);
+    versions.push(NAMES.map(() => 0));
+    conns.push(NAMES.map((_n, i) => i));
+    dayParked.push(new Map());
+    rotatedFromPark.push(new Set());
     degraded.push(false);
     disabledNow.push(new Set());
     /** The attempt-start the last `hedge` event announced: a hedge is reported as it goes out, after the store admitted it. */
@@ -294,10 +344,12 @@ async function run(sc: Scenario, jitterMs = 0, stallMs = 0): Promise<{ violation
         case 'endpoint-parked': {
           const key = keyOf(p, e.endpoint);
           parks.push({ key, endpoint: key.startsWith('group:') ? e.endpoint : undefined, until: e.untilMs });
+          if (!key.startsWith('group:')) dayParked[p]!.set(key, fake.now());
           break;
         }
         case 'attempt-start': {
           if (disabledNow[p]!.has(e.endpoint)) v(`pool ${p}: attempt on ${e.endpoint}, which it has disabled`);
+          if (rotatedFromPark[p]!.delete(e.endpoint)) freshAfterPark++;
           const key = keyOf(p, e.endpoint);
           // A degraded pool does not hear the fleet (it goes on local knowledge, by design).
           const park = degraded[p] ? undefined : parks.find((x) => x.key === key && (x.endpoint === undefined || x.endpoint === e.endpoint) && fake.now() < x.until);
@@ -316,7 +368,7 @@ async function run(sc: Scenario, jitterMs = 0, stallMs = 0): Promise<{ violation
     };
     pools.push(
       new Pool<number>({
-        endpoints: configs,
+        endpoints: configsFor(p),
         ...(sc.grouped ? { groups: [['a', 'b']] } : {}),
         classify: (err) => (err instanceof EpError ? err.verdict : 'permanent'),
         sharedQuota: { store: fleet.storeFor(p), timeoutMs: sc.timeoutMs, retryAfterMs: sc.retryAfterMs, degradedShare: sc.degradedShare },
@@ -367,8 +419,35 @@ async function run(sc: Scenario, jitterMs = 0, stallMs = 0): Promise<{ violation
         if (reportEvents !== before) v(`pool ${p}: a refused report() emitted an event`);
       } else if (a.what === 'regroup') {
         groupedNow[p] = !groupedNow[p];
-        const next = NAMES.map((n, i) => ({ ...configs[i]!, rateLimit: sc.limits[i === 1 && groupedNow[p] ? 0 : i]! }));
-        pool.setEndpoints(next, groupedNow[p] ? [['a', 'b']] : []);
+        pool.setEndpoints(configsFor(p), groupedNow[p] ? [['a', 'b']] : []);
+        // The keys of a and b changed and their quotas were rebuilt: a park is the new quota's to keep.
+        dayParked[p]!.clear();
+        rotatedFromPark[p]!.clear();
+        checkStatus(p);
+      } else if (a.what === 'rotate') {
+        const i = a.ep;
+        if (member(p, i)) {
+          // A member of a group is counted under the group's key: a sharedName is refused, and nothing changes.
+          versions[p]![i]!++;
+          try {
+            pool.setEndpoints(configsFor(p).map((c, j) => (j === i ? { ...c, rateLimit: { ...c.rateLimit, sharedName: `${name}@x` } } : c)), [['a', 'b']]);
+            v(`pool ${p}: sharedName on ${name}, a member of a group, was accepted`);
+          } catch (error) {
+            if (!isPoolError(error) || error.code !== 'INVALID_OPTIONS') v(`pool ${p}: sharedName on a member of a group threw ${String(error)}`);
+          }
+          versions[p]![i]!--;
+        } else {
+          const old = keyOf(p, name);
+          versions[p]![i]!++;
+          // A new connection is a new endpoint: not disabled (no event says so).
+          if (!a.keep) {
+            conns[p]![i]! += 3;
+            disabledNow[p]!.delete(name);
+          }
+          rotations++;
+          pool.setEndpoints(configsFor(p), groupedNow[p] ? [['a', 'b']] : []);
+          if (a.keep && dayParked[p]!.has(old)) rotatedFromPark[p]!.add(name);
+        }
         checkStatus(p);
       } else {
         const rec: (typeof calls)[number] = { id: calls.length + 1, startedAt: fake.now(), deadline: a.deadlineMs ?? 2000, settled: 0, stalled: clock.stallLeftMs - clock.stalledMs };
@@ -396,7 +475,7 @@ async function run(sc: Scenario, jitterMs = 0, stallMs = 0): Promise<{ violation
   // A store that timed out or failed: the pools ran on local shares (by design), so the fleet bound is not checked.
   if (!anyDegraded) {
     for (const [key, ts] of starts) {
-      const i = NAMES.indexOf(key.startsWith('group:') ? 'a' : key.slice('endpoint:'.length));
+      const i = NAMES.indexOf(key.startsWith('group:') ? 'a' : key.slice('endpoint:'.length).split('@')[0]!);
       const { perSecond, burst } = sc.limits[i]!;
       let bad = false;
       for (let x = 0; x < ts.length && !bad; x++) {
@@ -418,7 +497,7 @@ async function run(sc: Scenario, jitterMs = 0, stallMs = 0): Promise<{ violation
   });
   if (fleet.listeners.size !== 0) v(`${fleet.listeners.size} pool(s) still subscribed to the store after close()`);
   void reports;
-  return { violations, endings, admissions: fleet.admissions.length, disables, hedges };
+  return { violations, endings, admissions: fleet.admissions.length, disables, hedges, dayAnswers: fleet.hooks.dayAnswers, rotations, freshAfterPark };
 }
 
 describe('pools sharing one limiter store', () => {
@@ -427,6 +506,9 @@ describe('pools sharing one limiter store', () => {
     let admissions = 0;
     let disables = 0;
     let hedges = 0;
+    let dayAnswers = 0;
+    let rotations = 0;
+    let freshAfterPark = 0;
     await checkSeeded('shared', scenarioArb, run, {
       seed: SEED,
       runs: RUNS,
@@ -434,13 +516,19 @@ describe('pools sharing one limiter store', () => {
     admissions += o.admissions;
     disables += o.disables;
     hedges += o.hedges;
+    dayAnswers += o.dayAnswers;
+    rotations += o.rotations;
+    freshAfterPark += o.freshAfterPark;
     for (const [k, x] of Object.entries(o.endings)) endings[k] = (endings[k] ?? 0) + x;
       },
     });
-    console.log('shared endings', JSON.stringify(endings), 'admissions', admissions, 'disables', disables, 'hedges', hedges);
+    console.log('shared endings', JSON.stringify(endings), 'admissions', admissions, 'disables', disables, 'hedges', hedges, 'day answers', dayAnswers, 'rotations', rotations, 'attempts on a connection kept under a new sharedName after its old key was parked', freshAfterPark);
     expect(admissions).toBeGreaterThan(RUNS);
     expect(disables).toBeGreaterThan(0);
     expect(hedges).toBeGreaterThan(0);
+    expect(dayAnswers).toBeGreaterThan(0);
+    expect(rotations).toBeGreaterThan(RUNS / 10);
+    expect(freshAfterPark).toBeGreaterThan(0);
   }, 120_000);
 
   // The same with each pool's clock read up to FC_JITTER_MS (default 0.4 ms) ahead of the
