@@ -163,6 +163,8 @@ describe('a lagging endpoint asked with the front (heads of one instant)', () =>
     expect(await asked(1, [['a', 100, 0], ['b', 99, 150], ['c', 97, 200]], 200)).toEqual(['a', 'c']);
     // The front too far ahead for c's answer to pass it: neither the front nor b.
     expect(await asked(1, [['a', 100, 0], ['b', 99, 0], ['c', 96, 200]], 200)).toEqual(['c']);
+    // The front heard 50 ms before: no refresh, though b was heard long ago and c's answer could pass it.
+    expect(await asked(1, [['b', 99, 0], ['a', 100, 150], ['c', 98, 200]], 200)).toEqual(['c']);
   });
 });
 
