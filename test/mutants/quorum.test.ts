@@ -2,14 +2,17 @@
  * Quorum reads (src/rpc/quorum.ts) edge by edge: what the twenty-ninth session's first mutation
  * run of the file found held by no fast test (64.7 %): a signal aborted before or during the read,
  * weights too light from the start, a leg's retry landing on an endpoint another leg holds, no
- * stall timer when stalls are off, `avoid`, an `equals` that throws, how answers are described.
+ * stall timer when stalls are off, `avoid`, an `equals` that throws, how answers are described;
+ * and what the thirty-second session's second run found (82.9 %): errors grouped by their vote
+ * key, stall timers cleared on an early settlement, the not-met reasons, a cause's description.
  */
 import { describe, expect, test } from 'vitest';
-import { isPoolError } from '../../src/index.js';
+import { isPoolError, type ExecuteOptions } from '../../src/index.js';
+import { RpcReads } from '../../src/rpc/reads.js';
 import { EndpointTakenError, isEndpointTaken } from '../../src/rpc/quorum.js';
 import type { QuorumError } from '../../src/rpc/quorum-error.js';
 import { readHarness } from '../helpers/reads.js';
-import { fail, hang, ok, start } from '../support.js';
+import { fail, hang, harness, ok, start } from '../support.js';
 
 const read = (r: ReturnType<typeof readHarness>, need: number, exec = {}) => r.reads.request('eth_call', [], exec, need, r.send);
 
@@ -165,5 +168,83 @@ describe('the deadline', () => {
     await r.h.clock.advance(100);
     expect(p.error).toMatchObject({ code: 'QUORUM_NOT_MET' });
     expect(r.sent).toHaveLength(2);
+  });
+});
+
+describe('the thirty-second session: what a second mutation run found held by no fast test', () => {
+  /** Reads over a, b, c whose operations throw what `throws[endpoint]` says (or answer 0x1), with `voteOf` keys for errors. */
+  function voting(throws: Record<string, unknown>, options: ConstructorParameters<typeof RpcReads>[0] = {}) {
+    const h = harness(['a', 'b', 'c'], { classify: (e) => (isEndpointTaken(e) ? 'unsupported' : 'permanent'), strategy: 'ordered' });
+    const voteOf = (e: unknown): string | undefined => {
+      const m = (e as { cause?: { message?: unknown } }).cause?.message;
+      return typeof m === 'string' && m.startsWith('reverted') ? m : undefined;
+    };
+    const reads = new RpcReads(options, h.pool, voteOf);
+    const sent: string[] = [];
+    const send = (exec: ExecuteOptions, guard?: (endpoint: string) => void) =>
+      h.pool.execute(async (_ep, ctx) => {
+        guard?.(ctx.endpoint);
+        sent.push(ctx.endpoint);
+        if (throws[ctx.endpoint] === 'hang') return new Promise<string>(() => undefined);
+        await new Promise<void>((resolve) => h.clock.setTimeout(() => resolve(), 5));
+        if (ctx.endpoint in throws) throw throws[ctx.endpoint];
+        return '0x1';
+      }, exec);
+    const read = (need: number, exec: ExecuteOptions = {}) => reads.request('eth_call', [], exec, need, send);
+    /** The error the read ends with, the fake clock run 100 ms. */
+    const failure = async (need: number): Promise<Error & Partial<QuorumError>> => {
+      const p = start(read(need));
+      await h.clock.advance(100);
+      return p.error as Error & Partial<QuorumError>;
+    };
+    return { h, sent, read, failure };
+  }
+
+  test('errors vote by their key: one key is one group, two keys are two', async () => {
+    const r = voting({ a: new Error('reverted: X'), b: new Error('reverted: Y'), c: new Error('reverted: Y') });
+    const p = start(r.read(2));
+    await r.h.clock.advance(100);
+    // a and b disagree: c is asked, and sides with b.
+    expect(r.sent).toEqual(['a', 'b', 'c']);
+    expect((p.error as { cause?: Error }).cause?.message).toBe('reverted: Y');
+  });
+
+  test('a read that settles early clears the stall timers of the legs still out, even legs that ignore their abort', async () => {
+    const h = harness(['a', 'b', 'c']);
+    const reads = new RpcReads({ quorum: { stallMs: 400 } }, h.pool);
+    const names = ['a', 'b', 'c'];
+    // Legs that take an endpoint and never settle, aborted or not.
+    const send = (_exec: ExecuteOptions, guard?: (endpoint: string) => void) => {
+      guard?.(names.shift()!);
+      return new Promise<string>(() => undefined);
+    };
+    const c = new AbortController();
+    const p = start(reads.request('eth_call', [], { signal: c.signal }, 2, send));
+    await h.clock.advance(1);
+    expect(h.clock.pendingForegroundTimers).toBe(2); // a stall timer per leg
+    c.abort('enough');
+    await h.clock.advance(0);
+    expect(p.error).toMatchObject({ code: 'ABORTED' });
+    expect(h.clock.pendingForegroundTimers).toBe(0);
+  });
+
+  test("not met: 'too few endpoints answered' with one answer or none, 'the endpoints disagree' with two", async () => {
+    const failed = { message: 'down' };
+    const one = voting({ b: failed, c: failed });
+    expect((await one.failure(2)).message).toContain('too few endpoints answered (1 distinct answer(s)');
+    const none = voting({ a: failed, b: failed, c: failed });
+    expect((await none.failure(2)).message).toContain('too few endpoints answered (0 distinct answer(s)');
+    const two = voting({ a: new Error('reverted: X'), c: failed });
+    expect((await two.failure(2)).message).toContain('the endpoints disagree (2 distinct answer(s)');
+  });
+
+  test("a failure's description: the cause's code alone, its short message before its message, none when it says nothing", async () => {
+    const r = voting({ a: { code: 'E1' }, b: { shortMessage: 'short', message: 'long' }, c: {} });
+    const e = await r.failure(3);
+    expect(e.answers!.map((x) => x.error)).toEqual([
+      'PERMANENT: endpoint "a" answered with a permanent error: (cause: E1 )',
+      'PERMANENT: endpoint "b" answered with a permanent error: (cause: short)',
+      'PERMANENT: endpoint "c" answered with a permanent error',
+    ]);
   });
 });
