@@ -117,7 +117,10 @@ async function checkProfile(seed: number, jitterMs: number, excess: Excess): Pro
   // A slow profile makes few calls in two minutes: allow two failures whatever the share, and
   // learning costs each key a few 429s (its hidden limit, then a recovery probe every ~30 s).
   // In calls, not in the rounded percentage (seed 2026120545, profile 1175743649: 2 failures
-  // of 62 read 3.226 % > 200 / 62).
+  // of 62 read 3.226 % > 200 / 62). Known to fail on one deep-run profile (thirty-second session,
+  // FC_SEED=2026120752 with 30 profiles, the 15th: 1973204198, 3 failures of 84): a key's ceiling
+  // learned during a drift (0.8/s for an admitted 1/s) held until its recovery 18 s after the
+  // drift ended, and a burst then queued past maxQueueWaitMs; 300 other profiles at 50 % fail no call.
   expect(Math.round((half.failurePct * half.calls) / 100)).toBeLessThanOrEqual(Math.max(0.01 * half.calls, 2));
   const attempts = half.fates.ok + half.fates.perSecond + half.fates.daily + half.fates.invalid;
   expect(half.fates.perSecond).toBeLessThanOrEqual(Math.max(0.02 * attempts, 3 * profile.keys.length));
