@@ -51,3 +51,38 @@ describe('the attempt cap across a replacement', () => {
     expect(asked).toEqual(['A', 'A2', 'B']);
   });
 });
+
+describe('an endpoint tried, then left out, then replaced counts once', () => {
+  test('a transient failure on a, then unsupported on a while setEndpoints replaces it: the cap grows by one, not two', async () => {
+    // Endpoints a and b (ordered, cap max(3, 2) = 3): a fails (tried), b fails, a again answers
+    // unsupported (left out) after setEndpoints gave it connection A2. a counts once on top of
+    // the two endpoints: 3 attempts, then RETRIES_EXHAUSTED. (It counted twice, in the tried
+    // and in the left-out list, and the call made a 4th attempt on A2: seed 2026120804 of the
+    // mixed-options property.)
+    const clock = new FakeClock(0);
+    const asked: string[] = [];
+    const pool = new Pool<string>({
+      endpoints: [{ name: 'a', conn: 'A' }, { name: 'b', conn: 'B' }],
+      strategy: 'ordered',
+      clock,
+      backoff: { initialMs: 1, maxMs: 1 },
+      classify: (e) => ((e as Error).message === 'unsupported' ? 'unsupported' : 'transient'),
+    });
+    let aCalls = 0;
+    const call = pool.execute(async (conn) => {
+      asked.push(conn);
+      if (conn === 'A' && ++aCalls === 2) {
+        await new Promise<void>((r) => clock.setTimeout(r, 100));
+        throw new Error('unsupported');
+      }
+      throw new Error('refused');
+    });
+    await clock.advance(50);
+    pool.setEndpoints([{ name: 'a', conn: 'A2' }, { name: 'b', conn: 'B' }]);
+    await clock.advance(500);
+    const outcome = await call.then((v) => v, (e: unknown) => e);
+    await pool.close();
+    expect(asked).toEqual(['A', 'B', 'A']);
+    expect(outcome).toMatchObject({ code: 'RETRIES_EXHAUSTED' });
+  });
+});
