@@ -50,7 +50,8 @@ async function checkMix(name: string, bias: MixBias, runs = RUNS, seed = SEED, j
     expect.fail(
       [
         `property "${name}" failed after ${result.numRuns} run(s) (seed ${result.seed}); replay with:`,
-        `  FC_SEED=${result.seed} FC_PATH=${result.counterexamplePath ?? ''} npx vitest run test/properties/mix.test.ts -t '${name}'`,
+        // FC_SEED is the file's seed: this property ran on it plus an offset (`seed - SEED`).
+        `  FC_SEED=${result.seed - (seed - SEED)} FC_PATH=${result.counterexamplePath ?? ''} npx vitest run test/properties/mix.test.ts -t '${name}'`,
         'violations:',
         ...(replayed?.violations ?? [String(result.errorInstance)]).map((x) => `  - ${x}`),
         'scenario:',
