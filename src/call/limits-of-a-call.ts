@@ -26,23 +26,10 @@ export function attemptLimit<C>(s: PoolState<C>, maxAttempts: number, h?: CallHi
   return Math.max(DEFAULTS.maxAttempts, n);
 }
 
-/**
- * The endpoints the call tried or left out after they refused it that are no longer in the
- * pool, each once: one tried and then left out counted twice, and a call on a pool replaced
- * meanwhile made an attempt more than its cap (seed 2026120804 of the mixed-options property).
- * The plan's own exclusions are not the call's doing and do not count.
- */
+/** Endpoints the call tried or left out (see `exclude`) that have left the pool. */
 function gone<C>(h: CallHistory<C>): number {
   let n = 0;
-  const tried = h.tried;
-  if (tried !== undefined) for (const ep of tried) if (!ep.live) n++;
-  const out = h.excluded;
-  if (out !== undefined) {
-    for (let i = h.leftOutFrom; i < out.length; i++) {
-      const ep = out[i]!;
-      if (!ep.live && tried?.includes(ep) !== true && out.indexOf(ep, h.leftOutFrom) === i) n++;
-    }
-  }
+  if (h.tried !== undefined) for (const ep of h.tried) if (!ep.live) n++;
   return n;
 }
 
@@ -111,8 +98,6 @@ export class CallHistory<C> extends WaitSlots {
   tried: EndpointState<C>[] | undefined = undefined;
   /** The plan's exclusions plus endpoints this call left out (unsupported, parked); `undefined`: the plan's. */
   excluded: EndpointState<C>[] | undefined = undefined;
-  /** Where the call's own exclusions start in `excluded` (after the plan's). */
-  leftOutFrom = 0;
   /** The latest primary attempt after the call's own (see `Call.#latest`). */
   last: Attempt<C> | undefined = undefined;
   /** Hedged attempts, for a call with a hedge plan. */
@@ -125,11 +110,10 @@ export class CallHistory<C> extends WaitSlots {
 
   /** Leaves `ep` out of the call's later selections, on top of the plan's own exclusions. */
   exclude(ep: EndpointState<C>, planned: readonly EndpointState<C>[] | undefined): void {
-    if (this.excluded === undefined) {
-      this.excluded = planned?.slice() ?? [];
-      this.leftOutFrom = this.excluded.length;
-    }
-    this.excluded.push(ep);
+    (this.excluded ??= planned?.slice() ?? []).push(ep);
+    // Tried too, so that the attempt cap counts it once if it leaves the pool (a call that
+    // tried it and then left it out counted it twice); never selected again, it changes nothing else.
+    this.markTried(ep);
   }
 
   markTried(ep: EndpointState<C>): void {
