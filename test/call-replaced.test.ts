@@ -86,3 +86,85 @@ describe('an endpoint tried, then left out, then replaced counts once', () => {
     expect(outcome).toMatchObject({ code: 'RETRIES_EXHAUSTED' });
   });
 });
+
+/**
+ * `setEndpoints` with the same connection under a name and new settings (a weight, a priority,
+ * `maxInFlight`) keeps the endpoint: the calls running know it still. It made a new endpoint
+ * before: a pinned call failed `PIN_UNAVAILABLE` ("removed from the pool"), an excluded
+ * endpoint served the call, one that answered `unsupported` was asked again, and the breaker
+ * started closed (the swaps property, seed 2026120604: a read of `latest` reached a node 41
+ * blocks behind, which head-aware routing had excluded, after its weight changed).
+ */
+describe('the same connection under new settings is the same endpoint', () => {
+  const settings = [
+    ['a weight', { weight: 3 }],
+    ['a priority', { priority: 'low' as const }],
+    ['maxInFlight', { maxInFlight: 7 }],
+  ] as const;
+
+  async function across(change: Record<string, unknown>, execOptions: { pin?: string; exclude?: string[] }, classify: 'transient' | 'unsupported' = 'transient') {
+    const clock = new FakeClock(0);
+    const asked: string[] = [];
+    const pool = new Pool<string>({
+      endpoints: [{ name: 'a', conn: 'A' }, { name: 'b', conn: 'B' }, { name: 'c', conn: 'C' }],
+      strategy: 'ordered',
+      clock,
+      backoff: { initialMs: 10, maxMs: 10 },
+      classify: () => classify,
+    });
+    let first = true;
+    const call = pool.execute(async (conn) => {
+      asked.push(conn);
+      if (first) {
+        first = false;
+        await new Promise<void>((r) => clock.setTimeout(r, 100));
+        throw new Error(`${conn} fails once`);
+      }
+      return conn;
+    }, execOptions);
+    await clock.advance(50);
+    pool.setEndpoints([{ name: 'a', conn: 'A', ...change }, { name: 'b', conn: 'B' }, { name: 'c', conn: 'C' }]);
+    await clock.advance(500);
+    const outcome = await call.then((v) => v, (e: unknown) => e);
+    await pool.close();
+    return { outcome, asked };
+  }
+
+  test.each(settings)('%s: a call pinned to it goes on there', async (_label, change) => {
+    const { outcome, asked } = await across(change, { pin: 'a' });
+    expect(outcome).toBe('A');
+    expect(asked).toEqual(['A', 'A']);
+  });
+
+  test.each(settings)('%s: a call that excluded it never reaches it', async (_label, change) => {
+    // b fails (the first attempt); with the endpoint a new one to the call, a served the retry.
+    const { outcome, asked } = await across(change, { exclude: ['a'] });
+    expect(outcome).toBe('C');
+    expect(asked).toEqual(['B', 'C']);
+  });
+
+  test.each(settings)('%s: one that answered unsupported is not asked again', async (_label, change) => {
+    const { outcome, asked } = await across(change, {}, 'unsupported');
+    expect(outcome).toBe('B');
+    expect(asked).toEqual(['A', 'B']);
+  });
+
+  test('its breaker and counters stay across a change of weight and priority', async () => {
+    const clock = new FakeClock(0);
+    const pool = new Pool<string>({
+      endpoints: [{ name: 'a', conn: 'A' }, { name: 'b', conn: 'B' }],
+      strategy: 'ordered',
+      clock,
+      maxAttempts: 1,
+      breaker: { threshold: 1, cooldownMs: 60_000 },
+      classify: () => 'transient',
+    });
+    await pool.execute(async () => Promise.reject(new Error('down'))).catch(() => undefined);
+    expect(pool.breakerState('a')).toMatchObject({ state: 'open' });
+    pool.setEndpoints([{ name: 'a', conn: 'A', weight: 2, priority: 'low' }, { name: 'b', conn: 'B' }]);
+    expect(pool.breakerState('a')).toMatchObject({ state: 'open' });
+    expect(pool.stats().find((e) => e.name === 'a')).toMatchObject({ priority: 'low', failures: 1, attempts: 1 });
+    expect(await pool.execute(async (conn) => conn)).toBe('B');
+    await pool.close();
+  });
+});

@@ -1,7 +1,7 @@
 /**
  * Turns a list of endpoint configs (and groups) into endpoint states, validating every
  * field, and carries state over from the previous set: an endpoint kept by name with the
- * same connection and settings keeps its breaker, counters and quota; a group kept with
+ * same connection keeps its breaker, counters and quota (its settings change in place); a group kept with
  * the same members and limit keeps its shared quota.
  */
 import type { BreakerOptions } from '../health/breaker.js';
@@ -79,9 +79,11 @@ export function buildEndpointSet<C>(
       limit = features.resolve(`${field}.rateLimit`, c.rateLimit);
     }
     const old = previous?.byName.get(c.name);
-    const keep = old !== undefined && old.conn === c.conn && old.priority === priority && old.weight === weight && old.maxInFlight === maxInFlight;
-    const key = `endpoint:${c.name}`;
-    const state = keep ? old : new EndpointState(c.name, c.conn as C, priority, weight, maxInFlight, breaker, quota(limit, key), random);
+    // The same connection is the same endpoint: a call that pinned, excluded or tried it still
+    // knows it, and its breaker and counters stay; its settings change in place.
+    const keep = old !== undefined && old.conn === c.conn;
+    if (keep) (old.priority = priority), (old.weight = weight), (old.maxInFlight = maxInFlight);
+    const state = keep ? old : new EndpointState(c.name, c.conn as C, priority, weight, maxInFlight, breaker, quota(limit, `endpoint:${c.name}`), random);
     built.push({ state, limit });
     byName.set(c.name, state);
   }

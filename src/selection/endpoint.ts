@@ -38,9 +38,10 @@ export function ticketOf<C>(ep: EndpointState<C>, probe: number): EndpointTicket
 export class EndpointState<C> {
   readonly name: string;
   readonly conn: C;
-  readonly priority: Priority;
-  readonly weight: number;
-  readonly maxInFlight: number;
+  /** Settings `setEndpoints` may change in place (the same connection keeps its state). */
+  priority: Priority;
+  weight: number;
+  maxInFlight: number;
   readonly breaker: Breaker;
   /** Shared with the other members of its group, when it has one. */
   quota: BasicQuota;
