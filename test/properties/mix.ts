@@ -91,7 +91,7 @@ export interface MixCall {
 /** A change of the endpoint set: per name, absent, kept as it is, or replaced (a new connection, maybe new settings). */
 export interface MixChange {
   readonly at: number;
-  readonly slots: readonly ('absent' | 'keep' | 'replace' | 'limit')[];
+  readonly slots: readonly ('absent' | 'keep' | 'replace' | 'limit' | 'settings')[];
   readonly priority: 'high' | 'low';
 }
 
@@ -293,8 +293,8 @@ export function mixArb(b: MixBias = {}): fc.Arbitrary<MixScenario> {
               at: fc.integer({ min: 0, max: 3000 }),
               slots: fc.array(
                 b.late === true
-                  ? fc.constantFrom('absent' as const, 'keep' as const, 'replace' as const, 'replace' as const, 'replace' as const)
-                  : fc.constantFrom('absent' as const, 'keep' as const, 'keep' as const, 'replace' as const, 'limit' as const),
+                  ? fc.constantFrom('absent' as const, 'keep' as const, 'replace' as const, 'replace' as const, 'replace' as const, 'settings' as const)
+                  : fc.constantFrom('absent' as const, 'keep' as const, 'keep' as const, 'replace' as const, 'limit' as const, 'settings' as const),
                 { minLength: MIX_NAMES.length, maxLength: MIX_NAMES.length },
               ),
               priority: fc.constantFrom('high' as const, 'low' as const),
@@ -877,6 +877,12 @@ export async function simulateMix(sc: MixScenario, hooks: MixHooks = {}): Promis
           list.push({ ...configOf.get(name)!, rateLimit: rl });
           next.set(name, old);
           old.moved = true;
+        } else if (slot === 'settings' && old !== undefined) {
+          // Same connection, new settings (priority, weight, maxInFlight): the same endpoint,
+          // changed in place; calls running still know it (pin, exclude, tried).
+          const { maxInFlight, ...was } = configOf.get(name)!;
+          list.push({ ...was, priority: ch.priority, weight: (was.weight ?? 1) === 1 ? 2 : 1, ...(maxInFlight === undefined ? { maxInFlight: 1 } : {}) });
+          next.set(name, old);
         } else {
           const conn = newConn(i);
           list.push(configFor(i, conn, e, slot === 'replace' ? ch.priority : e.priority));
