@@ -6,7 +6,7 @@
 import { describe, expect, test } from 'vitest';
 import { isPoolError, type PoolError, type PoolEvent } from '../src/index.js';
 import { PacedLimiter } from '../src/limits/paced.js';
-import { fail, harness, start } from './support.js';
+import { fail, harness, ok, start } from './support.js';
 
 const paced = (perSecond: number) => ({ rateLimit: { perSecond, mode: 'paced' as const } });
 
@@ -413,6 +413,68 @@ describe('a ceiling that falls under a queue', () => {
     await h.clock.advance(10_000);
     await Promise.all(calls.map((c) => c.promise));
     expect(order).toEqual(['a', 'a', 'b', 'c']);
+  });
+
+  test('back at the front, its turn is judged against its deadline from the front, not from behind the queue', async () => {
+    // Paced at 2/s, a's attempt is refused at 50 ms while b..h (7 calls) queue behind it: from
+    // the back its turn would be 3.5 s away, past its 2 s deadline, but it goes back to the
+    // front, so its next turn is the next token's (500 ms). Judged from the back it failed
+    // RATE_LIMITED at once (a mutant of waits.ts's lateTurn, thirty-third session).
+    const h = harness([{ name: 'k', ...paced(2) }], { deadlineMs: 60_000 });
+    const order: string[] = [];
+    h.eps.k!.then(fail({ class: 'rate-limited' }, 50));
+    const run = (tag: string, deadlineMs: number) => start(h.pool.execute(async (ep, ctx) => (order.push(tag), h.op(ep, ctx)), { deadlineMs }));
+    const a = run('a', 2000);
+    const rest = ['b', 'c', 'd', 'e', 'f', 'g', 'h'].map((tag) => run(tag, 60_000));
+    await h.clock.advance(10_000);
+    await Promise.all([a, ...rest].map((c) => c.promise));
+    expect(a.error).toBeUndefined();
+    expect(order.slice(0, 3)).toEqual(['a', 'a', 'b']);
+  });
+
+  test('a call back at the front behind another waits for its turn after that one: one it cannot make fails at once', async () => {
+    // At 2/s (burst 2) a and b go at once and are both refused with a hint of 0.5/s: a at 50 ms,
+    // b at 100 ms. Both go back to the front, a first: a's turn is at 1,100 ms, b's one
+    // interval of the new ceiling later (3,100 ms), past b's 2.5 s deadline, so b fails
+    // RATE_LIMITED at once. Judging b by the limit's own wait alone (the calls already back at the
+    // front left out: a mutant of waits.ts's lateTurn) let it wait to its deadline for nothing.
+    const h = harness([{ name: 'k', rateLimit: { perSecond: 2, burst: 2 } }], { deadlineMs: 30_000 });
+    h.eps.k!.then(fail({ class: 'rate-limited', ceilingPerSecond: 0.5 }, 50), fail({ class: 'rate-limited', ceilingPerSecond: 0.5 }, 100));
+    const t0 = h.clock.now();
+    const log: string[] = [];
+    const run = (tag: string, deadlineMs: number) =>
+      start(h.pool.execute(async (ep, ctx) => (log.push(`${tag}@${h.clock.now() - t0}`), h.op(ep, ctx)), { deadlineMs }).then(
+        () => log.push(`${tag} ok@${h.clock.now() - t0}`),
+        (e: PoolError) => log.push(`${tag} ${e.code}@${h.clock.now() - t0}`),
+      ));
+    const calls = [run('a', 30_000), run('b', 2500)];
+    await h.clock.advance(10_000);
+    await Promise.all(calls.map((c) => c.promise));
+    expect(log).toEqual(['a@0', 'b@0', 'b RATE_LIMITED@100', 'a@1100', 'a ok@1100']);
+  });
+
+  test.each([
+    [4000, ['x@0', 'x ok@0', 'y@1000', 'z RATE_LIMITED@1050', 'y@2050', 'y ok@2050']],
+    [4500, ['x@0', 'x ok@0', 'y@1000', 'y@2050', 'y ok@2050', 'z@4050', 'z ok@4050']],
+  ])('a ceiling that falls under a queued call counts the time it already waited against maxQueueWaitMs (%i ms)', async (maxQueueWaitMs, expected) => {
+    // 1/s: x goes at once, y's turn is at 1 s, z's at 2 s. y is refused at 1,050 ms with a hint of
+    // 0.5/s: y goes back to the front (2,050 ms) and z's turn moves to 4,050 ms, 4,050 ms after
+    // z began to wait. Over a 4 s bound z is shed at once; under 4.5 s it waits and is served.
+    // (Counting only the wait still to come, z was never shed: a mutant of waits.ts's lateTurn.)
+    const h = harness([{ name: 'k', rateLimit: { perSecond: 1, burst: 1 } }], { deadlineMs: 30_000, maxQueueWaitMs });
+    await h.clock.advance(10_000);
+    h.eps.k!.then(ok(), fail({ class: 'rate-limited', ceilingPerSecond: 0.5 }, 50));
+    const t0 = h.clock.now();
+    const log: string[] = [];
+    const run = (tag: string) =>
+      start(h.pool.execute(async (ep, ctx) => (log.push(`${tag}@${h.clock.now() - t0}`), h.op(ep, ctx))).then(
+        () => log.push(`${tag} ok@${h.clock.now() - t0}`),
+        (e: PoolError) => log.push(`${tag} ${e.code}@${h.clock.now() - t0}`),
+      ));
+    const calls = [run('x'), run('y'), run('z')];
+    await h.clock.advance(10_000);
+    await Promise.all(calls.map((c) => c.promise));
+    expect(log).toEqual(expected);
   });
 });
 
