@@ -154,6 +154,35 @@ describe('shared quota store', () => {
     expect(seen[0]).toHaveProperty('key', 'endpoint:k2');
   });
 
+  test("a store's answer that arrives after setEndpoints moved the endpoint to another key is not applied to the new key's quota", async () => {
+    // a asks the store under endpoint:a; while the answer (its day is spent) is on its way,
+    // setEndpoints puts a and b in a group. The answer is about endpoint:a, which a no longer
+    // uses: the group is not parked (it parked the group's quota, b with it, and said so of a
+    // only; the shared-store property, seed 2026120607, thirty-third session). The call asks
+    // again under the group's key and is served.
+    const asked: string[] = [];
+    let clock: FakeClock | undefined;
+    const store: LimiterStore = {
+      acquire: (limit) => {
+        asked.push(limit.key);
+        if (limit.key !== 'endpoint:a') return Promise.resolve(0);
+        return new Promise((resolve) => clock!.setTimeout(() => resolve(20 * 3_600_000), 10));
+      },
+    };
+    const limit = { perSecond: 10, perDay: 1000 };
+    const h = harness([{ name: 'a', rateLimit: limit }, { name: 'b', rateLimit: limit }], { sharedQuota: { store }, strategy: 'ordered' });
+    clock = h.clock;
+    const call = start(h.pool.execute(h.op));
+    await h.clock.advance(5);
+    h.pool.setEndpoints([{ name: 'a', conn: h.eps['a']!, rateLimit: limit }, { name: 'b', conn: h.eps['b']!, rateLimit: limit }], [['a', 'b']]);
+    await h.clock.advance(10);
+    await call.promise;
+    expect(call.value).toBe('a');
+    expect(asked).toEqual(['endpoint:a', 'group:a+b']);
+    expect(h.events.filter((e) => e.type === 'endpoint-parked')).toEqual([]);
+    expect(h.pool.stats().map((e) => e.status)).toEqual(['ok', 'ok']);
+  });
+
   test('rateLimit.sharedName changed on a kept connection: another key, so its predecessor\'s spent day does not carry over (another change of the limit keeps it)', async () => {
     const asked: string[] = [];
     const store: LimiterStore = { acquire: (limit) => (asked.push(limit.key), Promise.resolve(0)) };

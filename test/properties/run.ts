@@ -83,13 +83,14 @@ export async function checkScenarios(
 /**
  * The fixed-seed runner of the scenario properties that own their simulator (daily, rpc,
  * shared): runs `simulate` over `arb` with `seed` (`FC_PATH` replays a path), hands each
- * outcome to `seen`, and fails with the shrunk scenario's violations and the replay command.
+ * outcome to `seen`, and fails with the shrunk scenario's violations and the replay command
+ * (`offset`: what a variant adds to `FC_SEED`, taken off again in that command).
  */
 export async function checkSeeded<S, O extends { readonly violations: readonly string[] }>(
   file: string,
   arb: fc.Arbitrary<S>,
   simulate: (sc: S) => Promise<O>,
-  { seed, runs, seen }: { seed: number; runs: number; seen: (o: O) => void },
+  { seed, runs, seen, offset = 0 }: { seed: number; runs: number; seen: (o: O) => void; offset?: number },
 ): Promise<void> {
   const result = await fc.check(
     fc.asyncProperty(arb, async (sc) => {
@@ -104,7 +105,7 @@ export async function checkSeeded<S, O extends { readonly violations: readonly s
     const o = await simulate(sc);
     expect.fail(
       [
-        `${file} property failed (seed ${result.seed}); replay: FC_SEED=${result.seed} FC_PATH=${result.counterexamplePath ?? ''} npx vitest run test/properties/${file.split(/[-,]/)[0]}.test.ts`,
+        `${file} property failed (seed ${result.seed}); replay: FC_SEED=${result.seed - offset} FC_PATH=${result.counterexamplePath ?? ''} npx vitest run test/properties/${file.split(/[-,]/)[0]}.test.ts`,
         ...o.violations.map((x) => `  - ${x}`),
         JSON.stringify(sc),
       ].join('\n'),
