@@ -259,8 +259,8 @@ export class PoolCore<C> {
   }
 
   /**
-   * Replaces the endpoint set. Endpoints kept by name (same connection value; new settings
-   * apply in place) keep their breaker, limiter and counters; removed ones receive no new
+   * Replaces the endpoint set. Endpoints kept by name (same connection value) keep their
+   * breaker, limiter and counters, settings changed in place; removed ones receive no new
    * attempts; attempts in flight finish normally.
    */
   setEndpoints(endpoints: readonly EndpointConfig<C>[], groups?: readonly (readonly string[])[]): void {

@@ -34,10 +34,11 @@ export function askStore<C>(s: PoolState<C>, host: AdmissionHost<C>, ep: Endpoin
       const t = s.clock.now();
       s.fleet!.storeAnswered(t);
       const spent = typeof waitMs === 'number' && waitMs > 0;
-      // The fleet-wide quota is spent for now: skip this endpoint until it refills (or the day
-      // resets). Only while the endpoint is still on that key (setEndpoints may have moved it).
-      if (spent && ep.quota.shared?.key === limit.key && !s.fleet!.daySpent(ep, waitMs, t)) ep.quota.coolDown(t, waitMs);
-      host.admissionDone(ep, t, spent || ep.quota.shared !== limit);
+      // setEndpoints moved the endpoint to another quota meanwhile (another key, maybe): the answer is not that quota's; ask again.
+      const moved = ep.quota.shared !== limit;
+      // The fleet-wide quota is spent for now: skip this endpoint until it refills (or the day resets).
+      if (spent && !moved && !s.fleet!.daySpent(ep, waitMs, t)) ep.quota.coolDown(t, waitMs);
+      host.admissionDone(ep, t, spent || moved);
     },
     (error: unknown) => {
       if (!host.awaitingAdmission(ep)) return;

@@ -79,8 +79,7 @@ export function buildEndpointSet<C>(
       limit = features.resolve(`${field}.rateLimit`, c.rateLimit);
     }
     const old = previous?.byName.get(c.name);
-    // The same connection is the same endpoint: a call that pinned, excluded or tried it still
-    // knows it, and its breaker and counters stay; its settings change in place.
+    // The same connection is the same endpoint (calls that pinned, excluded or tried it know it): settings change in place.
     const keep = old !== undefined && old.conn === c.conn;
     if (keep) (old.priority = priority), (old.weight = weight), (old.maxInFlight = maxInFlight);
     const state = keep ? old : new EndpointState(c.name, c.conn as C, priority, weight, maxInFlight, breaker, quota(limit, `endpoint:${c.name}`), random);

@@ -38,7 +38,6 @@ export function ticketOf<C>(ep: EndpointState<C>, probe: number): EndpointTicket
 export class EndpointState<C> {
   readonly name: string;
   readonly conn: C;
-  /** Settings `setEndpoints` may change in place (the same connection keeps its state). */
   priority: Priority;
   weight: number;
   maxInFlight: number;
