@@ -529,10 +529,11 @@ export async function simulateMix(sc: MixScenario, hooks: MixHooks = {}): Promis
     }
     // maxQueueWaitMs bounds a wait for a turn: from its start to the next attempt or the call's end
     // (other waits may follow a turn: under permitScope 'attempt' one for a permit, under
-    // breakerMode 'wait' one for an open breaker, with maxInFlight one for a free slot; none is a turn).
+    // breakerMode 'wait' one for an open breaker, with maxInFlight one for a free slot, which a
+    // 'settings' change may set; none is a turn).
     if (c !== undefined && c.queuedAt !== undefined && (e.type === 'attempt-start' || e.type === 'call-failed')) {
       const otherWaits =
-        (sc.permitScope === 'attempt' && sc.maxConcurrentCalls !== undefined) || (c.gen.breakerMode ?? sc.breakerMode) === 'wait' || sc.endpoints.some((x) => x.maxInFlight !== undefined);
+        (sc.permitScope === 'attempt' && sc.maxConcurrentCalls !== undefined) || (c.gen.breakerMode ?? sc.breakerMode) === 'wait' || sc.endpoints.some((x) => x.maxInFlight !== undefined) || sc.changes.some((ch) => ch.slots.includes('settings'));
       if (sc.maxQueueWaitMs !== undefined && !otherWaits && fake.now() - c.queuedAt > sc.maxQueueWaitMs + (sc.resolutionMs ?? 0)) v(`call ${c.id} queued ${fake.now() - c.queuedAt} ms for a turn, maxQueueWaitMs ${sc.maxQueueWaitMs}`);
       c.queuedAt = undefined;
     }
