@@ -9,18 +9,23 @@ import { describe, expect, test } from 'vitest';
 import { Pool, isPoolError } from '../src/index.js';
 import { FakeClock } from '../src/testing/index.js';
 
-/** Endpoints a, b, c (ordered); only C serves. `a` answers after 100 ms, and at 50 ms `setEndpoints` gives it connection A2. */
-async function replacedWhileTried(cls: 'unsupported' | 'transient', maxAttempts?: number) {
-  const clock = new FakeClock(0);
-  const asked: string[] = [];
-  const pool = new Pool<string>({
+/** Endpoints a, b, c with connections A, B, C, in that order, every failure classified `cls`. */
+function abc(clock: FakeClock, cls: 'unsupported' | 'transient', backoffMs: number, maxAttempts?: number): Pool<string> {
+  return new Pool<string>({
     endpoints: [{ name: 'a', conn: 'A' }, { name: 'b', conn: 'B' }, { name: 'c', conn: 'C' }],
     strategy: 'ordered',
     clock,
     ...(maxAttempts === undefined ? {} : { maxAttempts }),
-    backoff: { initialMs: 1, maxMs: 1 },
+    backoff: { initialMs: backoffMs, maxMs: backoffMs },
     classify: () => cls,
   });
+}
+
+/** Endpoints a, b, c (ordered); only C serves. `a` answers after 100 ms, and at 50 ms `setEndpoints` gives it connection A2. */
+async function replacedWhileTried(cls: 'unsupported' | 'transient', maxAttempts?: number) {
+  const clock = new FakeClock(0);
+  const asked: string[] = [];
+  const pool = abc(clock, cls, 1, maxAttempts);
   const call = pool.execute(async (conn) => {
     asked.push(conn);
     if (conn === 'A') await new Promise<void>((r) => clock.setTimeout(r, 100));
@@ -105,13 +110,7 @@ describe('the same connection under new settings is the same endpoint', () => {
   async function across(change: Record<string, unknown>, execOptions: { pin?: string; exclude?: string[] }, classify: 'transient' | 'unsupported' = 'transient') {
     const clock = new FakeClock(0);
     const asked: string[] = [];
-    const pool = new Pool<string>({
-      endpoints: [{ name: 'a', conn: 'A' }, { name: 'b', conn: 'B' }, { name: 'c', conn: 'C' }],
-      strategy: 'ordered',
-      clock,
-      backoff: { initialMs: 10, maxMs: 10 },
-      classify: () => classify,
-    });
+    const pool = abc(clock, classify, 10);
     let first = true;
     const call = pool.execute(async (conn) => {
       asked.push(conn);
