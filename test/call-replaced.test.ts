@@ -167,3 +167,34 @@ describe('the same connection under new settings is the same endpoint', () => {
     await pool.close();
   });
 });
+
+describe('a list setEndpoints refuses changes nothing', () => {
+  test("a kept endpoint's new settings are not applied when a later entry, or the groups, are refused", async () => {
+    // Settings change in place only once the whole list is valid: a's maxInFlight of 1 held
+    // after a refused list that would have lifted it (the mixed-options property, seed
+    // 2026120614: two attempts in flight on a with maxInFlight 1).
+    const clock = new FakeClock(0);
+    const pool = new Pool<string>({
+      endpoints: [{ name: 'a', conn: 'A', maxInFlight: 1, rateLimit: { perSecond: 5 } }, { name: 'b', conn: 'B', rateLimit: { perSecond: 5 } }],
+      clock,
+      classify: () => 'transient',
+    });
+    const lifted = { name: 'a', conn: 'A', priority: 'low' as const, rateLimit: { perSecond: 5 } };
+    expect(() => pool.setEndpoints([lifted, { name: 'b', conn: 'B', weight: 0 }])).toThrow(/weight/);
+    expect(() => pool.setEndpoints([lifted, { name: 'b', conn: 'B', rateLimit: { perSecond: 9 } }], [['a', 'b']])).toThrow(/groups/);
+    expect(pool.stats().map((e) => [e.name, e.priority])).toEqual([['a', 'high'], ['b', 'high']]);
+    let open = 0;
+    let most = 0;
+    const op = async (conn: string) => {
+      most = Math.max(most, ++open);
+      await new Promise<void>((r) => clock.setTimeout(r, 100));
+      open--;
+      return conn;
+    };
+    const calls = [pool.execute(op, { pin: 'a' }), pool.execute(op, { pin: 'a' })];
+    await clock.advance(1000);
+    await Promise.all(calls.map((c) => c.catch(() => undefined)));
+    expect(most).toBe(1);
+    await pool.close();
+  });
+});

@@ -9,7 +9,7 @@ import type { RandomSource } from '../base/clock.js';
 import { EndpointState } from './endpoint.js';
 import { invalidOption } from '../base/errors.js';
 import { DEFAULTS } from '../options/defaults.js';
-import { PRIORITIES, type EndpointConfig } from '../options/options.js';
+import { PRIORITIES, type EndpointConfig, type Priority } from '../options/options.js';
 import { limitOrInfinity, oneOf, optionsObject, positiveInteger, type KnownKeys } from '../options/validate.js';
 
 const ENDPOINT_KEYS: Record<keyof EndpointConfig<unknown>, true> & KnownKeys = {
@@ -61,6 +61,7 @@ export function buildEndpointSet<C>(
   const quota = features === undefined ? (): BasicQuota => new BasicQuota() : (limit: ResolvedRateLimit | undefined, key: string): BasicQuota => features.quota(limit, resetUtcHour, now, key, wall);
   const built: Built<C>[] = [];
   const byName = new Map<string, EndpointState<C>>();
+  const kept: [EndpointState<C>, Priority, number, number][] = [];
   for (let i = 0; i < configs.length; i++) {
     const field = `endpoints[${i}]`;
     const c = optionsObject(field, configs[i], ENDPOINT_KEYS, ENDPOINT_ALIASES) as Partial<EndpointConfig<C>> | undefined;
@@ -79,9 +80,10 @@ export function buildEndpointSet<C>(
       limit = features.resolve(`${field}.rateLimit`, c.rateLimit);
     }
     const old = previous?.byName.get(c.name);
-    // The same connection is the same endpoint (calls that pinned, excluded or tried it know it): settings change in place.
+    // The same connection is the same endpoint (calls that pinned, excluded or tried it know it):
+    // its settings change in place, once the whole list is valid (a throw changes nothing).
     const keep = old !== undefined && old.conn === c.conn;
-    if (keep) (old.priority = priority), (old.weight = weight), (old.maxInFlight = maxInFlight);
+    if (keep) kept.push([old, priority, weight, maxInFlight]);
     const state = keep ? old : new EndpointState(c.name, c.conn as C, priority, weight, maxInFlight, breaker, quota(limit, `endpoint:${c.name}`), random);
     built.push({ state, limit });
     byName.set(c.name, state);
@@ -90,6 +92,7 @@ export function buildEndpointSet<C>(
   if (features !== undefined) set = features.group(built, groupsValue, byName, previous, previousLimits, quota, resetUtcHour, now, wall);
   // Groups share a quota's limit: only the limits feature makes them (`groups: []` is nothing to refuse).
   else if (groupsValue !== undefined && !(Array.isArray(groupsValue) && groupsValue.length === 0)) throw needFeature('groups', 'limits');
+  for (const [ep, p, w, m] of kept) (ep.priority = p), (ep.weight = w), (ep.maxInFlight = m);
   if (previous !== undefined) for (const old of previous.endpoints) if (byName.get(old.name) !== old) old.live = false;
   return { endpoints: built.map((b) => b.state), byName, ...set };
 }
