@@ -63,7 +63,7 @@ type EpAnswer = { k: 'ok'; d: number } | { k: 'transient'; d: number } | { k: '4
 interface Action {
   readonly at: number;
   readonly pool: number;
-  readonly what: 'call' | 'enable' | 'report' | 'regroup' | 'bad-report' | 'rotate';
+  readonly what: 'call' | 'enable' | 'report' | 'regroup' | 'bad-report' | 'rotate' | 'reweight';
   readonly ep: number;
   readonly deadlineMs: number | undefined;
   readonly idempotent: boolean;
@@ -114,7 +114,7 @@ const scenarioArb: fc.Arbitrary<Scenario> = fc.record({
     fc.record({
       at: fc.integer({ min: 0, max: 3000 }),
       pool: fc.integer({ min: 0, max: 2 }),
-      what: fc.constantFrom('call', 'call', 'call', 'call', 'call', 'call', 'call', 'call', 'enable', 'report', 'regroup', 'bad-report', 'rotate', 'rotate'),
+      what: fc.constantFrom('call', 'call', 'call', 'call', 'call', 'call', 'call', 'call', 'enable', 'report', 'regroup', 'bad-report', 'rotate', 'rotate', 'reweight'),
       ep: fc.integer({ min: 0, max: 2 }),
       deadlineMs: fc.oneof(fc.constant(undefined), fc.integer({ min: 1, max: 3000 })),
       idempotent: fc.boolean(),
@@ -244,11 +244,15 @@ async function run(sc: Scenario, jitterMs = 0, stallMs = 0): Promise<{ violation
   /** Per pool, each endpoint's key version (0: no sharedName) and connection (its script is conn % 3). */
   const versions: number[][] = [];
   const conns: number[][] = [];
+  /** Per pool, each endpoint's weight (a 'reweight' toggles it, and its priority, on the same connection). */
+  const weights: number[][] = [];
   const member = (p: number, i: number): boolean => groupedNow[p]! && i < 2;
   const configsFor = (p: number): EndpointConfig<number>[] =>
     NAMES.map((name, i) => ({
       name,
       conn: conns[p]![i]!,
+      weight: weights[p]![i]!,
+      priority: weights[p]![i] === 1 ? 'high' : 'low',
       // A group's members agree on its limit, and take no sharedName.
       rateLimit: { ...sc.limits[member(p, i) && i === 1 ? 0 : i]!, ...(versions[p]![i]! > 0 && !member(p, i) ? { sharedName: `${name}@${versions[p]![i]!}` } : {}) },
     }));
@@ -305,6 +309,7 @@ async function run(sc: Scenario, jitterMs = 0, stallMs = 0): Promise<{ violation
     groupedNow.push(sc.grouped);
     versions.push(NAMES.map(() => 0));
     conns.push(NAMES.map((_n, i) => i));
+    weights.push(NAMES.map(() => 1));
     dayParked.push(new Map());
     rotatedFromPark.push(new Set());
     degraded.push(false);
@@ -423,6 +428,11 @@ async function run(sc: Scenario, jitterMs = 0, stallMs = 0): Promise<{ violation
         // The keys of a and b changed and their quotas were rebuilt: a park is the new quota's to keep.
         dayParked[p]!.clear();
         rotatedFromPark[p]!.clear();
+        checkStatus(p);
+      } else if (a.what === 'reweight') {
+        // The same connection under new settings: the same endpoint, its key, park and disabled mark kept.
+        weights[p]![a.ep] = weights[p]![a.ep] === 1 ? 2 : 1;
+        pool.setEndpoints(configsFor(p), groupedNow[p] ? [['a', 'b']] : []);
         checkStatus(p);
       } else if (a.what === 'rotate') {
         const i = a.ep;
