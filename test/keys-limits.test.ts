@@ -453,6 +453,29 @@ describe('a ceiling that falls under a queue', () => {
     expect(log).toEqual(['a@0', 'b@0', 'b RATE_LIMITED@100', 'a@1100', 'a ok@1100']);
   });
 
+  test('a call that queues again before its attempt is one rate-limit wait (one event, one count)', async () => {
+    // y queues for a's next token (1 s); at 500 ms a's breaker opens, y selects again and
+    // queues for b's (2 s): one wait, one rate-limit-wait event, one count, its first delay.
+    // (Each queueing counted: a mutant of waits.ts's queueFor, thirty-third session.)
+    const h = harness([{ name: 'a', rateLimit: { perSecond: 1, burst: 1 } }, { name: 'b', rateLimit: { perSecond: 0.5, burst: 1 } }], {
+      strategy: 'ordered',
+      deadlineMs: 30_000,
+      maxQueueWaitMs: 10_000,
+      breaker: { threshold: 1, cooldownMs: 60_000 },
+    });
+    h.eps.a!.then(fail('transient', 500));
+    h.eps.b!.then(ok('b0', 100));
+    const log: string[] = [];
+    const run = (tag: string) => start(h.pool.execute(async (ep, ctx) => (log.push(`${tag}->${ep.name}`), h.op(ep, ctx)), { retry: 'none' }));
+    const calls = [run('x'), run('w'), run('y')];
+    await h.clock.advance(10_000);
+    await Promise.all(calls.map((c) => c.promise));
+    expect(log).toEqual(['x->a', 'w->b', 'y->b']);
+    expect(calls[2]!.value).toBe('b');
+    expect(h.events.filter((e) => e.type === 'rate-limit-wait')).toEqual([{ type: 'rate-limit-wait', callId: 3, endpoint: 'a', delayMs: 1000 }]);
+    expect(h.metrics.counter('endpoint_pool_rate_limit_waits_total')).toBe(1);
+  });
+
   test.each([
     [4000, ['x@0', 'x ok@0', 'y@1000', 'z RATE_LIMITED@1050', 'y@2050', 'y ok@2050']],
     [4500, ['x@0', 'x ok@0', 'y@1000', 'y@2050', 'y ok@2050', 'z@4050', 'z ok@4050']],
