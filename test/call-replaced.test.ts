@@ -122,7 +122,9 @@ describe('the same connection under new settings is the same endpoint', () => {
       return conn;
     }, execOptions);
     await clock.advance(50);
-    pool.setEndpoints([{ name: 'a', conn: 'A', ...change }, { name: 'b', conn: 'B' }, { name: 'c', conn: 'C' }]);
+    // A new priority goes to all three (the order stays a, b, c): `a` alone in the low tier would be out of reach anyway.
+    const tier = 'priority' in change ? { priority: change['priority'] as 'low' } : {};
+    pool.setEndpoints([{ name: 'a', conn: 'A', ...change }, { name: 'b', conn: 'B', ...tier }, { name: 'c', conn: 'C', ...tier }]);
     await clock.advance(500);
     const outcome = await call.then((v) => v, (e: unknown) => e);
     await pool.close();

@@ -1,8 +1,8 @@
 /**
  * Turns a list of endpoint configs (and groups) into endpoint states, validating every
  * field, and carries state over from the previous set: an endpoint kept by name with the
- * same connection keeps its breaker, counters and quota (its settings change in place); a group kept with
- * the same members and limit keeps its shared quota.
+ * same connection keeps its breaker, counters and quota (its settings change in place); a
+ * group kept with the same members and limit keeps its shared quota.
  */
 import type { BreakerOptions } from '../health/breaker.js';
 import type { RandomSource } from '../base/clock.js';
