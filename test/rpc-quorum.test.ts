@@ -125,6 +125,24 @@ describe('quorum reads', () => {
     expect((r.error as QuorumError).code).toBe('QUORUM_NOT_MET');
   });
 
+  test('answers that differ only in the order of their keys agree (clients order a block\'s fields differently)', async () => {
+    const { h, read } = setup(['a', 'b', 'c']);
+    // One node sorts the fields (Go maps), another keeps its own order, at every depth.
+    h.eps.a!.fallback = ok({ hash: '0xa', number: '0x1', transactions: [{ from: '0x1', to: '0x2' }] });
+    h.eps.b!.fallback = ok({ number: '0x1', transactions: [{ to: '0x2', from: '0x1' }], hash: '0xa' });
+    h.eps.c!.fallback = ok({ hash: '0xb', number: '0x1', transactions: [] });
+    const r = start(read('eth_getBlockByNumber', 2));
+    await settle(h);
+    expect(r.value).toEqual({ hash: '0xa', number: '0x1', transactions: [{ from: '0x1', to: '0x2' }] });
+    // Order inside an array still matters: these two disagree.
+    const two = setup(['a', 'b']);
+    two.h.eps.a!.fallback = ok(['0x1', '0x2']);
+    two.h.eps.b!.fallback = ok(['0x2', '0x1']);
+    const r2 = start(two.read('eth_getLogs', 2));
+    await settle(two.h);
+    expect((r2.error as QuorumError).code).toBe('QUORUM_NOT_MET');
+  });
+
   test('nodes answering the same error make a quorum on that error', async () => {
     const voteOf = (e: unknown) => (isPoolError(e) && e.code === 'PERMANENT' ? 'revert' : undefined);
     const { h, read } = setup(['a', 'b', 'c'], {}, voteOf);

@@ -15,12 +15,12 @@
  * still in flight (an unplaced leg counts 1) plus the heaviest group of agreeing answers
  * cannot reach `need`. A leg that has not answered after `stallMs` stops counting as in
  * flight (its answer is still taken if it comes), so a hanging endpoint costs one stall,
- * not an attempt timeout. Answers are grouped by `equals` (default: equal JSON text). A leg
- * that ends with a node's error answer votes too when `voteOf` gives the error a key
- * (so three nodes reverting alike is a quorum on the revert). The read resolves with the
- * first answer of the winning group (or rejects with its error), aborts the legs still
- * running, and fails with `QuorumError` (`QUORUM_NOT_MET`) when no endpoint is left to
- * ask and no group is heavy enough. Endpoints the live `avoid` predicate names (lagging
+ * not an attempt timeout. Answers are grouped by `equals` (default: equal JSON text, object
+ * keys in any order). A leg that ends with a node's error answer votes too when `voteOf`
+ * gives the error a key (so three nodes reverting alike is a quorum on the revert). The read
+ * resolves with the first answer of the winning group (or rejects with its error), aborts
+ * the legs still running, and fails with `QuorumError` (`QUORUM_NOT_MET`) when no endpoint
+ * is left to ask and no group is heavy enough. Endpoints the live `avoid` predicate names (lagging
  * behind the chain head, breaker open) are asked only once no other endpoint is left.
  */
 import type { Clock, TimerHandle } from '../base/clock.js';
@@ -61,7 +61,7 @@ export interface QuorumRead<T> {
   readonly endpoints: () => readonly string[];
   /** @default 1 per endpoint */
   readonly weightOf: (endpoint: string) => number;
-  /** @default equal JSON text */
+  /** @default equal JSON text, object keys in any order */
   readonly equals?: ((a: T, b: T) => boolean) | undefined;
   /** A key for a leg's error when it is a node's answer (a vote); `undefined` for a failure. */
   readonly voteOf?: ((error: unknown) => string | undefined) | undefined;

@@ -31,7 +31,7 @@ export interface QuorumOptions {
   readonly methods?: Readonly<Record<string, number>>;
   /** Vote weight of each endpoint, by name, like ethers' `FallbackProvider` weights. @default 1 each */
   readonly weights?: Readonly<Record<string, number>>;
-  /** Whether two results agree. @default equal JSON text */
+  /** Whether two results agree. @default equal JSON text, object keys in any order */
   readonly equals?: (a: unknown, b: unknown, method: string) => boolean;
   /** After this long without an answer, an endpoint's leg stops counting and another endpoint is asked (ethers' `stallTimeout`). `Infinity`: wait. @default 400 */
   readonly stallMs?: number;

@@ -31,7 +31,47 @@ export function redactUrls(value: unknown, depth = 0): unknown {
   return out;
 }
 
-/** JSON text of a value, with bigints as decimal strings (JSON-RPC results never hold one, users' values might). */
+/**
+ * A canonical text of a value, for telling equal values apart from unequal ones (quorum
+ * agreement, coalescing keys): JSON text with object keys sorted, so two nodes that send the
+ * same block with its fields in another order (clients and providers do) agree. It is not
+ * JSON: a bigint is written `12n`, which no JSON value reads as, so `12n` and `"12n"` differ.
+ * Otherwise as `JSON.stringify`: `toJSON` is called, `undefined` and functions are left out of
+ * objects and are `null` in arrays, and a cycle throws a `TypeError`.
+ */
 export function stableJson(value: unknown): string {
-  return JSON.stringify(value, (_k, v: unknown) => (typeof v === 'bigint' ? `${v}n` : v)) ?? 'undefined';
+  return canonical(value, []) ?? 'undefined';
+}
+
+function canonical(value: unknown, parents: unknown[]): string | undefined {
+  if (typeof value === 'object' && value !== null && typeof (value as { toJSON?: unknown }).toJSON === 'function') value = (value as { toJSON: () => unknown }).toJSON();
+  switch (typeof value) {
+    case 'string':
+    case 'number':
+    case 'boolean':
+      return JSON.stringify(value);
+    case 'bigint':
+      return `${value}n`;
+    case 'object':
+      break;
+    default:
+      return undefined; // undefined, functions, symbols
+  }
+  if (value === null) return 'null';
+  if (parents.includes(value)) throw new TypeError('a value to compare refers to itself');
+  parents.push(value);
+  let out: string;
+  if (Array.isArray(value)) {
+    out = `[${value.map((v) => canonical(v, parents) ?? 'null').join(',')}]`;
+  } else {
+    const o = value as Record<string, unknown>;
+    const parts: string[] = [];
+    for (const k of Object.keys(o).sort()) {
+      const v = canonical(o[k], parents);
+      if (v !== undefined) parts.push(`${JSON.stringify(k)}:${v}`);
+    }
+    out = `{${parts.join(',')}}`;
+  }
+  parents.pop();
+  return out;
 }

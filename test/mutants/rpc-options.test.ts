@@ -52,6 +52,49 @@ describe('the coalescer', () => {
     expect(k(undefined)).toBe(k(undefined));
   });
 
+  test('the request key: object keys in any order are one read; a bigint and its text are two', () => {
+    const k = (params: unknown) => requestKey('eth_call', params, 'a');
+    expect(k([{ to: '0x1', data: '0x' }, 'latest'])).toBe(k([{ data: '0x', to: '0x1' }, 'latest']));
+    expect(k([{ to: '0x1', n: { b: 1, a: 2 } }])).toBe(k([{ n: { a: 2, b: 1 }, to: '0x1' }]));
+    expect(k([1n])).not.toBe(k(['1n']));
+    expect(k([1n])).not.toBe(k(['1']));
+    expect(k([1n])).not.toBe(k([1]));
+    expect(k(['0x1', '0x2'])).not.toBe(k(['0x2', '0x1']));
+    // As JSON: undefined is left out of an object and is null in an array; toJSON is used.
+    expect(k([{ to: '0x1', gas: undefined }])).toBe(k([{ to: '0x1' }]));
+    expect(k([undefined])).toBe(k([null]));
+    expect(k([{ toJSON: () => '0x5' }])).toBe(k(['0x5']));
+    const cyclic: Record<string, unknown> = { to: '0x1' };
+    cyclic['self'] = cyclic;
+    expect(() => k([cyclic])).toThrow(TypeError);
+    // The same object twice is not a cycle.
+    const shared = { a: 1 };
+    expect(k([shared, shared])).toBe(k([{ a: 1 }, { a: 1 }]));
+  });
+
+  test('a request whose callers all left and that settles later does not drop the request started after it', async () => {
+    const c = new Coalescer();
+    let settleFirst!: (v: unknown) => void;
+    const left = new AbortController();
+    const first = c.run('k', left.signal, () => new Promise((r) => (settleFirst = r)));
+    left.abort('gone');
+    await expect(first).rejects.toMatchObject({ code: 'ABORTED' });
+    let settleSecond!: (v: unknown) => void;
+    const second = c.run('k', undefined, () => new Promise((r) => (settleSecond = r)));
+    expect(c.stats()).toEqual({ started: 2, joined: 0, inFlight: 1 });
+    // The left request ends now (it was aborted, its node answered anyway).
+    settleFirst('old');
+    await Promise.resolve();
+    await Promise.resolve();
+    expect(c.stats().inFlight).toBe(1);
+    // A caller arriving now joins the second request, not a third one.
+    const third = c.run('k', undefined, async () => 'third');
+    expect(c.stats()).toEqual({ started: 2, joined: 1, inFlight: 1 });
+    settleSecond('new');
+    await expect(Promise.all([second, third])).resolves.toEqual(['new', 'new']);
+    expect(c.stats().inFlight).toBe(0);
+  });
+
   test('a caller already aborted fails at once with ABORTED and its reason, starting nothing', async () => {
     const c = new Coalescer();
     const reason = new Error('gone');
