@@ -157,10 +157,10 @@ describe('unfit endpoints in reads', () => {
     let unfit: string[] = ['a', 'b'];
     const { h, sent, read } = readSetup(['a', 'b', 'c', 'd'], () => unfit);
     for (const n of ['a', 'b', 'c', 'd']) h.eps[n]!.fallback = ok('0x10');
-    h.eps.c!.fallback = ok('0x11');
+    h.eps.c!.fallback = ok('0x12');
     const r = start(read(2));
     await h.clock.advance(0);
-    // c and d disagree; the third leg goes to an avoided endpoint only because none is left.
+    // c and d disagree (two blocks apart); the third leg goes to an avoided endpoint only because none is left.
     expect(r.value).toBe('0x10');
     expect(sent).toEqual(['c', 'd', 'a']);
     sent.length = 0;
@@ -176,15 +176,15 @@ describe('unfit endpoints in reads', () => {
     let unfit: string[] = [];
     const { h, sent, read } = readSetup(['a', 'b', 'c', 'd'], () => unfit);
     h.eps.a!.fallback = ok('0x1');
-    h.eps.b!.fallback = { ok: '0x2', delayMs: 10 };
-    h.eps.c!.fallback = ok('0x2');
-    h.eps.d!.fallback = ok('0x2');
+    h.eps.b!.fallback = { ok: '0x3', delayMs: 10 };
+    h.eps.c!.fallback = ok('0x3');
+    h.eps.d!.fallback = ok('0x3');
     const r = start(read(2));
     await h.clock.advance(0);
     expect(sent).toEqual(['a', 'b']);
     unfit = ['c'];
     await h.clock.advance(10);
-    expect(r.value).toBe('0x2');
+    expect(r.value).toBe('0x3');
     expect(sent).toEqual(['a', 'b', 'd']);
   });
 });

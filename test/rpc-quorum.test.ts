@@ -45,7 +45,7 @@ describe('quorum reads', () => {
     h.eps.a!.fallback = ok('0x10');
     h.eps.b!.fallback = ok('0x11');
     h.eps.c!.fallback = ok('0x10');
-    const r = start(read('eth_blockNumber', 2));
+    const r = start(read('eth_getBalance', 2));
     await settle(h);
     expect(r.value).toBe('0x10');
     expect(sent).toEqual(['a', 'b', 'c']);
@@ -141,6 +141,40 @@ describe('quorum reads', () => {
     const r2 = start(two.read('eth_getLogs', 2));
     await settle(two.h);
     expect((r2.error as QuorumError).code).toBe('QUORUM_NOT_MET');
+  });
+
+  test('eth_blockNumber: heights one block apart agree (a node saw the newest block first), two apart do not', async () => {
+    const { h, sent, read } = setup(['a', 'b', 'c']);
+    h.eps.a!.fallback = ok('0x10');
+    h.eps.b!.fallback = ok('0xf');
+    h.eps.c!.fallback = ok('0x10');
+    const r = start(read('eth_blockNumber', 2));
+    await settle(h);
+    expect(r.value).toBe('0x10');
+    expect(sent).toEqual(['a', 'b']);
+    // Two blocks apart: a third node is asked.
+    const far = setup(['a', 'b', 'c']);
+    far.h.eps.a!.fallback = ok('0x10');
+    far.h.eps.b!.fallback = ok('0x12');
+    far.h.eps.c!.fallback = ok('0x11');
+    const r2 = start(far.read('eth_blockNumber', 2));
+    await settle(far.h);
+    expect(r2.value).toBe('0x10');
+    expect(far.sent).toEqual(['a', 'b', 'c']);
+    // Only for eth_blockNumber, only for quantities, and not when the user decides.
+    for (const [method, x, y, options] of [
+      ['eth_getBalance', '0x10', '0x11', {}],
+      ['eth_blockNumber', '0x10', 17, {}],
+      ['eth_blockNumber', 'pending', 'pendinh', {}],
+      ['eth_blockNumber', '0x10', '0x11', { quorum: { equals: (p: unknown, q: unknown) => p === q } }],
+    ] as const) {
+      const two = setup(['a', 'b'], options);
+      two.h.eps.a!.fallback = ok(x);
+      two.h.eps.b!.fallback = ok(y);
+      const r3 = start(two.read(method, 2));
+      await settle(two.h);
+      expect((r3.error as QuorumError).code, `${method} ${x} ${String(y)}`).toBe('QUORUM_NOT_MET');
+    }
   });
 
   test('nodes answering the same error make a quorum on that error', async () => {
