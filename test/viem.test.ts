@@ -406,3 +406,25 @@ describe.each([
 async function openConnections(s: RpcServer): Promise<number> {
   return s.openConnections();
 }
+
+describe('a quorum over nodes that order a block\'s fields differently', () => {
+  // Go clients (geth, erigon) marshal a block as a map, keys sorted; others keep their own order.
+  const block = { number: '0x2a', hash: `0x${'a'.repeat(64)}`, parentHash: `0x${'b'.repeat(64)}`, timestamp: '0x5', transactions: [], gasUsed: '0x0', gasLimit: '0x1c9c380', baseFeePerGas: '0x7', logsBloom: `0x${'0'.repeat(512)}`, miner: `0x${'1'.repeat(40)}`, difficulty: '0x0', extraData: '0x', size: '0x200', stateRoot: `0x${'c'.repeat(64)}`, receiptsRoot: `0x${'d'.repeat(64)}`, transactionsRoot: `0x${'e'.repeat(64)}`, sha3Uncles: `0x${'f'.repeat(64)}`, nonce: '0x0000000000000000', mixHash: `0x${'9'.repeat(64)}`, uncles: [] };
+  const sorted = Object.fromEntries(Object.entries(block).sort(([a], [b]) => (a < b ? -1 : 1)));
+  let servers: RpcServer[] = [];
+  beforeAll(async () => {
+    servers = await Promise.all([block, sorted].map((b) => startRpc((m) => (m === 'eth_getBlockByNumber' ? { result: b } : { result: '0x2a' }))));
+  });
+  afterAll(async () => {
+    await Promise.all(servers.map((s) => s.close()));
+  });
+
+  test('they agree: getBlock with a quorum of 2 resolves', async () => {
+    expect(JSON.stringify(sorted)).not.toBe(JSON.stringify(block));
+    const { t, client } = make(servers.map((s) => s.url), { quorum: { methods: { eth_getBlockByNumber: 2 } } });
+    const b = await client.getBlock({ blockNumber: 42n });
+    expect(b.number).toBe(42n);
+    expect(servers.map((s) => s.methods.filter((m) => m === 'eth_getBlockByNumber').length)).toEqual([1, 1]);
+    expect(t.readStats().quorumReads).toBe(1);
+  });
+});
