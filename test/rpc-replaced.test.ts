@@ -109,6 +109,56 @@ describe('heads: a replaced endpoint starts unknown and is asked for its head', 
   });
 });
 
+describe('a name added, then given another node before the routing layer looked at the set again', () => {
+  // Swaps property, seed 2026120709: `s3` was added, a pinned eth_blockNumber (which consults no
+  // routing) recorded its node's head, then `s3` was given a node 5 blocks behind. The next look
+  // at the set compared it with the set from before `s3` existed, so nothing was replaced: the
+  // new node kept the head of the old one and served reads of latest.
+  test("heads: the new node does not keep the head the first one answered", async () => {
+    const clock = new FakeClock(1_000_000);
+    const front = { n: 5000 };
+    const behind = { n: 4995 };
+    const log: string[] = [];
+    const a = node('a', front, log);
+    const t = poolTransport({ endpoints: [{ name: 'a', transport: a }], heads: { maxLagBlocks: 0, blockTimeMs: 1000 }, clock });
+    const client = createClient({ transport: t });
+    await client.request({ method: 'eth_blockNumber' });
+    expect(t.heads()!.endpoints.map((e) => [e.name, e.head])).toEqual([['a', 5000]]);
+    t.pool.setEndpoints([{ name: 'a', conn: a }, { name: 'b', conn: node('b1', front, log) }]);
+    // Pinned: no routing is consulted, but the answer is recorded.
+    await createClient({ transport: t.pin('b') }).request({ method: 'eth_blockNumber' });
+    t.pool.setEndpoints([{ name: 'a', conn: a }, { name: 'b', conn: node('b2', behind, log) }]);
+    expect(t.heads()!.endpoints.map((e) => [e.name, e.head])).toEqual([['a', 5000]]);
+    log.length = 0;
+    for (let i = 0; i < 6; i++) await client.request(BALANCE as never);
+    await clock.advance(0);
+    // b2 was asked for its head once, and is behind: reads of latest stay on a (the first may
+    // go to b2 before its answer: a node whose head is unknown is not left out).
+    expect(log.filter((l) => l === 'b2:eth_blockNumber')).toHaveLength(1);
+    expect(t.heads()!.endpoints.find((e) => e.name === 'b')).toEqual({ name: 'b', head: 4995, lagging: 'behind' });
+    expect(log.filter((l) => l === 'b2:eth_getBalance').length).toBeLessThanOrEqual(1);
+    await t.close();
+  });
+
+  test('unsupported: the new node is asked for the method the first one refused', async () => {
+    const clock = new FakeClock(1_000_000);
+    const head = { n: 1 };
+    const log: string[] = [];
+    const a = node('a', head, log);
+    const t = poolTransport({ endpoints: [{ name: 'a', transport: a }], strategy: 'ordered', clock });
+    const client = createClient({ transport: t });
+    await expect(client.request({ method: 'eth_foo' } as never)).resolves.toBe('0x2');
+    t.pool.setEndpoints([{ name: 'b', conn: node('b1', head, log, ['eth_foo']) }, { name: 'a', conn: a }]);
+    // b1 refuses, a serves; b is remembered as refusing eth_foo.
+    await expect(client.request({ method: 'eth_foo' } as never)).resolves.toBe('0x2');
+    t.pool.setEndpoints([{ name: 'b', conn: node('b2', head, log) }, { name: 'a', conn: a }]);
+    log.length = 0;
+    await expect(client.request({ method: 'eth_foo' } as never)).resolves.toBe('0x2');
+    expect(log).toEqual(['b2:eth_foo']);
+    await t.close();
+  });
+});
+
 describe('unsupported: what a replaced endpoint refused is forgotten', () => {
   test('the new node under the name is asked for the method its predecessor refused', async () => {
     const clock = new FakeClock(1_000_000);

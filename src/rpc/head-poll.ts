@@ -81,7 +81,12 @@ export class HeadRouting {
   /** Feeds an answer the adapter got from `endpoint`. */
   observe(endpoint: string, method: string, params: unknown, result: unknown): void {
     const block = headFromAnswer(method, params, result);
-    if (block !== undefined) this.tracker.observe(endpoint, block, this.#pool.clock.now());
+    if (block === undefined) return;
+    // The set's changes are looked at first: else a name added and then given another node
+    // between two looks, with a head recorded for the first node, is not in the set the next
+    // look compares against, and the second node kept that head (seed 2026120709).
+    this.#forget(this.#pool.endpointNames);
+    this.tracker.observe(endpoint, block, this.#pool.clock.now());
   }
 
   /**

@@ -23,6 +23,9 @@ export class UnsupportedMemory {
 
   remember(method: string, endpoint: string, error: unknown, now: number, soft = false): void {
     if (!(this.#ttlMs > 0)) return;
+    // The set's changes first, as in `excluded`: an answer recorded for a name added since the
+    // last look would otherwise stay when the name is given another node before the next one.
+    this.#sync();
     let m = this.#byMethod.get(method);
     if (m === undefined) this.#byMethod.set(method, (m = new Map()));
     m.set(endpoint, { until: now + this.#ttlMs, error, soft });
@@ -30,13 +33,7 @@ export class UnsupportedMemory {
 
   /** The live endpoints to leave out for `method`, or `undefined` when none. */
   excluded(method: string, live: readonly string[], now: number): { names: string[]; all: boolean; error: unknown } | undefined {
-    const replaced = this.#replaced?.();
-    if (replaced !== undefined) {
-      for (const [key, byEndpoint] of this.#byMethod) {
-        for (const name of replaced) byEndpoint.delete(name);
-        if (byEndpoint.size === 0) this.#byMethod.delete(key);
-      }
-    }
+    this.#sync();
     const m = this.#byMethod.get(method);
     if (m === undefined) return undefined;
     const names: string[] = [];
@@ -59,5 +56,15 @@ export class UnsupportedMemory {
     if (names.length < live.length) return { names, all: false, error };
     // Every endpoint is remembered: those remembered soft are asked again.
     return hard.length === 0 ? undefined : { names: hard, all: hard.length >= live.length, error: hardError };
+  }
+
+  /** Forgets what the names `setEndpoints` gave other nodes (or removed) since the last look answered. */
+  #sync(): void {
+    const replaced = this.#replaced?.();
+    if (replaced === undefined) return;
+    for (const [key, byEndpoint] of this.#byMethod) {
+      for (const name of replaced) byEndpoint.delete(name);
+      if (byEndpoint.size === 0) this.#byMethod.delete(key);
+    }
   }
 }
