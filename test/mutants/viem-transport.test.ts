@@ -115,3 +115,67 @@ describe('options', () => {
     );
   });
 });
+
+// Thirty-fourth session's mutation run of src/viem/transport.ts (against the viem test files):
+// behaviours no test held.
+describe('more edges', () => {
+  test('a pinned request to an endpoint remembered as refusing the method is refused unsent, with its answer', async () => {
+    const { t, log, client } = setup([{ eth_foo: rpcError(-32601, 'the method eth_foo does not exist/is not available') }, { eth_foo: '0x2' }]);
+    await expect(client.request({ method: 'eth_foo' } as never)).resolves.toBe('0x2');
+    expect(log).toEqual(['n0:eth_foo', 'n1:eth_foo']);
+    const pinned = createClient({ transport: t.pin('n0') });
+    const e = await pinned.request({ method: 'eth_foo' } as never).catch((x: unknown) => x);
+    expect(String((e as Error).message)).toContain('eth_foo does not exist');
+    expect(isPoolError(e)).toBe(false);
+    expect(log).toEqual(['n0:eth_foo', 'n1:eth_foo']);
+    await t.pool.close();
+  });
+
+  test("a filter whose endpoint left the pool: viem's InvalidInputRpcError (what its watchers make a new filter on), not the pool's own error", async () => {
+    const { t, client } = setup([{ eth_newBlockFilter: '0x1', eth_getFilterChanges: [] }, { eth_newBlockFilter: '0x1', eth_getFilterChanges: [] }]);
+    const id = await client.request({ method: 'eth_newBlockFilter' });
+    t.pool.setEndpoints([{ name: 'n1', conn: node('n1', { eth_getFilterChanges: [] }, []).transport }]);
+    const e = await client.request({ method: 'eth_getFilterChanges', params: [id] }).catch((x: unknown) => x);
+    expect((e as Error).name).toBe('InvalidInputRpcError');
+    expect((e as { code?: number }).code).toBe(-32000);
+    await t.pool.close();
+  });
+
+  test('heads() is undefined without head-aware routing; close() stops the head poll', async () => {
+    const { t } = setup([{}]);
+    expect(t.heads()).toBeUndefined();
+    await t.close();
+    const clock = new FakeClock(1_000_000);
+    const polled = poolTransport({ endpoints: [node('n0', { eth_blockNumber: '0x10' }, [])], heads: { pollMs: 1_000 }, clock });
+    await clock.advance(1_500);
+    expect(polled.heads()!.endpoints).toEqual([{ name: 'n0', head: 16 }]);
+    await polled.close();
+    expect(clock.pendingTimers).toBe(0);
+  });
+
+  test("the transport's key and name as viem shows them, by default and given", () => {
+    const { t } = setup([{}]);
+    const c = createClient({ transport: t });
+    expect([c.transport.key, c.transport.name, c.transport.type]).toEqual(['endpointPool', 'Endpoint pool', 'endpointPool']);
+    const named = setup([{}], { key: 'k', name: 'n' }).t;
+    expect([createClient({ transport: named }).transport.key, createClient({ transport: named }).transport.name]).toEqual(['k', 'n']);
+    void t.pool.close();
+    void named.pool.close();
+  });
+
+  test("withEndpoint builds the endpoint's transport with viem's own retries off (the pool retries), typed as the pool's", async () => {
+    const seen: unknown[] = [];
+    const factory = (params: Record<string, unknown>) => {
+      seen.push(params['retryCount']);
+      return custom({ request: async () => '0x1' })(params as never);
+    };
+    const t = poolTransport({ endpoints: [{ name: 'n0', transport: factory as never }], clock: new FakeClock(1_000_000) });
+    const got = await t.withEndpoint(async (transport, endpoint) => {
+      const built = transport({ retryCount: 5 } as never);
+      return [endpoint, built.config.type, await built.request({ method: 'eth_blockNumber' }), (built.value as { endpoint?: string }).endpoint];
+    });
+    expect(got).toEqual(['n0', 'endpointPool', '0x1', 'n0']);
+    expect(seen).toEqual([0]);
+    await t.pool.close();
+  });
+});
