@@ -233,7 +233,9 @@ class QuorumRun<T> {
 
   #vote(leg: Leg, kind: 'result' | 'error', value: unknown, key: string | undefined): void {
     const weight = leg.endpoint === undefined ? 0 : this.#q.weightOf(leg.endpoint);
-    let index = this.#groups.findIndex((g) => g.kind === kind && (kind === 'error' ? g.key === key : this.#same(g.first as T, value as T)));
+    // Without `equals`, a result's canonical text is its key: made once per answer, not once per comparison.
+    if (kind === 'result' && this.#q.equals === undefined) key = stableJson(value);
+    let index = this.#groups.findIndex((g) => g.kind === kind && (kind === 'error' || g.key !== undefined ? g.key === key : this.#same(g.first as T, value as T)));
     if (index < 0) {
       index = this.#groups.push({ kind, first: value, key, weight: 0 }) - 1;
     }
@@ -245,15 +247,13 @@ class QuorumRun<T> {
     );
   }
 
+  /** The user's `equals` (without one, results are grouped by their canonical text, in `#vote`). */
   #same(a: T, b: T): boolean {
-    if (this.#q.equals !== undefined) {
-      try {
-        return this.#q.equals(a, b);
-      } catch {
-        return false;
-      }
+    try {
+      return this.#q.equals!(a, b);
+    } catch {
+      return false;
     }
-    return stableJson(a) === stableJson(b);
   }
 
   #best(): Group<T> | undefined {
