@@ -7,7 +7,9 @@
 import { describe, expect, test } from 'vitest';
 import { Pool } from '../../src/index.js';
 import { RpcReads } from '../../src/rpc/reads.js';
+import fc from 'fast-check';
 import { Coalescer, requestKey } from '../../src/rpc/coalesce.js';
+import { stableJson } from '../../src/rpc/redact.js';
 import { thrown } from './thrown.js';
 
 const pool = new Pool<number>({ endpoints: [{ name: 'a', conn: 1 }], classify: () => 'transient' });
@@ -70,6 +72,31 @@ describe('the coalescer', () => {
     // The same object twice is not a cycle.
     const shared = { a: 1 };
     expect(k([shared, shared])).toBe(k([{ a: 1 }, { a: 1 }]));
+  });
+
+  test('the canonical text, over generated JSON values: the same value with its keys in any order gives one text; different values give different texts', () => {
+    // The oracle: JSON text of the value with every object's keys sorted.
+    const sorted = (v: unknown): unknown =>
+      Array.isArray(v) ? v.map(sorted) : typeof v === 'object' && v !== null ? Object.fromEntries(Object.keys(v).sort().map((k) => [k, sorted((v as Record<string, unknown>)[k])])) : v;
+    const oracle = (v: unknown): string => JSON.stringify(sorted(JSON.parse(JSON.stringify(v))));
+    // The same value, each object's keys in an order drawn from `seed`.
+    const shuffled = (v: unknown, seed: number): unknown => {
+      if (Array.isArray(v)) return v.map((x, i) => shuffled(x, seed + i));
+      if (typeof v !== 'object' || v === null) return v;
+      const keys = Object.keys(v);
+      for (let i = keys.length - 1; i > 0; i--) {
+        const j = (seed * 31 + i * 17) % (i + 1);
+        [keys[i], keys[j]] = [keys[j]!, keys[i]!];
+      }
+      return Object.fromEntries(keys.map((k, i) => [k, shuffled((v as Record<string, unknown>)[k], seed + i + 1)]));
+    };
+    fc.assert(
+      fc.property(fc.jsonValue(), fc.jsonValue(), fc.nat(1000), (a, b, seed) => {
+        expect(stableJson(shuffled(a, seed))).toBe(stableJson(a));
+        expect(stableJson(a) === stableJson(b)).toBe(oracle(a) === oracle(b));
+      }),
+      { seed: 20261207, numRuns: 2000 },
+    );
   });
 
   test('a request whose callers all left and that settles later does not drop the request started after it', async () => {
