@@ -143,6 +143,33 @@ describe('quorum reads', () => {
     expect((r2.error as QuorumError).code).toBe('QUORUM_NOT_MET');
   });
 
+  test('a field only one answer has is left out (clients differ in optional fields: totalDifficulty, a legacy transaction\'s chainId); a field both have must be equal', async () => {
+    const block = { hash: '0xa', number: '0x1', transactions: [{ hash: '0xt', nonce: '0x0' }] };
+    const withExtras = { ...block, totalDifficulty: '0xc70d815d562d3cfa955', transactions: [{ hash: '0xt', nonce: '0x0', chainId: '0x1' }] };
+    const { h, sent, read } = setup(['a', 'b', 'c']);
+    h.eps.a!.fallback = ok(withExtras);
+    h.eps.b!.fallback = ok(block);
+    h.eps.c!.fallback = ok(block);
+    const r = start(read('eth_getBlockByNumber', 2));
+    await settle(h);
+    expect(r.value).toEqual(withExtras);
+    expect(sent).toEqual(['a', 'b']);
+    for (const [x, y] of [
+      [withExtras, { ...block, totalDifficulty: '0x1' }], // both have it: must be equal
+      [block, { ...block, transactions: [{ hash: '0xt', nonce: '0x1' }] }], // at any depth
+      [block, { ...block, transactions: [] }], // arrays: same length
+      [block, null], // a block and none
+      [['0x1'], { 0: '0x1' }], // an array is not an object
+    ] as const) {
+      const two = setup(['a', 'b']);
+      two.h.eps.a!.fallback = ok(x);
+      two.h.eps.b!.fallback = ok(y);
+      const r2 = start(two.read('eth_getBlockByNumber', 2));
+      await settle(two.h);
+      expect((r2.error as QuorumError).code, JSON.stringify([x, y])).toBe('QUORUM_NOT_MET');
+    }
+  });
+
   test('eth_blockNumber: heights one block apart agree (a node saw the newest block first), two apart do not', async () => {
     const { h, sent, read } = setup(['a', 'b', 'c']);
     h.eps.a!.fallback = ok('0x10');

@@ -15,20 +15,22 @@
  * still in flight (an unplaced leg counts 1) plus the heaviest group of agreeing answers
  * cannot reach `need`. A leg that has not answered after `stallMs` stops counting as in
  * flight (its answer is still taken if it comes), so a hanging endpoint costs one stall,
- * not an attempt timeout. Answers are grouped by `equals` (default: equal JSON text, object
- * keys in any order). A leg that ends with a node's error answer votes too when `voteOf`
- * gives the error a key (so three nodes reverting alike is a quorum on the revert). The read
- * resolves with the first answer of the winning group (or rejects with its error), aborts
- * the legs still running, and fails with `QuorumError` (`QUORUM_NOT_MET`) when no endpoint
- * is left to ask and no group is heavy enough. Endpoints the live `avoid` predicate names (lagging
- * behind the chain head, breaker open) are asked only once no other endpoint is left.
+ * not an attempt timeout. Answers are grouped by `equals` (default: `sameAnswer`, equal JSON
+ * values up to key order and fields only one answer has). A leg that ends with a node's
+ * error answer votes too when `voteOf` gives the error a key (so three nodes reverting alike
+ * is a quorum on the revert). The read resolves with the first answer of the winning group
+ * (or rejects with its error), aborts the legs still running, and fails with `QuorumError`
+ * (`QUORUM_NOT_MET`) when no endpoint is left to ask and no group is heavy enough. Endpoints
+ * the live `avoid` predicate names (lagging behind the chain head, breaker open) are asked
+ * only once no other endpoint is left.
  */
 import type { Clock, TimerHandle } from '../base/clock.js';
 import { PoolError } from '../base/errors.js';
 import type { ExecuteOptions } from '../options/options.js';
 import { execWith } from './exec-with.js';
 import { QuorumError, type QuorumAnswer } from './quorum-error.js';
-import { redactUrls, stableJson } from './redact.js';
+import { redactUrls } from './redact.js';
+import { sameAnswer } from './agree.js';
 
 const TAKEN = Symbol.for('endpoint-pool.EndpointTakenError');
 
@@ -61,7 +63,7 @@ export interface QuorumRead<T> {
   readonly endpoints: () => readonly string[];
   /** @default 1 per endpoint */
   readonly weightOf: (endpoint: string) => number;
-  /** @default equal JSON text, object keys in any order */
+  /** @default `sameAnswer` (./agree.ts): equal JSON values, keys in any order, a field only one has left out */
   readonly equals?: ((a: T, b: T) => boolean) | undefined;
   /** A key for a leg's error when it is a node's answer (a vote); `undefined` for a failure. */
   readonly voteOf?: ((error: unknown) => string | undefined) | undefined;
@@ -233,9 +235,7 @@ class QuorumRun<T> {
 
   #vote(leg: Leg, kind: 'result' | 'error', value: unknown, key: string | undefined): void {
     const weight = leg.endpoint === undefined ? 0 : this.#q.weightOf(leg.endpoint);
-    // Without `equals`, a result's canonical text is its key: made once per answer, not once per comparison.
-    if (kind === 'result' && this.#q.equals === undefined) key = stableJson(value);
-    let index = this.#groups.findIndex((g) => g.kind === kind && (kind === 'error' || g.key !== undefined ? g.key === key : this.#same(g.first as T, value as T)));
+    let index = this.#groups.findIndex((g) => g.kind === kind && (kind === 'error' ? g.key === key : this.#same(g.first as T, value as T)));
     if (index < 0) {
       index = this.#groups.push({ kind, first: value, key, weight: 0 }) - 1;
     }
@@ -247,10 +247,11 @@ class QuorumRun<T> {
     );
   }
 
-  /** The user's `equals` (without one, results are grouped by their canonical text, in `#vote`). */
   #same(a: T, b: T): boolean {
+    const equals = this.#q.equals;
+    if (equals === undefined) return sameAnswer(a, b);
     try {
-      return this.#q.equals!(a, b);
+      return equals(a, b);
     } catch {
       return false;
     }

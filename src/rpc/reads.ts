@@ -24,7 +24,7 @@ import { connectionOf } from './connections.js';
 import { Coalescer, requestKey, type CoalesceStats } from './coalesce.js';
 import { isSendMethod } from './methods.js';
 import { quorumRead, type QuorumLeg } from './quorum.js';
-import { stableJson } from './redact.js';
+import { nearHeights } from './agree.js';
 import { FilterRoutes, isFilterMethod } from './filters.js';
 
 export interface QuorumOptions {
@@ -33,8 +33,9 @@ export interface QuorumOptions {
   /** Vote weight of each endpoint, by name, like ethers' `FallbackProvider` weights. @default 1 each */
   readonly weights?: Readonly<Record<string, number>>;
   /**
-   * Whether two results agree. @default equal JSON text, object keys in any order; for
-   * `eth_blockNumber`, heights at most one block apart (like ethers' `FallbackProvider`)
+   * Whether two results agree. @default equal JSON values, object keys in any order, a field
+   * only one of them has left out (see rpc/agree.ts); for `eth_blockNumber`, heights at most
+   * one block apart (like ethers' `FallbackProvider`)
    */
   readonly equals?: (a: unknown, b: unknown, method: string) => boolean;
   /** After this long without an answer, an endpoint's leg stops counting and another endpoint is asked (ethers' `stallTimeout`). `Infinity`: wait. @default 400 */
@@ -190,22 +191,6 @@ function policyOf(exec: ExecuteOptions): string | undefined {
   const { retry, attemptTimeoutMs, backoff, breakerMode } = exec;
   if (retry === undefined && attemptTimeoutMs === undefined && backoff === undefined && breakerMode === undefined) return undefined;
   return JSON.stringify([retry, attemptTimeoutMs, backoff, breakerMode]);
-}
-
-/**
- * The default agreement of `eth_blockNumber` answers: two nodes a block apart are not in
- * disagreement (one has seen the newest block a moment before the other), else a quorum
- * of two would fail at every block boundary. Anything but two quantities must be equal.
- */
-function nearHeights(a: unknown, b: unknown): boolean {
-  const x = height(a);
-  const y = height(b);
-  return x !== undefined && y !== undefined ? Math.abs(x - y) <= 1 : stableJson(a) === stableJson(b);
-}
-
-function height(v: unknown): number | undefined {
-  if (typeof v !== 'string' || !/^0x[0-9a-f]{1,13}$/i.test(v)) return undefined;
-  return Number(v);
 }
 
 function checkNeed(field: string, need: unknown): number {

@@ -32,11 +32,10 @@ export function redactUrls(value: unknown, depth = 0): unknown {
 }
 
 /**
- * A canonical text of a value, for telling equal values apart from unequal ones (quorum
- * agreement, coalescing keys): JSON text with object keys sorted, so two nodes that send the
- * same block with its fields in another order (clients and providers do) agree. It is not
- * JSON: a bigint is written `12n`, which no JSON value reads as, so `12n` and `"12n"` differ.
- * Otherwise as `JSON.stringify`: `toJSON` is called, `undefined` and functions are left out of
+ * A canonical text of a value, for telling equal values apart from unequal ones (the keys of
+ * coalesced requests): JSON text with object keys sorted, so the same params written with
+ * their fields in another order are one request. It is not JSON: a bigint is written `12n`,
+ * which no JSON value reads as, so `12n` and `"12n"` differ. Otherwise as `JSON.stringify`: `toJSON` is called, `undefined` and functions are left out of
  * objects and are `null` in arrays, and a cycle throws a `TypeError`.
  */
 export function stableJson(value: unknown): string {

@@ -10,6 +10,7 @@ import { RpcReads } from '../../src/rpc/reads.js';
 import fc from 'fast-check';
 import { Coalescer, requestKey } from '../../src/rpc/coalesce.js';
 import { stableJson } from '../../src/rpc/redact.js';
+import { sameAnswer } from '../../src/rpc/agree.js';
 import { thrown } from './thrown.js';
 
 const pool = new Pool<number>({ endpoints: [{ name: 'a', conn: 1 }], classify: () => 'transient' });
@@ -97,6 +98,41 @@ describe('the coalescer', () => {
       }),
       { seed: 20261207, numRuns: 2000 },
     );
+  });
+
+  test('sameAnswer over generated JSON values: key order and fields only one side has never matter; anything else does', () => {
+    // The oracle: both values cut to the fields both have (at every depth), then compared as sorted JSON text.
+    const shared = (a: unknown, b: unknown): [unknown, unknown] => {
+      if (Array.isArray(a) && Array.isArray(b) && a.length === b.length) {
+        const pairs = a.map((x, i) => shared(x, b[i]));
+        return [pairs.map((p) => p[0]), pairs.map((p) => p[1])];
+      }
+      if (typeof a === 'object' && a !== null && typeof b === 'object' && b !== null && !Array.isArray(a) && !Array.isArray(b)) {
+        const keys = Object.keys(a).filter((k) => Object.hasOwn(b, k)).sort();
+        const pairs = keys.map((k) => shared((a as Record<string, unknown>)[k], (b as Record<string, unknown>)[k]));
+        return [Object.fromEntries(keys.map((k, i) => [k, pairs[i]![0]])), Object.fromEntries(keys.map((k, i) => [k, pairs[i]![1]]))];
+      }
+      return [a, b];
+    };
+    const oracle = (a: unknown, b: unknown): boolean => {
+      const [x, y] = shared(a, b);
+      return stableJson(x) === stableJson(y);
+    };
+    const extended = (v: unknown, extra: unknown): unknown =>
+      Array.isArray(v) ? v.map((x) => extended(x, extra)) : typeof v === 'object' && v !== null ? { ...Object.fromEntries(Object.entries(v).map(([k, x]) => [k, extended(x, extra)])), zzExtra: extra } : v;
+    fc.assert(
+      fc.property(fc.jsonValue(), fc.jsonValue(), fc.jsonValue(), (a, b, extra) => {
+        expect(sameAnswer(a, b)).toBe(oracle(a, b));
+        expect(sameAnswer(a, b)).toBe(sameAnswer(b, a));
+        expect(sameAnswer(a, JSON.parse(JSON.stringify(a)))).toBe(true);
+        // An optional field the other answer lacks, at every depth.
+        expect(sameAnswer(a, extended(a, extra))).toBe(true);
+      }),
+      { seed: 20261208, numRuns: 2000 },
+    );
+    // As in JSON, a field set to undefined is a field not sent, on either side.
+    expect(sameAnswer({ a: 1, b: undefined }, { a: 1, b: 2 })).toBe(true);
+    expect(sameAnswer({ a: 1, b: 2 }, { a: 1, b: undefined })).toBe(true);
   });
 
   test('a request whose callers all left and that settles later does not drop the request started after it', async () => {
