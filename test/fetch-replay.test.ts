@@ -11,6 +11,8 @@ let slow: Loopback;
 let failing: Loopback;
 let echo: Loopback;
 let refused: string;
+/** What `failing` answers (502 unless a test says otherwise). */
+let failStatus = 502;
 const seen: { server: string; method: string; key: string | undefined }[] = [];
 const made: PooledFetch[] = [];
 
@@ -23,7 +25,7 @@ beforeAll(async () => {
   });
   failing = await startLoopback((req, res) => {
     seen.push({ server: 'failing', method: req.method!, key: req.headers['idempotency-key'] as string | undefined });
-    res.statusCode = 502;
+    res.statusCode = failStatus;
     res.end('bad gateway');
   });
   echo = await startLoopback((req, res, body) => {
@@ -71,13 +73,19 @@ describe('replays only idempotent requests after a failure that may have reached
     expect(f.pool.breakerState('e1')).not.toBe('closed');
   });
 
-  test('a POST answered 502 is not replayed: its response is the answer', async () => {
-    const f = make([failing.url, echo.url]);
-    const res = await f('/pay', { method: 'POST', body: 'x' });
-    expect(res.status).toBe(502);
-    expect(seen.map((s) => s.server)).toEqual(['failing']);
-    const thrown = make([failing.url, echo.url], { throwOnHttpError: true });
-    await expect(thrown('/pay', { method: 'POST', body: 'x' })).rejects.toMatchObject({ code: 'PERMANENT', endpoint: 'e0' });
+  // 500 itself too: a mutation run found `< 500` could read `<= 500` unnoticed (thirty-fourth session).
+  test.each([500, 502, 503])('a POST answered %i is not replayed: its response is the answer', async (status) => {
+    failStatus = status;
+    try {
+      const f = make([failing.url, echo.url]);
+      const res = await f('/pay', { method: 'POST', body: 'x' });
+      expect(res.status).toBe(status);
+      expect(seen.map((s) => s.server)).toEqual(['failing']);
+      const thrown = make([failing.url, echo.url], { throwOnHttpError: true });
+      await expect(thrown('/pay', { method: 'POST', body: 'x' })).rejects.toMatchObject({ code: 'PERMANENT', endpoint: 'e0' });
+    } finally {
+      failStatus = 502;
+    }
   });
 
   test('a GET that times out is replayed on the next server', async () => {
