@@ -88,6 +88,20 @@ describe('replays only idempotent requests after a failure that may have reached
     }
   });
 
+  test('a POST whose fetch throws before it returns (nothing sent) moves on to the next server', async () => {
+    const f = createPooledFetch({
+      endpoints: [failing.url, echo.url],
+      fetch: (url, init) => {
+        if (url.startsWith(failing.url)) throw new TypeError('this fetch cannot send to that host');
+        return fetch(url, init);
+      },
+    });
+    made.push(f);
+    const res = await f('/pay', { method: 'POST', body: 'x' });
+    expect(await res.text()).toBe('POST /pay x');
+    expect(seen.map((s) => s.server)).toEqual(['echo']);
+  });
+
   test('a GET that times out is replayed on the next server', async () => {
     const f = make([slow.url, echo.url]);
     const res = await f('/read');

@@ -179,7 +179,9 @@ export function createPooledFetch(options: PooledFetchOptions): PooledFetch {
     try {
       sent = Promise.resolve(doFetch(urlOf(base, r.path), req));
     } catch (error) {
-      return Promise.reject(fetchFailed(r, ctx, error));
+      // Thrown before it returned a promise: nothing was sent, so nothing to blame (a request
+      // that may not be replayed still moves on).
+      return Promise.reject(redactError(error));
     }
     return sent.then(
       (res) => {
