@@ -428,3 +428,23 @@ describe('a quorum over nodes that order a block\'s fields differently', () => {
     expect(t.readStats().quorumReads).toBe(1);
   });
 });
+
+describe('a quorum over nodes that number the same revert differently', () => {
+  // geth, Erigon and reth answer a revert with code 3, Nethermind with -32000; the data is the same.
+  const data = '0x08c379a0' + '0'.repeat(56) + '20' + '0'.repeat(62) + '04' + '6e6f706500000000000000000000000000000000000000000000000000000000';
+  let servers: RpcServer[] = [];
+  beforeAll(async () => {
+    servers = await Promise.all([3, -32000, 3].map((code, i) => startRpc((m) => (m === 'eth_call' ? (i === 2 ? { result: '0x01' } : { error: { code, message: 'execution reverted: nope', data } }) : { result: '0x539' }))));
+  });
+  afterAll(async () => {
+    await Promise.all(servers.map((s) => s.close()));
+  });
+
+  test('the two reverts are one vote: the caller gets the revert, the third node is not asked', async () => {
+    const { client } = make(servers.map((s) => s.url), { strategy: 'ordered', quorum: { methods: { eth_call: 2 } } });
+    const e = await client.request({ method: 'eth_call', params: [{ to: '0x0000000000000000000000000000000000000001', data: '0x' }, 'latest'] }).catch((x: unknown) => x);
+    expect(isPoolError(e)).toBe(false);
+    expect(String((e as Error).message)).toContain('nope');
+    expect(servers.map((s) => s.methods.filter((m) => m === 'eth_call').length)).toEqual([1, 1, 0]);
+  });
+});

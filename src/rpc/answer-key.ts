@@ -1,8 +1,10 @@
 /**
- * The vote key of a node's error answer in a quorum read: the JSON-RPC code and the
- * error's `data` (revert data), read from the `cause` chain of a `PoolError` that failed
- * on a node's answer (`PERMANENT`, `RETRY_NARROWER`). Messages are left out: clients word
- * the same revert differently. Anything else (timeouts, endpoints down) is no vote.
+ * The vote key of a node's error answer in a quorum read, read from the `cause` chain of a
+ * `PoolError` that failed on a node's answer (`PERMANENT`, `RETRY_NARROWER`): a revert is its
+ * data (hex), whatever the code, since clients number the same revert differently (geth,
+ * Erigon and reth answer `3`, Nethermind `-32000`); any other error is its JSON-RPC code and
+ * `data`. Messages are left out: clients word the same revert differently. Anything else
+ * (timeouts, endpoints down) is no vote.
  */
 import { isPoolError } from '../base/errors.js';
 
@@ -17,5 +19,6 @@ export function rpcAnswerKey(error: unknown): string | undefined {
     if (data === undefined && typeof r['data'] === 'string') data = r['data'];
     e = r['cause'];
   }
-  return code === undefined ? undefined : `${code}:${data ?? ''}`;
+  if (code === undefined) return undefined;
+  return data !== undefined && /^0x[0-9a-f]*$/i.test(data) ? `revert:${data.toLowerCase()}` : `${code}:${data ?? ''}`;
 }

@@ -11,6 +11,8 @@ import fc from 'fast-check';
 import { Coalescer, requestKey } from '../../src/rpc/coalesce.js';
 import { stableJson } from '../../src/rpc/redact.js';
 import { sameAnswer } from '../../src/rpc/agree.js';
+import { rpcAnswerKey } from '../../src/rpc/answer-key.js';
+import { PoolError } from '../../src/index.js';
 import { thrown } from './thrown.js';
 
 const pool = new Pool<number>({ endpoints: [{ name: 'a', conn: 1 }], classify: () => 'transient' });
@@ -174,5 +176,23 @@ describe('the coalescer', () => {
     await expect(c.run('k', undefined, () => { throw boom; })).rejects.toBe(boom);
     expect(c.stats().inFlight).toBe(0);
     await expect(c.run('k', undefined, async () => 7)).resolves.toBe(7);
+  });
+});
+
+describe("a node's error answer as a quorum vote (rpcAnswerKey)", () => {
+  const failed = (code: 'PERMANENT' | 'RETRY_NARROWER' | 'RETRIES_EXHAUSTED', cause: unknown) => new PoolError(code, 'x', { cause });
+  test('a revert is its data, whatever the code and the case of its hex; other errors are code and data', () => {
+    const key = (code: number, data?: string) => rpcAnswerKey(failed('PERMANENT', { message: 'outer', cause: { code, message: 'execution reverted', ...(data === undefined ? {} : { data }) } }));
+    expect(key(3, '0xABCD')).toBe(key(-32000, '0xabcd'));
+    expect(key(3, '0xabcd')).not.toBe(key(3, '0xabce'));
+    expect(key(3, '0x')).toBe('revert:0x');
+    // Not revert data: the code counts.
+    expect(key(-32000, 'Reverted 0xabcd')).toBe('-32000:Reverted 0xabcd');
+    expect(key(-32000)).not.toBe(key(-32602));
+    expect(rpcAnswerKey(failed('RETRY_NARROWER', { code: -32005, message: 'range too wide' }))).toBe('-32005:');
+    // Not a node's answer, or no code: no vote.
+    expect(rpcAnswerKey(failed('RETRIES_EXHAUSTED', { code: 3, data: '0x' }))).toBeUndefined();
+    expect(rpcAnswerKey(failed('PERMANENT', { message: 'no code', data: '0x' }))).toBeUndefined();
+    expect(rpcAnswerKey(new Error('plain'))).toBeUndefined();
   });
 });
