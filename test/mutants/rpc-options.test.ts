@@ -10,7 +10,8 @@ import { RpcReads } from '../../src/rpc/reads.js';
 import fc from 'fast-check';
 import { Coalescer, requestKey } from '../../src/rpc/coalesce.js';
 import { stableJson } from '../../src/rpc/redact.js';
-import { sameAnswer } from '../../src/rpc/agree.js';
+import { nearHeights, sameAnswer } from '../../src/rpc/agree.js';
+import { redactUrls } from '../../src/rpc/redact.js';
 import { rpcAnswerKey } from '../../src/rpc/answer-key.js';
 import { PoolError } from '../../src/index.js';
 import { thrown } from './thrown.js';
@@ -64,6 +65,8 @@ describe('the coalescer', () => {
     expect(k([1n])).not.toBe(k(['1n']));
     expect(k([1n])).not.toBe(k(['1']));
     expect(k([1n])).not.toBe(k([1]));
+    expect(k([1n])).not.toBe(k([2n]));
+    expect(k([1, 2])).not.toBe(k([12]));
     expect(k(['0x1', '0x2'])).not.toBe(k(['0x2', '0x1']));
     // As JSON: undefined is left out of an object and is null in an array; toJSON is used.
     expect(k([{ to: '0x1', gas: undefined }])).toBe(k([{ to: '0x1' }]));
@@ -194,5 +197,56 @@ describe("a node's error answer as a quorum vote (rpcAnswerKey)", () => {
     expect(rpcAnswerKey(failed('RETRIES_EXHAUSTED', { code: 3, data: '0x' }))).toBeUndefined();
     expect(rpcAnswerKey(failed('PERMANENT', { message: 'no code', data: '0x' }))).toBeUndefined();
     expect(rpcAnswerKey(new Error('plain'))).toBeUndefined();
+  });
+});
+
+// Thirty-fourth session's mutation run of agree.ts, answer-key.ts and redact.ts.
+describe('agreement and vote keys: the edges', () => {
+  test('sameAnswer ends on values that refer to themselves (no parsed answer does): unequal, no stack overflow', () => {
+    const a: Record<string, unknown> = { n: 1 };
+    a['self'] = a;
+    const b: Record<string, unknown> = { n: 1 };
+    b['self'] = b;
+    expect(sameAnswer(a, b)).toBe(false);
+    const deep = (n: number): unknown => (n === 0 ? 'x' : [deep(n - 1)]);
+    expect(sameAnswer(deep(40), deep(40))).toBe(true);
+  });
+
+  test('nearHeights: two quantities one apart agree; anything else must be the same answer', () => {
+    expect(nearHeights('0x10', '0x11')).toBe(true);
+    expect(nearHeights('0x10', '0x12')).toBe(false);
+    expect(nearHeights(17, 17)).toBe(true);
+    expect(nearHeights('pending', 'pending')).toBe(true);
+    // Not quantities (a space Number() would forgive, too many digits): compared as they are.
+    expect(nearHeights('0x10', ' 0x11')).toBe(false);
+    expect(nearHeights('0x10', '0x11 ')).toBe(false);
+    expect(nearHeights('0x10000000000000', '0x10000000000001')).toBe(false);
+  });
+
+  test('rpcAnswerKey reads the first number code and the first string data down the cause chain, and stops', () => {
+    const failed = (cause: unknown) => new PoolError('PERMANENT', 'x', { cause });
+    expect(rpcAnswerKey(failed({ code: -32602, cause: { code: 3 } }))).toBe('-32602:');
+    expect(rpcAnswerKey(failed({ code: 'CALL_EXCEPTION', cause: { code: 3, data: 'nothex' } }))).toBe('3:nothex');
+    expect(rpcAnswerKey(failed({ data: { x: 1 }, cause: { code: 3, data: '0xAB', cause: { data: '0xcd' } } }))).toBe('revert:0xab');
+    expect(rpcAnswerKey(failed({ code: 3, data: '0xabzz' }))).toBe('3:0xabzz');
+    expect(rpcAnswerKey(failed({ code: 3, cause: null }))).toBe('3:');
+    const loop: Record<string, unknown> = { message: 'loop' };
+    loop['cause'] = loop;
+    expect(rpcAnswerKey(failed(loop))).toBeUndefined();
+  });
+
+  test("redactUrls: what a QuorumError's answers carry stays small", () => {
+    const long = 'a'.repeat(600);
+    expect(redactUrls(long)).toBe(`${'a'.repeat(512)}…(600 chars)`);
+    expect(redactUrls('a'.repeat(512))).toBe('a'.repeat(512));
+    expect(redactUrls(12n)).toBe('12n');
+    expect(redactUrls([[[[[[[1]]]]]]])).toEqual([[[[[['[array of 1]']]]]]]);
+    expect(redactUrls({ a: { b: { c: { d: { e: { f: { g: 1 } } } } } } })).toEqual({ a: { b: { c: { d: { e: { f: '[object]' } } } } } });
+    const many = redactUrls(Array.from({ length: 40 }, (_, i) => i)) as unknown[];
+    expect(many).toHaveLength(33);
+    expect(many.at(-1)).toBe('…(8 more)');
+    expect(redactUrls(Array.from({ length: 32 }, (_, i) => i))).toHaveLength(32);
+    expect(Object.keys(redactUrls(Object.fromEntries(Array.from({ length: 40 }, (_, i) => [`k${i}`, i]))) as object)).toHaveLength(32);
+    expect(redactUrls({ u: 'see https://rpc.example/v2/KEY now', n: null, k: 7 })).toEqual({ u: 'see <url> now', n: null, k: 7 });
   });
 });
