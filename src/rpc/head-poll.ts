@@ -85,7 +85,7 @@ export class HeadRouting {
     // The set's changes are looked at first: else a name added and then given another node
     // between two looks, with a head recorded for the first node, is not in the set the next
     // look compares against, and the second node kept that head (seed 2026120709).
-    this.#forget(this.#pool.endpointNames);
+    this.#sync();
     this.tracker.observe(endpoint, block, this.#pool.clock.now());
   }
 
@@ -125,15 +125,19 @@ export class HeadRouting {
    */
   #forget(names: readonly string[]): void {
     this.tracker.retain(names);
-    const replaced = this.#replaced?.();
-    if (replaced !== undefined) {
-      this.tracker.forget(replaced);
-      for (const name of replaced) {
-        this.#rechecked.delete(name);
-        this.#epochs.set(name, (this.#epochs.get(name) ?? 0) + 1);
-      }
-    }
+    this.#sync();
     if (this.#rechecked.size !== 0) for (const name of this.#rechecked.keys()) if (!names.includes(name)) this.#rechecked.delete(name);
+  }
+
+  /** Forgets what is known of the names `setEndpoints` removed or gave another connection since the last look (one comparison while the set is unchanged). */
+  #sync(): void {
+    const replaced = this.#replaced?.();
+    if (replaced === undefined) return;
+    this.tracker.forget(replaced);
+    for (const name of replaced) {
+      this.#rechecked.delete(name);
+      this.#epochs.set(name, (this.#epochs.get(name) ?? 0) + 1);
+    }
   }
 
   /** Stops the poll. Idempotent. */
