@@ -447,4 +447,23 @@ describe('a quorum over nodes that number the same revert differently', () => {
     expect(String((e as Error).message)).toContain('nope');
     expect(servers.map((s) => s.methods.filter((m) => m === 'eth_call').length)).toEqual([1, 1, 0]);
   });
+
+  test("Nethermind's older answer (-32015, the data in words) is the same vote as geth's", async () => {
+    // NethermindEth/nethermind#8813: geth `{ code: 3, data: '0xdf2d9b42' }`, Nethermind
+    // `{ code: -32015, message: 'VM execution error.', data: 'err: 0xdf2d9b42 (supplied gas 36000000)' }`.
+    const answers = [
+      { error: { code: 3, message: 'execution reverted', data: '0xdf2d9b42' } },
+      { error: { code: -32015, message: 'VM execution error.', data: 'err: 0xdf2d9b42 (supplied gas 36000000)' } },
+      { result: '0x01' },
+    ];
+    const nodes = await Promise.all(answers.map((a) => startRpc((m) => (m === 'eth_call' ? a : { result: '0x539' }))));
+    try {
+      const { client } = make(nodes.map((s) => s.url), { strategy: 'ordered', quorum: { methods: { eth_call: 2 } } });
+      const e = await client.request({ method: 'eth_call', params: [{ to: '0x0000000000000000000000000000000000000001', data: '0x' }, 'latest'] }).catch((x: unknown) => x);
+      expect(isPoolError(e) && e.code === 'QUORUM_NOT_MET').toBe(false);
+      expect(nodes.map((s) => s.methods.filter((m) => m === 'eth_call').length)).toEqual([1, 1, 0]);
+    } finally {
+      await Promise.all(nodes.map((s) => s.close()));
+    }
+  });
 });

@@ -189,8 +189,18 @@ describe("a node's error answer as a quorum vote (rpcAnswerKey)", () => {
     expect(key(3, '0xABCD')).toBe(key(-32000, '0xabcd'));
     expect(key(3, '0xabcd')).not.toBe(key(3, '0xabce'));
     expect(key(3, '0x')).toBe('revert:0x');
+    // Nethermind's older words for the same data (-32015, "VM execution error."), and for none.
+    expect(key(-32015, 'Reverted 0xABcd')).toBe('revert:0xabcd');
+    expect(key(-32015, 'err: 0xdf2d9b42 (supplied gas 36000000)')).toBe(key(3, '0xdf2d9b42'));
+    expect(key(-32015, 'err: revert (supplied gas 36000000)')).toBe('revert:0x');
+    expect(key(-32015, 'revert')).toBe('revert:0x');
     // Not revert data: the code counts.
-    expect(key(-32000, 'Reverted 0xabcd')).toBe('-32000:Reverted 0xabcd');
+    expect(key(-32015, 'err: out of gas (supplied gas 36000000)')).toBe('-32015:err: out of gas (supplied gas 36000000)');
+    expect(key(-32015, 'err: 0xdf2d9b42 (supplied gas)')).toBe('-32015:err: 0xdf2d9b42 (supplied gas)');
+    expect(key(-32015, 'Reverted 0xabzz')).toBe('-32015:Reverted 0xabzz');
+    expect(key(-32015, 'reverted')).toBe('-32015:reverted');
+    expect(key(-32015, 'xrevert')).toBe('-32015:xrevert');
+    expect(key(-32015, 'Reverted 0xab and more')).toBe('-32015:Reverted 0xab and more');
     expect(key(-32000)).not.toBe(key(-32602));
     expect(rpcAnswerKey(failed('RETRY_NARROWER', { code: -32005, message: 'range too wide' }))).toBe('-32005:');
     // Not a node's answer, or no code: no vote.
