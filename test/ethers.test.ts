@@ -8,6 +8,7 @@ import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { isPoolError } from '../src/index.js';
 import { PooledJsonRpcProvider, type PooledProviderOptions, type QuorumError } from '../src/ethers/index.js';
 import { CHAIN_ID, MNEMONIC, startNode, startProxy, type FaultProxy, type Node } from './helpers/ganache.js';
+import { startRpc } from './helpers/rpc-server.js';
 
 const SLOW = 120_000;
 const wallet0 = HDNodeWallet.fromPhrase(MNEMONIC, undefined, "m/44'/60'/0'/0/0");
@@ -193,5 +194,27 @@ describe('coalescing on ganache', () => {
     const answers = await Promise.all(Array.from({ length: 50 }, () => p.send('eth_getBalance', [other, 'latest'])));
     expect(new Set(answers).size).toBe(1);
     expect(counter.hits).toBe(expected);
+  }, SLOW);
+});
+
+describe('a quorum of eth_call over clients that answer the same revert differently', () => {
+  // geth `{ code: 3, data }`; Nethermind `{ code: -32000, data }`, before that `{ code: -32015,
+  // data: 'err: 0x… (supplied gas N)' }` (nethermind#8813); Erigon's revert without data:
+  // `{ code: -32000, message: 'execution reverted' }`, no data (erigon#17132).
+  test.each([
+    ['Nethermind -32000', { code: 3, message: 'execution reverted', data: '0xdf2d9b42' }, { code: -32000, message: 'execution reverted', data: '0xDF2D9B42' }],
+    ['Nethermind -32015', { code: 3, message: 'execution reverted', data: '0xdf2d9b42' }, { code: -32015, message: 'VM execution error.', data: 'Reverted 0xdf2d9b42' }],
+    ['Erigon without data', { code: 3, message: 'execution reverted', data: '0x' }, { code: -32000, message: 'execution reverted' }],
+  ])('%s and geth: one vote, the caller gets the revert, the third node is not asked', async (_, geth, other) => {
+    const answers = [{ error: geth }, { error: other }, { result: '0x01' }];
+    const nodes = await Promise.all(answers.map((a) => startRpc((m) => (m === 'eth_call' ? a : m === 'eth_chainId' ? { result: `0x${CHAIN_ID.toString(16)}` } : { result: '0x1' }))));
+    try {
+      const p = provider({ endpoints: nodes.map((n, i) => ({ name: `n${i}`, url: n.url })), strategy: 'ordered' });
+      const e = await p.sendWith('eth_call', [{ to: '0x0000000000000000000000000000000000000001', data: '0x' }, 'latest'], { quorum: 2 }).catch((x: unknown) => x);
+      expect(isPoolError(e) && e.code === 'QUORUM_NOT_MET', String(e)).toBe(false);
+      expect(nodes.map((n) => n.methods.filter((m) => m === 'eth_call').length)).toEqual([1, 1, 0]);
+    } finally {
+      await Promise.all(nodes.map((n) => n.close()));
+    }
   }, SLOW);
 });

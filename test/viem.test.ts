@@ -448,14 +448,14 @@ describe('a quorum over nodes that number the same revert differently', () => {
     expect(servers.map((s) => s.methods.filter((m) => m === 'eth_call').length)).toEqual([1, 1, 0]);
   });
 
-  test("Nethermind's older answer (-32015, the data in words) is the same vote as geth's", async () => {
-    // NethermindEth/nethermind#8813: geth `{ code: 3, data: '0xdf2d9b42' }`, Nethermind
-    // `{ code: -32015, message: 'VM execution error.', data: 'err: 0xdf2d9b42 (supplied gas 36000000)' }`.
-    const answers = [
-      { error: { code: 3, message: 'execution reverted', data: '0xdf2d9b42' } },
-      { error: { code: -32015, message: 'VM execution error.', data: 'err: 0xdf2d9b42 (supplied gas 36000000)' } },
-      { result: '0x01' },
-    ];
+  // NethermindEth/nethermind#8813: geth `{ code: 3, data: '0xdf2d9b42' }`, Nethermind
+  // `{ code: -32015, message: 'VM execution error.', data: 'err: 0xdf2d9b42 (supplied gas 36000000)' }`;
+  // erigon#17132: a revert without data, geth `{ code: 3, data: '0x' }`, Erigon `{ code: -32000 }` and no data.
+  test.each([
+    ['Nethermind (-32015, the data in words)', { code: 3, message: 'execution reverted', data: '0xdf2d9b42' }, { code: -32015, message: 'VM execution error.', data: 'err: 0xdf2d9b42 (supplied gas 36000000)' }],
+    ['Erigon (-32000, no data for none)', { code: 3, message: 'execution reverted', data: '0x' }, { code: -32000, message: 'execution reverted' }],
+  ])("%s: an older client's revert is the same vote as geth's", async (_, geth, other) => {
+    const answers = [{ error: geth }, { error: other }, { result: '0x01' }];
     const nodes = await Promise.all(answers.map((a) => startRpc((m) => (m === 'eth_call' ? a : { result: '0x539' }))));
     try {
       const { client } = make(nodes.map((s) => s.url), { strategy: 'ordered', quorum: { methods: { eth_call: 2 } } });

@@ -15,6 +15,13 @@ const WORDED = /^(?:reverted|err:) (0x[0-9a-f]*)(?: \(supplied gas \d+\))?$/i;
 /** … and a revert without data, which geth sends as `0x`: `revert`, `err: revert (supplied gas N)`. */
 const EMPTY = /^(?:err: )?revert(?: \(supplied gas \d+\))?$/i;
 
+/**
+ * A revert without data that says so only in its message, with no `data` at all (Erigon
+ * before erigon#17132, 2025, and BSC's Erigon: `-32000`, "execution reverted"), where geth
+ * sends code 3 and `data: '0x'`.
+ */
+const BARE = /^\s*execution reverted\s*$/i;
+
 /** The revert data (lower-case hex) a node's `data` carries, or `undefined` when it is not a revert's. */
 export function revertData(data: string): string | undefined {
   if (HEX.test(data)) return data.toLowerCase();
@@ -27,14 +34,18 @@ export function rpcAnswerKey(error: unknown): string | undefined {
   if (!isPoolError(error) || (error.code !== 'PERMANENT' && error.code !== 'RETRY_NARROWER')) return undefined;
   let code: number | undefined;
   let data: string | undefined;
+  let bare = false;
   let e: unknown = error.cause;
   for (let i = 0; i < 12 && typeof e === 'object' && e !== null; i++) {
     const r = e as Record<string, unknown>;
     if (code === undefined && typeof r['code'] === 'number') code = r['code'];
     if (data === undefined && typeof r['data'] === 'string') data = r['data'];
+    // The node's own words: viem's `details`, an RPC error object's `message`.
+    const said = typeof r['details'] === 'string' ? r['details'] : r['message'];
+    if (typeof said === 'string' && BARE.test(said)) bare = true;
     e = r['cause'];
   }
   if (code === undefined) return undefined;
-  const revert = data === undefined ? undefined : revertData(data);
+  const revert = data === undefined ? (bare ? '0x' : undefined) : revertData(data);
   return revert !== undefined ? `revert:${revert}` : `${code}:${data ?? ''}`;
 }

@@ -194,6 +194,11 @@ describe("a node's error answer as a quorum vote (rpcAnswerKey)", () => {
     expect(key(-32015, 'err: 0xdf2d9b42 (supplied gas 36000000)')).toBe(key(3, '0xdf2d9b42'));
     expect(key(-32015, 'err: revert (supplied gas 36000000)')).toBe('revert:0x');
     expect(key(-32015, 'revert')).toBe('revert:0x');
+    // Erigon's revert without data, in its message only (viem's `details`, or the RPC error's `message`).
+    expect(key(-32000)).toBe('revert:0x');
+    expect(rpcAnswerKey(failed('PERMANENT', { message: 'outer', details: 'Execution reverted', cause: { code: -32000 } }))).toBe('revert:0x');
+    expect(rpcAnswerKey(failed('PERMANENT', { code: -32000, message: 'execution reverted: nope' }))).toBe('-32000:');
+    expect(rpcAnswerKey(failed('PERMANENT', { code: -32000, message: 'execution reverted', data: 'nothex' }))).toBe('-32000:nothex');
     // Not revert data: the code counts.
     expect(key(-32015, 'err: out of gas (supplied gas 36000000)')).toBe('-32015:err: out of gas (supplied gas 36000000)');
     expect(key(-32015, 'err: 0xdf2d9b42 (supplied gas)')).toBe('-32015:err: 0xdf2d9b42 (supplied gas)');
@@ -201,7 +206,7 @@ describe("a node's error answer as a quorum vote (rpcAnswerKey)", () => {
     expect(key(-32015, 'reverted')).toBe('-32015:reverted');
     expect(key(-32015, 'xrevert')).toBe('-32015:xrevert');
     expect(key(-32015, 'Reverted 0xab and more')).toBe('-32015:Reverted 0xab and more');
-    expect(key(-32000)).not.toBe(key(-32602));
+    expect(rpcAnswerKey(failed('PERMANENT', { code: -32000, message: 'header not found' }))).not.toBe(rpcAnswerKey(failed('PERMANENT', { code: -32602, message: 'header not found' })));
     expect(rpcAnswerKey(failed('RETRY_NARROWER', { code: -32005, message: 'range too wide' }))).toBe('-32005:');
     // Not a node's answer, or no code: no vote.
     expect(rpcAnswerKey(failed('RETRIES_EXHAUSTED', { code: 3, data: '0x' }))).toBeUndefined();
