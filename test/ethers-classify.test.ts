@@ -31,6 +31,8 @@ describe('classifyEthersError', () => {
     ['UNKNOWN_ERROR header not found', makeError('could not coalesce error', 'UNKNOWN_ERROR', { error: { code: -32000, message: 'header not found' } }), 'transient'],
     ['answer: execution reverted', answer(3, 'execution reverted'), 'permanent'],
     ['answer: header not found', answer(-32000, 'header not found'), 'transient'],
+    ['answer: transaction indexing is in progress (geth 1.13+)', answer(-32000, 'transaction indexing is in progress'), 'transient'],
+    ['UNKNOWN_ERROR transaction indexing', makeError('could not coalesce error', 'UNKNOWN_ERROR', { error: { code: -32000, message: 'transaction indexing is in progress' } }), 'transient'],
     ['answer: method not found', answer(-32601, 'Method not found'), 'unsupported'],
     ['answer: 429 body with code', answer(-32005, 'rate limited', 429), 'rate-limited'],
     ['answer: invalid params', answer(-32602, 'invalid argument 0'), 'permanent'],

@@ -41,6 +41,7 @@ const TABLE: Record<string, Answer> = {
   t_nonce: { error: { code: -32000, message: 'nonce too low' } },
   t_rejected: { error: { code: 4001, message: 'User rejected the request.' } },
   t_header: { error: { code: -32000, message: 'header not found' } },
+  t_indexing: { error: { code: -32000, message: 'transaction indexing is in progress', data: 'transaction indexing is in progress' } }, // geth 1.13+, go-ethereum#29956
   t_odd: { error: { code: -32000, message: 'something else entirely' } },
   t_db_closed: { error: { code: -32700, message: 'Database is not open' } }, // ganache while it shuts down
   t_reset: { destroy: true },
@@ -69,6 +70,7 @@ const EXPECTED: [string, unknown][] = [
   ['t_nonce', 'permanent'],
   ['t_rejected', 'permanent'],
   ['t_header', 'transient'],
+  ['t_indexing', 'transient'],
   ['t_odd', 'permanent'],
   ['t_db_closed', 'transient'],
   ['t_reset', 'transient'],
