@@ -32,6 +32,7 @@ describe('classifyEthersError', () => {
     ['answer: execution reverted', answer(3, 'execution reverted'), 'permanent'],
     ['answer: header not found', answer(-32000, 'header not found'), 'transient'],
     ['answer: transaction indexing is in progress (geth 1.13+)', answer(-32000, 'transaction indexing is in progress'), 'transient'],
+    ['answer: Nethermind, a block past its head', answer(-32000, '4294967295 could not be found'), 'transient'],
     ['UNKNOWN_ERROR transaction indexing', makeError('could not coalesce error', 'UNKNOWN_ERROR', { error: { code: -32000, message: 'transaction indexing is in progress' } }), 'transient'],
     ['answer: method not found', answer(-32601, 'Method not found'), 'unsupported'],
     ['answer: 429 body with code', answer(-32005, 'rate limited', 429), 'rate-limited'],

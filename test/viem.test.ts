@@ -41,6 +41,9 @@ const TABLE: Record<string, Answer> = {
   t_nonce: { error: { code: -32000, message: 'nonce too low' } },
   t_rejected: { error: { code: 4001, message: 'User rejected the request.' } },
   t_header: { error: { code: -32000, message: 'header not found' } },
+  t_nm_block: { error: { code: -32000, message: '4294967295 could not be found' } }, // Nethermind, a block past its head (nethermind#11205)
+  t_nm_state: { error: { code: -32000, message: 'No state available for block 0x63c9d2bf67514f7314180aa962c936dc02a395fd16a98b46b46d8fdbd9d2ad36' } },
+  t_block_nf: { error: { code: -32000, message: 'block not found: 0xffffffff' } }, // geth's eth_estimateGas
   t_indexing: { error: { code: -32000, message: 'transaction indexing is in progress', data: 'transaction indexing is in progress' } }, // geth 1.13+, go-ethereum#29956
   t_odd: { error: { code: -32000, message: 'something else entirely' } },
   t_db_closed: { error: { code: -32700, message: 'Database is not open' } }, // ganache while it shuts down
@@ -71,6 +74,9 @@ const EXPECTED: [string, unknown][] = [
   ['t_rejected', 'permanent'],
   ['t_header', 'transient'],
   ['t_indexing', 'transient'],
+  ['t_nm_block', 'transient'],
+  ['t_nm_state', 'transient'],
+  ['t_block_nf', 'transient'],
   ['t_odd', 'permanent'],
   ['t_db_closed', 'transient'],
   ['t_reset', 'transient'],

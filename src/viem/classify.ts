@@ -13,7 +13,7 @@
  * | method not found / not supported (-32601, -32004, 4200), HTTP 405          | `unsupported`    |
  * | HTTP 408/429, -32005, 429, -32007, rate-limit or quota wording            | `rate-limited` (+ `Retry-After`) |
  * | HTTP 401/403 (a key or origin refused) not worded as a quota              | `unsupported`    |
- * | HTTP 5xx, -32603, -32002, node not synced / header not found / indexing, shutting down | `transient` |
+ * | HTTP 5xx, -32603, -32002, a node behind (not synced, header or block not found, no state, indexing), shutting down | `transient` |
  * | no HTTP status and no RPC code (or viem's -1): refused, reset, timeout, socket closed, not JSON, a runtime's network `TypeError` ("Failed to fetch", "Load failed", ...) | `transient` |
  * | any other JSON-RPC code or 4xx: the node answered                         | `permanent`      |
  *
@@ -101,8 +101,15 @@ const NARROWER =
   /query returned more than|block range|range (is )?too (large|wide|big)|range exceeds|response (size|is too large|too large|body too large)|exceeds? (the )?(max(imum)? )?(response size|block range|range|results)|too many (results|blocks|logs)|log response size exceeded|limit the query|query timeout exceeded/;
 const UNSUPPORTED = /method not found|does not exist\/is not available|not supported|unsupported method|method not (available|allowed|enabled)|not whitelisted|is not available on/;
 const RATE = /rate limit|ratelimit|too many requests|request limit|exceeded .*capacity|compute units|throughput|daily request count|quota|requests per second|credits/;
-/** The node has not caught up (geth 1.13+ while its transaction index is being built, for a receipt or a transaction by hash: -32000 "transaction indexing is in progress"). */
-const LAGGING = /header not found|missing trie node|unknown block|not (yet )?synced|syncing|is not ready|temporarily unavailable|try again later|timed? ?out|indexing is in progress/;
+/**
+ * The node has not caught up, or lacks the state asked for, where another node may have it:
+ * geth's "header not found", "missing trie node", "block not found: 0x…" (eth_estimateGas),
+ * and while its transaction index is being built (1.13+, a receipt or a transaction by hash)
+ * "transaction indexing is in progress"; Nethermind's "<number> could not be found" for a
+ * block past its head and "No state available for block 0x…" (nethermind#11205, #11214).
+ */
+const LAGGING =
+  /header not found|missing trie node|unknown block|block not found|could not be found|no state available|not (yet )?synced|syncing|is not ready|temporarily unavailable|try again later|timed? ?out|indexing is in progress/;
 /** A node on its way down still answers, with errors about itself (ganache: -32700 "Database is not open"). */
 const SHUTTING_DOWN = /database (is )?not open|database (is )?closed|shutting down|server is closing|service unavailable/;
 const NETWORK = /fetch failed|econnrefused|econnreset|socket hang up|other side closed|network (error|request failed)|connection (refused|reset|closed)|terminated|socket closed/;
