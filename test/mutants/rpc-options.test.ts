@@ -215,6 +215,35 @@ describe("a node's error answer as a quorum vote (rpcAnswerKey)", () => {
   });
 });
 
+describe('a revert as each client sends it (property)', () => {
+  // geth, Erigon, reth: code 3 and the data; Nethermind: -32000 and the data, before that
+  // -32015 and the data in words; Erigon before 2025: -32000, no data for a revert without
+  // any. Any case of hex. Two answers are one vote exactly when their data is the same.
+  const shapes: ((hex: string, gas: number) => Record<string, unknown> | undefined)[] = [
+    (hex) => ({ code: 3, message: 'execution reverted', data: hex }),
+    (hex) => ({ code: -32000, message: 'execution reverted', data: hex.toUpperCase().replace('0X', '0x') }),
+    (hex) => ({ code: -32015, message: 'VM execution error.', data: `Reverted ${hex}` }),
+    (hex, gas) => ({ code: -32015, message: 'VM execution error.', data: hex === '0x' ? `err: revert (supplied gas ${gas})` : `err: ${hex} (supplied gas ${gas})` }),
+    (hex) => (hex === '0x' ? { code: -32000, message: 'execution reverted' } : undefined),
+    (hex) => (hex === '0x' ? { code: -32015, message: 'VM execution error.', data: 'revert' } : undefined),
+  ];
+  const revert = fc.oneof(fc.constant('0x'), fc.uint8Array({ minLength: 1, maxLength: 40 }).map((b) => `0x${Array.from(b, (x) => x.toString(16).padStart(2, '0')).join('')}`));
+  test('any two shapes of the same data agree; different data never does (2,000 pairs)', () => {
+    fc.assert(
+      fc.property(revert, revert, fc.nat(shapes.length - 1), fc.nat(shapes.length - 1), fc.nat(), fc.boolean(), (d1, d2, s1, s2, gas, same) => {
+        const b = same ? d1 : d2;
+        const x = shapes[s1]!(d1, gas);
+        const y = shapes[s2]!(b, gas + 1);
+        fc.pre(x !== undefined && y !== undefined);
+        const key = (cause: unknown) => rpcAnswerKey(new PoolError('PERMANENT', 'x', { cause: { message: 'outer', cause } }));
+        expect(key(x) === key(y)).toBe(d1 === b);
+        expect(key(x)).toBe(`revert:${d1}`);
+      }),
+      { numRuns: 2000, seed: 2026120635 },
+    );
+  });
+});
+
 // Thirty-fourth session's mutation run of agree.ts, answer-key.ts and redact.ts.
 describe('agreement and vote keys: the edges', () => {
   test('sameAnswer ends on values that refer to themselves (no parsed answer does): unequal, no stack overflow', () => {
