@@ -121,6 +121,12 @@ async function checkProfile(seed: number, jitterMs: number, excess: Excess): Pro
   // FC_SEED=2026120752 with 30 profiles, the 15th: 1973204198, 3 failures of 84): a key's ceiling
   // learned during a drift (0.8/s for an admitted 1/s) held until its recovery 18 s after the
   // drift ended, and a burst then queued past maxQueueWaitMs; 300 other profiles at 50 % fail no call.
+  // The thirty-fifth session tried taking the recovery steps that pressure makes due at the
+  // moment a call would be turned away (instead of at the next success), on 1,000 generated
+  // profiles against the same 1,000 without: as all due steps, the 90 % excess went 0.321 ->
+  // 0.312 points but 110 % 1.139 -> 1.150 and this profile still failed 3 (the probe met the
+  // true limit: two 429s); as one step, 0.332 and 1.210. Neither kept; 1 profile in 1,000
+  // fails at 50 % either way (160289058, 3 of 32).
   expect(Math.round((half.failurePct * half.calls) / 100)).toBeLessThanOrEqual(Math.max(0.01 * half.calls, 2));
   const attempts = half.fates.ok + half.fates.perSecond + half.fates.daily + half.fates.invalid;
   expect(half.fates.perSecond).toBeLessThanOrEqual(Math.max(0.02 * attempts, 3 * profile.keys.length));
