@@ -359,6 +359,20 @@ describe.each([
     expect(good.hits).toBe(0);
   });
 
+  // Nethermind (nethermind#4148, -32010) and Besu word the duplicate their own way.
+  test.each([
+    ['Nethermind', 'AlreadyKnown', -32010],
+    ['Nethermind', 'OldNonce, Current nonce: 55, nonce of rejected tx: 54', -32010],
+    ['Besu', 'Known transaction', -32000],
+  ])('eth_sendRawTransaction: %s\'s "%s" is a duplicate too: the hash when the node has the transaction', async (_, message, code) => {
+    const raw = '0x02f86c0581';
+    badScript = (m) => (m === 'eth_sendRawTransaction' ? { error: { code, message } } : m === 'eth_getTransactionByHash' ? { result: { hash: keccak256(raw) } } : { result: null });
+    const { client } = make([bad.url, good.url], { keccak256 });
+    expect(await client.request({ method: 'eth_sendRawTransaction', params: [raw] })).toBe(keccak256(raw));
+    expect(bad.methods).toEqual(['eth_sendRawTransaction', 'eth_getTransactionByHash']);
+    expect(good.hits).toBe(0);
+  });
+
   test('"nonce too low" for a transaction the node does not have is rethrown, not retried', async () => {
     badScript = (m) => (m === 'eth_sendRawTransaction' ? { error: { code: -32000, message: 'nonce too low' } } : { result: null });
     const { client } = make([bad.url, good.url], { keccak256 });

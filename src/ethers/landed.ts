@@ -7,13 +7,12 @@
  * `LandedCheckError` (transient: another endpoint is asked).
  */
 import { keccak256 } from 'ethers';
-import { LandedCheckError } from '../rpc/landed-check.js';
+import { DUPLICATE_SEND, LandedCheckError } from '../rpc/landed-check.js';
 import { postJsonRpc, RpcAnswerError, type PostOptions, type RpcConnection } from './http.js';
 
-const DUPLICATE = /already known|known transaction|nonce too low|already imported|nonce has already been used|correct nonce/i;
 
 export async function landedHash(conn: RpcConnection, params: unknown, error: unknown, o: PostOptions): Promise<string | undefined> {
-  if (!(error instanceof RpcAnswerError) || !DUPLICATE.test(error.message)) return undefined;
+  if (!(error instanceof RpcAnswerError) || !DUPLICATE_SEND.test(error.message)) return undefined;
   const raw = Array.isArray(params) ? (params[0] as unknown) : undefined;
   if (typeof raw !== 'string' || !/^0x[0-9a-fA-F]*$/.test(raw)) return undefined;
   let hash: string;

@@ -16,3 +16,12 @@ export class LandedCheckError extends Error {
     Object.defineProperty(this, 'answer', { value: answer, enumerable: false });
   }
 }
+
+/**
+ * A send's answer that the node already has this transaction, or a transaction with its
+ * nonce, in each client's words: geth, Erigon and reth "already known", "nonce too low";
+ * Besu "Known transaction"; Nethermind `-32010` "AlreadyKnown" and "OldNonce, Current nonce:
+ * N, nonce of rejected tx: M"; OpenEthereum "Transaction with the same hash was already
+ * imported" and "doesn't have the correct nonce". An earlier attempt may have landed it.
+ */
+export const DUPLICATE_SEND = /already ?known|known transaction|nonce too low|oldnonce|already imported|nonce has already been used|correct nonce/i;

@@ -7,7 +7,7 @@
  * |--------------------------------------------------------------------------|------------------|
  * | `LandedCheckError` (a send's "already known" whose check by hash failed)  | `transient`      |
  * | execution reverted (code 3, "revert")                                    | `permanent`      |
- * | already known / nonce too low / replacement underpriced                  | `permanent`      |
+ * | already known / nonce too low (Nethermind: AlreadyKnown, OldNonce) / replacement underpriced | `permanent` |
  * | user rejected (4001)                                                     | `permanent`      |
  * | response too large, block range too wide, "query returned more than", 413 | `retry-narrower` |
  * | method not found / not supported (-32601, -32004, 4200), HTTP 405          | `unsupported`    |
@@ -25,6 +25,7 @@
 import type { ClassifyResult } from '../base/classify.js';
 import { DEFAULT_MAX_RETRY_AFTER_MS, parseRetryAfter } from '../fetch/retry-after.js';
 import { systemClock, wallNow } from '../base/clock.js';
+import { DUPLICATE_SEND } from '../rpc/landed-check.js';
 
 /** What the chain of causes says, gathered once. */
 export interface ErrorEvidence {
@@ -95,7 +96,8 @@ function headerOf(headers: unknown, name: string): string | undefined {
 }
 
 const REVERT = /execution reverted|\breverted\b|vm exception while processing transaction: revert/;
-const ALREADY = /already known|known transaction|nonce too low|nonce has already been used|transaction already imported|already imported|replacement transaction underpriced|tx doesn't have the correct nonce/;
+/** A send the node will not take again, nor another node: a duplicate (see `DUPLICATE_SEND`), or a replacement priced too low. */
+const UNDERPRICED = /replacement transaction underpriced/;
 const REJECTED = /user rejected|user denied/;
 const NARROWER =
   /query returned more than|block range|range (is )?too (large|wide|big)|range exceeds|response (size|is too large|too large|body too large)|exceeds? (the )?(max(imum)? )?(response size|block range|range|results)|too many (results|blocks|logs)|log response size exceeded|limit the query|query timeout exceeded/;
@@ -144,7 +146,7 @@ export function classifyViemError(error: unknown, options: ViemClassifyOptions =
   if (ev.names.has('LandedCheckError')) return 'transient';
   const { status, code, text } = ev;
   if (code === 3 || REVERT.test(text)) return 'permanent';
-  if (ALREADY.test(text)) return 'permanent';
+  if (DUPLICATE_SEND.test(text) || UNDERPRICED.test(text)) return 'permanent';
   if (code === 4001 || REJECTED.test(text)) return 'permanent';
   if (status === 413 || ev.names.has('ResponseBodyTooLargeError') || NARROWER.test(text)) return 'retry-narrower';
   if (saysMethodUnsupported(ev)) return 'unsupported';

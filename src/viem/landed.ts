@@ -4,7 +4,7 @@
  * fails throws `LandedCheckError` (transient): only a node that answers "no such
  * transaction" leaves its duplicate answer final.
  */
-import { LandedCheckError } from '../rpc/landed-check.js';
+import { DUPLICATE_SEND, LandedCheckError } from '../rpc/landed-check.js';
 import { classifyViemError } from './classify.js';
 import type { RpcArgs, RpcRequestOptions, TransportInstance } from './types.js';
 
@@ -23,7 +23,7 @@ export async function alreadyLanded(
   const raw = Array.isArray(args.params) ? (args.params[0] as unknown) : undefined;
   if (typeof raw !== 'string' || !raw.startsWith('0x')) return undefined;
   const c = classifyViemError(error);
-  if (c !== 'permanent' || !/already known|known transaction|nonce too low|already imported|nonce has already been used|correct nonce/i.test(textOf(error))) return undefined;
+  if (c !== 'permanent' || !DUPLICATE_SEND.test(textOf(error))) return undefined;
   let hash: `0x${string}`;
   try {
     hash = keccak256(raw as `0x${string}`);

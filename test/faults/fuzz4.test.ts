@@ -255,6 +255,21 @@ describe('sends: "already known" and the check by hash fails', () => {
     }
   });
 
+  test.each(['AlreadyKnown', 'OldNonce, Current nonce: 55, nonce of rejected tx: 54'])("ethers: Nethermind's -32010 %s is a duplicate: the node has the transaction, the send resolves with the hash", async (message) => {
+    const e = await server((_req, res, body) => {
+      const r = JSON.parse(body) as { id: number; method: string; params: string[] };
+      res.end(JSON.stringify(r.method === 'eth_getTransactionByHash' ? { jsonrpc: '2.0', id: r.id, result: { hash: r.params[0] } } : { jsonrpc: '2.0', id: r.id, error: { code: -32010, message } }));
+    });
+    const other = await server((_req, res) => res.end('{}'));
+    const p = new PooledJsonRpcProvider({ endpoints: [{ url: e.url, name: 'e0' }, { url: other.url, name: 'e1' }], network: 1, strategy: 'ordered', attemptTimeoutMs: 5_000 });
+    try {
+      await expect(p.sendWith('eth_sendRawTransaction', [raw])).resolves.toBe(keccak256(raw));
+      expect(other.hits).toBe(0);
+    } finally {
+      await p.close();
+    }
+  });
+
   test('a node that answers the check with null keeps its duplicate answer final (nonce taken by another transaction)', async () => {
     const e = await server((_req, res, body) => {
       const r = JSON.parse(body) as { id: number; method: string };
