@@ -125,9 +125,12 @@ async function checkProfile(seed: number, jitterMs: number, excess: Excess): Pro
   // moment a call would be turned away (instead of at the next success), on 1,000 generated
   // profiles against the same 1,000 without: as all due steps, the 90 % excess went 0.321 ->
   // 0.312 points but 110 % 1.139 -> 1.150 and this profile still failed 3 (the probe met the
-  // true limit: two 429s); as one step, 0.332 and 1.210. Neither kept; 1 profile in 1,000
-  // fails at 50 % either way (160289058, 3 of 32).
-  expect(Math.round((half.failurePct * half.calls) / 100)).toBeLessThanOrEqual(Math.max(0.01 * half.calls, 2));
+  // true limit: two 429s); as one step, 0.332 and 1.210. Neither kept.
+  // Beyond what the ideal scheduler fails itself: one profile in 1,000 cannot serve its bursts
+  // at 50 % (160289058: once its 5/s key's day is spent, one key at 0.5/s is left, and the
+  // oracle fails the same 3 of 32 calls as the pool).
+  const halfCalls = (pct: number): number => Math.round((pct * half.calls) / 100);
+  expect(halfCalls(half.failurePct)).toBeLessThanOrEqual(halfCalls(half.oracleFailurePct) + Math.max(0.01 * half.calls, 2));
   const attempts = half.fates.ok + half.fates.perSecond + half.fates.daily + half.fates.invalid;
   expect(half.fates.perSecond).toBeLessThanOrEqual(Math.max(0.02 * attempts, 3 * profile.keys.length));
   // At 90 % the pool stays near an ideal scheduler with the same margin and queue bound
