@@ -58,4 +58,12 @@ describe('classifyEthersError', () => {
     expect(classifyEthersError(new HttpStatusError(429, { retryAfterMs: 3000 }))).toEqual({ class: 'rate-limited', retryAfterMs: 3000 });
     expect(classifyEthersError(answer(-32005, 'slow down', 429, { 'retry-after': '2' }), { nowMs: 0 })).toEqual({ class: 'rate-limited', retryAfterMs: 2000 });
   });
+
+  test("a 429 without Retry-After: the API's reset header, from an ethers SERVER_ERROR and from an HTTP answer", () => {
+    const e = makeError('server response 429', 'SERVER_ERROR', { request: {} as never, response: response(429, { 'x-ratelimit-reset-after': '6' }) as never });
+    expect(classifyEthersError(e, { nowMs: 0 })).toEqual({ class: 'rate-limited', retryAfterMs: 6000 });
+    expect(classifyEthersError(answer(-32005, 'slow down', 429, { 'ratelimit-reset': '4' }), { nowMs: 0 })).toEqual({ class: 'rate-limited', retryAfterMs: 4000 });
+    // Not on another status.
+    expect(classifyEthersError(answer(-32005, 'slow down', 503, { 'ratelimit-reset': '4' }), { nowMs: 0 })).toBe('rate-limited');
+  });
 });

@@ -1,5 +1,6 @@
 import { afterAll, afterEach, beforeAll, describe, expect, test } from 'vitest';
 import { classifyFetchError, classifyResponse, classifyStatus, createPooledFetch, HttpStatusError, joinUrl, parseRetryAfter, type PooledFetch } from '../src/fetch/index.js';
+import { waitAskedMs } from '../src/fetch/retry-after.js';
 import { isPoolError } from '../src/index.js';
 import { refusedPort, startLoopback, type Loopback } from './helpers/loopback.js';
 
@@ -25,6 +26,29 @@ describe('parseRetryAfter', () => {
   test('the clamp is configurable', () => {
     expect(parseRetryAfter('10', now, 5_000)).toBe(5_000);
     expect(parseRetryAfter('Wed, 01 Jan 2025 01:00:00 GMT', now, 7_000)).toBe(7_000);
+  });
+});
+
+describe("a 429 without Retry-After: the API's rate-limit reset headers (waitAskedMs)", () => {
+  const now = Date.parse('2025-01-01T00:00:00Z');
+  const s = now / 1000;
+  test.each([
+    [429, { 'ratelimit-reset': '7' }, 7_000],
+    [429, { 'x-ratelimit-reset-after': '2.5' }, 2_500],
+    [429, { 'x-ratelimit-reset-after': '0.25' }, 1_000], // under a second counts as one, as Retry-After
+    [429, { 'x-ratelimit-reset': String(s + 30) }, 30_000], // a Unix time in seconds (GitHub)
+    [429, { 'x-ratelimit-reset': String(now + 5_000) }, 5_000], // ... in milliseconds
+    [429, { 'x-ratelimit-reset': '12' }, 12_000], // seconds from now
+    [429, { 'x-ratelimit-reset': String(s - 30) }, undefined], // in the past: no hint
+    [429, { 'ratelimit-reset': '0' }, undefined],
+    [429, { 'ratelimit-reset': 'soon', 'x-ratelimit-reset': '4' }, 4_000], // the next one that reads
+    [429, { 'x-ratelimit-reset': String(s + 3600) }, 60_000], // clamped to the max
+    [429, { 'retry-after': '3', 'ratelimit-reset': '9' }, 3_000], // Retry-After first
+    [503, { 'ratelimit-reset': '9' }, undefined], // only a 429 says it is a rate limit
+    [429, {}, undefined],
+  ] as [number, Record<string, string>, number | undefined][])('%i %j → %j', (status, headers, want) => {
+    expect(waitAskedMs((name) => headers[name], status, now)).toBe(want);
+    expect(classifyResponse(new Response(null, { status, headers }), { nowMs: now })).toEqual(want === undefined ? classifyStatus(status, undefined) : { class: 'rate-limited', retryAfterMs: want });
   });
 });
 
@@ -149,6 +173,25 @@ describe('createPooledFetch against loopback servers', () => {
     // While cooling, the next call goes straight to the other endpoint.
     expect((await f('/b')).status).toBe(200);
     expect(limited.hits).toBe(1);
+  });
+
+  test("429 without Retry-After: the API's reset header (RateLimit-Reset) sets the cooldown", async () => {
+    const resetOnly = await startLoopback((_q, res) => {
+      res.statusCode = 429;
+      res.setHeader('ratelimit-reset', '3');
+      res.end('slow down');
+    });
+    try {
+      const f = make([resetOnly.url, ok.url], { backoff: { initialMs: 1, maxMs: 10_000 } });
+      expect((await f('/a')).status).toBe(200);
+      const s = f.pool.stats()[0]!;
+      expect(s.rateLimited).toBe(1);
+      // Without the header the cooldown would be the pool's own (a few ms here).
+      expect(s.cooldownRemainingMs).toBeGreaterThan(1_500);
+      expect(s.cooldownRemainingMs).toBeLessThanOrEqual(3_750); // the hint plus up to 25 % jitter
+    } finally {
+      await resetOnly.close();
+    }
   });
 
   test('a 4xx is the answer: returned at once, no failover', async () => {

@@ -21,6 +21,7 @@ const revertData = encodeErrorResult({ abi, errorName: 'Error', args: ['nope'] }
 const TABLE: Record<string, Answer> = {
   t_429: { status: 429, headers: { 'retry-after': '3' }, body: 'slow down' },
   t_429_date: { status: 429, headers: { 'retry-after': new Date(Date.now() + 600_000).toUTCString() } },
+  t_429_reset: { status: 429, headers: { 'x-ratelimit-reset-after': '4' }, body: 'slow down' }, // no Retry-After: the API's own reset header
   t_503: { status: 503, body: 'down' },
   t_500_rpc: { status: 500, body: JSON.stringify({ jsonrpc: '2.0', id: 1, error: { code: -32603, message: 'internal' } }) },
   t_403: { status: 403, body: 'forbidden' },
@@ -52,6 +53,7 @@ const TABLE: Record<string, Answer> = {
 
 const EXPECTED: [string, unknown][] = [
   ['t_429', { class: 'rate-limited', retryAfterMs: 3_000 }],
+  ['t_429_reset', { class: 'rate-limited', retryAfterMs: 4_000 }],
   ['t_429_date', { class: 'rate-limited', retryAfterMs: 60_000 }],
   ['t_503', 'transient'],
   ['t_500_rpc', 'transient'],

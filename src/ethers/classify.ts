@@ -19,7 +19,7 @@
  */
 import type { ClassifyResult } from '../base/classify.js';
 import { classifyFetchError, classifyStatus, isHttpStatusError } from '../fetch/classify.js';
-import { DEFAULT_MAX_RETRY_AFTER_MS, parseRetryAfter } from '../fetch/retry-after.js';
+import { DEFAULT_MAX_RETRY_AFTER_MS, waitAskedMs } from '../fetch/retry-after.js';
 import { isEndpointTaken } from '../rpc/quorum.js';
 import { classifyViemError } from '../viem/classify.js';
 import { systemClock, wallNow } from '../base/clock.js';
@@ -69,7 +69,7 @@ export function classifyEthersError(error: unknown, options: EthersClassifyOptio
       const status = responseStatus(r);
       if (status !== undefined && status >= 400) {
         const nowMs = options.nowMs ?? wallNow(systemClock);
-        const retryAfterMs = parseRetryAfter(responseHeader(r, 'retry-after'), nowMs, options.maxRetryAfterMs ?? DEFAULT_MAX_RETRY_AFTER_MS);
+        const retryAfterMs = waitAskedMs((name) => responseHeader(r, name), status, nowMs, options.maxRetryAfterMs ?? DEFAULT_MAX_RETRY_AFTER_MS);
         if (KEY_STATUSES.has(status)) return 'unsupported';
         const c = classifyStatus(status, retryAfterMs);
         return c === 'ok' ? 'transient' : c;

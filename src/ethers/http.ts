@@ -11,7 +11,7 @@
  */
 import { HttpStatusError } from '../fetch/classify.js';
 import type { RequestAborter } from '../fetch/dispatcher.js';
-import { parseRetryAfter } from '../fetch/retry-after.js';
+import { waitAskedMs } from '../fetch/retry-after.js';
 import { redactUrls } from '../rpc/redact.js';
 
 /** What each endpoint of the ethers provider connects to. */
@@ -96,7 +96,7 @@ export async function postJsonRpc(conn: RpcConnection, body: string, o: PostOpti
   const error = rec?.['error'];
   if (typeof error === 'object' && error !== null) throw new RpcAnswerError(error as Record<string, unknown>, res.status, res.headers, o.endpoint);
   if (!res.ok) {
-    const retryAfterMs = parseRetryAfter(res.headers.get('retry-after'), o.nowMs, o.maxRetryAfterMs);
+    const retryAfterMs = waitAskedMs((name) => res.headers.get(name), res.status, o.nowMs, o.maxRetryAfterMs);
     throw new HttpStatusError(res.status, { retryAfterMs, endpoint: o.endpoint });
   }
   if (rec === undefined || !('result' in rec)) throw new BadResponseError(o.endpoint, res.status);

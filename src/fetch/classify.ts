@@ -4,7 +4,7 @@
  * | status                         | class          |
  * |--------------------------------|----------------|
  * | 1xx, 2xx, 3xx                  | `'ok'`         |
- * | 408, 429                       | `rate-limited` (hint from `Retry-After`) |
+ * | 408, 429                       | `rate-limited` (hint from `Retry-After`; a 429's rate-limit reset headers without it) |
  * | 503 with `Retry-After`         | `rate-limited` (the server says when it has room) |
  * | other 5xx                      | `transient`    |
  * | 401, 403, 405                  | `unsupported`: about this endpoint (its key, its plan), try another |
@@ -18,7 +18,7 @@
 import { invalidOption } from '../base/errors.js';
 import type { ClassifyResult } from '../base/classify.js';
 import { systemClock, wallNow } from '../base/clock.js';
-import { DEFAULT_MAX_RETRY_AFTER_MS, parseRetryAfter } from './retry-after.js';
+import { DEFAULT_MAX_RETRY_AFTER_MS, waitAskedMs } from './retry-after.js';
 
 const BRAND = Symbol.for('endpoint-pool.HttpStatusError');
 
@@ -108,7 +108,7 @@ export function classifyResponse(res: ResponseLike, options: ClassifyResponseOpt
   const r = res as Partial<ResponseLike> | null | undefined;
   if (typeof r !== 'object' || r === null || typeof r.status !== 'number' || typeof r.headers?.get !== 'function') throw invalidOption('res', 'a Response ({ status, headers })', res);
   if (res.status < 400) return 'ok';
-  const retryAfterMs = parseRetryAfter(res.headers.get('retry-after'), options.nowMs ?? wallNow(systemClock), options.maxRetryAfterMs ?? DEFAULT_MAX_RETRY_AFTER_MS);
+  const retryAfterMs = waitAskedMs((name) => res.headers.get(name), res.status, options.nowMs ?? wallNow(systemClock), options.maxRetryAfterMs ?? DEFAULT_MAX_RETRY_AFTER_MS);
   return classifyStatus(res.status, retryAfterMs);
 }
 

@@ -21,7 +21,7 @@ import type { AttemptContext } from '../call/context.js';
 import type { EndpointConfig, ExecuteOptions, PoolOptions } from '../options/options.js';
 import { Pool, taggedExecutor } from '../pool.js';
 import { HttpStatusError, classifyFetchError, isHttpStatusError } from './classify.js';
-import { DEFAULT_MAX_RETRY_AFTER_MS, parseRetryAfter } from './retry-after.js';
+import { DEFAULT_MAX_RETRY_AFTER_MS, waitAskedMs } from './retry-after.js';
 import { hostOf } from '../extras/host.js';
 import { redactError } from '../extras/redact.js';
 import { wallNow } from '../base/clock.js';
@@ -213,7 +213,7 @@ export function createPooledFetch(options: PooledFetchOptions): PooledFetch {
     // An answer after the call settled (a hedge's) is nobody's: released at once.
     if (r.settled) discard(res);
     else (r.seen ??= []).push(res);
-    const retryAfterMs = parseRetryAfter(res.headers.get('retry-after'), wallNow(pool.clock), maxRetryAfterMs);
+    const retryAfterMs = waitAskedMs((name) => res.headers.get(name), res.status, wallNow(pool.clock), maxRetryAfterMs);
     const failure = new HttpStatusError(res.status, { retryAfterMs, endpoint: ctx.endpoint, response: res });
     throw r.guard === undefined || res.status < 500 ? failure : r.guard.failed(ctx.endpoint, failure);
   };

@@ -7,6 +7,11 @@
  * `"0.001"` (or a date within the current second) replaced the backoff with 1 ms, and a
  * call retrying until its deadline sent a thousand requests a second to a server that
  * had just said "too many". `"0"` stays 0 (no wait asked: the pool's own backoff applies).
+ *
+ * A 429 without `Retry-After` may still say when its window resets, in the headers of the
+ * API's own convention (`waitAskedMs`): `RateLimit-Reset` (IETF draft, seconds),
+ * `X-RateLimit-Reset-After` (seconds), `X-RateLimit-Reset` (seconds, or a Unix time: GitHub and
+ * others send one in seconds, some in milliseconds).
  */
 
 /** The longest `Retry-After` honoured by default: a server asking for an hour is not waited on. @default 60000 */
@@ -28,4 +33,30 @@ export function parseRetryAfter(value: string | null | undefined, nowMs: number,
   if (!Number.isFinite(ms)) return maxMs;
   if (ms > 0 && ms < 1000) ms = 1000;
   return ms > maxMs ? maxMs : ms;
+}
+
+/** Reset headers read, in order, when a 429 has no `Retry-After`. */
+const RESET_HEADERS = ['ratelimit-reset', 'x-ratelimit-reset-after', 'x-ratelimit-reset'] as const;
+/** A reset past this is a Unix time in seconds (2001-09-09), past the next in milliseconds. */
+const UNIX_SECONDS = 1e9;
+const UNIX_MS = 1e12;
+
+/**
+ * The wait an answer asks for, in milliseconds, clamped like `parseRetryAfter`: its
+ * `Retry-After`; else, for a 429, the first rate-limit reset header that reads as a time
+ * ahead (a reset in the past, or of zero, is no hint).
+ */
+export function waitAskedMs(get: (name: string) => string | null | undefined, status: number | undefined, nowMs: number, maxMs: number = DEFAULT_MAX_RETRY_AFTER_MS): number | undefined {
+  const asked = parseRetryAfter(get('retry-after'), nowMs, maxMs);
+  if (asked !== undefined || status !== 429) return asked;
+  for (const name of RESET_HEADERS) {
+    const text = get(name)?.trim();
+    if (text === undefined || !/^\d+(\.\d+)?$/.test(text)) continue;
+    const n = Number(text);
+    let ms = n >= UNIX_MS ? n - nowMs : n >= UNIX_SECONDS ? n * 1000 - nowMs : n * 1000;
+    if (!(ms > 0)) continue;
+    if (ms < 1000) ms = 1000;
+    return ms > maxMs ? maxMs : ms;
+  }
+  return undefined;
 }

@@ -23,7 +23,7 @@
  * never their long `message`, which carries the URL and the request body.
  */
 import type { ClassifyResult } from '../base/classify.js';
-import { DEFAULT_MAX_RETRY_AFTER_MS, parseRetryAfter } from '../fetch/retry-after.js';
+import { DEFAULT_MAX_RETRY_AFTER_MS, waitAskedMs } from '../fetch/retry-after.js';
 import { systemClock, wallNow } from '../base/clock.js';
 import { DUPLICATE_SEND } from '../rpc/landed-check.js';
 
@@ -41,6 +41,8 @@ export interface ErrorEvidence {
   readonly text: string;
   /** The raw `Retry-After` header value, if a response carried one. */
   readonly retryAfter: string | undefined;
+  /** The first response headers in the chain, for a 429's rate-limit reset headers when it has no `Retry-After`. */
+  readonly headers?: unknown;
 }
 
 const MAX_DEPTH = 12;
@@ -50,6 +52,7 @@ export function gatherEvidence(error: unknown): ErrorEvidence {
   let status: number | undefined;
   let code: number | undefined;
   let retryAfter: string | undefined;
+  let headers: unknown;
   const names = new Set<string>();
   const sysCodes = new Set<string>();
   const texts: string[] = [];
@@ -72,6 +75,7 @@ export function gatherEvidence(error: unknown): ErrorEvidence {
     if (typeof r['code'] === 'number' && !DOM_NAMES.has(r['name'] as string)) code ??= r['code'];
     else if (typeof r['code'] === 'string') sysCodes.add(r['code'].toUpperCase());
     if (retryAfter === undefined) retryAfter = headerOf(r['headers'], 'retry-after');
+    if (headers === undefined && typeof r['headers'] === 'object' && r['headers'] !== null) headers = r['headers'];
     const short = r['shortMessage'];
     const details = r['details'];
     if (typeof short === 'string') texts.push(short);
@@ -80,7 +84,7 @@ export function gatherEvidence(error: unknown): ErrorEvidence {
     if (typeof short !== 'string' && typeof r['message'] === 'string') texts.push(r['message']);
     e = r['cause'] ?? (event ? r['error'] : undefined);
   }
-  return { status, code, names, sysCodes, text: texts.join(' | ').toLowerCase(), retryAfter };
+  return { status, code, names, sysCodes, text: texts.join(' | ').toLowerCase(), retryAfter, headers };
 }
 
 function headerOf(headers: unknown, name: string): string | undefined {
@@ -151,7 +155,7 @@ export function classifyViemError(error: unknown, options: ViemClassifyOptions =
   if (status === 413 || ev.names.has('ResponseBodyTooLargeError') || NARROWER.test(text)) return 'retry-narrower';
   if (saysMethodUnsupported(ev)) return 'unsupported';
   if (status === 429 || status === 408 || code === -32005 || code === 429 || code === -32007 || RATE.test(text)) {
-    const retryAfterMs = parseRetryAfter(ev.retryAfter, options.nowMs ?? wallNow(systemClock), options.maxRetryAfterMs ?? DEFAULT_MAX_RETRY_AFTER_MS);
+    const retryAfterMs = waitAskedMs((name) => (name === 'retry-after' ? ev.retryAfter : headerOf(ev.headers, name)), status, options.nowMs ?? wallNow(systemClock), options.maxRetryAfterMs ?? DEFAULT_MAX_RETRY_AFTER_MS);
     return retryAfterMs === undefined ? 'rate-limited' : { class: 'rate-limited', retryAfterMs };
   }
   // A key or an origin the endpoint refuses, for every method (a refusal worded as a quota is
