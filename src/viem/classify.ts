@@ -113,9 +113,11 @@ const RATE = /rate limit|ratelimit|too many requests|request limit|exceeded .*ca
  * and while its transaction index is being built (1.13+, a receipt or a transaction by hash)
  * "transaction indexing is in progress"; Nethermind's "<number> could not be found" for a
  * block past its head and "No state available for block 0x…" (nethermind#11205, #11214).
+ * Not viem's own "Block at number \"7\" could not be found" or "Transaction with hash … could
+ * not be found" (thrown by its actions, as in a `withEndpoint` operation: they stay as they were).
  */
 const LAGGING =
-  /header not found|missing trie node|unknown block|block not found|could not be found|no state available|not (yet )?synced|syncing|is not ready|temporarily unavailable|try again later|timed? ?out|indexing is in progress/;
+  /header not found|missing trie node|unknown block|block not found|\b\d+ could not be found|no state available|not (yet )?synced|syncing|is not ready|temporarily unavailable|try again later|timed? ?out|indexing is in progress/;
 /** A node on its way down still answers, with errors about itself (ganache: -32700 "Database is not open"). */
 const SHUTTING_DOWN = /database (is )?not open|database (is )?closed|shutting down|server is closing|service unavailable/;
 const NETWORK = /fetch failed|econnrefused|econnreset|socket hang up|other side closed|network (error|request failed)|connection (refused|reset|closed)|terminated|socket closed/;

@@ -12,6 +12,11 @@ const headers = (h: Record<string, string>) => new Headers(h);
 describe('classifyViemError: one row per rule', () => {
   test.each([
     ['a landed check that failed', { name: 'LandedCheckError', message: 'execution reverted' }, 'transient'],
+    // A node behind: another node may have it. viem's own "not found" errors (thrown by its
+    // actions, above the transport) are not a node's answer and stay as they were.
+    ['Nethermind, a block past its head', { code: -32000, message: '4294967295 could not be found' }, 'transient'],
+    ["viem's BlockNotFoundError", { name: 'BlockNotFoundError', shortMessage: 'Block at number "4294967295" could not be found.', message: 'x' }, 'permanent'],
+    ["viem's TransactionReceiptNotFoundError", { name: 'TransactionReceiptNotFoundError', shortMessage: 'Transaction receipt with hash "0xab" could not be found. The Transaction may not be processed on a block yet.', message: 'x' }, 'permanent'],
     ['code 3 (a revert with data)', { code: 3, message: 'x' }, 'permanent'],
     ['a revert in words', { message: 'execution reverted: not owner' }, 'permanent'],
     ['a nonce already used', { message: 'nonce too low' }, 'permanent'],
