@@ -10,7 +10,6 @@ import { keccak256 } from 'ethers';
 import { DUPLICATE_SEND, LandedCheckError } from '../rpc/landed-check.js';
 import { postJsonRpc, RpcAnswerError, type PostOptions, type RpcConnection } from './http.js';
 
-
 export async function landedHash(conn: RpcConnection, params: unknown, error: unknown, o: PostOptions): Promise<string | undefined> {
   if (!(error instanceof RpcAnswerError) || !DUPLICATE_SEND.test(error.message)) return undefined;
   const raw = Array.isArray(params) ? (params[0] as unknown) : undefined;

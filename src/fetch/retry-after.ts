@@ -17,12 +17,15 @@
 /** The longest `Retry-After` honoured by default: a server asking for an hour is not waited on. @default 60000 */
 export const DEFAULT_MAX_RETRY_AFTER_MS = 60_000;
 
+/** A non-negative decimal number of seconds (or, in a reset header, a Unix time). */
+const NUMBER = /^\d+(\.\d+)?$/;
+
 export function parseRetryAfter(value: string | null | undefined, nowMs: number, maxMs: number = DEFAULT_MAX_RETRY_AFTER_MS): number | undefined {
   if (value === null || value === undefined) return undefined;
   const text = value.trim();
   if (text === '') return undefined;
   let ms: number;
-  if (/^\d+(\.\d+)?$/.test(text)) {
+  if (NUMBER.test(text)) {
     ms = Number(text) * 1000;
   } else {
     const at = Date.parse(text);
@@ -30,6 +33,11 @@ export function parseRetryAfter(value: string | null | undefined, nowMs: number,
     ms = at - nowMs;
     if (ms <= 0) return undefined;
   }
+  return clampWait(ms, maxMs);
+}
+
+/** A wait asked for, in the header's unit at least (a positive wait under one second is one second), at most `maxMs`. */
+function clampWait(ms: number, maxMs: number): number {
   if (!Number.isFinite(ms)) return maxMs;
   if (ms > 0 && ms < 1000) ms = 1000;
   return ms > maxMs ? maxMs : ms;
@@ -51,12 +59,10 @@ export function waitAskedMs(get: (name: string) => string | null | undefined, st
   if (asked !== undefined || status !== 429) return asked;
   for (const name of RESET_HEADERS) {
     const text = get(name)?.trim();
-    if (text === undefined || !/^\d+(\.\d+)?$/.test(text)) continue;
+    if (text === undefined || !NUMBER.test(text)) continue;
     const n = Number(text);
-    let ms = n >= UNIX_MS ? n - nowMs : n >= UNIX_SECONDS ? n * 1000 - nowMs : n * 1000;
-    if (!(ms > 0)) continue;
-    if (ms < 1000) ms = 1000;
-    return ms > maxMs ? maxMs : ms;
+    const ms = n >= UNIX_MS ? n - nowMs : n >= UNIX_SECONDS ? n * 1000 - nowMs : n * 1000;
+    if (ms > 0) return clampWait(ms, maxMs);
   }
   return undefined;
 }
