@@ -35,6 +35,8 @@ describe('classifyEthersError', () => {
     ['answer: Nethermind, a block past its head', answer(-32000, '4294967295 could not be found'), 'transient'],
     ['UNKNOWN_ERROR transaction indexing', makeError('could not coalesce error', 'UNKNOWN_ERROR', { error: { code: -32000, message: 'transaction indexing is in progress' } }), 'transient'],
     ['answer: method not found', answer(-32601, 'Method not found'), 'unsupported'],
+    ["answer: geth's txpool is full (another node's may not be)", answer(-32000, 'txpool is full'), 'transient'],
+    ['UNKNOWN_ERROR Erigon sub-pool full', makeError('could not coalesce error', 'UNKNOWN_ERROR', { error: { code: -32000, message: 'baseFee sub-pool is full' } }), 'transient'],
     ['answer: 429 body with code', answer(-32005, 'rate limited', 429), 'rate-limited'],
     ['answer: invalid params', answer(-32602, 'invalid argument 0'), 'permanent'],
     ['HTTP 503 with no body', new HttpStatusError(503), 'transient'],

@@ -46,6 +46,9 @@ const TABLE: Record<string, Answer> = {
   t_nm_state: { error: { code: -32000, message: 'No state available for block 0x63c9d2bf67514f7314180aa962c936dc02a395fd16a98b46b46d8fdbd9d2ad36' } },
   t_block_nf: { error: { code: -32000, message: 'block not found: 0xffffffff' } }, // geth's eth_estimateGas
   t_indexing: { error: { code: -32000, message: 'transaction indexing is in progress', data: 'transaction indexing is in progress' } }, // geth 1.13+, go-ethereum#29956
+  t_pool_full: { error: { code: -32000, message: 'txpool is full' } }, // geth's ErrTxPoolOverflow: this node has no room, another may
+  t_erigon_full: { error: { code: -32000, message: 'queued sub-pool is full' } }, // Erigon's QueuedPoolOverflow
+  t_erigon_dup: { error: { code: -32000, message: 'INTERNAL_ERROR: existing tx with same hash' } }, // Erigon's DuplicateHash
   t_odd: { error: { code: -32000, message: 'something else entirely' } },
   t_db_closed: { error: { code: -32700, message: 'Database is not open' } }, // ganache while it shuts down
   t_reset: { destroy: true },
@@ -79,6 +82,9 @@ const EXPECTED: [string, unknown][] = [
   ['t_nm_block', 'transient'],
   ['t_nm_state', 'transient'],
   ['t_block_nf', 'transient'],
+  ['t_pool_full', 'transient'],
+  ['t_erigon_full', 'transient'],
+  ['t_erigon_dup', 'permanent'],
   ['t_odd', 'permanent'],
   ['t_db_closed', 'transient'],
   ['t_reset', 'transient'],
@@ -366,6 +372,8 @@ describe.each([
     ['Nethermind', 'AlreadyKnown', -32010],
     ['Nethermind', 'OldNonce, Current nonce: 55, nonce of rejected tx: 54', -32010],
     ['Besu', 'Known transaction', -32000],
+    ['Erigon', 'INTERNAL_ERROR: existing tx with same hash', -32000],
+    ['OpenEthereum', 'Transaction nonce is too low. Try incrementing the nonce.', -32010],
   ])('eth_sendRawTransaction: %s\'s "%s" is a duplicate too: the hash when the node has the transaction', async (_, message, code) => {
     const raw = '0x02f86c0581';
     badScript = (m) => (m === 'eth_sendRawTransaction' ? { error: { code, message } } : m === 'eth_getTransactionByHash' ? { result: { hash: keccak256(raw) } } : { result: null });
@@ -373,6 +381,14 @@ describe.each([
     expect(await client.request({ method: 'eth_sendRawTransaction', params: [raw] })).toBe(keccak256(raw));
     expect(bad.methods).toEqual(['eth_sendRawTransaction', 'eth_getTransactionByHash']);
     expect(good.hits).toBe(0);
+  });
+
+  test.each(['txpool is full', 'pending sub-pool is full'])('eth_sendRawTransaction: "%s" (this node has no room for it) is sent to the next endpoint', async (message) => {
+    badScript = (m) => (m === 'eth_sendRawTransaction' ? { error: { code: -32000, message } } : { result: null });
+    const { client } = make([bad.url, good.url], { keccak256, strategy: 'ordered' });
+    expect(await client.request({ method: 'eth_sendRawTransaction', params: ['0x02f86c0582'] })).toBe(keccak256('0x02f86c0582'));
+    expect(bad.methods).toEqual(['eth_sendRawTransaction']);
+    expect(good.methods).toEqual(['eth_sendRawTransaction']);
   });
 
   test('"nonce too low" for a transaction the node does not have is rethrown, not retried', async () => {

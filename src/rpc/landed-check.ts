@@ -20,8 +20,10 @@ export class LandedCheckError extends Error {
 /**
  * A send's answer that the node already has this transaction, or a transaction with its
  * nonce, in each client's words: geth, Erigon and reth "already known", "nonce too low";
- * Besu "Known transaction"; Nethermind `-32010` "AlreadyKnown" and "OldNonce, Current nonce:
- * N, nonce of rejected tx: M"; OpenEthereum "Transaction with the same hash was already
- * imported" and "doesn't have the correct nonce". An earlier attempt may have landed it.
+ * Erigon's pool also "existing tx with same hash" (its `DuplicateHash`); Besu "Known
+ * transaction"; Nethermind `-32010` "AlreadyKnown" and "OldNonce, Current nonce: N, nonce of
+ * rejected tx: M"; OpenEthereum "Transaction with the same hash was already imported",
+ * "Transaction nonce is too low" and "doesn't have the correct nonce". An earlier attempt may
+ * have landed it.
  */
-export const DUPLICATE_SEND = /already ?known|known transaction|nonce too low|oldnonce|already imported|nonce has already been used|correct nonce/i;
+export const DUPLICATE_SEND = /already ?known|known transaction|nonce (is )?too low|oldnonce|already imported|existing tx with same hash|nonce has already been used|correct nonce/i;

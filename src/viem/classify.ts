@@ -7,13 +7,13 @@
  * |--------------------------------------------------------------------------|------------------|
  * | `LandedCheckError` (a send's "already known" whose check by hash failed)  | `transient`      |
  * | execution reverted (code 3, "revert")                                    | `permanent`      |
- * | already known / nonce too low (Nethermind: AlreadyKnown, OldNonce) / replacement underpriced | `permanent` |
+ * | already known / nonce too low (Nethermind: AlreadyKnown, OldNonce; Erigon: existing tx with same hash) / replacement underpriced | `permanent` |
  * | user rejected (4001)                                                     | `permanent`      |
  * | response too large, block range too wide, "query returned more than", 413 | `retry-narrower` |
  * | method not found / not supported (-32601, -32004, 4200), HTTP 405          | `unsupported`    |
  * | HTTP 408/429, -32005, 429, -32007, rate-limit or quota wording            | `rate-limited` (+ `Retry-After`) |
  * | HTTP 401/403 (a key or origin refused) not worded as a quota              | `unsupported`    |
- * | HTTP 5xx, -32603, -32002, a node behind (not synced, header or block not found, no state, indexing), shutting down | `transient` |
+ * | HTTP 5xx, -32603, -32002, a node behind (not synced, header or block not found, no state, indexing), shutting down, its transaction pool full | `transient` |
  * | no HTTP status and no RPC code (or viem's -1): refused, reset, timeout, socket closed, not JSON, a runtime's network `TypeError` ("Failed to fetch", "Load failed", ...) | `transient` |
  * | any other JSON-RPC code or 4xx: the node answered                         | `permanent`      |
  *
@@ -102,6 +102,12 @@ function headerOf(headers: unknown, name: string): string | undefined {
 const REVERT = /execution reverted|\breverted\b|vm exception while processing transaction: revert/;
 /** A send the node will not take again, nor another node: a duplicate (see `DUPLICATE_SEND`), or a replacement priced too low. */
 const UNDERPRICED = /replacement transaction underpriced/;
+/**
+ * A send this node's transaction pool has no room for (geth "txpool is full", Erigon "pending
+ * sub-pool is full", "baseFee …", "queued …"): it did not take the transaction, another
+ * node's pool may.
+ */
+const POOL_FULL = /txpool is full|sub-pool is full/;
 const REJECTED = /user rejected|user denied/;
 const NARROWER =
   /query returned more than|block range|range (is )?too (large|wide|big)|range exceeds|response (size|is too large|too large|body too large)|exceeds? (the )?(max(imum)? )?(response size|block range|range|results)|too many (results|blocks|logs)|log response size exceeded|limit the query|query timeout exceeded/;
@@ -163,7 +169,7 @@ export function classifyViemError(error: unknown, options: ViemClassifyOptions =
   // A key or an origin the endpoint refuses, for every method (a refusal worded as a quota is
   // a rate limit, above).
   if (status === 401 || status === 403) return 'unsupported';
-  if ((status !== undefined && status >= 500) || code === -32603 || code === -32002 || LAGGING.test(text) || SHUTTING_DOWN.test(text)) return 'transient';
+  if ((status !== undefined && status >= 500) || code === -32603 || code === -32002 || LAGGING.test(text) || SHUTTING_DOWN.test(text) || POOL_FULL.test(text)) return 'transient';
   // -1 is viem's UnknownRpcError, its wrapper for a failure it could not read (a WebSocket
   // that could not connect: an error event, with "connect ECONNREFUSED" from `ws`, with nothing
   // from the runtime's own WebSocket; an answer that is not JSON: a SyntaxError), not a node's code.
