@@ -26,6 +26,7 @@ const TABLE: Record<string, Answer> = {
   t_500_rpc: { status: 500, body: JSON.stringify({ jsonrpc: '2.0', id: 1, error: { code: -32603, message: 'internal' } }) },
   t_403: { status: 403, body: 'forbidden' },
   t_404: { status: 404, body: 'nope' },
+  t_402: { status: 402, body: 'Payment Required' }, // dRPC's free tier out of credit (enviodev/hyperindex#715): this endpoint's plan, not the request
   t_413: { status: 413, body: 'too big' },
   t_32005: { error: { code: -32005, message: 'limit exceeded' } },
   t_infura_range: { error: { code: -32005, message: 'query returned more than 10000 results' } },
@@ -62,6 +63,7 @@ const EXPECTED: [string, unknown][] = [
   ['t_500_rpc', 'transient'],
   ['t_403', 'unsupported'],
   ['t_404', 'permanent'],
+  ['t_402', 'unsupported'],
   ['t_413', 'retry-narrower'],
   ['t_32005', 'rate-limited'],
   ['t_infura_range', 'retry-narrower'],

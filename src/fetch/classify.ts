@@ -7,7 +7,7 @@
  * | 408, 429                       | `rate-limited` (hint from `Retry-After`; a 429's rate-limit reset headers without it) |
  * | 503 with `Retry-After`         | `rate-limited` (the server says when it has room) |
  * | other 5xx                      | `transient`    |
- * | 401, 403, 405                  | `unsupported`: about this endpoint (its key, its plan), try another |
+ * | 401, 402, 403, 405             | `unsupported`: about this endpoint (its key, its plan, its credit), try another |
  * | other 4xx                      | `permanent`    |
  * | no response (network, reset)   | `transient`    |
  *
@@ -83,10 +83,11 @@ export function classifyStatus(status: number, retryAfterMs?: number): ClassifyR
     return retryAfterMs === undefined ? 'rate-limited' : { class: 'rate-limited', retryAfterMs };
   }
   if (status >= 500) return 'transient';
-  // A rejected key, a plan without the resource, a method the gateway refuses: about this
-  // endpoint, not the request (as in the viem and ethers tables). Another endpoint is tried
-  // at once, none twice; when all refuse, the last answer is the call's.
-  if (status === 401 || status === 403 || status === 405) return 'unsupported';
+  // A rejected key, a plan without the resource or out of credit (402: dRPC's free tier, a
+  // prepaid key spent), a method the gateway refuses: about this endpoint, not the request
+  // (as in the viem and ethers tables). Another endpoint is tried at once, none twice; when
+  // all refuse, the last answer is the call's.
+  if (status === 401 || status === 402 || status === 403 || status === 405) return 'unsupported';
   return 'permanent';
 }
 

@@ -18,10 +18,11 @@ import { timerLag, withLag } from '../helpers/lag.js';
 
 const { server, made } = loopbackScope();
 
-describe('fetch: an endpoint that rejects its key or the method (401, 403, 405) without a token provider', () => {
+describe('fetch: an endpoint that rejects its key, its plan or the method (401, 402, 403, 405) without a token provider', () => {
   // The viem and ethers adapters move on (the answer is about the endpoint: its key, its
   // plan); the fetch adapter ended the call with that answer while another endpoint worked.
-  test.each([401, 403, 405])('HTTP %i from e0: the call moves on to e1 (GET and POST, Response and parse)', async (status) => {
+  // 402 Payment Required: a plan out of credit (dRPC's free tier, enviodev/hyperindex#715).
+  test.each([401, 402, 403, 405])('HTTP %i from e0: the call moves on to e1 (GET and POST, Response and parse)', async (status) => {
     const first = await server((_req, res) => res.writeHead(status).end());
     const second = await server((_req, res) => res.end('{"ok":true}'));
     const f = createPooledFetch({ endpoints: [{ url: first.url, name: 'e0' }, { url: second.url, name: 'e1' }], attemptTimeoutMs: 2_000 });
@@ -50,8 +51,8 @@ describe('fetch: an endpoint that rejects its key or the method (401, 403, 405) 
     expect(a.hits + b.hits).toBe(4);
   });
 
-  test('the table: 401, 403, 405 unsupported; 404 and 400 still permanent', () => {
-    expect([401, 403, 405].map((s) => classifyStatus(s))).toEqual(['unsupported', 'unsupported', 'unsupported']);
+  test('the table: 401, 402, 403, 405 unsupported; 404 and 400 still permanent', () => {
+    expect([401, 402, 403, 405].map((s) => classifyStatus(s))).toEqual(['unsupported', 'unsupported', 'unsupported', 'unsupported']);
     expect(classifyFetchError(new HttpStatusError(403))).toBe('unsupported');
     expect(classifyStatus(404)).toBe('permanent');
     expect(classifyStatus(400)).toBe('permanent');

@@ -27,6 +27,7 @@ describe('classifyEthersError', () => {
     ['SERVER_ERROR 401', ethersError('SERVER_ERROR', { response: { statusCode: 401, headers: {} } }), 'unsupported'],
     ['SERVER_ERROR 403', ethersError('SERVER_ERROR', { response: { statusCode: 403 } }), 'unsupported'],
     ['SERVER_ERROR 405', ethersError('SERVER_ERROR', { response: { statusCode: 405 } }), 'unsupported'],
+    ['SERVER_ERROR 402 (dRPC: a free tier out of credit)', ethersError('SERVER_ERROR', { response: { statusCode: 402 } }), 'unsupported'],
     ['SERVER_ERROR 400', ethersError('SERVER_ERROR', { response: { statusCode: 400 } }), 'permanent'],
     ['SERVER_ERROR 503', ethersError('SERVER_ERROR', { response: { statusCode: 503 } }), 'transient'],
     ['SERVER_ERROR 200 (a status under 400 is not the answer)', ethersError('SERVER_ERROR', { response: { statusCode: 200 } }), 'transient'],

@@ -14,7 +14,9 @@ describe('classifyStatus', () => {
     [401, undefined, 'unsupported'],
     [403, undefined, 'unsupported'],
     [405, undefined, 'unsupported'],
-    [402, undefined, 'permanent'],
+    [402, undefined, 'unsupported'], // Payment Required: a plan out of credit (dRPC's free tier)
+    [400, undefined, 'permanent'],
+    [404, undefined, 'permanent'],
     [399, undefined, 'ok'],
     [500, 1_000, 'transient'],
     [502, 1_000, 'transient'],

@@ -30,6 +30,8 @@ describe('classifyViemError: one row per rule', () => {
     ['4200', { code: 4200, message: 'x' }, 'unsupported'],
     ['401', { status: 401, message: 'x' }, 'unsupported'],
     ['403', { status: 403, message: 'x' }, 'unsupported'],
+    ['402', { status: 402, message: 'x' }, 'unsupported'],
+    ['404', { status: 404, message: 'x' }, 'permanent'],
     ['405', { status: 405, message: 'x' }, 'unsupported'],
     ['a method in words', { message: 'the method eth_foo does not exist/is not available' }, 'unsupported'],
     ['429', { status: 429, message: 'x' }, 'rate-limited'],
