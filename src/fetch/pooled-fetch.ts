@@ -136,6 +136,7 @@ export function createPooledFetch(options: PooledFetchOptions): PooledFetch {
   const setEndpoints = pool.setEndpoints.bind(pool);
   pool.setEndpoints = (list, groups) => {
     setEndpoints(list, groups);
+    tokens?.keep(pool.endpointNames);
     for (const e of list) {
       const base = typeof e.conn === 'string' ? normalizeBase(e.conn) : undefined;
       if (base !== undefined && !bases.includes(base)) bases.push(base);
@@ -319,9 +320,8 @@ class MissingToken extends Error {
 }
 
 /**
- * Bearer tokens per endpoint: fetched on first use and after a 401, through the pool's refresh.
- * A token belongs to the base URL it was fetched for: a name that `setEndpoints` gives another
- * URL has none until `getToken` is asked again (the old one is never sent to the new host).
+ * Bearer tokens per endpoint, fetched on first use and after a 401 through the pool's refresh, each for
+ * its base URL: a name `setEndpoints` gives another URL has none until `getToken` is asked again.
  */
 class TokenCache {
   readonly #get: (endpoint: string, signal: AbortSignal) => Promise<string>;
@@ -339,6 +339,11 @@ class TokenCache {
     const token = this.#tokens.get(endpoint);
     if (token === undefined || token.base !== base) throw new MissingToken('no token yet for this endpoint');
     return withAuthorization(headers, token.value);
+  }
+
+  /** Forgets the tokens of endpoints no longer in the pool (one that comes back asks `getToken` again). */
+  keep(names: readonly string[]): void {
+    for (const endpoint of this.#tokens.keys()) if (!names.includes(endpoint)) this.#tokens.delete(endpoint);
   }
 
   /** Replaces the endpoint's token (the pool calls this once per 401 wave). */

@@ -249,9 +249,9 @@ export function poolTransport(options: PoolTransportOptions): PoolTransport {
     return ANSWERS.has(typeof c === 'string' ? c : c.class) ? error.cause : error;
   };
 
-  /** One client's instances of the endpoint transports (each built once, with no retries), and whether each hears a signal. */
+  /** One client's instances of the endpoint transports (each built once, with no retries, and held weakly: a transport `setEndpoints` took out goes with its instance), and whether each hears a signal. */
   const instances = (params: TransportParams) => {
-    const built = new Map<TransportFactory, Built>();
+    const built = new WeakMap<TransportFactory, Built>();
     return (factory: TransportFactory): Built => {
       let b = built.get(factory);
       if (b === undefined) {
