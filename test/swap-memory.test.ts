@@ -16,7 +16,9 @@ import { poolTransport } from '../src/viem/index.js';
 import { PooledJsonRpcProvider, type RpcConnection } from '../src/ethers/index.js';
 import { createPooledFetch } from '../src/fetch/index.js';
 import { connectionOf } from '../src/rpc/connections.js';
+import { Pool, type ClassifyResult, type EndpointConfig, type RateLimitOptions } from '../src/index.js';
 import { loopbackScope } from './helpers/loopback.js';
+import { seeded } from './helpers/prng.js';
 
 setFlagsFromString('--expose-gc');
 const gc = runInNewContext('gc') as () => void;
@@ -114,3 +116,99 @@ describe('fetch: the bearer token of an endpoint setEndpoints removed is forgott
     expect(asked.sort()).toEqual(['a', 'a', 'b']);
   });
 });
+
+/**
+ * The core, over generated option sets (every strategy; bucket, paced, daily and adaptive
+ * limits, alone and in a group; hedging, retry budgets, failure-rate breakers, in-flight
+ * limits, credential refresh, events and metrics; answers of every class with every hint):
+ * twenty swaps of fresh connections under fresh and reused names, calls in between, then a
+ * last swap to the one stable endpoint. No connection the pool was handed may outlive it.
+ */
+describe('the core: a connection setEndpoints took out is not kept, whatever the options', () => {
+  const RUNS = Number(process.env['FC_SWAP_MEMORY_RUNS'] ?? 24);
+  test(`generated option sets (${RUNS} runs)`, async () => {
+    const seed = Number(process.env['FC_SEED'] ?? 2026120636);
+    const rnd = seeded(seed);
+    const pick = <T>(xs: readonly T[]): T => xs[Math.floor(rnd() * xs.length)]!;
+    for (let run = 0; run < RUNS; run++) {
+      const limit = (): RateLimitOptions | undefined =>
+        pick([undefined, { perSecond: 1_000 }, { perSecond: 500, mode: 'paced' as const, marginMs: 0 }, { perDay: 1_000_000 }, { perSecond: 800, adaptive: true }]);
+      const grouped = rnd() < 0.3;
+      // A group's members share one quota: the same settings, and some.
+      const shared = limit() ?? { perSecond: 1_000 };
+      const groupLimit = (): RateLimitOptions => shared;
+      const options = {
+        strategy: pick(['ordered', 'round-robin', 'random', 'health', 'latency'] as const),
+        attemptTimeoutMs: 200,
+        deadlineMs: 1_000,
+        backoff: { initialMs: 0, maxMs: 1 },
+        rateLimitCooldownMs: 1,
+        breaker: pick([{ threshold: 2, cooldownMs: 1 }, { mode: 'failure-rate' as const, minThroughput: 2, windowMs: 50, cooldownMs: 1 }]),
+        ...(rnd() < 0.4 ? { hedge: { afterMs: 0 } } : {}),
+        ...(rnd() < 0.4 ? { retryBudget: { ratio: 0.5, minPerSecond: 1_000 } } : {}),
+        ...(rnd() < 0.4 ? { refreshAuth: async () => {} } : {}),
+        ...(rnd() < 0.5 ? { onEvent: () => {}, metrics: { increment() {}, observe() {} } } : {}),
+      };
+      const answers: ClassifyResult[] = [
+        'transient',
+        'unsupported',
+        'unauthorized',
+        { class: 'rate-limited', retryAfterMs: 1 },
+        { class: 'rate-limited', retryAfterMs: 1, ceilingPerSecond: 300 },
+        { class: 'rate-limited', retryAfterMs: 1, ceilingPerSecond: 200, ceilingScope: 'group' },
+        { class: 'rate-limited', dailyQuotaExhausted: true },
+        { class: 'permanent', disableEndpoint: true },
+      ];
+      const stable: Conn = { fails: 0 };
+      const pool = new Pool<Conn>({
+        ...options,
+        endpoints: [{ name: 'stable', conn: stable }],
+        classify: (e) => (e as { answer: ClassifyResult }).answer,
+      });
+      const refs: WeakRef<object>[] = [];
+      try {
+        for (let r = 0; r < 20; r++) {
+          swap(pool, stable, freshEndpoints(r, rnd, grouped ? groupLimit : limit, refs), grouped);
+          await Promise.all(
+            Array.from({ length: 6 }, () =>
+              pool
+                .execute(async (conn: Conn) => {
+                  if (conn !== stable && rnd() < 0.5) throw Object.assign(new Error('no'), { answer: pick(answers) });
+                  return 1;
+                }, { idempotent: true, ...(rnd() < 0.3 ? { hedge: true } : {}) })
+                .catch(() => 0),
+            ),
+          );
+        }
+        pool.setEndpoints([{ name: 'stable', conn: stable }]);
+        for (let i = 0; i < 3; i++) await pool.execute(async () => 1);
+        const left = await collected(refs);
+        expect(left, `run ${run} (FC_SEED=${seed}): ${left} of ${refs.length} connections kept, options ${JSON.stringify(options)}, grouped ${grouped}`).toBe(0);
+      } finally {
+        await pool.close();
+      }
+    }
+  }, 120_000);
+});
+
+interface Conn {
+  fails: number;
+}
+
+/** `setEndpoints` to the stable endpoint and `fresh` (in a function of its own: no test scope keeps `fresh`). */
+function swap(pool: Pool<Conn>, stable: Conn, fresh: EndpointConfig<Conn>[], grouped: boolean): void {
+  pool.setEndpoints([{ name: 'stable', conn: stable }, ...fresh], grouped && fresh.length >= 2 ? [[fresh[0]!.name, fresh[1]!.name]] : []);
+}
+
+/** One or two endpoints of fresh connections that `refs` watches, under a name new this round or one used before. */
+function freshEndpoints(r: number, rnd: () => number, limit: () => RateLimitOptions | undefined, refs: WeakRef<object>[]): EndpointConfig<Conn>[] {
+  const out: EndpointConfig<Conn>[] = [];
+  const count = 1 + Math.floor(rnd() * 2);
+  for (let i = 0; i < count; i++) {
+    const conn: Conn = { fails: 0 };
+    refs.push(new WeakRef(conn));
+    const rateLimit = limit();
+    out.push({ name: rnd() < 0.5 ? `n${r}-${i}` : `again-${i}`, conn, ...(rateLimit === undefined ? {} : { rateLimit }), ...(rnd() < 0.3 ? { maxInFlight: 2 } : {}) });
+  }
+  return out;
+}
