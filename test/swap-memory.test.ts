@@ -212,3 +212,95 @@ function freshEndpoints(r: number, rnd: () => number, limit: () => RateLimitOpti
   }
   return out;
 }
+
+/**
+ * What is kept by endpoint name (heads, epochs, remembered refusals, tokens, per-name state of
+ * the core) goes with the name: names are strings, out of reach of weak references, so each
+ * round here uses names of 16 KB of their own, and the heap after a full collection may not
+ * grow by what keeping them would cost (150 rounds × 2 names × 16 KB = 4.8 MB; the limit is
+ * 1.5 MB). The head poll kept one entry per name it ever saw replaced or removed until the
+ * thirty-sixth session.
+ */
+describe('names setEndpoints took out are not kept', () => {
+  const ROUNDS = 150;
+  /** A name of 16 KB, its own memory (not a slice or a rope of a shared string). */
+  const bigName = (tag: string, r: number): string => `${tag}${r}-${Buffer.alloc(16_384, `${tag}${r}`).toString('latin1')}`;
+
+  async function heapAfter(): Promise<number> {
+    for (let i = 0; i < 3; i++) {
+      await new Promise((resolve) => setTimeout(resolve, 0));
+      gc();
+    }
+    return process.memoryUsage().heapUsed;
+  }
+
+  test('viem: head-aware routing with its poll, remembered refusals, coalesced reads', async () => {
+    const stable = node(1);
+    const refusing = custom({ request: async ({ method }: { method: string }) => { if (method === 'eth_foo') throw Object.assign(new Error('the method eth_foo does not exist/is not available'), { code: -32601 }); return '0x5'; } });
+    const t = poolTransport({ endpoints: [{ name: 'stable', transport: stable }], strategy: 'round-robin', heads: { maxLagBlocks: 1, pollMs: 1 }, coalesce: ['eth_blockNumber'] });
+    try {
+      const client = createClient({ transport: t });
+      const round = async (r: number): Promise<void> => {
+        t.pool.setEndpoints([{ name: 'stable', conn: stable }, { name: bigName('a', r), conn: node(100 + r) }, { name: bigName('b', r), conn: refusing }]);
+        for (let i = 0; i < 3; i++) await client.request({ method: 'eth_blockNumber' });
+        await client.request({ method: 'eth_foo' as 'eth_blockNumber' }).catch(() => 0);
+        await new Promise((resolve) => setTimeout(resolve, 2)); // a poll
+      };
+      for (let r = 0; r < 20; r++) await round(r); // warm
+      const before = await heapAfter();
+      for (let r = 20; r < 20 + ROUNDS; r++) await round(r);
+      t.pool.setEndpoints([{ name: 'stable', conn: stable }]);
+      await client.request({ method: 'eth_blockNumber' });
+      expect((await heapAfter()) - before).toBeLessThan(1.5 * 2 ** 20);
+    } finally {
+      await t.close();
+    }
+  }, 60_000);
+
+  test('fetch: bearer tokens of endpoints under names that left', async () => {
+    const s = await server((_req, res) => res.end('ok'));
+    const f = createPooledFetch({ endpoints: [{ url: s.url, name: 'stable' }], getToken: async (endpoint) => `t-${endpoint.length}`, strategy: 'round-robin', attemptTimeoutMs: 5_000 });
+    made.push(f);
+    const round = async (r: number): Promise<void> => {
+      f.pool.setEndpoints([{ name: 'stable', conn: s.url }, { name: bigName('a', r), conn: `${s.url}/a` }, { name: bigName('b', r), conn: `${s.url}/b` }]);
+      for (let i = 0; i < 3; i++) await (await f('/x')).text();
+    };
+    for (let r = 0; r < 20; r++) await round(r);
+    const before = await heapAfter();
+    for (let r = 20; r < 20 + ROUNDS; r++) await round(r);
+    f.pool.setEndpoints([{ name: 'stable', conn: s.url }]);
+    await (await f('/x')).text();
+    expect((await heapAfter()) - before).toBeLessThan(1.5 * 2 ** 20);
+  }, 60_000);
+
+  test('the core with every per-endpoint feature on (health ranking, hedging, latency, daily and adaptive limits in a group, budgets)', async () => {
+    const pool = new Pool<number>({
+      endpoints: [{ name: 'stable', conn: 0 }],
+      strategy: 'health',
+      classify: () => ({ class: 'rate-limited', retryAfterMs: 1, ceilingPerSecond: 300, ceilingScope: 'group' }),
+      attemptTimeoutMs: 200,
+      backoff: { initialMs: 0, maxMs: 1 },
+      hedge: { afterMs: 0, percentile: 0.5 },
+      retryBudget: { ratio: 0.5, minPerSecond: 1_000 },
+      onEvent: () => {},
+      metrics: { increment() {}, observe() {} },
+    });
+    const limit = { perSecond: 800, perDay: 1_000_000, adaptive: true } as const;
+    const round = async (r: number): Promise<void> => {
+      const a = bigName('a', r);
+      const b = bigName('b', r);
+      pool.setEndpoints([{ name: 'stable', conn: 0 }, { name: a, conn: 1, rateLimit: limit }, { name: b, conn: 2, rateLimit: limit }], [[a, b]]);
+      await Promise.all(Array.from({ length: 6 }, (_, i) => pool.execute(async (conn) => { if (conn !== 0 && i % 2 === 0) throw new Error('429'); return conn; }, { idempotent: true }).catch(() => 0)));
+    };
+    try {
+      for (let r = 0; r < 20; r++) await round(r);
+      const before = await heapAfter();
+      for (let r = 20; r < 20 + ROUNDS; r++) await round(r);
+      pool.setEndpoints([{ name: 'stable', conn: 0 }]);
+      await pool.execute(async () => 1);
+      expect((await heapAfter()) - before).toBeLessThan(1.5 * 2 ** 20);
+    } finally {
+      await pool.close();
+    }
+  }, 60_000);
+});

@@ -127,6 +127,9 @@ export class HeadRouting {
     this.tracker.retain(names);
     this.#sync();
     if (this.#rechecked.size !== 0) for (const name of this.#rechecked.keys()) if (!names.includes(name)) this.#rechecked.delete(name);
+    // A name that left, with no question out to it, needs no epoch: an answer about it counts
+    // only while it is in the pool (#ask). Kept, one was left per name the pool ever had.
+    if (this.#epochs.size !== 0) for (const name of this.#epochs.keys()) if (!this.#polling.has(name) && !names.includes(name)) this.#epochs.delete(name);
   }
 
   /** Forgets what is known of the names `setEndpoints` removed or gave another connection since the last look (one comparison while the set is unchanged). */
@@ -220,8 +223,9 @@ export class HeadRouting {
       (result) => {
         this.#polling.delete(name);
         // Only if the name still stands for the node asked.
-        this.#forget(this.#pool.endpointNames);
-        if (this.#epochs.get(name) === epoch) this.observe(name, 'eth_blockNumber', [], result);
+        const names = this.#pool.endpointNames;
+        this.#forget(names);
+        if (this.#epochs.get(name) === epoch && names.includes(name)) this.observe(name, 'eth_blockNumber', [], result);
       },
       (error: unknown) => {
         this.#polling.delete(name);
