@@ -273,6 +273,29 @@ describe('names setEndpoints took out are not kept', () => {
     expect((await heapAfter()) - before).toBeLessThan(1.5 * 2 ** 20);
   }, 60_000);
 
+  test('ethers: head-aware routing with its poll, quorum reads, coalesced reads', async () => {
+    const s = await server((_req, res, body) => {
+      const r = JSON.parse(body) as { id: number; method: string };
+      res.setHeader('content-type', 'application/json');
+      res.end(JSON.stringify({ jsonrpc: '2.0', id: r.id, result: r.method === 'eth_chainId' ? '0x1' : r.method === 'eth_call' ? '0x01' : '0x2a' }));
+    });
+    const p = new PooledJsonRpcProvider({ endpoints: [{ url: s.url, name: 'stable' }], network: 1, strategy: 'round-robin', attemptTimeoutMs: 5_000, heads: { maxLagBlocks: 1, pollMs: 1 }, quorum: { methods: { eth_call: 2 } }, coalesce: ['eth_blockNumber'] });
+    made.push(p);
+    const stable = connectionOf(p.pool, 'stable')!;
+    const round = async (r: number): Promise<void> => {
+      p.pool.setEndpoints([{ name: 'stable', conn: stable }, { name: bigName('a', r), conn: { url: s.url, headers: { 'x-r': `a${r}` } } }, { name: bigName('b', r), conn: { url: s.url, headers: { 'x-r': `b${r}` } } }]);
+      for (let i = 0; i < 3; i++) await p.sendWith('eth_blockNumber', []);
+      await p.sendWith('eth_call', [{ to: '0x0000000000000000000000000000000000000001', data: '0x' }, 'latest']);
+      await new Promise((resolve) => setTimeout(resolve, 2)); // a poll
+    };
+    for (let r = 0; r < 20; r++) await round(r);
+    const before = await heapAfter();
+    for (let r = 20; r < 20 + ROUNDS; r++) await round(r);
+    p.pool.setEndpoints([{ name: 'stable', conn: stable }]);
+    await p.sendWith('eth_blockNumber', []);
+    expect((await heapAfter()) - before).toBeLessThan(1.5 * 2 ** 20);
+  }, 60_000);
+
   test('the core with every per-endpoint feature on (health ranking, hedging, latency, daily and adaptive limits in a group, budgets)', async () => {
     const pool = new Pool<number>({
       endpoints: [{ name: 'stable', conn: 0 }],
