@@ -10,7 +10,7 @@ import { createClient, custom } from 'viem';
 import { describe, expect, test } from 'vitest';
 import { FakeClock } from '../src/testing/index.js';
 import { classifyViemError } from '../src/viem/classify.js';
-import { UnsupportedMemory } from '../src/viem/unsupported.js';
+import { MAX_REMEMBERED_METHODS, UnsupportedMemory } from '../src/viem/unsupported.js';
 import { poolTransport } from '../src/viem/index.js';
 
 const httpError = (status: number, details = ''): Error => Object.assign(new Error('HTTP request failed'), { name: 'HttpRequestError', status, details });
@@ -97,6 +97,55 @@ describe('UnsupportedMemory', () => {
     // Forgotten at the end of the time.
     expect(m.excluded('m', ['a', 'b'], 1000)).toBeUndefined();
     expect(m.has('m')).toBe(false);
+  });
+
+  // A transport that forwards its callers' requests meets made-up methods without end: each
+  // was kept for the whole time (and, never asked again, for good), about 5 KB each.
+  test(`at most ${MAX_REMEMBERED_METHODS} methods: past it the one remembered first goes`, () => {
+    const m = new UnsupportedMemory(600_000);
+    const error = new Error('-32601');
+    for (let i = 0; i < MAX_REMEMBERED_METHODS + 50; i++) m.remember(`x_${i}`, 'a', error, i);
+    expect(m.size).toBe(MAX_REMEMBERED_METHODS);
+    expect(m.has('x_0')).toBe(false);
+    expect(m.has('x_49')).toBe(false);
+    expect(m.has('x_50')).toBe(true);
+    expect(m.excluded(`x_${MAX_REMEMBERED_METHODS + 49}`, ['a'], 1_000)).toEqual({ names: ['a'], all: true, error });
+  });
+
+  test('a record past its time goes even when its method is never asked again', () => {
+    const m = new UnsupportedMemory(1_000);
+    const error = new Error('-32601');
+    m.remember('x_once', 'a', error, 0);
+    m.remember('x_once', 'b', error, 500);
+    m.remember('x_other', 'a', error, 1_200); // x_once's record of a has passed, b's has not
+    expect(m.has('x_once')).toBe(true);
+    expect(m.excluded('x_once', ['a', 'b'], 1_200)).toEqual({ names: ['b'], all: false, error });
+    m.remember('x_third', 'a', error, 2_300); // the next sweep: both of x_once's records have passed, and x_other's
+    expect(m.has('x_once')).toBe(false);
+    expect(m.has('x_other')).toBe(false);
+    expect(m.size).toBe(1);
+  });
+});
+
+describe('made-up methods through the transport', () => {
+  test(`past ${MAX_REMEMBERED_METHODS} refused methods the first is asked again, the last is not`, async () => {
+    const requests: string[] = [];
+    const transport = custom({
+      request: async ({ method }: { method: string }) => {
+        requests.push(method);
+        throw rpcError(-32601, `the method ${method} does not exist/is not available`);
+      },
+    });
+    const t = poolTransport({ endpoints: [{ name: 'a', transport }] });
+    const client = createClient({ transport: t });
+    const count = MAX_REMEMBERED_METHODS + 10;
+    for (let i = 0; i < count; i++) await expect(client.request({ method: `x_${i}` as 'eth_blockNumber' })).rejects.toThrow();
+    expect(requests).toHaveLength(count);
+    await expect(client.request({ method: `x_${count - 1}` as 'eth_blockNumber' })).rejects.toThrow(); // remembered: not sent
+    expect(requests).toHaveLength(count);
+    await expect(client.request({ method: 'x_0' as 'eth_blockNumber' })).rejects.toThrow(); // forgotten: sent again
+    expect(requests.slice(count)).toEqual(['x_0']);
+    await t.pool.close();
   });
 });
 

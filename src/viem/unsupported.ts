@@ -5,10 +5,20 @@
  * remembered `soft`: it leaves its endpoint out while another may serve, never all of them.
  * What an endpoint answered is forgotten once `setEndpoints` gives its name another connection.
  */
+/**
+ * Methods remembered at most: past it, the one remembered first is forgotten (its endpoints
+ * are asked once more). A transport that forwards its callers' requests (a proxy) met any
+ * number of made-up methods, each answered "method not found" and each kept for the whole
+ * `rememberUnsupportedMs` (or, never asked again, for good): about 5 KB each.
+ */
+export const MAX_REMEMBERED_METHODS = 256;
+
 export class UnsupportedMemory {
   readonly #ttlMs: number;
   readonly #byMethod = new Map<string, Map<string, { until: number; error: unknown; soft: boolean }>>();
   readonly #replaced: (() => readonly string[] | undefined) | undefined;
+  /** When the records past their time are next swept out (those of a method nobody asks again included). */
+  #sweepAt = 0;
 
   /** `replaced`: what `connectionWatch(pool)` returns. */
   constructor(ttlMs: number, replaced?: () => readonly string[] | undefined) {
@@ -27,8 +37,26 @@ export class UnsupportedMemory {
     // last look would otherwise stay when the name is given another node before the next one.
     this.#sync();
     let m = this.#byMethod.get(method);
-    if (m === undefined) this.#byMethod.set(method, (m = new Map()));
+    if (m === undefined) {
+      if (now >= this.#sweepAt) this.#sweep(now);
+      if (this.#byMethod.size >= MAX_REMEMBERED_METHODS) this.#byMethod.delete(this.#byMethod.keys().next().value as string);
+      this.#byMethod.set(method, (m = new Map()));
+    }
     m.set(endpoint, { until: now + this.#ttlMs, error, soft });
+  }
+
+  /** Drops every record past its time; the next sweep comes a `rememberUnsupportedMs` later (a minute at most). */
+  #sweep(now: number): void {
+    this.#sweepAt = now + Math.min(this.#ttlMs, 60_000);
+    for (const [method, m] of this.#byMethod) {
+      for (const [endpoint, rec] of m) if (rec.until <= now) m.delete(endpoint);
+      if (m.size === 0) this.#byMethod.delete(method);
+    }
+  }
+
+  /** How many methods have something remembered (for tests). */
+  get size(): number {
+    return this.#byMethod.size;
   }
 
   /** The live endpoints to leave out for `method`, or `undefined` when none. */
