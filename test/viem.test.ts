@@ -62,7 +62,7 @@ const EXPECTED: [string, unknown][] = [
   ['t_503', 'transient'],
   ['t_500_rpc', 'transient'],
   ['t_403', 'unsupported'],
-  ['t_404', 'permanent'],
+  ['t_404', 'unsupported'], // no JSON-RPC endpoint at that URL: another endpoint may serve
   ['t_402', 'unsupported'],
   ['t_413', 'retry-narrower'],
   ['t_32005', 'rate-limited'],
@@ -391,6 +391,15 @@ describe.each([
     expect(await client.request({ method: 'eth_sendRawTransaction', params: ['0x02f86c0582'] })).toBe(keccak256('0x02f86c0582'));
     expect(bad.methods).toEqual(['eth_sendRawTransaction']);
     expect(good.methods).toEqual(['eth_sendRawTransaction']);
+  });
+
+  test.each([404, 410])('HTTP %i (no JSON-RPC endpoint at that URL: a wrong path, a project deleted) moves on to the next endpoint, and the endpoint is left out of that method', async (status) => {
+    badScript = () => ({ status, body: 'not here' });
+    const { client } = make([bad.url, good.url], { strategy: 'ordered' });
+    expect(await client.getBlockNumber({ cacheTime: 0 })).toBe(42n);
+    expect(await client.getBlockNumber({ cacheTime: 0 })).toBe(42n);
+    expect(bad.methods).toEqual(['eth_blockNumber']);
+    expect(good.methods).toEqual(['eth_blockNumber', 'eth_blockNumber']);
   });
 
   test('"nonce too low" for a transaction the node does not have is rethrown, not retried', async () => {

@@ -10,7 +10,7 @@
  * | evidence                                                          | class |
  * |--------------------------------------------------------------------|-------|
  * | `EndpointTakenError` (a quorum leg's collision)                    | `unsupported` |
- * | `HttpStatusError` (non-2xx, no JSON-RPC body)                      | 401/402/403/405 `unsupported` (as viem's), else by status (fetch table) |
+ * | `HttpStatusError` (non-2xx, no JSON-RPC body)                      | 401/402/403/404/405/410 `unsupported` (as viem's), else by status (fetch table) |
  * | `BadResponseError` (2xx that is not JSON-RPC)                      | `transient` |
  * | ethers `CALL_EXCEPTION`, `INSUFFICIENT_FUNDS`, `NONCE_EXPIRED`, `REPLACEMENT_UNDERPRICED`, `TRANSACTION_REPLACED`, `ACTION_REJECTED`, argument errors | `permanent` |
  * | ethers `TIMEOUT`, `NETWORK_ERROR`, `BAD_DATA`, `CANCELLED`         | `transient` |
@@ -43,9 +43,11 @@ const PERMANENT: ReadonlySet<string> = new Set([
 const TRANSIENT: ReadonlySet<string> = new Set(['TIMEOUT', 'NETWORK_ERROR', 'BAD_DATA', 'CANCELLED']);
 /**
  * 401, 402, 403, 405: about the endpoint (its key, its plan, its credit), not the request, as
- * in the viem and fetch tables: `unsupported`, so another endpoint serves it.
+ * in the viem and fetch tables; 404 and 410 too, unlike the fetch table's (a JSON-RPC request
+ * names no resource to miss: there is no endpoint at that URL). `unsupported`, so another
+ * endpoint serves it.
  */
-const KEY_STATUSES: ReadonlySet<number> = new Set([401, 402, 403, 405]);
+const KEY_STATUSES: ReadonlySet<number> = new Set([401, 402, 403, 404, 405, 410]);
 
 export interface EthersClassifyOptions {
   /** Longest `Retry-After` honoured, in milliseconds. @default 60000 */

@@ -12,7 +12,7 @@
  * | response too large, block range too wide, "query returned more than", 413 | `retry-narrower` |
  * | method not found / not supported (-32601, -32004, 4200), HTTP 405          | `unsupported`    |
  * | HTTP 408/429, -32005, 429, -32007, rate-limit or quota wording            | `rate-limited` (+ `Retry-After`) |
- * | HTTP 401/402/403 (a key or origin refused, a plan out of credit) not worded as a quota | `unsupported` |
+ * | HTTP 401/402/403 (a key or origin refused, a plan out of credit), 404/410 (no JSON-RPC endpoint at that URL) not worded as a quota | `unsupported` |
  * | HTTP 5xx, -32603, -32002, a node behind (not synced, header or block not found, no state, indexing), shutting down, its transaction pool full | `transient` |
  * | no HTTP status and no RPC code (or viem's -1): refused, reset, timeout, socket closed, not JSON, a runtime's network `TypeError` ("Failed to fetch", "Load failed", ...) | `transient` |
  * | any other JSON-RPC code or 4xx: the node answered                         | `permanent`      |
@@ -166,9 +166,11 @@ export function classifyViemError(error: unknown, options: ViemClassifyOptions =
     const retryAfterMs = waitAskedMs((name) => (name === 'retry-after' ? ev.retryAfter : headerOf(ev.headers, name)), status, options.nowMs ?? wallNow(systemClock), options.maxRetryAfterMs ?? DEFAULT_MAX_RETRY_AFTER_MS);
     return retryAfterMs === undefined ? 'rate-limited' : { class: 'rate-limited', retryAfterMs };
   }
-  // A key or an origin the endpoint refuses, for every method, or a plan out of credit (402
-  // Payment Required: dRPC's free tier); a refusal worded as a quota is a rate limit, above.
-  if (status === 401 || status === 402 || status === 403) return 'unsupported';
+  // A key or an origin the endpoint refuses, for every method, a plan out of credit (402
+  // Payment Required: dRPC's free tier), or no JSON-RPC endpoint at that URL (404, 410: a
+  // wrong path, a project deleted; a JSON-RPC request names no resource of its own to miss).
+  // A refusal worded as a quota is a rate limit, above.
+  if (status === 401 || status === 402 || status === 403 || status === 404 || status === 410) return 'unsupported';
   if ((status !== undefined && status >= 500) || code === -32603 || code === -32002 || LAGGING.test(text) || SHUTTING_DOWN.test(text) || POOL_FULL.test(text)) return 'transient';
   // -1 is viem's UnknownRpcError, its wrapper for a failure it could not read (a WebSocket
   // that could not connect: an error event, with "connect ECONNREFUSED" from `ws`, with nothing

@@ -51,6 +51,16 @@ describe('fetch: an endpoint that rejects its key, its plan or the method (401, 
     expect(a.hits + b.hits).toBe(4);
   });
 
+  test.each([404, 410])('ethers: HTTP %i from e0 (no JSON-RPC endpoint at that URL) moves on to e1; fetch keeps it final', async (status) => {
+    const first = await server((_req, res) => res.writeHead(status).end('not here'));
+    const second = await server((_req, res, body) => res.end(JSON.stringify({ jsonrpc: '2.0', id: (JSON.parse(body) as { id: number }).id, result: '0x2a' })));
+    const p = new PooledJsonRpcProvider({ endpoints: [{ url: first.url, name: 'e0' }, { url: second.url, name: 'e1' }], network: 1, strategy: 'ordered', attemptTimeoutMs: 5_000 });
+    made.push(p);
+    await expect(p.sendWith('eth_blockNumber', [])).resolves.toBe('0x2a');
+    expect(first.hits).toBe(1);
+    expect(classifyStatus(status)).toBe('permanent'); // a REST resource that is not there
+  });
+
   test('the table: 401, 402, 403, 405 unsupported; 404 and 400 still permanent', () => {
     expect([401, 402, 403, 405].map((s) => classifyStatus(s))).toEqual(['unsupported', 'unsupported', 'unsupported', 'unsupported']);
     expect(classifyFetchError(new HttpStatusError(403))).toBe('unsupported');

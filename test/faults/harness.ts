@@ -275,8 +275,8 @@ export const viemAdapter: Adapter = {
       call: (i, signal) => inst.request({ method, params: params(i) }, signal ? { signal } : undefined),
     };
   },
-  isFinal: (f) =>
-    (f.k === 'status' && (f.status === 404 || f.status === 413)) || (f.k === 'rpc-error' && (f.code === 3 || f.message === 'invalid argument 0')),
+  // 413 asks for a narrower request; 404 is no endpoint at that URL (another is asked).
+  isFinal: (f) => (f.k === 'status' && f.status === 413) || (f.k === 'rpc-error' && (f.code === 3 || f.message === 'invalid argument 0')),
   badValue: (v) => (v === '0x1' ? undefined : `wrong value ${JSON.stringify(v)}`),
   badFailure: (e) => {
     if (isPoolError(e)) return VIEM_CODES.has(e.code) ? undefined : `undocumented code ${e.code}: ${e.message}`;
@@ -291,8 +291,8 @@ export const ethersAdapter: Adapter = {
   ...viemAdapter,
   name: 'ethers',
   perCall: true,
-  // A 4xx other than 401/403/405/408/429 (the fetch table) and the node's final answers.
-  isFinal: (f) => (f.k === 'status' && (f.status === 404 || f.status === 413)) || (f.k === 'rpc-error' && (f.code === 3 || f.message === 'invalid argument 0')),
+  // 413 and the node's final answers (401-405/408/410/429 go to another endpoint, as viem's).
+  isFinal: (f) => (f.k === 'status' && f.status === 413) || (f.k === 'rpc-error' && (f.code === 3 || f.message === 'invalid argument 0')),
   build(urls, s, x, ep) {
     const method = x.rpcMethod ?? 'eth_blockNumber';
     const p = new PooledJsonRpcProvider({
