@@ -15,7 +15,12 @@ import { stableJson } from './redact.js';
 
 interface Entry {
   readonly promise: Promise<unknown>;
-  readonly controller: AbortController;
+  /**
+   * Aborts the shared request when its last caller leaves; none when the first caller has no
+   * signal: that caller never leaves, so neither can the last (and on Node 20 a controller whose
+   * signal is read costs about 5 µs, four times a whole uncoalesced request).
+   */
+  readonly controller: AbortController | undefined;
   /** Callers still waiting on it. */
   waiting: number;
 }
@@ -34,14 +39,14 @@ export class Coalescer {
   #started = 0;
   #joined = 0;
 
-  run<T>(key: string, signal: AbortSignal | undefined, start: (signal: AbortSignal) => Promise<T>): Promise<T> {
+  run<T>(key: string, signal: AbortSignal | undefined, start: (signal: AbortSignal | undefined) => Promise<T>): Promise<T> {
     if (signal?.aborted === true) return Promise.reject(aborted(signal.reason));
     let entry = this.#entries.get(key);
     if (entry === undefined) {
-      const controller = new AbortController();
+      const controller = signal === undefined ? undefined : new AbortController();
       let promise: Promise<unknown>;
       try {
-        promise = start(controller.signal);
+        promise = start(controller?.signal);
       } catch (error) {
         promise = Promise.reject(error);
       }
@@ -68,7 +73,7 @@ export class Coalescer {
         reject(aborted(signal.reason));
         if (e.waiting === 0) {
           if (this.#entries.get(key) === e) this.#entries.delete(key);
-          e.controller.abort(signal.reason);
+          e.controller?.abort(signal.reason);
         }
       };
       signal.addEventListener('abort', onAbort, { once: true });

@@ -163,6 +163,29 @@ describe('the coalescer', () => {
     expect(c.stats().inFlight).toBe(0);
   });
 
+  test('the shared request carries a signal only when its first caller has one (one without never leaves, so neither can the last)', async () => {
+    const c = new Coalescer();
+    const seen: (AbortSignal | undefined)[] = [];
+    let settle!: (v: unknown) => void;
+    const first = c.run('k', undefined, (s) => (seen.push(s), new Promise((r) => (settle = r))));
+    const joiner = new AbortController();
+    const second = c.run('k', joiner.signal, async () => 'unused');
+    joiner.abort('gone');
+    await expect(second).rejects.toMatchObject({ code: 'ABORTED' });
+    settle('v');
+    await expect(first).resolves.toBe('v');
+    expect(seen).toEqual([undefined]);
+    // A first caller with a signal: the request gets one of its own, aborted when every caller has left.
+    const caller = new AbortController();
+    const third = c.run('j', caller.signal, (s) => (seen.push(s), new Promise(() => {})));
+    expect(seen[1]).toBeInstanceOf(AbortSignal);
+    expect(seen[1]).not.toBe(caller.signal);
+    caller.abort('bye');
+    await expect(third).rejects.toMatchObject({ code: 'ABORTED' });
+    expect(seen[1]!.aborted).toBe(true);
+    expect(seen[1]!.reason).toBe('bye');
+  });
+
   test('a caller already aborted fails at once with ABORTED and its reason, starting nothing', async () => {
     const c = new Coalescer();
     const reason = new Error('gone');
