@@ -70,4 +70,10 @@ describe('classifyEthersError', () => {
     // Not on another status.
     expect(classifyEthersError(answer(-32005, 'slow down', 503, { 'ratelimit-reset': '4' }), { nowMs: 0 })).toBe('rate-limited');
   });
+
+  test('a 503 with Retry-After is rate-limited for that long, as in the fetch table, whether its body is JSON-RPC or not; without it, transient', () => {
+    expect(classifyEthersError(answer(-32603, 'internal error', 503, { 'retry-after': '5' }), { nowMs: 0 })).toEqual({ class: 'rate-limited', retryAfterMs: 5000 });
+    expect(classifyEthersError(new HttpStatusError(503, { retryAfterMs: 5000 }), { nowMs: 0 })).toEqual({ class: 'rate-limited', retryAfterMs: 5000 });
+    expect(classifyEthersError(answer(-32603, 'internal error', 503), { nowMs: 0 })).toBe('transient');
+  });
 });

@@ -23,6 +23,7 @@ const TABLE: Record<string, Answer> = {
   t_429_date: { status: 429, headers: { 'retry-after': new Date(Date.now() + 600_000).toUTCString() } },
   t_429_reset: { status: 429, headers: { 'x-ratelimit-reset-after': '4' }, body: 'slow down' }, // no Retry-After: the API's own reset header
   t_503: { status: 503, body: 'down' },
+  t_503_ra: { status: 503, headers: { 'retry-after': '7' }, body: 'maintenance' }, // as the fetch table: the server said when it has room
   t_500_rpc: { status: 500, body: JSON.stringify({ jsonrpc: '2.0', id: 1, error: { code: -32603, message: 'internal' } }) },
   t_403: { status: 403, body: 'forbidden' },
   t_404: { status: 404, body: 'nope' },
@@ -60,6 +61,7 @@ const EXPECTED: [string, unknown][] = [
   ['t_429_reset', { class: 'rate-limited', retryAfterMs: 4_000 }],
   ['t_429_date', { class: 'rate-limited', retryAfterMs: 60_000 }],
   ['t_503', 'transient'],
+  ['t_503_ra', { class: 'rate-limited', retryAfterMs: 7_000 }],
   ['t_500_rpc', 'transient'],
   ['t_403', 'unsupported'],
   ['t_404', 'unsupported'], // no JSON-RPC endpoint at that URL: another endpoint may serve

@@ -11,7 +11,7 @@
  * | user rejected (4001)                                                     | `permanent`      |
  * | response too large, block range too wide, "query returned more than", 413 | `retry-narrower` |
  * | method not found / not supported (-32601, -32004, 4200), HTTP 405          | `unsupported`    |
- * | HTTP 408/429, -32005, 429, -32007, rate-limit or quota wording            | `rate-limited` (+ `Retry-After`) |
+ * | HTTP 408/429, -32005, 429, -32007, rate-limit or quota wording, 503 with `Retry-After` | `rate-limited` (+ `Retry-After`) |
  * | HTTP 401/402/403 (a key or origin refused, a plan out of credit), 404/410 (no JSON-RPC endpoint at that URL) not worded as a quota | `unsupported` |
  * | HTTP 5xx, -32603, -32002, a node behind (not synced, header or block not found, no state, indexing), shutting down, its transaction pool full | `transient` |
  * | no HTTP status and no RPC code (or viem's -1): refused, reset, timeout, socket closed, not JSON, a runtime's network `TypeError` ("Failed to fetch", "Load failed", ...) | `transient` |
@@ -162,7 +162,9 @@ export function classifyViemError(error: unknown, options: ViemClassifyOptions =
   if (code === 4001 || REJECTED.test(text)) return 'permanent';
   if (status === 413 || ev.names.has('ResponseBodyTooLargeError') || NARROWER.test(text)) return 'retry-narrower';
   if (saysMethodUnsupported(ev)) return 'unsupported';
-  if (status === 429 || status === 408 || code === -32005 || code === 429 || code === -32007 || RATE.test(text)) {
+  // A 503 that says when to come back (`Retry-After`) is a server out of room for now, as in the
+  // fetch table: the endpoint cools down that long, unblamed, instead of counting against its breaker.
+  if (status === 429 || status === 408 || code === -32005 || code === 429 || code === -32007 || RATE.test(text) || (status === 503 && ev.retryAfter !== undefined)) {
     const retryAfterMs = waitAskedMs((name) => (name === 'retry-after' ? ev.retryAfter : headerOf(ev.headers, name)), status, options.nowMs ?? wallNow(systemClock), options.maxRetryAfterMs ?? DEFAULT_MAX_RETRY_AFTER_MS);
     return retryAfterMs === undefined ? 'rate-limited' : { class: 'rate-limited', retryAfterMs };
   }
