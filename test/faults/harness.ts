@@ -741,6 +741,8 @@ export async function check(a: Adapter, seed: number, runs: number, liveness = f
         `${a.name}: property failed (seed ${result.seed}); replay: FC_SEED=${result.seed} FC_PATH=${result.counterexamplePath ?? ''} npx vitest run ${file}`,
         'violations (first run):',
         ...(firstViolations ?? []).map((v) => `  - ${v}`),
+        // A run that threw rather than reported (the scenario itself failed): what it threw.
+        ...(firstViolations === undefined ? [`thrown (first run): ${result.errorInstance instanceof Error ? (result.errorInstance.stack ?? result.errorInstance.message) : String(result.errorInstance)}`] : []),
         'violations (replayed):',
         ...o.violations.map((v) => `  - ${v}`),
         JSON.stringify(sc),
