@@ -112,6 +112,15 @@ describe('UnsupportedMemory', () => {
     expect(m.excluded(`x_${MAX_REMEMBERED_METHODS + 49}`, ['a'], 1_000)).toEqual({ names: ['a'], all: true, error });
   });
 
+  test('every endpoint a method was refused by is remembered, each on its own time', () => {
+    const m = new UnsupportedMemory(1_000);
+    const error = new Error('-32601');
+    m.remember('x', 'a', error, 0);
+    m.remember('x', 'b', error, 100);
+    expect(m.excluded('x', ['a', 'b', 'c'], 500)).toEqual({ names: ['a', 'b'], all: false, error });
+    expect(m.excluded('x', ['a', 'b', 'c'], 1_000)).toEqual({ names: ['b'], all: false, error });
+  });
+
   test('a record past its time goes even when its method is never asked again', () => {
     const m = new UnsupportedMemory(1_000);
     const error = new Error('-32601');
@@ -120,7 +129,7 @@ describe('UnsupportedMemory', () => {
     m.remember('x_other', 'a', error, 1_200); // x_once's record of a has passed, b's has not
     expect(m.has('x_once')).toBe(true);
     expect(m.excluded('x_once', ['a', 'b'], 1_200)).toEqual({ names: ['b'], all: false, error });
-    m.remember('x_third', 'a', error, 2_300); // the next sweep: both of x_once's records have passed, and x_other's
+    m.remember('x_third', 'a', error, 2_200); // the next sweep, on the dot: both of x_once's records have passed, and x_other's (ending now)
     expect(m.has('x_once')).toBe(false);
     expect(m.has('x_other')).toBe(false);
     expect(m.size).toBe(1);
