@@ -58,8 +58,12 @@ export class HeadRouting {
   readonly #pollMs: number;
   readonly #pollOne: PollOne;
   readonly #polling = new Set<string>();
-  /** How many times each name has lost its node (removed or replaced): an answer to a question asked before does not count. */
-  readonly #epochs = new Map<string, number>();
+  /**
+   * Names whose question (#ask) is out and that lost their node since (removed or replaced):
+   * its answer does not count. At most one question per name is out, so an entry goes when its
+   * question settles (a count per name ever replaced, kept for good, was ~150 B per swap).
+   */
+  readonly #overtaken = new Set<string>();
   /** When each lagging endpoint was last asked for its head outside a poll. */
   readonly #rechecked = new Map<string, number>();
   /** Names `setEndpoints` removed or gave other connections since the last look (`connectionWatch`). */
@@ -129,9 +133,6 @@ export class HeadRouting {
     if (!this.#sync()) return;
     this.tracker.retain(names);
     if (this.#rechecked.size !== 0) for (const name of this.#rechecked.keys()) if (!names.includes(name)) this.#rechecked.delete(name);
-    // A name that left, with no question out to it, needs no epoch (an answer about a name
-    // counts only while it is in the pool, #ask): kept, one was left per name ever replaced.
-    if (this.#epochs.size !== 0) for (const name of this.#epochs.keys()) if (!this.#polling.has(name) && !names.includes(name)) this.#epochs.delete(name);
   }
 
   /** Forgets what is known of the names `setEndpoints` removed or gave another connection since the last look (one comparison while the set is unchanged); whether any was (always, with no watch). */
@@ -142,7 +143,7 @@ export class HeadRouting {
     this.tracker.forget(replaced);
     for (const name of replaced) {
       this.#rechecked.delete(name);
-      this.#epochs.set(name, (this.#epochs.get(name) ?? 0) + 1);
+      if (this.#polling.has(name)) this.#overtaken.add(name);
     }
     return true;
   }
@@ -216,7 +217,6 @@ export class HeadRouting {
   #ask(name: string): void {
     if (this.#polling.has(name) || isOpen(this.#pool.breakerState(name))) return;
     this.#polling.add(name);
-    const epoch = this.#epochs.get(name);
     let pending: Promise<unknown>;
     try {
       pending = this.#pollOne({ pin: name, retry: 'none' });
@@ -225,16 +225,15 @@ export class HeadRouting {
     }
     pending.then(
       (result) => {
+        // Only if the name still stands for the node asked: the set's changes first, while the
+        // question still counts as out (#sync marks it overtaken).
+        this.#forget(this.#pool.endpointNames);
         this.#polling.delete(name);
-        // Only if the name still stands for the node asked.
-        const names = this.#pool.endpointNames;
-        this.#forget(names);
-        if (!names.includes(name)) this.#epochs.delete(name);
-        else if (this.#epochs.get(name) === epoch) this.observe(name, 'eth_blockNumber', [], result);
+        if (!this.#overtaken.delete(name)) this.observe(name, 'eth_blockNumber', [], result);
       },
       (error: unknown) => {
         this.#polling.delete(name);
-        if (!this.#pool.endpointNames.includes(name)) this.#epochs.delete(name);
+        this.#overtaken.delete(name);
         if (isPoolError(error) && error.code === 'CLOSED') this.stop();
       },
     );
