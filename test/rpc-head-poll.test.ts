@@ -37,8 +37,30 @@ describe('HeadTracker stall in block times', () => {
     // Nor is a's first advance since: its first sighting might have been long after it got there.
     expect(t.blockTimeMs).toBeUndefined();
     t.observe('a', 102, 24_002);
+    // One sample is no block time yet (three are needed: see the catch-up below).
+    expect(t.blockTimeMs).toBeUndefined();
+    expect(t.lagging(24_000)).toEqual(['l']); // b is 3 behind, within maxLagBlocks, and not stalled (30 s while the block time is unknown)
+    t.observe('a', 103, 36_002);
+    t.observe('a', 104, 48_002);
     expect(t.blockTimeMs).toBe(12_000);
-    expect(t.lagging(24_000)).toEqual(['l']); // b is 3 behind, within maxLagBlocks, and not stalled yet (2 block times since 1 ms)
+  });
+
+  test('an endpoint catching up from behind that looked at the front is no block time (seed 2026120924)', () => {
+    const t = new HeadTracker({ maxLagBlocks: 1 });
+    // c is heard first, twice, 5 blocks behind the tip the others report next: at the front as far as anyone knew.
+    t.observe('c', 134, 39_000);
+    t.observe('c', 135, 40_000);
+    t.observe('a', 140, 40_000);
+    t.observe('b', 140, 40_000);
+    // Two seconds on, c has caught up: 7 blocks in 2 s on a 1 s chain.
+    t.observe('a', 142, 42_000);
+    t.observe('c', 142, 42_000);
+    t.observe('b', 143, 43_000);
+    t.observe('a', 144, 44_000);
+    expect(t.blockTimeMs).toBeUndefined(); // two samples: c's 7 blocks in 2 s, a's 2 in 2 s
+    t.observe('b', 145, 45_000);
+    // Counted, the catch-up made it (2 + 2 + 2 s) / (7 + 2 + 2 blocks) = 545 ms.
+    expect(t.blockTimeMs).toBe(1_000);
   });
 
   test('a given blockTimeMs wins over the measure; stallMs wins over both; 30 s before anything is known', () => {
