@@ -48,12 +48,14 @@ describe('observe', () => {
     t.observe('a', 101, 1000); // a's first sighting is no origin: it may have had 100 for long
     expect(t.blockTimeMs).toBeUndefined();
     t.observe('a', 102, 2000);
-    expect(t.blockTimeMs).toBe(1000);
-    expect(t.stallMs).toBe(3000);
-    t.observe('a', 104, 6000); // 2 s a block: 5 s over 3 blocks
-    expect(t.blockTimeMs).toBeCloseTo(5000 / 3, 9);
+    expect(t.blockTimeMs).toBeUndefined(); // one sample: none is published before three
+    t.observe('a', 104, 6000); // 2 s a block
+    expect(t.blockTimeMs).toBeUndefined();
+    expect(t.stallMs).toBe(30_000);
     // A late sighting and the short sample after it cancel out: 105 seen 900 ms late, 106 on time.
     t.observe('a', 105, 7900 + 2000);
+    expect(t.blockTimeMs).toBeCloseTo(8900 / 4, 9); // 1 s + 4 s + 3.9 s over 4 blocks
+    expect(t.stallMs).toBeCloseTo((3 * 8900) / 4, 9);
     t.observe('a', 106, 10_000);
     expect(t.blockTimeMs).toBeCloseTo(9000 / 5, 9); // from 101 at 1 s to 106 at 10 s
     // Only the last 32 samples count.
@@ -75,6 +77,8 @@ describe('observe', () => {
     t.observe('b', 101, 7000); // reaches the front from behind (catching up): no sample either
     expect(t.blockTimeMs).toBeUndefined();
     t.observe('b', 103, 8000); // from the front to the front: 2 blocks in 1 s
+    t.observe('b', 104, 8500);
+    t.observe('b', 105, 9000);
     expect(t.blockTimeMs).toBe(500);
   });
 
@@ -86,6 +90,8 @@ describe('observe', () => {
     t.observe('a', 101, 600); // a: 100 at 0 was a first sighting
     expect(t.blockTimeMs).toBeUndefined();
     t.observe('b', 101, 800); // b: 100 at 400, equal to the best then
+    t.observe('b', 102, 1200);
+    t.observe('b', 103, 1600);
     expect(t.blockTimeMs).toBe(400);
   });
 
@@ -94,9 +100,11 @@ describe('observe', () => {
     t.observe('s', 10, 0);
     t.observe('s', 11, 1000);
     t.observe('s', 12, 2000); // 1 s a block
+    t.observe('s', 13, 3000);
+    t.observe('s', 14, 4000);
     expect(t.blockTimeMs).toBe(1000);
-    t.observe('s', 20, 18_000); // stalled at 12 from 2 s, at the front then: 8 blocks in 16 s
-    expect(t.blockTimeMs).toBeCloseTo(17_000 / 9, 9);
+    t.observe('s', 20, 20_000); // stalled at 14 from 4 s, at the front then: 6 blocks in 16 s (slower than the chain: no catch-up)
+    expect(t.blockTimeMs).toBeCloseTo(19_000 / 9, 9);
     const u = new HeadTracker();
     u.observe('s', 5, 0); // stalled long before, with nothing else known
     u.observe('s', 30, 2000); // caught up: 25 blocks in 2 s says nothing of the chain
