@@ -64,6 +64,7 @@ const SAMPLES = 32;
  * (seed 2026120924: one sample, 7 blocks in 2 s on a 1 s chain), and the stall time with it.
  */
 const MIN_SAMPLES = 3;
+const CATCH_UP_PACE = 2;
 
 export class HeadTracker {
   readonly maxLagBlocks: number;
@@ -131,7 +132,7 @@ export class HeadTracker {
     let time = 0;
     let count = 0;
     for (let i = 0; i < s.length; i += 2) {
-      if (s[i + 1]! > 1 && s[i]! / s[i + 1]! < median / 2) continue; // a catch-up
+      if (s[i + 1]! > 1 && s[i]! / s[i + 1]! < median / CATCH_UP_PACE) continue; // a catch-up
       time += s[i]!;
       count += s[i + 1]!;
     }

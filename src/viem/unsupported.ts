@@ -1,11 +1,4 @@
 /**
- * Which endpoints answered "unsupported" for which method, until when (pool clock), and
- * the answer itself, so it can be rethrown when no endpoint is left. An answer that says
- * nothing of the method (HTTP 401/403: a key or an origin refused, which may pass) is
- * remembered `soft`: it leaves its endpoint out while another may serve, never all of them.
- * What an endpoint answered is forgotten once `setEndpoints` gives its name another connection.
- */
-/**
  * Methods remembered at most: past it, the one remembered first is forgotten (its endpoints
  * are asked once more). A transport that forwards its callers' requests (a proxy) met any
  * number of made-up methods, each answered "method not found" and each kept for the whole
@@ -13,6 +6,13 @@
  */
 export const MAX_REMEMBERED_METHODS = 256;
 
+/**
+ * Which endpoints answered "unsupported" for which method, until when (pool clock), and
+ * the answer itself, so it can be rethrown when no endpoint is left. An answer that says
+ * nothing of the method (HTTP 401/403: a key or an origin refused, which may pass; 402, 404, 410) is
+ * remembered `soft`: it leaves its endpoint out while another may serve, never all of them.
+ * What an endpoint answered is forgotten once `setEndpoints` gives its name another connection.
+ */
 export class UnsupportedMemory {
   readonly #ttlMs: number;
   readonly #byMethod = new Map<string, Map<string, { until: number; error: unknown; soft: boolean }>>();
