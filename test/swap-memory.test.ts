@@ -72,6 +72,34 @@ describe('viem: a transport setEndpoints replaced is not kept', () => {
   });
 });
 
+describe('viem: transports transport.setEndpoints built from URLs are not kept once their URL leaves', () => {
+  test('twenty fresh URLs beside a stable one: the stable one built once, the others collected', async () => {
+    const refs: WeakRef<object>[] = [];
+    const builds: string[] = [];
+    const http = (url: string) => {
+      builds.push(url);
+      const t = node(url.length);
+      if (url !== 'http://stable.test/') refs.push(new WeakRef(t));
+      return t;
+    };
+    const t = poolTransport({ endpoints: [{ url: 'http://stable.test/' }], http, strategy: 'round-robin' });
+    try {
+      const client = createClient({ transport: t });
+      for (let r = 0; r < 20; r++) {
+        t.setEndpoints([{ url: 'http://stable.test/' }, { url: `http://n${r}.test/` }]);
+        for (let i = 0; i < 4; i++) await client.request({ method: 'eth_blockNumber' });
+      }
+      t.setEndpoints([{ url: 'http://stable.test/' }]);
+      for (let i = 0; i < 4; i++) await client.request({ method: 'eth_blockNumber' });
+      expect(builds.filter((u) => u === 'http://stable.test/')).toHaveLength(1);
+      expect(refs).toHaveLength(20);
+      expect(await collected(refs)).toBe(0);
+    } finally {
+      await t.close();
+    }
+  });
+});
+
 describe('ethers: a connection setEndpoints replaced is not kept', () => {
   test('twenty swaps of a node under new headers, each served', async () => {
     const s = await server((_req, res, body) => {

@@ -7,6 +7,8 @@ import type { EndpointConfig } from '../options/options.js';
 import { invalidOption } from '../base/errors.js';
 import { checkUrlOption } from '../extras/url-option.js';
 import { hostOf } from '../extras/host.js';
+import { connectionOf } from '../rpc/connections.js';
+import type { Pool } from '../pool.js';
 import type { CustomFactory, Eip1193Provider, HttpFactory, TransportFactory } from './types.js';
 
 /**
@@ -20,8 +22,48 @@ export type ViemEndpoint = Omit<EndpointConfig<TransportFactory>, 'conn' | 'name
     | { readonly provider: Eip1193Provider; readonly name: string }
   );
 
-export function toEndpoints(list: readonly ViemEndpoint[], http: HttpFactory | undefined, custom: CustomFactory | undefined): EndpointConfig<TransportFactory>[] {
+/**
+ * What each transport this adapter built was built from (a URL, a provider), so that a later
+ * `setEndpoints` given the same URL or provider hands over the transport it already has.
+ */
+export type MadeFrom = WeakMap<TransportFactory, string | object>;
+
+/**
+ * `transport.setEndpoints`: endpoints given as in the options. A URL or provider that an
+ * endpoint has now keeps its transport, so the pool keeps that endpoint's breaker, limits,
+ * counters and what the RPC layer learned of it (heads, refusals): a list made anew each time
+ * (a `Refresher`, a reloaded config) changes only what changed.
+ */
+export function endpointSetter(pool: Pool<TransportFactory>, made: MadeFrom, http: HttpFactory | undefined, custom: CustomFactory | undefined) {
+  return (list: readonly ViemEndpoint[], groups?: readonly (readonly string[])[]): void => {
+    const held = new Map<string | object, TransportFactory>();
+    for (const name of pool.endpointNames) {
+      const conn = connectionOf(pool, name);
+      const from = conn === undefined ? undefined : made.get(conn);
+      if (from !== undefined) held.set(from, conn!);
+    }
+    pool.setEndpoints(toEndpoints(list, http, custom, made, held), groups);
+  };
+}
+
+export function toEndpoints(
+  list: readonly ViemEndpoint[],
+  http: HttpFactory | undefined,
+  custom: CustomFactory | undefined,
+  made: MadeFrom,
+  held?: Map<string | object, TransportFactory>,
+): EndpointConfig<TransportFactory>[] {
   if (!Array.isArray(list)) return list as never; // the pool reports the bad option
+  const build = (from: string | object, make: () => TransportFactory): TransportFactory => {
+    const t = held?.get(from);
+    if (t === undefined) {
+      const fresh = make();
+      made.set(fresh, from);
+      return fresh;
+    }
+    held!.delete(from); // each held transport goes to one endpoint
+    return t;
+  };
   const used = new Set<string>();
   return list.map((e, i) => {
     if (typeof e !== 'object' || e === null) throw invalidOption(`endpoints[${i}]`, '{ name, transport }, { url, name? } or { name, provider }', e);
@@ -38,7 +80,7 @@ export function toEndpoints(list: readonly ViemEndpoint[], http: HttpFactory | u
       }
       if (custom === undefined) throw invalidOption(`endpoints[${i}].provider`, "viem's custom in options.custom to wrap a provider", 'no custom');
       used.add(e.name);
-      return { ...rest, conn: custom(provider, { retryCount: 0 }) };
+      return { ...rest, conn: build(provider, () => custom(provider, { retryCount: 0 })) };
     }
     checkUrlOption(`endpoints[${i}].url`, (e as { url?: unknown }).url);
     if (http === undefined) throw invalidOption(`endpoints[${i}].url`, "viem's http in options.http to build a transport from a URL", 'no http');
@@ -47,7 +89,7 @@ export function toEndpoints(list: readonly ViemEndpoint[], http: HttpFactory | u
     let name = given === undefined ? (hostOf(url) ?? `rpc-${i}`) : given;
     if (given === undefined && used.has(name)) name = `${name}#${i}`;
     used.add(name);
-    return { ...rest, name, conn: http(url, { retryCount: 0 }) };
+    return { ...rest, name, conn: build(url, () => http(url, { retryCount: 0 })) };
   });
 }
 

@@ -33,19 +33,19 @@
 import { TAKES_ATTEMPT, type Classifier, type ClassifyResult, type FailedAttempt } from '../base/classify.js';
 import type { AttemptContext } from '../call/context.js';
 import { connectionWatch, endpointCurrent } from '../rpc/connections.js';
-import { PoolError, invalidOption, isPoolError, throwIt } from '../base/errors.js';
+import { invalidOption, isPoolError, throwIt } from '../base/errors.js';
 import { POOL_ALIASES, POOL_KEYS } from '../options/resolve.js';
 import { checkFunction, checkKeys, finite, type KnownKeys } from '../options/validate.js';
 import type { EndpointConfig, ExecuteOptions, PoolOptions } from '../options/options.js';
 import { Pool, executorAs } from '../pool.js';
 import { classifyViemError, gatherEvidence, saysMethodUnsupported } from './classify.js';
 import { alreadyLanded } from './landed.js';
-import { UnsupportedMemory } from './unsupported.js';
+import { noSubscriptions, UnsupportedMemory } from './unsupported.js';
 import type { CustomFactory, HttpFactory, RequestFn, RpcArgs, RpcRequestOptions, TransportFactory, TransportInstance, TransportParams } from './types.js';
 import { replayWith, sendDirect, type Replay } from './direct.js';
 import { instanceUse, NO_SIGNAL, type Built } from './instance.js';
 import { loadViem } from './autoload.js';
-import { toEndpoints, type ViemEndpoint } from './endpoints.js';
+import { endpointSetter, toEndpoints, type MadeFrom, type ViemEndpoint } from './endpoints.js';
 
 export type { ViemEndpoint };
 import { RpcReads, type RpcReadOptions } from '../rpc/reads.js';
@@ -118,6 +118,8 @@ export interface PoolTransportOptions extends Omit<PoolOptions<TransportFactory>
 export interface PoolTransport extends TransportFactory {
   /** The pool underneath: stats, breakers, `setEndpoints` (connections are transports), `close`. */
   readonly pool: Pool<TransportFactory>;
+  /** Changes the set, endpoints given as in the options; one whose URL or provider an endpoint has keeps its transport and state. */
+  setEndpoints(endpoints: readonly ViemEndpoint[], groups?: readonly (readonly string[])[]): void;
   /** A transport that sends every request to the endpoint `name` and nowhere else. */
   pin(name: string): TransportFactory;
   /** A transport whose reads all need this quorum weight (see docs/rpc.md); sends are refused. */
@@ -136,16 +138,6 @@ export interface PoolTransport extends TransportFactory {
 }
 
 const ANSWERS: ReadonlySet<string> = new Set(['permanent', 'retry-narrower', 'unsupported']);
-/**
- * `eth_subscribe` and `eth_unsubscribe` through the pool: refused, nothing sent. A
- * subscription's notifications reach only the socket that made it, which the pool never
- * hands out (viem's socket client drops them): a subscription id from the pool would never
- * fire. viem's `watch*` functions poll through the pool (its type is not `webSocket`).
- */
-function noSubscriptions(method: string): PoolError {
-  return new PoolError('INVALID_OPTIONS', `poolTransport: ${method} is not sent through the pool: a subscription's notifications reach only the socket that made it; subscribe with viem's webSocket transport itself (or let viem's watch functions poll through the pool)`, { field: 'method' });
-}
-
 /** Pool failures after which the last error may be a node's answer (not an abort, close or deadline). */
 const ANSWER_CODES: ReadonlySet<string> = new Set(['PERMANENT', 'RETRY_NARROWER', 'RETRIES_EXHAUSTED', 'NO_ENDPOINT', 'PIN_UNAVAILABLE']);
 const SEND_RAW = 'eth_sendRawTransaction';
@@ -212,7 +204,8 @@ export function poolTransport(options: PoolTransportOptions): PoolTransport {
   if (typeof passSignal !== 'boolean') throw invalidOption('passSignal', 'a boolean', passSignal);
   finite('rememberUnsupportedMs', rememberUnsupportedMs, 0);
   const given = custom === false ? undefined : custom;
-  const pool = new Pool<TransportFactory>({ ...poolOptions, classify, endpoints: toEndpoints(endpoints, http, given) });
+  const made: MadeFrom = new WeakMap();
+  const pool = new Pool<TransportFactory>({ ...poolOptions, classify, endpoints: toEndpoints(endpoints, http, given, made) });
   unsupported = new UnsupportedMemory(rememberUnsupportedMs, connectionWatch(pool));
   const replay: Replay | undefined = given === undefined ? undefined : replayWith(given);
   // Without a `custom`, viem is loaded at run time (./autoload.ts); started here, once per process.
@@ -367,6 +360,7 @@ export function poolTransport(options: PoolTransportOptions): PoolTransport {
   const transport = build(undefined);
   return Object.assign(transport, {
     pool,
+    setEndpoints: endpointSetter(pool, made, http, given),
     pin: (endpoint: string) => build(endpoint),
     quorum: (need: number) => build(undefined, need),
     readStats: () => reads.stats(),

@@ -1,3 +1,5 @@
+import { PoolError } from '../base/errors.js';
+
 /**
  * Methods remembered at most: past it, the one remembered first is forgotten (its endpoints
  * are asked once more). A transport that forwards its callers' requests (a proxy) met any
@@ -95,4 +97,14 @@ export class UnsupportedMemory {
       if (byEndpoint.size === 0) this.#byMethod.delete(key);
     }
   }
+}
+
+/**
+ * `eth_subscribe` and `eth_unsubscribe` through the pool: refused, nothing sent. A
+ * subscription's notifications reach only the socket that made it, which the pool never
+ * hands out (viem's socket client drops them): a subscription id from the pool would never
+ * fire. viem's `watch*` functions poll through the pool (its type is not `webSocket`).
+ */
+export function noSubscriptions(method: string): PoolError {
+  return new PoolError('INVALID_OPTIONS', `poolTransport: ${method} is not sent through the pool: a subscription's notifications reach only the socket that made it; subscribe with viem's webSocket transport itself (or let viem's watch functions poll through the pool)`, { field: 'method' });
 }

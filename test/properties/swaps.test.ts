@@ -152,6 +152,38 @@ function viemAdapter(initial: readonly { name: string; conn: unknown }[], option
   };
 }
 
+/**
+ * viem's client over `poolTransport` whose endpoints are URLs, built by an `http` that routes
+ * each URL to its node, the set changed with `transport.setEndpoints` and a list of `{ url }`
+ * made anew each time (a URL it has keeps its transport).
+ */
+function viemUrlAdapter(initial: readonly { name: string; conn: unknown }[], options: Record<string, unknown>, nodeAt: (url: string) => Answer | undefined): Adapter {
+  const http = (url: string) =>
+    custom({
+      request: ({ method, params }: { method: string; params?: unknown[] }) => {
+        const answer = nodeAt(url);
+        return answer === undefined ? Promise.reject(Object.assign(new Error(`no node at ${url}`), { code: -32603 })) : answer(method, params ?? []);
+      },
+    });
+  const urlOf = (conn: unknown): string => (conn as { url: string }).url;
+  const transport = poolTransport({ endpoints: initial.map((e) => ({ name: e.name, url: urlOf(e.conn) })), http, custom, ...options });
+  const client = createClient({ transport });
+  return {
+    request: (method, params, o) => {
+      const c = o?.pin !== undefined ? createClient({ transport: transport.pin(o.pin) }) : o?.quorum !== undefined ? createClient({ transport: transport.quorum(o.quorum) }) : client;
+      return c.request({ method, params } as never);
+    },
+    pool: {
+      setEndpoints: (list) => transport.setEndpoints(list.map((e) => ({ name: e.name, url: urlOf(e.conn), weight: e.weight }))),
+      get endpointNames() {
+        return transport.pool.endpointNames;
+      },
+    },
+    heads: () => transport.heads(),
+    close: () => transport.close(),
+  };
+}
+
 /** The ethers provider over a `fetch` that routes each URL to its node. */
 function ethersAdapter(initial: readonly { name: string; conn: unknown }[], options: Record<string, unknown>, nodeAt: (url: string) => Answer | undefined): Adapter {
   const fetch = async (url: string, init: { body: string }) => {
@@ -175,7 +207,7 @@ function ethersAdapter(initial: readonly { name: string; conn: unknown }[], opti
   };
 }
 
-async function simulate(sc: Scenario, which: 'viem' | 'ethers') {
+async function simulate(sc: Scenario, which: 'viem' | 'viem-url' | 'ethers') {
   const violations: string[] = [];
   const clock = new FakeClock(T0);
   const B = sc.blockMs;
@@ -223,8 +255,8 @@ async function simulate(sc: Scenario, which: 'viem' | 'ethers') {
   // Slots 0..3 name endpoints s0..s3; a slot holds a node or nothing.
   const slots: (Live | undefined)[] = [0, 1, 2, 3].map((i) => (i < sc.nodes.length ? make(sc.nodes[i]!) : undefined));
   const weights = [1, 1, 1, 1];
-  // ethers users often make their `{ url }` values anew for each setEndpoints: so does this.
-  const connOf = (l: Live): unknown => (which === 'ethers' ? { url: (l.conn as { url: string }).url } : l.conn);
+  // ethers users often make their `{ url }` values anew for each setEndpoints: so does this (and viem's with URLs).
+  const connOf = (l: Live): unknown => (which !== 'viem' ? { url: (l.conn as { url: string }).url } : l.conn);
   const configs = () => slots.flatMap((l, i) => (l === undefined ? [] : [{ name: `s${i}`, conn: connOf(l), weight: weights[i]! }]));
   const options = {
     clock,
@@ -235,7 +267,8 @@ async function simulate(sc: Scenario, which: 'viem' | 'ethers') {
     ...(sc.heads ? { heads: { maxLagBlocks: sc.maxLagBlocks, blockTimeMs: B, ...(sc.pollBlocks > 0 ? { pollMs: sc.pollBlocks * B } : {}) } } : {}),
   };
   const initial = slots.flatMap((l, i) => (l === undefined ? [] : [{ name: `s${i}`, conn: l.conn }]));
-  const transport = which === 'viem' ? viemAdapter(initial, options) : ethersAdapter(initial, options, (url) => answers.get(url));
+  const nodeAt = (url: string) => answers.get(url);
+  const transport = which === 'viem' ? viemAdapter(initial, options) : which === 'viem-url' ? viemUrlAdapter(initial, options, nodeAt) : ethersAdapter(initial, options, nodeAt);
   const inPool = (): Live[] => slots.filter((l): l is Live => l !== undefined);
   const swap = (s: Swap): void => {
     const before = slots[s.slot];
@@ -435,7 +468,7 @@ async function simulate(sc: Scenario, which: 'viem' | 'ethers') {
 }
 
 describe('the RPC adapters while setEndpoints changes the set', () => {
-  test.each(['viem', 'ethers'] as const)('%s: calls settle, removed nodes get nothing, refusals, heads and filters follow the node, not the name', async (which) => {
+  test.each(['viem', 'viem-url', 'ethers'] as const)('%s: calls settle, removed nodes get nothing, refusals, heads and filters follow the node, not the name', async (which) => {
     const totals = { runs: 0, calls: 0 };
     await checkSeeded(`swaps-${which}`, scenarioArb, (sc) => simulate(sc, which), {
       seed: SEED,
