@@ -171,6 +171,14 @@ export class PooledJsonRpcProvider extends JsonRpcApiProvider {
     return this.#reads.stats();
   }
 
+  /**
+   * Changes the set while requests run, endpoints given as in the options (`{ url, name?,
+   * headers?, ... }`); one whose URL and headers an endpoint has keeps that endpoint's state.
+   */
+  setEndpoints(endpoints: readonly EthersEndpoint[], groups?: readonly (readonly string[])[]): void {
+    this.pool.setEndpoints(toEndpoints(endpoints), groups);
+  }
+
   /** What head-aware routing knows now (each endpoint's head, which lag and why); `undefined` without `heads`. */
   heads(): HeadSnapshot | undefined {
     return this.#routing?.snapshot();
