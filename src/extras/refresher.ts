@@ -4,8 +4,8 @@
  * Every `intervalMs` (first run at `start()`), it gets the candidate list (a fixed list or
  * an async source, e.g. a registry of public RPCs), checks every candidate at once with
  * at most `concurrency` checks in flight, each under `timeoutMs`, and installs the
- * survivors with `pool.setEndpoints` (endpoints kept by name keep their breaker and
- * counters). When fewer than `minHealthy` survive, it installs `fallback` (plus whatever
+ * survivors with `pool.setEndpoints` (an endpoint kept by name, its connection equal as data
+ * or by `sameConnection`, keeps its connection object, breaker and counters). When fewer than `minHealthy` survive, it installs `fallback` (plus whatever
  * survived) or, without a fallback, leaves the set as it is.
  *
  * Stale while revalidate: calls never wait for a refresh; they use the set installed
@@ -20,6 +20,7 @@ import { invalidOption } from '../base/errors.js';
 import type { EndpointConfig } from '../options/options.js';
 import { checkFunction, checkKeys, durationOrInfinity, oneOf, positiveInteger, type KnownKeys } from '../options/validate.js';
 import type { Pool } from '../pool.js';
+import { keepHeldConnections, samePlainData } from './same-connection.js';
 
 export interface RefresherOptions<C> {
   /** The candidates, or a function that fetches them (it gets a signal and `timeoutMs`). */
@@ -40,6 +41,12 @@ export interface RefresherOptions<C> {
   readonly minHealthy?: number;
   /** Order of the survivors: as given, or fastest check first. @default 'given' */
   readonly order?: 'given' | 'latency';
+  /**
+   * Whether a candidate's connection is the one an endpoint of the same name has: then the
+   * endpoint keeps its connection object, and with it its breaker, counters and learned limits.
+   * @default the same value, or equal as data (strings, URLs by `href`, plain objects and arrays member by member)
+   */
+  readonly sameConnection?: (held: C, candidate: C) => boolean;
   /** Told about every refresh; whatever it throws is ignored. @default none */
   readonly onRefresh?: (result: RefreshResult) => void;
   /**
@@ -94,6 +101,7 @@ const REFRESHER_KEYS: Record<keyof RefresherOptions<unknown>, true> & KnownKeys 
   minHealthy: true,
   order: true,
   onRefresh: true,
+  sameConnection: true,
 };
 
 /**
@@ -147,6 +155,7 @@ export class Refresher<C> {
     this.#minHealthy = positiveInteger('minHealthy', options.minHealthy, 1);
     oneOf('order', options.order, ['given', 'latency'], 'given');
     checkFunction('onRefresh', options.onRefresh, true);
+    checkFunction('sameConnection', options.sameConnection, true);
     const shared = options.shared as { refreshSurvivors?: unknown } | null | undefined;
     if (shared !== undefined && (typeof shared !== 'object' || shared === null || typeof shared.refreshSurvivors !== 'function')) {
       throw invalidOption('shared', 'a shared survivor list ({ refreshSurvivors }, e.g. createRedisHealth(...))', options.shared);
@@ -280,7 +289,7 @@ export class Refresher<C> {
     if (next !== undefined && this.#o.always !== undefined) next = mergeByName(next, this.#o.always);
     if (next === undefined || next.length === 0) return done({ checked, healthy, installed: undefined, usedFallback, ...extra });
     try {
-      this.#pool.setEndpoints(next);
+      this.#pool.setEndpoints(keepHeldConnections(this.#pool, next, this.#o.sameConnection ?? samePlainData));
     } catch (error) {
       return done({ checked, healthy, installed: undefined, usedFallback, ...extra, error });
     }
