@@ -124,7 +124,7 @@ describe('the options reference', () => {
     BreakerOptions: ['src/health/breaker.ts', '`breaker`'],
     RetryBudgetOptions: ['src/limits/budget.ts', '`retryBudget`'],
     StoreOptions: ['src/limits/store.ts', '`sharedQuota`'],
-    RefresherOptions: ['src/extras/refresher.ts', '`Refresher`'],
+    RefresherOptions: ['src/extras/refresher-options.ts', '`Refresher`'],
     PooledFetchOptions: ['src/fetch/pooled-fetch.ts', '`createPooledFetch`'],
     PoolTransportOptions: ['src/viem/transport.ts', '`poolTransport`'],
     PooledProviderOptions: ['src/ethers/provider.ts', '`PooledJsonRpcProvider`'],

@@ -225,6 +225,56 @@ describe('Refresher', () => {
     expect(clock.pendingTimers).toBe(0);
   });
 
+  test('shared: stop() during the check this process runs for the fleet gives the fleet nothing (it used to hand back an empty list)', async () => {
+    let published: unknown = 'not asked';
+    const shared = {
+      refreshSurvivors: async (check: () => Promise<readonly string[]>) => {
+        published = await check().then(
+          (names) => names,
+          () => 'rejected',
+        );
+        return undefined;
+      },
+    };
+    const { r } = setup({ shared, timeoutMs: 10_000, check: () => new Promise(() => undefined) });
+    r.start();
+    await clock.advance(100);
+    r.stop();
+    await clock.advance(0);
+    expect(published).toBe('rejected');
+  });
+
+  test('shared: a re-check the list runs in the background holds the next run until it ends (never two at once)', async () => {
+    let inFlight = 0;
+    let peak = 0;
+    const shared = {
+      // Stale while revalidate: a list at once, the re-check in the background.
+      refreshSurvivors: async (check: () => Promise<readonly string[]>) => {
+        void check().catch(() => undefined);
+        return ['a'];
+      },
+    };
+    const { r, results } = setup({
+      shared,
+      intervalMs: 100,
+      timeoutMs: 1_000,
+      concurrency: 3,
+      check: async () => {
+        inFlight++;
+        peak = Math.max(peak, inFlight);
+        await new Promise<void>((resolve) => clock.setTimeout(resolve, 500));
+        inFlight--;
+        return true;
+      },
+    });
+    r.start();
+    await clock.advance(2_000);
+    expect(peak).toBe(3);
+    // Each run waits for the last one's re-check (500 ms from its start), then starts its own.
+    expect(results.map((x) => x.startedAt).slice(0, 4)).toEqual([0, 100, 600, 1100]);
+    expect(results.map((x) => x.durationMs).slice(0, 4)).toEqual([0, 400, 400, 400]);
+  });
+
   test('shared: no list yet and another process is checking: the current set stays', async () => {
     const { pool, r } = setup({ shared: { refreshSurvivors: async () => undefined }, check: async () => true });
     const res = await r.refresh();

@@ -21,73 +21,9 @@ import type { EndpointConfig } from '../options/options.js';
 import { checkFunction, checkKeys, durationOrInfinity, oneOf, positiveInteger, type KnownKeys } from '../options/validate.js';
 import type { Pool } from '../pool.js';
 import { keepHeldConnections, samePlainData } from './same-connection.js';
+import type { RefresherOptions, RefreshResult, SharedSurvivors } from './refresher-options.js';
 
-export interface RefresherOptions<C> {
-  /** The candidates, or a function that fetches them (it gets a signal and `timeoutMs`). */
-  readonly candidates: readonly EndpointConfig<C>[] | ((signal: AbortSignal) => Promise<readonly EndpointConfig<C>[]>);
-  /** Health check of one candidate: healthy unless it rejects or resolves `false`. */
-  readonly check: (conn: C, signal: AbortSignal, candidate: EndpointConfig<C>) => Promise<unknown>;
-  /** Installed when fewer than `minHealthy` candidates survive. @default none: keep the current set */
-  readonly fallback?: readonly EndpointConfig<C>[];
-  /** Appended to every installed set (a paid endpoint kept as `low` priority, say). @default none */
-  readonly always?: readonly EndpointConfig<C>[];
-  /** Time between the end of one refresh and the start of the next. @default 300000 */
-  readonly intervalMs?: number;
-  /** Timeout of each check, of the candidate source, and of each wait on the `shared` list. @default 5000 */
-  readonly timeoutMs?: number;
-  /** Checks in flight at once. @default 8 */
-  readonly concurrency?: number;
-  /** Fewer survivors than this is a failed refresh. @default 1 */
-  readonly minHealthy?: number;
-  /** Order of the survivors: as given, or fastest check first. @default 'given' */
-  readonly order?: 'given' | 'latency';
-  /**
-   * Whether a candidate's connection is the one an endpoint of the same name has: then the
-   * endpoint keeps its connection object, and with it its breaker, counters and learned limits.
-   * @default the same value, or equal as data (strings, URLs by `href`, plain objects and arrays member by member)
-   */
-  readonly sameConnection?: (held: C, candidate: C) => boolean;
-  /** Told about every refresh; whatever it throws is ignored. @default none */
-  readonly onRefresh?: (result: RefreshResult) => void;
-  /**
-   * A survivor list shared by the fleet (`createRedisHealth(client)` from
-   * `endpoint-pool/redis`): one process runs the checks and publishes the names that passed,
-   * fresh for `intervalMs`; the others install the candidates with those names, and serve
-   * the last list while it is re-checked. @default none: every process checks on its own
-   */
-  readonly shared?: SharedSurvivors;
-}
-
-/** What `Refresher` needs from a shared survivor list (`RedisHealth` has it). */
-export interface SharedSurvivors {
-  /**
-   * The fleet's survivor names: a published list, or the result of `check` run here when
-   * this process is the one to re-check; `undefined` when there is none yet.
-   */
-  refreshSurvivors(check: () => Promise<readonly string[]>, options: { readonly ttlMs: number }): Promise<readonly string[] | undefined>;
-}
-
-export interface RefreshResult {
-  /** Candidates checked. */
-  readonly checked: number;
-  /** Names that passed, in installed order. */
-  readonly healthy: readonly string[];
-  /** What was installed (`undefined`: the set was left as it was). */
-  readonly installed: readonly string[] | undefined;
-  readonly usedFallback: boolean;
-  /** Why the refresh failed (the candidate source, or `setEndpoints`), if it did. */
-  readonly error?: unknown;
-  /**
-   * When the candidate source last answered (`undefined`: never). When it fails, the
-   * candidates it gave last are checked again, so the set stays verified; this says how
-   * old that candidate list is.
-   */
-  readonly lastGoodAt?: number | undefined;
-  /** The survivors came from the fleet's shared list (checked by another process, or by this one for all). */
-  readonly fromShared?: boolean;
-  readonly startedAt: number;
-  readonly durationMs: number;
-}
+export type { RefresherOptions, RefreshResult, SharedSurvivors } from './refresher-options.js';
 
 const REFRESHER_KEYS: Record<keyof RefresherOptions<unknown>, true> & KnownKeys = {
   candidates: true,
@@ -128,7 +64,10 @@ export class Refresher<C> {
   readonly #minHealthy: number;
   #timer: TimerHandle | undefined;
   #running: Promise<RefreshResult> | undefined;
-  #controller: AbortController | undefined;
+  /** Aborted by `stop()`: every check and source call, a run's or a background re-check's, hears it. */
+  readonly #stopper = new AbortController();
+  /** A re-check the shared list started that may outlive its run (stale while revalidate): the next run waits for it. */
+  #rechecking: Promise<void> | undefined;
   #started = false;
   #stopped = false;
   #last: RefreshResult | undefined;
@@ -183,7 +122,7 @@ export class Refresher<C> {
     this.#stopped = true;
     if (this.#timer !== undefined) this.#clock.clearTimeout(this.#timer);
     this.#timer = undefined;
-    this.#controller?.abort();
+    this.#stopper.abort();
   }
 
   [Symbol.dispose](): void {
@@ -211,8 +150,9 @@ export class Refresher<C> {
   async #run(): Promise<RefreshResult> {
     const clock = this.#clock;
     const startedAt = clock.now();
-    const controller = new AbortController();
-    this.#controller = controller;
+    const signal = this.#stopper.signal;
+    // Checks never overlap: not even with the shared list's re-check of an earlier run (bounded by its timeouts).
+    if (this.#rechecking !== undefined) await this.#rechecking;
     const done = (r: Omit<RefreshResult, 'startedAt' | 'durationMs'>): RefreshResult => {
       const result: RefreshResult = { ...r, startedAt, durationMs: clock.now() - startedAt };
       if (!this.#stopped) {
@@ -230,7 +170,7 @@ export class Refresher<C> {
     let failed = false;
     try {
       const source = this.#o.candidates;
-      candidates = typeof source === 'function' ? await this.#withTimeout(controller.signal, (s) => source(s)) : source;
+      candidates = typeof source === 'function' ? await this.#withTimeout(signal, (s) => source(s)) : source;
       if (!Array.isArray(candidates)) throw invalidOption('candidates()', 'an array of endpoints', candidates);
       checkConfigs('candidates()', candidates);
       this.#lastGood = candidates;
@@ -245,7 +185,7 @@ export class Refresher<C> {
     const extra = { lastGoodAt: this.#lastGoodAt, ...(failed ? { error: sourceError } : {}) };
     let checked = 0;
     const checkHere = async (): Promise<EndpointConfig<C>[]> => {
-      const latencies = await this.#checkAll(candidates, controller.signal);
+      const latencies = await this.#checkAll(candidates, signal);
       checked = candidates.length;
       let passed = candidates.filter((_, i) => latencies[i] !== undefined);
       if (this.#o.order === 'latency') {
@@ -261,7 +201,12 @@ export class Refresher<C> {
       let names: readonly string[] | undefined;
       try {
         const ttlMs = this.#intervalMs === Infinity ? 300_000 : Math.max(1, this.#intervalMs);
-        names = await this.#sharedStep(shared, async () => (await checkHere()).map((c) => c.name), ttlMs);
+        names = await this.#sharedStep(shared, async () => {
+          const passed = await checkHere();
+          // Stopped mid-check, every check failed for that alone: nothing for the fleet to take as its list.
+          if (signal.aborted) throw signal.reason;
+          return passed.map((c) => c.name);
+        }, ttlMs);
       } catch (error) {
         names = undefined;
         if (!failed) Object.assign(extra, { error });
@@ -335,7 +280,18 @@ export class Refresher<C> {
         settle(value);
       };
       arm(true);
-      const ours = async (): Promise<readonly string[]> => (arm(false), check().finally(() => arm(true)));
+      const ours = (): Promise<readonly string[]> => {
+        arm(false);
+        // One re-check at a time: one the store starts late, or in the background, waits for the last.
+        const last = this.#rechecking;
+        const p = (last === undefined ? check() : last.then(check)).finally(() => arm(true));
+        const quiet = p.then(noop, noop);
+        this.#rechecking = quiet;
+        void quiet.then(() => {
+          if (this.#rechecking === quiet) this.#rechecking = undefined;
+        });
+        return p;
+      };
       Promise.resolve()
         .then(() => shared.refreshSurvivors(ours, { ttlMs }))
         .then(
@@ -396,3 +352,5 @@ function mergeByName<C>(first: readonly EndpointConfig<C>[], more: readonly Endp
   const names = new Set(first.map((c) => c.name));
   return [...first, ...more.filter((c) => !names.has(c.name))];
 }
+
+function noop(): void {}

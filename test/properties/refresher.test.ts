@@ -7,7 +7,9 @@
  * delay, maybe past the timeout), answers `false`, rejects, throws at once, hangs until its signal
  * aborts, or hangs ignoring it; the source answers, rejects, hangs or returns garbage; interval,
  * timeout, concurrency, `minHealthy`, order, a fallback and an `always` list; refreshes called by
- * hand; an `onRefresh` that throws; `stop()` at a random time or never.
+ * hand; an `onRefresh` that throws; `stop()` at a random time or never; and in two runs of three
+ * a shared survivor list whose steps publish a list, run this process's check on time or late,
+ * serve a stale list while re-checking in the background, answer nothing, reject or hang.
  *
  * Promised, and checked on every run:
  * 1. runs never overlap; a run the timer started begins `intervalMs` after one ended;
@@ -21,6 +23,9 @@
  *    one with other data gets the new value;
  * 6. after `stop()`: nothing is installed or reported, every check in flight is aborted, no check
  *    starts, and no timer is left; every timer the Refresher arms is a background one.
+ * 7. with a shared list: the list's names among the candidates are installed in its order; one
+ *    re-check at a time (2. holds across them); what a re-check hands the store is what its
+ *    checks found, and nothing once `stop()` cut it short.
  */
 import fc from 'fast-check';
 import { describe, expect, test } from 'vitest';
@@ -56,6 +61,18 @@ interface Scenario {
   readonly manualAt: readonly number[];
   readonly stopAt: number | undefined;
   readonly throwingObserver: boolean;
+  /** A shared survivor list (as `createRedisHealth` gives), one step per run, cycled; undefined: none. */
+  readonly shared: readonly SharedStep[] | undefined;
+}
+type SharedKind = 'list' | 'check' | 'stale' | 'none' | 'reject' | 'hang';
+interface SharedStep {
+  readonly kind: SharedKind;
+  /** Before it answers, or before it calls the check (`check`, `stale`). */
+  readonly delayMs: number;
+  /** After the check, before it answers (`check`). */
+  readonly afterMs: number;
+  /** The published list (`list`, `stale`): candidate indices, 6 for a name no candidate has. */
+  readonly list: readonly number[];
 }
 
 const checkStep = fc.record({
@@ -79,6 +96,18 @@ const scenarioArb: fc.Arbitrary<Scenario> = fc.integer({ min: 1, max: 6 }).chain
     manualAt: fc.array(fc.integer({ min: 0, max: HORIZON_MS }), { maxLength: 3 }),
     stopAt: fc.option(fc.integer({ min: 0, max: HORIZON_MS }), { nil: undefined }),
     throwingObserver: fc.boolean(),
+    shared: fc.option(
+      fc.array(
+        fc.record({
+          kind: fc.constantFrom<SharedKind>('list', 'check', 'check', 'stale', 'stale', 'none', 'reject', 'hang'),
+          delayMs: fc.oneof(fc.constant(0), fc.integer({ min: 1, max: 7_000 })),
+          afterMs: fc.oneof(fc.constant(0), fc.integer({ min: 1, max: 7_000 })),
+          list: fc.uniqueArray(fc.integer({ min: 0, max: 6 }), { maxLength: 7 }),
+        }),
+        { minLength: 1, maxLength: 4 },
+      ),
+      { nil: undefined, freq: 2 },
+    ),
   }),
 );
 
@@ -87,6 +116,8 @@ interface Conn {
   readonly key: string;
 }
 interface CheckRecord {
+  /** Started by a re-check the shared list ran after its run's step had answered (its batch). */
+  readonly batch: number | undefined;
   readonly name: string;
   readonly conn: Conn;
   readonly startedAt: number;
@@ -113,6 +144,13 @@ async function simulate(sc: Scenario) {
   const fallback: EndpointConfig<Conn>[] = [{ name: 'fb', conn: { url: 'https://fb', key: 'f' } }];
   const always: EndpointConfig<Conn>[] = [{ name: 'al', conn: { url: 'https://al', key: 'a' } }];
   const checks: CheckRecord[] = [];
+  /**
+   * The checks the shared list asked for and that have not settled, oldest first: a background
+   * re-check's batch number, or `undefined` for the one a step waits for. The Refresher runs one
+   * at a time (the next run and a later re-check wait for the last), so a check started now is
+   * the oldest's.
+   */
+  let pendingBatches: { batch: number | undefined }[] = [];
   const checkCalls = new Map<string, number>();
   let inFlight = 0;
   let peak = 0;
@@ -123,12 +161,18 @@ async function simulate(sc: Scenario) {
     inFlight--;
   };
   /** A delay on the clock, cleared when `signal` aborts (unless told to ignore it). */
+  let ownTimers = 0;
   const sleep = (ms: number, signal: AbortSignal | undefined) =>
     new Promise<void>((resolve, reject) => {
       if (ms === 0) return resolve();
-      const h = clock.setTimeout(resolve, ms, true);
+      ownTimers++;
+      const h = clock.setTimeout(() => {
+        ownTimers--;
+        resolve();
+      }, ms, true);
       signal?.addEventListener('abort', () => {
         clock.clearTimeout(h);
+        ownTimers--;
         reject(signal.reason);
       });
     });
@@ -140,7 +184,7 @@ async function simulate(sc: Scenario) {
     const k = checkCalls.get(name) ?? 0;
     checkCalls.set(name, k + 1);
     const step = sc.checks[i]![k % sc.checks[i]!.length]!;
-    const rec: CheckRecord = { name, conn, startedAt: t(), signal, settledAt: undefined, passed: false, abortedAt: undefined, inFlight: true };
+    const rec: CheckRecord = { batch: pendingBatches[0]?.batch, name, conn, startedAt: t(), signal, settledAt: undefined, passed: false, abortedAt: undefined, inFlight: true };
     checks.push(rec);
     inFlight++;
     peak = Math.max(peak, inFlight);
@@ -187,7 +231,55 @@ async function simulate(sc: Scenario) {
     return JSON.parse(JSON.stringify(fresh(k))) as EndpointConfig<Conn>[];
   };
 
-  const results: { r: RefreshResult; names: string[]; conns: Map<string, Conn | undefined>; at: number; checksUpTo: number }[] = [];
+  /** The shared list's steps, one per call, and the re-checks it ran in the background. */
+  const storeCalls: { step: SharedStep; at: number }[] = [];
+  const batches: { startedAt: number; stoppedDuring: boolean; result?: readonly string[]; failed?: boolean; settledAt?: number }[] = [];
+  const shared = sc.shared === undefined ? undefined : {
+    refreshSurvivors: async (run: () => Promise<readonly string[]>): Promise<readonly string[] | undefined> => {
+      const step = sc.shared![storeCalls.length % sc.shared!.length]!;
+      const at = t();
+      storeCalls.push({ step, at });
+      const late = () => t() >= at + sc.timeoutMs;
+      /** The check run after the step answered (or gave up): a batch of its own, its outcome recorded. */
+      const inBackground = () => {
+        const b = { startedAt: t(), stoppedDuring: false } as (typeof batches)[number];
+        batches.push(b);
+        const entry = { batch: batches.length - 1 };
+        pendingBatches.push(entry);
+        const gone = () => (pendingBatches = pendingBatches.filter((x) => x !== entry));
+        return run().then(
+          (names) => {
+            gone();
+            Object.assign(b, { result: names, settledAt: t(), stoppedDuring: stoppedAt !== undefined && stoppedAt >= b.startedAt });
+          },
+          () => {
+            gone();
+            Object.assign(b, { failed: true, settledAt: t() });
+          },
+        );
+      };
+      const listed = step.list.map((i) => (i < sc.candidates ? `c${i}` : 'ghost'));
+      if (step.kind === 'hang') return new Promise(() => undefined);
+      await sleep(step.delayMs, undefined);
+      if (step.kind === 'reject') throw new Error('redis down');
+      if (step.kind === 'none') return undefined;
+      if (step.kind === 'list') return listed;
+      if (step.kind === 'stale') {
+        void inBackground();
+        return listed;
+      }
+      if (late()) {
+        await inBackground();
+        return undefined;
+      }
+      const entry = { batch: undefined };
+      pendingBatches.push(entry);
+      const names = await run().finally(() => (pendingBatches = pendingBatches.filter((x) => x !== entry)));
+      await sleep(step.afterMs, undefined);
+      return names;
+    },
+  };
+  const results: { r: RefreshResult; names: string[]; conns: Map<string, Conn | undefined>; at: number; checksUpTo: number; storeUpTo: number }[] = [];
   let held = new Map<string, Conn | undefined>([['seed', connectionOf(pool, 'seed')]]);
   const refresher = new Refresher<Conn>(pool, {
     candidates: sc.fromFunction ? source : fixed,
@@ -199,11 +291,12 @@ async function simulate(sc: Scenario) {
     order: sc.order,
     ...(sc.fallback ? { fallback } : {}),
     ...(sc.always ? { always } : {}),
+    ...(shared === undefined ? {} : { shared }),
     onRefresh: (r) => {
       if (stoppedAt !== undefined) violations.push(`onRefresh at ${t()} ms after stop() at ${stoppedAt} ms`);
       const now = pool.endpointNames;
       const conns = new Map(now.map((n) => [n, connectionOf(pool, n)]));
-      results.push({ r, names: now, conns, at: t(), checksUpTo: checks.length });
+      results.push({ r, names: now, conns, at: t(), checksUpTo: checks.length, storeUpTo: storeCalls.length });
       if (sc.throwingObserver) throw new Error('observer bug');
     },
   });
@@ -235,7 +328,15 @@ async function simulate(sc: Scenario) {
   const namesAtStop = pool.endpointNames.join(',');
   await clock.advance(60_000);
   if (pool.endpointNames.join(',') !== namesAtStop) violations.push(`the set changed after stop(): ${namesAtStop} -> ${pool.endpointNames.join(',')}`);
-  if (clock.pendingTimers !== 0) violations.push(`${clock.pendingTimers} timer(s) left after stop()`);
+  if (clock.pendingTimers - ownTimers !== 0) violations.push(`${clock.pendingTimers - ownTimers} timer(s) of the Refresher left after stop()`);
+  // Background re-checks: what each gave the shared list is what its checks found, and nothing once stopped.
+  batches.forEach((b, k) => {
+    if (b.settledAt === undefined) violations.push(`the re-check from ${b.startedAt} ms never settled`);
+    if (b.result === undefined) return;
+    if (b.stoppedDuring) violations.push(`the re-check from ${b.startedAt} ms, stopped, gave the fleet ${b.result.join(',') || 'an empty list'}`);
+    const its = checks.filter((c) => c.batch === k && c.passed && c.settledAt !== undefined && c.settledAt <= c.startedAt + sc.timeoutMs).map((c) => c.name);
+    if ([...b.result].sort().join(',') !== [...its].sort().join(',')) violations.push(`the re-check from ${b.startedAt} ms gave ${b.result.join(',')}, its checks passed ${its.join(',')}`);
+  });
   for (const m of manual) if (!m.settled) violations.push(`refresh() called at ${m.at} ms never settled`);
 
   // 1. No overlap; timer runs start an interval after a run ended.
@@ -254,7 +355,8 @@ async function simulate(sc: Scenario) {
     } else if (r.startedAt !== 0 && !manualTimes.has(r.startedAt)) violations.push(`the first run started at ${r.startedAt} ms`);
     // 3. A run's bound.
     const perWorker = Math.ceil(sc.candidates / Math.min(sc.concurrency, sc.candidates));
-    const bound = (sc.fromFunction ? sc.timeoutMs : 0) + perWorker * sc.timeoutMs;
+    // With a shared list: a wait for an earlier run's re-check, the step's wait before its check, the check, the wait after it.
+    const bound = (sc.fromFunction ? sc.timeoutMs : 0) + perWorker * sc.timeoutMs + (sc.shared === undefined ? 0 : perWorker * sc.timeoutMs + 2 * sc.timeoutMs);
     if (r.durationMs > bound) violations.push(`run ${i} took ${r.durationMs} ms, bound ${bound} ms`);
   }
   // 2 and 3: concurrency, and every check past its timeout aborted then.
@@ -268,27 +370,44 @@ async function simulate(sc: Scenario) {
   for (let i = 0; i < results.length; i++) {
     const { r, names: now, conns } = results[i]!;
     const end = r.startedAt + r.durationMs;
-    const mine = checks.slice(i === 0 ? 0 : results[i - 1]!.checksUpTo, results[i]!.checksUpTo);
+    // A background re-check's checks (tagged with their batch) belong to no run.
+    const mine = checks.slice(i === 0 ? 0 : results[i - 1]!.checksUpTo, results[i]!.checksUpTo).filter((c) => c.batch === undefined);
     if (mine.some((c) => c.startedAt < r.startedAt || c.startedAt > end)) violations.push(`run ${i} (${r.startedAt}-${end} ms) has a check started outside it`);
-    if (r.checked > 0 && mine.length !== r.checked) violations.push(`run ${i} reports ${r.checked} checked, ${mine.length} checks were called`);
+    const prevStore = i === 0 ? 0 : results[i - 1]!.storeUpTo;
+    const step = results[i]!.storeUpTo > prevStore ? storeCalls[prevStore]!.step : undefined;
+    if (sc.shared === undefined && r.checked > 0 && mine.length !== r.checked) violations.push(`run ${i} reports ${r.checked} checked, ${mine.length} checks were called`);
     const passed = mine.filter((c) => c.passed && c.settledAt !== undefined && c.settledAt <= c.startedAt + sc.timeoutMs);
     if (r.installed !== undefined && now.join(',') !== r.installed.join(',')) violations.push(`run ${i} reported ${r.installed.join(',')} installed, the pool has ${now.join(',')}`);
-    if (r.checked > 0) {
-      const expectHealthy = names.filter((n) => passed.some((c) => c.name === n));
-      const healthy = [...r.healthy].sort();
-      if (healthy.join(',') !== [...expectHealthy].sort().join(',')) violations.push(`run ${i}: healthy ${r.healthy.join(',')}, its checks passed ${expectHealthy.join(',')}`);
-      if (sc.order === 'given' && r.healthy.join(',') !== expectHealthy.join(',')) violations.push(`run ${i}: healthy ${r.healthy.join(',')} not in the given order`);
-      if (sc.order === 'latency') {
-        const lat = (n: string) => {
-          const c = passed.find((x) => x.name === n)!;
-          return c.settledAt! - c.startedAt;
-        };
-        for (let j = 1; j < r.healthy.length; j++) if (lat(r.healthy[j - 1]!) > lat(r.healthy[j]!)) violations.push(`run ${i}: ${r.healthy.join(',')} not fastest first`);
-      }
-      let expected: string[] | undefined = r.healthy.length >= sc.minHealthy ? [...r.healthy] : sc.fallback ? [...r.healthy, ...(r.healthy.includes('fb') ? [] : ['fb'])] : undefined;
-      if (expected !== undefined && sc.always) expected = [...expected, 'al'];
-      if ((r.installed ?? []).join(',') !== (expected ?? []).join(',')) violations.push(`run ${i} installed ${String(r.installed)}, expected ${String(expected)}`);
+    const byChecks = names.filter((n) => passed.some((c) => c.name === n));
+    /** What the run should have found healthy: by its checks, or the shared list's; undefined: nothing to install. */
+    let expectHealthy: string[] | undefined;
+    let fromList = false;
+    if (sc.shared === undefined) expectHealthy = r.checked > 0 ? byChecks : undefined;
+    else if (step === undefined || step.kind === 'hang' || step.kind === 'reject' || step.kind === 'none' || step.delayMs >= sc.timeoutMs) expectHealthy = undefined;
+    else if (step.kind === 'check') expectHealthy = step.afterMs >= sc.timeoutMs ? undefined : byChecks;
+    else {
+      fromList = true;
+      expectHealthy = step.list.filter((x) => x < sc.candidates).map((x) => `c${x}`);
     }
+    if (expectHealthy !== undefined) {
+      if (fromList ? r.healthy.join(',') !== expectHealthy.join(',') : [...r.healthy].sort().join(',') !== [...expectHealthy].sort().join(',')) {
+        violations.push(`run ${i}: healthy ${r.healthy.join(',')}, expected ${expectHealthy.join(',')} (${step === undefined ? 'checks' : `shared ${step.kind}`})`);
+      }
+      if (!fromList && sc.order === 'given' && r.healthy.join(',') !== expectHealthy.join(',')) violations.push(`run ${i}: healthy ${r.healthy.join(',')} not in the given order`);
+      if (!fromList && sc.order === 'latency') {
+        const lat = (n: string) => {
+          const c = passed.find((x) => x.name === n);
+          return c === undefined ? NaN : c.settledAt! - c.startedAt;
+        };
+        for (let j = 1; j < r.healthy.length; j++) if (!(lat(r.healthy[j - 1]!) <= lat(r.healthy[j]!))) violations.push(`run ${i}: ${r.healthy.join(',')} not fastest first`);
+      }
+    }
+    // In the order reported (checked above: as given, fastest first, or the list's).
+    const healthy = expectHealthy === undefined ? undefined : r.healthy;
+    let expected: string[] | undefined = healthy === undefined ? undefined : healthy.length >= sc.minHealthy ? [...healthy] : sc.fallback ? [...healthy, 'fb'] : undefined;
+    if (expected !== undefined && sc.always) expected = [...expected, 'al'];
+    if (expected?.length === 0) expected = undefined;
+    if ((r.installed ?? []).join(',') !== (expected ?? []).join(',')) violations.push(`run ${i} installed ${String(r.installed)}, expected ${String(expected)} (${step === undefined ? 'no shared step' : JSON.stringify(step)})`);
     if (r.installed !== undefined) {
       for (const n of now) {
         const before = held.get(n);
