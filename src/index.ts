@@ -8,6 +8,7 @@ export { Pool, PoolCore, type EndpointStats, type ProbeOptions } from './pool.js
 export { healthProbes, retryBudgets, rateLimits, hedging, latencySelection, healthSelection, randomSelection, panicMode, failureRates, authRefresh, sharedQuotas, reusableSignals, concurrencyLimits, callRouting } from './features-all.js';
 export type { Feature } from './features.js';
 export { Refresher, type RefresherOptions, type RefreshResult, type SharedSurvivors } from './extras/refresher.js';
+export { keepConnections, samePlainData } from './extras/same-connection.js';
 export { PoolError, isPoolError, type PoolErrorCode } from './base/errors.js';
 export type { AttemptContext, Operation } from './call/context.js';
 export type { ErrorClass, Classification, ClassifyResult, Classifier, CeilingScope } from './base/classify.js';

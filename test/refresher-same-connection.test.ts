@@ -5,7 +5,7 @@
  * name whose connection is equal as data now keeps the pool's object, and its state.
  */
 import { describe, expect, test } from 'vitest';
-import { Pool, Refresher, type EndpointConfig } from '../src/index.js';
+import { Pool, Refresher, keepConnections, type EndpointConfig } from '../src/index.js';
 import { samePlainData } from '../src/extras/same-connection.js';
 import { connectionOf } from '../src/rpc/connections.js';
 import { FakeClock } from '../src/testing/index.js';
@@ -107,5 +107,32 @@ describe('samePlainData', () => {
     const y: Record<string, unknown> = {};
     y['self'] = y;
     expect(samePlainData(x, y)).toBe(false);
+  });
+});
+
+describe('keepConnections: a list made anew for pool.setEndpoints', () => {
+  test('an equal connection keeps its endpoint; another value, a new name or a bad entry is passed on as given', async () => {
+    const clock = new FakeClock();
+    const config = JSON.stringify([{ name: 'a', conn: { url: 'https://a.example', key: 'k1' } }, { name: 'b', conn: { url: 'https://b.example', key: 'k2' } }]);
+    const pool = new Pool<{ url: string; key: string }>({ endpoints: JSON.parse(config), classify: () => 'transient', clock, breaker: { threshold: 1, cooldownMs: 600_000 }, strategy: 'ordered' });
+    await pool.execute(async (c) => {
+      if (c.url === 'https://a.example') throw new Error('down');
+      return c;
+    });
+    const held = connectionOf(pool, 'a');
+    pool.setEndpoints(keepConnections(pool, JSON.parse(config)));
+    expect(connectionOf(pool, 'a')).toBe(held);
+    expect(pool.breakerState('a')).toMatchObject({ state: 'open' });
+    // Without it, the same list made anew is a new endpoint.
+    pool.setEndpoints(JSON.parse(config));
+    expect(pool.breakerState('a')).toBe('closed');
+    const list = keepConnections(pool, [{ name: 'a', conn: { url: 'https://a.example', key: 'k9' } }, { name: 'c', conn: { url: 'https://c.example', key: 'k3' } }, 5 as never]);
+    expect(list[0]!.conn.key).toBe('k9');
+    expect(list[2]).toBe(5);
+    // By `same`: the URL alone.
+    const byUrl = keepConnections(pool, [{ name: 'a', conn: { url: 'https://a.example', key: 'k9' } }], (h, c) => h.url === c.url);
+    expect(byUrl[0]!.conn).toBe(connectionOf(pool, 'a'));
+    expect(() => keepConnections({} as never, [])).toThrow(/^pool: expected a Pool/);
+    expect(() => keepConnections(pool, [], 5 as never)).toThrow(/^same: expected a function/);
   });
 });

@@ -4,8 +4,10 @@
  * candidate source (a registry fetched as JSON, a config file read again) makes equal values
  * anew on every round. Handing the held object over for an equal candidate keeps the state.
  */
+import { invalidOption } from '../base/errors.js';
 import type { EndpointConfig } from '../options/options.js';
-import { poolStateOf, type PoolCore } from '../pool-core.js';
+import { checkFunction } from '../options/validate.js';
+import { PoolCore, poolStateOf } from '../pool-core.js';
 
 /**
  * Equal as data: the same value, two URLs of the same `href`, or arrays and plain objects
@@ -37,6 +39,7 @@ function isPlain(o: object): boolean {
 export function keepHeldConnections<C>(pool: PoolCore<C>, list: readonly EndpointConfig<C>[], same: (held: C, candidate: C) => boolean): EndpointConfig<C>[] {
   const byName = poolStateOf(pool).byName;
   return list.map((c) => {
+    if (typeof c !== 'object' || c === null) return c; // setEndpoints names what is wrong
     const held = byName.get(c.name);
     if (held === undefined || held.conn === c.conn) return c;
     let keep = false;
@@ -47,4 +50,16 @@ export function keepHeldConnections<C>(pool: PoolCore<C>, list: readonly Endpoin
     }
     return keep ? { ...c, conn: held.conn } : c;
   });
+}
+
+/**
+ * For `pool.setEndpoints` with a list made anew (a config reloaded, a registry read as JSON):
+ * each entry whose name the pool has, with a connection equal to the pool's (as data, or by
+ * `same`), gets the pool's own connection object, so that endpoint keeps its breaker, counters
+ * and learned limits. `pool.setEndpoints(keepConnections(pool, list))`.
+ */
+export function keepConnections<C>(pool: PoolCore<C>, list: readonly EndpointConfig<C>[], same: (held: C, candidate: C) => boolean = samePlainData): EndpointConfig<C>[] {
+  if (!(pool instanceof PoolCore)) throw invalidOption('pool', 'a Pool', pool);
+  checkFunction('same', same, false);
+  return Array.isArray(list) ? keepHeldConnections(pool, list, same) : (list as never);
 }
