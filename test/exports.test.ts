@@ -111,6 +111,7 @@ describe('public runtime exports', () => {
           "classifyViemError: function",
           "gatherEvidence: function",
           "poolTransport: function",
+          "sameTransport: function",
         ],
       }
     `);

@@ -7,6 +7,7 @@ import type { EndpointConfig } from '../options/options.js';
 import { invalidOption } from '../base/errors.js';
 import { checkUrlOption } from '../extras/url-option.js';
 import { hostOf } from '../extras/host.js';
+import { samePlainData } from '../extras/same-connection.js';
 import { connectionOf } from '../rpc/connections.js';
 import type { Pool } from '../pool.js';
 import type { CustomFactory, Eip1193Provider, HttpFactory, TransportFactory } from './types.js';
@@ -93,3 +94,33 @@ export function toEndpoints(
   });
 }
 
+
+/** What makes two `http` transports the same node, read off an instance; `null`: not an `http` transport. */
+const described = new WeakMap<TransportFactory, object | null>();
+
+function describe(t: TransportFactory): object | null {
+  let d = described.get(t);
+  if (d === undefined) {
+    try {
+      const { config, value } = t({ retryCount: 0 });
+      d = config.type !== 'http' || value === undefined ? null : { url: value['url'], fetchOptions: value['fetchOptions'], key: config.key, name: config.name, timeout: config.timeout, methods: (config as { methods?: unknown }).methods };
+    } catch {
+      d = null;
+    }
+    described.set(t, d);
+  }
+  return d;
+}
+
+/**
+ * Whether two viem transports stand for the same node: the same object, or two `http`
+ * transports of the same URL, fetch options (headers), key, name, timeout and methods. For a
+ * `Refresher` over `transport.pool` whose candidates build `http(url)` anew each round:
+ * `sameConnection: sameTransport` keeps each endpoint's transport, and so its state.
+ */
+export function sameTransport(a: TransportFactory, b: TransportFactory): boolean {
+  if (a === b) return true;
+  const x = describe(a);
+  const y = x === null ? null : describe(b);
+  return x !== null && y !== null && samePlainData(x, y);
+}

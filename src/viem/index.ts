@@ -4,6 +4,7 @@
  * transports (`http(url)`), or URLs together with viem's `http`.
  */
 export { poolTransport, type PoolTransport, type PoolTransportOptions, type ViemEndpoint, type ViemClassifier } from './transport.js';
+export { sameTransport } from './endpoints.js';
 export { classifyViemError, gatherEvidence, type ErrorEvidence, type ViemClassifyOptions } from './classify.js';
 export type { TransportFactory, TransportInstance, TransportParams, RequestFn, RpcArgs, RpcRequestOptions, HttpFactory } from './types.js';
 export { QuorumError, type QuorumAnswer } from '../rpc/quorum-error.js';
