@@ -126,9 +126,10 @@ describe('keepConnections: a list made anew for pool.setEndpoints', () => {
     // Without it, the same list made anew is a new endpoint.
     pool.setEndpoints(JSON.parse(config));
     expect(pool.breakerState('a')).toBe('closed');
-    const list = keepConnections(pool, [{ name: 'a', conn: { url: 'https://a.example', key: 'k9' } }, { name: 'c', conn: { url: 'https://c.example', key: 'k3' } }, 5 as never]);
+    const list = keepConnections(pool, [{ name: 'a', conn: { url: 'https://a.example', key: 'k9' } }, { name: 'c', conn: { url: 'https://c.example', key: 'k3' } }, 5 as never, null as never]);
     expect(list[0]!.conn.key).toBe('k9');
     expect(list[2]).toBe(5);
+    expect(list[3]).toBeNull();
     // By `same`: the URL alone.
     const byUrl = keepConnections(pool, [{ name: 'a', conn: { url: 'https://a.example', key: 'k9' } }], (h, c) => h.url === c.url);
     expect(byUrl[0]!.conn).toBe(connectionOf(pool, 'a'));

@@ -61,6 +61,8 @@ interface Scenario {
   readonly manualAt: readonly number[];
   readonly stopAt: number | undefined;
   readonly throwingObserver: boolean;
+  /** The fallback and `always` lists name candidates too. */
+  readonly overlap: boolean;
   /** A shared survivor list (as `createRedisHealth` gives), one step per run, cycled; undefined: none. */
   readonly shared: readonly SharedStep[] | undefined;
 }
@@ -96,6 +98,7 @@ const scenarioArb: fc.Arbitrary<Scenario> = fc.integer({ min: 1, max: 6 }).chain
     manualAt: fc.array(fc.integer({ min: 0, max: HORIZON_MS }), { maxLength: 3 }),
     stopAt: fc.option(fc.integer({ min: 0, max: HORIZON_MS }), { nil: undefined }),
     throwingObserver: fc.boolean(),
+    overlap: fc.boolean(),
     shared: fc.option(
       fc.array(
         fc.record({
@@ -141,8 +144,10 @@ async function simulate(sc: Scenario) {
   const keyOf = (i: number, k: number) => `k${sc.rotate[i]! === 0 ? 0 : Math.floor(k / sc.rotate[i]!)}`;
   const fresh = (k: number): EndpointConfig<Conn>[] => names.map((name, i) => ({ name, conn: { url: `https://${name}`, key: keyOf(i, k) } }));
   const fixed = fresh(0);
-  const fallback: EndpointConfig<Conn>[] = [{ name: 'fb', conn: { url: 'https://fb', key: 'f' } }];
-  const always: EndpointConfig<Conn>[] = [{ name: 'al', conn: { url: 'https://al', key: 'a' } }];
+  // With `overlap`, the fallback and `always` lists also name candidates (c0, and c1 when there is one): a survivor's entry wins.
+  const fallback: EndpointConfig<Conn>[] = [{ name: 'fb', conn: { url: 'https://fb', key: 'f' } }, ...(sc.overlap ? [{ name: 'c0', conn: { url: 'https://c0', key: 'fallback' } }] : [])];
+  const always: EndpointConfig<Conn>[] = [{ name: 'al', conn: { url: 'https://al', key: 'a' } }, ...(sc.overlap && sc.candidates > 1 ? [{ name: 'c1', conn: { url: 'https://c1', key: 'always' } }] : [])];
+  const merged = (first: readonly string[], more: readonly EndpointConfig<Conn>[]) => [...first, ...more.map((c) => c.name).filter((n) => !first.includes(n))];
   const checks: CheckRecord[] = [];
   /**
    * The checks the shared list asked for and that have not settled, oldest first: a background
@@ -404,9 +409,12 @@ async function simulate(sc: Scenario) {
     }
     // In the order reported (checked above: as given, fastest first, or the list's).
     const healthy = expectHealthy === undefined ? undefined : r.healthy;
-    let expected: string[] | undefined = healthy === undefined ? undefined : healthy.length >= sc.minHealthy ? [...healthy] : sc.fallback ? [...healthy, 'fb'] : undefined;
-    if (expected !== undefined && sc.always) expected = [...expected, 'al'];
+    let expected: string[] | undefined = healthy === undefined ? undefined : healthy.length >= sc.minHealthy ? [...healthy] : sc.fallback ? merged(healthy, fallback) : undefined;
+    if (expected !== undefined && sc.always) expected = merged(expected, always);
     if (expected?.length === 0) expected = undefined;
+    const usedFallback = healthy !== undefined && healthy.length < sc.minHealthy && sc.fallback;
+    if (r.usedFallback !== usedFallback) violations.push(`run ${i}: usedFallback ${r.usedFallback}, expected ${usedFallback}`);
+    if (expectHealthy === undefined && r.healthy.length > 0) violations.push(`run ${i}: healthy ${r.healthy.join(',')} from a run that found nothing`);
     if ((r.installed ?? []).join(',') !== (expected ?? []).join(',')) violations.push(`run ${i} installed ${String(r.installed)}, expected ${String(expected)} (${step === undefined ? 'no shared step' : JSON.stringify(step)})`);
     if (r.installed !== undefined) {
       for (const n of now) {
@@ -414,7 +422,7 @@ async function simulate(sc: Scenario) {
         const conn = conns.get(n);
         if (before !== undefined && samePlainData(before, conn) && before !== conn) violations.push(`run ${i}: ${n} kept by name with an equal connection got a new object`);
         // The pool's value is the data of the candidate this run checked (an equal one kept as the pool's object).
-        const checked = mine.find((c) => c.name === n);
+        const checked = r.healthy.includes(n) ? mine.find((c) => c.name === n) : undefined;
         if (checked !== undefined && !samePlainData(checked.conn, conn)) violations.push(`run ${i}: ${n} installed with ${JSON.stringify(conn)}, checked ${JSON.stringify(checked.conn)}`);
       }
       held = conns;
