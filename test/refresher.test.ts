@@ -199,7 +199,7 @@ describe('Refresher', () => {
     expect(asked).toEqual([60_000, 300_000]);
   });
 
-  test('shared: a store that asks for the check only after the step timed out arms no timer once that check ends', async () => {
+  test('shared: a store that asks for the check only after the step timed out is refused, and no timer is left', async () => {
     // generated5 (seed 17120433): Redis paused, the step gave up at timeoutMs, the store then ran
     // this process's check, and its end re-armed the step's timer while the store was still
     // publishing: a timer pending after stop() and close().
@@ -217,7 +217,9 @@ describe('Refresher', () => {
     await clock.advance(1_000);
     expect((await res).error).toBeInstanceOf(Error);
     await clock.advance(4_000);
-    expect(await late!()).toEqual(['a', 'b', 'c']);
+    // Since the thirty-seventh session a refresh that gave up on the store checks nothing more for it
+    // (the late checks ran beside the next refresh's, and re-checks queued behind one another).
+    await expect(late!()).rejects.toThrow(/after the refresh gave up/);
     expect(clock.pendingTimers).toBe(0);
     finish!(['a']);
     r.stop();

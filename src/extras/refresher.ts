@@ -281,8 +281,10 @@ export class Refresher<C> {
       };
       arm(true);
       const ours = (): Promise<readonly string[]> => {
+        // Asked after this refresh stopped waiting for the store: that refresh failed, and checks nothing more.
+        if (settled) return Promise.reject(new Error('the shared survivor list asked for a check after the refresh gave up on it'));
         arm(false);
-        // One re-check at a time: one the store starts late, or in the background, waits for the last.
+        // One re-check at a time: one that outlives its refresh (in the background) holds the next.
         const last = this.#rechecking;
         const p = (last === undefined ? check() : last.then(check)).finally(() => arm(true));
         const quiet = p.then(noop, noop);
