@@ -6,8 +6,8 @@
 import fc from 'fast-check';
 import { describe, expect, test } from 'vitest';
 import { samePlainData } from '../src/extras/same-connection.js';
-import { seedFor } from './properties/run.js';
 
+const SEED = process.env['FC_SEED'] !== undefined ? Number(process.env['FC_SEED']) : 2026120638;
 const json = fc.jsonValue({ maxDepth: 4 });
 
 describe('samePlainData over generated values', () => {
@@ -17,7 +17,7 @@ describe('samePlainData over generated values', () => {
         const copy = JSON.parse(JSON.stringify(v)) as unknown;
         return samePlainData(v, copy) && samePlainData(copy, v);
       }),
-      { seed: seedFor(), numRuns: 2_000 },
+      { seed: SEED, numRuns: 2_000 },
     );
   });
 
@@ -30,7 +30,7 @@ describe('samePlainData over generated values', () => {
         const same = samePlainData(a, b);
         return samePlainData(b, a) === same && same === (canonical(a) === canonical(b));
       }),
-      { seed: seedFor(), numRuns: 2_000 },
+      { seed: SEED, numRuns: 2_000 },
     );
   });
 
@@ -43,7 +43,7 @@ describe('samePlainData over generated values', () => {
         copy[k] = { changed: copy[k] };
         return !samePlainData(v, copy) && !samePlainData(copy, v);
       }),
-      { seed: seedFor(), numRuns: 1_000 },
+      { seed: SEED, numRuns: 1_000 },
     );
   });
 
@@ -57,7 +57,7 @@ describe('samePlainData over generated values', () => {
         const f = () => url;
         return samePlainData(c, c) && !samePlainData(c, new Conn(url)) && !samePlainData({ f }, { f: () => url }) && !samePlainData(new Map([[url, 1]]), new Map([[url, 1]])) && samePlainData({ c }, { c });
       }),
-      { seed: seedFor(), numRuns: 300 },
+      { seed: SEED, numRuns: 300 },
     );
   });
 });
