@@ -5,7 +5,8 @@
  * an async source, e.g. a registry of public RPCs), checks every candidate at once with
  * at most `concurrency` checks in flight, each under `timeoutMs`, and installs the
  * survivors with `pool.setEndpoints` (an endpoint kept by name, its connection equal as data
- * or by `sameConnection`, keeps its connection object, breaker and counters). When fewer than `minHealthy` survive, it installs `fallback` (plus whatever
+ * or by `sameConnection`, keeps its connection object, breaker and counters). When fewer
+ * than `minHealthy` survive, it installs `fallback` (plus whatever
  * survived) or, without a fallback, leaves the set as it is.
  *
  * Stale while revalidate: calls never wait for a refresh; they use the set installed
