@@ -38,6 +38,7 @@ import {
 } from '../../src/index.js';
 import { FakeClock } from '../../src/testing/index.js';
 import { TrackedClock, negativeDurations, seeded } from './sim.js';
+import { MetricsTally } from './metrics-tally.js';
 
 const INF = Number.POSITIVE_INFINITY;
 export const MIX_NAMES = ['a', 'b', 'c', 'd'] as const;
@@ -482,6 +483,8 @@ export async function simulateMix(sc: MixScenario, hooks: MixHooks = {}): Promis
   /** The groups last given to the pool: it regroups their present members (a member put back rejoins), whatever `groupsNow` says. */
   let declared: string[][] = groupsNow.map((g) => [...g]);
   let maxCalls = sc.maxConcurrentCalls ?? INF;
+  // Three runs in four record metrics, through a sink that throws now and then (metrics-tally.ts).
+  const tally = (sc.seed & 3) === 0 ? undefined : new MetricsTally(3 + (sc.seed & 12));
   const anyUnauthorized = sc.endpoints.some((e) => e.script.some((f) => f.k === 'fail' && f.cls === 'unauthorized'));
 
   // eslint-disable-next-line prefer-const
@@ -496,6 +499,7 @@ export async function simulateMix(sc: MixScenario, hooks: MixHooks = {}): Promis
     events++;
     if (e.type === 'auth-refresh') authEvents++;
     hooks.trace?.(fake.now() - T0, e);
+    tally?.onEvent(e, v);
     for (const m of negativeDurations(e)) v(m);
     const justSucceeded = deadSuccess;
     deadSuccess = undefined;
@@ -731,6 +735,7 @@ export async function simulateMix(sc: MixScenario, hooks: MixHooks = {}): Promis
     clock,
     random: seeded(sc.seed),
     onEvent,
+    ...(tally === undefined ? {} : { metrics: tally.sink }),
   };
   try {
     pool = new Pool<Conn>(options);
@@ -932,6 +937,7 @@ export async function simulateMix(sc: MixScenario, hooks: MixHooks = {}): Promis
           }), { timeoutMs: pr.timeoutMs })
           .then(
             (report) => {
+              tally?.onProbes(report);
               if (closedAt !== undefined && closedAt < started) v('probeHealth ran on a closed pool');
               for (const r of report) {
                 if (!r.ok && isPoolError(r.error) && r.error.code === 'CLOSED' && closedAt === undefined) v(`probe of ${r.endpoint} ended CLOSED before close()`);
@@ -1113,8 +1119,10 @@ export async function simulateMix(sc: MixScenario, hooks: MixHooks = {}): Promis
     });
     // Late answers of cancelled attempts: nothing may happen.
     const before = events;
+    const metricsBefore = tally?.calls ?? 0;
     const authBefore = authEvents;
     await fake.runAll(100_000);
+    if ((tally?.calls ?? 0) !== metricsBefore) v(`${(tally?.calls ?? 0) - metricsBefore} metric(s) recorded after every call had settled`);
     const refreshEnds = authEvents - authBefore;
     if (events - before !== refreshEnds || refreshEnds > running) v(`${events - before} event(s) after every call had settled (${refreshEnds} refresh end(s) of ${running} running)`);
     if (clock.owned !== 0) v(`the pool owns ${clock.owned} timer(s) once everything ran`);
@@ -1133,6 +1141,7 @@ export async function simulateMix(sc: MixScenario, hooks: MixHooks = {}): Promis
     }
   }
   checkDisabled();
+  tally?.check(v);
   checkLimits(sc, current, configOf, v);
   if (clock.set > clock.cap) v(`runaway: the pool set more than ${clock.cap} timers in one run`);
   if (clock.badDelays.length > 0) v(`timers with bad delays: ${clock.badDelays.slice(0, 3).join(', ')}`);
