@@ -220,11 +220,12 @@ export class PoolCore<C> {
   /**
    * Adds `value` (default 1) to your own endpoint-labeled counter `name` (rows parsed,
    * writes acknowledged), through the same metrics sink and event stream as the pool's.
+   * A counter only goes up, and `endpoint_pool_*` names are the pool's own.
    */
   report(endpoint: string, name: string, value = 1): void {
     const ep = this.#endpoint(endpoint);
-    if (typeof name !== 'string' || name.length === 0) throw invalidOption('name', 'a non-empty metric name', name);
-    if (typeof value !== 'number' || !Number.isFinite(value)) throw invalidOption('value', 'a finite number', value);
+    if (typeof name !== 'string' || name.length === 0 || name.startsWith('endpoint_pool_')) throw invalidOption('name', "a metric name not starting 'endpoint_pool_'", name);
+    if (typeof value !== 'number' || !(value >= 0 && value < Infinity)) throw invalidOption('value', 'a finite number ≥ 0', value);
     this.#s.count(name, ep.labels, value);
     this.#s.emit({ type: 'report', endpoint: ep.name, name, value });
   }

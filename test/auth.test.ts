@@ -278,6 +278,21 @@ describe('pool.report', () => {
       { type: 'report', endpoint: 'a', name: 'writes_acknowledged_total', value: 1 },
     ]);
     expect(() => h.pool.report('nope', 'x')).toThrow(/expected the name of an endpoint/);
-    expect(() => h.pool.report('a', 'x', Number.NaN)).toThrow(/value: expected a finite number, got NaN/);
+    expect(() => h.pool.report('a', 'x', Number.NaN)).toThrow(/value: expected a finite number ≥ 0, got NaN/);
+  });
+
+  test("refuses what a counter cannot take, and the pool's own names, recording nothing", () => {
+    const h = harness(['a']);
+    // prom-client throws on a negative inc and OpenTelemetry drops it: both lost the value without a word.
+    expect(() => h.pool.report('a', 'rows', -1)).toThrow(/value: expected a finite number ≥ 0/);
+    expect(() => h.pool.report('a', 'rows', Number.POSITIVE_INFINITY)).toThrow(/value: expected a finite number ≥ 0/);
+    // Added to the pool's own series, a report would make them lie.
+    expect(() => h.pool.report('a', 'endpoint_pool_attempts_total', 5)).toThrow(/name: expected a metric name not starting 'endpoint_pool_'/);
+    expect(() => h.pool.report('a', '')).toThrow(/name: expected a metric name/);
+    h.pool.report('a', 'rows', 0);
+    h.pool.report('a', 'rows', -0);
+    expect(h.metrics.counter('rows', { endpoint: 'a' })).toBe(0);
+    expect(h.metrics.counter('endpoint_pool_attempts_total', { endpoint: 'a' })).toBe(0);
+    expect(h.events.filter((e) => e.type === 'report')).toHaveLength(2);
   });
 });

@@ -3,6 +3,7 @@
  * (prom-client, OpenTelemetry): its kind, help text and label names. Metrics not listed
  * here (added by a later version) are declared on first use from the labels they carry.
  */
+import { invalidOption } from './errors.js';
 import { METRICS } from './metrics.js';
 
 export interface MetricInfo {
@@ -20,3 +21,11 @@ export const METRIC_CATALOG: Readonly<Record<string, MetricInfo>> = {
   [METRICS.probeFailures]: { kind: 'counter', help: 'Failed health probes, per endpoint.', labelNames: ['endpoint'] },
   [METRICS.attemptDuration]: { kind: 'histogram', help: 'Attempt duration, per endpoint.', labelNames: ['endpoint'] },
 };
+
+/** The label names the pool's own series carry: a sink's constant labels may not reuse them. */
+export const POOL_LABEL_NAMES: readonly string[] = [...new Set(Object.values(METRIC_CATALOG).flatMap((m) => m.labelNames))];
+
+/** Throws `INVALID_OPTIONS` on `field` if a constant label of a sink would overwrite one of the pool's. */
+export function checkOwnLabels(field: string, labels: object | undefined): void {
+  for (const k of Object.keys(labels ?? {})) if (POOL_LABEL_NAMES.includes(k)) throw invalidOption(field, `names other than the pool's own labels (${POOL_LABEL_NAMES.join(', ')})`, k);
+}

@@ -8,7 +8,7 @@
  */
 import { invalidOption } from '../base/errors.js';
 import { stringRecord, withMethods } from '../options/validate.js';
-import { METRIC_CATALOG } from '../base/metric-catalog.js';
+import { METRIC_CATALOG, checkOwnLabels } from '../base/metric-catalog.js';
 import { mergeLabels, type Labels, type MetricsSink } from '../base/metrics.js';
 
 type Attributes = Record<string, string>;
@@ -41,6 +41,7 @@ export function otelSink(meter: MeterLike, options: OtelSinkOptions = {}): Metri
   if (typeof options !== 'object' || options === null) throw invalidOption('options', '{ attributes? }', options);
   const extra = options.attributes;
   stringRecord('attributes', extra, 'an object of attribute names to string values');
+  checkOwnLabels('attributes', extra);
   const counters = new Map<string, OtelCounterLike>();
   const histograms = new Map<string, OtelHistogramLike>();
   for (const [name, info] of Object.entries(METRIC_CATALOG)) {

@@ -11,7 +11,7 @@
  */
 import { PoolError, invalidOption } from '../base/errors.js';
 import { stringRecord, withMethods } from '../options/validate.js';
-import { METRIC_CATALOG } from '../base/metric-catalog.js';
+import { METRIC_CATALOG, checkOwnLabels } from '../base/metric-catalog.js';
 import { METRICS, mergeLabels, type Labels, type MetricsSink } from '../base/metrics.js';
 
 interface MetricConfig<R> {
@@ -53,9 +53,17 @@ export interface PrometheusSinkOptions<R extends PromRegistryLike> {
 
 const DEFAULT_BUCKETS = [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10];
 
-/** Pool metric name → Prometheus metric name (durations in seconds). */
+/**
+ * Pool metric name → Prometheus metric name: durations in seconds, and a name of your own
+ * (`pool.report`) made one Prometheus accepts, as OpenTelemetry's Prometheus exporter does:
+ * each character outside `[a-zA-Z0-9_:]` becomes `_`, and a leading digit gets a `_` before it
+ * (`'rows parsed'` → `rows_parsed`, `'2xx'` → `_2xx`). Unchanged, prom-client would refuse
+ * such a name on every record, and a pool ignores a sink that throws.
+ */
 export function prometheusName(name: string): string {
-  return name === METRICS.attemptDuration ? 'endpoint_pool_attempt_duration_seconds' : name;
+  if (name === METRICS.attemptDuration) return 'endpoint_pool_attempt_duration_seconds';
+  const clean = name.replace(/[^\w:]/g, '_');
+  return /^\d/.test(clean) ? `_${clean}` : clean;
 }
 
 export function prometheusSink<R extends PromRegistryLike>(options: PrometheusSinkOptions<R>): MetricsSink {
@@ -108,6 +116,9 @@ function checkOptions(options: unknown): void {
   withMethods('client', o['client'], ['Counter', 'Histogram'], 'the prom-client module itself (its Counter and Histogram classes)');
   withMethods('registry', o['registry'], ['getSingleMetric'], 'a prom-client Registry (client.register, or new client.Registry())');
   stringRecord('labels', o['labels'], 'an object of label names to string values');
+  checkOwnLabels('labels', o['labels'] as object | undefined);
+  // prom-client's own check throws a bare Error naming neither the option nor the rule.
+  for (const k of Object.keys(o['labels'] ?? {})) if (!/^[a-zA-Z_]\w*$/.test(k) || k.startsWith('__')) throw invalidOption('labels', 'label names Prometheus accepts ([a-zA-Z_][a-zA-Z0-9_]*, not starting __)', k);
   const buckets = o['buckets'];
   if (buckets !== undefined && (!Array.isArray(buckets) || buckets.length === 0 || buckets.some((b, i) => typeof b !== 'number' || !Number.isFinite(b) || (i > 0 && b <= (buckets[i - 1] as number))))) {
     throw invalidOption('buckets', 'a non-empty array of finite numbers in increasing order (seconds)', buckets);

@@ -980,13 +980,15 @@ export async function simulateMix(sc: MixScenario, hooks: MixHooks = {}): Promis
     fake.setTimeout(() => {
       const name = names[r.ep]!;
       const before = reportEvents;
+      // A counter only goes up: a negative value is refused, as a name not in the pool is.
+      const takes = current.has(name) && r.value >= 0;
       try {
         pool.report(name, 'rows', r.value);
-        if (!current.has(name)) v(`report() on ${name}, not in the pool, did not throw`);
+        if (!takes) v(`report(${name}, rows, ${r.value}) did not throw (${current.has(name) ? 'a negative value' : 'not in the pool'})`);
       } catch (error) {
-        if (current.has(name) || !isPoolError(error) || error.code !== 'INVALID_OPTIONS') v(`report(${name}, rows, ${r.value}) threw ${String(error)}`);
+        if (takes || !isPoolError(error) || error.code !== 'INVALID_OPTIONS') v(`report(${name}, rows, ${r.value}) threw ${String(error)}`);
       }
-      if (reportEvents - before !== (current.has(name) ? 1 : 0)) v(`report(${name}) emitted ${reportEvents - before} report event(s)`);
+      if (reportEvents - before !== (takes ? 1 : 0)) v(`report(${name}, rows, ${r.value}) emitted ${reportEvents - before} report event(s)`);
     }, r.at);
   }
   for (const at of sc.hints?.regroups ?? []) {
