@@ -44,6 +44,8 @@ describe('requiredHead / headFromAnswer', () => {
     expect(requiredHead('eth_getBalance', ['0xabc', 'earliest'])).toBeUndefined();
     expect(requiredHead('eth_call', [{}, { blockNumber: '0x2' }])).toBe(2);
     expect(requiredHead('eth_sendRawTransaction', ['0x00'])).toBeUndefined();
+    // A method named like a member of Object.prototype takes no block (the table was an object: 'latest').
+    for (const m of ['toString', 'constructor', '__proto__', 'hasOwnProperty']) expect(requiredHead(m, [])).toBeUndefined();
   });
   it('reads heads from answers', () => {
     expect(headFromAnswer('eth_blockNumber', [], '0x10')).toBe(16);

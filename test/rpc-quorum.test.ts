@@ -332,4 +332,16 @@ describe('never for sends', () => {
     expect(isPoolError(r.error) && r.error.code).toBe('QUORUM_NOT_MET');
     expect(h.clock.pendingTimers).toBe(0);
   });
+
+  test('endpoints named like members of Object.prototype weigh 1 each, as any other', async () => {
+    // Before: the weights were looked up on a plain object, and `constructor` weighed Object itself.
+    for (const weights of [undefined, { toString: 2 }]) {
+      const { h, read } = setup(['constructor', 'toString', 'valueOf'], weights === undefined ? {} : { quorum: { weights } });
+      for (const n of ['constructor', 'toString', 'valueOf']) h.eps[n]!.fallback = ok('0x10');
+      const r = start(read('eth_getBalance', weights === undefined ? 2 : 3));
+      await settle(h);
+      expect(r.error).toBeUndefined();
+      expect(r.value).toBe('0x10');
+    }
+  });
 });

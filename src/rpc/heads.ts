@@ -229,16 +229,16 @@ export class HeadTracker {
   }
 }
 /** Position of the block parameter for methods that take one. */
-const BLOCK_PARAM: Readonly<Record<string, number>> = {
+const BLOCK_PARAM: ReadonlyMap<string, number> = new Map(Object.entries({
   eth_getBlockByNumber: 0, eth_getBlockTransactionCountByNumber: 0, eth_getUncleCountByBlockNumber: 0,
   eth_getTransactionByBlockNumberAndIndex: 0, eth_getBalance: 1, eth_getCode: 1, eth_getTransactionCount: 1,
   eth_call: 1, eth_estimateGas: 1, eth_getProof: 2, eth_getStorageAt: 2,
-};
+}));
 
 /** Which head a request needs: 'latest' (latest/pending), a block number, or undefined (none). */
 export function requiredHead(method: string, params: unknown): number | 'latest' | undefined {
   if (method === 'eth_blockNumber') return 'latest';
-  const at = BLOCK_PARAM[method];
+  const at = BLOCK_PARAM.get(method); // a Map: `toString` is no method of the table
   if (at === undefined) return undefined;
   const tag = Array.isArray(params) ? params[at] : undefined;
   if (tag === undefined || tag === 'latest' || tag === 'pending') return 'latest';

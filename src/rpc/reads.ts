@@ -67,7 +67,7 @@ export class RpcReads<C = unknown> {
   /** The pool's default deadline: a quorum read without one of its own is bounded by it as a whole. */
   readonly #deadlineMs: number;
   readonly #methods: ReadonlyMap<string, number>;
-  readonly #weights: Readonly<Record<string, number>>;
+  readonly #weights: ReadonlyMap<string, number>;
   readonly #equals: QuorumOptions['equals'];
   readonly #stallMs: number;
   readonly #clock: Clock;
@@ -102,10 +102,14 @@ export class RpcReads<C = unknown> {
       methods.set(method, checkNeed(`quorum.methods.${method}`, need));
     }
     this.#methods = methods;
+    // A Map of the object's own keys: looked up on the object, an endpoint named `constructor`
+    // or `toString` weighed the prototype's function (NaN: no quorum of such endpoints, ever).
+    const weights = new Map<string, number>();
     for (const [name, w] of Object.entries(q?.weights ?? {})) {
       if (typeof w !== 'number' || !Number.isFinite(w) || w < 0) throw invalidOption(`quorum.weights.${name}`, 'a finite number >= 0', w);
+      weights.set(name, w);
     }
-    this.#weights = q?.weights ?? {};
+    this.#weights = weights;
     if (q?.equals !== undefined && typeof q.equals !== 'function') throw invalidOption('quorum.equals', 'a function (a, b, method) => boolean', q.equals);
     this.#equals = q?.equals;
     const stall = q?.stallMs;
@@ -173,7 +177,7 @@ export class RpcReads<C = unknown> {
       method,
       need,
       endpoints: () => this.#pool.endpointNames,
-      weightOf: (ep) => weights[ep] ?? 1,
+      weightOf: (ep) => weights.get(ep) ?? 1,
       equals: equals !== undefined ? (a, b) => equals(a, b, method) : method === 'eth_blockNumber' ? nearHeights : undefined,
       voteOf: this.#voteOf,
       stallMs: this.#stallMs,

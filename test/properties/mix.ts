@@ -41,7 +41,7 @@ import { TrackedClock, negativeDurations, seeded } from './sim.js';
 import { MetricsTally } from './metrics-tally.js';
 
 const INF = Number.POSITIVE_INFINITY;
-export const MIX_NAMES = ['a', 'b', 'c', 'd'] as const;
+export const MIX_NAMES = ['a', '__proto__', 'constructor', 'to String" 🙂'] as const;
 
 // ---------------------------------------------------------------------------------------
 // Scenario shape

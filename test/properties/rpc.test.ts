@@ -22,13 +22,15 @@ import { describe, expect, test } from 'vitest';
 import { Pool, isPoolError, type AttemptContext, type ClassifyResult, type ExecuteOptions } from '../../src/index.js';
 import { RpcReads } from '../../src/rpc/reads.js';
 import { isEndpointTaken } from '../../src/rpc/quorum.js';
+import { QuorumError } from '../../src/rpc/quorum-error.js';
 import { FakeClock } from '../../src/testing/index.js';
 import { checkSeeded, recordSettlement } from './run.js';
 import { TrackedClock, seeded } from './sim.js';
 
 const RUNS = Number(process.env['FC_RPC_RUNS'] ?? 200);
 const SEED = process.env['FC_SEED'] !== undefined ? Number(process.env['FC_SEED']) : 20261202;
-const NAMES = ['a', 'b', 'c'];
+// Names a plain object would take for its prototype's members (a quorum once weighed `constructor` as Object itself).
+const NAMES = ['a', 'constructor', 'toString'];
 const METHODS = ['m1', 'm2', 'm3'] as const;
 
 type Step = { k: 'ok'; d: number } | { k: 'fail'; d: number; cls: 'transient' | 'permanent' } | { k: 'hang'; honour: boolean };
@@ -286,6 +288,17 @@ async function run(sc: Scenario, clocking: Clocking = {}): Promise<{ violations:
     }
     if (r.settled !== 1) v(`caller ${r.id} settled ${r.settled} times`);
     if (r.error !== undefined && (!isPoolError(r.error) || !CODES.has(r.error.code))) v(`caller ${r.id} rejected with ${String(r.error)}`);
+    // A quorum not met: each answer weighs 1 (no weights configured), a leg that got none or reached
+    // no endpoint 0, and no group of agreeing answers weighs what the read needed.
+    if (r.error instanceof QuorumError) {
+      const groups = new Map<number, number>();
+      for (const a of r.error.answers) {
+        if (a.weight !== (a.endpoint === undefined || a.kind === 'failed' ? 0 : 1)) v(`caller ${r.id}: quorum answer of ${String(a.endpoint)} weighs ${String(a.weight)}`);
+        if (a.group !== undefined) groups.set(a.group, (groups.get(a.group) ?? 0) + a.weight);
+      }
+      const best = Math.max(0, ...groups.values());
+      if (best !== r.error.bestWeight || best >= r.error.needed) v(`caller ${r.id}: quorum not met with a group weighing ${best} (bestWeight ${String(r.error.bestWeight)}, needed ${r.error.needed})`);
+    }
     if (r.settledAt! - r.startedAt > r.deadline + 1) v(`caller ${r.id} (${r.gen.method}, group ${r.group}) settled ${r.settledAt! - r.startedAt} ms after it started, deadline ${r.deadline}`);
     // A deadline is not cut short by another caller's: it passes no earlier than the caller's own deadline from
     // when the request it waits on started (a joiner gives up at most the time since the request started).
