@@ -345,3 +345,19 @@ describe('never for sends', () => {
     }
   });
 });
+
+describe('what a quorum error shows of an answer', () => {
+  test("a node's own `__proto__` key stays a key of the copy, URLs in it redacted, the copy's prototype untouched", async () => {
+    const { h, read } = setup(['a', 'b']);
+    h.eps.a!.fallback = ok(JSON.parse('{"__proto__": {"rpc": "https://node.example/v2/SECRETKEY"}, "n": 1}'));
+    h.eps.b!.fallback = ok('0x2');
+    const r = start(read('eth_getBalance', 2, { retry: 'none' }));
+    await settle(h);
+    expect(r.error).toBeInstanceOf(QuorumError);
+    const shown = (r.error as QuorumError).answers.find((a) => a.endpoint === 'a')!.value as Record<string, unknown>;
+    expect(Object.getPrototypeOf(shown)).toBe(Object.prototype);
+    expect(Object.keys(shown)).toEqual(['__proto__', 'n']);
+    expect(JSON.stringify(shown)).not.toContain('SECRETKEY');
+    expect(shown['__proto__']).toEqual({ rpc: '<url>' });
+  });
+});

@@ -26,7 +26,9 @@ export function redactUrls(value: unknown, depth = 0): unknown {
   let n = 0;
   for (const [k, v] of Object.entries(value)) {
     if (n++ >= MAX_ITEMS) break;
-    out[k] = redactUrls(v, depth + 1);
+    // Defined, not assigned: a node's `{"__proto__": {...}}` (an own key, as JSON.parse makes it)
+    // assigned would become the copy's prototype, and the key vanish from what the error shows.
+    Object.defineProperty(out, k, { value: redactUrls(v, depth + 1), enumerable: true, writable: true, configurable: true });
   }
   return out;
 }
