@@ -132,7 +132,9 @@ export class FakeClock implements Clock {
       next.fn();
       await this.flush();
     }
-    this.#now = target;
+    // Another advance() running beside this one (not awaited) may have moved time past `target`:
+    // time never goes back.
+    if (target > this.#now) this.#now = target;
     await this.flush();
   }
 
@@ -183,7 +185,12 @@ export class FakeClock implements Clock {
     const until = this.#now + maxMs;
     await this.flush();
     for (let step = 0; !settled; step++) {
-      const next = this.#earliest();
+      let next = this.#earliest();
+      // Another advance() running beside this one may have fired the last timer a moment ago:
+      // let what it started settle before calling the promise stuck.
+      if (next === undefined) await this.flush();
+      if (settled) break;
+      next = this.#earliest();
       if (next === undefined) throw new RangeError('FakeClock.runUntilSettled: the promise is pending and no timer is left to fire (it waits on something other than this clock)');
       if (next.due > until) throw new RangeError(`FakeClock.runUntilSettled: still pending after ${maxMs} ms of virtual time`);
       if (step >= maxSteps) throw new RangeError(`FakeClock.runUntilSettled: still pending after ${maxSteps} timers fired`);
