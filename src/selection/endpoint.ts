@@ -69,6 +69,8 @@ export class EndpointState<C> {
 
   /** Bumped by every successful credential refresh: an attempt started under an older one replays without refreshing. */
   authGeneration = 0;
+  /** Whether the selecting call has tried or excluded it, while a selection runs (selection/marks.ts). */
+  mark = 0;
   /** What an attempt starting now takes (see `ticketOf`), shared by every such attempt until a generation moves. */
   ticket: EndpointTicket<C> | undefined = undefined;
   /** The last error that counted against this endpoint (a transient failure, a timeout) and when: the cause of a later `NO_ENDPOINT`. */

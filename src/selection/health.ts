@@ -6,6 +6,7 @@
  */
 import type { EndpointState } from './endpoint.js';
 import type { Selection, SelectionInput, Selector } from './selector.js';
+import { markLists } from './marks.js';
 import { DEFAULTS } from '../options/defaults.js';
 import type { HealthOptions } from '../options/options.js';
 import { finite, optionsObject, type KnownKeys } from '../options/validate.js';
@@ -46,6 +47,7 @@ export interface HealthSelectionInput<C> extends Omit<SelectionInput<C>, 'starts
  */
 export function selectHealthiest<C>(input: HealthSelectionInput<C>): Selection<C> {
   const { tiers, now, tried, excluded, maxWaitForHealthyMs } = input;
+  const m = markLists(tried, excluded);
   const by: Ranking = { now, windowMs: input.windowMs, longWindowMs: input.longWindowMs };
   let retryAfterMs = Infinity;
   for (const ring of tiers) {
@@ -66,7 +68,7 @@ export function selectHealthiest<C>(input: HealthSelectionInput<C>): Selection<C
     let healthy = -1;
     for (let i = 0; i < ring.length; i++) {
       const ep = ring[i]!;
-      if (excluded !== undefined && excluded.includes(ep)) continue;
+      if (excluded !== undefined && (m !== 0 ? ep.mark === m : excluded.includes(ep))) continue;
       const out = ep.unavailableMs(now);
       if (out > 0) {
         if (out < retryAfterMs) retryAfterMs = out;
@@ -74,7 +76,7 @@ export function selectHealthiest<C>(input: HealthSelectionInput<C>): Selection<C
       }
       admissible = true;
       const wait = ep.etaMs(now);
-      const isTried = tried !== undefined && tried.includes(ep);
+      const isTried = tried !== undefined && (m !== 0 ? ep.mark === m + 1 : tried.includes(ep));
       if (wait > 0) {
         if (soonest < 0 || wait < soonestWait || (wait === soonestWait && better(by, ring, i, soonest))) {
           soonestWait = wait;

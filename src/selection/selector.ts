@@ -18,6 +18,7 @@
  * shortest of their waits, then select again.
  */
 import type { EndpointState } from './endpoint.js';
+import { markLists } from './marks.js';
 
 export type Selection<C> =
   /** Go to this endpoint now (`tried`: the call has used it before, so back off first). */
@@ -46,6 +47,7 @@ export interface SelectionInput<C> {
 
 export function selectEndpoint<C>(input: SelectionInput<C>): Selection<C> {
   const { tiers, starts, now, tried, excluded, panic } = input;
+  const m = markLists(tried, excluded);
   let retryAfterMs = Infinity;
   for (let t = 0; t < tiers.length; t++) {
     const ring = tiers[t]!;
@@ -61,7 +63,7 @@ export function selectEndpoint<C>(input: SelectionInput<C>): Selection<C> {
       let p = start + i;
       if (p >= n) p -= n;
       const ep = ring[p]!;
-      if (excluded !== undefined && excluded.includes(ep)) continue;
+      if (excluded !== undefined && (m !== 0 ? ep.mark === m : excluded.includes(ep))) continue;
       const out = ep.unavailableMs(now, panicking);
       if (out > 0) {
         if (out < retryAfterMs) retryAfterMs = out;
@@ -76,7 +78,7 @@ export function selectEndpoint<C>(input: SelectionInput<C>): Selection<C> {
         }
         continue;
       }
-      if (tried !== undefined && tried.includes(ep)) {
+      if (tried !== undefined && (m !== 0 ? ep.mark === m + 1 : tried.includes(ep))) {
         fallback ??= ep;
         continue;
       }
@@ -104,6 +106,7 @@ export interface LatencySelectionInput<C> extends Omit<SelectionInput<C>, 'start
  */
 export function selectByLatency<C>(input: LatencySelectionInput<C>): Selection<C> {
   const { tiers, now, tried, excluded, random, coldStartMs } = input;
+  let m = markLists(tried, excluded);
   for (const ring of tiers) {
     const n = ring.length;
     if (n === 0) continue;
@@ -111,7 +114,7 @@ export function selectByLatency<C>(input: LatencySelectionInput<C>): Selection<C
     let second: EndpointState<C> | undefined;
     for (let draw = 0; draw < 8 && second === undefined; draw++) {
       const ep = ring[Math.floor(random() * n)]!;
-      if (ep === first || (excluded !== undefined && excluded.includes(ep)) || (tried !== undefined && tried.includes(ep))) continue;
+      if (ep === first || (excluded !== undefined && (m !== 0 ? ep.mark === m : excluded.includes(ep))) || (tried !== undefined && (m !== 0 ? ep.mark === m + 1 : tried.includes(ep)))) continue;
       if (ep.unavailableMs(now) > 0 || ep.readyInMs(now) > 0) continue;
       if (first === undefined) first = ep;
       else second = ep;
@@ -124,6 +127,8 @@ export function selectByLatency<C>(input: LatencySelectionInput<C>): Selection<C
     const start = Math.floor(random() * n);
     const walked = selectEndpoint({ tiers: [ring], starts: [start], now, tried, excluded });
     if (walked.kind !== 'none') return walked;
+    // That walk marked the lists with stamps of its own.
+    m = markLists(tried, excluded);
   }
   return selectEndpoint({ tiers, starts: [0, 0], now, tried, excluded });
 }

@@ -70,9 +70,12 @@ export class UnsupportedMemory {
     const hard: string[] = [];
     let error: unknown;
     let hardError: unknown;
+    // A record per endpoint looked up in the list of live ones was records × endpoints a request:
+    // 13 ms at 3,000 endpoints, where one node serves a method the others refuse.
+    const isLive = m.size * live.length > 64 ? Set.prototype.has.bind(new Set(live)) : (name: string) => live.includes(name);
     for (const [endpoint, rec] of m) {
       if (rec.until <= now) m.delete(endpoint);
-      else if (live.includes(endpoint)) {
+      else if (isLive(endpoint)) {
         names.push(endpoint);
         error = rec.error;
         if (!rec.soft) {
