@@ -4,6 +4,7 @@
  * `npm run bench:smoke` (`--smoke`): a very short version of each, written to a temporary
  * directory; it fails only if something crashes, never on a timing number.
  */
+import { execFileSync } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -71,6 +72,16 @@ log(`waiters: ${waiters.map((w) => `${w.waiters}: p99 ${w.loopDelayMs.p99} ms`).
 const beyond = await runBeyond({ scale: smoke ? 0.1 : 1 });
 write('beyond.json', { environment, ...beyond });
 fs.writeFileSync(path.join(outDir, 'summary.md'), renderSummary({ environment, overhead, scale, sim }) + '\n' + renderBeyond(beyond));
+// Pools of hundreds to thousands of endpoints (docs/performance.md): head routing, a call that
+// walks the pool, a method one node serves. Each prints its own table; the smoke runs the smallest.
+const largePools = [];
+for (const script of ['heads-scale.mjs', 'walk-scale.mjs', 'unsupported-scale.mjs']) {
+  const args = smoke ? ['--sizes', '10', '--ms', '100'] : [];
+  const out = execFileSync(process.execPath, [path.join(here, 'paths', script), ...args], { encoding: 'utf8' }).trim();
+  largePools.push({ script, out });
+  log(`${script}:\n${out}`);
+}
+write('large-pools.json', { environment, largePools });
 log(`bench: done in ${Math.round((Date.now() - started) / 1000)} s; results in ${outDir}`);
 
 function write(name, data) {
