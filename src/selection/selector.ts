@@ -1,7 +1,9 @@
 /**
  * Endpoint selection, as a pure function of the endpoints' state, `now`, where each tier's
- * walk starts, and the call's tried and excluded sets. No timers, no side effects: the
- * pool applies the result (takes the token, enters the breaker, advances the cursor).
+ * walk starts, and the call's tried and excluded sets. No timers, no side effects but the
+ * stamps a long tried or excluded list leaves on its endpoints (marks.ts, read by nothing
+ * after the selection): the pool applies the result (takes the token, enters the breaker,
+ * advances the cursor).
  *
  * Tiers are walked in priority order (`high`, then `low`). Within a tier the walk follows
  * the tier's ring, starting at `starts[tier]`:
