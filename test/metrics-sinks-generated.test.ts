@@ -54,7 +54,7 @@ function draw(r: Rnd): Case {
   }
   const reports = Array.from({ length: 1 + Math.floor(r() * 6) }, () => ({
     ep: Math.floor(r() * endpoints.length),
-    name: r() < 0.05 ? pick(r, ['endpoint_pool_attempts_total', '']) : word(r, NAME_CHARS, 1, 8),
+    name: r() < 0.08 ? pick(r, ['endpoint_pool_attempts_total', '', 'endpoint-pool_attempts_total', 'endpoint pool failures total']) : word(r, NAME_CHARS, 1, 8),
     value: r() < 0.1 ? pick(r, [-1, -0.5, Number.NaN, Number.POSITIVE_INFINITY]) : pick(r, [0, 1, 2.5, 1e6, 0.001]),
   }));
   return { endpoints, labels, reports };
@@ -158,6 +158,8 @@ describe('metrics sinks on generated names, values and labels', () => {
     expect(prometheusName('2xx')).toBe('_2xx');
     expect(prometheusName('http.requests-total/ok:x')).toBe('http_requests_total_ok:x');
     expect(prometheusName('endpoint_pool_attempts_total')).toBe('endpoint_pool_attempts_total');
+    // Cleaned, a name of your own never lands among the pool's series.
+    expect(prometheusName('endpoint-pool_attempts_total')).toBe('_endpoint_pool_attempts_total');
     expect(prometheusName('endpoint_pool_attempt_duration_ms')).toBe('endpoint_pool_attempt_duration_seconds');
     for (let k = 0; k < 200; k++) expect(prometheusName(word(seeded(k), NAME_CHARS, 1, 10))).toMatch(/^[a-zA-Z_:][a-zA-Z0-9_:]*$/);
   });

@@ -57,13 +57,16 @@ const DEFAULT_BUCKETS = [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10
  * Pool metric name → Prometheus metric name: durations in seconds, and a name of your own
  * (`pool.report`) made one Prometheus accepts, as OpenTelemetry's Prometheus exporter does:
  * each character outside `[a-zA-Z0-9_:]` becomes `_`, and a leading digit gets a `_` before it
- * (`'rows parsed'` → `rows_parsed`, `'2xx'` → `_2xx`). Unchanged, prom-client would refuse
- * such a name on every record, and a pool ignores a sink that throws.
+ * (`'rows parsed'` → `rows_parsed`, `'2xx'` → `_2xx`), as does a name that would otherwise
+ * become one of the pool's own (`'endpoint-pool_attempts_total'`). Unchanged, prom-client
+ * would refuse such a name on every record, and a pool ignores a sink that throws.
  */
 export function prometheusName(name: string): string {
   if (name === METRICS.attemptDuration) return 'endpoint_pool_attempt_duration_seconds';
   const clean = name.replace(/[^\w:]/g, '_');
-  return /^\d/.test(clean) ? `_${clean}` : clean;
+  // A leading digit, or a name of your own that would land among the pool's series once cleaned
+  // (`'endpoint-pool_attempts_total'`): a `_` before it.
+  return /^\d/.test(clean) || (clean !== name && clean.startsWith('endpoint_pool_')) ? `_${clean}` : clean;
 }
 
 export function prometheusSink<R extends PromRegistryLike>(options: PrometheusSinkOptions<R>): MetricsSink {
