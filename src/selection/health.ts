@@ -6,7 +6,7 @@
  */
 import type { EndpointState } from './endpoint.js';
 import type { Selection, SelectionInput, Selector } from './selector.js';
-import { markLists } from './marks.js';
+import { isExcluded, isTried, markLists } from './marks.js';
 import { DEFAULTS } from '../options/defaults.js';
 import type { HealthOptions } from '../options/options.js';
 import { finite, optionsObject, type KnownKeys } from '../options/validate.js';
@@ -68,7 +68,7 @@ export function selectHealthiest<C>(input: HealthSelectionInput<C>): Selection<C
     let healthy = -1;
     for (let i = 0; i < ring.length; i++) {
       const ep = ring[i]!;
-      if (excluded !== undefined && (m !== 0 ? ep.mark === m : excluded.includes(ep))) continue;
+      if (isExcluded(ep, m, excluded)) continue;
       const out = ep.unavailableMs(now);
       if (out > 0) {
         if (out < retryAfterMs) retryAfterMs = out;
@@ -76,13 +76,13 @@ export function selectHealthiest<C>(input: HealthSelectionInput<C>): Selection<C
       }
       admissible = true;
       const wait = ep.etaMs(now);
-      const isTried = tried !== undefined && (m !== 0 ? ep.mark === m + 1 : tried.includes(ep));
+      const wasTried = isTried(ep, m, tried);
       if (wait > 0) {
         if (soonest < 0 || wait < soonestWait || (wait === soonestWait && better(by, ring, i, soonest))) {
           soonestWait = wait;
           soonest = i;
         }
-        if (isTried || wait > maxWaitForHealthyMs) continue;
+        if (wasTried || wait > maxWaitForHealthyMs) continue;
         if (pending < 0 || wait < pendingWait || (wait === pendingWait && better(by, ring, i, pending))) {
           pendingWait = wait;
           pending = i;
@@ -93,7 +93,7 @@ export function selectHealthiest<C>(input: HealthSelectionInput<C>): Selection<C
         }
         continue;
       }
-      if (isTried) {
+      if (wasTried) {
         if (readyTried < 0 || better(by, ring, i, readyTried)) readyTried = i;
         continue;
       }

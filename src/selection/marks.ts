@@ -23,3 +23,13 @@ export function markLists<C>(tried: readonly EndpointState<C>[] | undefined, exc
   if (excluded !== undefined) for (const ep of excluded) ep.mark = s;
   return s;
 }
+
+/** Whether `ep` is in the call's excluded list, under `markLists`'s answer `m`. */
+export function isExcluded<C>(ep: EndpointState<C>, m: number, excluded: readonly EndpointState<C>[] | undefined): boolean {
+  return excluded !== undefined && (m !== 0 ? ep.mark === m : excluded.includes(ep));
+}
+
+/** Whether `ep` is in the call's tried list (and not excluded, where the lists are marked), under `m`. */
+export function isTried<C>(ep: EndpointState<C>, m: number, tried: readonly EndpointState<C>[] | undefined): boolean {
+  return tried !== undefined && (m !== 0 ? ep.mark === m + 1 : tried.includes(ep));
+}

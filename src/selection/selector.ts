@@ -20,7 +20,7 @@
  * shortest of their waits, then select again.
  */
 import type { EndpointState } from './endpoint.js';
-import { markLists } from './marks.js';
+import { isExcluded, isTried, markLists } from './marks.js';
 
 export type Selection<C> =
   /** Go to this endpoint now (`tried`: the call has used it before, so back off first). */
@@ -65,7 +65,7 @@ export function selectEndpoint<C>(input: SelectionInput<C>): Selection<C> {
       let p = start + i;
       if (p >= n) p -= n;
       const ep = ring[p]!;
-      if (excluded !== undefined && (m !== 0 ? ep.mark === m : excluded.includes(ep))) continue;
+      if (isExcluded(ep, m, excluded)) continue;
       const out = ep.unavailableMs(now, panicking);
       if (out > 0) {
         if (out < retryAfterMs) retryAfterMs = out;
@@ -80,7 +80,7 @@ export function selectEndpoint<C>(input: SelectionInput<C>): Selection<C> {
         }
         continue;
       }
-      if (tried !== undefined && (m !== 0 ? ep.mark === m + 1 : tried.includes(ep))) {
+      if (isTried(ep, m, tried)) {
         fallback ??= ep;
         continue;
       }
@@ -116,7 +116,7 @@ export function selectByLatency<C>(input: LatencySelectionInput<C>): Selection<C
     let second: EndpointState<C> | undefined;
     for (let draw = 0; draw < 8 && second === undefined; draw++) {
       const ep = ring[Math.floor(random() * n)]!;
-      if (ep === first || (excluded !== undefined && (m !== 0 ? ep.mark === m : excluded.includes(ep))) || (tried !== undefined && (m !== 0 ? ep.mark === m + 1 : tried.includes(ep)))) continue;
+      if (ep === first || isExcluded(ep, m, excluded) || isTried(ep, m, tried)) continue;
       if (ep.unavailableMs(now) > 0 || ep.readyInMs(now) > 0) continue;
       if (first === undefined) first = ep;
       else second = ep;

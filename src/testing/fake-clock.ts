@@ -186,11 +186,13 @@ export class FakeClock implements Clock {
     await this.flush();
     for (let step = 0; !settled; step++) {
       let next = this.#earliest();
-      // Another advance() running beside this one may have fired the last timer a moment ago:
-      // let what it started settle before calling the promise stuck.
-      if (next === undefined) await this.flush();
-      if (settled) break;
-      next = this.#earliest();
+      if (next === undefined) {
+        // Another advance() running beside this one may have fired the last timer a moment ago:
+        // let what it started settle before calling the promise stuck.
+        await this.flush();
+        if (settled) break;
+        next = this.#earliest();
+      }
       if (next === undefined) throw new RangeError('FakeClock.runUntilSettled: the promise is pending and no timer is left to fire (it waits on something other than this clock)');
       if (next.due > until) throw new RangeError(`FakeClock.runUntilSettled: still pending after ${maxMs} ms of virtual time`);
       if (step >= maxSteps) throw new RangeError(`FakeClock.runUntilSettled: still pending after ${maxSteps} timers fired`);

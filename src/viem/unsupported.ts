@@ -72,10 +72,10 @@ export class UnsupportedMemory {
     let hardError: unknown;
     // A record per endpoint looked up in the list of live ones was records × endpoints a request:
     // 13 ms at 3,000 endpoints, where one node serves a method the others refuse.
-    const isLive = m.size * live.length > 64 ? Set.prototype.has.bind(new Set(live)) : (name: string) => live.includes(name);
+    const liveSet = m.size * live.length > 64 ? new Set(live) : undefined;
     for (const [endpoint, rec] of m) {
       if (rec.until <= now) m.delete(endpoint);
-      else if (isLive(endpoint)) {
+      else if (liveSet !== undefined ? liveSet.has(endpoint) : live.includes(endpoint)) {
         names.push(endpoint);
         error = rec.error;
         if (!rec.soft) {
