@@ -12,6 +12,7 @@ import { resolveBreaker } from '../src/health/breaker.js';
 import { Quota } from '../src/limits/quota.js';
 import { selectByLatency, selectEndpoint, type Selection } from '../src/selection/selector.js';
 import { selectHealthiest } from '../src/selection/health.js';
+import { Counted } from './helpers/counted.js';
 import { seeded } from './helpers/prng.js';
 
 const RUNS = Number(process.env['FC_SELECT_RUNS'] ?? 400);
@@ -78,21 +79,14 @@ describe('selection with long tried and excluded lists', () => {
   });
 
   test('a long list is marked, not searched: no `includes` on it during the walk; a short one is searched', () => {
-    let searches = 0;
-    class Counted extends Array<Ep> {
-      override includes(ep: Ep): boolean {
-        searches++;
-        return super.includes(ep);
-      }
-    }
     const eps = Array.from({ length: 40 }, (_, i) => new EndpointState(`e${i}`, `e${i}`, 'high', 1, Number.POSITIVE_INFINITY, BREAKER, new Quota(undefined, 0, 0)));
     const tiers = [eps, []];
-    const long = Counted.from(eps.slice(0, 30)) as Counted;
+    const long = Counted.holding(eps.slice(0, 30));
     const sel = selectEndpoint({ tiers, starts: [0, 0], now: 0, tried: long, excluded: undefined });
     expect(sel.kind === 'endpoint' && sel.endpoint.name).toBe('e30');
-    expect(searches).toBe(0);
-    const short = Counted.from(eps.slice(0, 3)) as Counted;
+    expect(long.searches).toBe(0);
+    const short = Counted.holding(eps.slice(0, 3));
     expect(selectEndpoint({ tiers, starts: [0, 0], now: 0, tried: short, excluded: undefined }).kind).toBe('endpoint');
-    expect(searches).toBe(4); // e0, e1, e2 tried, e3 not
+    expect(short.searches).toBe(4); // e0, e1, e2 tried, e3 not
   });
 });
