@@ -27,17 +27,13 @@ import type { Operation } from './context.js';
 import type { HedgeHost } from './hedging.js';
 import { attemptCount, newVerdict, permanentMessage, quoted, recordCallFailure, recordCancel, recordFailure, recordSuccess, recordTimeout, starved } from './outcome.js';
 import { resolvePlan, settlementOf, type CallPlan } from './plan.js';
-import { ADMISSION, AUTH, FREE_BIT, QUEUE, SLEEP, Waiting, type WaitState } from './waits.js';
+import { ADMISSION, AUTH, QUEUE, SLEEP, Waiting, type WaitState } from './waits.js';
+import { ABORT_HELD, BACKED_OFF, PANIC, REPORTING, RETRY_PENDING } from './call-flags.js';
 import type { CallOperation } from './call-core.js';
 import { spent, CallHistory, failureList, keepError, lastPoolError, noEndpointMessage, noteFailure, nothingCanAdmit } from './limits-of-a-call.js';
 import { unwatchAbort, watchAbort, type AbortWatcher } from './signals.js';
 
 const INF = Infinity;
-// The call's own bits in the waits' flags field (one field for both: heap per call in flight).
-const RETRY_PENDING = FREE_BIT; // a retryable failure; cleared by the next attempt or the `retry-scheduled` event
-const BACKED_OFF = FREE_BIT * 2; // a sleep since the last failure: a tried endpoint may be used at once
-const PANIC = FREE_BIT * 4; // the current selection came from a tier in panic mode (its breakers are ignored)
-
 export class Call<C, T> extends Waiting<C, CallHistory<C>> implements AttemptOwner<C>, AdmissionHost<C>, ReauthHost<C>, HedgeHost<C>, AbortWatcher {
   // Assigned, not declared (see SignalContext). The operation is CallCore's (`operation`).
   /** Settles the call's promise; a failure resolves it with a rejected promise (no `reject` kept: 56 B). */
@@ -85,6 +81,7 @@ export class Call<C, T> extends Waiting<C, CallHistory<C>> implements AttemptOwn
 
   /** The caller's signal fired (the call is its own watcher: no closure per call; see signals.ts). */
   aborted(): void {
+    if (this.hasFlag(REPORTING)) return this.setFlag(ABORT_HELD, true);
     Call.#fail(this, 'ABORTED', 'the call was aborted', undefined, 'aborted', this.plan.signal?.reason);
   }
 
@@ -108,11 +105,12 @@ export class Call<C, T> extends Waiting<C, CallHistory<C>> implements AttemptOwn
     const s = c.s;
     const now = at ?? s.clock.now();
     if (now >= c.deadlineAt) return Call.#deadlineExceeded(c);
-    if (s.closed) return Call.#fail(c, 'CLOSED', 'the pool was closed');
     const pin = c.plan.pin;
     let late: string | undefined;
     // A pinned call's plan holds its endpoint only with the call-routing feature (plan.ts).
     const sel = pin !== undefined ? s.features.routing!.select(pin, now, c.tried, Call.#excluded(c)) : s.select(now, c.tried, Call.#excluded(c));
+    // After selecting: a listener of the `panic` event it may emit can close the pool or end the call (#fail then does nothing).
+    if (s.closed || c.settled) return Call.#fail(c, 'CLOSED', 'the pool was closed');
     if (typeof sel === 'string') return Call.#fail(c, 'PIN_UNAVAILABLE', sel);
     switch (sel.kind) {
       case 'endpoint':
@@ -171,10 +169,7 @@ export class Call<C, T> extends Waiting<C, CallHistory<C>> implements AttemptOwn
 
   static #launch<C, T>(c: Call<C, T>, ep: EndpointState<C>, now: number, asHedge = false): void {
     const probe = ep.breaker.enter(now);
-    if (!asHedge) {
-      c.setFlag(RETRY_PENDING | BACKED_OFF, false);
-      c.queueWaitEnds();
-    }
+    if (!asHedge) c.queueWaitEnds(RETRY_PENDING | BACKED_OFF);
     // The first attempt is the call itself (counted by hasLaunched until the call has a history).
     const own = !c.hasLaunched;
     if (own && c.lazySlots !== undefined) c.lazySlots.attempts++;
@@ -185,6 +180,7 @@ export class Call<C, T> extends Waiting<C, CallHistory<C>> implements AttemptOwn
     if (asHedge) c.lazySlots!.hedges!.started(a);
     else c.lazySlots?.hedges?.schedule(ep);
     startAttempt(c.s, a);
+    if (a.done) return; // a listener of `attempt-start` ended the call: the operation is not called
     let pending: unknown;
     try {
       pending = c.callOp.call(c, ep.conn, a); // called on the call, as it always was
@@ -211,9 +207,11 @@ export class Call<C, T> extends Waiting<C, CallHistory<C>> implements AttemptOwn
   attemptSucceeded(a: Attempt<C>, value: unknown): void {
     if (a.done) return;
     Call.#endAttempt(this, a);
-    recordSuccess(this.s, a);
-    if (this.settled) return;
+    // Settled before `attempt-success` is out: a listener that aborts the call or closes the pool then is too late.
+    const late = this.settled;
     this.settled = true;
+    recordSuccess(this.s, a);
+    if (late) return;
     Call.#cleanup(this, 'superseded');
     this.resolveCall(value as T);
   }
@@ -224,7 +222,9 @@ export class Call<C, T> extends Waiting<C, CallHistory<C>> implements AttemptOwn
     const h = this.slotsNow();
     h.lastError = error;
     const ep = a.ep;
+    this.reporting(true);
     const { cls, retryAfterMs, movesOn } = recordFailure(this.s, a, error, sync, (h.verdict ??= newVerdict()), this.plan.backoff.maxMs);
+    this.reporting(false);
     h.lastRetryAfterMs = retryAfterMs;
     noteFailure(h, ep, cls);
     if (cls === 'transient') keepError(ep, error, this.s.clock.now());
@@ -306,7 +306,9 @@ export class Call<C, T> extends Waiting<C, CallHistory<C>> implements AttemptOwn
     Call.#endAttempt(this, a);
     const now = s.clock.now();
     const h = this.slotsNow();
+    this.reporting(true);
     h.lastError = recordTimeout(s, a, now, starved(this.plan, this.deadlineAt, a, now));
+    this.reporting(false);
     keepError(a.ep, h.lastError, now);
     noteFailure(h, a.ep, 'timeout');
     h.lastRetryAfterMs = undefined;
@@ -349,6 +351,7 @@ export class Call<C, T> extends Waiting<C, CallHistory<C>> implements AttemptOwn
     if (c.hasFlag(RETRY_PENDING)) {
       c.setFlag(RETRY_PENDING, false);
       if (c.s.listener !== undefined) c.s.emit({ type: 'retry-scheduled', callId: c.id, attempt: c.attempts + 1, delayMs: ms, hinted });
+      if (c.settled) return; // a listener aborted the call or closed the pool
     }
     c.setFlag(BACKED_OFF, true);
     // Without the limits feature there is no rate to hand out turns at: a cooling endpoint's wait is a sleep.

@@ -85,7 +85,7 @@ export class Hedging<C> {
     if (budget !== undefined && !budget.tryWithdraw(now, ask)) return;
     this.#left--;
     if (ask) this.#admit(sel.endpoint);
-    else this.#launch(sel.endpoint, now, true);
+    else this.#launch(sel.endpoint, now, true, sel.panic);
   }
 
   /**
@@ -131,7 +131,7 @@ export class Hedging<C> {
   }
 
   /** Starts an attempt beside the running one: a hedge (`hedge`: reported as one, once it really goes out) or a replay. */
-  #launch(ep: EndpointState<C>, now: number, hedge = false): void {
+  #launch(ep: EndpointState<C>, now: number, hedge = false, panic?: boolean): void {
     const s = this.#s;
     if (s.opts.permitScope === 'attempt' && s.permits !== Infinity) {
       if (s.permits <= 0) return;
@@ -139,7 +139,17 @@ export class Hedging<C> {
       this.#permitForNext = true;
     }
     const host = this.#host;
-    if (hedge && s.listener !== undefined) s.emit({ type: 'hedge', callId: host.id, endpoint: ep.name, attempt: host.attempts + 1 });
+    if (hedge && s.listener !== undefined) {
+      s.emit({ type: 'hedge', callId: host.id, endpoint: ep.name, attempt: host.attempts + 1 });
+      // A listener that closed the pool, ended the call, removed `ep` or took its last slot withdrew the hedge.
+      const avoid = host.hedgeAvoiding(now);
+      if (avoid === undefined || avoid.includes(ep) || !ep.live || ep.unavailableMs(now, panic) > 0 || ep.readyInMs(now) > 0) {
+        if (this.#permitForNext) s.releasePermit();
+        this.#permitForNext = false;
+        this.#left++;
+        return;
+      }
+    }
     host.launchHedge(ep, now);
     this.#permitForNext = false;
   }

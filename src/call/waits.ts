@@ -33,6 +33,7 @@ const HAD_TURN = 16;
 // The current wait, in three bits: one of the WaitState values below.
 const STATE_BITS = 7 * 32;
 export { FREE_BIT } from './call-core.js';
+import { ABORT_HELD, REPORTING } from './call-flags.js';
 
 /** The wait a call is in (see above): a number, kept in the flags field. */
 export type WaitState = number;
@@ -126,6 +127,19 @@ export abstract class Waiting<C, S extends WaitSlots = WaitSlots> extends CallCo
   protected abstract waitTimedOut(was: WaitState): void;
   /** The pool closed while the call was waiting. */
   protected abstract closedWhileWaiting(): void;
+  /** The caller's signal fired. */
+  abstract aborted(): void;
+
+  /**
+   * An attempt's failure is being reported (`on`; its news, such as a breaker turn or a park,
+   * come before its `attempt-failure`), or was: an abort meanwhile (from a listener of that
+   * news) is held until then, so that `call-failed` comes after that `attempt-failure`.
+   */
+  protected reporting(on: boolean): void {
+    const held = this.hasFlag(ABORT_HELD);
+    this.setFlag(on ? REPORTING : REPORTING | ABORT_HELD, on);
+    if (held) this.aborted();
+  }
 
   /** Capacity this call was parked on (an in-flight or probe slot) may be free. */
   wake(): void {
@@ -197,6 +211,7 @@ export abstract class Waiting<C, S extends WaitSlots = WaitSlots> extends CallCo
       this.slotsNow().queuedAt = s.clock.now();
       s.count(METRICS.rateLimitWaits, ep.labels);
       if (s.listener !== undefined) s.emit({ type: 'rate-limit-wait', callId: this.owner.id, endpoint: ep.name, delayMs: etaMs });
+      if (this.settled) return;
     }
     if (requestBound()) return this.sleep(etaMs);
     // Only a pool with the limits feature queues (call.ts `#sleep`).
@@ -221,9 +236,9 @@ export abstract class Waiting<C, S extends WaitSlots = WaitSlots> extends CallCo
     this.setFlag(HAD_TURN, true);
   }
 
-  /** An attempt starts: the next rate-limit wait is a new one. */
-  protected queueWaitEnds(): void {
-    this.flagWord &= ~(WAIT_COUNTED | HAD_TURN);
+  /** An attempt starts: the next rate-limit wait is a new one (`bits`: the subclass's flags to clear too). */
+  protected queueWaitEnds(bits: number): void {
+    this.flagWord &= ~(WAIT_COUNTED | HAD_TURN | bits);
   }
 
   /** A permit was handed over from a finished call. */

@@ -46,7 +46,12 @@ async function checkMix(name: string, bias: MixBias, runs = RUNS, seed = SEED, j
   );
   if (result.failed) {
     const sc = result.counterexample?.[0] as MixScenario | undefined;
-    const replayed = sc !== undefined ? await simulateMix(sc) : undefined;
+    // MIX_TRACE=from-to: the replay prints its events between those times (ms from the start).
+    const [from, to] = (process.env['MIX_TRACE'] ?? '').split('-').map(Number);
+    const trace = from === undefined || Number.isNaN(from) ? undefined : (t: number, e: object, depth: number): void => {
+      if (t >= from && t <= (to ?? from)) console.log(t, '>'.repeat(depth), JSON.stringify(e, (k, val: unknown) => (k === 'error' ? undefined : val)));
+    };
+    const replayed = sc !== undefined ? await simulateMix(sc, trace === undefined ? {} : { trace }) : undefined;
     expect.fail(
       [
         `property "${name}" failed after ${result.numRuns} run(s) (seed ${result.seed}); replay with:`,
@@ -87,6 +92,11 @@ describe('mixed options, faults and changes', () => {
     const t = await checkMix('changes', { change: 0.9, close: 0.5, unauthorized: 2 });
     expect(t.changes).toBeGreaterThan(RUNS / 5);
   }, 120_000);
+
+  test(`listeners that act on the pool: calls, aborts, setEndpoints, hints, probes and close() from inside an event (${RUNS} runs)`, async () => {
+    const t = await checkMix('reentrant', { reentrant: true, change: 0.9, close: 0.4, hints: true, hedge: 0.6, limits: 0.5, hang: 3 });
+    expect(t.changes).toBeGreaterThan(RUNS / 5);
+  }, 120_000);
 });
 
 describe('the same, with time passing between two readings of the clock, and stalls', () => {
@@ -101,6 +111,7 @@ describe('the same, with time passing between two readings of the clock, and sta
     ['hints', { hints: true, disable: 4, change: 0.5, limits: 0.6, spread: 1000 }],
     ['late', { late: true, change: 0.9, rateLimited: 6, limits: 0.9, recovery: 0.9, hang: 1, spread: 1500 }],
     ['changes', { change: 0.9, close: 0.5, unauthorized: 2 }],
+    ['reentrant', { reentrant: true, change: 0.9, close: 0.4, hints: true, hedge: 0.6, limits: 0.5, hang: 3 }],
   ] as [string, MixBias][])(`%s, jittered (${RUNS} runs)`, async (name, bias) => {
     const t = await checkMix(`${name}, jittered`, bias, RUNS, SEED + 1, JITTER);
     expect(t.runs).toBe(RUNS);

@@ -1,0 +1,193 @@
+/**
+ * Listeners that act on the pool from inside an event: abort the call the event is about,
+ * close the pool, remove an endpoint, start calls of their own. Each case here was found by
+ * the mixed-options generator's `reentrant` property (test/properties/mix.ts, thirty-ninth
+ * session) and failed before its fix: the event stream then told one story and the call
+ * another (a `call-failed` after the call's `attempt-success`, or before its last
+ * `attempt-failure`), an attempt started after `close()` or on a removed endpoint, a call
+ * already settled kept a place in a queue, or an endpoint took more attempts than its
+ * `maxInFlight`.
+ */
+import { describe, expect, test } from 'vitest';
+import { Pool, isPoolError, type AttemptContext, type ClassifyResult, type PoolEvent, type PoolOptions } from '../src/index.js';
+import { FakeClock } from '../src/testing/index.js';
+
+const code = (e: unknown): string | undefined => (isPoolError(e) ? e.code : undefined);
+const classify = (e: unknown): ClassifyResult => ((e as { cls?: ClassifyResult }).cls ?? 'transient');
+const failing = (cls: ClassifyResult = 'transient') => Object.assign(new Error(String(cls)), { cls });
+
+interface Rig {
+  pool: Pool<string>;
+  clock: FakeClock;
+  events: PoolEvent[];
+  /** What each event's listener does (after it was recorded). */
+  on: (e: PoolEvent) => void;
+}
+
+function rig(options: Partial<PoolOptions<string>> & { names?: string[] } = {}): Rig {
+  const clock = new FakeClock();
+  const events: PoolEvent[] = [];
+  const r: Rig = { pool: undefined as never, clock, events, on: () => undefined };
+  const { names = ['a'], ...rest } = options;
+  r.pool = new Pool<string>({
+    endpoints: names.map((name) => ({ name, conn: name })),
+    classify,
+    clock,
+    backoff: { initialMs: 10, maxMs: 10 },
+    ...rest,
+    onEvent: (e) => {
+      events.push(e);
+      r.on(e);
+    },
+  });
+  return r;
+}
+
+/** The types of the events about call `id`, in order. */
+const story = (events: PoolEvent[], id: number): string[] => events.filter((e) => 'callId' in e && e.callId === id).map((e) => e.type);
+const callIds = (events: PoolEvent[]): number[] => [...new Set(events.flatMap((e) => ('callId' in e ? [e.callId] : [])))];
+
+/** Settles `p` on the fake clock and returns its value or error. */
+async function outcome<T>(clock: FakeClock, p: Promise<T>): Promise<{ value?: T; error?: unknown }> {
+  const r: { value?: T; error?: unknown } = {};
+  const done = p.then((v) => (r.value = v), (e: unknown) => (r.error = e));
+  await clock.advance(5_000);
+  await done;
+  return r;
+}
+
+describe('a listener that aborts the call its event is about', () => {
+  test('inside attempt-success: too late, the call resolves with the answer and no call-failed follows', async () => {
+    const r = rig();
+    const ac = new AbortController();
+    r.on = (e) => e.type === 'attempt-success' && ac.abort(new Error('too late'));
+    const got = await outcome(r.clock, r.pool.execute(async () => 'answer', { signal: ac.signal }));
+    expect(got).toEqual({ value: 'answer' });
+    expect(story(r.events, callIds(r.events)[0]!)).toEqual(['attempt-start', 'attempt-success']);
+  });
+
+  test.each([
+    ['a failure', { }],
+    ['a timeout', { attemptTimeoutMs: 50 }],
+  ])('inside breaker-opened (news of %s, before its attempt-failure): call-failed comes after that attempt-failure', async (_, timing) => {
+    const r = rig({ breaker: { threshold: 1 }, ...timing });
+    const ac = new AbortController();
+    r.on = (e) => e.type === 'breaker-opened' && ac.abort(new Error('enough'));
+    const op = (_c: string, ctx: AttemptContext): Promise<string> =>
+      'attemptTimeoutMs' in timing ? new Promise((_res, rej) => ctx.signal.addEventListener('abort', () => rej(ctx.signal.reason))) : Promise.reject(failing());
+    const got = await outcome(r.clock, r.pool.execute(op, { signal: ac.signal }));
+    expect(code(got.error)).toBe('ABORTED');
+    expect(r.events.map((e) => e.type)).toEqual(['attempt-start', 'breaker-opened', 'attempt-failure', 'call-failed']);
+  });
+
+  test('inside retry-scheduled: the call fails at once, sleeps no backoff and says nothing more', async () => {
+    const r = rig();
+    const ac = new AbortController();
+    r.on = (e) => e.type === 'retry-scheduled' && ac.abort(new Error('stop'));
+    let error: unknown;
+    r.pool.execute(() => Promise.reject(failing()), { signal: ac.signal }).catch((e: unknown) => (error = e));
+    await r.clock.advance(0);
+    expect(code(error)).toBe('ABORTED');
+    expect(r.clock.pendingForegroundTimers).toBe(0); // no backoff sleep armed for a settled call
+    await r.clock.advance(5_000);
+    expect(story(r.events, callIds(r.events)[0]!)).toEqual(['attempt-start', 'attempt-failure', 'retry-scheduled', 'call-failed']);
+  });
+
+  test('inside rate-limit-wait: the call fails at once and takes no place in the queue', async () => {
+    const r = rig({ endpoints: [{ name: 'a', conn: 'a', rateLimit: { perSecond: 1, burst: 1 } }] });
+    const first = r.pool.execute(async () => 'first');
+    const ac = new AbortController();
+    r.on = (e) => e.type === 'rate-limit-wait' && ac.abort(new Error('no waiting'));
+    let ran = 0;
+    const second = r.pool.execute(async () => `second ${++ran}`, { signal: ac.signal });
+    second.catch(() => undefined);
+    r.on = () => undefined;
+    await r.clock.advance(0);
+    expect(r.clock.pendingForegroundTimers).toBe(0); // no wait armed for a settled call
+    expect(await outcome(r.clock, first)).toEqual({ value: 'first' });
+    const third = r.pool.execute(async () => 'third');
+    expect(code((await outcome(r.clock, second)).error)).toBe('ABORTED');
+    expect(await outcome(r.clock, third)).toEqual({ value: 'third' });
+    expect(ran).toBe(0);
+    const [, id2, id3] = callIds(r.events);
+    expect(story(r.events, id2!)).toEqual(['rate-limit-wait', 'call-failed']);
+    expect(story(r.events, id3!)).toEqual(['attempt-start', 'attempt-success']);
+    expect(r.pool.stats()[0]!.attempts).toBe(2);
+  });
+
+  test('inside attempt-start: the operation is not called, and the attempt is cancelled', async () => {
+    const r = rig();
+    const ac = new AbortController();
+    r.on = (e) => e.type === 'attempt-start' && ac.abort(new Error('changed my mind'));
+    let ran = 0;
+    const got = await outcome(r.clock, r.pool.execute(async () => ++ran, { signal: ac.signal }));
+    expect(code(got.error)).toBe('ABORTED');
+    expect(ran).toBe(0);
+    expect(r.events.map((e) => e.type)).toEqual(['attempt-start', 'attempt-cancelled', 'call-failed']);
+    expect(r.pool.stats()[0]!.inFlight).toBe(0);
+  });
+});
+
+describe('a listener that closes the pool during a selection', () => {
+  test('inside panic: no attempt starts after close(), the call fails CLOSED', async () => {
+    const r = rig({ names: ['a', 'b'], breaker: { threshold: 1, cooldownMs: 60_000 }, maxEjectedPercent: 0, maxAttempts: 1 });
+    // Open a's breaker: with maxEjectedPercent 0 the next selection puts the tier in panic.
+    await outcome(r.clock, r.pool.execute(() => Promise.reject(failing()), { pin: 'a' }));
+    let closedAt = -1;
+    r.on = (e) => {
+      if (e.type === 'panic' && e.active && closedAt < 0) {
+        closedAt = r.events.length;
+        void r.pool.close();
+      }
+    };
+    const got = await outcome(r.clock, r.pool.execute(async () => 'x'));
+    expect(closedAt).toBeGreaterThan(0);
+    expect(code(got.error)).toBe('CLOSED');
+    expect(r.events.slice(closedAt).filter((e) => e.type === 'attempt-start')).toEqual([]);
+  });
+});
+
+describe('a listener of hedge', () => {
+  const hedged = (extra: Partial<PoolOptions<string>> = {}): Rig =>
+    rig({ names: ['a', 'b'], hedge: { afterMs: 10, maxHedges: 1 }, attemptTimeoutMs: 1_000, ...extra });
+  /** a answers after 100 ms, b at once. */
+  const op = (clock: FakeClock, sent: string[]) => (conn: string): Promise<string> => {
+    sent.push(conn);
+    return conn === 'a' ? new Promise((res) => clock.setTimeout(() => res('a'), 100)) : Promise.resolve(conn);
+  };
+
+  test('that removes the hedge’s endpoint withdraws it: nothing is sent to the removed endpoint', async () => {
+    const r = hedged();
+    const sent: string[] = [];
+    r.on = (e) => e.type === 'hedge' && r.pool.setEndpoints([{ name: 'a', conn: 'a' }]);
+    const got = await outcome(r.clock, r.pool.execute(op(r.clock, sent), { idempotent: true }));
+    expect(got).toEqual({ value: 'a' });
+    expect(sent).toEqual(['a']);
+    expect(r.events.filter((e) => e.type === 'attempt-start').map((e) => (e as { endpoint: string }).endpoint)).toEqual(['a']);
+  });
+
+  test('that closes the pool withdraws it: no attempt starts after close()', async () => {
+    const r = hedged();
+    const sent: string[] = [];
+    r.on = (e) => e.type === 'hedge' && void r.pool.close();
+    const got = await outcome(r.clock, r.pool.execute(op(r.clock, sent), { idempotent: true }));
+    expect(got).toEqual({ value: 'a' }); // the attempt already running may still answer
+    expect(sent).toEqual(['a']);
+  });
+
+  test('that starts a call taking the endpoint’s only slot withdraws it: maxInFlight holds', async () => {
+    const r = hedged({ endpoints: [{ name: 'a', conn: 'a' }, { name: 'b', conn: 'b', maxInFlight: 1 }] });
+    const sent: string[] = [];
+    let peak = 0;
+    const mine: Promise<unknown>[] = [];
+    r.on = (e) => {
+      if (e.type === 'hedge' && mine.length === 0) mine.push(r.pool.execute(() => new Promise((res) => r.clock.setTimeout(() => res('mine'), 50)), { pin: 'b' }));
+      if (e.type === 'attempt-start') peak = Math.max(peak, r.pool.stats().find((s) => s.name === 'b')!.inFlight);
+    };
+    const got = await outcome(r.clock, r.pool.execute(op(r.clock, sent), { idempotent: true }));
+    expect(got).toEqual({ value: 'a' });
+    expect(await Promise.all(mine)).toEqual(['mine']);
+    expect(peak).toBe(1);
+    expect(sent).toEqual(['a']);
+  });
+});
