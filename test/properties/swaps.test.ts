@@ -352,7 +352,15 @@ async function simulate(sc: Scenario, which: 'viem' | 'viem-url' | 'ethers') {
       // Routing knows the tip now, from an endpoint of the pool (not only from a node since replaced).
       // Without a poll, what it knows is only as fresh as the answers it sees: a best head some
       // blocks old makes a node seen since look less far behind than it is.
-      const informed = snap !== undefined && snap.endpoints.some((e) => e.lagging === undefined && e.head >= tip(t())) && fitNodeIn();
+      // And the node it knows at the tip is a fit one: a flaky one at the tip may fail the read,
+      // and a node that caught up since routing last heard of it still looks behind (seed 3901:
+      // the flaky node failed, the read went to one of the nodes routing knew as behind, while
+      // the node that had just caught up waited for the next head poll to be known at the tip).
+      const fitAtTip = (name: string): boolean => {
+        const l = slots[Number(name.slice(1))];
+        return l !== undefined && lagOf(l.spec, t()) === 0 && l.spec.flaky === 0;
+      };
+      const informed = snap !== undefined && snap.endpoints.some((e) => e.lagging === undefined && e.head >= tip(t()) && fitAtTip(e.name)) && fitNodeIn();
       const startTip = tip(t());
       // The names routing knew a head for at the call's start, and the node under each name.
       const knownAtStart = new Set((snap?.endpoints ?? []).map((e) => e.name));
