@@ -175,6 +175,25 @@ describe('a listener of hedge', () => {
     expect(sent).toEqual(['a']);
   });
 
+  test('a listener of the panic event the hedge’s selection emits that closes the pool: no hedge is announced or sent', async () => {
+    const r = hedged({ names: ['a', 'b', 'c'], breaker: { threshold: 1, cooldownMs: 60_000 }, maxEjectedPercent: 0 });
+    const sent: string[] = [];
+    let closedAt = -1;
+    r.on = (e) => {
+      if (e.type === 'panic' && e.active && closedAt < 0) {
+        closedAt = r.events.length;
+        void r.pool.close();
+      }
+    };
+    const call = outcome(r.clock, r.pool.execute(op(r.clock, sent), { idempotent: true }));
+    // c's breaker opens before the hedge is due (a pinned call selects without panic mode).
+    r.clock.setTimeout(() => void r.pool.execute(() => Promise.reject(failing()), { pin: 'c' }).catch(() => undefined), 5);
+    expect(await call).toEqual({ value: 'a' });
+    expect(closedAt).toBeGreaterThan(0);
+    expect(r.events.slice(closedAt).map((e) => e.type)).not.toContain('hedge');
+    expect(sent).toEqual(['a']);
+  });
+
   test('that starts a call taking the endpoint’s only slot withdraws it: maxInFlight holds', async () => {
     const r = hedged({ endpoints: [{ name: 'a', conn: 'a' }, { name: 'b', conn: 'b', maxInFlight: 1 }] });
     const sent: string[] = [];

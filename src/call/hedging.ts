@@ -119,9 +119,9 @@ export class Hedging<C> {
    * Whether an attempt beside the running one may start on `ep` now: the call still runs one
    * (not settled, not moved on), and `ep` is not in use by the call, excluded, removed, open or limited.
    */
-  #mayGo(ep: EndpointState<C>, now: number): boolean {
+  #mayGo(ep: EndpointState<C>, now: number, panic?: boolean): boolean {
     const avoid = this.#host.hedgeAvoiding(now);
-    return avoid !== undefined && !avoid.includes(ep) && ep.live && ep.unavailableMs(now) === 0 && ep.readyInMs(now) === 0;
+    return avoid !== undefined && !avoid.includes(ep) && ep.live && ep.unavailableMs(now, panic) === 0 && ep.readyInMs(now) === 0;
   }
 
   /** Whether a hedge may be sent now as far as permits go (always, unless attempts hold them). */
@@ -134,16 +134,16 @@ export class Hedging<C> {
   #launch(ep: EndpointState<C>, now: number, hedge = false, panic?: boolean): void {
     const s = this.#s;
     if (s.opts.permitScope === 'attempt' && s.permits !== Infinity) {
-      if (s.permits <= 0) return;
+      if (s.permits <= 0) return void (hedge && this.#left++); // a listener of `panic` took the last one
       s.permits--;
       this.#permitForNext = true;
     }
     const host = this.#host;
     if (hedge && s.listener !== undefined) {
-      s.emit({ type: 'hedge', callId: host.id, endpoint: ep.name, attempt: host.attempts + 1 });
-      // A listener that closed the pool, ended the call, removed `ep` or took its last slot withdrew the hedge.
-      const avoid = host.hedgeAvoiding(now);
-      if (avoid === undefined || avoid.includes(ep) || !ep.live || ep.unavailableMs(now, panic) > 0 || ep.readyInMs(now) > 0) {
+      // Listeners (of a `panic` event the selection emitted, of `hedge` itself) may have closed
+      // the pool, ended the call, removed `ep` or taken its last slot: the hedge is withdrawn.
+      if (this.#mayGo(ep, now, panic)) s.emit({ type: 'hedge', callId: host.id, endpoint: ep.name, attempt: host.attempts + 1 });
+      if (!this.#mayGo(ep, now, panic)) {
         if (this.#permitForNext) s.releasePermit();
         this.#permitForNext = false;
         this.#left++;
