@@ -148,7 +148,7 @@ describe('a listener that closes the pool during a selection', () => {
 });
 
 describe('a listener of hedge', () => {
-  const hedged = (extra: Partial<PoolOptions<string>> = {}): Rig =>
+  const hedged = (extra: Partial<PoolOptions<string>> & { names?: string[] } = {}): Rig =>
     rig({ names: ['a', 'b'], hedge: { afterMs: 10, maxHedges: 1 }, attemptTimeoutMs: 1_000, ...extra });
   /** a answers after 100 ms, b at once. */
   const op = (clock: FakeClock, sent: string[]) => (conn: string): Promise<string> => {

@@ -140,8 +140,11 @@ export interface MixScenario {
    * of these types delivered once their time came (`'any'`: any type), or by a timer 250 ms
    * later if none comes.
    */
-  readonly reentrant?: 'any' | readonly PoolEvent['type'][];
+  readonly reentrant?: 'any' | readonly ReentrantKind[];
 }
+
+/** Where the actions of a `reentrant` scenario may run: inside an event of that type, the operation, the classifier or `refreshAuth`. */
+export type ReentrantKind = PoolEvent['type'] | 'operation' | 'classify' | 'refresh';
 
 export interface MixHints {
   readonly enables: readonly { readonly at: number; readonly ep: number }[];
@@ -329,9 +332,11 @@ export function mixArb(b: MixBias = {}): fc.Arbitrary<MixScenario> {
     .chain((s) =>
       b.reentrant !== true
         ? fc.constant(s)
-        : fc.constantFrom<'any' | PoolEvent['type'][]>(
+        : fc.constantFrom<'any' | ReentrantKind[]>(
             'any',
             'any',
+            ['operation'],
+            ['classify', 'refresh'],
             ['attempt-start'],
             ['hedge'],
             ['attempt-failure', 'attempt-cancelled'],
@@ -503,6 +508,8 @@ export async function simulateMix(sc: MixScenario, hooks: MixHooks = {}): Promis
   let hedges = 0;
   /** The attempt-start the last `hedge` event announced, until the next event. */
   let hedgeStart: { callId: number; endpoint: string; attempt: number; acted: boolean } | undefined;
+  /** With listeners acting on the pool, the hedges announced whose call has had no event since, by call. */
+  const hedgesOut = new Map<number, NonNullable<typeof hedgeStart>>();
   let changes = 0;
   /** Endpoints disabled now (by name), from the events; a replaced endpoint is a new one. */
   const disabledNames = new Set<string>();
@@ -544,20 +551,22 @@ export async function simulateMix(sc: MixScenario, hooks: MixHooks = {}): Promis
     acts.sort((x, y) => x.at - y.at);
     fake.setTimeout(run, at + REENTRANT_FALLBACK_MS);
   };
-  const runDue = (e: PoolEvent): void => {
-    if (types === undefined || (types !== 'any' && !types.includes(e.type))) return;
+  const runDue = (kind: ReentrantKind): void => {
+    if (types === undefined || (types !== 'any' && !types.includes(kind))) return;
     for (const a of acts) {
       if (a.done || fake.now() < a.at) continue;
       a.done = true;
-      if (e.type === 'hedge' && hedgeStart !== undefined) hedgeStart.acted = true;
+      if (kind === 'hedge' && hedgeStart !== undefined) hedgeStart.acted = true;
       a.fn();
     }
   };
   /** Events about an answer being delivered now (outermost first), in all and by endpoint: see `early` below. */
   let reporting = 0;
   const reportingOn = new Map<string, number>();
+  /** The same inside the classifier, which is not told the endpoint. */
+  let reportingAny = 0;
   /** `stats().inFlight` against the events: inside news of an answer, that answer's attempt may be counted out already. */
-  const inFlightAgrees = (name: string, inFlight: number, conn: Conn): boolean => inFlight <= conn.open && inFlight >= conn.open - (reportingOn.get(name) ?? 0);
+  const inFlightAgrees = (name: string, inFlight: number, conn: Conn): boolean => inFlight <= conn.open && inFlight >= conn.open - (reportingOn.get(name) ?? 0) - reportingAny;
   const onEvent = (e: PoolEvent): void => {
     depth++;
     try {
@@ -570,11 +579,11 @@ export async function simulateMix(sc: MixScenario, hooks: MixHooks = {}): Promis
     watch(e);
     if (types === undefined) return;
     const about = ANSWER_NEWS.has(e.type) ? (e as { endpoint: string }).endpoint : undefined;
-    if (about === undefined) return runDue(e);
+    if (about === undefined) return runDue(e.type);
     reporting++;
     reportingOn.set(about, (reportingOn.get(about) ?? 0) + 1);
     try {
-      runDue(e);
+      runDue(e.type);
     } finally {
       reporting--;
       reportingOn.set(about, reportingOn.get(about)! - 1);
@@ -631,16 +640,21 @@ export async function simulateMix(sc: MixScenario, hooks: MixHooks = {}): Promis
     // A hedge is reported as it goes out: the next event is its attempt-start (docs/events.md).
     // (With listeners acting on the pool, what they do comes first: the next event of the call.
     // A listener that acted inside `hedge` may have withdrawn it: then the call goes on without.)
-    if (hedgeStart !== undefined && (types === undefined || ('callId' in e && e.callId === hedgeStart.callId))) {
-      const want = hedgeStart;
+    // (Per call then: other calls' hedges may come between.)
+    const want = types === undefined ? hedgeStart : 'callId' in e ? hedgesOut.get(e.callId) : undefined;
+    if (want !== undefined) {
       hedgeStart = undefined;
+      hedgesOut.delete(want.callId);
       const withdrawn = want.acted && !(e.type === 'attempt-start' && e.attempt === want.attempt);
       if (withdrawn && c !== undefined) c.hedged--;
       else if (e.type !== 'attempt-start' || e.callId !== want.callId || e.endpoint !== want.endpoint || e.attempt !== want.attempt) {
         v(`hedge ${JSON.stringify(want)} followed by ${e.type}${'endpoint' in e ? ` on ${e.endpoint}` : ''}, not its attempt-start`);
       }
     }
-    if (e.type === 'hedge') hedgeStart = { callId: e.callId, endpoint: e.endpoint, attempt: e.attempt, acted: false };
+    if (e.type === 'hedge') {
+      hedgeStart = { callId: e.callId, endpoint: e.endpoint, attempt: e.attempt, acted: false };
+      if (types !== undefined) hedgesOut.set(e.callId, hedgeStart);
+    }
     switch (e.type) {
       case 'rate-limit-wait':
         if (c !== undefined) c.queuedAt ??= fake.now();
@@ -663,7 +677,7 @@ export async function simulateMix(sc: MixScenario, hooks: MixHooks = {}): Promis
         const limit = configOf.get(e.endpoint)!.maxInFlight ?? INF;
         // Inside an event about an answer (a breaker turn, a park...), that answer's attempt has
         // given back its slot and permit already; its attempt-failure or -success comes next.
-        const early = reportingOn.get(e.endpoint) ?? 0;
+        const early = (reportingOn.get(e.endpoint) ?? 0) + reportingAny;
         if (conn.open - early > limit) v(`${e.endpoint}: ${conn.open} attempts in flight, maxInFlight ${limit}`);
         const st = statOf(e.endpoint);
         if (st === undefined || st.inFlight > conn.open || st.inFlight < conn.open - early) v(`${e.endpoint}: stats().inFlight ${st?.inFlight} at attempt-start, ${conn.open} open`);
@@ -759,6 +773,7 @@ export async function simulateMix(sc: MixScenario, hooks: MixHooks = {}): Promis
 
   const opFor = (id: number) => (conn: Conn, ctx: AttemptContext): Promise<unknown> => {
     if (current.get(conn.name) !== conn && attemptConn.get(`${id}/${ctx.attempt}`) !== conn) v(`call ${id}: attempt ${ctx.attempt} sent to a removed or replaced ${conn.name}`);
+    runDue('operation');
     const f = conn.script[conn.cursor.n++ % conn.script.length]!;
     if (f.k === 'throw') throw new MixError('transient');
     if (f.k === 'value') return 7 as unknown as Promise<unknown>;
@@ -796,7 +811,21 @@ export async function simulateMix(sc: MixScenario, hooks: MixHooks = {}): Promis
   const auth = sc.auth;
   const options: PoolOptions<Conn> = {
     endpoints: initial,
-    classify,
+    // Inside the classifier, the answer's attempt has given back its slot and permit already, as inside its news.
+    classify:
+      types === undefined
+        ? classify
+        : (err: unknown) => {
+            reporting++;
+            reportingAny++;
+            try {
+              runDue('classify');
+            } finally {
+              reporting--;
+              reportingAny--;
+            }
+            return classify(err);
+          },
     strategy: sc.strategy,
     ...(sc.maxAttempts === undefined ? {} : { maxAttempts: sc.maxAttempts }),
     attemptTimeoutMs: sc.attemptTimeoutMs,
@@ -818,6 +847,7 @@ export async function simulateMix(sc: MixScenario, hooks: MixHooks = {}): Promis
       : {
           refreshAuth: (_conn: Conn, ctx: AttemptContext) => {
             refreshing++;
+            runDue('refresh');
             return new Promise((resolve, reject) => {
               ctx.signal.addEventListener('abort', () => reject(ctx.signal.reason));
               if (auth === 'hang') return;
@@ -882,7 +912,7 @@ export async function simulateMix(sc: MixScenario, hooks: MixHooks = {}): Promis
           if (c.gen.signal === k && c.endedBy === undefined && c.settledCount === 0 && c.options !== undefined && !c.refused) v(`call ${c.id} still running after its signal aborted`);
         }
       };
-      if (depth === 0) check();
+      if (depth === 0 && reportingAny === 0) check();
       else queueMicrotask(check);
     }, at);
   });
