@@ -162,3 +162,36 @@ describe('coalescing', () => {
     expect(isPoolError(long.error) && long.error.code).toBe('DEADLINE_EXCEEDED');
   });
 });
+
+describe('coalescing with listeners that act while the shared request starts', () => {
+  // Found by a re-entrancy probe of the thirty-ninth session: the entry was put in the map only
+  // once `start` had returned, and a caller's abort listener was added after it too.
+  test('an identical read started inside the shared request’s attempt-start joins it instead of starting another', async () => {
+    const { h, reads, read, upstream } = setup();
+    h.eps.a!.fallback = ok('0x5', 20);
+    const inner: Promise<unknown>[] = [];
+    h.pool.on('attempt-start', () => {
+      if (inner.length === 0) inner.push(read('eth_getBalance'));
+    });
+    const outer = read('eth_getBalance');
+    await h.clock.advance(50);
+    expect(await outer).toBe('0x5');
+    expect(await inner[0]).toBe('0x5');
+    expect(upstream()).toBe(1);
+    expect(reads.stats().coalesce).toEqual({ started: 1, joined: 1, inFlight: 0 });
+  });
+
+  test('a caller whose signal aborts inside the shared request’s attempt-start leaves at once with ABORTED, and the request is aborted', async () => {
+    const { h, signals, read } = setup();
+    h.eps.a!.fallback = ok('0x5', 1_000);
+    const ac = new AbortController();
+    h.pool.on('attempt-start', () => ac.abort(new Error('left')));
+    const call = start(read('eth_getBalance', undefined, { signal: ac.signal }));
+    await h.clock.advance(0);
+    expect(call.settled).toBe(true);
+    expect(isPoolError(call.error) && call.error.code).toBe('ABORTED');
+    expect(signals[0]?.aborted).toBe(true);
+    await h.clock.advance(2_000);
+    expect(h.pool.activeCalls).toBe(0);
+  });
+});

@@ -14,7 +14,11 @@ import { PoolError } from '../base/errors.js';
 import { stableJson } from './redact.js';
 
 interface Entry {
-  readonly promise: Promise<unknown>;
+  /** The shared request; `undefined` while its `start` runs. */
+  promise: Promise<unknown> | undefined;
+  /** For callers that joined while `start` ran: settles as the shared request does. */
+  early: Promise<unknown> | undefined;
+  settle: ((p: Promise<unknown>) => void) | undefined;
   /**
    * Aborts the shared request when its last caller leaves; none when the first caller has no
    * signal: that caller never leaves, so neither can the last (and on Node 20 a controller whose
@@ -43,28 +47,32 @@ export class Coalescer {
     if (signal?.aborted === true) return Promise.reject(aborted(signal.reason));
     let entry = this.#entries.get(key);
     if (entry === undefined) {
-      const controller = signal === undefined ? undefined : new AbortController();
-      let promise: Promise<unknown>;
-      try {
-        promise = start(controller?.signal);
-      } catch (error) {
-        promise = Promise.reject(error);
-      }
-      const e: Entry = { promise, controller, waiting: 0 };
+      // In the map with its first caller before `start` runs: a caller of the same key that
+      // `start` reaches (a listener of the pool's events starting a read) joins it.
+      const e: Entry = { promise: undefined, early: undefined, settle: undefined, controller: signal === undefined ? undefined : new AbortController(), waiting: 1 };
       entry = e;
       this.#entries.set(key, e);
       this.#started++;
+      let promise: Promise<unknown>;
+      try {
+        promise = start(e.controller?.signal);
+      } catch (error) {
+        promise = Promise.reject(error);
+      }
       // Registered first, so the entry is gone before any caller's continuation runs.
       const drop = () => {
         if (this.#entries.get(key) === e) this.#entries.delete(key);
       };
       promise.then(drop, drop);
+      e.promise = promise;
+      e.settle?.(promise);
     } else {
       this.#joined++;
+      entry.waiting++;
     }
     const e = entry;
-    e.waiting++;
-    if (signal === undefined) return e.promise as Promise<T>;
+    const shared = e.promise ?? (e.early ??= new Promise((resolve) => (e.settle = resolve)));
+    if (signal === undefined) return shared as Promise<T>;
     return new Promise<T>((resolve, reject) => {
       const done = () => signal.removeEventListener('abort', onAbort);
       const onAbort = () => {
@@ -76,8 +84,10 @@ export class Coalescer {
           e.controller?.abort(signal.reason);
         }
       };
+      // A caller that aborted while `start` ran (inside a listener of the pool's events) leaves now.
+      if (signal.aborted) return onAbort();
       signal.addEventListener('abort', onAbort, { once: true });
-      e.promise.then(
+      shared.then(
         (v) => {
           done();
           resolve(v as T);
