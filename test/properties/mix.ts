@@ -143,8 +143,8 @@ export interface MixScenario {
   readonly reentrant?: 'any' | readonly ReentrantKind[];
 }
 
-/** Where the actions of a `reentrant` scenario may run: inside an event of that type, the operation, the classifier or `refreshAuth`. */
-export type ReentrantKind = PoolEvent['type'] | 'operation' | 'classify' | 'refresh';
+/** Where the actions of a `reentrant` scenario may run: inside an event of that type, the operation, the classifier, `refreshAuth` or the operation's abort listener. */
+export type ReentrantKind = PoolEvent['type'] | 'operation' | 'classify' | 'refresh' | 'abort';
 
 export interface MixHints {
   readonly enables: readonly { readonly at: number; readonly ep: number }[];
@@ -337,6 +337,7 @@ export function mixArb(b: MixBias = {}): fc.Arbitrary<MixScenario> {
             'any',
             ['operation'],
             ['classify', 'refresh'],
+            ['abort'],
             ['attempt-start'],
             ['hedge'],
             ['attempt-failure', 'attempt-cancelled'],
@@ -578,15 +579,20 @@ export async function simulateMix(sc: MixScenario, hooks: MixHooks = {}): Promis
   const deliver = (e: PoolEvent): void => {
     watch(e);
     if (types === undefined) return;
-    const about = ANSWER_NEWS.has(e.type) ? (e as { endpoint: string }).endpoint : undefined;
-    if (about === undefined) return runDue(e.type);
+    if (!ANSWER_NEWS.has(e.type)) return runDue(e.type);
+    during((e as { endpoint: string }).endpoint, () => runDue(e.type));
+  };
+  /** Runs `fn` where an attempt (of `name`, or of an endpoint not told) has given back its slot and permit before its terminal event. */
+  const during = (name: string | undefined, fn: () => void): void => {
     reporting++;
-    reportingOn.set(about, (reportingOn.get(about) ?? 0) + 1);
+    if (name === undefined) reportingAny++;
+    else reportingOn.set(name, (reportingOn.get(name) ?? 0) + 1);
     try {
-      runDue(e.type);
+      fn();
     } finally {
       reporting--;
-      reportingOn.set(about, reportingOn.get(about)! - 1);
+      if (name === undefined) reportingAny--;
+      else reportingOn.set(name, reportingOn.get(name)! - 1);
     }
   };
   const watch = (e: PoolEvent): void => {
@@ -784,6 +790,8 @@ export async function simulateMix(sc: MixScenario, hooks: MixHooks = {}): Promis
         done = true;
         fn();
       };
+      // Its slot and permit are given back before its signal aborts, as before the news of an answer.
+      if (types !== undefined) ctx.signal.addEventListener('abort', () => during(conn.name, () => runDue('abort')));
       if (f.onAbort !== 'ignore') {
         ctx.signal.addEventListener('abort', () => {
           if (f.onAbort === 'reason') settle(() => reject(ctx.signal.reason));
@@ -816,14 +824,7 @@ export async function simulateMix(sc: MixScenario, hooks: MixHooks = {}): Promis
       types === undefined
         ? classify
         : (err: unknown) => {
-            reporting++;
-            reportingAny++;
-            try {
-              runDue('classify');
-            } finally {
-              reporting--;
-              reportingAny--;
-            }
+            during(undefined, () => runDue('classify'));
             return classify(err);
           },
     strategy: sc.strategy,
@@ -912,7 +913,7 @@ export async function simulateMix(sc: MixScenario, hooks: MixHooks = {}): Promis
           if (c.gen.signal === k && c.endedBy === undefined && c.settledCount === 0 && c.options !== undefined && !c.refused) v(`call ${c.id} still running after its signal aborted`);
         }
       };
-      if (depth === 0 && reportingAny === 0) check();
+      if (depth === 0 && reporting === 0) check();
       else queueMicrotask(check);
     }, at);
   });
@@ -1022,6 +1023,8 @@ export async function simulateMix(sc: MixScenario, hooks: MixHooks = {}): Promis
           const conn = newConn(i);
           list.push(configFor(i, conn, e, slot === 'replace' ? ch.priority : e.priority));
           next.set(name, conn);
+          // It rejoins a group declared by a regrouping: the group's level, which hints may have moved, paces it.
+          if (declared.some((g) => g.includes(name))) conn.moved = true;
         }
       });
       if (list.length === 0) return;
