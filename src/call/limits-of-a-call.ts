@@ -120,16 +120,21 @@ export class CallHistory<C> extends WaitSlots {
     if (!(this.tried ??= []).includes(ep)) this.tried.push(ep);
   }
 
-  failures: string[] | undefined = undefined;
+  /** The first six failures, as endpoint and what happened, in turn (see noteFailure). */
+  failures: (EndpointState<C> | string)[] | undefined = undefined;
   failed = 0;
 }
 
 /** The failed attempts of a call between `open` and `close`, or '' when none failed. */
 export function failureList<C>(h: CallHistory<C> | undefined, open = ' (failed: ', close = ')'): string {
-  return h?.failures === undefined ? '' : open + listed(h.failures, h.failed) + close;
+  const f = h?.failures;
+  if (f === undefined) return '';
+  const items: string[] = [];
+  for (let i = 0; i < f.length; i += 2) items.push(`${quoted(f[i] as EndpointState<C>)} ${f[i + 1] as string}`);
+  return open + listed(items, h!.failed) + close;
 }
 
 /** Notes `"a" timeout` for a failed attempt (the first six), for the call's final message (`failures`, `failed`). */
 export function noteFailure<C>(h: CallHistory<C>, ep: EndpointState<C>, what: string): void {
-  if (++h.failed <= 6) (h.failures ??= []).push(`${quoted(ep)} ${what}`);
+  if (++h.failed <= 6) (h.failures ??= []).push(ep, what); // the words only if a message needs them (most failures are retried)
 }
