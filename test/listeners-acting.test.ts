@@ -80,6 +80,20 @@ describe('a listener that aborts the call its event is about', () => {
     expect(r.events.map((e) => e.type)).toEqual(['attempt-start', 'breaker-opened', 'attempt-failure', 'call-failed']);
   });
 
+  test('inside the classifier, or inside the attempt signal’s abort listener on a timeout: the same, call-failed after that attempt-failure', async () => {
+    for (const where of ['classify', 'timeout'] as const) {
+      const ac = new AbortController();
+      const r = rig(where === 'classify' ? { classify: (e) => (ac.abort(new Error('enough')), classify(e)) } : { attemptTimeoutMs: 50 });
+      const op = (_c: string, ctx: AttemptContext): Promise<string> =>
+        where === 'classify'
+          ? Promise.reject(failing())
+          : new Promise((_res, rej) => ctx.signal.addEventListener('abort', () => (ac.abort(new Error('enough')), rej(ctx.signal.reason))));
+      const got = await outcome(r.clock, r.pool.execute(op, { signal: ac.signal }));
+      expect(code(got.error)).toBe('ABORTED');
+      expect(r.events.map((e) => e.type)).toEqual(['attempt-start', 'attempt-failure', 'call-failed']);
+    }
+  });
+
   test('inside retry-scheduled: the call fails at once, sleeps no backoff and says nothing more', async () => {
     const r = rig();
     const ac = new AbortController();
