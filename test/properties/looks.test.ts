@@ -90,7 +90,9 @@ describe('looking changes nothing, on the mixed-options generator', () => {
         const logs: string[][] = [[], []];
         for (const [k, dashboardMs] of [undefined, every].entries()) {
           const log = logs[k]!;
-          const o = await simulateMix(sc, { trace: (t, e) => void log.push(`${t} ${JSON.stringify(e)}`), ...(dashboardMs === undefined ? {} : { dashboardMs }) });
+          // Odd periods read from inside every event and metric record as well (mid-work, not only between two steps).
+          const inside = dashboardMs !== undefined && dashboardMs % 2 === 1 ? { lookInside: true } : {};
+          const o = await simulateMix(sc, { trace: (t, e) => void log.push(`${t} ${JSON.stringify(e)}`), ...(dashboardMs === undefined ? {} : { dashboardMs }), ...inside });
           log.push(`violations ${JSON.stringify(o.violations)} endings ${JSON.stringify(o.endings)}`);
         }
         const [plain, looked] = logs as [string[], string[]];

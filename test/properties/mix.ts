@@ -448,6 +448,8 @@ export interface MixHooks {
   readonly trace?: (now: number, e: PoolEvent, depth: number) => void;
   /** A dashboard: `stats()`, `capacity()` and `breakerState()` of every endpoint every this many ms, until the last call or change is well past (looks.test.ts). */
   readonly dashboardMs?: number;
+  /** `stats()`, `capacity()` and `breakerState()` read from inside every event and every metric record, in the middle of the pool's own work (looks.test.ts). */
+  readonly lookInside?: boolean;
 }
 
 const CODES = new Set([
@@ -568,7 +570,13 @@ export async function simulateMix(sc: MixScenario, hooks: MixHooks = {}): Promis
   let reportingAny = 0;
   /** `stats().inFlight` against the events: inside news of an answer, that answer's attempt may be counted out already. */
   const inFlightAgrees = (name: string, inFlight: number, conn: Conn): boolean => inFlight <= conn.open && inFlight >= conn.open - (reportingOn.get(name) ?? 0) - reportingAny;
+  /** Reads everything a dashboard reads (`hooks.lookInside`). */
+  const look = (): void => {
+    for (const st of pool.stats()) pool.breakerState(st.name);
+    pool.capacity();
+  };
   const onEvent = (e: PoolEvent): void => {
+    if (hooks.lookInside === true) look();
     depth++;
     try {
       deliver(e);
@@ -860,7 +868,17 @@ export async function simulateMix(sc: MixScenario, hooks: MixHooks = {}): Promis
     clock,
     random: seeded(sc.seed),
     onEvent,
-    ...(tally === undefined ? {} : { metrics: tally.sink }),
+    ...(tally === undefined
+      ? {}
+      : {
+          metrics:
+            hooks.lookInside === true
+              ? {
+                  increment: (name: string, labels: Record<string, string>, value?: number) => (look(), tally.sink.increment(name, labels, value)),
+                  observe: (name: string, labels: Record<string, string>, value: number) => (look(), tally.sink.observe?.(name, labels, value)),
+                }
+              : tally.sink,
+        }),
   };
   try {
     pool = new Pool<Conn>(options);
