@@ -142,6 +142,39 @@ describe('a listener that aborts the call its event is about', () => {
   });
 });
 
+describe('a listener of the shared store’s events', () => {
+  // The store's answer (or failure) is weighed before the call goes on: `store-degraded` and
+  // `store-recovered` are emitted in between. Found by reading for emits on a call's path in the
+  // thirty-ninth session: the call then launched its attempt although it had been ended.
+  test.each([
+    ['store-degraded', 'a store that fails', (): Promise<number> => Promise.reject(new Error('redis down'))],
+    ['store-degraded', 'a store that never answers', (): Promise<number> => new Promise<number>(() => undefined)],
+  ] as const)('that aborts the call waiting for the store inside %s (%s): no attempt, the operation is not called', async (type, _what, acquire) => {
+    const ac = new AbortController();
+    const r = rig({ endpoints: [{ name: 'a', conn: 'a', rateLimit: { perSecond: 10 } }], sharedQuota: { store: { acquire }, timeoutMs: 100 } });
+    r.on = (e) => e.type === type && ac.abort(new Error('no store, no call'));
+    let ran = 0;
+    const got = await outcome(r.clock, r.pool.execute(async () => ++ran, { signal: ac.signal }));
+    expect(code(got.error)).toBe('ABORTED');
+    expect(ran).toBe(0);
+    expect(r.events.map((e) => e.type)).toEqual(['store-degraded', 'call-failed']);
+  });
+
+  test('that closes the pool inside store-recovered: the call waiting for the store fails CLOSED, no attempt', async () => {
+    let answers = 0;
+    const acquire = (): Promise<number> => (++answers === 1 ? Promise.reject(new Error('blip')) : Promise.resolve(0));
+    const r = rig({ endpoints: [{ name: 'a', conn: 'a', rateLimit: { perSecond: 10 } }], sharedQuota: { store: { acquire }, timeoutMs: 100, retryAfterMs: 10 } });
+    expect(await outcome(r.clock, r.pool.execute(async () => 'first'))).toEqual({ value: 'first' }); // degraded: local limits
+    await r.clock.advance(1_000);
+    r.on = (e) => e.type === 'store-recovered' && void r.pool.close();
+    let ran = 0;
+    const got = await outcome(r.clock, r.pool.execute(async () => ++ran));
+    expect(code(got.error)).toBe('CLOSED');
+    expect(ran).toBe(0);
+    expect(r.events.filter((e) => e.type === 'store-recovered')).toHaveLength(1);
+  });
+});
+
 describe('a listener that closes the pool during a selection', () => {
   test('inside panic: no attempt starts after close(), the call fails CLOSED', async () => {
     const r = rig({ names: ['a', 'b'], breaker: { threshold: 1, cooldownMs: 60_000 }, maxEjectedPercent: 0, maxAttempts: 1 });

@@ -157,7 +157,7 @@ export class Call<C, T> extends Waiting<C, CallHistory<C>> implements AttemptOwn
   admissionDone(ep: EndpointState<C>, now: number, refused: boolean): void {
     this.stopWaiting();
     if (refused) Call.#next(this);
-    else if (Call.#stillAdmissible(this, ep, now)) Call.#launch(this, ep, now);
+    else if (!this.settled && Call.#stillAdmissible(this, ep, now)) Call.#launch(this, ep, now); // a listener of store-degraded or -recovered may have ended it
   }
 
   static #stillAdmissible<C, T>(c: Call<C, T>, ep: EndpointState<C>, now: number): boolean {
