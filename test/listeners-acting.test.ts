@@ -9,7 +9,7 @@
  * `maxInFlight`.
  */
 import { describe, expect, test } from 'vitest';
-import { Pool, isPoolError, type AttemptContext, type ClassifyResult, type PoolEvent, type PoolOptions } from '../src/index.js';
+import { Pool, isPoolError, type AttemptContext, type ClassifyResult, type LimiterStore, type PoolEvent, type PoolOptions, type SharedState } from '../src/index.js';
 import { FakeClock } from '../src/testing/index.js';
 
 const code = (e: unknown): string | undefined => (isPoolError(e) ? e.code : undefined);
@@ -172,6 +172,24 @@ describe('a listener of the shared store’s events', () => {
     expect(code(got.error)).toBe('CLOSED');
     expect(ran).toBe(0);
     expect(r.events.filter((e) => e.type === 'store-recovered')).toHaveLength(1);
+  });
+});
+
+describe('a listener of what the fleet’s store says', () => {
+  test('that enables an endpoint another process disabled: the enabling is shared with the fleet like any other', async () => {
+    const reported: string[] = [];
+    let push: ((key: string, state: SharedState) => void) | undefined;
+    const store: LimiterStore = {
+      acquire: () => Promise.resolve(0),
+      report: (limit, change) => (reported.push(`${limit.key} ${change.type}`), Promise.resolve()),
+      subscribe: (l) => ((push = l), () => undefined),
+    };
+    const r = rig({ endpoints: [{ name: 'a', conn: 'a', rateLimit: { perSecond: 10 } }], sharedQuota: { store } });
+    r.on = (e) => e.type === 'endpoint-disabled' && r.pool.enableEndpoint('a'); // say, a key rotated already
+    push!('endpoint:a', { ceilingPerSecond: undefined, parkedForMs: 0, disabled: new Map([['a', 60_000]]) });
+    expect(r.events.map((e) => e.type)).toEqual(['endpoint-disabled', 'endpoint-enabled']);
+    expect(reported).toEqual(['endpoint:a enabled']); // what the fleet said is not told back; what this process did is
+    expect(await outcome(r.clock, r.pool.execute(async () => 'served'))).toEqual({ value: 'served' });
   });
 });
 

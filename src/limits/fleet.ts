@@ -31,8 +31,6 @@ export class Fleet<C> {
   #restoreAt = 0;
   readonly #reports: boolean;
   #unsubscribe: (() => void) | undefined;
-  /** Set while applying what the fleet shared, so that it is not reported back. */
-  #fromFleet = false;
   /** Endpoints this pool disabled because the fleet said so (re-enabled when the fleet forgets them). */
   readonly #fleetDisabled = new Set<string>();
 
@@ -67,7 +65,7 @@ export class Fleet<C> {
 
   /** An event the pool emits: shared with the fleet when it is news the store takes. */
   shareEvent(event: PoolEvent): void {
-    if (this.#reports && !this.#fromFleet) this.#share(event);
+    if (this.#reports) this.#share(event);
   }
 
   /**
@@ -78,48 +76,47 @@ export class Fleet<C> {
   applyShared(key: string, state: SharedState): void {
     const s = this.#s;
     const now = s.clock.now();
-    this.#fromFleet = true;
-    try {
-      for (const ep of s.endpoints) {
-        // Only the limits feature makes a quota with a shared key: a Quota.
-        const q = ep.quota as Quota;
-        if (q.shared?.key !== key) continue;
-        const first = s.endpoints.find((e) => e.quota === q) === ep;
-        if (first && state.ceilingPerSecond !== undefined && q.ceilingPerSecond !== state.ceilingPerSecond) {
-          const perSecond = q.learn(state.ceilingPerSecond, now);
-          s.emit({ type: 'endpoint-recalibrated', endpoint: ep.name, perSecond, scope: q.grouped ? 'group' : 'key', reason: 'hint' });
-        }
-        if (first && state.parkedForMs > 0 && q.parkedUntil < now + state.parkedForMs - 1000) {
-          q.parkedUntil = now + state.parkedForMs;
-          s.emit({ type: 'endpoint-parked', endpoint: ep.name, untilMs: q.parkedUntil });
-          // Its queued calls select again (after this update: see waiters.ts `evacuate`).
-          queueMicrotask(() => q.waiters?.evacuate());
-        }
-        const keyParkMs = state.parkedEndpoints?.get(ep.name);
-        if (keyParkMs !== undefined && keyParkMs > 0) {
-          // A key parked elsewhere: parked here too (its own level in a group), until the same reset.
-          const level = q.grouped ? (ep.own ??= keyLevel(q, ep.name, s.opts.dailyResetUtcHour, now, s.wall)) : q;
-          if (level.parkedUntil < now + keyParkMs - 1000) {
-            level.parkedUntil = now + keyParkMs;
-            s.emit({ type: 'endpoint-parked', endpoint: ep.name, untilMs: level.parkedUntil });
-            queueMicrotask(() => q.waiters?.evacuate(ep));
-          }
-        }
-        if (state.disabled.has(ep.name)) {
-          if (!ep.disabled) {
-            ep.disabled = true;
-            this.#fleetDisabled.add(ep.name);
-            s.emit({ type: 'endpoint-disabled', endpoint: ep.name });
-            queueMicrotask(() => q.waiters?.evacuate(ep));
-          }
-        } else if (this.#fleetDisabled.delete(ep.name) && ep.disabled) {
-          ep.disabled = false;
-          s.emit({ type: 'endpoint-enabled', endpoint: ep.name });
-          s.wakeParked();
+    // Told to this process's listeners, not shared back; what a listener does meanwhile (enable a key, say) is news to share.
+    const tell = (event: PoolEvent): void => {
+      if (s.listener !== undefined) deliver(s.listener, event);
+    };
+    for (const ep of s.endpoints) {
+      // Only the limits feature makes a quota with a shared key: a Quota.
+      const q = ep.quota as Quota;
+      if (q.shared?.key !== key || !ep.live) continue; // (a listener may have called setEndpoints meanwhile)
+      const first = s.endpoints.find((e) => e.quota === q) === ep;
+      if (first && state.ceilingPerSecond !== undefined && q.ceilingPerSecond !== state.ceilingPerSecond) {
+        const perSecond = q.learn(state.ceilingPerSecond, now);
+        tell({ type: 'endpoint-recalibrated', endpoint: ep.name, perSecond, scope: q.grouped ? 'group' : 'key', reason: 'hint' });
+      }
+      if (first && state.parkedForMs > 0 && q.parkedUntil < now + state.parkedForMs - 1000) {
+        q.parkedUntil = now + state.parkedForMs;
+        tell({ type: 'endpoint-parked', endpoint: ep.name, untilMs: q.parkedUntil });
+        // Its queued calls select again (after this update: see waiters.ts `evacuate`).
+        queueMicrotask(() => q.waiters?.evacuate());
+      }
+      const keyParkMs = state.parkedEndpoints?.get(ep.name);
+      if (keyParkMs !== undefined && keyParkMs > 0) {
+        // A key parked elsewhere: parked here too (its own level in a group), until the same reset.
+        const level = q.grouped ? (ep.own ??= keyLevel(q, ep.name, s.opts.dailyResetUtcHour, now, s.wall)) : q;
+        if (level.parkedUntil < now + keyParkMs - 1000) {
+          level.parkedUntil = now + keyParkMs;
+          tell({ type: 'endpoint-parked', endpoint: ep.name, untilMs: level.parkedUntil });
+          queueMicrotask(() => q.waiters?.evacuate(ep));
         }
       }
-    } finally {
-      this.#fromFleet = false;
+      if (state.disabled.has(ep.name)) {
+        if (!ep.disabled) {
+          ep.disabled = true;
+          this.#fleetDisabled.add(ep.name);
+          tell({ type: 'endpoint-disabled', endpoint: ep.name });
+          queueMicrotask(() => q.waiters?.evacuate(ep));
+        }
+      } else if (this.#fleetDisabled.delete(ep.name) && ep.disabled) {
+        ep.disabled = false;
+        tell({ type: 'endpoint-enabled', endpoint: ep.name });
+        s.wakeParked();
+      }
     }
   }
 
