@@ -231,6 +231,29 @@ describe('a listener of hedge', () => {
     expect(r.events.filter((e) => e.type === 'attempt-start').map((e) => (e as { endpoint: string }).endpoint)).toEqual(['a']);
   });
 
+  test('a withdrawn hedge does not count against maxHedges: the call may hedge later', async () => {
+    const r = rig({ names: ['a', 'b', 'c', 'd'], strategy: 'ordered', hedge: { afterMs: 10, maxHedges: 1 }, attemptTimeoutMs: 1_000 });
+    const sent: string[] = [];
+    let removed = false;
+    r.on = (e) => {
+      if (e.type === 'hedge' && !removed) {
+        removed = true;
+        r.pool.setEndpoints(['a', 'c', 'd'].map((name) => ({ name, conn: name })));
+      }
+    };
+    // a fails after 30 ms; c hangs for 200 ms; d answers at once.
+    const op = (conn: string): Promise<string> => {
+      sent.push(conn);
+      if (conn === 'a') return new Promise((_res, rej) => r.clock.setTimeout(() => rej(failing()), 30));
+      if (conn === 'c') return new Promise((res) => r.clock.setTimeout(() => res('c'), 200));
+      return Promise.resolve(conn);
+    };
+    const got = await outcome(r.clock, r.pool.execute(op, { idempotent: true }));
+    expect(got).toEqual({ value: 'd' });
+    expect(sent).toEqual(['a', 'c', 'd']);
+    expect(r.events.filter((e) => e.type === 'hedge').map((e) => (e as { endpoint: string }).endpoint)).toEqual(['b', 'd']);
+  });
+
   test('that closes the pool withdraws it: no attempt starts after close()', async () => {
     const r = hedged();
     const sent: string[] = [];
