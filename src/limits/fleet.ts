@@ -52,9 +52,14 @@ export class Fleet<C> {
     if (waitMs < SPENT_DAY_SLACK_MS || waitMs < q.resetInMs(now) - SPENT_DAY_SLACK_MS) return false;
     const untilMs = q.park(now);
     // Not shared back: the fleet knows.
-    if (ep.live && this.#s.listener !== undefined) deliver(this.#s.listener, { type: 'endpoint-parked', endpoint: ep.name, untilMs });
+    if (ep.live) this.#tell({ type: 'endpoint-parked', endpoint: ep.name, untilMs });
     queueMicrotask(() => q.waiters?.evacuate());
     return true;
+  }
+
+  /** What the fleet said, told to this process's listeners and not shared back (what a listener does meanwhile, enabling a key say, is news to share). */
+  #tell(event: PoolEvent): void {
+    if (this.#s.listener !== undefined) deliver(this.#s.listener, event);
   }
 
   /** Stops listening to the store (on `close()`). */
@@ -76,10 +81,6 @@ export class Fleet<C> {
   applyShared(key: string, state: SharedState): void {
     const s = this.#s;
     const now = s.clock.now();
-    // Told to this process's listeners, not shared back; what a listener does meanwhile (enable a key, say) is news to share.
-    const tell = (event: PoolEvent): void => {
-      if (s.listener !== undefined) deliver(s.listener, event);
-    };
     for (const ep of s.endpoints) {
       // Only the limits feature makes a quota with a shared key: a Quota.
       const q = ep.quota as Quota;
@@ -87,11 +88,11 @@ export class Fleet<C> {
       const first = s.endpoints.find((e) => e.quota === q) === ep;
       if (first && state.ceilingPerSecond !== undefined && q.ceilingPerSecond !== state.ceilingPerSecond) {
         const perSecond = q.learn(state.ceilingPerSecond, now);
-        tell({ type: 'endpoint-recalibrated', endpoint: ep.name, perSecond, scope: q.grouped ? 'group' : 'key', reason: 'hint' });
+        this.#tell({ type: 'endpoint-recalibrated', endpoint: ep.name, perSecond, scope: q.grouped ? 'group' : 'key', reason: 'hint' });
       }
       if (first && state.parkedForMs > 0 && q.parkedUntil < now + state.parkedForMs - 1000) {
         q.parkedUntil = now + state.parkedForMs;
-        tell({ type: 'endpoint-parked', endpoint: ep.name, untilMs: q.parkedUntil });
+        this.#tell({ type: 'endpoint-parked', endpoint: ep.name, untilMs: q.parkedUntil });
         // Its queued calls select again (after this update: see waiters.ts `evacuate`).
         queueMicrotask(() => q.waiters?.evacuate());
       }
@@ -101,7 +102,7 @@ export class Fleet<C> {
         const level = q.grouped ? (ep.own ??= keyLevel(q, ep.name, s.opts.dailyResetUtcHour, now, s.wall)) : q;
         if (level.parkedUntil < now + keyParkMs - 1000) {
           level.parkedUntil = now + keyParkMs;
-          tell({ type: 'endpoint-parked', endpoint: ep.name, untilMs: level.parkedUntil });
+          this.#tell({ type: 'endpoint-parked', endpoint: ep.name, untilMs: level.parkedUntil });
           queueMicrotask(() => q.waiters?.evacuate(ep));
         }
       }
@@ -109,12 +110,12 @@ export class Fleet<C> {
         if (!ep.disabled) {
           ep.disabled = true;
           this.#fleetDisabled.add(ep.name);
-          tell({ type: 'endpoint-disabled', endpoint: ep.name });
+          this.#tell({ type: 'endpoint-disabled', endpoint: ep.name });
           queueMicrotask(() => q.waiters?.evacuate(ep));
         }
       } else if (this.#fleetDisabled.delete(ep.name) && ep.disabled) {
         ep.disabled = false;
-        tell({ type: 'endpoint-enabled', endpoint: ep.name });
+        this.#tell({ type: 'endpoint-enabled', endpoint: ep.name });
         s.wakeParked();
       }
     }
