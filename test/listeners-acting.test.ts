@@ -8,6 +8,7 @@
  * already settled kept a place in a queue, or an endpoint took more attempts than its
  * `maxInFlight`.
  */
+import fc from 'fast-check';
 import { describe, expect, test } from 'vitest';
 import { Pool, isPoolError, type AttemptContext, type ClassifyResult, type LimiterStore, type PoolEvent, type PoolOptions, type SharedState } from '../src/index.js';
 import { FakeClock } from '../src/testing/index.js';
@@ -160,6 +161,16 @@ describe('a listener of the shared store’s events', () => {
     expect(r.events.map((e) => e.type)).toEqual(['store-degraded', 'call-failed']);
   });
 
+  test('that closes the pool inside store-degraded on the store’s timeout: the call fails CLOSED, no attempt (found by the generated test below)', async () => {
+    const r = rig({ endpoints: [{ name: 'a', conn: 'a', rateLimit: { perSecond: 10 } }], sharedQuota: { store: { acquire: () => new Promise<number>(() => undefined) }, timeoutMs: 100 } });
+    r.on = (e) => e.type === 'store-degraded' && void r.pool.close();
+    let ran = 0;
+    const got = await outcome(r.clock, r.pool.execute(async () => ++ran));
+    expect(code(got.error)).toBe('CLOSED');
+    expect(ran).toBe(0);
+    expect(r.events.map((e) => e.type)).toEqual(['store-degraded', 'call-failed']);
+  });
+
   test('that closes the pool inside store-recovered: the call waiting for the store fails CLOSED, no attempt', async () => {
     let answers = 0;
     const acquire = (): Promise<number> => (++answers === 1 ? Promise.reject(new Error('blip')) : Promise.resolve(0));
@@ -297,4 +308,87 @@ describe('a listener of hedge', () => {
     expect(peak).toBe(1);
     expect(sent).toEqual(['a']);
   });
+});
+
+describe('listeners acting on what the shared store says, generated', () => {
+  // The two store defects above were found by reading; this draws the class: stores that fail,
+  // hang, refuse or answer in turn (and push other processes' state), a listener that acts
+  // inside store-degraded, store-recovered or the pushed state's events, and callers with signals.
+  const RUNS = Number(process.env['FC_STORE_LISTENER_RUNS'] ?? 150);
+  test(`every call settles once; no operation runs for a call already ended, none after close(); nothing is left (${RUNS} runs)`, async () => {
+    const answer = fc.constantFrom('ok', 'fail', 'hang', 'refuse');
+    await fc.assert(
+      fc.asyncProperty(
+        fc.record({
+          answers: fc.array(answer, { minLength: 1, maxLength: 8 }),
+          on: fc.constantFrom<PoolEvent['type'] | 'any'>('store-degraded', 'store-recovered', 'endpoint-disabled', 'endpoint-enabled', 'any'),
+          act: fc.constantFrom('abort', 'close', 'enable', 'replace', 'call'),
+          calls: fc.array(fc.record({ at: fc.integer({ min: 0, max: 400 }), abortAt: fc.option(fc.integer({ min: 0, max: 600 }), { nil: undefined }) }), { minLength: 1, maxLength: 5 }),
+          pushes: fc.array(fc.record({ at: fc.integer({ min: 0, max: 500 }), disabled: fc.boolean() }), { maxLength: 3 }),
+        }),
+        async (g) => {
+          const bad: string[] = [];
+          let k = 0;
+          let push: ((key: string, state: SharedState) => void) | undefined;
+          const store: LimiterStore = {
+            acquire: () => {
+              const a = g.answers[k++ % g.answers.length]!;
+              return a === 'ok' ? Promise.resolve(0) : a === 'refuse' ? Promise.resolve(200) : a === 'fail' ? Promise.reject(new Error('down')) : new Promise<number>(() => undefined);
+            },
+            report: () => Promise.resolve(),
+            subscribe: (l) => ((push = l), () => undefined),
+          };
+          const r = rig({ names: [], endpoints: ['a', 'b'].map((name) => ({ name, conn: name, rateLimit: { perSecond: 20 } })), sharedQuota: { store, timeoutMs: 50, retryAfterMs: 30 } });
+          const controllers: AbortController[] = [];
+          const ended: boolean[] = [];
+          let closedAt = -1;
+          let acted = false;
+          const settled: Promise<unknown>[] = [];
+          const start = (i: number, signal?: AbortSignal): void => {
+            ended[i] = false;
+            settled.push(
+              r.pool
+                .execute(async (conn) => {
+                  if (ended[i]) bad.push(`call ${i}: its operation ran after it ended`);
+                  if (closedAt >= 0) bad.push(`call ${i}: its operation ran after close()`);
+                  return conn;
+                }, signal === undefined ? {} : { signal })
+                .then(
+                  () => (ended[i] = true),
+                  () => (ended[i] = true),
+                ),
+            );
+          };
+          r.on = (e) => {
+            if (e.type === 'attempt-start' && closedAt >= 0) bad.push(`attempt-start after close()`);
+            if (acted || (g.on !== 'any' && e.type !== g.on) || (g.on === 'any' && !e.type.startsWith('store-') && !e.type.startsWith('endpoint-'))) return;
+            acted = true;
+            if (g.act === 'abort') for (const c of controllers) c.abort(new Error('gone'));
+            if (g.act === 'close') {
+              closedAt = r.events.length;
+              void r.pool.close();
+            }
+            if (g.act === 'enable' && r.pool.endpointNames.includes('a')) r.pool.enableEndpoint('a');
+            if (g.act === 'replace') r.pool.setEndpoints([{ name: 'a', conn: 'a2', rateLimit: { perSecond: 20 } }, { name: 'b', conn: 'b', rateLimit: { perSecond: 20 } }]);
+            if (g.act === 'call') start(g.calls.length);
+          };
+          g.calls.forEach((c, i) => {
+            const ac = new AbortController();
+            controllers.push(ac);
+            r.clock.setTimeout(() => start(i, ac.signal), c.at);
+            if (c.abortAt !== undefined) r.clock.setTimeout(() => ac.abort(new Error('caller left')), c.abortAt);
+          });
+          for (const p of g.pushes) r.clock.setTimeout(() => push?.('endpoint:a', { ceilingPerSecond: undefined, parkedForMs: 0, disabled: new Map(p.disabled ? [['a', 1_000]] : []) }), p.at);
+          await r.clock.advance(3_000);
+          // Calls that wait on a store that never answers end by their deadline (the pool's default, 30 s).
+          await r.clock.advance(60_000);
+          await Promise.all(settled);
+          await r.pool.close();
+          if (r.clock.pendingForegroundTimers !== 0) bad.push(`${r.clock.pendingForegroundTimers} timer(s) left after close()`);
+          expect(bad).toEqual([]);
+        },
+      ),
+      { numRuns: RUNS, seed: Number(process.env['FC_SEED'] ?? 2026120639) },
+    );
+  }, 120_000);
 });

@@ -156,8 +156,8 @@ export class Call<C, T> extends Waiting<C, CallHistory<C>> implements AttemptOwn
   /** The store answered, failed or timed out: launch on `ep` if it can still take the attempt, else select again. */
   admissionDone(ep: EndpointState<C>, now: number, refused: boolean): void {
     this.stopWaiting();
-    if (refused) Call.#next(this);
-    else if (!this.settled && Call.#stillAdmissible(this, ep, now)) Call.#launch(this, ep, now); // a listener of store-degraded or -recovered may have ended it
+    if (refused || this.s.closed) Call.#next(this); // a listener of store-degraded or -recovered may have closed the pool (or ended the call)
+    else if (!this.settled && Call.#stillAdmissible(this, ep, now)) Call.#launch(this, ep, now);
   }
 
   static #stillAdmissible<C, T>(c: Call<C, T>, ep: EndpointState<C>, now: number): boolean {
