@@ -304,6 +304,61 @@ describe('Refresher', () => {
     expect(pool.endpointNames).toEqual(['b', 'c']);
   });
 
+  test('refresh() called synchronously by the source or a check joins the run (it used to start runs inside runs until the stack overflowed)', async () => {
+    let r!: Refresher<string>;
+    let sources = 0;
+    let checks = 0;
+    const joined: Promise<RefreshResult>[] = [];
+    ({ r } = setup({
+      candidates: () => {
+        sources++;
+        joined.push(r.refresh());
+        return Promise.resolve(['a', 'b'].map(ep));
+      },
+      check: () => {
+        checks++;
+        joined.push(r.refresh());
+        return Promise.resolve(true);
+      },
+    }));
+    const p = r.refresh();
+    expect(joined.every((j) => j === p)).toBe(true);
+    const result = await p;
+    expect([sources, checks, joined.length]).toEqual([1, 2, 3]);
+    expect(result.installed).toEqual(['a', 'b']);
+    expect(r.refreshing).toBe(false);
+  });
+
+  test('refresh() called from onRefresh starts the next run (it used to join the run that had just ended)', async () => {
+    let r!: Refresher<string>;
+    let round = 0;
+    const seen: RefreshResult[] = [];
+    const next: Promise<RefreshResult>[] = [];
+    ({ r } = setup({
+      candidates: () => Promise.resolve([ep(`x${round++}`)]),
+      check: () => new Promise((res) => clock.setTimeout(() => res(true), 10)),
+      onRefresh: (x) => {
+        seen.push(x);
+        expect(r.refreshing).toBe(false);
+        if (seen.length === 1) next.push(r.refresh());
+      },
+    }));
+    const first = await (async () => {
+      const p = r.refresh();
+      await clock.advance(10);
+      return p;
+    })();
+    expect(first.installed).toEqual(['x0']);
+    expect(next).toHaveLength(1);
+    expect(r.refreshing).toBe(true);
+    await clock.advance(10);
+    const second = await next[0]!;
+    expect(second).not.toBe(first);
+    expect(second.installed).toEqual(['x1']);
+    expect(second.startedAt).toBe(10);
+    expect(seen).toEqual([first, second]);
+  });
+
   test('timers are background only, and stop() leaves none behind', async () => {
     const { r } = setup({ intervalMs: 1_000, check: () => new Promise(() => undefined) });
     r.start();

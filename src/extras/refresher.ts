@@ -110,12 +110,32 @@ export class Refresher<C> {
     return this;
   }
 
-  /** Runs a refresh now, or joins the one running. Never rejects. */
+  /**
+   * Runs a refresh now, or joins the one running. Never rejects. Called from inside a run
+   * (its source or a check, synchronously) it joins that run; from `onRefresh`, whose run has
+   * ended, it starts the next.
+   */
   refresh(): Promise<RefreshResult> {
-    this.#running ??= this.#run().finally(() => {
-      this.#running = undefined;
-    });
-    return this.#running;
+    if (this.#running !== undefined) return this.#running;
+    let settle!: (r: RefreshResult | Promise<never>) => void;
+    const p = new Promise<RefreshResult>((resolve) => (settle = resolve));
+    // Marked running before the run starts: a source that calls refresh() synchronously joins.
+    this.#running = p;
+    this.#run(p).then(
+      (r) => {
+        this.#ended(p);
+        settle(r);
+      },
+      (e: unknown) => {
+        this.#ended(p);
+        settle(Promise.reject(e));
+      },
+    );
+    return p;
+  }
+
+  #ended(p: Promise<RefreshResult>): void {
+    if (this.#running === p) this.#running = undefined;
   }
 
   /** Stops for good: clears the timer, aborts checks in flight, installs nothing more. */
@@ -148,7 +168,7 @@ export class Refresher<C> {
     }, ms, true);
   }
 
-  async #run(): Promise<RefreshResult> {
+  async #run(self: Promise<RefreshResult>): Promise<RefreshResult> {
     const clock = this.#clock;
     const startedAt = clock.now();
     const signal = this.#stopper.signal;
@@ -156,6 +176,8 @@ export class Refresher<C> {
     if (this.#rechecking !== undefined) await this.#rechecking;
     const done = (r: Omit<RefreshResult, 'startedAt' | 'durationMs'>): RefreshResult => {
       const result: RefreshResult = { ...r, startedAt, durationMs: clock.now() - startedAt };
+      // Ended: a refresh() from onRefresh starts the next run instead of joining this one.
+      this.#ended(self);
       if (!this.#stopped) {
         this.#last = result;
         try {

@@ -65,6 +65,14 @@ interface Scenario {
   readonly overlap: boolean;
   /** A shared survivor list (as `createRedisHealth` gives), one step per run, cycled; undefined: none. */
   readonly shared: readonly SharedStep[] | undefined;
+  /** Acting from inside the Refresher's own callbacks: on the `nth` time `where` is called, it calls `what` synchronously. */
+  readonly inside: readonly Inside[];
+}
+type InsideWhere = 'source' | 'check' | 'onRefresh' | 'store';
+interface Inside {
+  readonly where: InsideWhere;
+  readonly what: 'refresh' | 'stop';
+  readonly nth: number;
 }
 type SharedKind = 'list' | 'check' | 'stale' | 'none' | 'reject' | 'hang';
 interface SharedStep {
@@ -110,6 +118,20 @@ const scenarioArb: fc.Arbitrary<Scenario> = fc.integer({ min: 1, max: 6 }).chain
         { minLength: 1, maxLength: 4 },
       ),
       { nil: undefined, freq: 2 },
+    ),
+    inside: fc.oneof(
+      { weight: 1, arbitrary: fc.constant([]) },
+      {
+        weight: 1,
+        arbitrary: fc.array(
+          fc.record({
+            where: fc.constantFrom<InsideWhere>('source', 'check', 'onRefresh', 'onRefresh', 'store'),
+            what: fc.constantFrom<'refresh' | 'stop'>('refresh', 'refresh', 'refresh', 'stop'),
+            nth: fc.integer({ min: 0, max: 6 }),
+          }),
+          { minLength: 1, maxLength: 4 },
+        ),
+      },
     ),
   }),
 );
@@ -181,6 +203,40 @@ async function simulate(sc: Scenario) {
         reject(signal.reason);
       });
     });
+  /** Acting from inside a callback (sc.inside); `refresher` is set before any callback runs. */
+  const reached = new Map<InsideWhere, number>();
+  let refresher!: Refresher<Conn>;
+  /** Refreshes asked for from inside: joined (a run was in progress: it must answer with that run) or started (from onRefresh). */
+  const insideCalls: { at: number; where: InsideWhere; started: boolean; result?: RefreshResult; settled: boolean }[] = [];
+  const act = (where: InsideWhere, background = false) => {
+    const k = reached.get(where) ?? 0;
+    reached.set(where, k + 1);
+    /** A refresh() this same callback made already (a second one joins it). */
+    let again = false;
+    for (const x of sc.inside) {
+      if (x.where !== where || x.nth !== k) continue;
+      if (x.what === 'stop') {
+        stoppedAt ??= t();
+        refresher.stop();
+        continue;
+      }
+      const wasRunning = refresher.refreshing;
+      // From onRefresh the run has ended: a new one starts. From its source, a check of a run or the store: it joins that run.
+      // (A check of a background re-check belongs to no run: it joins one in progress or starts one.)
+      if (where === 'onRefresh' && !again && wasRunning) violations.push(`refreshing still true inside onRefresh at ${t()} ms`);
+      if (where !== 'onRefresh' && !background && !wasRunning) violations.push(`refreshing false inside the ${where} at ${t()} ms`);
+      const rec = { at: t(), where, started: !wasRunning, settled: false } as (typeof insideCalls)[number];
+      insideCalls.push(rec);
+      const p = refresher.refresh();
+      again = true;
+      if (!refresher.refreshing) violations.push(`refresh() inside the ${where} at ${t()} ms: no run in progress after it`);
+      p.then(
+        (r) => Object.assign(rec, { result: r, settled: true }),
+        (e: unknown) => violations.push(`refresh() inside the ${where} rejected: ${String(e)}`),
+      );
+    }
+  };
+  let sourcesInFlight = 0;
   const check = (conn: Conn, signal: AbortSignal, candidate: EndpointConfig<Conn>): Promise<unknown> => {
     const name = candidate.name;
     if (stoppedAt !== undefined) violations.push(`check of ${name} started at ${t()} ms after stop() at ${stoppedAt} ms`);
@@ -198,6 +254,7 @@ async function simulate(sc: Scenario) {
       rec.abortedAt ??= t();
       leave(rec);
     });
+    act('check', rec.batch !== undefined);
     if (step.kind === 'throw') {
       rec.settledAt = t();
       leave(rec);
@@ -229,6 +286,14 @@ async function simulate(sc: Scenario) {
   const source = async (signal: AbortSignal): Promise<readonly EndpointConfig<Conn>[]> => {
     const k = sourceCalls++;
     const step = sc.source[k % sc.source.length]!;
+    // One run at a time: a source called while another call of it has not returned belongs to a second run.
+    if (sourcesInFlight > 0) violations.push(`the source was called at ${t()} ms while another call of it had not returned`);
+    sourcesInFlight++;
+    try {
+      act('source');
+    } finally {
+      sourcesInFlight--;
+    }
     if (step.kind === 'hang') return new Promise((_, reject) => signal.addEventListener('abort', () => reject(signal.reason)));
     await sleep(step.delayMs, signal);
     if (step.kind === 'reject') throw new Error('registry down');
@@ -244,6 +309,7 @@ async function simulate(sc: Scenario) {
       const step = sc.shared![storeCalls.length % sc.shared!.length]!;
       const at = t();
       storeCalls.push({ step, at });
+      act('store');
       const late = () => t() >= at + sc.timeoutMs;
       /** The check run after the step answered (or gave up): a batch of its own, its outcome recorded. */
       const inBackground = () => {
@@ -286,7 +352,7 @@ async function simulate(sc: Scenario) {
   };
   const results: { r: RefreshResult; names: string[]; conns: Map<string, Conn | undefined>; at: number; checksUpTo: number; storeUpTo: number }[] = [];
   let held = new Map<string, Conn | undefined>([['seed', connectionOf(pool, 'seed')]]);
-  const refresher = new Refresher<Conn>(pool, {
+  refresher = new Refresher<Conn>(pool, {
     candidates: sc.fromFunction ? source : fixed,
     check,
     intervalMs: sc.intervalMs,
@@ -302,6 +368,7 @@ async function simulate(sc: Scenario) {
       const now = pool.endpointNames;
       const conns = new Map(now.map((n) => [n, connectionOf(pool, n)]));
       results.push({ r, names: now, conns, at: t(), checksUpTo: checks.length, storeUpTo: storeCalls.length });
+      act('onRefresh');
       if (sc.throwingObserver) throw new Error('observer bug');
     },
   });
@@ -343,9 +410,13 @@ async function simulate(sc: Scenario) {
     if ([...b.result].sort().join(',') !== [...its].sort().join(',')) violations.push(`the re-check from ${b.startedAt} ms gave ${b.result.join(',')}, its checks passed ${its.join(',')}`);
   });
   for (const m of manual) if (!m.settled) violations.push(`refresh() called at ${m.at} ms never settled`);
+  for (const c of insideCalls) {
+    if (!c.settled) violations.push(`refresh() called inside the ${c.where} at ${c.at} ms never settled`);
+    else if (c.started ? c.result!.startedAt !== c.at : c.result!.startedAt > c.at) violations.push(`refresh() inside the ${c.where} at ${c.at} ms answered with the run from ${c.result!.startedAt} ms`);
+  }
 
   // 1. No overlap; timer runs start an interval after a run ended.
-  const manualTimes = new Set(manual.map((m) => m.at));
+  const manualTimes = new Set([...manual.map((m) => m.at), ...insideCalls.filter((c) => c.started).map((c) => c.at)]);
   for (let i = 0; i < results.length; i++) {
     const { r } = results[i]!;
     const end = r.startedAt + r.durationMs;
