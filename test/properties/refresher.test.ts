@@ -26,6 +26,10 @@
  * 7. with a shared list: the list's names among the candidates are installed in its order; one
  *    re-check at a time (2. holds across them); what a re-check hands the store is what its
  *    checks found, and nothing once `stop()` cut it short.
+ * 8. (fortieth session) callbacks that act on it: the source, a check, the shared step or
+ *    `onRefresh` calling `refresh()` or `stop()` synchronously. A `refresh()` from inside a run
+ *    joins it (the source is never called twice at once); from `onRefresh` it starts the next
+ *    run at once; every such `refresh()` settles with the run it joined or started.
  */
 import fc from 'fast-check';
 import { describe, expect, test } from 'vitest';
