@@ -310,6 +310,25 @@ describe('a listener of hedge', () => {
   });
 });
 
+describe('a probe that closes the pool', () => {
+  test('synchronously, while probeHealth starts its probes: the later endpoints are not probed and report CLOSED', async () => {
+    const r = rig({ names: ['a', 'b', 'c'] });
+    const probed: string[] = [];
+    const p = r.pool.probeHealth((conn) => {
+      probed.push(conn);
+      if (conn === 'a') void r.pool.close();
+      return Promise.resolve();
+    });
+    const res = await p;
+    expect(probed).toEqual(['a']);
+    expect(res.map((x) => [x.endpoint, x.ok, x.ok ? undefined : code(x.error)])).toEqual([
+      ['a', false, 'CLOSED'], // still running when close() came: cut like any probe in flight
+      ['b', false, 'CLOSED'],
+      ['c', false, 'CLOSED'],
+    ]);
+  });
+});
+
 describe('listeners acting on what the shared store says, generated', () => {
   // The two store defects above were found by reading; this draws the class: stores that fail,
   // hang, refuse or answer in turn (and push other processes' state), a listener that acts

@@ -56,6 +56,8 @@ function probeOne<C>(s: PoolState<C>, ep: EndpointState<C>, probe: Operation<C, 
       finish(false, error, false);
     };
     s.probes.add(cut);
+    // An earlier probe of this round closed the pool, synchronously: this one is not sent.
+    if (s.closed) return cut(new PoolError('CLOSED', 'the pool was closed while probing'));
     if (timeoutMs !== Infinity) {
       timer = s.clock.setTimeout(() => {
         timer = undefined;
