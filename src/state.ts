@@ -174,7 +174,7 @@ export class PoolState<C> {
   }
 
   emit(event: PoolEvent): void {
-    if (this.fleet !== undefined) this.fleet.shareEvent(event);
+    if (this.fleet !== undefined) return this.fleet.emit(event);
     if (this.listener !== undefined) deliver(this.listener, event);
   }
 

@@ -204,6 +204,80 @@ describe('a listener of what the fleet’s store says', () => {
   });
 });
 
+describe('a store that hands what it hears to the pools at once (in one process)', () => {
+  /** Two pools on one synchronous store: what one reports is published to both before `report` returns. */
+  function twoPools(acquire: () => Promise<number> = () => Promise.resolve(0)) {
+    const listeners: ((key: string, state: SharedState) => void)[] = [];
+    const disabled = new Map<string, Map<string, number>>();
+    const store: LimiterStore = {
+      acquire,
+      report: (limit, change) => {
+        const m = disabled.get(limit.key) ?? new Map<string, number>();
+        disabled.set(limit.key, m);
+        if (change.type === 'disabled') m.set(change.endpoint, 600_000);
+        if (change.type === 'enabled') m.delete(change.endpoint);
+        for (const l of [...listeners]) l(limit.key, { ceilingPerSecond: undefined, parkedForMs: 0, disabled: new Map(m) });
+        return Promise.resolve();
+      },
+      subscribe: (l) => {
+        listeners.push(l);
+        return () => void listeners.splice(listeners.indexOf(l), 1);
+      },
+    };
+    const clock = new FakeClock();
+    const make = (events: PoolEvent[], on: (e: PoolEvent) => void = () => undefined) =>
+      new Pool<string>({
+        endpoints: ['a', 'c'].map((name) => ({ name, conn: name, rateLimit: { perSecond: 100 } })),
+        classify,
+        clock,
+        sharedQuota: { store, retryAfterMs: 600_000 },
+        onEvent: (e) => {
+          events.push(e);
+          on(e);
+        },
+      });
+    return { clock, make };
+  }
+
+  test('a listener of the other pool that acts on this one sees this pool’s own event first: its events never tell the consequence before the news', async () => {
+    // Admissions time out (the pools go on local limits, and a call starts its attempt at once); reports and news still flow.
+    const { clock, make } = twoPools(() => Promise.reject(new Error('admissions down')));
+    const mine: PoolEvent[] = [];
+    const A = make(mine);
+    const calls: Promise<unknown>[] = [];
+    // B hears of c's enabling through the store, inside A's report, and starts a call on A.
+    make([], (e) => e.type === 'endpoint-enabled' && calls.push(A.execute(async (conn) => conn, { pin: 'c' })));
+    await outcome(clock, A.execute(() => Promise.reject(failing({ class: 'permanent', disableEndpoint: true })), { pin: 'c' }));
+    expect(A.stats().find((x) => x.name === 'c')!.status).toBe('disabled');
+    mine.length = 0;
+    A.enableEndpoint('c');
+    await clock.advance(10);
+    expect(await Promise.all(calls)).toEqual(['c']);
+    // Before the fortieth session the call's attempt-start on c came before A's endpoint-enabled of c.
+    expect(mine.map((e) => `${e.type} ${(e as { endpoint?: string }).endpoint ?? ''}`.trim()).slice(0, 2)).toEqual(['endpoint-enabled c', 'attempt-start c']);
+  });
+
+  test('what a listener does about the news reaches the store after the news (in the order it happened)', async () => {
+    const { clock, make } = twoPools();
+    const mine: PoolEvent[] = [];
+    let A!: Pool<string>;
+    // A's own listener re-enables c at once (say, its key was rotated already).
+    A = make(mine, (e) => e.type === 'endpoint-disabled' && e.endpoint === 'c' && A.enableEndpoint('c'));
+    const theirs: PoolEvent[] = [];
+    const B = make(theirs);
+    await outcome(clock, A.execute(() => Promise.reject(failing({ class: 'permanent', disableEndpoint: true })), { pin: 'c' }));
+    // (The pinned call tries c again once it is enabled: each attempt disables it, the listener enables it.)
+    const pairs = (events: PoolEvent[]) => events.filter((e) => e.type.startsWith('endpoint-')).map((e) => e.type).join(' ');
+    const attempts = mine.filter((e) => e.type === 'attempt-start').length;
+    expect(attempts).toBeGreaterThan(0);
+    expect(pairs(mine)).toBe(Array(attempts).fill('endpoint-disabled endpoint-enabled').join(' '));
+    // The fleet heard each disabling, then its enabling (not an echo of a stale disabling): c ends enabled everywhere.
+    expect(pairs(theirs)).toBe(pairs(mine));
+    expect(B.stats().find((x) => x.name === 'c')!.status).not.toBe('disabled');
+    expect(A.stats().find((x) => x.name === 'c')!.status).not.toBe('disabled');
+  });
+});
+
 describe('a listener that closes the pool during a selection', () => {
   test('inside panic: no attempt starts after close(), the call fails CLOSED', async () => {
     const r = rig({ names: ['a', 'b'], breaker: { threshold: 1, cooldownMs: 60_000 }, maxEjectedPercent: 0, maxAttempts: 1 });
@@ -291,6 +365,29 @@ describe('a listener of hedge', () => {
     expect(closedAt).toBeGreaterThan(0);
     expect(r.events.slice(closedAt).map((e) => e.type)).not.toContain('hedge');
     expect(sent).toEqual(['a']);
+  });
+
+  test('that gives the endpoint another shared key (same connection) withdraws it: the store admitted it on the old key (found by the fleet generator acting from inside, fortieth session)', async () => {
+    const asked: string[] = [];
+    const store: LimiterStore = { acquire: (limit) => (asked.push(limit.key), Promise.resolve(0)) };
+    const configs = (key: string) => [
+      { name: 'a', conn: 'a' },
+      { name: 'b', conn: 'b', rateLimit: { perSecond: 100, sharedName: key } },
+    ];
+    const r = hedged({ endpoints: configs('b-old'), sharedQuota: { store } });
+    const sent: string[] = [];
+    let rotated = false;
+    r.on = (e) => {
+      if (e.type === 'hedge' && !rotated) {
+        rotated = true;
+        r.pool.setEndpoints(configs('b-new')); // the key behind b rotated: the same connection, another quota
+      }
+    };
+    const got = await outcome(r.clock, r.pool.execute(op(r.clock, sent), { idempotent: true }));
+    expect(rotated).toBe(true);
+    expect(asked).toEqual(['endpoint:b-old']);
+    expect(sent).toEqual(['a']); // nothing went to b on the admission of a key it no longer draws on
+    expect(got).toEqual({ value: 'a' });
   });
 
   test('that starts a call taking the endpoint’s only slot withdraws it: maxInFlight holds', async () => {

@@ -141,9 +141,11 @@ export class Hedging<C> {
     const host = this.#host;
     if (hedge && s.listener !== undefined) {
       // Listeners (of a `panic` event the selection emitted, of `hedge` itself) may have closed
-      // the pool, ended the call, removed `ep` or taken its last slot: the hedge is withdrawn.
+      // the pool, ended the call, removed `ep`, taken its last slot or given it another quota
+      // (a new key or group: the store admitted the hedge on the old one): the hedge is withdrawn.
+      const quota = ep.quota;
       if (this.#mayGo(ep, now, panic)) s.emit({ type: 'hedge', callId: host.id, endpoint: ep.name, attempt: host.attempts + 1 });
-      if (!this.#mayGo(ep, now, panic)) {
+      if (!this.#mayGo(ep, now, panic) || ep.quota !== quota) {
         if (this.#permitForNext) s.releasePermit();
         this.#permitForNext = false;
         this.#left++;

@@ -14,10 +14,13 @@ import { deliver, type PoolEvent } from '../base/events.js';
 import type { EndpointState } from '../selection/endpoint.js';
 import type { PoolState } from '../state.js';
 import { keyLevel, type Quota } from './quota.js';
-import type { ResolvedStore, SharedChange, SharedState } from './store.js';
+import type { ResolvedStore, SharedChange, SharedLimit, SharedState } from './store.js';
 
 /** A store refusal at least this long, lasting to within this of the daily reset, is a spent day. */
 const SPENT_DAY_SLACK_MS = 60_000;
+
+/** News for the store: the key's limit, the endpoint, the change (a number: a key of a group parked for so long). */
+type News = readonly [SharedLimit, string, SharedChange | number];
 
 export class Fleet<C> {
   readonly #s: PoolState<C>;
@@ -33,6 +36,9 @@ export class Fleet<C> {
   #unsubscribe: (() => void) | undefined;
   /** Endpoints this pool disabled because the fleet said so (re-enabled when the fleet forgets them). */
   readonly #fleetDisabled = new Set<string>();
+  /** News for the store, in the order it happened, sent once its event's listeners heard it. */
+  readonly #news: News[] = [];
+  #sending = false;
 
   constructor(s: PoolState<C>) {
     this.#s = s;
@@ -68,9 +74,26 @@ export class Fleet<C> {
     this.#unsubscribe = undefined;
   }
 
-  /** An event the pool emits: shared with the fleet when it is news the store takes. */
-  shareEvent(event: PoolEvent): void {
-    if (this.#reports) this.#share(event);
+  /**
+   * An event the pool emits: told to its listeners, then shared with the fleet when it is news
+   * the store takes (in the order it happened, about the quota of then). Listeners first: a store
+   * that hands what it hears to the pools at once must not put what their listeners do before it.
+   */
+  emit(event: PoolEvent): void {
+    const news = this.#reports ? this.#share(event) : undefined;
+    if (news !== undefined) this.#news.push(news);
+    this.#tell(event);
+    if (this.#sending) return;
+    this.#sending = true;
+    const store = this.#shared.store;
+    for (let n = this.#news[0]; n !== undefined; this.#news.shift(), n = this.#news[0]) {
+      try {
+        void Promise.resolve(typeof n[2] === 'number' ? store.parkEndpoint!(n[0], n[1], n[2]) : store.report!(n[0], n[2])).catch(() => undefined);
+      } catch {
+        // A store must never break the call that learned something.
+      }
+    }
+    this.#sending = false;
   }
 
   /**
@@ -106,6 +129,8 @@ export class Fleet<C> {
           queueMicrotask(() => q.waiters?.evacuate(ep));
         }
       }
+      // What this pool has still to tell the fleet of the endpoint is newer than what the fleet says.
+      if (this.#news.some((n) => n[0].key === key && n[1] === ep.name)) continue;
       if (state.disabled.has(ep.name)) {
         if (!ep.disabled) {
           ep.disabled = true;
@@ -121,18 +146,18 @@ export class Fleet<C> {
     }
   }
 
-  /** Shares a learned ceiling, a parking or a disabled/enabled endpoint with the fleet (`store.report`). */
-  #share(event: PoolEvent): void {
+  /** The news a learned ceiling, a parking or a disabled/enabled endpoint is for the fleet, if the store takes it. */
+  #share(event: PoolEvent): News | undefined {
     const s = this.#s;
-    let change: SharedChange;
+    let change: SharedChange | number;
     switch (event.type) {
       case 'endpoint-recalibrated':
         change = { type: 'ceiling', perSecond: event.perSecond };
         break;
       case 'endpoint-parked':
+        change = event.untilMs - s.clock.now();
         // In a group only the key is parked (call/outcome.ts): a `parked` change would park its siblings too.
-        if (s.byName.get(event.endpoint)?.quota.grouped === true) return this.#shareKeyPark(event.endpoint, event.untilMs);
-        change = { type: 'parked', forMs: event.untilMs - s.clock.now() };
+        if (s.byName.get(event.endpoint)?.quota.grouped !== true) change = { type: 'parked', forMs: change };
         break;
       case 'endpoint-disabled':
       case 'endpoint-enabled':
@@ -144,25 +169,7 @@ export class Fleet<C> {
     }
     const limit = s.byName.get(event.endpoint)?.quota.shared;
     const store = this.#shared.store;
-    if (limit === undefined || store.report === undefined) return;
-    try {
-      void Promise.resolve(store.report(limit, change)).catch(() => undefined);
-    } catch {
-      // A store's report must never break the call that learned something.
-    }
-  }
-
-  /** Parks a key of a group for the fleet (`store.parkEndpoint`), when the store can. */
-  #shareKeyPark(endpoint: string, untilMs: number): void {
-    const s = this.#s;
-    const limit = s.byName.get(endpoint)?.quota.shared;
-    const store = this.#shared.store;
-    if (limit === undefined || typeof store.parkEndpoint !== 'function') return;
-    try {
-      void Promise.resolve(store.parkEndpoint(limit, endpoint, untilMs - s.clock.now())).catch(() => undefined);
-    } catch {
-      // As with report: a store must never break the call that learned something.
-    }
+    if (limit !== undefined && typeof (typeof change === 'number' ? store.parkEndpoint : store.report) === 'function') return [limit, event.endpoint, change];
   }
 
   /** The endpoint set changed: quotas created while the store is down start at the degraded share too. */

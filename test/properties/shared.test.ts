@@ -31,8 +31,11 @@
  * - every call settles once with a documented code by its deadline + 1 ms; after `close()`
  *   no pool owns a timer and no pool is still subscribed to the store.
  *
- * Run twice: on the plain fake clock, and with each pool's readings up to `FC_JITTER_MS`
- * (default 0.4 ms) ahead of the time, each machine with its own draws.
+ * Run on the plain fake clock, with each pool's readings up to `FC_JITTER_MS` (default 0.4 ms)
+ * ahead of the time (each machine with its own draws), with stalls, and (fortieth session) with
+ * every action run from inside a callback: any pool's event listener, or the store as a pool
+ * calls it or as it hands what it heard to every pool at once, synchronously (`SHARED_REPLAY`
+ * replays a counterexample's JSON, `SHARED_TRACE=1` prints every event).
  *
  * Seeded: `FC_SEED` (with `FC_PATH`) replays a failure, `FC_SHARED_RUNS` sets the runs.
  */
@@ -155,18 +158,23 @@ function fleetStore(fake: FakeClock, answers: readonly StoreAnswer[]) {
       disabled: left(disabled.get(key), now),
       parkedEndpoints: left(keyParks.get(key), now),
     };
-    for (const l of [...listeners]) l(key, state);
+    for (const l of [...listeners]) {
+      l(key, state);
+      hooks.inside?.();
+    }
   };
   let asked = 0;
   let degradedEver = false;
   /** Keys whose day the store said is spent, until when: every later admission is refused to then. */
   const spentUntil = new Map<string, number>();
   const nextReset = (now: number): number => (Math.floor(now / 86_400_000) + 1) * 86_400_000;
-  const hooks: { onAsk?: (pool: number, key: string) => void; dayAnswers: number } = { dayAnswers: 0 };
+  /** `inside`: called where the store is in a pool's hands (its acquire, report and park calls, each delivery of what it publishes), for actions run from there. */
+  const hooks: { onAsk?: (pool: number, key: string) => void; inside?: () => void; dayAnswers: number } = { dayAnswers: 0 };
   /** Which pool is asking (set around each pool's calls into the store: the pools run on one thread). */
   const storeFor = (pool: number): LimiterStore => ({
     acquire(limit: SharedLimit): Promise<number> {
       hooks.onAsk?.(pool, limit.key);
+      hooks.inside?.();
       const a = answers[asked++ % answers.length]!;
       if (a.k === 'hang') {
         degradedEver = true;
@@ -207,6 +215,7 @@ function fleetStore(fake: FakeClock, answers: readonly StoreAnswer[]) {
       });
     },
     report(limit, change) {
+      hooks.inside?.();
       let m = disabled.get(limit.key);
       if (m === undefined) disabled.set(limit.key, (m = new Map()));
       if (change.type === 'disabled') m.set(change.endpoint, fake.now() + 600_000);
@@ -217,6 +226,7 @@ function fleetStore(fake: FakeClock, answers: readonly StoreAnswer[]) {
       return Promise.resolve();
     },
     parkEndpoint(limit, endpoint, forMs) {
+      hooks.inside?.();
       let m = keyParks.get(limit.key);
       if (m === undefined) keyParks.set(limit.key, (m = new Map()));
       m.set(endpoint, fake.now() + forMs);
@@ -231,7 +241,16 @@ function fleetStore(fake: FakeClock, answers: readonly StoreAnswer[]) {
   return { storeFor, admissions, listeners, hooks, degraded: () => degradedEver };
 }
 
-async function run(sc: Scenario, jitterMs = 0, stallMs = 0): Promise<{ violations: string[]; endings: Record<string, number>; admissions: number; disables: number; hedges: number; dayAnswers: number; rotations: number; freshAfterPark: number }> {
+/**
+ * Where the scenario's actions run: each on a timer of its own (`timer`), or (since the fortieth
+ * session) inside the first callback reached once its time came, synchronously, as a user's
+ * listener or store wrapper would act: any pool's event listener (`event`), the store as a pool
+ * calls it or delivers what it publishes (`store`), or either (`any`). An action no callback
+ * reached within 250 ms runs on its timer.
+ */
+type Inside = 'timer' | 'event' | 'store' | 'any';
+
+async function run(sc: Scenario, jitterMs = 0, stallMs = 0, inside: Inside = 'timer'): Promise<{ violations: string[]; endings: Record<string, number>; admissions: number; disables: number; hedges: number; dayAnswers: number; rotations: number; freshAfterPark: number; insideRuns: { inside: number; fallback: number } }> {
   const T0 = 1_000_000;
   const fake = new FakeClock(T0);
   const violations: string[] = [];
@@ -239,6 +258,17 @@ async function run(sc: Scenario, jitterMs = 0, stallMs = 0): Promise<{ violation
     if (violations.length < 20) violations.push(`[t=${fake.now() - T0}] ${m}`);
   };
   const fleet = fleetStore(fake, sc.store);
+  /** Actions whose time came, waiting for a callback to run them from (`inside`). */
+  const due: Action[] = [];
+  const insideRuns = { inside: 0, fallback: 0 };
+  let perform: (a: Action) => void = () => undefined;
+  const drain = (): void => {
+    for (const a of due.splice(0)) {
+      insideRuns.inside++;
+      perform(a);
+    }
+  };
+  if (inside === 'store' || inside === 'any') fleet.hooks.inside = drain;
   const cursors = NAMES.map(() => 0);
   const groupedNow: boolean[] = [];
   /** Per pool, each endpoint's key version (0: no sharedName) and connection (its script is conn % 3). */
@@ -317,6 +347,7 @@ async function run(sc: Scenario, jitterMs = 0, stallMs = 0): Promise<{ violation
     /** The attempt-start the last `hedge` event announced: a hedge is reported as it goes out, after the store admitted it. */
     let hedgeStart: { callId: number; endpoint: string; attempt: number } | undefined;
     const onEvent = (e: PoolEvent): void => {
+      if (process.env['SHARED_TRACE'] !== undefined) console.log(`[t=${fake.now() - T0}] pool ${p}: ${JSON.stringify(e)}`);
       if (hedgeStart !== undefined) {
         const want = hedgeStart;
         hedgeStart = undefined;
@@ -327,6 +358,9 @@ async function run(sc: Scenario, jitterMs = 0, stallMs = 0): Promise<{ violation
       if (e.type === 'hedge') {
         hedges++;
         hedgeStart = { callId: e.callId, endpoint: e.endpoint, attempt: e.attempt };
+        // An action run inside the hedge event may withdraw it (its endpoint replaced, the pool closed,
+        // its slot taken: test/listeners-acting.test.ts), and its own events come first.
+        if (due.length > 0 && (inside === 'event' || inside === 'any')) hedgeStart = undefined;
       }
       switch (e.type) {
         case 'store-degraded':
@@ -370,6 +404,7 @@ async function run(sc: Scenario, jitterMs = 0, stallMs = 0): Promise<{ violation
         default:
           break;
       }
+      if (inside === 'event' || inside === 'any') drain();
     };
     pools.push(
       new Pool<number>({
@@ -396,23 +431,24 @@ async function run(sc: Scenario, jitterMs = 0, stallMs = 0): Promise<{ violation
   /** `stalled`: the time the call's machine spent in stalls while the call ran, the one it began in included (`lateStalls`). */
   const calls: { id: number; startedAt: number; deadline: number; settled: number; settledAt?: number; error?: unknown; stalled: number }[] = [];
   const promises: Promise<void>[] = [];
-  for (const a of [...sc.actions].sort((x, y) => x.at - y.at)) {
+  perform = (a: Action): void => {
     const p = a.pool % sc.pools;
     const pool = pools[p]!;
     const clock = clocks[p]!;
     const name = NAMES[a.ep]!;
-    fake.setTimeout(() => {
+    {
       checkStatus(p);
       if (a.what === 'enable') {
         pool.enableEndpoint(name);
         checkStatus(p);
       } else if (a.what === 'report') {
-        const before = reportEvents;
-        pool.report(name, 'rows', a.ep + 1);
+        // Actions run from inside the report event may report too: each report() one event.
+        const before = reportEvents - reports;
         reports++;
-        if (reportEvents !== before + 1) v(`pool ${p}: report() emitted ${reportEvents - before} events`);
+        pool.report(name, 'rows', a.ep + 1);
+        if (reportEvents - reports !== before) v(`pool ${p}: report() emitted ${reportEvents - before - reports + 1} events`);
       } else if (a.what === 'bad-report') {
-        const before = reportEvents;
+        const before = reportEvents - reports;
         for (const bad of [() => pool.report('nope', 'rows'), () => pool.report(name, ''), () => pool.report(name, 'rows', Number.NaN)]) {
           try {
             bad();
@@ -421,7 +457,7 @@ async function run(sc: Scenario, jitterMs = 0, stallMs = 0): Promise<{ violation
             if (!isPoolError(error) || error.code !== 'INVALID_OPTIONS') v(`pool ${p}: a bad report() threw ${String(error)}`);
           }
         }
-        if (reportEvents !== before) v(`pool ${p}: a refused report() emitted an event`);
+        if (reportEvents - reports !== before) v(`pool ${p}: a refused report() emitted an event`);
       } else if (a.what === 'regroup') {
         groupedNow[p] = !groupedNow[p];
         pool.setEndpoints(configsFor(p), groupedNow[p] ? [['a', 'b']] : []);
@@ -466,7 +502,29 @@ async function run(sc: Scenario, jitterMs = 0, stallMs = 0): Promise<{ violation
         // A held timer may end the call late by the stalls its machine went through meanwhile.
         promises.push(recordSettlement(pr, rec, () => ((rec.stalled += clock.stalledMs), fake.now())));
       }
+    }
+  };
+  for (const a of [...sc.actions].sort((x, y) => x.at - y.at)) {
+    // Calls make the traffic whose callbacks the others run from: half of them (`keep`, unused by a call) run on their timer.
+    if (inside === 'timer' || (a.what === 'call' && !a.keep)) {
+      fake.setTimeout(() => perform(a), a.at);
+      continue;
+    }
+    fake.setTimeout(() => {
+      due.push(a);
+      fake.setTimeout(() => {
+        if (!due.includes(a)) return;
+        due.splice(due.indexOf(a), 1);
+        insideRuns.fallback++;
+        perform(a);
+      }, 250);
     }, a.at);
+  }
+  // Traffic for the actions to run from: a call every 100 ms, on each pool in turn.
+  if (inside !== 'timer') {
+    for (let at = 50, k = 0; at < 3000; at += 100, k++) {
+      fake.setTimeout(() => perform({ at, pool: k % sc.pools, what: 'call', ep: 0, deadlineMs: undefined, idempotent: k % 2 === 0, keep: false }), at);
+    }
   }
   await fake.advance(3000);
   for (let k = 0; k < 10 && calls.some((c) => c.settled === 0); k++) await fake.advance(2000);
@@ -507,7 +565,7 @@ async function run(sc: Scenario, jitterMs = 0, stallMs = 0): Promise<{ violation
   });
   if (fleet.listeners.size !== 0) v(`${fleet.listeners.size} pool(s) still subscribed to the store after close()`);
   void reports;
-  return { violations, endings, admissions: fleet.admissions.length, disables, hedges, dayAnswers: fleet.hooks.dayAnswers, rotations, freshAfterPark };
+  return { violations, endings, admissions: fleet.admissions.length, disables, hedges, dayAnswers: fleet.hooks.dayAnswers, rotations, freshAfterPark, insideRuns };
 }
 
 describe('pools sharing one limiter store', () => {
@@ -548,6 +606,31 @@ describe('pools sharing one limiter store', () => {
     let admissions = 0;
     await checkSeeded('shared-jittered', scenarioArb, (sc) => run(sc, jitterMs), { seed: SEED + 1, offset: 1, runs: RUNS, seen: (o) => (admissions += o.admissions) });
     expect(admissions).toBeGreaterThan(RUNS);
+  }, 120_000);
+
+  // And with every action run from inside a callback (a listener of any pool's events, the
+  // store as a pool calls it or delivers to it), synchronously, between two of the pools' steps.
+  test(`the same with the actions run from inside the pools' events and the store's calls (${RUNS} runs)`, async () => {
+    // SHARED_REPLAY='<the counterexample's JSON>' runs it once (with SHARED_TRACE=1, every event printed).
+    const replay = process.env['SHARED_REPLAY'];
+    if (replay !== undefined) {
+      const [sc, where, jittered] = JSON.parse(replay) as [Scenario, Inside, boolean];
+      expect((await run(sc, jittered ? jitterMs : 0, 0, where)).violations).toEqual([]);
+      return;
+    }
+    const ran = { inside: 0, fallback: 0 };
+    const arb = fc.tuple(scenarioArb, fc.constantFrom<Inside>('event', 'store', 'any'), fc.boolean());
+    await checkSeeded('shared-inside', arb, ([sc, where, jittered]) => run(sc, jittered ? jitterMs : 0, 0, where), {
+      seed: SEED + 3,
+      offset: 3,
+      runs: RUNS,
+      seen: (o) => {
+        ran.inside += o.insideRuns.inside;
+        ran.fallback += o.insideRuns.fallback;
+      },
+    });
+    console.log('shared actions run inside a callback', ran.inside, 'on their fallback timer', ran.fallback);
+    expect(ran.inside).toBeGreaterThan(ran.fallback);
   }, 120_000);
 
   // And with stalls (FC_STALL_MS, default 250 ms): one timer in twenty finds its machine busy
