@@ -14,6 +14,9 @@
  * shared request's signal aborts only when every caller of it has left; in the end nothing
  * is in flight, no timer is owned and no abort listener is left on a caller's signal.
  *
+ * Run on the exact clock, jittered with stalls, and (fortieth session) with callers starting and
+ * their signals aborting from inside the pool's callbacks (`Clocking.inside`).
+ *
  * Seeded: a fixed seed by default; `FC_SEED` (with `FC_PATH`) replays a failure, `FC_RPC_RUNS`
  * sets the runs.
  */
@@ -132,9 +135,16 @@ function hashOf(sc: Scenario): number {
 interface Clocking {
   readonly jitterMs?: number;
   readonly stallMs?: number;
+  /**
+   * Callers start, and their signals abort, from inside the first callback the pool makes once
+   * their time came (an event listener, the operation as the pool calls it, an attempt signal's
+   * abort listener), synchronously, as a user's code would; 250 ms later on a timer of their own
+   * if none came (fortieth session).
+   */
+  readonly inside?: boolean;
 }
 
-async function run(sc: Scenario, clocking: Clocking = {}): Promise<{ violations: string[]; endings: Record<string, number>; joined: number }> {
+async function run(sc: Scenario, clocking: Clocking = {}): Promise<{ violations: string[]; endings: Record<string, number>; joined: number; ran: { inside: number; fallback: number } }> {
   const T0 = 1_000_000;
   const fake = new FakeClock(T0);
   const clock = new TrackedClock(fake, clocking.jitterMs ?? 0, seeded(hashOf(sc)), clocking.stallMs ?? 0);
@@ -144,6 +154,29 @@ async function run(sc: Scenario, clocking: Clocking = {}): Promise<{ violations:
   };
   let seq = 0;
   const cursors = NAMES.map(() => 0);
+  /** What waits for a callback to run from (`clocking.inside`). */
+  const due: (() => void)[] = [];
+  const ran = { inside: 0, fallback: 0 };
+  const drain = (): void => {
+    if (clocking.inside !== true) return;
+    for (const f of due.splice(0)) {
+      ran.inside++;
+      f();
+    }
+  };
+  const at = (ms: number, f: () => void): void => {
+    if (clocking.inside !== true) return void fake.setTimeout(f, ms);
+    fake.setTimeout(() => {
+      due.push(f);
+      fake.setTimeout(() => {
+        const i = due.indexOf(f);
+        if (i < 0) return;
+        due.splice(i, 1);
+        ran.fallback++;
+        f();
+      }, 250);
+    }, ms);
+  };
   const pool = new Pool<number>({
     endpoints: NAMES.map((name, i) => ({ name, conn: i })),
     classify: (e) => (isEndpointTaken(e) ? 'unsupported' : e instanceof RpcFail ? e.cls : 'permanent'),
@@ -155,6 +188,7 @@ async function run(sc: Scenario, clocking: Clocking = {}): Promise<{ violations:
     clock,
     // Its own draws (backoff jitter), so that a counterexample replays.
     random: seeded(104_729),
+    onEvent: drain,
   });
   const reads = new RpcReads(
     { coalesce: ['m1', 'm2'], ...(sc.quorum === undefined ? {} : { quorum: { methods: { m2: sc.quorum }, stallMs: sc.stallMs } }) },
@@ -162,9 +196,15 @@ async function run(sc: Scenario, clocking: Clocking = {}): Promise<{ violations:
   );
   const op = (i: number, ctx: AttemptContext): Promise<unknown> => {
     const s = sc.scripts[i]![cursors[i]!++ % sc.scripts[i]!.length]!;
+    drain();
     return new Promise((resolve, reject) => {
       if (s.k === 'hang') {
-        if (s.honour) ctx.signal.addEventListener('abort', () => reject(ctx.signal.reason));
+        if (s.honour) {
+          ctx.signal.addEventListener('abort', () => {
+            drain();
+            reject(ctx.signal.reason);
+          });
+        }
         return;
       }
       // Answers agree across endpoints half the time (so quorums can be met).
@@ -175,10 +215,11 @@ async function run(sc: Scenario, clocking: Clocking = {}): Promise<{ violations:
   /** The shared request each key has in flight, as the coalescer should see it. */
   const sharedNow = new Map<string, Shared>();
   const shared: Shared[] = [];
-  let sends = 0;
   const recs: Rec[] = [];
   const promises: Promise<void>[] = [];
 
+  /** Still waiting on its shared request: not settled, and its signal has not aborted (a caller whose signal aborts leaves at once, though its promise settles a turn later). */
+  const waits = (r: Rec): boolean => r.settled === 0 && r.abortedAt === undefined;
   const startCaller = (gen: Caller): void => {
     const ac = gen.signal === undefined ? undefined : new AbortController();
     const rec: Rec = {
@@ -219,10 +260,10 @@ async function run(sc: Scenario, clocking: Clocking = {}): Promise<{ violations:
         held.clear();
       });
       if (typeof gen.signal === 'number') {
-        fake.setTimeout(() => {
+        at(gen.signal, () => {
           rec.abortedAt = fake.now();
           ac.abort(new Error('caller left'));
-        }, gen.signal);
+        });
       }
     }
     const exec: ExecuteOptions = {
@@ -235,11 +276,18 @@ async function run(sc: Scenario, clocking: Clocking = {}): Promise<{ violations:
     const coalesced = gen.method !== 'm3' && !refused;
     // Callers on the same deadline share (the pool's when they give none).
     const key = `${gen.method}/${gen.param}/${gen.pin ?? ''}/${gen.deadlineMs ?? sc.deadlineMs}`;
-    const before = sends;
-    let firstSignal: AbortSignal | undefined;
+    /** The shared request this caller's request started (its first send: a quorum's legs are sent one by one). */
+    let mine: Shared | undefined;
     const p = reads.request(gen.method, [gen.param], exec, undefined, (e, guard) => {
-      sends++;
-      firstSignal ??= e.signal;
+      if (coalesced && mine === undefined) {
+        // Registered as it starts: a caller that starts inside it (from an event it emits) joins it.
+        const running = sharedNow.get(key);
+        if (running !== undefined && running.members.some(waits)) v(`caller ${rec.id} started a new request for ${key} while shared request ${running.id} was in flight`);
+        mine = { id: shared.length + 1, key, signal: sc.quorum !== undefined && gen.method === 'm2' ? undefined : e.signal, members: [rec] };
+        shared.push(mine);
+        sharedNow.set(key, mine);
+        rec.group = mine.id;
+      }
       return pool.execute((i, ctx) => {
         try {
           guard?.(ctx.endpoint);
@@ -249,21 +297,13 @@ async function run(sc: Scenario, clocking: Clocking = {}): Promise<{ violations:
         return op(i, ctx);
       }, e);
     });
-    if (coalesced) {
+    if (coalesced && mine === undefined) {
       // In flight: some caller of it still waits (once it settles, every waiting caller settles in the same turn).
       const running = sharedNow.get(key);
-      let g: Shared | undefined;
-      if (sends > before) {
-        g = { id: shared.length + 1, key, signal: sc.quorum !== undefined && gen.method === 'm2' ? undefined : firstSignal, members: [] };
-        shared.push(g);
-        sharedNow.set(key, g);
-        if (running !== undefined && running.members.some((r) => r.settled === 0)) v(`caller ${rec.id} started a new request for ${key} while shared request ${running.id} was in flight`);
-      } else if (running !== undefined && running.members.some((r) => r.settled === 0)) g = running;
-      else v(`caller ${rec.id} (${key}) sent nothing and had no shared request to join`);
-      if (g !== undefined) {
-        rec.group = g.id;
-        g.members.push(rec);
-      }
+      if (running !== undefined && running.members.some((r) => r !== rec && waits(r))) {
+        rec.group = running.id;
+        running.members.push(rec);
+      } else v(`caller ${rec.id} (${key}) sent nothing and had no shared request to join`);
     }
     promises.push(
       recordSettlement(p, rec, () => fake.now()).then(() => {
@@ -271,7 +311,7 @@ async function run(sc: Scenario, clocking: Clocking = {}): Promise<{ violations:
       }),
     );
   };
-  for (const c of [...sc.callers].sort((x, y) => x.at - y.at)) fake.setTimeout(() => startCaller(c), c.at);
+  for (const c of [...sc.callers].sort((x, y) => x.at - y.at)) at(c.at, () => startCaller(c));
   // Quorum reads go through their own path; m2 may need one.
   await fake.advance(5000);
   let guard = 0;
@@ -328,7 +368,7 @@ async function run(sc: Scenario, clocking: Clocking = {}): Promise<{ violations:
   await fake.runAll(100_000);
   if (clock.owned !== 0) v(`the pool owns ${clock.owned} timer(s) at the end`);
   await pool.close();
-  return { violations, endings, joined: st.joined };
+  return { violations, endings, joined: st.joined, ran };
 }
 
 describe('rpc reads: coalescing and quorum under generated faults', () => {
@@ -354,5 +394,25 @@ describe('rpc reads: coalescing and quorum under generated faults', () => {
     let runs = 0;
     await checkSeeded('rpc, jittered', scenarioArb, (sc) => run(sc, clocking), { seed: SEED + 1, offset: 1, runs: Math.ceil(RUNS / 2), seen: () => void runs++ });
     expect(runs).toBe(Math.ceil(RUNS / 2));
+  }, 120_000);
+  // The same with callers starting, and their signals aborting, from inside the pool's callbacks
+  // (its events, the operation, an attempt signal's abort listener), on the exact clock or jittered.
+  test(`the same, with callers starting and leaving from inside the pool's callbacks (${RUNS} runs)`, async () => {
+    const ran = { inside: 0, fallback: 0 };
+    let joined = 0;
+    const arb = fc.tuple(scenarioArb, fc.boolean());
+    await checkSeeded('rpc, inside', arb, ([sc, jittered]) => run(sc, { inside: true, ...(jittered ? { jitterMs: 0.4, stallMs: 250 } : {}) }), {
+      seed: SEED + 2,
+      offset: 2,
+      runs: RUNS,
+      seen: (o) => {
+        ran.inside += o.ran.inside;
+        ran.fallback += o.ran.fallback;
+        joined += o.joined;
+      },
+    });
+    console.log('rpc callers started or aborted inside a callback', ran.inside, 'on their fallback timer', ran.fallback, 'joined', joined);
+    expect(ran.inside).toBeGreaterThan(RUNS);
+    expect(joined).toBeGreaterThan(RUNS / 4);
   }, 120_000);
 });
