@@ -63,6 +63,26 @@ describe('pool.on()', () => {
     expect(got).toEqual(['a', 'other:a', 'other:a', 'other:a', 'scoped:a']);
   });
 
+  test('a listener that subscribes or unsubscribes during a delivery changes the next event’s listeners, not this one’s (fortieth session: a typed listener added or removed by a * listener used to get, or miss, the event at hand)', async () => {
+    for (const setup of ['onEvent', 'star'] as const) {
+      const got: string[] = [];
+      let added = false;
+      let off: (() => void) | undefined;
+      const act = (e: PoolEvent) => {
+        if (e.type !== 'attempt-start' || added) return;
+        added = true;
+        p.on('attempt-start', (x) => got.push(`new:${x.endpoint}`));
+        off?.();
+      };
+      const p = pool(setup === 'onEvent' ? act : undefined);
+      if (setup === 'star') p.on('*', act);
+      off = p.on('attempt-start', (x) => got.push(`old:${x.endpoint}`));
+      await p.execute(failOnA);
+      // a's attempt-start: the old listener still hears it, the new one does not; b's: the other way round.
+      expect([setup, ...got]).toEqual([setup, 'old:a', 'new:b']);
+    }
+  });
+
   test('a listener that throws is isolated; one added late gets success durations', async () => {
     const p = pool();
     p.on('attempt-start', () => {

@@ -168,8 +168,8 @@ export class Listeners {
     else {
       // Snapshots: a listener that (un)subscribes during delivery changes the next event's listeners, not this one's.
       next = (event) => {
-        for (const l of all) deliver(l, event);
         const typed = byType.get(event.type);
+        for (const l of all) deliver(l, event);
         if (typed !== undefined) for (const l of typed) deliver(l, event);
       };
     }
