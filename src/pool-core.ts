@@ -254,6 +254,11 @@ export class PoolCore<C> {
     return this.#s.active;
   }
 
+  /** True once `close()` was called. */
+  get closed(): boolean {
+    return this.#s.closed;
+  }
+
   /** Calls waiting for a concurrency permit. */
   get pendingCalls(): number {
     return this.#s.permitQueue?.length ?? 0;

@@ -359,6 +359,36 @@ describe('Refresher', () => {
     expect(seen).toEqual([first, second]);
   });
 
+  test('a refresher of a closed pool stops: no check, no install, no timer; refresh() answers CLOSED (it used to check and install every interval forever)', async () => {
+    let checks = 0;
+    const { pool, r, results } = setup({ intervalMs: 1_000, check: async () => (checks++, true) });
+    r.start();
+    await clock.advance(10);
+    expect([checks, pool.endpointNames]).toEqual([3, ['a', 'b', 'c']]);
+    await pool.close();
+    expect(pool.closed).toBe(true);
+    await clock.advance(5_000);
+    expect(checks).toBe(3);
+    expect(results).toHaveLength(1);
+    expect(clock.pendingTimers).toBe(0);
+    const late = await r.refresh();
+    expect((late.error as { code?: string }).code).toBe('CLOSED');
+    expect(late.installed).toBeUndefined();
+  });
+
+  test('a run in progress when the pool closes installs nothing and schedules no next run', async () => {
+    let release!: () => void;
+    const { pool, r } = setup({ intervalMs: 1_000, check: () => new Promise<boolean>((res) => (release = () => res(true))) });
+    r.start();
+    await clock.advance(0);
+    await pool.close();
+    release();
+    await clock.advance(5_000);
+    expect(pool.endpointNames).toEqual(['seed']);
+    expect(clock.pendingTimers).toBe(0);
+    expect(r.refreshing).toBe(false);
+  });
+
   test('timers are background only, and stop() leaves none behind', async () => {
     const { r } = setup({ intervalMs: 1_000, check: () => new Promise(() => undefined) });
     r.start();

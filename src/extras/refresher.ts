@@ -17,7 +17,7 @@
  * A throwing `check`, source or `onRefresh` is contained and reported, never thrown.
  */
 import type { Clock, TimerHandle } from '../base/clock.js';
-import { invalidOption } from '../base/errors.js';
+import { invalidOption, PoolError } from '../base/errors.js';
 import type { EndpointConfig } from '../options/options.js';
 import { checkFunction, checkKeys, durationOrInfinity, oneOf, positiveInteger, type KnownKeys } from '../options/validate.js';
 import type { Pool } from '../pool.js';
@@ -161,6 +161,7 @@ export class Refresher<C> {
   }
 
   #schedule(ms: number): void {
+    if (this.#pool.closed) this.stop(); // nothing left to keep: no next run
     if (this.#stopped || !this.#started || ms === Infinity) return;
     this.#timer = this.#clock.setTimeout(() => {
       this.#timer = undefined;
@@ -188,6 +189,11 @@ export class Refresher<C> {
       }
       return result;
     };
+    if (this.#pool.closed) {
+      // The pool was closed: a refresher has nothing left to keep, and stops (no check, no timer).
+      this.stop();
+      return done({ checked: 0, healthy: [], installed: undefined, usedFallback: false, error: new PoolError('CLOSED', 'the pool is closed'), lastGoodAt: this.#lastGoodAt });
+    }
     let candidates: readonly EndpointConfig<C>[];
     let sourceError: unknown;
     let failed = false;
@@ -243,6 +249,7 @@ export class Refresher<C> {
       });
       Object.assign(extra, { fromShared: true });
     }
+    if (this.#pool.closed) this.stop();
     if (this.#stopped) return done({ checked, healthy: [], installed: undefined, usedFallback: false, ...extra });
     const healthy = survivors.map((c) => c.name);
     let next: EndpointConfig<C>[] | undefined = survivors;

@@ -30,6 +30,8 @@
  *    `onRefresh` calling `refresh()` or `stop()` synchronously. A `refresh()` from inside a run
  *    joins it (the source is never called twice at once); from `onRefresh` it starts the next
  *    run at once; every such `refresh()` settles with the run it joined or started.
+ * 9. (fortieth session) the pool closed at a generated time: nothing is installed after it, no
+ *    run started after it checks anything, and the refresher ends with no timer and no run.
  */
 import fc from 'fast-check';
 import { describe, expect, test } from 'vitest';
@@ -71,6 +73,8 @@ interface Scenario {
   readonly shared: readonly SharedStep[] | undefined;
   /** Acting from inside the Refresher's own callbacks: on the `nth` time `where` is called, it calls `what` synchronously. */
   readonly inside: readonly Inside[];
+  /** When the pool is closed (fortieth session), or never. */
+  readonly closeAt: number | undefined;
 }
 type InsideWhere = 'source' | 'check' | 'onRefresh' | 'store';
 interface Inside {
@@ -137,6 +141,7 @@ const scenarioArb: fc.Arbitrary<Scenario> = fc.integer({ min: 1, max: 6 }).chain
         ),
       },
     ),
+    closeAt: fc.option(fc.integer({ min: 0, max: HORIZON_MS }), { nil: undefined, freq: 3 }),
   }),
 );
 
@@ -233,7 +238,8 @@ async function simulate(sc: Scenario) {
       insideCalls.push(rec);
       const p = refresher.refresh();
       again = true;
-      if (!refresher.refreshing) violations.push(`refresh() inside the ${where} at ${t()} ms: no run in progress after it`);
+      // (On a closed pool the run stops at once.)
+      if (!refresher.refreshing && !pool.closed) violations.push(`refresh() inside the ${where} at ${t()} ms: no run in progress after it`);
       p.then(
         (r) => Object.assign(rec, { result: r, settled: true }),
         (e: unknown) => violations.push(`refresh() inside the ${where} rejected: ${String(e)}`),
@@ -378,10 +384,18 @@ async function simulate(sc: Scenario) {
   });
   const manual: { at: number; settled: boolean }[] = [];
   refresher.start();
-  const events = [...sc.manualAt.map((at) => ({ at, kind: 'manual' as const })), ...(sc.stopAt === undefined ? [] : [{ at: sc.stopAt, kind: 'stop' as const }])].sort((a, b) => a.at - b.at);
+  const events = [
+    ...sc.manualAt.map((at) => ({ at, kind: 'manual' as const })),
+    ...(sc.stopAt === undefined ? [] : [{ at: sc.stopAt, kind: 'stop' as const }]),
+    ...(sc.closeAt === undefined ? [] : [{ at: sc.closeAt, kind: 'close' as const }]),
+  ].sort((a, b) => a.at - b.at);
+  let closedAt: number | undefined;
   for (const e of events) {
     if (e.at > t()) await clock.advance(e.at - t());
-    if (e.kind === 'stop') {
+    if (e.kind === 'close') {
+      closedAt = t();
+      void pool.close();
+    } else if (e.kind === 'stop') {
       if (stoppedAt === undefined) {
         stoppedAt = t();
         refresher.stop();
@@ -397,6 +411,16 @@ async function simulate(sc: Scenario) {
   }
   await clock.advance(HORIZON_MS - Math.min(HORIZON_MS, t()));
   if (clock.pendingForegroundTimers !== 0) violations.push(`${clock.pendingForegroundTimers} foreground timer(s) at the horizon`);
+  if (closedAt !== undefined) {
+    // A refresher of a closed pool stops at its next run, before installing, or as its run ends: one interval and a run's bound later, it is done.
+    await clock.advance(sc.intervalMs + 100_000);
+    const lastRun = Math.max(0, ...results.filter((x) => x.r.startedAt <= closedAt!).map((x) => x.at));
+    if (refresher.refreshing) violations.push(`still refreshing at the horizon, the pool closed at ${closedAt} ms`);
+    if (clock.pendingTimers - ownTimers !== 0) violations.push(`${clock.pendingTimers - ownTimers} timer(s) of the Refresher at the horizon, the pool closed at ${closedAt} ms`);
+    for (const x of results) if (x.r.installed !== undefined && x.at > closedAt) violations.push(`a run ended at ${x.at} ms installed ${x.r.installed.join(',')} on the pool closed at ${closedAt} ms`);
+    const late = checks.find((c) => c.batch === undefined && c.startedAt > Math.max(closedAt, lastRun) && results.every((x) => x.r.startedAt > closedAt! || c.startedAt > x.at));
+    if (late !== undefined && results.some((x) => x.r.startedAt > closedAt!)) violations.push(`check of ${late.name} at ${late.startedAt} ms by a run started after the pool closed at ${closedAt} ms`);
+  }
   if (stoppedAt === undefined) {
     stoppedAt = t();
     refresher.stop();
