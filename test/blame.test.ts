@@ -15,6 +15,7 @@ describe('the PoolError message blames what was wrong', () => {
   test.each<[string, (e: unknown) => unknown, string]>([
     ['an unknown class name', () => 'retryable', 'classify returned "retryable", not an error class for the error from endpoint "a"; treated as permanent'],
     ['nothing', () => undefined, 'classify returned undefined, not an error class for the error from endpoint "a"; treated as permanent'],
+    ['a promise (an async classify)', async () => 'transient', 'classify returned a promise (it must answer synchronously), not an error class for the error from endpoint "a"; treated as permanent'],
     ['an object with a bad class', () => ({ class: 'retry' }), 'classify returned an object whose class is "retry", not an error class for the error from endpoint "a"; treated as permanent'],
     [
       'a throw',

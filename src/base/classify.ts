@@ -125,7 +125,9 @@ export function runClassifier(classify: Classifier, error: unknown, out: Verdict
   out.valid = false;
   out.problem =
     typeof result === 'object' && result !== null
-      ? `classify returned an object whose class is ${describe((result as Classification).class)}, not an error class`
+      ? typeof (result as PromiseLike<unknown>).then === 'function'
+        ? 'classify returned a promise (it must answer synchronously), not an error class'
+        : `classify returned an object whose class is ${describe((result as Classification).class)}, not an error class`
       : `classify returned ${describe(result)}, not an error class`;
   return out;
 }
