@@ -407,6 +407,57 @@ describe('a listener of hedge', () => {
   });
 });
 
+describe('a metrics sink that acts on the pool as it records (fortieth session: found by the mixed-options generator acting from inside metric records)', () => {
+  /** A sink that aborts the call when `name` is recorded. */
+  const aborting = (name: string, ac: AbortController) => ({ increment: (n: string) => n === name && ac.abort(new Error('enough')), observe: () => undefined });
+
+  test('aborting the call as the attempt is counted: the attempt was announced first, and the operation is not called', async () => {
+    const ac = new AbortController();
+    const r = rig({ metrics: aborting('endpoint_pool_attempts_total', ac) });
+    let ran = 0;
+    const got = await outcome(r.clock, r.pool.execute(async () => ++ran, { signal: ac.signal }));
+    expect(code(got.error)).toBe('ABORTED');
+    expect(ran).toBe(0);
+    // Before, the metric came before attempt-start: the call failed first, then its attempt was announced.
+    expect(story(r.events, callIds(r.events)[0]!)).toEqual(['attempt-start', 'attempt-cancelled', 'call-failed']);
+  });
+
+  test('aborting the call as its rate-limit wait is counted: the wait was announced first, and nothing follows call-failed', async () => {
+    const ac = new AbortController();
+    const r = rig({ endpoints: [{ name: 'a', conn: 'a', rateLimit: { perSecond: 1 } }], metrics: aborting('endpoint_pool_rate_limit_waits_total', ac) });
+    const first = r.pool.execute(async () => 'first');
+    const got = await outcome(r.clock, r.pool.execute(async () => 'second', { signal: ac.signal }));
+    await first;
+    expect(code(got.error)).toBe('ABORTED');
+    const second = callIds(r.events)[1]!;
+    expect(story(r.events, second)).toEqual(['rate-limit-wait', 'call-failed']);
+  });
+
+  test('starting a call as an attempt is counted: stats() never shows an attempt in flight that no attempt-start announced', async () => {
+    let started = false;
+    const seen: string[] = [];
+    const r = rig({
+      names: ['a'],
+      metrics: {
+        increment: (n: string) => {
+          if (n !== 'endpoint_pool_attempts_total' || started) return;
+          started = true;
+          void r.pool.execute(async () => 'inner');
+        },
+        observe: () => undefined,
+      },
+    });
+    let open = 0;
+    r.on = (e) => {
+      if (e.type === 'attempt-start') open++;
+      if (e.type === 'attempt-start') seen.push(`${open} open, ${r.pool.stats()[0]!.inFlight} in flight`);
+      if (e.type === 'attempt-success' || e.type === 'attempt-failure' || e.type === 'attempt-cancelled') open--;
+    };
+    expect(await outcome(r.clock, r.pool.execute(async () => 'outer'))).toEqual({ value: 'outer' });
+    expect(seen).toEqual(['1 open, 1 in flight', '2 open, 2 in flight']);
+  });
+});
+
 describe('a probe that closes the pool', () => {
   test('synchronously, while probeHealth starts its probes: the later endpoints are not probed and report CLOSED', async () => {
     const r = rig({ names: ['a', 'b', 'c'] });

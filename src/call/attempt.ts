@@ -220,8 +220,9 @@ export function startAttempt<C>(s: PoolState<C>, a: Attempt<C>): void {
   const due = a.dueAt;
   if (due !== Infinity) s.timeouts.add(a, due);
   const ep = a.ep;
-  s.count(METRICS.attempts, ep.labels);
+  // The event first, then the metric: a sink that acts on the pool finds the news out (as every hook after an event does).
   if (s.listener !== undefined) s.emit({ type: 'attempt-start', callId: a.owner.id, endpoint: ep.name, attempt: a.attempt, probe: a.probe !== 0 });
+  s.count(METRICS.attempts, ep.labels);
 }
 
 /** The attempt no longer occupies its endpoint: an in-flight slot (and a probe slot) may be free. */

@@ -264,17 +264,18 @@ function report<C>(s: PoolState<C>, a: Attempt<C>, cls: FailureClass | undefined
   // A replaced or removed endpoint's breaker serves nobody: its turns are no news of the live one of that name.
   if ((opened || closed) && !ep.live) opened = closed = false;
   const durationMs = now - a.startedAt;
-  if (s.metrics !== undefined) {
-    if (cls !== undefined) s.count(METRICS.failures, ep.classLabels(cls));
-    safeObserve(s.metrics, METRICS.attemptDuration, ep.labels, durationMs);
-    if (opened) s.count(METRICS.breakerOpened, ep.labels);
-  }
   if (s.listener !== undefined) {
     if (opened) s.emit({ type: 'breaker-opened', endpoint: ep.name, cooldownMs: ep.breaker.openPeriodMs });
     if (closed) s.emit({ type: 'breaker-closed', endpoint: ep.name });
     const callId = a.owner.id;
     const attempt = a.attempt;
     s.emit(cls === undefined ? { type: 'attempt-success', callId, endpoint: ep.name, attempt, durationMs } : { type: 'attempt-failure', callId, endpoint: ep.name, attempt, durationMs, errorClass: cls, error });
+  }
+  // After the events: a sink that acts on the pool finds the news out.
+  if (s.metrics !== undefined) {
+    if (cls !== undefined) s.count(METRICS.failures, ep.classLabels(cls));
+    safeObserve(s.metrics, METRICS.attemptDuration, ep.labels, durationMs);
+    if (opened) s.count(METRICS.breakerOpened, ep.labels);
   }
   if (closed) s.wakeParked();
 }
@@ -291,8 +292,8 @@ export function recordCancel<C>(s: PoolState<C>, a: Attempt<C>, cancel: CancelRe
 
 /** A call that failed: the `exhausted` counter and `call-failed`. */
 export function recordCallFailure<C>(s: PoolState<C>, call: { readonly id: number }, error: PoolError, last: EndpointState<C> | undefined): void {
-  if (s.metrics !== undefined) s.count(METRICS.exhausted, last?.codeLabels(error.code) ?? noneLabels(error.code));
   if (s.listener !== undefined) s.emit({ type: 'call-failed', callId: call.id, error });
+  if (s.metrics !== undefined) s.count(METRICS.exhausted, last?.codeLabels(error.code) ?? noneLabels(error.code));
 }
 
 /** A classification slot, made at a call's first failure (most calls never fail). */

@@ -209,8 +209,8 @@ export abstract class Waiting<C, S extends WaitSlots = WaitSlots> extends CallCo
     if ((this.flagWord & WAIT_COUNTED) === 0) {
       this.setFlag(WAIT_COUNTED, true);
       this.slotsNow().queuedAt = s.clock.now();
-      s.count(METRICS.rateLimitWaits, ep.labels);
       if (s.listener !== undefined) s.emit({ type: 'rate-limit-wait', callId: this.owner.id, endpoint: ep.name, delayMs: etaMs });
+      s.count(METRICS.rateLimitWaits, ep.labels);
       if (this.settled) return;
     }
     if (requestBound()) return this.sleep(etaMs);

@@ -143,8 +143,8 @@ export interface MixScenario {
   readonly reentrant?: 'any' | readonly ReentrantKind[];
 }
 
-/** Where the actions of a `reentrant` scenario may run: inside an event of that type, the operation, the classifier, `refreshAuth` or the operation's abort listener. */
-export type ReentrantKind = PoolEvent['type'] | 'operation' | 'classify' | 'refresh' | 'abort';
+/** Where the actions of a `reentrant` scenario may run: inside an event of that type, the operation, the classifier, `refreshAuth`, the operation's abort listener or a metrics sink's record (`metric`). */
+export type ReentrantKind = PoolEvent['type'] | 'operation' | 'classify' | 'refresh' | 'abort' | 'metric';
 
 export interface MixHints {
   readonly enables: readonly { readonly at: number; readonly ep: number }[];
@@ -345,6 +345,7 @@ export function mixArb(b: MixBias = {}): fc.Arbitrary<MixScenario> {
             ['call-failed'],
             ['retry-scheduled', 'rate-limit-wait'],
             ['breaker-opened', 'breaker-closed', 'endpoint-parked', 'endpoint-cooling', 'endpoint-recalibrated', 'endpoint-disabled'],
+            ['metric'],
           ).map((reentrant) => ({ ...s, reentrant })),
     )
     .chain((s) =>
@@ -877,7 +878,37 @@ export async function simulateMix(sc: MixScenario, hooks: MixHooks = {}): Promis
                   increment: (name: string, labels: Record<string, string>, value?: number) => (look(), tally.sink.increment(name, labels, value)),
                   observe: (name: string, labels: Record<string, string>, value: number) => (look(), tally.sink.observe?.(name, labels, value)),
                 }
-              : tally.sink,
+              : types === 'any' || types?.includes('metric') === true
+                ? {
+                    // A sink that acts on the pool as it records (a metric crossing a threshold closes the pool, say).
+                    increment: (name: string, labels: Record<string, string>, value?: number) => {
+                      try {
+                        tally.sink.increment(name, labels, value);
+                      } finally {
+                        // One level down, as inside a listener (the events of what it does are counted at their depth).
+                        depth++;
+                        try {
+                          runDue('metric');
+                        } finally {
+                          depth--;
+                        }
+                      }
+                    },
+                    observe: (name: string, labels: Record<string, string>, value: number) => {
+                      try {
+                        tally.sink.observe?.(name, labels, value);
+                      } finally {
+                        // One level down, as inside a listener (the events of what it does are counted at their depth).
+                        depth++;
+                        try {
+                          runDue('metric');
+                        } finally {
+                          depth--;
+                        }
+                      }
+                    },
+                  }
+                : tally.sink,
         }),
   };
   try {
