@@ -40,6 +40,38 @@ describe('heads and setEndpoints', () => {
     await t.pool.close();
   });
 
+  test('the set changing while the head check asks an endpoint (a listener of attempt-start removing one, synchronously): the read goes on, never INVALID_OPTIONS (fortieth session: found by the swaps generator acting from inside requests)', async () => {
+    const clock = new FakeClock(1_000_000);
+    const heads: Record<string, number> = { a: 100, b: 100, c: 90, d: 100 };
+    const log: string[] = [];
+    const node = nodes(heads, log);
+    let removeOn: string | undefined;
+    const t = poolTransport({
+      endpoints: ['a', 'b', 'c'].map((name) => ({ name, transport: node(name) })),
+      heads: { maxLagBlocks: 2, blockTimeMs: 1000 },
+      strategy: 'round-robin',
+      clock,
+      onEvent: (e) => {
+        // A dashboard that takes an endpoint out when it is asked anything (say, its key was revoked meanwhile).
+        if (e.type === 'attempt-start' && e.endpoint === removeOn) {
+          removeOn = undefined;
+          t.pool.setEndpoints(['a', 'b', 'd'].map((name) => ({ name, conn: node(name) })) as never);
+        }
+      },
+    });
+    const client = createClient({ transport: t });
+    for (let i = 0; i < 3; i++) await client.request({ method: 'eth_blockNumber' });
+    expect(t.heads()!.endpoints.find((e) => e.name === 'c')!.lagging).toBe('behind');
+    // c is behind (excluded from reads of latest) and is asked for its head again after a stall time;
+    // that ask removes c from the pool, synchronously, while the read is being routed.
+    await clock.advance(3_000);
+    removeOn = 'c';
+    await expect(client.request({ method: 'eth_getBalance', params: ['0x0000000000000000000000000000000000000000', 'latest'] })).resolves.toBe('0x1');
+    expect(removeOn).toBeUndefined();
+    expect(t.pool.endpointNames).toEqual(['a', 'b', 'd']);
+    await t.pool.close();
+  });
+
   test.each([[1000], [undefined]])('with no poll, a lagging endpoint that caught up comes back: asked for its head once a stall time while the front stands still, 10 s while the block time is unknown (block time %s ms given)', async (blockTimeMs) => {
     const clock = new FakeClock(1_000_000);
     const heads: Record<string, number> = { a: 100, b: 100, c: 90 };

@@ -113,8 +113,21 @@ export class HeadRouting {
     // left out: the call's exclusions hold for all its attempts, and one that is probably fine
     // would stay out of a call its known endpoints fail. `#recheck` asks it now instead.
     if (!this.#stopped) this.#recheck(now, lagging, names);
-    for (const name of names) if (isOpen(this.#pool.breakerState(name)) && !out.includes(name)) out.push(name);
-    return out;
+    // The set as it is now: a listener, or a node's answer, may have changed it while `#recheck` asked
+    // (a name that left is no exclusion: the call's `exclude` takes only names of the pool).
+    const now2 = this.#pool.endpointNames;
+    const fit = out.filter((name) => now2.includes(name));
+    for (const name of now2) if (this.#open(name) === true && !fit.includes(name)) fit.push(name);
+    return fit;
+  }
+
+  /** Whether `name`'s breaker is open; undefined once `name` has left the pool. */
+  #open(name: string): boolean | undefined {
+    try {
+      return isOpen(this.#pool.breakerState(name));
+    } catch {
+      return undefined;
+    }
   }
 
   snapshot(): HeadSnapshot {
@@ -215,7 +228,7 @@ export class HeadRouting {
 
   /** One pinned `eth_blockNumber` to `name`, unless its breaker is open or its last one is still out. */
   #ask(name: string): void {
-    if (this.#polling.has(name) || isOpen(this.#pool.breakerState(name))) return;
+    if (this.#polling.has(name) || this.#open(name) !== false) return;
     this.#polling.add(name);
     let pending: Promise<unknown>;
     try {

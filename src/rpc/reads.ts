@@ -139,7 +139,11 @@ export class RpcReads<C = unknown> {
     if (need !== undefined && exec.pin !== undefined) throw invalidOption('quorum', 'no quorum on a pinned request (a quorum needs several endpoints)', need);
     // A filter's requests go to the endpoint that made it (./filters.ts).
     if (isFilterMethod(method)) return this.#filters.request(method, params, exec, this.#pool.endpointNames, (e, p, started) => send(e, started, p));
-    if (need === undefined && exec.pin === undefined && this.#unfit !== undefined) exec = this.#leaveOut(exec, this.#unfit(method, params));
+    if (need === undefined && exec.pin === undefined && this.#unfit !== undefined) {
+      const before = this.#pool.endpointNames;
+      const out = this.#unfit(method, params);
+      exec = this.#leaveOut(this.#stillIn(exec, before), out);
+    }
     const go = (e: ExecuteOptions): Promise<T> => (need === undefined ? send(e) : this.#quorum(method, params, need, e, send));
     if (!this.#coalesce.has(method)) return go(exec);
     // Only callers on the same deadline and the same policy share a request: a joiner then never
@@ -151,6 +155,19 @@ export class RpcReads<C = unknown> {
 
   stats(): RpcReadsStats {
     return { coalesce: this.#coalescer.stats(), quorumReads: this.#quorumReads };
+  }
+
+  /**
+   * `exec` without the exclusions of endpoints that left the pool since `before` (the head check
+   * asks endpoints, and a listener or a node's answer may change the set meanwhile): `exclude`
+   * takes only names of the pool, and one that was never in it is still refused.
+   */
+  #stillIn(exec: ExecuteOptions, before: readonly string[]): ExecuteOptions {
+    const x: unknown = exec.exclude;
+    if (!Array.isArray(x) || x.length === 0) return exec;
+    const now = this.#pool.endpointNames;
+    const kept = x.filter((n) => !before.includes(n) || now.includes(n));
+    return kept.length === x.length ? exec : execWith(exec, { exclude: kept });
   }
 
   /** `exec` with `out` added to its `exclude`, unless that would leave no endpoint. */

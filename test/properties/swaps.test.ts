@@ -26,6 +26,9 @@
  * 5. every answer for a filter comes from the node that made it (nodes number their filters from
  *    0x1, so another node under the name has a filter of that id: another client's).
  *
+ * Run as well (fortieth session) with every swap made as a request reaches its node, inside the
+ * pool's operation, synchronously (`simulate(…, inside)`; `SWAPS_REPLAY='<scenario JSON>'` runs one).
+ *
  * Seeded: `FC_SEED` (with `FC_PATH`) replays a failure, `FC_SWAPS_RUNS` sets the runs.
  */
 import fc from 'fast-check';
@@ -207,7 +210,7 @@ function ethersAdapter(initial: readonly { name: string; conn: unknown }[], opti
   };
 }
 
-async function simulate(sc: Scenario, which: 'viem' | 'viem-url' | 'ethers') {
+async function simulate(sc: Scenario, which: 'viem' | 'viem-url' | 'ethers', inside = false) {
   const violations: string[] = [];
   const clock = new FakeClock(T0);
   const B = sc.blockMs;
@@ -221,6 +224,8 @@ async function simulate(sc: Scenario, which: 'viem' | 'viem-url' | 'ethers') {
     const id = nextId++;
     const answer: Answer = async (method, params) => {
           const n = ++seq;
+          // `inside`: the swaps due run here, as the request reaches its node (synchronously, inside the pool's operation).
+          if (inside) swapsDue();
           if (DEBUG) console.log(`${t()} #${id} ${method}`);
           if (live.retiredAt !== undefined && n > live.retiredAt) violations.push(`node #${id} got ${method} at ${t()} ms, after setEndpoints took it out`);
           if (spec.latencyMs > 0) await new Promise<void>((r) => clock.setTimeout(r, spec.latencyMs));
@@ -338,13 +343,25 @@ async function simulate(sc: Scenario, which: 'viem' | 'viem-url' | 'ethers') {
   const gap = Math.max(5, Math.round(B / sc.rate));
   const swaps = [...sc.swaps].sort((a, b) => a.at - b.at);
   let nextSwap = 0;
-  // Whether a node at the tip, healthy, has been in the pool since the call started and routing knows a head at the tip.
-  const fitNodeIn = (): boolean => inPool().some((l) => lagOf(l.spec, t()) === 0 && l.spec.flaky === 0);
-  for (let now = 0; now < end; now += gap) {
-    while (nextSwap < swaps.length && swaps[nextSwap]!.at <= t()) {
+  let swapsInside = 0;
+  /** When a swap last ran inside a request (the set changed while a call was being routed). */
+  let insideSwapAt = -1;
+  /** The swaps whose time came `lateMs` ago or more, in order. */
+  function swapsDue(lateMs = 0): void {
+    while (nextSwap < swaps.length && swaps[nextSwap]!.at + lateMs <= t()) {
+      if (inside && lateMs === 0) {
+        swapsInside++;
+        insideSwapAt = t();
+      }
       swap(swaps[nextSwap++]!);
       for (const w of watching) for (const l of w.servers) if (!inPool().includes(l)) w.servers.delete(l);
     }
+  }
+  // Whether a node at the tip, healthy, has been in the pool since the call started and routing knows a head at the tip.
+  const fitNodeIn = (): boolean => inPool().some((l) => lagOf(l.spec, t()) === 0 && l.spec.flaky === 0);
+  for (let now = 0; now < end; now += gap) {
+    // With `inside`, a swap no request reached within 250 ms of its time runs here.
+    swapsDue(inside ? 250 : 0);
     const r = rnd();
     if (r < 0.35) {
       // A read of latest: its answer says how far behind the node was.
@@ -368,13 +385,15 @@ async function simulate(sc: Scenario, which: 'viem' | 'viem-url' | 'ethers') {
       onCall(
         'eth_getBalance latest',
         () => transport.request('eth_getBalance', ['0x0000000000000000000000000000000000000000', 'latest']),
-        (v) => {
+        (v, startMs) => {
           const n = Number.parseInt(String(v), 16);
           const lag = Math.floor(n / 1000);
           const name = nameAtStart.get(n % 1000);
           // A node whose head routing did not know yet (new under its name) may take a read before its first answer.
           const known = name !== undefined && knownAtStart.has(name);
-          if (sc.heads && informed && known && lag > sc.maxLagBlocks + 1 && fitNodeIn()) {
+          // A swap made inside a request at the call's start changed the set while the call was routed: what routing
+          // knew then (the node it knew at the tip may be the one removed) is not what the snapshot before it says.
+          if (sc.heads && informed && known && lag > sc.maxLagBlocks + 1 && fitNodeIn() && insideSwapAt !== startMs) {
             violations.push(`a read of latest at tip ${startTip} (${t()} ms) was answered by a node ${lag} blocks behind (maxLagBlocks ${sc.maxLagBlocks}); heads(): ${JSON.stringify(transport.heads())}`);
           }
         },
@@ -472,7 +491,7 @@ async function simulate(sc: Scenario, which: 'viem' | 'viem-url' | 'ethers') {
   void transport.close().then(() => (closed = true));
   for (let i = 0; i < 50 && !closed; i++) await clock.advance(100);
   if (!closed) violations.push('close() never resolved');
-  return { violations, calls: calls.length };
+  return { violations, calls: calls.length, swapsInside };
 }
 
 describe('the RPC adapters while setEndpoints changes the set', () => {
@@ -490,5 +509,28 @@ describe('the RPC adapters while setEndpoints changes the set', () => {
     if (process.env['SWAPS_DEBUG']) console.log(JSON.stringify(totals));
     // The generator reaches what it aims at: runs with calls in them.
     expect(totals.calls).toBeGreaterThan(totals.runs * 20);
+  }, 600_000);
+
+  // The same with each swap made as a request reaches its node (inside the pool's operation,
+  // synchronously: a Refresher or a listener acting while the pool sends), fortieth session.
+  test.each(['viem', 'ethers'] as const)('%s, the swaps made as a request reaches its node: the same promises', async (which) => {
+    const replay = process.env['SWAPS_REPLAY'];
+    if (replay !== undefined) {
+      expect((await simulate(JSON.parse(replay) as Scenario, which, true)).violations).toEqual([]);
+      return;
+    }
+    const totals = { runs: 0, calls: 0, inside: 0 };
+    await checkSeeded(`swaps-${which}-inside`, scenarioArb, (sc) => simulate(sc, which, true), {
+      seed: SEED + 1,
+      offset: 1,
+      runs: Math.ceil(RUNS / 2),
+      seen: (o) => {
+        totals.runs++;
+        totals.calls += o.calls;
+        totals.inside += o.swapsInside ?? 0;
+      },
+    });
+    console.log(`swaps made inside a request (${which})`, totals.inside);
+    expect(totals.inside).toBeGreaterThan(totals.runs);
   }, 600_000);
 });
