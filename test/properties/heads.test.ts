@@ -118,7 +118,7 @@ async function simulate(sc: Scenario) {
   const endpoint = (i: number) => ({ name: names[i]!, conn: i });
   /** Questions routing asked (`eth_blockNumber` pinned to one node): its poll's, and those it asks lagging nodes and the front. */
   let asks = 0;
-  const pool = new Pool<number>({ endpoints: sc.nodes.map((_n, i) => endpoint(i)), clock, strategy: 'round-robin', classify: () => 'transient' });
+  const pool = new Pool<number>({ endpoints: sc.nodes.map((_n, i) => endpoint(i)), clock, strategy: 'round-robin', classify: () => 'transient', random: seeded(sc.seed ^ 0x2545f491) });
   const routing = new HeadRouting(
     {
       maxLagBlocks: sc.maxLagBlocks,
