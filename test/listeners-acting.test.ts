@@ -186,6 +186,39 @@ describe('a listener of the shared store’s events', () => {
   });
 });
 
+describe('a store whose acquire acts on the pool', () => {
+  // Drawn by hand in the fortieth session (sound before and after): a store wrapper that aborts
+  // the caller or closes the pool inside `acquire`, synchronously or before its answer.
+  test.each([
+    ['aborts the caller, synchronously', 'abort', true, 'ABORTED'],
+    ['aborts the caller, before its answer', 'abort', false, 'ABORTED'],
+    ['closes the pool, synchronously', 'close', true, 'CLOSED'],
+    ['closes the pool, before its answer', 'close', false, 'CLOSED'],
+  ] as const)('that %s: the call ends with no attempt, and nothing is left', async (_what, act, sync, expected) => {
+    const ac = new AbortController();
+    let pool!: Pool<string>;
+    const clock = new FakeClock();
+    const doIt = () => (act === 'abort' ? ac.abort(new Error('bye')) : void pool.close());
+    const store: LimiterStore = {
+      acquire: () => {
+        if (sync) doIt();
+        return new Promise<number>((res) =>
+          clock.setTimeout(() => {
+            if (!sync) doIt();
+            res(0);
+          }, 5),
+        );
+      },
+    };
+    const events: string[] = [];
+    pool = new Pool<string>({ endpoints: [{ name: 'a', conn: 'a', rateLimit: { perSecond: 10 } }], classify, clock, sharedQuota: { store, timeoutMs: 100 }, onEvent: (e) => events.push(e.type) });
+    let ran = 0;
+    const got = await outcome(clock, pool.execute(async () => ++ran, { signal: ac.signal }));
+    expect([code(got.error), ran, events]).toEqual([expected, 0, ['call-failed']]);
+    expect(clock.pendingTimers).toBe(0);
+  });
+});
+
 describe('a listener of what the fleet’s store says', () => {
   test('that enables an endpoint another process disabled: the enabling is shared with the fleet like any other', async () => {
     const reported: string[] = [];
