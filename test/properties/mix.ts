@@ -571,6 +571,19 @@ export async function simulateMix(sc: MixScenario, hooks: MixHooks = {}): Promis
   let reportingAny = 0;
   /** `stats().inFlight` against the events: inside news of an answer, that answer's attempt may be counted out already. */
   const inFlightAgrees = (name: string, inFlight: number, conn: Conn): boolean => inFlight <= conn.open && inFlight >= conn.open - (reportingOn.get(name) ?? 0) - reportingAny;
+  /** Records (a metric), then runs the actions due from there, one level down as inside a listener (their events are counted at their depth). */
+  const actingAfter = (record: () => void): void => {
+    try {
+      record();
+    } finally {
+      depth++;
+      try {
+        runDue('metric');
+      } finally {
+        depth--;
+      }
+    }
+  };
   /** Reads everything a dashboard reads (`hooks.lookInside`). */
   const look = (): void => {
     for (const st of pool.stats()) pool.breakerState(st.name);
@@ -881,32 +894,8 @@ export async function simulateMix(sc: MixScenario, hooks: MixHooks = {}): Promis
               : types === 'any' || types?.includes('metric') === true
                 ? {
                     // A sink that acts on the pool as it records (a metric crossing a threshold closes the pool, say).
-                    increment: (name: string, labels: Record<string, string>, value?: number) => {
-                      try {
-                        tally.sink.increment(name, labels, value);
-                      } finally {
-                        // One level down, as inside a listener (the events of what it does are counted at their depth).
-                        depth++;
-                        try {
-                          runDue('metric');
-                        } finally {
-                          depth--;
-                        }
-                      }
-                    },
-                    observe: (name: string, labels: Record<string, string>, value: number) => {
-                      try {
-                        tally.sink.observe?.(name, labels, value);
-                      } finally {
-                        // One level down, as inside a listener (the events of what it does are counted at their depth).
-                        depth++;
-                        try {
-                          runDue('metric');
-                        } finally {
-                          depth--;
-                        }
-                      }
-                    },
+                    increment: (name: string, labels: Record<string, string>, value?: number) => actingAfter(() => tally.sink.increment(name, labels, value)),
+                    observe: (name: string, labels: Record<string, string>, value: number) => actingAfter(() => tally.sink.observe?.(name, labels, value)),
                   }
                 : tally.sink,
         }),
