@@ -9,7 +9,7 @@
  * `setEndpoints` toggling a group on any pool, a key rotated on any pool (`setEndpoints` with a
  * new `rateLimit.sharedName`, with a new connection or the same one), a store answer that the
  * fleet's day is spent (a wait to about the next reset, and the same for every later admission
- * of that key), and `close()` of every pool at the end.
+ * of that key), callers that leave (their signal aborts) and a pool closed mid-run (fortieth session), and `close()` of every pool at the end.
  *
  * Checked:
  * - an attempt on a limited endpoint of a pool whose store is not degraded starts only
@@ -28,6 +28,8 @@
  *   when the pool's last event for it was `endpoint-disabled`;
  * - `report()` emits one `report` event with its value, and refuses a bad name or value
  *   with INVALID_OPTIONS and no event;
+ * - a call whose caller left settles then (ABORTED unless it had an answer), and no call fails
+ *   ABORTED whose caller did not leave;
  * - every call settles once with a documented code by its deadline + 1 ms; after `close()`
  *   no pool owns a timer and no pool is still subscribed to the store.
  *
@@ -66,7 +68,7 @@ type EpAnswer = { k: 'ok'; d: number } | { k: 'transient'; d: number } | { k: '4
 interface Action {
   readonly at: number;
   readonly pool: number;
-  readonly what: 'call' | 'enable' | 'report' | 'regroup' | 'bad-report' | 'rotate' | 'reweight';
+  readonly what: 'call' | 'enable' | 'report' | 'regroup' | 'bad-report' | 'rotate' | 'reweight' | 'abort' | 'close';
   readonly ep: number;
   readonly deadlineMs: number | undefined;
   readonly idempotent: boolean;
@@ -117,7 +119,7 @@ const scenarioArb: fc.Arbitrary<Scenario> = fc.record({
     fc.record({
       at: fc.integer({ min: 0, max: 3000 }),
       pool: fc.integer({ min: 0, max: 2 }),
-      what: fc.constantFrom('call', 'call', 'call', 'call', 'call', 'call', 'call', 'call', 'enable', 'report', 'regroup', 'bad-report', 'rotate', 'rotate', 'reweight'),
+      what: fc.constantFrom('call', 'call', 'call', 'call', 'call', 'call', 'call', 'call', 'enable', 'report', 'regroup', 'bad-report', 'rotate', 'rotate', 'rotate', 'reweight', 'abort', 'abort', 'close'),
       ep: fc.integer({ min: 0, max: 2 }),
       deadlineMs: fc.oneof(fc.constant(undefined), fc.integer({ min: 1, max: 3000 })),
       idempotent: fc.boolean(),
@@ -133,7 +135,7 @@ class EpError extends Error {
   }
 }
 
-const CODES = new Set(['PERMANENT', 'RETRIES_EXHAUSTED', 'DEADLINE_EXCEEDED', 'NO_ENDPOINT', 'RATE_LIMITED', 'CLOSED']);
+const CODES = new Set(['PERMANENT', 'RETRIES_EXHAUSTED', 'DEADLINE_EXCEEDED', 'NO_ENDPOINT', 'RATE_LIMITED', 'CLOSED', 'ABORTED']);
 
 interface Admission {
   readonly pool: number;
@@ -429,7 +431,7 @@ async function run(sc: Scenario, jitterMs = 0, stallMs = 0, inside: Inside = 'ti
     }
   };
   /** `stalled`: the time the call's machine spent in stalls while the call ran, the one it began in included (`lateStalls`). */
-  const calls: { id: number; startedAt: number; deadline: number; settled: number; settledAt?: number; error?: unknown; stalled: number }[] = [];
+  const calls: { id: number; pool: number; ac: AbortController; abortedAt?: number; startedAt: number; deadline: number; settled: number; settledAt?: number; error?: unknown; stalled: number }[] = [];
   const promises: Promise<void>[] = [];
   perform = (a: Action): void => {
     const p = a.pool % sc.pools;
@@ -441,6 +443,16 @@ async function run(sc: Scenario, jitterMs = 0, stallMs = 0, inside: Inside = 'ti
       if (a.what === 'enable') {
         pool.enableEndpoint(name);
         checkStatus(p);
+      } else if (a.what === 'close') {
+        // Now and then (one draw in four), one process shuts down mid-run: its calls end CLOSED, the others go on sharing the store.
+        if (a.ep === 0 && a.keep) void pool.close();
+      } else if (a.what === 'abort') {
+        // The caller of this pool's latest call still running leaves (it must settle at once, ABORTED unless it had an answer).
+        const rec = [...calls].reverse().find((c) => c.pool === p && c.settled === 0 && c.abortedAt === undefined);
+        if (rec !== undefined) {
+          rec.abortedAt = fake.now();
+          rec.ac.abort(new Error('caller left'));
+        }
       } else if (a.what === 'report') {
         // Actions run from inside the report event may report too: each report() one event.
         const before = reportEvents - reports;
@@ -496,9 +508,9 @@ async function run(sc: Scenario, jitterMs = 0, stallMs = 0, inside: Inside = 'ti
         }
         checkStatus(p);
       } else {
-        const rec: (typeof calls)[number] = { id: calls.length + 1, startedAt: fake.now(), deadline: a.deadlineMs ?? 2000, settled: 0, stalled: clock.stallLeftMs - clock.stalledMs };
+        const rec: (typeof calls)[number] = { id: calls.length + 1, pool: p, ac: new AbortController(), startedAt: fake.now(), deadline: a.deadlineMs ?? 2000, settled: 0, stalled: clock.stallLeftMs - clock.stalledMs };
         calls.push(rec);
-        const pr = pool.execute((i) => op(i), { ...(a.deadlineMs === undefined ? {} : { deadlineMs: a.deadlineMs }), ...(a.idempotent ? { idempotent: true } : {}) });
+        const pr = pool.execute((i) => op(i), { signal: rec.ac.signal, ...(a.deadlineMs === undefined ? {} : { deadlineMs: a.deadlineMs }), ...(a.idempotent ? { idempotent: true } : {}) });
         // A held timer may end the call late by the stalls its machine went through meanwhile.
         promises.push(recordSettlement(pr, rec, () => ((rec.stalled += clock.stalledMs), fake.now())));
       }
@@ -538,6 +550,8 @@ async function run(sc: Scenario, jitterMs = 0, stallMs = 0, inside: Inside = 'ti
     else {
       if (r.error !== undefined && !(isPoolError(r.error) && CODES.has(r.error.code))) v(`call ${r.id}: ${String(r.error)}`);
       if (r.settledAt! - r.startedAt > r.deadline + 1 + jitterMs + r.stalled) v(`call ${r.id} settled ${r.settledAt! - r.startedAt} ms after it started, deadline ${r.deadline}`);
+      if (r.abortedAt !== undefined && r.settledAt! > r.abortedAt) v(`call ${r.id} settled at t=${r.settledAt! - T0}, after its caller left at t=${r.abortedAt - T0}`);
+      if (r.abortedAt === undefined && isPoolError(r.error) && r.error.code === 'ABORTED') v(`call ${r.id} failed ABORTED though its caller never left`);
     }
   }
   // A store that timed out or failed: the pools ran on local shares (by design), so the fleet bound is not checked.
