@@ -72,6 +72,52 @@ describe('heads and setEndpoints', () => {
     await t.pool.close();
   });
 
+  test('an endpoint the "unsupported" memory leaves out of a method, removed while the head check asks another: the request goes on, never INVALID_OPTIONS', async () => {
+    const clock = new FakeClock(1_000_000);
+    const heads: Record<string, number> = { a: 100, b: 100, c: 90 };
+    const asked: string[] = [];
+    const node = (name: string) =>
+      custom({
+        request: async ({ method }: { method: string }) => {
+          asked.push(`${name}:${method}`);
+          if (method === 'eth_blockNumber') return hex(heads[name]!);
+          if (method === 'eth_foo') {
+            if (name === 'b') throw Object.assign(new Error('the method eth_foo does not exist/is not available'), { code: -32601 });
+            return '0xf00';
+          }
+          throw new Error(`unexpected ${method}`);
+        },
+      });
+    let removeOn: string | undefined;
+    const t = poolTransport({
+      endpoints: ['b', 'a', 'c'].map((name) => ({ name, transport: node(name) })),
+      heads: { maxLagBlocks: 2, blockTimeMs: 1000 },
+      strategy: 'ordered',
+      clock,
+      onEvent: (e) => {
+        if (e.type === 'attempt-start' && e.endpoint === removeOn) {
+          removeOn = undefined;
+          t.pool.setEndpoints(['a', 'c'].map((name) => ({ name, conn: node(name) })) as never);
+        }
+      },
+    });
+    const client = createClient({ transport: t });
+    for (let i = 0; i < 3; i++) await client.request({ method: 'eth_blockNumber' });
+    // b (first in order) refuses eth_foo: remembered, and the next eth_foo leaves b out.
+    await client.request({ method: 'eth_foo' as never, params: [] as never }, { retryCount: 0 }).catch(() => undefined);
+    expect(asked).toContain('b:eth_foo');
+    asked.length = 0;
+    await client.request({ method: 'eth_foo' as never, params: [] as never }, { retryCount: 0 });
+    expect(asked).not.toContain('b:eth_foo');
+    // c is behind and asked for its head again after a stall time; that ask removes b while eth_foo is routed.
+    await clock.advance(3_000);
+    removeOn = 'c';
+    await expect(client.request({ method: 'eth_foo' as never, params: [] as never }, { retryCount: 0 })).resolves.toBe('0xf00');
+    expect(removeOn).toBeUndefined();
+    expect(t.pool.endpointNames).toEqual(['a', 'c']);
+    await t.pool.close();
+  });
+
   test.each([[1000], [undefined]])('with no poll, a lagging endpoint that caught up comes back: asked for its head once a stall time while the front stands still, 10 s while the block time is unknown (block time %s ms given)', async (blockTimeMs) => {
     const clock = new FakeClock(1_000_000);
     const heads: Record<string, number> = { a: 100, b: 100, c: 90 };

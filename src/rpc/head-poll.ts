@@ -66,6 +66,8 @@ export class HeadRouting {
   readonly #overtaken = new Set<string>();
   /** When each lagging endpoint was last asked for its head outside a poll. */
   readonly #rechecked = new Map<string, number>();
+  /** Head checks sent so far: each runs the pool's operation, and user code with it (listeners, the node's transport). */
+  #asked = 0;
   /** Names `setEndpoints` removed or gave other connections since the last look (`connectionWatch`). */
   readonly #replaced: (() => readonly string[] | undefined) | undefined;
   #timer: TimerHandle | undefined;
@@ -112,16 +114,18 @@ export class HeadRouting {
     // An endpoint whose head is unknown (new to the pool, or given another connection) is not
     // left out: the call's exclusions hold for all its attempts, and one that is probably fine
     // would stay out of a call its known endpoints fail. `#recheck` asks it now instead.
+    const asked = this.#asked;
     if (!this.#stopped) this.#recheck(now, lagging, names);
-    // The set as it is now: a listener, or a node's answer, may have changed it while `#recheck` asked
-    // (a name that left is no exclusion: the call's `exclude` takes only names of the pool).
-    const now2 = this.#pool.endpointNames;
-    const fit = out.filter((name) => now2.includes(name));
-    for (const name of now2) if (this.#open(name) === true && !fit.includes(name)) fit.push(name);
+    // A check sent by `#recheck` ran user code (a listener, the node's transport), which may have
+    // changed the set: then the set as it is now (a name that left is no exclusion: the call's
+    // `exclude` takes only names of the pool).
+    const live = this.#asked === asked ? names : this.#pool.endpointNames;
+    const fit = live === names ? out : out.filter((name) => live.includes(name));
+    for (const name of live) if (isOpen(this.#pool.breakerState(name)) && !fit.includes(name)) fit.push(name);
     return fit;
   }
 
-  /** Whether `name`'s breaker is open; undefined once `name` has left the pool. */
+  /** Whether `name`'s breaker is open; undefined once `name` has left the pool (an earlier check of a `#recheck` may have removed it). */
   #open(name: string): boolean | undefined {
     try {
       return isOpen(this.#pool.breakerState(name));
@@ -230,6 +234,7 @@ export class HeadRouting {
   #ask(name: string): void {
     if (this.#polling.has(name) || this.#open(name) !== false) return;
     this.#polling.add(name);
+    this.#asked++;
     let pending: Promise<unknown>;
     try {
       pending = this.#pollOne({ pin: name, retry: 'none' });

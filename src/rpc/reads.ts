@@ -140,9 +140,10 @@ export class RpcReads<C = unknown> {
     // A filter's requests go to the endpoint that made it (./filters.ts).
     if (isFilterMethod(method)) return this.#filters.request(method, params, exec, this.#pool.endpointNames, (e, p, started) => send(e, started, p));
     if (need === undefined && exec.pin === undefined && this.#unfit !== undefined) {
-      const before = this.#pool.endpointNames;
+      // The set before the head check (only a request with exclusions of its own needs it).
+      const before = exec.exclude?.length ? this.#pool.endpointNames : undefined;
       const out = this.#unfit(method, params);
-      exec = this.#leaveOut(this.#stillIn(exec, before), out);
+      exec = this.#leaveOut(before === undefined ? exec : this.#stillIn(exec, before), out);
     }
     const go = (e: ExecuteOptions): Promise<T> => (need === undefined ? send(e) : this.#quorum(method, params, need, e, send));
     if (!this.#coalesce.has(method)) return go(exec);
