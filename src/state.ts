@@ -49,7 +49,7 @@ export class PoolState<C> {
   readonly parked = new Set<Waiter>();
   /** Every call in any kind of wait (so that `close()` can end them). */
   readonly waiting = new Set<Waiter>();
-  /** Probes and credential refreshes still running: each ends itself with the error it is given (`close()` ends them). */
+  /** Probes and credential refreshes still running, and started Refreshers: each ends itself with the error it is given (`close()` ends them). */
   readonly probes = new Set<(error: PoolError) => void>();
   #wakeScheduled = false;
 

@@ -389,6 +389,44 @@ describe('Refresher', () => {
     expect(r.refreshing).toBe(false);
   });
 
+  test('pool.close() stops a started refresher at once: its timer cleared, its checks aborted (it used to wait for its next run)', async () => {
+    const signals: AbortSignal[] = [];
+    const { pool, r, results } = setup({ intervalMs: 60_000, timeoutMs: 30_000, check: (_c, signal) => (signals.push(signal), new Promise(() => undefined)) });
+    r.start();
+    await clock.advance(10);
+    expect(signals.map((s) => s.aborted)).toEqual([false, false, false]);
+    expect(clock.pendingTimers).toBeGreaterThan(0);
+    void pool.close();
+    // In the same turn: nothing of the refresher's is left on the clock (a Deno test would call it a leak).
+    expect(clock.pendingTimers).toBe(0);
+    expect(signals.map((s) => s.aborted)).toEqual([true, true, true]);
+    await clock.advance(0);
+    expect([r.refreshing, results.length, pool.endpointNames]).toEqual([false, 0, ['seed']]);
+  });
+
+  test('shared: a source that stops the refresher (its list then "fails", the last one is reused) leaves no timer for the store it no longer asks', async () => {
+    let asked = 0;
+    const shared = { refreshSurvivors: async () => (asked++, ['a']) };
+    let r!: Refresher<string>;
+    let sources = 0;
+    ({ r } = setup({
+      shared,
+      timeoutMs: 1_000,
+      candidates: () => {
+        if (sources++ === 1) r.stop();
+        return Promise.resolve(['a', 'b'].map(ep));
+      },
+      check: async () => true,
+    }));
+    expect((await clock.runUntilSettled(r.refresh())).installed).toEqual(['a']);
+    expect(asked).toBe(1);
+    const res = r.refresh();
+    // In the same turn as stop(): no timer waits on a store that will not be asked.
+    expect(clock.pendingTimers).toBe(0);
+    expect((await clock.runUntilSettled(res)).installed).toBeUndefined();
+    expect(asked).toBe(1);
+  });
+
   test('timers are background only, and stop() leaves none behind', async () => {
     const { r } = setup({ intervalMs: 1_000, check: () => new Promise(() => undefined) });
     r.start();

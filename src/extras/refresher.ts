@@ -13,7 +13,8 @@
  * last (at first, the one the pool was built with: pass your fallback list there for a
  * cold start). Runs never overlap: the next is scheduled when one ends. Its timers come
  * from the pool's clock and are background timers, so a refresher never keeps a process
- * alive; `stop()` clears them, aborts checks in flight and discards their outcome.
+ * alive; `stop()` clears them, aborts checks in flight and discards their outcome, and
+ * `pool.close()` stops a started refresher the same way, at once.
  * A throwing `check`, source or `onRefresh` is contained and reported, never thrown.
  */
 import type { Clock, TimerHandle } from '../base/clock.js';
@@ -21,6 +22,7 @@ import { invalidOption, PoolError } from '../base/errors.js';
 import type { EndpointConfig } from '../options/options.js';
 import { checkFunction, checkKeys, durationOrInfinity, oneOf, positiveInteger, type KnownKeys } from '../options/validate.js';
 import type { Pool } from '../pool.js';
+import { poolStateOf } from '../pool-core.js';
 import { keepHeldConnections, samePlainData } from './same-connection.js';
 import type { RefresherOptions, RefreshResult, SharedSurvivors } from './refresher-options.js';
 
@@ -75,6 +77,8 @@ export class Refresher<C> {
   /** The candidates the source gave last, and when. */
   #lastGood: readonly EndpointConfig<C>[] | undefined;
   #lastGoodAt: number | undefined;
+  /** Handed to the pool while started: `pool.close()` calls it, and the refresher stops at once. */
+  readonly #onClose = (): void => this.stop();
 
   constructor(pool: Pool<C>, options: RefresherOptions<C>) {
     if (typeof options !== 'object' || options === null) throw invalidOption('options', 'an object', options);
@@ -106,6 +110,8 @@ export class Refresher<C> {
   start(): this {
     if (this.#started || this.#stopped) return this;
     this.#started = true;
+    // A closed pool stops its refresher at once: no timer or check outlives close().
+    poolStateOf(this.#pool).probes.add(this.#onClose);
     this.#schedule(0);
     return this;
   }
@@ -141,6 +147,7 @@ export class Refresher<C> {
   /** Stops for good: clears the timer, aborts checks in flight, installs nothing more. */
   stop(): void {
     this.#stopped = true;
+    poolStateOf(this.#pool).probes.delete(this.#onClose);
     if (this.#timer !== undefined) this.#clock.clearTimeout(this.#timer);
     this.#timer = undefined;
     this.#stopper.abort();
@@ -305,10 +312,17 @@ export class Refresher<C> {
         timer = on && !settled && this.#timeoutMs !== Infinity ? this.#clock.setTimeout(() => end(reject, new Error(`the shared survivor list did not answer within ${this.#timeoutMs} ms`)), this.#timeoutMs, true) : undefined;
       };
       const end = <T,>(settle: (value: T) => void, value: T): void => {
+        if (settled) return;
         settled = true;
+        this.#stopper.signal.removeEventListener('abort', onStop);
         arm(false);
         settle(value);
       };
+      // stop() (or the pool's close()), even before the step, ends the wait on the store at once: no timer outlives it.
+      const signal = this.#stopper.signal;
+      const onStop = (): void => end(reject, signal.reason);
+      if (signal.aborted) return onStop();
+      signal.addEventListener('abort', onStop);
       arm(true);
       const ours = (): Promise<readonly string[]> => {
         // Asked after this refresh stopped waiting for the store: that refresh failed, and checks nothing more.

@@ -27,11 +27,13 @@
  *    re-check at a time (2. holds across them); what a re-check hands the store is what its
  *    checks found, and nothing once `stop()` cut it short.
  * 8. (fortieth session) callbacks that act on it: the source, a check, the shared step or
- *    `onRefresh` calling `refresh()` or `stop()` synchronously. A `refresh()` from inside a run
+ *    `onRefresh` calling `refresh()`, `stop()` or `pool.close()` synchronously. A `refresh()` from inside a run
  *    joins it (the source is never called twice at once); from `onRefresh` it starts the next
  *    run at once; every such `refresh()` settles with the run it joined or started.
  * 9. (fortieth session) the pool closed at a generated time: nothing is installed after it, no
  *    run started after it checks anything, and the refresher ends with no timer and no run.
+ *    (forty-first session) From the moment of `close()` (from a timer or inside a callback) the
+ *    refresher has no timer left and the promises of 6. hold, as after `stop()`.
  */
 import fc from 'fast-check';
 import { describe, expect, test } from 'vitest';
@@ -79,7 +81,7 @@ interface Scenario {
 type InsideWhere = 'source' | 'check' | 'onRefresh' | 'store';
 interface Inside {
   readonly where: InsideWhere;
-  readonly what: 'refresh' | 'stop';
+  readonly what: 'refresh' | 'stop' | 'close';
   readonly nth: number;
 }
 type SharedKind = 'list' | 'check' | 'stale' | 'none' | 'reject' | 'hang';
@@ -134,7 +136,7 @@ const scenarioArb: fc.Arbitrary<Scenario> = fc.integer({ min: 1, max: 6 }).chain
         arbitrary: fc.array(
           fc.record({
             where: fc.constantFrom<InsideWhere>('source', 'check', 'onRefresh', 'onRefresh', 'store'),
-            what: fc.constantFrom<'refresh' | 'stop'>('refresh', 'refresh', 'refresh', 'stop'),
+            what: fc.constantFrom<'refresh' | 'stop' | 'close'>('refresh', 'refresh', 'refresh', 'stop', 'close'),
             nth: fc.integer({ min: 0, max: 6 }),
           }),
           { minLength: 1, maxLength: 4 },
@@ -191,6 +193,7 @@ async function simulate(sc: Scenario) {
   let inFlight = 0;
   let peak = 0;
   let stoppedAt: number | undefined;
+  let closedAt: number | undefined;
   const leave = (r: CheckRecord) => {
     if (!r.inFlight) return;
     r.inFlight = false;
@@ -217,6 +220,17 @@ async function simulate(sc: Scenario) {
   let refresher!: Refresher<Conn>;
   /** Refreshes asked for from inside: joined (a run was in progress: it must answer with that run) or started (from onRefresh). */
   const insideCalls: { at: number; where: InsideWhere; started: boolean; result?: RefreshResult; settled: boolean }[] = [];
+  const noTimerLeft = (what: string) => {
+    if (clock.pendingTimers - ownTimers !== 0) violations.push(`${clock.pendingTimers - ownTimers} timer(s) of the Refresher right after ${what} at ${t()} ms`);
+  };
+  /** close() stops a started refresher at once, as stop() does: no timer left, and from here on the promises of stop() hold. */
+  const closeNow = () => {
+    if (closedAt !== undefined) return;
+    closedAt = t();
+    void pool.close();
+    noTimerLeft('close()');
+    stoppedAt ??= closedAt;
+  };
   const act = (where: InsideWhere, background = false) => {
     const k = reached.get(where) ?? 0;
     reached.set(where, k + 1);
@@ -227,6 +241,11 @@ async function simulate(sc: Scenario) {
       if (x.what === 'stop') {
         stoppedAt ??= t();
         refresher.stop();
+        noTimerLeft('stop()');
+        continue;
+      }
+      if (x.what === 'close') {
+        closeNow();
         continue;
       }
       const wasRunning = refresher.refreshing;
@@ -389,16 +408,15 @@ async function simulate(sc: Scenario) {
     ...(sc.stopAt === undefined ? [] : [{ at: sc.stopAt, kind: 'stop' as const }]),
     ...(sc.closeAt === undefined ? [] : [{ at: sc.closeAt, kind: 'close' as const }]),
   ].sort((a, b) => a.at - b.at);
-  let closedAt: number | undefined;
   for (const e of events) {
     if (e.at > t()) await clock.advance(e.at - t());
     if (e.kind === 'close') {
-      closedAt = t();
-      void pool.close();
+      closeNow();
     } else if (e.kind === 'stop') {
       if (stoppedAt === undefined) {
         stoppedAt = t();
         refresher.stop();
+        noTimerLeft('stop()');
       }
     } else if (stoppedAt === undefined) {
       const m = { at: t(), settled: false };
@@ -411,15 +429,16 @@ async function simulate(sc: Scenario) {
   }
   await clock.advance(HORIZON_MS - Math.min(HORIZON_MS, t()));
   if (clock.pendingForegroundTimers !== 0) violations.push(`${clock.pendingForegroundTimers} foreground timer(s) at the horizon`);
-  if (closedAt !== undefined) {
-    // A refresher of a closed pool stops at its next run, before installing, or as its run ends: one interval and a run's bound later, it is done.
+  const closed = closedAt as number | undefined; // set from callbacks: no narrowing across them
+  if (closed !== undefined) {
+    // The refresher stopped as the pool closed (checked then); an interval and a run's bound later, nothing of it is left either.
     await clock.advance(sc.intervalMs + 100_000);
-    const lastRun = Math.max(0, ...results.filter((x) => x.r.startedAt <= closedAt!).map((x) => x.at));
-    if (refresher.refreshing) violations.push(`still refreshing at the horizon, the pool closed at ${closedAt} ms`);
-    if (clock.pendingTimers - ownTimers !== 0) violations.push(`${clock.pendingTimers - ownTimers} timer(s) of the Refresher at the horizon, the pool closed at ${closedAt} ms`);
-    for (const x of results) if (x.r.installed !== undefined && x.at > closedAt) violations.push(`a run ended at ${x.at} ms installed ${x.r.installed.join(',')} on the pool closed at ${closedAt} ms`);
-    const late = checks.find((c) => c.batch === undefined && c.startedAt > Math.max(closedAt, lastRun) && results.every((x) => x.r.startedAt > closedAt! || c.startedAt > x.at));
-    if (late !== undefined && results.some((x) => x.r.startedAt > closedAt!)) violations.push(`check of ${late.name} at ${late.startedAt} ms by a run started after the pool closed at ${closedAt} ms`);
+    const lastRun = Math.max(0, ...results.filter((x) => x.r.startedAt <= closed).map((x) => x.at));
+    if (refresher.refreshing) violations.push(`still refreshing at the horizon, the pool closed at ${closed} ms`);
+    if (clock.pendingTimers - ownTimers !== 0) violations.push(`${clock.pendingTimers - ownTimers} timer(s) of the Refresher at the horizon, the pool closed at ${closed} ms`);
+    for (const x of results) if (x.r.installed !== undefined && x.at > closed) violations.push(`a run ended at ${x.at} ms installed ${x.r.installed.join(',')} on the pool closed at ${closed} ms`);
+    const late = checks.find((c) => c.batch === undefined && c.startedAt > Math.max(closed, lastRun) && results.every((x) => x.r.startedAt > closed || c.startedAt > x.at));
+    if (late !== undefined && results.some((x) => x.r.startedAt > closed)) violations.push(`check of ${late.name} at ${late.startedAt} ms by a run started after the pool closed at ${closed} ms`);
   }
   if (stoppedAt === undefined) {
     stoppedAt = t();
