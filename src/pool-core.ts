@@ -308,6 +308,18 @@ export function defaultDeadlineMs<C>(pool: PoolCore<C>): number {
   return stateOf(pool).opts.deadlineMs;
 }
 
+/**
+ * @internal For extras with timers of their own (the Refresher, the RPC head poll): calls `stop`
+ * as `close()` is called (at once on a closed pool), so that nothing of theirs outlives the pool.
+ * Returns what takes it back (a stopped extra holds no place in the pool).
+ */
+export function onPoolClose<C>(pool: PoolCore<C>, stop: () => void): () => void {
+  const s = stateOf(pool);
+  if (s.closed) stop();
+  else s.probes.add(stop);
+  return () => void s.probes.delete(stop);
+}
+
 /** @internal The pool's state, for the RPC layer's view of the endpoint set (rpc/connections.ts). */
 export function poolStateOf<C>(pool: PoolCore<C>): PoolState<C> {
   return stateOf(pool);

@@ -36,6 +36,7 @@ import { wallNow } from '../base/clock.js';
 import { rpcAnswerKey } from '../rpc/answer-key.js';
 import { RpcReads, type RpcReadOptions, type RpcReadsStats } from '../rpc/reads.js';
 import { HeadRouting } from '../rpc/head-poll.js';
+import { onPoolClose } from '../pool-core.js';
 import { FilterNotFoundError } from '../rpc/filters.js';
 import type { HeadOptions, HeadSnapshot } from '../rpc/heads.js';
 import { classifyEthersError } from './classify.js';
@@ -126,6 +127,8 @@ export class PooledJsonRpcProvider extends JsonRpcApiProvider {
     const nodeKey = (c: RpcConnection): unknown => c.url;
     const routing = heads === undefined ? undefined : new HeadRouting(heads, this.pool, (exec) => this.#post(BLOCK_NUMBER, exec), connectionWatch(this.pool, nodeKey));
     this.#routing = routing;
+    // The pool's close() (the provider's, or the user's on `provider.pool`) ends the poll at once.
+    if (routing !== undefined) onPoolClose(this.pool, () => routing.stop());
     this.#reads = new RpcReads(
       { ...(quorum === undefined ? {} : { quorum }), ...(coalesce === undefined ? {} : { coalesce }) },
       this.pool,

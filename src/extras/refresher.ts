@@ -22,7 +22,7 @@ import { invalidOption, PoolError } from '../base/errors.js';
 import type { EndpointConfig } from '../options/options.js';
 import { checkFunction, checkKeys, durationOrInfinity, oneOf, positiveInteger, type KnownKeys } from '../options/validate.js';
 import type { Pool } from '../pool.js';
-import { poolStateOf } from '../pool-core.js';
+import { onPoolClose } from '../pool-core.js';
 import { keepHeldConnections, samePlainData } from './same-connection.js';
 import type { RefresherOptions, RefreshResult, SharedSurvivors } from './refresher-options.js';
 
@@ -77,8 +77,8 @@ export class Refresher<C> {
   /** The candidates the source gave last, and when. */
   #lastGood: readonly EndpointConfig<C>[] | undefined;
   #lastGoodAt: number | undefined;
-  /** Handed to the pool while started: `pool.close()` calls it, and the refresher stops at once. */
-  readonly #onClose = (): void => this.stop();
+  /** Takes back what `start()` handed the pool (`pool.close()` stops a started refresher at once). */
+  #unhook: (() => void) | undefined;
 
   constructor(pool: Pool<C>, options: RefresherOptions<C>) {
     if (typeof options !== 'object' || options === null) throw invalidOption('options', 'an object', options);
@@ -111,7 +111,7 @@ export class Refresher<C> {
     if (this.#started || this.#stopped) return this;
     this.#started = true;
     // A closed pool stops its refresher at once: no timer or check outlives close().
-    poolStateOf(this.#pool).probes.add(this.#onClose);
+    this.#unhook = onPoolClose(this.#pool, () => this.stop());
     this.#schedule(0);
     return this;
   }
@@ -147,7 +147,7 @@ export class Refresher<C> {
   /** Stops for good: clears the timer, aborts checks in flight, installs nothing more. */
   stop(): void {
     this.#stopped = true;
-    poolStateOf(this.#pool).probes.delete(this.#onClose);
+    this.#unhook?.();
     if (this.#timer !== undefined) this.#clock.clearTimeout(this.#timer);
     this.#timer = undefined;
     this.#stopper.abort();

@@ -6,7 +6,8 @@
  * a pinned `pool.execute` with no retry (so breakers, rate limits and stats see it like any
  * call), skipping endpoints whose breaker is open and endpoints whose previous poll has not
  * answered yet. Its timer is a background one (it never keeps the process alive) and
- * `stop()` ends it; so does the pool's closing (a poll refused with `CLOSED`). Poll or not,
+ * `stop()` ends it; so does the pool's `close()`, at once (the adapters hand `stop` to the
+ * pool's close hook; a poll refused with `CLOSED` stops it too). Poll or not,
  * the same question goes to a lagging endpoint alone, at most once a block time, while
  * requests come (nothing when the pool is idle).
  */

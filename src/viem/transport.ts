@@ -55,6 +55,7 @@ import { rpcAnswerKey } from '../rpc/answer-key.js';
 import { redactError } from '../extras/redact.js';
 import type { HeadOptions, HeadSnapshot } from '../rpc/heads.js';
 import { HeadRouting } from '../rpc/head-poll.js';
+import { onPoolClose } from '../pool-core.js';
 
 /** Per-method override: return a class to decide, `undefined` to use the default. */
 export type ViemClassifier = (error: unknown, method: string | undefined) => ClassifyResult | undefined;
@@ -224,6 +225,8 @@ export function poolTransport(options: PoolTransportOptions): PoolTransport {
             return attempt(b, BLOCK_NUMBER, b.hears ? ctx.signal : undefined, ctx);
           }, exec);
         }, connectionWatch(pool));
+  // The pool's close() (the transport's, or the user's on `transport.pool`) ends the poll at once.
+  if (routing !== undefined) onPoolClose(pool, () => routing.stop());
   const reads = new RpcReads(
     { ...(quorum !== undefined ? { quorum } : {}), ...(coalesce !== undefined ? { coalesce } : {}) },
     pool,
