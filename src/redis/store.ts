@@ -122,6 +122,12 @@ interface KeyState {
   next: Asker[];
   version: string;
   shared: SharedState | undefined;
+  /**
+   * This process's reports on the key's state still unanswered. Redis answers one client in the
+   * order it sent: an admission answered meanwhile was run before them, so its state is older
+   * than what this process has just said (a listener's re-enable, say) and is not published.
+   */
+  reportsOut: number;
 }
 
 /**
@@ -172,7 +178,7 @@ export function createRedisStore(client: RedisCommander, options: RedisStoreOpti
   const stateFor = (key: string): KeyState => {
     let k = byKey.get(key);
     if (k === undefined) {
-      k = { slots: [], asking: false, next: [], version: '', shared: undefined };
+      k = { slots: [], asking: false, next: [], version: '', shared: undefined, reportsOut: 0 };
       byKey.set(key, k);
     }
     return k;
@@ -220,7 +226,8 @@ export function createRedisStore(client: RedisCommander, options: RedisStoreOpti
         const now = clock.now();
         // A run that had to load the script took two round trips: its midpoint says nothing of the offset.
         const offset = admit.lastRunDirect || !offsets.known ? offsets.sample(answer.redisNow, sentAt, now, !admit.lastRunDirect) : offsets.value;
-        if (answer.version !== k.version) {
+        // (Left unread while a report is out: the next admission brings the state again.)
+        if (answer.version !== k.version && k.reportsOut === 0) {
           k.version = answer.version;
           k.shared = answer.state;
           publish(key, answer.state);
@@ -264,6 +271,17 @@ export function createRedisStore(client: RedisCommander, options: RedisStoreOpti
     if (still.length > 0) ask(key, k, p);
   };
 
+  /** A change to a key's state, counted out until Redis answers it (see `KeyState.reportsOut`). */
+  const sendReport = (limit: SharedLimit, args: string[]): Promise<void> => {
+    const k = stateFor(limit.key);
+    k.reportsOut++;
+    const back = (): void => void k.reportsOut--;
+    return reportScript.run([keysFor(prefix, limit.key).state], args).then(back, (error: unknown) => {
+      back();
+      reportError(options.onError, error);
+    });
+  };
+
   const api: RedisStore = {
     acquire(limit: SharedLimit): Promise<number> {
       let p: Prepared;
@@ -294,7 +312,7 @@ export function createRedisStore(client: RedisCommander, options: RedisStoreOpti
       } catch (error) {
         return Promise.resolve(reportError(options.onError, error));
       }
-      return reportScript.run([keysFor(prefix, limit.key).state], args).then(noop, (error: unknown) => reportError(options.onError, error));
+      return sendReport(limit, args);
     },
     parkEndpoint(limit, endpoint, forMs) {
       let args: string[];
@@ -303,7 +321,7 @@ export function createRedisStore(client: RedisCommander, options: RedisStoreOpti
       } catch (error) {
         return Promise.resolve(reportError(options.onError, error));
       }
-      return reportScript.run([keysFor(prefix, limit.key).state], args).then(noop, (error: unknown) => reportError(options.onError, error));
+      return sendReport(limit, args);
     },
     subscribe(listener) {
       listeners.add(listener);
