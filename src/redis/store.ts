@@ -94,7 +94,7 @@ export interface RedisStore extends LimiterStore {
   subscribe(listener: (key: string, state: SharedState) => void): () => void;
   /** The keys holding a limit's state. */
   keysOf(limit: SharedLimit): RedisLimitKeys;
-  /** The last shared state seen for a limit key (from an admission answer). */
+  /** The last shared state seen for a limit key (from an admission answer), for a key this process used in the last hour. */
   stateOf(key: string): SharedState | undefined;
   /** `acquire` calls waiting for Redis. */
   readonly pending: number;
@@ -128,7 +128,12 @@ interface KeyState {
    * than what this process has just said (a listener's re-enable, say) and is not published.
    */
   reportsOut: number;
+  /** When this process last asked for the key or reported on it (an entry idle for an hour is dropped). */
+  usedAt: number;
 }
+
+/** An idle key's local side is dropped after this long (its state comes again with its next admission). */
+const IDLE_KEY_MS = 3_600_000;
 
 /**
  * A shared limiter store on Redis.
@@ -155,6 +160,7 @@ export function createRedisStore(client: RedisCommander, options: RedisStoreOpti
   // A pool hands the same SharedLimit object for every attempt on a quota.
   const prepared = new WeakMap<SharedLimit, Prepared>();
   const byKey = new Map<string, KeyState>();
+  let sweptAt = 0;
   let waiting = 0;
   let roundTrips = 0;
   const offsets = new ClockOffset();
@@ -178,8 +184,18 @@ export function createRedisStore(client: RedisCommander, options: RedisStoreOpti
   const stateFor = (key: string): KeyState => {
     let k = byKey.get(key);
     if (k === undefined) {
-      k = { slots: [], asking: false, next: [], version: '', shared: undefined, reportsOut: 0 };
+      k = { slots: [], asking: false, next: [], version: '', shared: undefined, reportsOut: 0, usedAt: 0 };
       byKey.set(key, k);
+    }
+    const now = clock.now();
+    k.usedAt = now;
+    // A process that goes through keys (rotated, or one per tenant) keeps only those in use.
+    if (now - sweptAt >= IDLE_KEY_MS / 4) {
+      sweptAt = now;
+      for (const [name, e] of byKey) {
+        const held = e.slots.length > 0 && e.slots[e.slots.length - 1]! > now - IDLE_KEY_MS;
+        if (now - e.usedAt > IDLE_KEY_MS && !held && !e.asking && e.next.length === 0 && e.reportsOut === 0) byKey.delete(name);
+      }
     }
     return k;
   };
