@@ -1,4 +1,5 @@
-/** The options and results of `Refresher` (./refresher.ts). */
+/** The options and results of `Refresher` (./refresher.ts), and the check of its endpoint lists. */
+import { invalidOption } from '../base/errors.js';
 import type { EndpointConfig } from '../options/options.js';
 
 export interface RefresherOptions<C> {
@@ -66,4 +67,18 @@ export interface RefreshResult {
   readonly fromShared?: boolean;
   readonly startedAt: number;
   readonly durationMs: number;
+}
+
+/**
+ * Candidates are endpoint configs, not URLs: a list of strings would be checked as
+ * connection-less endpoints and every refresh would fail quietly, so say it at once.
+ */
+export function checkConfigs(field: string, list: unknown): void {
+  if (!Array.isArray(list)) throw invalidOption(field, 'an array of endpoint configs { name, conn }', list);
+  list.forEach((c: unknown, i) => {
+    if (typeof c !== 'object' || c === null || typeof (c as { name?: unknown }).name !== 'string' || !('conn' in c)) {
+      const hint = typeof c === 'string' ? " (a URL? wrap it: { name: 'eu', conn: url })" : '';
+      throw invalidOption(`${field}[${i}]`, `an endpoint config { name, conn }${hint}`, c);
+    }
+  });
 }

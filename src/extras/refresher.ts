@@ -24,7 +24,7 @@ import { checkFunction, checkKeys, durationOrInfinity, oneOf, positiveInteger, t
 import type { Pool } from '../pool.js';
 import { onPoolClose } from '../pool-core.js';
 import { keepHeldConnections, samePlainData } from './same-connection.js';
-import type { RefresherOptions, RefreshResult, SharedSurvivors } from './refresher-options.js';
+import { checkConfigs, type RefresherOptions, type RefreshResult, type SharedSurvivors } from './refresher-options.js';
 
 export type { RefresherOptions, RefreshResult, SharedSurvivors } from './refresher-options.js';
 
@@ -42,20 +42,6 @@ const REFRESHER_KEYS: Record<keyof RefresherOptions<unknown>, true> & KnownKeys 
   onRefresh: true,
   sameConnection: true,
 };
-
-/**
- * Candidates are endpoint configs, not URLs: a list of strings would be checked as
- * connection-less endpoints and every refresh would fail quietly, so say it at once.
- */
-function checkConfigs(field: string, list: unknown): void {
-  if (!Array.isArray(list)) throw invalidOption(field, 'an array of endpoint configs { name, conn }', list);
-  list.forEach((c: unknown, i) => {
-    if (typeof c !== 'object' || c === null || typeof (c as { name?: unknown }).name !== 'string' || !('conn' in c)) {
-      const hint = typeof c === 'string' ? " (a URL? wrap it: { name: 'eu', conn: url })" : '';
-      throw invalidOption(`${field}[${i}]`, `an endpoint config { name, conn }${hint}`, c);
-    }
-  });
-}
 
 export class Refresher<C> {
   readonly #pool: Pool<C>;
