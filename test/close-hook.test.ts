@@ -2,7 +2,7 @@
  * `pool.close()` ends what extras keep running beside the pool, at once: the RPC adapters' head
  * poll (viem and ethers, closed through the adapter or on its `pool` directly). Before the
  * forty-first session the poll went on until its next tick was refused with `CLOSED`: a
- * background timer left pending for up to `pollMs` after close (a Deno test calls it a leak).
+ * background timer left pending for up to `pollMs` after close.
  * The Refresher's part is in refresher.test.ts.
  */
 import { createClient, custom } from 'viem';

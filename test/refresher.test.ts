@@ -397,7 +397,7 @@ describe('Refresher', () => {
     expect(signals.map((s) => s.aborted)).toEqual([false, false, false]);
     expect(clock.pendingTimers).toBeGreaterThan(0);
     void pool.close();
-    // In the same turn: nothing of the refresher's is left on the clock (a Deno test would call it a leak).
+    // In the same turn: nothing of the refresher's is left on the clock, and its checks' requests are told to close.
     expect(clock.pendingTimers).toBe(0);
     expect(signals.map((s) => s.aborted)).toEqual([true, true, true]);
     await clock.advance(0);
