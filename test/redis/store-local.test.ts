@@ -1,17 +1,27 @@
 /**
- * The Redis store publishes a key's state from admission answers. An admission that Redis ran
- * before a report this process has sent since (say a listener's re-enable of an endpoint the pool
- * had just disabled) carries the older state: published, it made every pool of the process
- * disable the endpoint again for a round trip, an echo of the "disabled" its own listener had
- * undone. Since the forty-first session such an answer is not published while the report is
- * unanswered; the next admission brings the newer state.
+ * The Redis store's local side, on a real redis-server.
+ *
+ * Late answers: the store publishes a key's state from admission answers. An admission that
+ * Redis ran before a report this process has sent since (say a listener's re-enable of an
+ * endpoint the pool had just disabled) carries the older state: published, it made every pool of
+ * the process disable the endpoint again for a round trip, an echo of the "disabled" its own
+ * listener had undone. Since the forty-first session such an answer is not published while the
+ * report is unanswered; the next admission brings the newer state.
+ *
+ * Memory: the store keeps a small record per limit key (slots it holds, the last state seen). A
+ * process that goes through keys (rotated for months, or one per tenant) kept one per key ever
+ * used; since the forty-first session a key idle for an hour is dropped, and its state comes back
+ * with its next admission.
  */
 import { afterEach, expect, test } from 'vitest';
 import type { SharedLimit, SharedState } from '../../src/index.js';
 import { createRedisStore, fromIoredis, type RedisCommander } from '../../src/redis/index.js';
+import { FakeClock } from '../../src/testing/index.js';
 import { client, describeRedis, ready } from './redis-env.js';
 
-const limit: SharedLimit = { key: 'endpoint:k', perSecond: 1000, burst: undefined, mode: 'bucket', marginMs: 0, perDay: undefined, dailyStopFraction: 1, dailyResetUtcHour: 0 };
+const limitOf = (key: string): SharedLimit => ({ key, perSecond: 1000, burst: undefined, mode: 'bucket', marginMs: 0, perDay: undefined, dailyStopFraction: 1, dailyResetUtcHour: 0 });
+const limit = limitOf('endpoint:k');
+const MINUTE = 60_000;
 
 /** A commander whose replies to commands naming `hold` wait until released (Redis has run them: only the answer is late). */
 function holding(inner: RedisCommander) {
@@ -32,7 +42,7 @@ function holding(inner: RedisCommander) {
   return { commander, sent, holdEnabled: () => (holdNext = true), release: () => release?.() };
 }
 
-describeRedis('Redis store: an admission answered before a report of this process is not published', (server) => {
+describeRedis("Redis store: the process's side of its keys", (server) => {
   const clients: { disconnect(): void }[] = [];
   afterEach(() => {
     for (const c of clients.splice(0)) c.disconnect();
@@ -74,5 +84,30 @@ describeRedis('Redis store: an admission answered before a report of this proces
     await store.report(limit, { type: 'disabled', endpoint: 'a' });
     await store.acquire(limit);
     expect([...heard.at(-1)!.disabled.keys()]).toEqual(['a']);
+  });
+
+  test('an idle key loses its record; a key in use keeps it; the state comes back with the next admission', async () => {
+    const io = await ready(client(server().port));
+    clients.push(io);
+    const clock = new FakeClock(1_000_000);
+    const store = createRedisStore(fromIoredis(io), { prefix: `idle${Date.now()}:`, clock });
+    const idle = limitOf('endpoint:idle');
+    const busy = limitOf('endpoint:busy');
+    for (const l of [idle, busy]) {
+      await store.report(l, { type: 'ceiling', perSecond: 7 });
+      await store.acquire(l);
+    }
+    expect([store.stateOf(idle.key)?.ceilingPerSecond, store.stateOf(busy.key)?.ceilingPerSecond]).toEqual([7, 7]);
+    // Keys that come and go (a tenant each), then an hour and more passes; busy is used meanwhile.
+    for (let i = 0; i < 50; i++) await store.acquire(limitOf(`endpoint:tenant${i}`));
+    await clock.advance(40 * MINUTE);
+    await store.acquire(busy);
+    await clock.advance(25 * MINUTE);
+    await store.acquire(limitOf('endpoint:another'));
+    expect(store.stateOf(idle.key)).toBeUndefined();
+    expect(store.stateOf(busy.key)?.ceilingPerSecond).toBe(7);
+    // Nothing the fleet knows is lost: the next admission on the key brings its state again.
+    await store.acquire(idle);
+    expect(store.stateOf(idle.key)?.ceilingPerSecond).toBe(7);
   });
 });
