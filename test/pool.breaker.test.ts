@@ -198,6 +198,38 @@ describe('breaker in the pool', () => {
   });
 });
 
+describe('a half-open probe that never settles (forty-first session)', () => {
+  test("a call with no bound of its own as the probe: once it has been out for the open period and the pool's attempt bound, the next call probes (it used to turn every call away for good)", async () => {
+    const h = harness(['a'], { breaker: { threshold: 1, cooldownMs: 1000 }, maxAttempts: 1, attemptTimeoutMs: 3000 });
+    h.eps.a!.then(fail('transient'), hang(false));
+    await h.pool.execute(h.op).catch(() => undefined);
+    await h.clock.advance(1000);
+    // The probe: a call that lifts every bound, whose operation never settles.
+    const stuck = start(h.pool.execute(h.op, { attemptTimeoutMs: Infinity, deadlineMs: Infinity }));
+    await h.clock.advance(10);
+    expect(h.pool.breakerState('a')).toBe('half-open');
+    await expect(h.pool.execute(h.op)).rejects.toMatchObject({ code: 'NO_ENDPOINT' });
+    await h.clock.advance(2980); // 2,990 ms out: within the pool's 3,000 ms bound, still the probe
+    await expect(h.pool.execute(h.op)).rejects.toMatchObject({ code: 'NO_ENDPOINT' });
+    await h.clock.advance(10);
+    expect(await h.pool.execute(h.op)).toBe('a');
+    expect(h.pool.breakerState('a')).toBe('closed');
+    expect(stuck.settled).toBe(false);
+  });
+
+  test('a pool with no bound at all: the open period alone', async () => {
+    const h = harness(['a'], { breaker: { threshold: 1, cooldownMs: 1000 }, maxAttempts: 1, attemptTimeoutMs: Infinity, deadlineMs: Infinity });
+    h.eps.a!.then(fail('transient'), hang(false));
+    await h.pool.execute(h.op).catch(() => undefined);
+    await h.clock.advance(1000);
+    start(h.pool.execute(h.op));
+    await h.clock.advance(999);
+    await expect(h.pool.execute(h.op)).rejects.toMatchObject({ code: 'NO_ENDPOINT' });
+    await h.clock.advance(1);
+    expect(await h.pool.execute(h.op)).toBe('a');
+  });
+});
+
 describe('slow calls', () => {
   test('a success slower than slowCallMs answers the caller but counts as a breaker failure', async () => {
     const h = harness(['a', 'b'], { breaker: { threshold: 2, slowCallMs: 500 }, maxAttempts: 1 });

@@ -4,7 +4,8 @@
  * Closed: every attempt goes through. After `threshold` consecutive failures it opens
  * for `cooldownMs`; while open nothing goes through. Once the cooldown has passed it is
  * half-open: exactly one attempt, the probe, is let through, and everyone else is turned
- * away until that probe reports. A successful probe closes it and resets the cooldown to
+ * away until that probe reports (or is presumed lost: out longer than the open period and the
+ * pool's bound on an attempt, which only a call with a longer bound of its own, or none, outlives). A successful probe closes it and resets the cooldown to
  * the base; a failed probe re-opens it with the cooldown doubled, up to `maxCooldownMs`.
  *
  * Three kinds of outcome, as in the attempt table of ARCHITECTURE.md:
@@ -76,6 +77,13 @@ export interface FailureWindow {
 /** The breaker's options as resolved: `failureWindow` makes a breaker's window in `failure-rate` mode. */
 export interface ResolvedBreaker extends BreakerOptions {
   readonly failureWindow?: ((opts: BreakerOptions) => FailureWindow) | undefined;
+  /**
+   * How long a half-open probe may be out before it is presumed lost and another may go (at
+   * least the open period): the pool's bound on an attempt (`attemptTimeoutMs`, else
+   * `deadlineMs`), which only a call's own longer bound, or none at all, outlives. 0: the
+   * open period alone.
+   */
+  readonly probeLostMs?: number;
 }
 
 /** A breaker in `stats()`: one shape whatever the state, so it prints and compares without narrowing. */
@@ -92,7 +100,7 @@ const CLOSED: BreakerSnapshot = Object.freeze({ state: 'closed' });
 const HALF_OPEN: BreakerSnapshot = Object.freeze({ state: 'half-open' });
 
 export class Breaker {
-  readonly #opts: BreakerOptions;
+  readonly #opts: ResolvedBreaker;
   readonly #random: RandomSource;
   #open = false;
   #failures = 0;
@@ -103,6 +111,8 @@ export class Breaker {
   #generation = 0;
   #probeEpoch = 0;
   #epochSeq = 0;
+  /** When the probe out went. */
+  #probeAt = 0;
   /** Openings from closed in a row, each soon after the previous close (for `ejectionGrowth`). */
   #ejections = 0;
   #closedAt = -Infinity;
@@ -147,9 +157,18 @@ export class Breaker {
     return this.#probeEpoch !== 0;
   }
 
-  /** Whether an attempt may start now: closed, or half-open with the probe slot free. */
+  /** Whether an attempt may start now: closed, or half-open with the probe slot free (or its probe lost). */
   admits(now: number): boolean {
-    return !this.#open || (now >= this.#openUntil && this.#probeEpoch === 0);
+    return !this.#open || (now >= this.#openUntil && (this.#probeEpoch === 0 || this.#probeLost(now)));
+  }
+
+  /**
+   * A probe out for longer than the open period and the pool's bound on an attempt is presumed
+   * lost (its call set no bound, or a longer one, and its operation never settles): its slot
+   * goes to the next attempt, else the endpoint would turn every call away until it settled.
+   */
+  #probeLost(now: number): boolean {
+    return now - this.#probeAt >= Math.max(this.#periodMs, this.#opts.probeLostMs ?? 0);
   }
 
   /** Open and still inside the cooldown: nothing, not even a health probe, should go. */
@@ -163,7 +182,8 @@ export class Breaker {
    * (panic mode) is always ordinary, so it can never take or steal the probe slot.
    */
   enter(now: number): number {
-    if (!this.#open || now < this.#openUntil || this.#probeEpoch !== 0) return 0;
+    if (!this.#open || now < this.#openUntil || (this.#probeEpoch !== 0 && !this.#probeLost(now))) return 0;
+    this.#probeAt = now;
     this.#probeEpoch = ++this.#epochSeq;
     return this.#probeEpoch;
   }
@@ -265,7 +285,7 @@ const RATE_KEYS = ['failureRate', 'windowMs', 'minThroughput'] as const;
  * mode's options and, in that mode, gives the breakers their window (without it the mode
  * and its options are refused).
  */
-export function resolveBreaker(value: unknown, failureRate?: Features['failureRate']): ResolvedBreaker {
+export function resolveBreaker(value: unknown, failureRate?: Features['failureRate'], probeLostMs = 0): ResolvedBreaker {
   const o = optionsObject('breaker', value, BREAKER_KEYS, { failures: 'threshold', timeoutMs: 'cooldownMs', resetTimeoutMs: 'cooldownMs', resetTimeout: 'cooldownMs', halfOpenAfter: 'cooldownMs' }) ?? {};
   const d = DEFAULTS.breaker;
   const threshold = positiveInteger('breaker.threshold', o['threshold'], d.threshold);
@@ -289,5 +309,5 @@ export function resolveBreaker(value: unknown, failureRate?: Features['failureRa
   // Every member named, no spread: `{ ...rate, more }` takes V8's slow path on Node 20 (4-5 µs per endpoint).
   const failureWindow = 'failureWindow' in rate ? rate.failureWindow : undefined;
   const { failureRate: rateOfFailures, windowMs, minThroughput } = rate;
-  return { threshold, cooldownMs, maxCooldownMs, mode, failureRate: rateOfFailures, windowMs, minThroughput, failureWindow, slowCallMs, ejectionGrowth: growth === true, jitter };
+  return { threshold, cooldownMs, maxCooldownMs, mode, failureRate: rateOfFailures, windowMs, minThroughput, failureWindow, slowCallMs, ejectionGrowth: growth === true, jitter, probeLostMs };
 }

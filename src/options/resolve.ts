@@ -25,7 +25,7 @@ import { checkFunction, checkKeys, durationOrInfinity, finite, oneOf, plainObjec
  * A core option's check: the value given (`undefined` when not) and the option's default
  * (its `DEFAULTS` entry) to the resolved value, or an `INVALID_OPTIONS` error.
  */
-type Check = (field: string, value: any, fallback: any, features: Features) => unknown;
+type Check = (field: string, value: any, fallback: any, features: Features, resolved: Record<string, unknown>) => unknown;
 
 /**
  * Every pool option, in one table that drives both the key check and the resolution: a core
@@ -50,7 +50,8 @@ const POOL: Readonly<Record<keyof PoolOptions<unknown>, Check | keyof Features |
   attemptTimeoutMs: durationOrInfinity,
   deadlineMs: durationOrInfinity,
   backoff: resolveBackoff,
-  breaker: (_, v, _d, features) => resolveBreaker(v, features.failureRate),
+  // (After the two bounds: a half-open probe that outlives the pool's bound on an attempt is presumed lost.)
+  breaker: (_, v, _d, features, r) => resolveBreaker(v, features.failureRate, probeBound(r['attemptTimeoutMs'] as number, r['deadlineMs'] as number)),
   rateLimitCooldownMs: (f, v, d) => finite(f, v, d),
   maxConcurrentCalls: 'concurrency',
   breakerMode: (f, v, d) => oneOf(f, v, BREAKER_MODES, d),
@@ -70,6 +71,12 @@ const POOL: Readonly<Record<keyof PoolOptions<unknown>, Check | keyof Features |
   hedge: 'hedge',
 };
 
+
+/** The pool's bound on an attempt (its timeout, else the call's deadline); 0 when it sets none. */
+function probeBound(attemptTimeoutMs: number, deadlineMs: number): number {
+  const bound = Math.min(attemptTimeoutMs, deadlineMs);
+  return bound === Infinity ? 0 : bound;
+}
 
 /** Every pool option, for `checkKeys`, which reads only its keys (adapters extend it with their own). */
 export const POOL_KEYS = POOL as unknown as Record<keyof PoolOptions<unknown>, true> & KnownKeys;
@@ -147,7 +154,7 @@ export function resolvePoolOptions<C>(options: PoolOptions<C>, features: Feature
   let key: keyof typeof POOL;
   for (key in POOL) {
     const check = POOL[key];
-    if (typeof check === 'function') r[key] = check(key, o[key], DEFAULTS[key as keyof typeof DEFAULTS], features);
+    if (typeof check === 'function') r[key] = check(key, o[key], DEFAULTS[key as keyof typeof DEFAULTS], features, r);
     else if (check !== 0 && o[key] !== undefined && features[check] === undefined) throw needFeature(key, check);
   }
   r.hedgeConfigured = o['hedge'] !== undefined;

@@ -7,6 +7,7 @@ import { resolveBreaker as resolveCore, type ResolvedBreaker } from '../../src/h
 import { ALL_FEATURES } from '../../src/features-all.js';
 import type { Features } from '../../src/features.js';
 
-export function resolveBreaker(value: unknown): ResolvedBreaker {
-  return resolveCore(value, (ALL_FEATURES as unknown as Features).failureRate);
+/** `probeLostMs`: the pool's bound on an attempt, as the pool hands it (0: none). */
+export function resolveBreaker(value: unknown, _failureRate?: unknown, probeLostMs = 0): ResolvedBreaker {
+  return resolveCore(value, (ALL_FEATURES as unknown as Features).failureRate, probeLostMs);
 }

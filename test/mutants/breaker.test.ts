@@ -44,7 +44,28 @@ describe('breaker state', () => {
     const probe = b.enter(1000);
     expect(probe).toBeGreaterThan(0);
     expect(b.enter(1000)).toBe(0);
-    expect(b.enter(5000)).toBe(0);
+    expect(b.enter(1999)).toBe(0);
+    // Out for a whole open period (the pool's bound on an attempt is 0 here): presumed lost, its slot goes to the next.
+    expect(b.admits(2000)).toBe(true);
+    const next = b.enter(2000);
+    expect(next).toBeGreaterThan(probe);
+    expect(b.enter(2000)).toBe(0);
+    // The lost probe's late verdict judges nothing: the newer probe still holds the slot.
+    expect(b.recordFailure(b.generation, probe, 2500)).toBe(false);
+    expect(b.admits(2500)).toBe(false);
+    b.release(probe);
+    expect(b.admits(2500)).toBe(false);
+  });
+
+  test("a half-open probe is presumed lost only past both the open period and the pool's bound on an attempt (forty-first session: a probe that never settled turned every call away for good)", () => {
+    const b = new Breaker(resolveBreaker({ threshold: 1, cooldownMs: 1000 }, undefined, 10_000));
+    b.recordFailure(b.generation, 0, 0);
+    const probe = b.enter(1000);
+    expect(probe).toBeGreaterThan(0);
+    expect([b.admits(2000), b.admits(10_999)]).toEqual([false, false]);
+    expect(b.enter(10_999)).toBe(0);
+    expect(b.admits(11_000)).toBe(true);
+    expect(b.enter(11_000)).toBeGreaterThan(probe);
   });
 
   test('release() frees the slot only for the probe that holds it', () => {

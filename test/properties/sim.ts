@@ -430,7 +430,15 @@ export async function simulate(sc: Scenario, hooks: SimHooks = {}): Promise<Outc
   const starts = new Map(eps.map((e) => [e.name, [] as number[]] as const));
   /** Open periods of each breaker, counted from breaker-opened / breaker-closed events. */
   const periods = new Map<string, number>(eps.map((e) => [e.name, 0]));
-  const open = new Map<string, { endpoint: string; probe: boolean; period: number }>();
+  const open = new Map<string, { endpoint: string; probe: boolean; period: number; at: number }>();
+  /** Each breaker's current open period (from breaker-opened). */
+  const periodLen = new Map<string, number>(eps.map((e) => [e.name, 0]));
+  /**
+   * A probe out this long is presumed lost and another may go (forty-first session): the open
+   * period and the pool's bound on an attempt (its timeout, else the deadline; none: 0).
+   */
+  const poolBound = Math.min(sc.attemptTimeoutMs, sc.deadlineMs);
+  const lostAfter = (endpoint: string): number => Math.max(periodLen.get(endpoint)!, poolBound === INF ? 0 : poolBound);
   const closedKeys = new Set<string>();
   const calls = new Map<number, CallRecord>();
   let eventCount = 0;
@@ -461,7 +469,7 @@ export async function simulate(sc: Scenario, hooks: SimHooks = {}): Promise<Outc
         attemptCount++;
         const key = `${e.callId}/${e.attempt}`;
         if (open.has(key) || closedKeys.has(key)) v(`attempt ${key} started twice`);
-        open.set(key, { endpoint: e.endpoint, probe: e.probe, period: periods.get(e.endpoint)! });
+        open.set(key, { endpoint: e.endpoint, probe: e.probe, period: periods.get(e.endpoint)!, at: fake.now() });
         const n = inFlight.get(e.endpoint)! + 1;
         inFlight.set(e.endpoint, n);
         if (n > limits.get(e.endpoint)!) v(`endpoint ${e.endpoint}: ${n} attempts in flight, maxInFlight ${limits.get(e.endpoint)}`);
@@ -471,7 +479,13 @@ export async function simulate(sc: Scenario, hooks: SimHooks = {}): Promise<Outc
           probeCount++;
           const p = probesOut.get(e.endpoint)! + 1;
           probesOut.set(e.endpoint, p);
-          if (p > 1) v(`endpoint ${e.endpoint}: ${p} half-open probes at once in one open period`);
+          if (p > 1) {
+            // Only a probe presumed lost (out for lostAfter) gives up its slot.
+            for (const [k, o] of open) {
+              if (k === key || !o.probe || o.endpoint !== e.endpoint || o.period !== periods.get(e.endpoint)) continue;
+              if (fake.now() - o.at < lostAfter(e.endpoint)) v(`endpoint ${e.endpoint}: ${p} half-open probes at once in one open period (${k} out for ${fake.now() - o.at} ms of ${lostAfter(e.endpoint)})`);
+            }
+          }
         }
         starts.get(e.endpoint)!.push(clock.stamp());
         const c = calls.get(e.callId);
@@ -521,6 +535,7 @@ export async function simulate(sc: Scenario, hooks: SimHooks = {}): Promise<Outc
         // longer holds the slot (the breaker closed, or re-opened, since it was let through).
         probesOut.set(e.endpoint, 0);
         periods.set(e.endpoint, periods.get(e.endpoint)! + 1);
+        if (e.type === 'breaker-opened') periodLen.set(e.endpoint, e.cooldownMs);
         break;
       case 'call-failed': {
         const c = calls.get(e.callId);
