@@ -469,7 +469,7 @@ export async function simulate(sc: Scenario, hooks: SimHooks = {}): Promise<Outc
         attemptCount++;
         const key = `${e.callId}/${e.attempt}`;
         if (open.has(key) || closedKeys.has(key)) v(`attempt ${key} started twice`);
-        open.set(key, { endpoint: e.endpoint, probe: e.probe, period: periods.get(e.endpoint)!, at: fake.now() });
+        open.set(key, { endpoint: e.endpoint, probe: e.probe, period: periods.get(e.endpoint)!, at: clock.stamp() });
         const n = inFlight.get(e.endpoint)! + 1;
         inFlight.set(e.endpoint, n);
         if (n > limits.get(e.endpoint)!) v(`endpoint ${e.endpoint}: ${n} attempts in flight, maxInFlight ${limits.get(e.endpoint)}`);
@@ -480,10 +480,14 @@ export async function simulate(sc: Scenario, hooks: SimHooks = {}): Promise<Outc
           const p = probesOut.get(e.endpoint)! + 1;
           probesOut.set(e.endpoint, p);
           if (p > 1) {
-            // Only a probe presumed lost (out for lostAfter) gives up its slot.
+            // Only a probe presumed lost (out for lostAfter on the pool's clock) gives up its slot. The
+            // breaker read the clock as it let each probe through; this check reads it a little later
+            // (by up to a jitter and a resolution step), so it allows that much.
+            const slack = clock.jitterMs + clock.resolutionMs;
             for (const [k, o] of open) {
               if (k === key || !o.probe || o.endpoint !== e.endpoint || o.period !== periods.get(e.endpoint)) continue;
-              if (fake.now() - o.at < lostAfter(e.endpoint)) v(`endpoint ${e.endpoint}: ${p} half-open probes at once in one open period (${k} out for ${fake.now() - o.at} ms of ${lostAfter(e.endpoint)})`);
+              const out = clock.stamp() - o.at;
+              if (out < lostAfter(e.endpoint) - slack) v(`endpoint ${e.endpoint}: ${p} half-open probes at once in one open period (${k} out for ${out} ms of ${lostAfter(e.endpoint)})`);
             }
           }
         }
