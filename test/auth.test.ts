@@ -266,6 +266,38 @@ describe('unauthorized and credential refresh', () => {
   });
 });
 
+describe('a refresh that never settles (forty-first session)', () => {
+  test('with no attempt timeout, the deadline bounds it; the next call that meets unauthorized refreshes again (it used to wait on the stuck refresh for good)', async () => {
+    let refreshes = 0;
+    let valid = false;
+    const h = harness(['a'], {
+      attemptTimeoutMs: Infinity,
+      deadlineMs: 5_000,
+      refreshAuth: () => (++refreshes === 1 ? new Promise<void>(() => undefined) : Promise.resolve(void (valid = true))),
+    });
+    h.eps.a!.fallback = fail('unauthorized');
+    const op = (ep: FakeEndpoint, ctx: AttemptContext) => (valid ? Promise.resolve('ok') : h.op(ep, ctx));
+    await expect(h.clock.runUntilSettled(h.pool.execute(op))).rejects.toSatisfy((e) => isPoolError(e));
+    expect(refreshes).toBe(1);
+    await h.clock.advance(10_000);
+    await expect(h.clock.runUntilSettled(h.pool.execute(op))).resolves.toBe('ok');
+    expect(refreshes).toBe(2);
+  });
+
+  test('with neither bound, the default attempt timeout (10 s) bounds it', async () => {
+    let refreshes = 0;
+    const h = harness(['a'], { attemptTimeoutMs: Infinity, deadlineMs: Infinity, refreshAuth: () => (refreshes++, new Promise<void>(() => undefined)) });
+    h.eps.a!.fallback = fail('unauthorized');
+    const first = start(h.pool.execute(h.op));
+    await h.clock.advance(9_999);
+    expect(first.settled).toBe(false);
+    await h.clock.advance(1);
+    expect(first.settled).toBe(true);
+    expect(code(first.error)).toBe('AUTH');
+    expect(refreshes).toBe(1);
+  });
+});
+
 describe('pool.report', () => {
   test('adds endpoint-labeled counters through the same sink and event stream', () => {
     const h = harness(['a']);

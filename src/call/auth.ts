@@ -22,6 +22,7 @@ import type { PoolState } from '../state.js';
 import type { RefreshAuth } from '../options/options.js';
 import type { FeatureOptions } from '../features.js';
 import { checkFunction, durationOrInfinity } from '../options/validate.js';
+import { DEFAULTS } from '../options/defaults.js';
 
 
 const inFlight = new WeakMap<object, Promise<void>>();
@@ -161,8 +162,17 @@ function refreshThenReplay<C>(s: PoolState<C>, ep: EndpointState<C>, host: Reaut
   );
 }
 
-/** The pool's `refreshAuth` and `refreshTimeoutMs` (the feature's options, features.ts); the timeout defaults to `attemptTimeoutMs`. */
-export const authOptions: FeatureOptions = (o, _, resolved) => ({
-  refreshAuth: checkFunction('refreshAuth', o['refreshAuth'], true) as RefreshAuth<unknown> | undefined,
-  refreshTimeoutMs: durationOrInfinity('refreshTimeoutMs', o['refreshTimeoutMs'], resolved.attemptTimeoutMs),
-});
+/**
+ * The pool's `refreshAuth` and `refreshTimeoutMs` (the feature's options, features.ts). The
+ * timeout defaults to `attemptTimeoutMs`; without one, to `deadlineMs`; without either, to the
+ * default attempt timeout (10 s): every call that meets `unauthorized` waits on the one
+ * refresh in flight, so a refresh that never settles, unbounded, held the endpoint's
+ * credentials for good (no later call ever refreshed again).
+ */
+export const authOptions: FeatureOptions = (o, _, resolved) => {
+  const { attemptTimeoutMs: a, deadlineMs: d } = resolved;
+  return {
+    refreshAuth: checkFunction('refreshAuth', o['refreshAuth'], true) as RefreshAuth<unknown> | undefined,
+    refreshTimeoutMs: durationOrInfinity('refreshTimeoutMs', o['refreshTimeoutMs'], a !== Infinity ? a : d !== Infinity ? d : DEFAULTS.attemptTimeoutMs),
+  };
+};

@@ -174,7 +174,7 @@ export interface PoolOptions<C> {
    * per endpoint); the attempt is then replayed there at once. @default none: `unauthorized` is final
    */
   readonly refreshAuth?: RefreshAuth<C>;
-  /** Timeout of one credential refresh. @default the attempt timeout */
+  /** Timeout of one credential refresh. @default the attempt timeout; without one, the deadline; without either, 10000 */
   readonly refreshTimeoutMs?: number;
   /** Quotas counted across processes through a shared store (e.g. `endpoint-pool/redis`). @default none */
   readonly sharedQuota?: StoreOptions;
