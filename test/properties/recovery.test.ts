@@ -8,12 +8,15 @@
  * pool bound on an attempt (`attemptTimeoutMs`, `deadlineMs`, finite or none) and calls that
  * lift those bounds for themselves (`Infinity` per call), pinned or not, hedged or not. At the
  * recovery time every operation started from then on answers; the operations that never settle
- * stay so forever. Promise: from the recovery time plus
+ * stay so forever. With `refreshAuth`, an `expire` step spoils an endpoint's credentials (it
+ * answers unauthorized until a refresh works) and each refresh during the faults works, fails
+ * or never settles (honouring its signal or not); after them, a refresh works. Promise: from the recovery time plus
  *   (the longest bound any call had on an attempt) + maxCooldownMs (+ jitter) + (the pool's
- *   bound on an attempt, or the open period) + one more open period,
+ *   bound on an attempt, or the open period) + one more open period (+ the refresh timeout),
  * a call pinned to any endpoint, with a deadline, succeeds. Before the forty-first session a
  * half-open probe that never settled, sent by a call with no bound of its own, kept its
- * endpoint refusing every call for good (`NO_ENDPOINT`); this property finds that at once.
+ * endpoint refusing every call for good (`NO_ENDPOINT`), and with no attempt timeout a refresh
+ * that never settled held the endpoint's credentials for good; this property finds both.
  *
  * Not drawn, on purpose: per-endpoint `maxInFlight` and `maxConcurrentCalls` (an attempt that
  * never settles and has no bound holds its slot for as long as it runs: that is the limit
@@ -30,7 +33,15 @@ const SEED = process.env['FC_SEED'] !== undefined ? Number(process.env['FC_SEED'
 const INF = Number.POSITIVE_INFINITY;
 const NAMES = ['a', 'b', 'c'];
 
-type Step = { k: 'fail'; d: number } | { k: 'ok'; d: number } | { k: 'hang'; honour: boolean };
+class Unauthorized extends Error {
+  constructor() {
+    super('401');
+  }
+}
+
+type Step = { k: 'fail'; d: number } | { k: 'ok'; d: number } | { k: 'hang'; honour: boolean } | { k: 'expire' };
+/** What one `refreshAuth` does during the faults (after them, it renews the credentials). */
+type AuthStep = 'ok' | 'fail' | 'hang' | 'hang-honour';
 
 interface CallGen {
   readonly at: number;
@@ -51,12 +62,16 @@ interface Scenario {
   readonly hedgeMs: number | undefined;
   readonly calls: readonly CallGen[];
   readonly recoverAt: number;
+  /** With `refreshAuth`: its behaviour during the faults, in turn (an `expire` step makes the endpoint answer unauthorized until a refresh works). */
+  readonly auth: readonly AuthStep[] | undefined;
+  readonly refreshTimeoutMs: number | undefined;
 }
 
 const stepArb: fc.Arbitrary<Step> = fc.oneof(
   { weight: 4, arbitrary: fc.record({ k: fc.constant('fail' as const), d: fc.integer({ min: 0, max: 300 }) }) },
   { weight: 2, arbitrary: fc.record({ k: fc.constant('ok' as const), d: fc.integer({ min: 0, max: 300 }) }) },
   { weight: 3, arbitrary: fc.record({ k: fc.constant('hang' as const), honour: fc.boolean() }) },
+  { weight: 1, arbitrary: fc.constant({ k: 'expire' as const }) },
 );
 
 const scenarioArb: fc.Arbitrary<Scenario> = fc
@@ -78,6 +93,8 @@ const scenarioArb: fc.Arbitrary<Scenario> = fc
     strategy: fc.constantFrom<'ordered' | 'round-robin'>('ordered', 'round-robin'),
     hedgeMs: fc.option(fc.integer({ min: 1, max: 500 }), { nil: undefined, freq: 4 }),
     recoverAt: fc.integer({ min: 0, max: 5_000 }),
+    auth: fc.option(fc.array(fc.constantFrom<AuthStep>('ok', 'fail', 'hang', 'hang-honour'), { minLength: 1, maxLength: 4 }), { nil: undefined, freq: 2 }),
+    refreshTimeoutMs: fc.option(fc.integer({ min: 1, max: 3_000 }), { nil: undefined, freq: 3 }),
   })
   .chain((s) =>
     fc.record({
@@ -106,10 +123,18 @@ async function simulate(sc: Scenario): Promise<Outcome> {
   const t = () => clock.now() - 1_000_000;
   let recovered = false;
   const used = NAMES.slice(0, sc.endpoints).map(() => 0);
+  /** Whether each endpoint's credentials are good (an `expire` step spoils them until a refresh works). */
+  const valid = NAMES.slice(0, sc.endpoints).map(() => true);
   const op = (conn: number, ctx: { signal: AbortSignal }): Promise<string> => {
+    if (!valid[conn]) return Promise.reject(new Unauthorized());
     if (recovered) return Promise.resolve(NAMES[conn]!);
     const script = sc.scripts[conn]!;
     const step = script[used[conn]!++ % script.length]!;
+    if (step.k === 'expire') {
+      // (Without refreshAuth an unauthorized answer is final, and nothing could renew them.)
+      if (sc.auth !== undefined) valid[conn] = false;
+      return Promise.reject(new Unauthorized());
+    }
     if (step.k === 'hang') {
       return new Promise((_, reject) => {
         if (step.honour) ctx.signal.addEventListener('abort', () => reject(ctx.signal.reason));
@@ -120,10 +145,21 @@ async function simulate(sc: Scenario): Promise<Outcome> {
     });
   };
   let probesOut = 0;
+  let refreshes = 0;
+  const refreshAuth = (conn: number, ctx: { signal: AbortSignal }): Promise<void> => {
+    const step = recovered ? 'ok' : sc.auth![refreshes++ % sc.auth!.length]!;
+    if (step === 'ok') return Promise.resolve(void (valid[conn] = true));
+    if (step === 'fail') return Promise.reject(new Error('token endpoint down'));
+    return new Promise((_, reject) => {
+      if (step === 'hang-honour') ctx.signal.addEventListener('abort', () => reject(ctx.signal.reason));
+    });
+  };
   const options: PoolOptions<number> = {
     endpoints: NAMES.slice(0, sc.endpoints).map((name, i) => ({ name, conn: i })),
-    classify: () => 'transient',
+    classify: (e) => (e instanceof Unauthorized ? 'unauthorized' : 'transient'),
     clock,
+    ...(sc.auth === undefined ? {} : { refreshAuth }),
+    ...(sc.refreshTimeoutMs === undefined ? {} : { refreshTimeoutMs: sc.refreshTimeoutMs }),
     random: (() => {
       let x = 0x2545f491;
       return () => ((x = (x * 1103515245 + 12345) >>> 0) % 1_000_000) / 1_000_000;
@@ -161,7 +197,9 @@ async function simulate(sc: Scenario): Promise<Outcome> {
     ...sc.calls.map((c) => finite(Math.min(c.attemptTimeoutMs ?? sc.attemptTimeoutMs, c.deadlineMs ?? sc.deadlineMs))),
   );
   const period = sc.breaker.maxCooldownMs * (1 + sc.breaker.jitter) + 1;
-  const bound = callBound + period + Math.max(period, finite(poolBound)) + period;
+  // A refresh in flight at the recovery ends within its timeout (the attempt timeout, else the deadline, else 10 s).
+  const refreshBound = sc.refreshTimeoutMs ?? (sc.attemptTimeoutMs !== INF ? sc.attemptTimeoutMs : sc.deadlineMs !== INF ? sc.deadlineMs : 10_000);
+  const bound = callBound + period + Math.max(period, finite(poolBound)) + period + (sc.auth === undefined ? 0 : refreshBound);
   await clock.advance(bound);
   for (const name of NAMES.slice(0, sc.endpoints)) {
     const got = await clock.runUntilSettled(pool.execute(op, { pin: name, deadlineMs: 60_000, attemptTimeoutMs: 1_000 }).then(
