@@ -208,7 +208,9 @@ describe('a half-open probe that never settles (forty-first session)', () => {
     const stuck = start(h.pool.execute(h.op, { attemptTimeoutMs: Infinity, deadlineMs: Infinity }));
     await h.clock.advance(10);
     expect(h.pool.breakerState('a')).toBe('half-open');
-    await expect(h.pool.execute(h.op)).rejects.toMatchObject({ code: 'NO_ENDPOINT' });
+    // The message says why: not "open" (its cooldown is over) but a probe still out.
+    await expect(h.pool.execute(h.op)).rejects.toMatchObject({ code: 'NO_ENDPOINT', message: 'no endpoint admits calls: "a" breaker half-open (probe out)' });
+    await expect(h.pool.execute(h.op, { pin: 'a' })).rejects.toMatchObject({ message: expect.stringContaining('its breaker is half-open, its probe still out') });
     await h.clock.advance(2980); // 2,990 ms out: within the pool's 3,000 ms bound, still the probe
     await expect(h.pool.execute(h.op)).rejects.toMatchObject({ code: 'NO_ENDPOINT' });
     await h.clock.advance(10);

@@ -51,7 +51,7 @@ export function listed(items: readonly string[], total = items.length): string {
 
 /** NO_ENDPOINT's message: why each endpoint takes no call (a spent quota is no open breaker). */
 export function noEndpointMessage<C>(s: PoolState<C>, now: number, excluded: readonly EndpointState<C>[] | undefined): string {
-  return `no endpoint admits calls: ${listed(s.endpoints.map((ep) => `${quoted(ep)} ${excluded?.includes(ep) === true ? 'excluded' : ep.disabled ? 'disabled' : ep.breaker.admits(now) ? 'parked' : 'breaker open'}`))}`;
+  return `no endpoint admits calls: ${listed(s.endpoints.map((ep) => `${quoted(ep)} ${excluded?.includes(ep) === true ? 'excluded' : ep.disabled ? 'disabled' : ep.breaker.admits(now) ? 'parked' : ep.breaker.waitMs(now) > 0 ? 'breaker open' : 'breaker half-open (probe out)'}`))}`;
 }
 
 /** Remembers an error that counted against `ep` (a transient failure, a timeout). */

@@ -52,5 +52,5 @@ export function selectPinned<C>(ep: EndpointState<C>, now: number, tried: readon
 
 /** The message for a pinned call that must fail now: its endpoint is out (parked or breaker open). */
 export function pinnedOut<C>(ep: EndpointState<C>, now: number): string {
-  return cannotServe(ep, ep.breaker.admits(now) ? 'it is parked (quota spent)' : 'its breaker is open');
+  return cannotServe(ep, ep.breaker.admits(now) ? 'it is parked (quota spent)' : ep.breaker.waitMs(now) > 0 ? 'its breaker is open' : 'its breaker is half-open, its probe still out');
 }
