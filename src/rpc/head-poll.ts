@@ -16,6 +16,7 @@ import { invalidOption, isPoolError } from '../base/errors.js';
 import type { ExecuteOptions } from '../options/options.js';
 import { checkKeys } from '../options/validate.js';
 import { HeadTracker, headFromAnswer, requiredHead, type HeadOptions, type HeadSnapshot } from './heads.js';
+import { defaultDeadlineMs, PoolCore } from '../pool-core.js';
 
 /** What the routing needs from the pool. */
 export interface HeadPool {
@@ -29,6 +30,13 @@ export type PollOne = (exec: ExecuteOptions) => Promise<unknown>;
 
 /** A lagging endpoint is asked for its head at most once a block time, and never more often than this. */
 const RECHECK_MIN_MS = 100;
+/**
+ * A head question's deadline when the pool has none: one question per name is out at a time,
+ * so a question that never settled (a transport that hangs, with no bound) silenced that
+ * endpoint's head for good, and with it the rechecks that bring a lagging endpoint back.
+ */
+const QUESTION_MS = 30_000;
+
 /** The period of those questions before the block time is known. */
 const RECHECK_UNKNOWN_MS = 10_000;
 
@@ -73,6 +81,8 @@ export class HeadRouting {
   readonly #replaced: (() => readonly string[] | undefined) | undefined;
   #timer: TimerHandle | undefined;
   #stopped = false;
+  /** Whether the pool sets no deadline: each question then carries `QUESTION_MS`. */
+  readonly #unbounded: boolean;
 
   /** `replaced`: what `connectionWatch(pool)` returns (rpc/connections.ts); what is known of a replaced endpoint is forgotten. */
   constructor(options: HeadOptions, pool: HeadPool, pollOne: PollOne, replaced?: () => readonly string[] | undefined) {
@@ -81,6 +91,7 @@ export class HeadRouting {
     this.#pollMs = options.pollMs ?? 0;
     this.#pollOne = pollOne;
     this.#replaced = replaced;
+    this.#unbounded = pool instanceof PoolCore && defaultDeadlineMs(pool) === Infinity;
     // The first poll on the next turn: nothing is sent from inside the adapter's constructor.
     if (this.#pollMs > 0) this.#timer = pool.clock.setTimeout(() => this.#tick(), 0, true);
   }
@@ -238,7 +249,7 @@ export class HeadRouting {
     this.#asked++;
     let pending: Promise<unknown>;
     try {
-      pending = this.#pollOne({ pin: name, retry: 'none' });
+      pending = this.#pollOne(this.#unbounded ? { pin: name, retry: 'none', deadlineMs: QUESTION_MS } : { pin: name, retry: 'none' });
     } catch (error) {
       pending = Promise.reject(error);
     }
