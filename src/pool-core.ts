@@ -89,7 +89,7 @@ export interface EndpointStats {
 }
 
 export interface ProbeOptions {
-  /** Timeout of each probe. @default the pool's `attemptTimeoutMs` */
+  /** Timeout of each probe. @default the pool's `attemptTimeoutMs`; without one its `deadlineMs`; without either 10000 */
   readonly timeoutMs?: number;
 }
 

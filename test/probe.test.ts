@@ -3,6 +3,18 @@ import { isPoolError } from '../src/index.js';
 import { fail, harness, hang, start } from './support.js';
 
 describe('probeHealth', () => {
+  test('a probe that never settles, in a pool with no attempt timeout: the deadline bounds it, and with neither 10 s (forty-first session: the round never ended)', async () => {
+    for (const [deadlineMs, expectedMs] of [[5_000, 5_000], [Infinity, 10_000]] as const) {
+      const h = harness(['a'], { attemptTimeoutMs: Infinity, deadlineMs });
+      const round = start(h.pool.probeHealth(() => new Promise(() => undefined)));
+      await h.clock.advance(expectedMs - 1);
+      expect(round.settled).toBe(false);
+      await h.clock.advance(1);
+      expect(round.settled).toBe(true);
+      expect(round.value).toMatchObject([{ endpoint: 'a', ok: false, timedOut: true }]);
+    }
+  });
+
   test('probes every endpoint whose breaker is not strictly open, concurrently, and omits open ones', async () => {
     const h = harness(['a', 'b', 'c'], { breaker: { threshold: 1, cooldownMs: 1000 }, maxAttempts: 1 });
     h.eps.a!.then(fail('transient'));

@@ -22,7 +22,7 @@ import type { PoolState } from '../state.js';
 import type { RefreshAuth } from '../options/options.js';
 import type { FeatureOptions } from '../features.js';
 import { checkFunction, durationOrInfinity } from '../options/validate.js';
-import { DEFAULTS } from '../options/defaults.js';
+import { ownWorkBound } from '../options/defaults.js';
 
 
 const inFlight = new WeakMap<object, Promise<void>>();
@@ -169,10 +169,7 @@ function refreshThenReplay<C>(s: PoolState<C>, ep: EndpointState<C>, host: Reaut
  * refresh in flight, so a refresh that never settles, unbounded, held the endpoint's
  * credentials for good (no later call ever refreshed again).
  */
-export const authOptions: FeatureOptions = (o, _, resolved) => {
-  const { attemptTimeoutMs: a, deadlineMs: d } = resolved;
-  return {
-    refreshAuth: checkFunction('refreshAuth', o['refreshAuth'], true) as RefreshAuth<unknown> | undefined,
-    refreshTimeoutMs: durationOrInfinity('refreshTimeoutMs', o['refreshTimeoutMs'], a !== Infinity ? a : d !== Infinity ? d : DEFAULTS.attemptTimeoutMs),
-  };
-};
+export const authOptions: FeatureOptions = (o, _, resolved) => ({
+  refreshAuth: checkFunction('refreshAuth', o['refreshAuth'], true) as RefreshAuth<unknown> | undefined,
+  refreshTimeoutMs: durationOrInfinity('refreshTimeoutMs', o['refreshTimeoutMs'], ownWorkBound(resolved.attemptTimeoutMs, resolved.deadlineMs)),
+});

@@ -13,6 +13,7 @@ import { PoolError } from '../base/errors.js';
 import { METRICS } from '../base/metrics.js';
 import type { PoolState } from '../state.js';
 import { durationOrInfinity, plainObject } from '../options/validate.js';
+import { ownWorkBound } from '../options/defaults.js';
 
 export type ProbeResult =
   | { readonly endpoint: string; readonly ok: true; readonly durationMs: number }
@@ -20,7 +21,8 @@ export type ProbeResult =
 
 /** `pool.probeHealth(probe, options)`: checks `options` (a rejection, not a throw), then probes. */
 export function probeEndpoints<C>(s: PoolState<C>, probe: Operation<C, unknown>, options: unknown): Promise<ProbeResult[]> {
-  let timeoutMs = s.opts.attemptTimeoutMs;
+  // A probe with no bound at all (a pool with no attempt timeout) kept its round, and whoever awaited it, waiting for good.
+  let timeoutMs = ownWorkBound(s.opts.attemptTimeoutMs, s.opts.deadlineMs);
   try {
     if (options !== undefined) timeoutMs = durationOrInfinity('timeoutMs', plainObject('options', options)?.['timeoutMs'], timeoutMs);
   } catch (error) {

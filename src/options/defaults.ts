@@ -32,3 +32,13 @@ export const DEFAULTS = {
  * retry budget. An explicit `maxAttempts` (pool or call) is the exact cap.
  */
 export const AUTO_ATTEMPTS = 0;
+
+/**
+ * The bound on work the pool runs on its own (a credential refresh, a health probe): the attempt
+ * timeout; without one the deadline; without either the default attempt timeout. Every caller
+ * waiting on such work has a bound of its own, but the work itself had none, and one that never
+ * settled held what waited on it for good (a refresh, the endpoint's credentials).
+ */
+export function ownWorkBound(attemptTimeoutMs: number, deadlineMs: number): number {
+  return attemptTimeoutMs !== Infinity ? attemptTimeoutMs : deadlineMs !== Infinity ? deadlineMs : DEFAULTS.attemptTimeoutMs;
+}
