@@ -404,7 +404,7 @@ describe('Refresher', () => {
     expect([r.refreshing, results.length, pool.endpointNames]).toEqual([false, 0, ['seed']]);
   });
 
-  test('shared: a source that stops the refresher (its list then "fails", the last one is reused) leaves no timer for the store it no longer asks', async () => {
+  test('shared: a source that stops the refresher (its list then counts as failed: the last one is reused) leaves no timer for the store it no longer asks', async () => {
     let asked = 0;
     const shared = { refreshSurvivors: async () => (asked++, ['a']) };
     let r!: Refresher<string>;
