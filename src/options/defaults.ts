@@ -42,3 +42,14 @@ export const AUTO_ATTEMPTS = 0;
 export function ownWorkBound(attemptTimeoutMs: number, deadlineMs: number): number {
   return attemptTimeoutMs !== Infinity ? attemptTimeoutMs : deadlineMs !== Infinity ? deadlineMs : DEFAULTS.attemptTimeoutMs;
 }
+
+/**
+ * The pool's bound on an attempt (its timeout, else the call's deadline), 0 when it sets none:
+ * how long a breaker's half-open probe may be out before it is presumed lost. Unlike
+ * `ownWorkBound` it has no fallback of its own: a probe is a user's call, which may lift both
+ * bounds, and then the open period alone decides (0 adds nothing to it).
+ */
+export function probeBound(attemptTimeoutMs: number, deadlineMs: number): number {
+  const bound = Math.min(attemptTimeoutMs, deadlineMs);
+  return bound === Infinity ? 0 : bound;
+}

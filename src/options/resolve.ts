@@ -17,7 +17,7 @@ import type { CeilingRecovery } from '../limits/ceiling.js';
 import type { HedgeConfig } from '../selection/hedge.js';
 import type { ResolvedLatency } from '../selection/latency.js';
 import type { ResolvedHealth } from '../selection/health.js';
-import { AUTO_ATTEMPTS, DEFAULTS } from './defaults.js';
+import { AUTO_ATTEMPTS, DEFAULTS, probeBound } from './defaults.js';
 import { BREAKER_MODES, STRATEGIES, type BreakerMode, type PermitScope, type PoolOptions, type RefreshAuth, type Strategy } from './options.js';
 import { checkFunction, checkKeys, durationOrInfinity, finite, oneOf, plainObject, positiveInteger, withMethods, type KnownKeys } from './validate.js';
 
@@ -70,13 +70,6 @@ const POOL: Readonly<Record<keyof PoolOptions<unknown>, Check | keyof Features |
   latency: 'latency',
   hedge: 'hedge',
 };
-
-
-/** The pool's bound on an attempt (its timeout, else the call's deadline); 0 when it sets none. */
-function probeBound(attemptTimeoutMs: number, deadlineMs: number): number {
-  const bound = Math.min(attemptTimeoutMs, deadlineMs);
-  return bound === Infinity ? 0 : bound;
-}
 
 /** Every pool option, for `checkKeys`, which reads only its keys (adapters extend it with their own). */
 export const POOL_KEYS = POOL as unknown as Record<keyof PoolOptions<unknown>, true> & KnownKeys;

@@ -12,7 +12,9 @@ export type RedisStoreErrorCode =
   /** Redis answered with an error, or with a reply the store did not expect. */
   | 'STORE_REPLY'
   /** Too many commands are waiting on the client (`maxPending`): it looks stuck. */
-  | 'STORE_BUSY';
+  | 'STORE_BUSY'
+  /** A command went unanswered for `commandTimeoutMs`. */
+  | 'STORE_TIMEOUT';
 
 export class RedisStoreError extends Error {
   override readonly name = 'RedisStoreError' as const;

@@ -31,7 +31,7 @@ import { PoolError, describe } from '../base/errors.js';
 import type { PoolEvent } from '../base/events.js';
 import type { RedisCommander } from './client.js';
 import { MARK_LUA, READ_LUA } from './health-script.js';
-import { checkCommander, checkOnError, keyOf, resolveClock, resolveMaxPending, resolvePrefix } from './options.js';
+import { checkCommander, checkOnError, keyOf, resolveClock, resolveCommandTimeout, resolveMaxPending, resolvePrefix } from './options.js';
 import { Connection, LuaScript } from './script.js';
 
 /** Why the fleet skips an endpoint: its breaker is open, it is disabled, or its daily quota is spent. */
@@ -57,6 +57,8 @@ export interface RedisHealthOptions {
   readonly onError?: (error: unknown) => void;
   /** Commands outstanding beyond which new ones fail at once. @default 100 */
   readonly maxPending?: number;
+  /** How long a command may go unanswered before it counts as failed (to `onError`, as `STORE_TIMEOUT`). @default 10000 */
+  readonly commandTimeoutMs?: number;
 }
 
 export interface SurvivorsOptions {
@@ -114,6 +116,7 @@ const HEALTH_OPTION_KEYS: Record<keyof RedisHealthOptions, true> & KnownKeys = {
   clock: true,
   onError: true,
   maxPending: true,
+  commandTimeoutMs: true,
 };
 
 export function createRedisHealth(client: RedisCommander, options: RedisHealthOptions = {}): RedisHealth {
@@ -132,7 +135,7 @@ export function createRedisHealth(client: RedisCommander, options: RedisHealthOp
   /** The last list this process read or published: served when Redis fails or another process holds the lock. */
   let lastList: string[] | undefined;
   let revalidating: Promise<void> | undefined;
-  const plain = new Connection(client, maxPending);
+  const plain = new Connection(client, maxPending, resolveCommandTimeout('createRedisHealth', options.commandTimeoutMs), clock);
   const mark = new LuaScript(plain, MARK_LUA);
   const read = new LuaScript(plain, READ_LUA);
 

@@ -36,6 +36,16 @@ export function resolveMaxPending(fn: string, value: unknown, fallback: number):
   return value;
 }
 
+/** How long a command may go unanswered before it counts as failed, by default. */
+export const COMMAND_TIMEOUT_MS = 10_000;
+
+/** `commandTimeoutMs`: a number > 0 (`Infinity`: wait as long as the client does). */
+export function resolveCommandTimeout(fn: string, value: unknown): number {
+  if (value === undefined) return COMMAND_TIMEOUT_MS;
+  if (typeof value !== 'number' || !(value > 0)) throw new PoolError('INVALID_OPTIONS', `${fn}: commandTimeoutMs: expected a number > 0 (Infinity: no bound), got ${describe(value)}`, { field: 'commandTimeoutMs' });
+  return value;
+}
+
 /** `clock`: a Clock (`now`, `setTimeout`, `clearTimeout`), as the pool's. */
 export function resolveClock(value: unknown): Clock {
   return value === undefined ? systemClock : (withMethods('clock', value, ['now', 'setTimeout', 'clearTimeout'], 'a Clock ({ now, setTimeout, clearTimeout })') as Clock);

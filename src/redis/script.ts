@@ -6,23 +6,33 @@
  * returns a non-promise, when Redis answers with an error, and at once when `maxPending`
  * commands are already waiting (a stuck client must not pile up promises).
  *
- * A client that refuses to send while disconnected is reported as `STORE_OFFLINE`.
+ * A client that refuses to send while disconnected is reported as `STORE_OFFLINE`. A command
+ * still unanswered after `timeoutMs` fails as `STORE_TIMEOUT` and no longer counts as waiting;
+ * its reply, if one ever comes, is dropped. The parts keep one command at a time for some things
+ * (an admission per key, the script's loading, a health view's fetch): without this bound, a
+ * client that lost one reply (its connection died silently, a hand-written client dropped it)
+ * held that thing for good, and Redis was never asked for it again.
  *
  * `LuaScript` runs a script: `SCRIPT LOAD` once (single-flight), then `EVALSHA`; when Redis
  * answers `NOSCRIPT` (it restarted, or someone ran `SCRIPT FLUSH`), the same call is sent
  * again as `EVAL`, which also puts the script back in Redis's cache.
  */
+import type { Clock } from '../base/clock.js';
 import type { RedisCommander } from './client.js';
 import { RedisStoreError } from './errors.js';
 
 export class Connection {
   readonly #client: RedisCommander;
   readonly #maxPending: number;
+  readonly #timeoutMs: number;
+  readonly #clock: Clock;
   #pending = 0;
 
-  constructor(client: RedisCommander, maxPending: number) {
+  constructor(client: RedisCommander, maxPending: number, timeoutMs: number, clock: Clock) {
     this.#client = client;
     this.#maxPending = maxPending;
+    this.#timeoutMs = timeoutMs;
+    this.#clock = clock;
   }
 
   /** Commands sent and not answered yet. */
@@ -40,16 +50,49 @@ export class Connection {
       return Promise.reject(new RedisStoreError('STORE_BUSY', `${this.#pending} Redis commands are still waiting for an answer`));
     }
     this.#pending++;
-    return fn().then(
-      (value) => {
-        this.#pending--;
-        return value;
-      },
-      (error: unknown) => {
-        this.#pending--;
-        throw error;
-      },
-    );
+    let counted = true;
+    const done = (): void => {
+      if (counted) this.#pending--;
+      counted = false;
+    };
+    return this.bounded(fn(), done);
+  }
+
+  /**
+   * `p`, or a `STORE_TIMEOUT` rejection once `timeoutMs` has passed without an answer; `done`
+   * runs once, when either comes first.
+   */
+  bounded<T>(p: Promise<T>, done?: () => void): Promise<T> {
+    if (this.#timeoutMs === Infinity) {
+      if (done === undefined) return p;
+      return p.then(
+        (value) => (done(), value),
+        (error: unknown) => {
+          done();
+          throw error;
+        },
+      );
+    }
+    return new Promise<T>((resolve, reject) => {
+      let open = true;
+      const end = (): boolean => {
+        if (!open) return false;
+        open = false;
+        clock.clearTimeout(timer);
+        done?.();
+        return true;
+      };
+      const clock = this.#clock;
+      const timer = clock.setTimeout(
+        () => void (end() && reject(new RedisStoreError('STORE_TIMEOUT', `no answer from Redis within ${this.#timeoutMs} ms (commandTimeoutMs)`))),
+        this.#timeoutMs,
+        true,
+      );
+      p.then(
+        (value) => void (end() && resolve(value)),
+        (error: unknown) => void (end() && reject(error)),
+      );
+    });
   }
 
   /** One command, not counted. */
@@ -107,7 +150,8 @@ export class LuaScript {
   }
 
   #load(): Promise<string> {
-    this.#loading ??= this.#conn.raw(['SCRIPT', 'LOAD', this.#source]).then(
+    // Bounded on its own: every run waits on the one load, and a load that never settled held them all.
+    this.#loading ??= this.#conn.bounded(this.#conn.raw(['SCRIPT', 'LOAD', this.#source])).then(
       (sha) => {
         this.#loading = undefined;
         if (typeof sha !== 'string' || !/^[0-9a-f]{40}$/.test(sha)) throw new RedisStoreError('STORE_REPLY', 'SCRIPT LOAD did not answer with a SHA1');

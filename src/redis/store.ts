@@ -25,8 +25,8 @@
  * release's keys are never read as this one's.
  *
  * Failure contract: `acquire` never throws; it rejects with a `RedisStoreError` when the
- * client throws, is not connected, answers with an error, or has `maxPending` commands
- * outstanding. The pool bounds each acquire by `sharedQuota.timeoutMs` and degrades on a
+ * client throws, is not connected, answers with an error, leaves a command unanswered for
+ * `commandTimeoutMs`, or has `maxPending` commands outstanding. The pool bounds each acquire by `sharedQuota.timeoutMs` and degrades on a
  * rejection; a script error is one failed acquire, never a lasting state (the next acquire
  * runs the script again).
  */
@@ -38,7 +38,7 @@ import type { RedisCommander } from './client.js';
 import { RedisStoreError } from './errors.js';
 import { ADMIT_LUA, REPORT_LUA } from './admit-script.js';
 import { Connection, LuaScript } from './script.js';
-import { checkCommander, checkOnError, keyOf, resolveClock, resolveMaxPending, resolvePrefix } from './options.js';
+import { checkCommander, checkOnError, keyOf, resolveClock, resolveCommandTimeout, resolveMaxPending, resolvePrefix } from './options.js';
 import { ClockOffset, argsFor, changeArgs, keyParkArgs, parseAnswer, type Answer } from './wire.js';
 
 export interface RedisStoreOptions {
@@ -46,6 +46,11 @@ export interface RedisStoreOptions {
   readonly prefix?: string;
   /** Commands outstanding on the client beyond which `acquire` rejects at once. @default 1000 */
   readonly maxPending?: number;
+  /**
+   * How long a command may go unanswered before the store counts it as failed (`STORE_TIMEOUT`)
+   * and asks again with the next call; a reply that comes later is dropped. @default 10000
+   */
+  readonly commandTimeoutMs?: number;
   /** Furthest ahead a refused call gets a slot reserved; beyond it, a refusal until the slot is that close. @default 5000 */
   readonly maxReserveMs?: number;
   /** How late a reserved slot may still be taken; also added to the one-second window. @default 50 */
@@ -78,6 +83,7 @@ export interface RedisLimitKeys {
 const STORE_OPTION_KEYS: Record<keyof RedisStoreOptions, true> & KnownKeys = {
   prefix: true,
   maxPending: true,
+  commandTimeoutMs: true,
   maxReserveMs: true,
   slotGraceMs: true,
   learnedTtlMs: true,
@@ -153,7 +159,7 @@ export function createRedisStore(client: RedisCommander, options: RedisStoreOpti
   const fixedHoldMs = options.degradedHoldMs === undefined ? undefined : nonNegative('degradedHoldMs', options.degradedHoldMs, 0);
   const clock = resolveClock(options.clock);
   checkOnError(options.onError);
-  const conn = new Connection(client, maxPending);
+  const conn = new Connection(client, maxPending, resolveCommandTimeout('createRedisStore', options.commandTimeoutMs), clock);
   const admit = new LuaScript(conn, ADMIT_LUA);
   const reportScript = new LuaScript(conn, REPORT_LUA);
   const listeners = new Set<(key: string, state: SharedState) => void>();
@@ -373,8 +379,6 @@ function reportError(onError: ((error: unknown) => void) | undefined, error: unk
     // An error handler that throws must not turn into a rejection.
   }
 }
-
-const noop = (): void => undefined;
 
 function nonNegative(field: string, value: number | undefined, fallback: number): number {
   if (value === undefined) return fallback;
