@@ -233,4 +233,68 @@ describeRedis('Redis parts: a command unanswered for commandTimeoutMs', (server)
       expect.fail(`Redis command-timeout property failed (seed ${result.seed}); replay: FC_SEED=${result.seed} FC_PATH=${result.counterexamplePath ?? ''} npx vitest run test/redis/command-timeout.test.ts\n${String((result.errorInstance as Error | undefined)?.message)}\n${JSON.stringify(result.counterexample)}`);
     }
   }, 300_000);
+
+  type HealthStep =
+    | { do: 'mark' | 'clear'; endpoint: 'a' | 'b' }
+    | { do: 'exclude' | 'refresh' | 'marks' | 'readSurvivors' }
+    | { do: 'refreshSurvivors'; ttlMs: number }
+    | { do: 'advance'; ms: number };
+  const healthStepArb: fc.Arbitrary<HealthStep> = fc.oneof(
+    fc.record({ do: fc.constantFrom('mark' as const, 'clear' as const), endpoint: fc.constantFrom('a' as const, 'b' as const) }),
+    fc.record({ do: fc.constantFrom('exclude' as const, 'refresh' as const, 'marks' as const, 'readSurvivors' as const) }),
+    fc.record({ do: fc.constant('refreshSurvivors' as const), ttlMs: fc.integer({ min: 1, max: 30_000 }) }),
+    fc.record({ do: fc.constant('advance' as const), ms: fc.integer({ min: 0, max: 12_000 }) }),
+  );
+  const healthRunArb = fc.record({
+    fates: fc.array(fateArb, { maxLength: 12 }),
+    steps: fc.array(healthStepArb, { minLength: 1, maxLength: 12 }),
+    timeoutMs: fc.oneof(fc.constant(undefined), fc.integer({ min: 1, max: 20_000 })),
+    maxPending: fc.oneof(fc.constant(undefined), fc.integer({ min: 1, max: 4 })),
+  });
+
+  test(`the health API, after any schedule of lost, late, failed and thrown replies, once replies come again: everything it started has settled, it reads the fleet's marks and its survivor list (${RUNS} runs)`, async () => {
+    const inner = await connect();
+    const result = await fc.check(
+      fc.asyncProperty(healthRunArb, async (sc) => {
+        const clock = new FakeClock();
+        const f = faulty(inner, clock, [...sc.fates]);
+        const p = prefix();
+        const health = createRedisHealth(f.commander, { prefix: p, clock, maxAgeMs: 100, onError: () => undefined, ...(sc.timeoutMs === undefined ? {} : { commandTimeoutMs: sc.timeoutMs }), ...(sc.maxPending === undefined ? {} : { maxPending: sc.maxPending }) });
+        const started: Promise<unknown>[] = [];
+        const check = (): Promise<string[]> => Promise.resolve(['a', 'b']);
+        for (const s of sc.steps) {
+          if (s.do === 'mark' || s.do === 'clear') started.push(s.do === 'mark' ? health.mark(s.endpoint, 'open', 3_600_000) : health.clear(s.endpoint));
+          else if (s.do === 'exclude') health.exclude(['a', 'b', 'c']);
+          else if (s.do === 'refresh') started.push(health.refresh());
+          else if (s.do === 'marks') started.push(health.marks());
+          else if (s.do === 'readSurvivors') started.push(health.readSurvivors());
+          else if (s.do === 'refreshSurvivors') started.push(health.refreshSurvivors(check, { ttlMs: s.ttlMs }));
+          else if (s.do === 'advance') await clock.advance(s.ms);
+          const revalidating = health.revalidating;
+          if (revalidating !== undefined) started.push(revalidating);
+          await io();
+        }
+        f.commander.send = (args) => inner.send(args);
+        f.log.push('healed');
+        await clock.advance((sc.timeoutMs ?? TIMEOUT_MS) + 25_000);
+        await io();
+        const problems: string[] = [];
+        for (const [i, q] of started.entries()) if ((await outcome(q, 1000)) === 'pending') problems.push(`promise #${i} of the health API never settled`);
+        // Another process marks 'c' for the fleet: this one sees it once its view is older than maxAgeMs.
+        await createRedisHealth(inner, { prefix: p }).mark('c', 'disabled', 3_600_000);
+        await clock.advance(100);
+        health.exclude(['a', 'b', 'c']);
+        if ((await outcome(health.refresh())) === 'pending') problems.push('after healing, refresh() never settled');
+        if (!health.exclude(['c', 'd']).includes('c')) problems.push("after healing, the fleet's mark on 'c' is not excluded");
+        const published = await outcome(health.publishSurvivors(['x'], 60_000));
+        const read = await outcome(health.readSurvivors());
+        if (published === 'pending' || read === 'pending' || !('value' in read) || JSON.stringify(read.value) !== '["x"]') problems.push(`after healing, a published survivor list reads back as ${JSON.stringify(read)}`);
+        if (problems.length > 0) throw new Error([...problems, `commands: ${f.log.join(' ')}`].join('\n'));
+      }),
+      { seed: SEED + 1, numRuns: RUNS, interruptAfterTimeLimit: 60_000, markInterruptAsFailure: true, ...(process.env['FC_PATH'] !== undefined ? { path: process.env['FC_PATH'] } : {}) },
+    );
+    if (result.failed) {
+      expect.fail(`Redis health command-timeout property failed (seed ${result.seed}); replay: FC_SEED=${result.seed - 1} FC_PATH=${result.counterexamplePath ?? ''} npx vitest run test/redis/command-timeout.test.ts\n${String((result.errorInstance as Error | undefined)?.message)}\n${JSON.stringify(result.counterexample)}`);
+    }
+  }, 300_000);
 });
