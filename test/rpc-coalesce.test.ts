@@ -161,6 +161,36 @@ describe('coalescing', () => {
     await h.clock.advance(700);
     expect(isPoolError(long.error) && long.error.code).toBe('DEADLINE_EXCEEDED');
   });
+
+  test('with no deadline and no attempt timeout, a caller joins only a request started within the default attempt timeout (10 s): one never answered held every later caller of its key for good', async () => {
+    const h = harness(['a'], { deadlineMs: Infinity, attemptTimeoutMs: Infinity, maxAttempts: 1 });
+    const reads = new RpcReads({ coalesce: ['eth_getBalance'] }, h.pool);
+    const send = (exec: ExecuteOptions) => h.pool.execute(h.op, exec);
+    h.eps.a!.then(hang(), ok('0x5', 5));
+    const lost = start(reads.request('eth_getBalance', ['0xabc'], {}, undefined, send));
+    await h.clock.advance(9_999);
+    const joiner = start(reads.request('eth_getBalance', ['0xabc'], {}, undefined, send));
+    await h.clock.advance(1);
+    const fresh = start(reads.request('eth_getBalance', ['0xabc'], {}, undefined, send));
+    const again = start(reads.request('eth_getBalance', ['0xabc'], {}, undefined, send));
+    await h.clock.advance(5);
+    expect([fresh.value, again.value]).toEqual(['0x5', '0x5']);
+    expect(lost.settled || joiner.settled).toBe(false);
+    expect(reads.stats().coalesce).toMatchObject({ started: 2, joined: 2 });
+  });
+
+  test('with an attempt timeout (or a deadline) a request in flight is joined whatever its age: its own bounds end it', async () => {
+    const h = harness(['a'], { deadlineMs: Infinity, attemptTimeoutMs: 60_000, maxAttempts: 1 });
+    const reads = new RpcReads({ coalesce: ['eth_getBalance'] }, h.pool);
+    const send = (exec: ExecuteOptions) => h.pool.execute(h.op, exec);
+    h.eps.a!.fallback = ok('0x5', 30_000);
+    const first = start(reads.request('eth_getBalance', ['0xabc'], {}, undefined, send));
+    await h.clock.advance(20_000);
+    const late = start(reads.request('eth_getBalance', ['0xabc'], {}, undefined, send));
+    await h.clock.advance(10_000);
+    expect([first.value, late.value]).toEqual(['0x5', '0x5']);
+    expect(reads.stats().coalesce).toEqual({ started: 1, joined: 1, inFlight: 0 });
+  });
 });
 
 describe('coalescing with listeners that act while the shared request starts', () => {

@@ -27,6 +27,8 @@ interface Entry {
   readonly controller: AbortController | undefined;
   /** Callers still waiting on it. */
   waiting: number;
+  /** When it started, on the caller's clock; read only when joins are bounded. */
+  readonly startedAt: number;
 }
 
 export interface CoalesceStats {
@@ -43,13 +45,21 @@ export class Coalescer {
   #started = 0;
   #joined = 0;
 
-  run<T>(key: string, signal: AbortSignal | undefined, start: (signal: AbortSignal | undefined) => Promise<T>): Promise<T> {
+  /**
+   * `joinWithin`: when given, a caller joins only a request started less than `maxAgeMs` ago;
+   * past it, the caller starts a request of its own (which later callers then join). For
+   * requests that bound nothing (no deadline, no attempt timeout): one that never settled held
+   * every later caller of its key for good, though a new request might have been answered.
+   */
+  run<T>(key: string, signal: AbortSignal | undefined, start: (signal: AbortSignal | undefined) => Promise<T>, joinWithin?: { readonly maxAgeMs: number; readonly now: () => number }): Promise<T> {
     if (signal?.aborted === true) return Promise.reject(aborted(signal.reason));
     let entry = this.#entries.get(key);
+    const now = joinWithin === undefined ? 0 : joinWithin.now();
+    if (entry !== undefined && joinWithin !== undefined && now - entry.startedAt >= joinWithin.maxAgeMs) entry = undefined;
     if (entry === undefined) {
       // In the map with its first caller before `start` runs: a caller of the same key that
       // `start` reaches (a listener of the pool's events starting a read) joins it.
-      const e: Entry = { promise: undefined, early: undefined, settle: undefined, controller: signal === undefined ? undefined : new AbortController(), waiting: 1 };
+      const e: Entry = { promise: undefined, early: undefined, settle: undefined, controller: signal === undefined ? undefined : new AbortController(), waiting: 1, startedAt: now };
       entry = e;
       this.#entries.set(key, e);
       this.#started++;

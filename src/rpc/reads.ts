@@ -20,6 +20,8 @@ import { invalidOption } from '../base/errors.js';
 import type { ExecuteOptions } from '../options/options.js';
 import { execWith } from './exec-with.js';
 import { defaultDeadlineMs, type Pool } from '../pool.js';
+import { poolStateOf } from '../pool-core.js';
+import { DEFAULTS } from '../options/defaults.js';
 import { connectionOf } from './connections.js';
 import { Coalescer, requestKey, type CoalesceStats } from './coalesce.js';
 import { isSendMethod } from './methods.js';
@@ -71,6 +73,8 @@ export class RpcReads<C = unknown> {
   readonly #equals: QuorumOptions['equals'];
   readonly #stallMs: number;
   readonly #clock: Clock;
+  readonly #attemptTimeoutMs: number;
+  readonly #joinWithin: { readonly maxAgeMs: number; readonly now: () => number };
   readonly #coalesce: ReadonlySet<string>;
   readonly #coalescer = new Coalescer();
   readonly #filters: FilterRoutes;
@@ -93,6 +97,8 @@ export class RpcReads<C = unknown> {
     this.#deadlineMs = defaultDeadlineMs(pool);
     this.#unfit = unfit;
     this.#clock = pool.clock;
+    this.#attemptTimeoutMs = poolStateOf(pool).opts.attemptTimeoutMs;
+    this.#joinWithin = { maxAgeMs: DEFAULTS.attemptTimeoutMs, now: () => this.#clock.now() };
     this.#voteOf = voteOf;
     const q = options.quorum;
     if (q !== undefined && (typeof q !== 'object' || q === null)) throw invalidOption('quorum', 'an object ({ methods, weights, equals })', q);
@@ -150,8 +156,12 @@ export class RpcReads<C = unknown> {
     // Only callers on the same deadline and the same policy share a request: a joiner then never
     // outlasts the request it waits on nor fails at a shorter deadline than its own, and a caller's
     // own retry mode, attempt timeout, backoff or breaker mode never decides another's outcome.
-    const key = requestKey(method, params, exec.pin, need, exec.exclude === undefined ? undefined : JSON.stringify(exec.exclude), exec.deadlineMs ?? this.#deadlineMs, policyOf(exec));
-    return this.#coalescer.run(key, exec.signal, (signal) => go(execWith(exec, { signal })));
+    const deadlineMs = exec.deadlineMs ?? this.#deadlineMs;
+    const key = requestKey(method, params, exec.pin, need, exec.exclude === undefined ? undefined : JSON.stringify(exec.exclude), deadlineMs, policyOf(exec));
+    // With no deadline and no attempt timeout, nothing ends a request that is never answered:
+    // a caller then joins only one started within the default attempt timeout.
+    const unbounded = deadlineMs === Infinity && (exec.attemptTimeoutMs ?? this.#attemptTimeoutMs) === Infinity;
+    return this.#coalescer.run(key, exec.signal, (signal) => go(execWith(exec, { signal })), unbounded ? this.#joinWithin : undefined);
   }
 
   stats(): RpcReadsStats {
