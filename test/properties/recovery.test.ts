@@ -18,6 +18,10 @@
  * endpoint refusing every call for good (`NO_ENDPOINT`), and with no attempt timeout a refresh
  * that never settled held the endpoint's credentials for good; this property finds both.
  *
+ * `probeHealth()` rounds run during the faults too (a timeout of their own, or the default: the
+ * attempt timeout, else the deadline, else 10 s): each must end within that timeout, and a round
+ * once the endpoints are healthy must report every one of them ok.
+ *
  * Not drawn, on purpose: per-endpoint `maxInFlight` and `maxConcurrentCalls` (an attempt that
  * never settles and has no bound holds its slot for as long as it runs: that is the limit
  * working) and rate limits (they bound how soon, not whether).
@@ -28,7 +32,7 @@ import { Pool, isPoolError, type PoolOptions } from '../../src/index.js';
 import { FakeClock } from '../../src/testing/index.js';
 import { checkSeeded } from './run.js';
 
-const RUNS = Number(process.env['FC_RECOVERY_RUNS'] ?? 300);
+const RUNS = Number(process.env['FC_RECOVERY_RUNS'] ?? 1000);
 const SEED = process.env['FC_SEED'] !== undefined ? Number(process.env['FC_SEED']) : 2026120741;
 const INF = Number.POSITIVE_INFINITY;
 const NAMES = ['a', 'b', 'c'];
@@ -65,6 +69,8 @@ interface Scenario {
   /** With `refreshAuth`: its behaviour during the faults, in turn (an `expire` step makes the endpoint answer unauthorized until a refresh works). */
   readonly auth: readonly AuthStep[] | undefined;
   readonly refreshTimeoutMs: number | undefined;
+  /** `pool.probeHealth(op)` rounds during the faults, with a timeout of their own or the default. */
+  readonly healthProbes: readonly { readonly at: number; readonly timeoutMs: number | undefined }[];
 }
 
 const stepArb: fc.Arbitrary<Step> = fc.oneof(
@@ -109,12 +115,15 @@ const scenarioArb: fc.Arbitrary<Scenario> = fc
         }),
         { minLength: 1, maxLength: 20 },
       ),
+      healthProbes: fc.array(fc.record({ at: fc.integer({ min: 0, max: s.recoverAt }), timeoutMs: fc.option(fc.integer({ min: 1, max: 4_000 }), { nil: undefined, freq: 2 }) }), { maxLength: 3 }),
     }) as unknown as fc.Arbitrary<Scenario>,
   );
 
 interface Outcome {
   readonly violations: string[];
   readonly probes: number;
+  /** Health probes that ran out their timeout. */
+  readonly probesTimedOut: number;
 }
 
 async function simulate(sc: Scenario): Promise<Outcome> {
@@ -145,6 +154,7 @@ async function simulate(sc: Scenario): Promise<Outcome> {
     });
   };
   let probesOut = 0;
+  let probesTimedOut = 0;
   let refreshes = 0;
   const refreshAuth = (conn: number, ctx: { signal: AbortSignal }): Promise<void> => {
     const step = recovered ? 'ok' : sc.auth![refreshes++ % sc.auth!.length]!;
@@ -176,9 +186,23 @@ async function simulate(sc: Scenario): Promise<Outcome> {
   };
   const pool = new Pool<number>(options);
   const pending: Promise<unknown>[] = [];
-  const calls = [...sc.calls].sort((a, b) => a.at - b.at);
-  for (const c of calls) {
-    if (c.at > t()) await clock.advance(c.at - t());
+  // A health probe round ends within its timeout: its own, else the attempt timeout, else the deadline, else 10 s.
+  const ownBound = sc.attemptTimeoutMs !== INF ? sc.attemptTimeoutMs : sc.deadlineMs !== INF ? sc.deadlineMs : 10_000;
+  const rounds: { at: number; bound: number; settledAt: number | undefined }[] = [];
+  type Action = { at: number; call: CallGen } | { at: number; probe: Scenario['healthProbes'][number] };
+  const actions: Action[] = [...sc.calls.map((call) => ({ at: call.at, call })), ...sc.healthProbes.map((probe) => ({ at: probe.at, probe }))].sort((a, b) => a.at - b.at);
+  for (const a of actions) {
+    if (a.at > t()) await clock.advance(a.at - t());
+    if ('probe' in a) {
+      const r = { at: t(), bound: a.probe.timeoutMs ?? ownBound, settledAt: undefined as number | undefined };
+      rounds.push(r);
+      void pool.probeHealth(op, a.probe.timeoutMs === undefined ? undefined : { timeoutMs: a.probe.timeoutMs }).then((results) => {
+        r.settledAt = t();
+        probesTimedOut += results.filter((x) => !x.ok && x.timedOut).length;
+      });
+      continue;
+    }
+    const c = a.call;
     const exec = {
       ...(c.pin === undefined ? {} : { pin: NAMES[c.pin]! }),
       ...(c.attemptTimeoutMs === undefined ? {} : { attemptTimeoutMs: c.attemptTimeoutMs }),
@@ -211,25 +235,37 @@ async function simulate(sc: Scenario): Promise<Outcome> {
       violations.push(`${name}: a pinned call ${bound} ms after recovery at ${sc.recoverAt} ms failed (${why}); breaker ${JSON.stringify(pool.breakerState(name))}`);
     }
   }
+  const lastEnd = Math.max(0, ...rounds.map((r) => r.at + r.bound));
+  if (lastEnd > t()) await clock.advance(lastEnd - t());
+  for (const r of rounds) {
+    if (r.settledAt === undefined) violations.push(`a probeHealth round started at ${r.at} ms (bound ${r.bound} ms) never ended`);
+    else if (r.settledAt - r.at > r.bound) violations.push(`a probeHealth round started at ${r.at} ms ended ${r.settledAt - r.at} ms later, past its bound of ${r.bound} ms`);
+  }
+  const report = await clock.runUntilSettled(pool.probeHealth(op));
+  if (report.length !== sc.endpoints || !report.every((x) => x.ok)) violations.push(`probeHealth after recovery: ${JSON.stringify(report.map((x) => [x.endpoint, x.ok]))}`);
   // Not awaited: calls with no bound whose operation never settles keep close() waiting, as documented.
   void pool.close();
   void pending;
-  return { violations, probes: probesOut };
+  return { violations, probes: probesOut, probesTimedOut };
 }
 
 describe('recovery', () => {
   test(`once every endpoint is healthy again, each serves again within the bound its options give (${RUNS} runs)`, async () => {
     let probes = 0;
     let runs = 0;
+    let timedOut = 0;
     await checkSeeded('recovery', scenarioArb, simulate, {
       seed: SEED,
       runs: RUNS,
       seen: (o) => {
         runs++;
         probes += o.probes;
+        timedOut += o.probesTimedOut;
       },
     });
     // The generator reaches half-open probes.
     expect(probes).toBeGreaterThan(runs / 4);
+    // And health probes that hang until their timeout.
+    expect(timedOut).toBeGreaterThan(runs / 10);
   }, 600_000);
 });
