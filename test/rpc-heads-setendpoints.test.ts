@@ -24,6 +24,43 @@ function nodes(heads: Record<string, number>, log: string[]) {
     });
 }
 
+describe('a head far off', () => {
+  test("one wrong head in an answer (far ahead of every other node's) holds the reads of latest only until that node answers again, and goes with the node when setEndpoints takes it out", async () => {
+    const clock = new FakeClock(1_000_000);
+    const heads: Record<string, number> = { a: 100, b: 100, c: 100 };
+    const log: string[] = [];
+    const node = nodes(heads, log);
+    const t = poolTransport({ endpoints: ['a', 'b', 'c'].map((name) => ({ name, transport: node(name) })), heads: { maxLagBlocks: 2, blockTimeMs: 1000 }, strategy: 'round-robin', clock });
+    const client = createClient({ transport: t });
+    for (let i = 0; i < 3; i++) await client.request({ method: 'eth_blockNumber' });
+    const balances = async (n: number) => {
+      log.length = 0;
+      for (let i = 0; i < n; i++) await client.request({ method: 'eth_getBalance', params: ['0x0000000000000000000000000000000000000000', 'latest'] });
+      return [...new Set(log.filter((x) => x.endsWith('eth_getBalance')).map((x) => x.split(':')[0]))].sort();
+    };
+    expect(await balances(6)).toEqual(['a', 'b', 'c']);
+    // c answers once with a head 2^40 blocks on (an overflow, another chain behind its load balancer).
+    heads['c'] = 2 ** 40;
+    for (let i = 0; i < 3 && t.heads()!.best !== 2 ** 40; i++) await client.request({ method: 'eth_blockNumber' });
+    heads['c'] = 100;
+    expect(await balances(3)).toEqual(['c']);
+    // Its next answer with a head puts it back among the others: before the forty-second session c kept
+    // the wrong head, and every read of latest went to c for good.
+    for (let i = 0; i < 3 && t.heads()!.best !== 100; i++) await client.request({ method: 'eth_blockNumber' });
+    expect(t.heads()!.best).toBe(100);
+    expect(await balances(6)).toEqual(['a', 'b', 'c']);
+    // And a wrong head goes with its node.
+    heads['c'] = 2 ** 40;
+    for (let i = 0; i < 3 && t.heads()!.best !== 2 ** 40; i++) await client.request({ method: 'eth_blockNumber' });
+    expect(t.heads()!.best).toBe(2 ** 40);
+    heads['c'] = 100;
+    t.pool.setEndpoints(['a', 'b'].map((name) => ({ name, conn: node(name) })) as never);
+    expect(await balances(4)).toEqual(['a', 'b']);
+    expect(t.heads()!.best).toBe(100);
+    await t.pool.close();
+  });
+});
+
 describe('heads and setEndpoints', () => {
   test('a lagging endpoint removed from the pool is no longer named: the next read succeeds and heads() lists the endpoints of the pool', async () => {
     const clock = new FakeClock(1_000_000);

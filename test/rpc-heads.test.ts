@@ -25,6 +25,34 @@ describe('HeadTracker', () => {
     t.observe('b', 11, 1001);
     expect(t.lagging(1001)).toEqual([]);
   });
+  it('an answer far below an endpoint\'s head (more than 1,024 blocks: a reset, or the head was a wrong answer) replaces it, and the best head comes down with it', () => {
+    const t = new HeadTracker({ maxLagBlocks: 2, stallMs: 60_000 });
+    t.observe('a', 1000, 0); t.observe('b', 1000, 0); t.observe('c', 1000, 0);
+    // One wrong answer of c (an overflow, a node of another chain behind its load balancer).
+    t.observe('c', 5_000_000, 1);
+    expect(t.lagging(1)).toEqual(['a', 'b']);
+    // Before the forty-second session c kept that head (lower numbers were ignored), and a and b stayed behind for good.
+    t.observe('c', 1001, 2);
+    expect([t.head('c'), t.best()]).toEqual([1001, 1001]);
+    expect(t.lagging(2)).toEqual([]);
+    // A drop within the bound is an answer out of order: ignored.
+    t.observe('c', 1001 - 1024, 3);
+    expect(t.head('c')).toBe(1001);
+  });
+  it("an endpoint forgotten or gone takes its head out of the best head: the others are judged against what is left", () => {
+    const t = new HeadTracker({ maxLagBlocks: 2, stallMs: 60_000 });
+    t.observe('a', 1000, 0); t.observe('b', 990, 0); t.observe('c', 5_000_000, 1);
+    expect(t.lagging(1)).toEqual(['a', 'b']);
+    t.forget(['c']);
+    expect(t.best()).toBe(1000);
+    expect(t.lagging(1)).toEqual(['b']);
+    t.observe('c', 5_000_000, 2);
+    t.retain(['a', 'b']);
+    expect(t.best()).toBe(1000);
+    expect(t.lagging(2)).toEqual(['b']);
+    t.retain([]);
+    expect(t.best()).toBeUndefined();
+  });
   it('cannotServe adds endpoints whose head is below a named block', () => {
     const t = new HeadTracker({ maxLagBlocks: 2 });
     t.observe('a', 10, 0); t.observe('b', 9, 0);

@@ -195,12 +195,12 @@ export class HeadRouting {
    * Asks each lagging endpoint for its head: once a block time (10 s before one is known, 100 ms
    * at least) while what is known of it predates the best head's last advance, else once a stall
    * time (it was heard from since and lagged, but may catch up while the front stands still).
-   * Once any head is known, an endpoint whose head is not (new to the pool, or given another
-   * connection) is asked once a block time too, until it answers.
+   * Once any head was known (all may have been forgotten since), an endpoint whose head is not
+   * (new to the pool, or given another connection) is asked once a block time too, until it answers.
    */
   #recheck(now: number, lagging: readonly string[], names: readonly string[]): void {
     const tracker = this.tracker;
-    const unknown = tracker.best() !== undefined && tracker.known < names.length;
+    const unknown = tracker.seen && tracker.known < names.length;
     if (lagging.length === 0 && !unknown) return;
     const often = Math.max(RECHECK_MIN_MS, tracker.blockTimeMs ?? RECHECK_UNKNOWN_MS);
     // Once a stall time, but no more than `often` while the block time is unknown (its stall time, 30 s, is a guess).

@@ -65,6 +65,13 @@ const SAMPLES = 32;
  */
 const MIN_SAMPLES = 3;
 const CATCH_UP_PACE = 2;
+/**
+ * An answer this far below an endpoint's known head is no answer out of order (those are a few
+ * blocks old): the node was reset, or the known head was a wrong answer (an overflow, another
+ * chain behind a load balancer). It replaces the known head. Ignored, one wrong answer kept its
+ * endpoint ahead of all others for good, every other one "behind", every read of latest on it.
+ */
+const RESET_BLOCKS = 1024;
 
 export class HeadTracker {
   readonly maxLagBlocks: number;
@@ -102,7 +109,14 @@ export class HeadTracker {
   observe(endpoint: string, block: number, now: number): void {
     if (!Number.isSafeInteger(block) || block < 0) return;
     const head = this.#heads.get(endpoint);
+    if (head !== undefined && head.block - block > RESET_BLOCKS) {
+      const held = head.block === this.#best;
+      Object.assign(head, { block, advancedAt: now, seenAt: now, front: false });
+      if (held) this.#rebest();
+      return;
+    }
     const front = block >= this.#best;
+    this.#seen = true;
     if (head === undefined) this.#heads.set(endpoint, { block, advancedAt: now, seenAt: now, front: false });
     else if (block >= head.block) head.seenAt = now;
     if (head !== undefined && block > head.block) {
@@ -161,6 +175,10 @@ export class HeadTracker {
   /** How many endpoints' heads are known. */
   get known(): number { return this.#heads.size; }
 
+  /** Whether any head was ever known (they may all have been forgotten since). */
+  get seen(): boolean { return this.#seen; }
+  #seen = false;
+
   /**
    * Whether what is known of `endpoint` may be out of date: it was last heard from before the
    * best head last advanced (a lagging endpoint heard from since is lagging for sure).
@@ -172,13 +190,35 @@ export class HeadTracker {
 
   /** Forgets what is known of these endpoints (`setEndpoints` gave their names other connections). */
   forget(names: readonly string[]): void {
-    for (const name of names) this.#heads.delete(name);
+    let held = false;
+    for (const name of names) {
+      held ||= this.#heads.get(name)?.block === this.#best;
+      this.#heads.delete(name);
+    }
+    if (held) this.#rebest();
   }
 
   /** Forgets the heads of endpoints not in `names` (they left the pool). */
   retain(names: readonly string[]): void {
     if (this.#heads.size === 0) return;
-    for (const name of this.#heads.keys()) if (!names.includes(name)) this.#heads.delete(name);
+    const gone: string[] = [];
+    for (const name of this.#heads.keys()) if (!names.includes(name)) gone.push(name);
+    if (gone.length > 0) this.forget(gone);
+  }
+
+  /**
+   * The best head from the heads known now, once the one that held it went (forgotten, or reset
+   * far lower): before, it stayed, and every endpoint left looked behind a head nobody had.
+   */
+  #rebest(): void {
+    let best = -1;
+    let at = -Infinity;
+    for (const h of this.#heads.values()) {
+      if (h.block > best || (h.block === best && h.advancedAt > at)) at = h.advancedAt;
+      if (h.block > best) best = h.block;
+    }
+    this.#best = best;
+    this.#bestAt = at;
   }
 
   /** Why `endpoint` is lagging at `now`, or undefined when it is not (or its head is unknown). */
