@@ -61,6 +61,31 @@ describe('a head far off', () => {
   });
 });
 
+describe('a head far off, with reads that reveal none', () => {
+  test('the node that gave it is asked again once a stall time while the others look behind: with no poll, and reads of balances only, its wrong head held every read of latest for good', async () => {
+    const clock = new FakeClock(1_000_000);
+    const heads: Record<string, number> = { a: 100, b: 100, c: 100 };
+    const log: string[] = [];
+    const node = nodes(heads, log);
+    const t = poolTransport({ endpoints: ['a', 'b', 'c'].map((name) => ({ name, transport: node(name) })), heads: { maxLagBlocks: 2, blockTimeMs: 1000, stallBlocks: 3 }, strategy: 'round-robin', clock });
+    const client = createClient({ transport: t });
+    heads['c'] = 2 ** 40;
+    for (let i = 0; i < 3; i++) await client.request({ method: 'eth_blockNumber' });
+    heads['c'] = 100;
+    expect(t.heads()!.best).toBe(2 ** 40);
+    const served = new Set<string>();
+    for (let ms = 0; ms < 5_000; ms += 250) {
+      log.length = 0;
+      await client.request({ method: 'eth_getBalance', params: ['0x0000000000000000000000000000000000000000', 'latest'] });
+      if (ms >= 4_000) for (const x of log) if (x.endsWith('eth_getBalance')) served.add(x.split(':')[0]!);
+      await clock.advance(250);
+    }
+    expect(t.heads()!.best).toBe(100);
+    expect([...served].sort()).toEqual(['a', 'b', 'c']);
+    await t.pool.close();
+  });
+});
+
 describe('heads and setEndpoints', () => {
   test('a lagging endpoint removed from the pool is no longer named: the next read succeeds and heads() lists the endpoints of the pool', async () => {
     const clock = new FakeClock(1_000_000);

@@ -214,6 +214,17 @@ export class HeadRouting {
       this.#ask(name);
       nearest = Math.min(nearest, best - tracker.head(name)!);
     }
+    // A front far ahead of every other head is asked again once a stall time when nothing was
+    // heard from it since: it may be a wrong answer, which only the node's own next answer undoes
+    // (heads.ts), and reads of balances reveal no head.
+    if (lagging.length > 0 && tracker.aloneAhead()) {
+      for (const [name, seenAt] of tracker.leaders()) {
+        const last = this.#rechecked.get(name);
+        if (now - seenAt < seldom || (last !== undefined && now - last < seldom)) continue;
+        this.#rechecked.set(name, now);
+        this.#ask(name);
+      }
+    }
     // An endpoint at the front heard from a while ago is asked at the same moment when the
     // blocks produced since could make the fresh answer pass it: the answers then compare heads
     // of one instant. Without it, a node one block behind (asked) and one at the tip (heard a

@@ -175,6 +175,20 @@ export class HeadTracker {
   /** How many endpoints' heads are known. */
   get known(): number { return this.#heads.size; }
 
+  /**
+   * Whether the best head is more than the reset bound above every other head known (one other
+   * at least): a wrong answer, likely, which only its node's next answer undoes.
+   */
+  aloneAhead(): boolean {
+    let others = false;
+    for (const h of this.#heads.values()) {
+      if (h.block === this.#best) continue;
+      if (this.#best - h.block <= RESET_BLOCKS) return false;
+      others = true;
+    }
+    return others;
+  }
+
   /** Whether any head was ever known (they may all have been forgotten since). */
   get seen(): boolean { return this.#seen; }
   #seen = false;
@@ -211,10 +225,12 @@ export class HeadTracker {
    * far lower): before, it stayed, and every endpoint left looked behind a head nobody had.
    */
   #rebest(): void {
+    // When the front reached that block: the first of those at it to get there (the head of one
+    // reset just now is no advance of the chain, and would make the others look stalled).
     let best = -1;
     let at = -Infinity;
     for (const h of this.#heads.values()) {
-      if (h.block > best || (h.block === best && h.advancedAt > at)) at = h.advancedAt;
+      if (h.block > best || (h.block === best && h.advancedAt < at)) at = h.advancedAt;
       if (h.block > best) best = h.block;
     }
     this.#best = best;
