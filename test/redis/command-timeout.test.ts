@@ -14,11 +14,12 @@
  * or thrown on a drawn schedule; the store's clock is a FakeClock, so a timeout is an `advance`.
  */
 import fc from 'fast-check';
-import { afterEach, expect, test } from 'vitest';
+import { afterEach, beforeAll, expect, test } from 'vitest';
 import type { SharedLimit } from '../../src/index.js';
 import { createRedisHealth, createRedisStore, fromIoredis, RedisStoreError, type RedisCommander } from '../../src/redis/index.js';
 import { FakeClock } from '../../src/testing/index.js';
 import { client, describeRedis, ready } from './redis-env.js';
+import { timerLag, withLag } from '../helpers/lag.js';
 
 const RUNS = Number(process.env['FC_REDIS_TIMEOUT_RUNS'] ?? 40);
 const SEED = process.env['FC_SEED'] !== undefined ? Number(process.env['FC_SEED']) : 2026120742;
@@ -69,8 +70,14 @@ function faulty(inner: RedisCommander, clock: FakeClock, fates: Fate[], only?: (
 /** Real time for Redis to answer what was sent (the store's own clock stands still meanwhile). */
 const io = (): Promise<void> => new Promise((r) => setTimeout(r, 5));
 
+/** Real time Redis has to answer (a budget that must not run out: grows with the machine's timer lag). */
+let budget = 2000;
+beforeAll(async () => {
+  budget = withLag(1000, await timerLag(), 40);
+});
+
 /** `p`'s outcome, or `'pending'` once Redis has had real time to answer. */
-async function outcome<T>(p: Promise<T>, ms = 2000): Promise<{ value: T } | { error: unknown } | 'pending'> {
+async function outcome<T>(p: Promise<T>, ms = budget): Promise<{ value: T } | { error: unknown } | 'pending'> {
   let timer: ReturnType<typeof setTimeout> | undefined;
   const late = new Promise<'pending'>((r) => (timer = setTimeout(() => r('pending'), ms)));
   try {
@@ -210,7 +217,7 @@ describeRedis('Redis parts: a command unanswered for commandTimeoutMs', (server)
         await io();
         const problems: string[] = [];
         for (const [i, p] of acquires.entries()) {
-          const o = await outcome(p, 1000);
+          const o = await outcome(p);
           if (o === 'pending') problems.push(`acquire #${i} never settled`);
           else if ('value' in o && 'error' in o.value && !(o.value.error instanceof RedisStoreError)) problems.push(`acquire #${i} failed with ${String(o.value.error)}`);
         }
@@ -279,7 +286,7 @@ describeRedis('Redis parts: a command unanswered for commandTimeoutMs', (server)
         await clock.advance((sc.timeoutMs ?? TIMEOUT_MS) + 25_000);
         await io();
         const problems: string[] = [];
-        for (const [i, q] of started.entries()) if ((await outcome(q, 1000)) === 'pending') problems.push(`promise #${i} of the health API never settled`);
+        for (const [i, q] of started.entries()) if ((await outcome(q)) === 'pending') problems.push(`promise #${i} of the health API never settled`);
         // Another process marks 'c' for the fleet: this one sees it once its view is older than maxAgeMs.
         await createRedisHealth(inner, { prefix: p }).mark('c', 'disabled', 3_600_000);
         await clock.advance(100);
