@@ -6,7 +6,7 @@ import type { PoolState } from '../state.js';
 import type { EndpointState } from './endpoint.js';
 import { selectByLatency, type Selection } from './selector.js';
 
-/** The selector; the cold-start cost is configured or the slowest estimate among endpoints with history (recomputed at most every 100 ms). */
+/** The selector; the cold-start cost is configured or the slowest estimate among endpoints with recent history (recomputed at most every 100 ms). */
 export class LatencySelector<C> {
   readonly #s: PoolState<C>;
   #coldStartMs = 0;
@@ -27,7 +27,7 @@ export class LatencySelector<C> {
     if (now - this.#coldStartAt < 100) return this.#coldStartMs;
     let slowest = 0;
     for (const ep of this.#s.endpoints) {
-      const e = ep.latency?.estimate(-1) ?? -1;
+      const e = ep.latency?.estimate(-1, now) ?? -1;
       if (e > slowest) slowest = e;
     }
     this.#coldStartAt = now;

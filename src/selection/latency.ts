@@ -5,7 +5,7 @@
  * decays back towards faster ones with a time constant, so an endpoint that just became
  * slow is avoided immediately and trusted again gradually. A failed attempt is observed
  * as at least `failurePenaltyMs`, so an endpoint that fails fast does not look fast.
- * An endpoint with no history is costed at `coldStartMs` until it has one.
+ * An endpoint with no history (or only an old one) is costed at `coldStartMs`.
  *
  * A ring of the last 64 durations gives percentiles for `hedge: { percentile }`.
  *
@@ -20,6 +20,8 @@ import { finite, optionsObject, type KnownKeys } from '../options/validate.js';
 import type { FeatureOptions } from '../features.js';
 
 const RING = 64;
+/** History this many `decayMs` old counts as none: the costliest endpoint gets no sample to correct it. */
+const STALE_DECAYS = 3;
 
 export class LatencyTracker {
   #ewma = 0;
@@ -27,6 +29,7 @@ export class LatencyTracker {
   /** Only lower bounds so far (attempts cut short): the estimate is at least the cold start. */
   #boundsOnly = false;
   #updatedAt = 0;
+  #staleAt = Infinity;
   readonly #recent = new Float64Array(RING);
   #next = 0;
   #okCount = 0;
@@ -41,6 +44,7 @@ export class LatencyTracker {
       this.#ewma = this.#ewma * w + rtt * (1 - w);
     }
     this.#updatedAt = now;
+    this.#staleAt = now + STALE_DECAYS * decayMs;
     this.#samples++;
     this.#boundsOnly = false;
     if (!failed) {
@@ -67,8 +71,8 @@ export class LatencyTracker {
    * is only lower bounds (an endpoint known to take at least 40 ms is no faster than one not
    * known at all).
    */
-  estimate(coldStartMs: number): number {
-    return this.#samples === 0 || (this.#boundsOnly && coldStartMs > this.#ewma) ? coldStartMs : this.#ewma;
+  estimate(coldStartMs: number, now?: number): number {
+    return this.#samples === 0 || (now !== undefined && now > this.#staleAt) || (this.#boundsOnly && coldStartMs > this.#ewma) ? coldStartMs : this.#ewma;
   }
 
   /** How many successful durations the percentile ring holds. */

@@ -122,7 +122,7 @@ export function selectByLatency<C>(input: LatencySelectionInput<C>): Selection<C
       else second = ep;
     }
     if (first !== undefined && second !== undefined) {
-      const pick = cost(first, coldStartMs) <= cost(second, coldStartMs) ? first : second;
+      const pick = cost(first, coldStartMs, now) <= cost(second, coldStartMs, now) ? first : second;
       return pick.pick;
     }
     // Too few ready candidates found by sampling: let the ordinary walk decide this tier.
@@ -135,6 +135,6 @@ export function selectByLatency<C>(input: LatencySelectionInput<C>): Selection<C
   return selectEndpoint({ tiers, starts: [0, 0], now, tried, excluded });
 }
 
-function cost<C>(ep: EndpointState<C>, coldStartMs: number): number {
-  return (ep.latency?.estimate(coldStartMs) ?? coldStartMs) * (ep.inFlight + 1);
+function cost<C>(ep: EndpointState<C>, coldStartMs: number, now: number): number {
+  return (ep.latency?.estimate(coldStartMs, now) ?? coldStartMs) * (ep.inFlight + 1);
 }
