@@ -311,6 +311,39 @@ describe('a store that hands what it hears to the pools at once (in one process)
   });
 });
 
+describe('a listener that closes the pool as a call is about to wait (forty-second session: found by the mixed-options generator acting from inside, seed 42422)', () => {
+  test('inside retry-scheduled: the call fails CLOSED at once, sleeps no backoff (here a day: a hint), and close() resolves', async () => {
+    const r = rig({ backoff: { initialMs: 10, maxMs: 86_400_000 } });
+    r.on = (e) => e.type === 'retry-scheduled' && void r.pool.close();
+    let error: unknown;
+    r.pool.execute(() => Promise.reject(failing({ class: 'rate-limited', retryAfterMs: 86_400_000 })), { deadlineMs: Infinity }).catch((e: unknown) => (error = e));
+    await r.clock.advance(0);
+    expect(r.events.find((e) => e.type === 'retry-scheduled')).toMatchObject({ delayMs: 86_400_000, hinted: true });
+    expect(code(error)).toBe('CLOSED');
+    expect(r.clock.pendingForegroundTimers).toBe(0);
+    let closed = false;
+    void r.pool.close().then(() => (closed = true));
+    await r.clock.advance(0);
+    expect(closed).toBe(true);
+    expect(story(r.events, callIds(r.events)[0]!)).toEqual(['attempt-start', 'attempt-failure', 'retry-scheduled', 'call-failed']);
+  });
+
+  test('inside rate-limit-wait: the call fails CLOSED at once and takes no place in the queue', async () => {
+    const r = rig({ endpoints: [{ name: 'a', conn: 'a', rateLimit: { perSecond: 1, burst: 1 } }], maxQueueWaitMs: 60_000 });
+    const first = r.pool.execute(async () => 'first');
+    r.on = (e) => e.type === 'rate-limit-wait' && void r.pool.close();
+    let ran = 0;
+    let error: unknown;
+    r.pool.execute(async () => `second ${++ran}`).catch((e: unknown) => (error = e));
+    r.on = () => undefined;
+    await r.clock.advance(0);
+    expect(code(error)).toBe('CLOSED');
+    expect(r.clock.pendingForegroundTimers).toBe(0);
+    expect(await outcome(r.clock, first)).toEqual({ value: 'first' });
+    expect(ran).toBe(0);
+  });
+});
+
 describe('a listener that closes the pool during a selection', () => {
   test('inside panic: no attempt starts after close(), the call fails CLOSED', async () => {
     const r = rig({ names: ['a', 'b'], breaker: { threshold: 1, cooldownMs: 60_000 }, maxEjectedPercent: 0, maxAttempts: 1 });

@@ -212,6 +212,7 @@ export abstract class Waiting<C, S extends WaitSlots = WaitSlots> extends CallCo
       if (s.listener !== undefined) s.emit({ type: 'rate-limit-wait', callId: this.owner.id, endpoint: ep.name, delayMs: etaMs });
       s.count(METRICS.rateLimitWaits, ep.labels);
       if (this.settled) return;
+      if (s.closed) return this.closedWhileWaiting(); // a listener closed the pool (see call.ts `#sleep`)
     }
     if (requestBound()) return this.sleep(etaMs);
     // Only a pool with the limits feature queues (call.ts `#sleep`).
