@@ -351,8 +351,7 @@ export class Call<C, T> extends Waiting<C, CallHistory<C>> implements AttemptOwn
     if (c.hasFlag(RETRY_PENDING)) {
       c.setFlag(RETRY_PENDING, false);
       if (c.s.listener !== undefined) c.s.emit({ type: 'retry-scheduled', callId: c.id, attempt: c.attempts + 1, delayMs: ms, hinted });
-      if (c.settled) return; // a listener aborted the call
-      if (c.s.closed) return c.closedWhileWaiting(); // or closed the pool: fail as the waiting calls did (not after the backoff)
+      if (c.settled || c.s.closed) return c.closedWhileWaiting(); // a listener ended the call (a no-op then) or closed the pool: fail now, not after the backoff
     }
     c.setFlag(BACKED_OFF, true);
     // Without the limits feature there is no rate to hand out turns at: a cooling endpoint's wait is a sleep.
