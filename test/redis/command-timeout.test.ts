@@ -87,6 +87,29 @@ async function outcome<T>(p: Promise<T>, ms = budget): Promise<{ value: T } | { 
   }
 }
 
+/** Replies come again: the client passes every command on, and the clock moves past every bound and every held reply. */
+async function heal(f: ReturnType<typeof faulty>, inner: RedisCommander, clock: FakeClock, timeoutMs: number | undefined): Promise<void> {
+  f.commander.send = (args) => inner.send(args);
+  f.log.push('healed');
+  await clock.advance((timeoutMs ?? TIMEOUT_MS) + 25_000);
+  await io();
+}
+
+/** Runs a property on its seed (`SEED + offset`); a failure names the seed, the path and what the shrunk run found. */
+async function checkProperty<T>(name: string, arb: fc.Arbitrary<T>, offset: number, run: (sc: T) => Promise<void>): Promise<void> {
+  const result = await fc.check(fc.asyncProperty(arb, run), {
+    seed: SEED + offset,
+    numRuns: RUNS,
+    // A part that stays stuck fails each run by waiting out its bounds: stop shrinking after a minute.
+    interruptAfterTimeLimit: 60_000,
+    markInterruptAsFailure: true,
+    ...(process.env['FC_PATH'] !== undefined ? { path: process.env['FC_PATH'] } : {}),
+  });
+  if (result.failed) {
+    expect.fail(`${name} property failed (seed ${result.seed}); replay: FC_SEED=${result.seed - offset} FC_PATH=${result.counterexamplePath ?? ''} npx vitest run test/redis/command-timeout.test.ts\n${String((result.errorInstance as Error | undefined)?.message)}\n${JSON.stringify(result.counterexample)}`);
+  }
+}
+
 describeRedis('Redis parts: a command unanswered for commandTimeoutMs', (server) => {
   const clients: { disconnect(): void }[] = [];
   afterEach(() => {
@@ -187,58 +210,50 @@ describeRedis('Redis parts: a command unanswered for commandTimeoutMs', (server)
     fc.record({ do: fc.constant('report' as const), key: fc.integer({ min: 0, max: 1 }), endpoint: fc.constantFrom('a' as const, 'b' as const), disabled: fc.boolean() }),
     fc.record({ do: fc.constant('advance' as const), ms: fc.integer({ min: 0, max: 12_000 }) }),
   );
-  const runArb = fc.record({
-    fates: fc.array(fateArb, { maxLength: 12 }),
-    steps: fc.array(stepArb, { minLength: 1, maxLength: 12 }),
-    timeoutMs: fc.oneof(fc.constant(undefined), fc.integer({ min: 1, max: 20_000 })),
-    maxPending: fc.oneof(fc.constant(undefined), fc.integer({ min: 1, max: 4 })),
-  });
+  /** A run: the replies' fates, what is done meanwhile, and the parts' own bounds (or their defaults). */
+  const runOf = <S>(step: fc.Arbitrary<S>) =>
+    fc.record({
+      fates: fc.array(fateArb, { maxLength: 12 }),
+      steps: fc.array(step, { minLength: 1, maxLength: 12 }),
+      timeoutMs: fc.oneof(fc.constant(undefined), fc.integer({ min: 1, max: 20_000 })),
+      maxPending: fc.oneof(fc.constant(undefined), fc.integer({ min: 1, max: 4 })),
+    });
+  const runArb = runOf(stepArb);
 
   test(`after any schedule of lost, late, failed and thrown replies, once replies come again: every acquire has settled, and the store admits and publishes (${RUNS} runs)`, async () => {
     const inner = await connect();
-    const result = await fc.check(
-      fc.asyncProperty(runArb, async (sc) => {
-        const clock = new FakeClock();
-        const f = faulty(inner, clock, [...sc.fates]);
-        const store = createRedisStore(f.commander, { prefix: prefix(), clock, ...(sc.timeoutMs === undefined ? {} : { commandTimeoutMs: sc.timeoutMs }), ...(sc.maxPending === undefined ? {} : { maxPending: sc.maxPending }) });
-        const limits = [limitOf('endpoint:x'), limitOf('endpoint:y')];
-        // Each acquire's outcome, caught as it comes (one may fail while the clock moves).
-        const acquires: Promise<{ value: unknown } | { error: unknown }>[] = [];
-        for (const s of sc.steps) {
-          if (s.do === 'acquire') acquires.push(store.acquire(limits[s.key]!).then((value) => ({ value }), (error: unknown) => ({ error })));
-          else if (s.do === 'report') void store.report(limits[s.key]!, { type: s.disabled ? 'disabled' : 'enabled', endpoint: s.endpoint });
-          else await clock.advance(s.ms);
-          await io();
-        }
-        // Replies come again; the clock moves past every bound and every held reply.
-        f.commander.send = (args) => inner.send(args);
-        f.log.push('healed');
-        await clock.advance((sc.timeoutMs ?? TIMEOUT_MS) + 25_000);
+    await checkProperty('Redis command-timeout', runArb, 0, async (sc) => {
+      const clock = new FakeClock();
+      const f = faulty(inner, clock, [...sc.fates]);
+      const store = createRedisStore(f.commander, { prefix: prefix(), clock, ...(sc.timeoutMs === undefined ? {} : { commandTimeoutMs: sc.timeoutMs }), ...(sc.maxPending === undefined ? {} : { maxPending: sc.maxPending }) });
+      const limits = [limitOf('endpoint:x'), limitOf('endpoint:y')];
+      // Each acquire's outcome, caught as it comes (one may fail while the clock moves).
+      const acquires: Promise<{ value: unknown } | { error: unknown }>[] = [];
+      for (const s of sc.steps) {
+        if (s.do === 'acquire') acquires.push(store.acquire(limits[s.key]!).then((value) => ({ value }), (error: unknown) => ({ error })));
+        else if (s.do === 'report') void store.report(limits[s.key]!, { type: s.disabled ? 'disabled' : 'enabled', endpoint: s.endpoint });
+        else await clock.advance(s.ms);
         await io();
-        const problems: string[] = [];
-        for (const [i, p] of acquires.entries()) {
-          const o = await outcome(p);
-          if (o === 'pending') problems.push(`acquire #${i} never settled`);
-          else if ('value' in o && 'error' in o.value && !(o.value.error instanceof RedisStoreError)) problems.push(`acquire #${i} failed with ${String(o.value.error)}`);
+      }
+      await heal(f, inner, clock, sc.timeoutMs);
+      const problems: string[] = [];
+      for (const [i, p] of acquires.entries()) {
+        const o = await outcome(p);
+        if (o === 'pending') problems.push(`acquire #${i} never settled`);
+        else if ('value' in o && 'error' in o.value && !(o.value.error instanceof RedisStoreError)) problems.push(`acquire #${i} failed with ${String(o.value.error)}`);
+      }
+      if (store.pending !== 0) problems.push(`store.pending is ${store.pending} with nothing waiting`);
+      for (const l of limits) {
+        const admitted = await outcome(store.acquire(l));
+        if (admitted === 'pending' || !('value' in admitted)) problems.push(`after healing, ${l.key}: acquire ${admitted === 'pending' ? 'never settled' : `failed: ${String(admitted.error)}`}`);
+        for (const disabled of [true, false]) {
+          if ((await outcome(store.report(l, { type: disabled ? 'disabled' : 'enabled', endpoint: 'z' }))) === 'pending') problems.push(`after healing, ${l.key}: a report never settled`);
+          await outcome(store.acquire(l));
+          if (store.stateOf(l.key)?.disabled.has('z') !== disabled) problems.push(`after healing, ${l.key}: 'z' reported ${disabled ? 'disabled' : 'enabled'}, the published state says otherwise`);
         }
-        if (store.pending !== 0) problems.push(`store.pending is ${store.pending} with nothing waiting`);
-        for (const l of limits) {
-          const admitted = await outcome(store.acquire(l));
-          if (admitted === 'pending' || !('value' in admitted)) problems.push(`after healing, ${l.key}: acquire ${admitted === 'pending' ? 'never settled' : `failed: ${String(admitted.error)}`}`);
-          for (const disabled of [true, false]) {
-            if ((await outcome(store.report(l, { type: disabled ? 'disabled' : 'enabled', endpoint: 'z' }))) === 'pending') problems.push(`after healing, ${l.key}: a report never settled`);
-            await outcome(store.acquire(l));
-            if (store.stateOf(l.key)?.disabled.has('z') !== disabled) problems.push(`after healing, ${l.key}: 'z' reported ${disabled ? 'disabled' : 'enabled'}, the published state says otherwise`);
-          }
-        }
-        if (problems.length > 0) throw new Error([...problems, `commands: ${f.log.join(' ')}`].join('\n'));
-      }),
-      // A store that stays stuck fails each run by waiting out its bounds: stop shrinking after a minute.
-      { seed: SEED, numRuns: RUNS, interruptAfterTimeLimit: 60_000, markInterruptAsFailure: true, ...(process.env['FC_PATH'] !== undefined ? { path: process.env['FC_PATH'] } : {}) },
-    );
-    if (result.failed) {
-      expect.fail(`Redis command-timeout property failed (seed ${result.seed}); replay: FC_SEED=${result.seed} FC_PATH=${result.counterexamplePath ?? ''} npx vitest run test/redis/command-timeout.test.ts\n${String((result.errorInstance as Error | undefined)?.message)}\n${JSON.stringify(result.counterexample)}`);
-    }
+      }
+      if (problems.length > 0) throw new Error([...problems, `commands: ${f.log.join(' ')}`].join('\n'));
+    });
   }, 300_000);
 
   type HealthStep =
@@ -252,56 +267,42 @@ describeRedis('Redis parts: a command unanswered for commandTimeoutMs', (server)
     fc.record({ do: fc.constant('refreshSurvivors' as const), ttlMs: fc.integer({ min: 1, max: 30_000 }) }),
     fc.record({ do: fc.constant('advance' as const), ms: fc.integer({ min: 0, max: 12_000 }) }),
   );
-  const healthRunArb = fc.record({
-    fates: fc.array(fateArb, { maxLength: 12 }),
-    steps: fc.array(healthStepArb, { minLength: 1, maxLength: 12 }),
-    timeoutMs: fc.oneof(fc.constant(undefined), fc.integer({ min: 1, max: 20_000 })),
-    maxPending: fc.oneof(fc.constant(undefined), fc.integer({ min: 1, max: 4 })),
-  });
+  const healthRunArb = runOf(healthStepArb);
 
   test(`the health API, after any schedule of lost, late, failed and thrown replies, once replies come again: everything it started has settled, it reads the fleet's marks and its survivor list (${RUNS} runs)`, async () => {
     const inner = await connect();
-    const result = await fc.check(
-      fc.asyncProperty(healthRunArb, async (sc) => {
-        const clock = new FakeClock();
-        const f = faulty(inner, clock, [...sc.fates]);
-        const p = prefix();
-        const health = createRedisHealth(f.commander, { prefix: p, clock, maxAgeMs: 100, onError: () => undefined, ...(sc.timeoutMs === undefined ? {} : { commandTimeoutMs: sc.timeoutMs }), ...(sc.maxPending === undefined ? {} : { maxPending: sc.maxPending }) });
-        const started: Promise<unknown>[] = [];
-        const check = (): Promise<string[]> => Promise.resolve(['a', 'b']);
-        for (const s of sc.steps) {
-          if (s.do === 'mark' || s.do === 'clear') started.push(s.do === 'mark' ? health.mark(s.endpoint, 'open', 3_600_000) : health.clear(s.endpoint));
-          else if (s.do === 'exclude') health.exclude(['a', 'b', 'c']);
-          else if (s.do === 'refresh') started.push(health.refresh());
-          else if (s.do === 'marks') started.push(health.marks());
-          else if (s.do === 'readSurvivors') started.push(health.readSurvivors());
-          else if (s.do === 'refreshSurvivors') started.push(health.refreshSurvivors(check, { ttlMs: s.ttlMs }));
-          else if (s.do === 'advance') await clock.advance(s.ms);
-          const revalidating = health.revalidating;
-          if (revalidating !== undefined) started.push(revalidating);
-          await io();
-        }
-        f.commander.send = (args) => inner.send(args);
-        f.log.push('healed');
-        await clock.advance((sc.timeoutMs ?? TIMEOUT_MS) + 25_000);
+    await checkProperty('Redis health command-timeout', healthRunArb, 1, async (sc) => {
+      const clock = new FakeClock();
+      const f = faulty(inner, clock, [...sc.fates]);
+      const p = prefix();
+      const health = createRedisHealth(f.commander, { prefix: p, clock, maxAgeMs: 100, onError: () => undefined, ...(sc.timeoutMs === undefined ? {} : { commandTimeoutMs: sc.timeoutMs }), ...(sc.maxPending === undefined ? {} : { maxPending: sc.maxPending }) });
+      const started: Promise<unknown>[] = [];
+      const check = (): Promise<string[]> => Promise.resolve(['a', 'b']);
+      for (const s of sc.steps) {
+        if (s.do === 'mark' || s.do === 'clear') started.push(s.do === 'mark' ? health.mark(s.endpoint, 'open', 3_600_000) : health.clear(s.endpoint));
+        else if (s.do === 'exclude') health.exclude(['a', 'b', 'c']);
+        else if (s.do === 'refresh') started.push(health.refresh());
+        else if (s.do === 'marks') started.push(health.marks());
+        else if (s.do === 'readSurvivors') started.push(health.readSurvivors());
+        else if (s.do === 'refreshSurvivors') started.push(health.refreshSurvivors(check, { ttlMs: s.ttlMs }));
+        else if (s.do === 'advance') await clock.advance(s.ms);
+        const revalidating = health.revalidating;
+        if (revalidating !== undefined) started.push(revalidating);
         await io();
-        const problems: string[] = [];
-        for (const [i, q] of started.entries()) if ((await outcome(q)) === 'pending') problems.push(`promise #${i} of the health API never settled`);
-        // Another process marks 'c' for the fleet: this one sees it once its view is older than maxAgeMs.
-        await createRedisHealth(inner, { prefix: p }).mark('c', 'disabled', 3_600_000);
-        await clock.advance(100);
-        health.exclude(['a', 'b', 'c']);
-        if ((await outcome(health.refresh())) === 'pending') problems.push('after healing, refresh() never settled');
-        if (!health.exclude(['c', 'd']).includes('c')) problems.push("after healing, the fleet's mark on 'c' is not excluded");
-        const published = await outcome(health.publishSurvivors(['x'], 60_000));
-        const read = await outcome(health.readSurvivors());
-        if (published === 'pending' || read === 'pending' || !('value' in read) || JSON.stringify(read.value) !== '["x"]') problems.push(`after healing, a published survivor list reads back as ${JSON.stringify(read)}`);
-        if (problems.length > 0) throw new Error([...problems, `commands: ${f.log.join(' ')}`].join('\n'));
-      }),
-      { seed: SEED + 1, numRuns: RUNS, interruptAfterTimeLimit: 60_000, markInterruptAsFailure: true, ...(process.env['FC_PATH'] !== undefined ? { path: process.env['FC_PATH'] } : {}) },
-    );
-    if (result.failed) {
-      expect.fail(`Redis health command-timeout property failed (seed ${result.seed}); replay: FC_SEED=${result.seed - 1} FC_PATH=${result.counterexamplePath ?? ''} npx vitest run test/redis/command-timeout.test.ts\n${String((result.errorInstance as Error | undefined)?.message)}\n${JSON.stringify(result.counterexample)}`);
-    }
+      }
+      await heal(f, inner, clock, sc.timeoutMs);
+      const problems: string[] = [];
+      for (const [i, q] of started.entries()) if ((await outcome(q)) === 'pending') problems.push(`promise #${i} of the health API never settled`);
+      // Another process marks 'c' for the fleet: this one sees it once its view is older than maxAgeMs.
+      await createRedisHealth(inner, { prefix: p }).mark('c', 'disabled', 3_600_000);
+      await clock.advance(100);
+      health.exclude(['a', 'b', 'c']);
+      if ((await outcome(health.refresh())) === 'pending') problems.push('after healing, refresh() never settled');
+      if (!health.exclude(['c', 'd']).includes('c')) problems.push("after healing, the fleet's mark on 'c' is not excluded");
+      const published = await outcome(health.publishSurvivors(['x'], 60_000));
+      const read = await outcome(health.readSurvivors());
+      if (published === 'pending' || read === 'pending' || !('value' in read) || JSON.stringify(read.value) !== '["x"]') problems.push(`after healing, a published survivor list reads back as ${JSON.stringify(read)}`);
+      if (problems.length > 0) throw new Error([...problems, `commands: ${f.log.join(' ')}`].join('\n'));
+    });
   }, 300_000);
 });
