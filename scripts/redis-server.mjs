@@ -80,8 +80,27 @@ export async function startRedis(options = {}) {
     const exited = new Promise((resolve) => child.once('exit', resolve));
     child.exited = exited;
     await Promise.race([waitForPort(port, 5000), exited.then(() => Promise.reject(new Error(`redis-server exited at start (port ${port})`)))]);
+    // The port was free when chosen, but another process (a test file starting its own server
+    // beside this one) may have taken it since: then this server exits, and the answer came from
+    // the other one. Still running a moment later, it is ours.
+    await new Promise((resolve) => setTimeout(resolve, 50));
+    if (child.exitCode !== null || child.signalCode !== null) throw new Error(`redis-server exited at start (port ${port})`);
   };
-  await launch();
+  // A free port chosen by this process can be taken before the server binds it (CI once saw
+  // "exited at start" with several test processes starting servers): another port, up to 5 times.
+  for (let tries = 1; ; tries++) {
+    try {
+      await launch();
+      break;
+    } catch (error) {
+      if (child.exitCode === null && child.signalCode === null) {
+        child.kill('SIGKILL');
+        await child.exited;
+      }
+      if (options.port !== undefined || tries >= 5) throw error;
+      port = await freePort();
+    }
+  }
   const handle = {
     get port() {
       return port;
