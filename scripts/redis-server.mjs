@@ -73,7 +73,8 @@ export async function startRedis(options = {}) {
   const dir = mkdtempSync(join(tmpdir(), 'endpoint-pool-redis-'));
   let port = options.port ?? (await freePort());
   let child;
-  const launch = async () => {
+  /** `fresh`: on a port just chosen as free (not a restart on the server's own port). */
+  const launch = async (fresh = false) => {
     child = spawn(BIN, ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no', '--dir', dir, '--protected-mode', 'yes', '--loglevel', 'warning'], {
       stdio: 'ignore',
     });
@@ -82,7 +83,9 @@ export async function startRedis(options = {}) {
     await Promise.race([waitForPort(port, 5000), exited.then(() => Promise.reject(new Error(`redis-server exited at start (port ${port})`)))]);
     // The port was free when chosen, but another process (a test file starting its own server
     // beside this one) may have taken it since: then this server exits, and the answer came from
-    // the other one. Still running a moment later, it is ours.
+    // the other one. Still running a moment later, it is ours. (Not on a restart: a test that
+    // restarts Redis times what follows from the moment it answers.)
+    if (!fresh) return;
     await new Promise((resolve) => setTimeout(resolve, 50));
     if (child.exitCode !== null || child.signalCode !== null) throw new Error(`redis-server exited at start (port ${port})`);
   };
@@ -90,7 +93,7 @@ export async function startRedis(options = {}) {
   // "exited at start" with several test processes starting servers): another port, up to 5 times.
   for (let tries = 1; ; tries++) {
     try {
-      await launch();
+      await launch(options.port === undefined);
       break;
     } catch (error) {
       if (child.exitCode === null && child.signalCode === null) {
