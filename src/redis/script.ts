@@ -50,44 +50,26 @@ export class Connection {
       return Promise.reject(new RedisStoreError('STORE_BUSY', `${this.#pending} Redis commands are still waiting for an answer`));
     }
     this.#pending++;
-    let counted = true;
-    const done = (): void => {
-      if (counted) this.#pending--;
-      counted = false;
-    };
-    return this.bounded(fn(), done);
+    return this.bounded(fn(), () => void this.#pending--);
   }
 
   /**
-   * `p`, or a `STORE_TIMEOUT` rejection once `timeoutMs` has passed without an answer; `done`
-   * runs once, when either comes first.
+   * `p`, or a `STORE_TIMEOUT` rejection once `timeoutMs` has passed without an answer (never,
+   * with `Infinity`); `done` runs once, when either comes first.
    */
   bounded<T>(p: Promise<T>, done?: () => void): Promise<T> {
-    if (this.#timeoutMs === Infinity) {
-      if (done === undefined) return p;
-      return p.then(
-        (value) => (done(), value),
-        (error: unknown) => {
-          done();
-          throw error;
-        },
-      );
-    }
+    const clock = this.#clock;
+    const ms = this.#timeoutMs;
     return new Promise<T>((resolve, reject) => {
       let open = true;
       const end = (): boolean => {
         if (!open) return false;
         open = false;
-        clock.clearTimeout(timer);
+        if (timer !== undefined) clock.clearTimeout(timer);
         done?.();
         return true;
       };
-      const clock = this.#clock;
-      const timer = clock.setTimeout(
-        () => void (end() && reject(new RedisStoreError('STORE_TIMEOUT', `no answer from Redis within ${this.#timeoutMs} ms (commandTimeoutMs)`))),
-        this.#timeoutMs,
-        true,
-      );
+      const timer = ms === Infinity ? undefined : clock.setTimeout(() => void (end() && reject(new RedisStoreError('STORE_TIMEOUT', `no answer from Redis within ${ms} ms (commandTimeoutMs)`))), ms, true);
       p.then(
         (value) => void (end() && resolve(value)),
         (error: unknown) => void (end() && reject(error)),

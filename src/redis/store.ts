@@ -26,9 +26,9 @@
  *
  * Failure contract: `acquire` never throws; it rejects with a `RedisStoreError` when the
  * client throws, is not connected, answers with an error, leaves a command unanswered for
- * `commandTimeoutMs`, or has `maxPending` commands outstanding. The pool bounds each acquire by `sharedQuota.timeoutMs` and degrades on a
- * rejection; a script error is one failed acquire, never a lasting state (the next acquire
- * runs the script again).
+ * `commandTimeoutMs`, or has `maxPending` commands outstanding. The pool bounds each acquire
+ * by `sharedQuota.timeoutMs` and degrades on a rejection; a script error is one failed
+ * acquire, never a lasting state (the next acquire runs the script again).
  */
 import type { Clock } from '../base/clock.js';
 import { PoolError, describe } from '../base/errors.js';

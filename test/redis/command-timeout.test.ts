@@ -139,6 +139,8 @@ describeRedis('Redis parts: a command unanswered for commandTimeoutMs', (server)
     expect(await outcome(meanwhile)).toEqual({ value: 0 });
     expect(await outcome(store.acquire(limit))).toEqual({ value: 0 });
     expect(store.pending).toBe(0);
+    // Each command's guard goes with its answer: none is left to fire.
+    expect(clock.pendingTimers).toBe(0);
   });
 
   test('a SCRIPT LOAD whose reply never comes: the next run loads the script again', async () => {
