@@ -4,7 +4,7 @@
  * `new Pool({ endpoints, classify })`, then `pool.execute((conn, ctx) => call(conn, ctx.signal))`.
  * The core has no runtime dependency and imports no `node:` module.
  */
-export { Pool, PoolCore, type EndpointStats, type ProbeOptions } from './pool.js';
+export { Pool, PoolCore, type EndpointStats, type CloseOptions, type ProbeOptions } from './pool.js';
 export { healthProbes, retryBudgets, rateLimits, hedging, latencySelection, healthSelection, randomSelection, panicMode, failureRates, authRefresh, sharedQuotas, reusableSignals, concurrencyLimits, callRouting } from './features-all.js';
 export type { Feature } from './features.js';
 export { Refresher, type RefresherOptions, type RefreshResult, type SharedSurvivors } from './extras/refresher.js';

@@ -88,6 +88,16 @@ export interface EndpointStats {
   readonly parkedUntilMs: number | undefined;
 }
 
+/** Options of `close()`. */
+export interface CloseOptions {
+  /**
+   * How long attempts already running may go on (ms on the pool's clock): then their calls fail
+   * `CLOSED` and their signals abort. `0`: at once. Default `Infinity`: they finish. A second
+   * `close()` can only bring the time forward.
+   */
+  abortAfterMs?: number;
+}
+
 export interface ProbeOptions {
   /** Timeout of each probe. @default the pool's `attemptTimeoutMs`; without one its `deadlineMs`; without either 10000 */
   readonly timeoutMs?: number;
@@ -276,19 +286,24 @@ export class PoolCore<C> {
   /**
    * Stops the pool: new calls fail with `CLOSED`, calls that are waiting (for a permit,
    * a backoff, a rate limit) fail with `CLOSED` at once, and attempts already running
-   * finish; a call whose running attempt fails is not retried. Resolves when no call is
-   * left. Idempotent.
+   * finish (or, past `abortAfterMs`, are abandoned); a call whose running attempt fails is
+   * not retried. Resolves when no call is left. Idempotent.
    */
-  close(): Promise<void> {
-    if (this.#closing !== undefined) return this.#closing;
+  close(options?: CloseOptions): Promise<void> {
+    const after = options?.abortAfterMs === undefined ? Infinity : options.abortAfterMs;
+    if (!(typeof after === 'number' && after >= 0)) return Promise.reject(invalidOption('abortAfterMs', 'a number of milliseconds >= 0, or Infinity', after));
     const s = this.#s;
-    s.closed = true;
-    for (const w of [...s.waiting]) w.closeWaiting();
-    for (const cut of [...s.probes]) cut(new PoolError('CLOSED', 'the pool was closed while probing'));
-    this.#closing = (s.active === 0 ? Promise.resolve() : new Promise<void>((resolve) => (s.onIdle = resolve))).then(() => {
-      s.timeouts.stop();
-      s.fleet?.stopListening();
-    });
+    if (this.#closing === undefined) {
+      s.closed = true; // #closing is set before the waits end: a listener's close() meanwhile gets it
+      this.#closing = new Promise<void>((resolve) => (s.onIdle = () => (s.stopAborting(), resolve()))).then(() => {
+        s.timeouts.stop();
+        s.fleet?.stopListening();
+      });
+      for (const w of [...s.waiting]) w.closeWaiting();
+      for (const cut of [...s.probes]) cut(new PoolError('CLOSED', 'the pool was closed while probing'));
+      if (s.active === 0) s.onIdle!();
+    }
+    if (after !== Infinity) s.abortAfter(after);
     return this.#closing;
   }
 

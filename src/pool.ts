@@ -21,4 +21,4 @@ export class Pool<C> extends PoolCore<C> {
   }
 }
 
-export { PoolCore, defaultDeadlineMs, executeAs, executorAs, taggedExecutor, type EndpointStats, type EndpointStatus, type ProbeOptions } from './pool-core.js';
+export { PoolCore, defaultDeadlineMs, executeAs, executorAs, taggedExecutor, type EndpointStats, type EndpointStatus, type CloseOptions, type ProbeOptions } from './pool-core.js';

@@ -3,7 +3,7 @@
  * queue, parked calls, and the helpers that emit events and metrics. `Pool` is the public
  * facade over it; `Call` (one per `execute`) reads and updates it.
  */
-import { wallNow, type Clock, type RandomSource } from './base/clock.js';
+import { wallNow, type Clock, type RandomSource, type TimerHandle } from './base/clock.js';
 import type { EndpointState } from './selection/endpoint.js';
 import { buildEndpointSet } from './selection/endpoint-set.js';
 import { deliver, Listeners, type EventListener, type PoolEvent } from './base/events.js';
@@ -67,6 +67,8 @@ export class PoolState<C> {
   /** The plan of a call made with no options (shared: nothing allocated per call). */
   readonly defaultPlan: CallPlan<C>;
   onIdle: (() => void) | undefined;
+  #abortAt = Infinity;
+  #abortTimer: TimerHandle | undefined;
   /** The calendar reading, for daily resets only (everything else runs on the monotonic `clock.now()`). */
   readonly wall = (): number => wallNow(this.clock);
 
@@ -204,6 +206,33 @@ export class PoolState<C> {
     this.active--;
     if (this.active === 0 && this.onIdle !== undefined) this.onIdle();
   }
+
+  /** `close({ abortAfterMs })`: `ms` from now (unless set sooner), every call with an attempt running fails `CLOSED`. */
+  abortAfter(ms: number): void {
+    const at = this.clock.now() + ms;
+    if (at >= this.#abortAt || this.active === 0) return;
+    this.#abortAt = at;
+    this.stopAborting();
+    if (ms > 0) this.#abortTimer = this.clock.setTimeout(() => this.#abortRunning(), ms);
+    else this.#abortRunning();
+  }
+
+  stopAborting(): void {
+    if (this.#abortTimer !== undefined) this.clock.clearTimeout(this.#abortTimer);
+    this.#abortTimer = undefined;
+  }
+
+  #abortRunning(): void {
+    this.#abortTimer = undefined;
+    // Every running attempt is queued (see timeouts.ts); a call's first abandons its others too.
+    for (const a of this.timeouts.entries() as unknown as Running[]) if (a.queued) a.owner.closedRunning();
+  }
+}
+
+/** What the timeout queue holds: attempts (call/attempt.ts, not imported here: it imports this file). */
+interface Running {
+  readonly queued: boolean;
+  readonly owner: { closedRunning(): void };
 }
 
 const ZERO_STARTS: readonly number[] = [0, 0];

@@ -27,6 +27,8 @@ export interface AttemptOwner<C> {
   attemptSucceeded(a: Attempt<C>, value: unknown): void;
   attemptFailed(a: Attempt<C>, error: unknown, sync: boolean): void;
   attemptTimedOut(a: Attempt<C>): void;
+  /** `close({ abortAfterMs })`'s time passed with the attempt running: the call fails `CLOSED`. */
+  closedRunning(): void;
 }
 
 /** When an attempt times out: `timeout` after it started, or at the call's deadline if that comes first. */
@@ -215,10 +217,9 @@ export function claimSlot<C>(ep: EndpointState<C>, now: number): void {
   ep.usage.add(now);
 }
 
-/** Arms the attempt's timeout (the earlier of its own and the deadline: see dueAt); counts and announces it. */
+/** Queues the attempt's timeout (the earlier of its own and the deadline: see dueAt; `Infinity` arms nothing); counts and announces it. */
 export function startAttempt<C>(s: PoolState<C>, a: Attempt<C>): void {
-  const due = a.dueAt;
-  if (due !== Infinity) s.timeouts.add(a, due);
+  s.timeouts.add(a, a.dueAt);
   const ep = a.ep;
   // The event first, then the metric: a sink that acts on the pool finds the news out (as every hook after an event does).
   if (s.listener !== undefined) s.emit({ type: 'attempt-start', callId: a.owner.id, endpoint: ep.name, attempt: a.attempt, probe: a.probe !== 0 });

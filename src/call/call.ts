@@ -89,8 +89,8 @@ export class Call<C, T> extends Waiting<C, CallHistory<C>> implements AttemptOwn
     Call.#next(this);
   }
 
-  protected closedWhileWaiting(): void {
-    Call.#fail(this, 'CLOSED', 'the pool was closed while the call was waiting');
+  protected closedWhileWaiting(why = 'while the call was waiting'): void {
+    Call.#fail(this, 'CLOSED', `the pool was closed ${why}`);
   }
 
   protected waitTimedOut(was: WaitState): void {

@@ -10,7 +10,9 @@
  * to add or remove, so due times arriving in decreasing order never make the queue
  * quadratic. The earliest entry is the earlier of the list's head and the heap's top. One
  * clock timer is armed for it; it is not cleared when that entry leaves early (it simply
- * fires, finds nothing due, and re-arms).
+ * fires, finds nothing due, and re-arms). An attempt with no timeout is queued too (due at
+ * `Infinity`, at the list's tail, arming nothing): the queue holds every running attempt,
+ * which is how `close({ abortAfterMs })` finds them.
  *
  * A queued attempt keeps the process alive (an operation that waits on nothing else still
  * gets its timeout); an empty queue does not. On Node with the system clock that costs
@@ -50,11 +52,11 @@ export class TimeoutQueue {
   readonly #holds: Set<() => void> | undefined;
   /** Run before the process would exit: attempts still queued keep it alive until their timeouts. */
   readonly #hold = (): void => {
-    if (this.#head !== undefined || this.#heap.length > 0) this.#setRef(true);
+    if (this.#due()) this.#setRef(true);
   };
 
-  /** Where timers belong to a request (base/request-bound.ts): each entry's own timer, armed by its call. */
-  readonly #own: Map<TimeoutEntry, TimerHandle> | undefined;
+  /** Where timers belong to a request (base/request-bound.ts): each entry's own timer, armed by its call (none for an entry never due). */
+  readonly #own: Map<TimeoutEntry, TimerHandle | undefined> | undefined;
 
   constructor(clock: Clock) {
     this.#clock = clock;
@@ -69,7 +71,7 @@ export class TimeoutQueue {
     if (own !== undefined) {
       // Its own timer, armed now, in the request of the code that adds it.
       const clock = this.#clock;
-      own.set(entry, clock.setTimeout(() => entry.queued && (this.remove(entry), entry.expire(clock.now())), Math.max(0, dueAt - clock.now())));
+      own.set(entry, dueAt === Infinity ? undefined : clock.setTimeout(() => entry.queued && (this.remove(entry), entry.expire(clock.now())), Math.max(0, dueAt - clock.now())));
       return;
     }
     const tail = this.#tail;
@@ -94,7 +96,7 @@ export class TimeoutQueue {
     // add a later entry while earlier ones are still queued).
     firstDue ??= this.#earliest()!.dueAt;
     if (firstDue < this.#armedAt) this.#arm(firstDue);
-    else if (!this.#refed && this.#holds === undefined) this.#setRef(true);
+    else if (!this.#refed && this.#holds === undefined && dueAt !== Infinity) this.#setRef(true);
   }
 
   remove(entry: TimeoutEntry): void {
@@ -102,7 +104,8 @@ export class TimeoutQueue {
     entry.queued = false;
     const own = this.#own;
     if (own !== undefined) {
-      this.#clock.clearTimeout(own.get(entry)!);
+      const timer = own.get(entry);
+      if (timer !== undefined) this.#clock.clearTimeout(timer);
       own.delete(entry);
       return;
     }
@@ -118,12 +121,25 @@ export class TimeoutQueue {
       else next.prevTimeout = prev;
       entry.prevTimeout = entry.nextTimeout = undefined;
     }
-    if (this.#refed && this.#head === undefined && this.#heap.length === 0) this.#setRef(false);
+    if (this.#refed && !this.#due()) this.#setRef(false);
+  }
+
+  /** Whether an entry with a due time is queued (one with none keeps nothing alive). */
+  #due(): boolean {
+    const h = this.#head;
+    return this.#heap.length > 0 || (h !== undefined && h.dueAt !== Infinity);
+  }
+
+  /** What is queued now, in no order (`close({ abortAfterMs })` ends them). */
+  entries(): TimeoutEntry[] {
+    const all = this.#own === undefined ? this.#heap.slice() : [...this.#own.keys()];
+    for (let e = this.#head; e !== undefined; e = e.nextTimeout) all.push(e);
+    return all;
   }
 
   /** Stops the timer (the pool is closed and nothing is queued). */
   stop(): void {
-    this.#own?.forEach((timer) => this.#clock.clearTimeout(timer));
+    this.#own?.forEach((timer) => timer !== undefined && this.#clock.clearTimeout(timer));
     this.#own?.clear();
     if (this.#timer !== undefined) this.#clock.clearTimeout(this.#timer);
     this.#timer = undefined;

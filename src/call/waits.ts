@@ -126,7 +126,7 @@ export abstract class Waiting<C, S extends WaitSlots = WaitSlots> extends CallCo
   /** The wait's timer fired: `was` is the wait it ended (its deadline or its own time). */
   protected abstract waitTimedOut(was: WaitState): void;
   /** The pool closed while the call was waiting. */
-  protected abstract closedWhileWaiting(): void;
+  protected abstract closedWhileWaiting(why?: string): void;
   /** The caller's signal fired. */
   abstract aborted(): void;
 
@@ -254,6 +254,11 @@ export abstract class Waiting<C, S extends WaitSlots = WaitSlots> extends CallCo
   /** `close()` reached this call while it was waiting. */
   closeWaiting(): void {
     if (this.waiting !== NONE) this.closedWhileWaiting();
+  }
+
+  /** AttemptOwner: `close({ abortAfterMs })`'s time passed with an attempt of this call running. */
+  closedRunning(): void {
+    this.closedWhileWaiting('and its abortAfterMs passed with an attempt running');
   }
 
   /** Takes a pool-wide permit if one is free (or calls are not limited); otherwise queues for one. */

@@ -36,7 +36,7 @@ import { wallNow } from '../base/clock.js';
 import { rpcAnswerKey } from '../rpc/answer-key.js';
 import { RpcReads, type RpcReadOptions, type RpcReadsStats } from '../rpc/reads.js';
 import { HeadRouting } from '../rpc/head-poll.js';
-import { onPoolClose } from '../pool-core.js';
+import { onPoolClose, type CloseOptions } from '../pool-core.js';
 import { FilterNotFoundError } from '../rpc/filters.js';
 import type { HeadOptions, HeadSnapshot } from '../rpc/heads.js';
 import { classifyEthersError } from './classify.js';
@@ -188,9 +188,10 @@ export class PooledJsonRpcProvider extends JsonRpcApiProvider {
   }
 
   /** Stops the provider (ethers' `destroy`), the head poll and the pool; resolves when no call is left. */
-  async close(): Promise<void> {
-    this.destroy();
-    await this.pool.close();
+  async close(options?: CloseOptions): Promise<void> {
+    const closing = this.pool.close(options); // a bad option rejects, and stops nothing
+    if (this.pool.closed) this.destroy();
+    await closing;
   }
 
   override destroy(): void {

@@ -55,7 +55,7 @@ import { rpcAnswerKey } from '../rpc/answer-key.js';
 import { redactError } from '../extras/redact.js';
 import type { HeadOptions, HeadSnapshot } from '../rpc/heads.js';
 import { HeadRouting } from '../rpc/head-poll.js';
-import { onPoolClose } from '../pool-core.js';
+import { onPoolClose, type CloseOptions } from '../pool-core.js';
 
 /** Per-method override: return a class to decide, `undefined` to use the default. */
 export type ViemClassifier = (error: unknown, method: string | undefined) => ClassifyResult | undefined;
@@ -129,8 +129,8 @@ export interface PoolTransport extends TransportFactory {
   readStats(): ReturnType<RpcReads['stats']>;
   /** What head-aware routing knows now (each endpoint's head, which lag and why); `undefined` without `heads`. */
   heads(): HeadSnapshot | undefined;
-  /** Stops the head poll and closes the pool (`pool.close()` also ends the poll, at its next tick). */
-  close(): Promise<void>;
+  /** Stops the head poll and closes the pool (`pool.close(options)`, which also ends the poll). */
+  close(options?: CloseOptions): Promise<void>;
   /**
    * Runs `fn` with a transport bound to one endpoint the pool selects. The whole of `fn`
    * is one attempt: if it fails in a way another endpoint could fix, it runs again there.
@@ -368,9 +368,10 @@ export function poolTransport(options: PoolTransportOptions): PoolTransport {
     quorum: (need: number) => build(undefined, need),
     readStats: () => reads.stats(),
     heads: () => routing?.snapshot(),
-    close: () => {
-      routing?.stop();
-      return pool.close();
+    close: (options?: CloseOptions) => {
+      const closing = pool.close(options); // a bad option rejects, and stops nothing
+      if (pool.closed) routing?.stop();
+      return closing;
     },
     async withEndpoint<T>(fn: (transport: TransportFactory, endpoint: string) => Promise<T>, execOptions?: ExecuteOptions): Promise<T> {
       // Called inside the attempt, a non-function would fail as the operation's own TypeError.

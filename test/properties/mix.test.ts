@@ -20,11 +20,12 @@ interface Totals {
   attempts: number;
   hedges: number;
   changes: number;
+  forced: number;
   endings: Record<string, number>;
 }
 
 async function checkMix(name: string, bias: MixBias, runs = RUNS, seed = SEED, jitterMs?: number): Promise<Totals> {
-  const totals: Totals = { runs: 0, attempts: 0, hedges: 0, changes: 0, endings: {} };
+  const totals: Totals = { runs: 0, attempts: 0, hedges: 0, changes: 0, forced: 0, endings: {} };
   const result = await fc.check(
     fc.asyncProperty(jitterMs === undefined ? mixArb(bias) : mixArb(bias).map((sc) => ({ ...sc, jitterMs, stallMs: Number(process.env['FC_STALL_MS'] ?? 250), resolutionMs: Number(process.env['FC_RESOLUTION_MS'] ?? 0) })), async (sc) => {
       // MIX_LAST=file: each scenario is written there before it runs (to catch one that never returns).
@@ -34,6 +35,7 @@ async function checkMix(name: string, bias: MixBias, runs = RUNS, seed = SEED, j
       totals.attempts += o.attempts;
       totals.hedges += o.hedges;
       totals.changes += o.changes;
+      totals.forced += o.forced ?? 0;
       for (const [k, x] of Object.entries(o.endings)) totals.endings[k] = (totals.endings[k] ?? 0) + x;
       return o.violations.length === 0;
     }),
@@ -71,6 +73,11 @@ describe('mixed options, faults and changes', () => {
   test(`hedging, budgets and every strategy (${RUNS} runs)`, async () => {
     const t = await checkMix('hedging', { hedge: 0.8, hang: 3 });
     expect(t.hedges).toBeGreaterThan(RUNS / 5);
+  }, 120_000);
+
+  test(`close() with abortAfterMs ends every call by then, hung attempts and hedges included (${RUNS} runs)`, async () => {
+    const t = await checkMix('close-abort', { close: 0.9, hang: 4, hedge: 0.5, endless: 4 });
+    expect(t.forced).toBeGreaterThan(RUNS / 10);
   }, 120_000);
 
   test(`rate limits, groups and hints (${RUNS} runs)`, async () => {
@@ -112,6 +119,7 @@ describe('the same, with time passing between two readings of the clock, and sta
     ['late', { late: true, change: 0.9, rateLimited: 6, limits: 0.9, recovery: 0.9, hang: 1, spread: 1500 }],
     ['changes', { change: 0.9, close: 0.5, unauthorized: 2 }],
     ['reentrant', { reentrant: true, change: 0.9, close: 0.4, hints: true, hedge: 0.6, limits: 0.5, hang: 3 }],
+    ['close-abort', { close: 0.9, hang: 4, hedge: 0.5, endless: 4 }],
   ] as [string, MixBias][])(`%s, jittered (${RUNS} runs)`, async (name, bias) => {
     const t = await checkMix(`${name}, jittered`, bias, RUNS, SEED + 1, JITTER);
     expect(t.runs).toBe(RUNS);

@@ -131,6 +131,8 @@ export interface MixScenario {
   readonly changes: readonly MixChange[];
   readonly probes: readonly { readonly at: number; readonly d: number; readonly timeoutMs: number }[];
   readonly closeAt: number | undefined;
+  /** `close({ abortAfterMs })` at `closeAt` (undefined: `close()`), and optionally a second `close()` `laterMs` after it. */
+  readonly closeAbort?: { readonly afterMs: number | undefined; readonly later: { readonly laterMs: number; readonly afterMs: number | undefined } | undefined };
   readonly seed: number;
   /** With `MixBias.hints`: `enableEndpoint`, `report()` and group toggles by `setEndpoints` in the middle of traffic. */
   readonly hints?: MixHints;
@@ -176,7 +178,12 @@ export interface MixBias {
   readonly late?: boolean;
   /** Generate `MixScenario.reentrant`: the actions run inside event listeners. */
   readonly reentrant?: boolean;
+  /** Weight of a pool with no attempt timeout (against 1 for a finite one; default 1). */
+  readonly endless?: number;
 }
+
+/** What a scenario's `close()` is given as `abortAfterMs`: nothing (3 runs in 8), at once, a time, or `Infinity`. */
+const abortAfterArb = fc.oneof({ weight: 3, arbitrary: fc.constant(undefined) }, { weight: 2, arbitrary: fc.constant(0) }, { weight: 2, arbitrary: fc.integer({ min: 1, max: 1000 }) }, { weight: 1, arbitrary: fc.constant(INF) });
 
 function maybe<T>(arb: fc.Arbitrary<T>, p: number): fc.Arbitrary<T | undefined> {
   return fc.oneof({ weight: Math.round(p * 100), arbitrary: arb }, { weight: Math.round((1 - p) * 100), arbitrary: fc.constant(undefined) });
@@ -269,7 +276,7 @@ export function mixArb(b: MixBias = {}): fc.Arbitrary<MixScenario> {
       endpoints: fc.array(endpointArb(b), { minLength: 1, maxLength: 4 }),
       strategy: fc.constantFrom<Strategy>('ordered', 'round-robin', 'random', 'health', 'latency'),
       maxAttempts: maybe(fc.integer({ min: 1, max: 5 }), 0.7),
-      attemptTimeoutMs: fc.oneof(fc.integer({ min: 5, max: 600 }), fc.constant(INF)),
+      attemptTimeoutMs: fc.oneof(fc.integer({ min: 5, max: 600 }), { weight: b.endless ?? 1, arbitrary: fc.constant(INF) }),
       deadlineMs: fc.oneof({ weight: 3, arbitrary: fc.integer({ min: 20, max: 3000 }) }, { weight: 1, arbitrary: fc.constant(INF) }),
       breaker: fc.oneof(
         fc.record({ threshold: fc.integer({ min: 1, max: 4 }), cooldownMs: fc.integer({ min: 1, max: 800 }), maxCooldownMs: fc.integer({ min: 800, max: 4000 }), ejectionGrowth: fc.boolean(), jitter: fc.constantFrom(0, 0.2, 0.5) }),
@@ -299,6 +306,7 @@ export function mixArb(b: MixBias = {}): fc.Arbitrary<MixScenario> {
       aborts: fc.array(maybe(fc.integer({ min: 0, max: 3500 }), 0.7), { minLength: 3, maxLength: 3 }),
       probes: fc.array(fc.record({ at: fc.integer({ min: 0, max: 3000 }), d: fc.integer({ min: 0, max: 400 }), timeoutMs: fc.integer({ min: 1, max: 500 }) }), { maxLength: 2 }),
       closeAt: maybe(fc.integer({ min: 0, max: 3500 }), b.close ?? 0.2),
+      closeAbort: fc.record({ afterMs: abortAfterArb, later: fc.option(fc.record({ laterMs: fc.integer({ min: 0, max: 1500 }), afterMs: abortAfterArb }), { nil: undefined }) }),
       seed: fc.integer(),
     })
     .chain((s) => {
@@ -442,6 +450,8 @@ export interface MixOutcome {
   readonly attempts: number;
   readonly hedges: number;
   readonly changes: number;
+  /** Calls that `close({ abortAfterMs })` ended with an attempt running. */
+  readonly forced?: number;
 }
 
 /** Hooks for tests that break the pool on purpose. */
@@ -1204,14 +1214,26 @@ export async function simulateMix(sc: MixScenario, hooks: MixHooks = {}): Promis
 
   let closing: Promise<void> | undefined;
   let closeResolvedWith = -1;
+  let closeResolvedAt: number | undefined;
+  /** The latest time close() may resolve, by the `abortAfterMs` given to it. */
+  let abortBy = INF;
+  const closeWith = (afterMs: number | undefined): void => {
+    const again = pool.close(afterMs === undefined ? undefined : { abortAfterMs: afterMs });
+    if (closing !== undefined && again !== closing) v('a second close() returned another promise');
+    abortBy = Math.min(abortBy, fake.now() + (afterMs ?? INF));
+    closing ??= again;
+  };
   if (sc.closeAt !== undefined) {
+    const { afterMs, later } = sc.closeAbort ?? { afterMs: undefined };
     act(() => {
       closedAt = fake.now();
-      closing = pool.close();
-      void closing.then(() => {
+      closeWith(afterMs);
+      void closing!.then(() => {
         closeResolvedWith = clock.live.size;
+        closeResolvedAt = fake.now();
       });
     }, sc.closeAt);
+    if (later !== undefined) act(() => closeWith(later.afterMs), sc.closeAt + later.laterMs);
   }
 
   const lastAt = (types === undefined ? 0 : REENTRANT_FALLBACK_MS) + Math.max(...sc.calls.map((c) => c.at), sc.closeAt ?? 0, ...sc.changes.map((c) => c.at), ...sc.aborts.map((a) => a ?? 0), ...sc.probes.map((p) => p.at + p.timeoutMs));
@@ -1242,7 +1264,7 @@ export async function simulateMix(sc: MixScenario, hooks: MixHooks = {}): Promis
     const hangsForever = c.deadlineMs === INF && (c.gen.attemptTimeoutMs ?? sc.attemptTimeoutMs) === INF;
     if (c.settledCount === 0) {
       // Only a call that could wait forever may still be running: no deadline, no timeout, and a hang that ignores its signal.
-      if (!hangsForever) v(`call ${c.id} never settled (deadline ${c.deadlineMs})`);
+      if (!hangsForever || abortBy !== INF) v(`call ${c.id} never settled (deadline ${c.deadlineMs}${abortBy !== INF ? ', close() with abortAfterMs' : ''})`);
       continue;
     }
     if (c.settledCount !== 1) v(`call ${c.id} settled ${c.settledCount} times`);
@@ -1279,6 +1301,9 @@ export async function simulateMix(sc: MixScenario, hooks: MixHooks = {}): Promis
     await Promise.race([closing, fake.advance(0)]);
     if (closeResolvedWith === -1 && [...calls.values()].every((c) => c.settledCount === 1)) v('close() did not resolve once every call settled');
     else if (closeResolvedWith > 0) v(`close() resolved while the pool still owned ${closeResolvedWith} timer(s)`);
+    // The pool's clock reads behind the test's by up to its jitter, stall and resolution.
+    const late = (sc.jitterMs ?? 0) + (sc.stallMs ?? 0) + (sc.resolutionMs ?? 0) + 1;
+    if (abortBy !== INF && (closeResolvedAt ?? INF) > abortBy + late) v(`close() resolved at ${(closeResolvedAt ?? INF) - T0}, abortAfterMs ended running attempts at ${abortBy - T0}`);
   }
   const allSettled = [...calls.values()].every((c) => c.settledCount === 1);
   if (allSettled) {
@@ -1326,7 +1351,8 @@ export async function simulateMix(sc: MixScenario, hooks: MixHooks = {}): Promis
     await pool.close();
     if (clock.live.size !== 0) v(`${clock.live.size} pool timer(s) left after close() resolved`);
   }
-  return { violations, endings, attempts, hedges, changes };
+  const forced = [...calls.values()].filter((c) => isPoolError(c.rejection) && c.rejection.code === 'CLOSED' && c.rejection.message.includes('abortAfterMs')).length;
+  return { violations, endings, attempts, hedges, changes, forced };
 }
 
 /** A TrackedClock that stops scheduling after `cap` timers in one run (a runaway pool would spin the test forever). */
