@@ -158,6 +158,33 @@ describe('close({ abortAfterMs })', () => {
     await expect(pool.execute(async () => 'open')).resolves.toBe('open');
   });
 
+  test("called while an attempt's failure is being reported (its signal's abort listener), the call fails after that attempt-failure", async () => {
+    // Found by the mixed generator's reentrant run on seed 42424: a timeout aborted the
+    // attempt's signal, whose listener closed the pool with abortAfterMs 0; the call failed at
+    // once, and its attempt-failure came after its call-failed.
+    const { clock, events, pool } = rig({ attemptTimeoutMs: 50, hedge: { afterMs: 10 } });
+    let first = true;
+    const call = watch(
+      pool.execute(
+        (_conn, ctx) => {
+          if (first) {
+            first = false;
+            ctx.signal.addEventListener('abort', () => void pool.close({ abortAfterMs: 0 }));
+          }
+          return new Promise<string>(() => undefined);
+        },
+        { idempotent: true },
+      ),
+    );
+    await clock.advance(50);
+    await clock.flush();
+    expect(code(call.error)).toBe('CLOSED');
+    const own = events.filter((e) => 'callId' in e && e.callId !== undefined).map((e) => `${e.type}${'attempt' in e ? ` ${e.attempt}` : ''}`);
+    expect(own.indexOf('attempt-failure 1')).toBeGreaterThanOrEqual(0);
+    expect(own.indexOf('call-failed')).toBeGreaterThan(own.indexOf('attempt-failure 1'));
+    expect(own).toContain('attempt-cancelled 2');
+  });
+
   test('a listener that calls close() while close() ends the waits gets the same promise, and both resolve', async () => {
     // Found by the mixed generator's reentrant run once it drew a second close(): the inner
     // close() made a promise of its own whose resolve the outer one then overwrote, so it

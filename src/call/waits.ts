@@ -33,7 +33,7 @@ const HAD_TURN = 16;
 // The current wait, in three bits: one of the WaitState values below.
 const STATE_BITS = 7 * 32;
 export { FREE_BIT } from './call-core.js';
-import { ABORT_HELD, REPORTING } from './call-flags.js';
+import { ABORT_HELD, CLOSE_HELD, REPORTING } from './call-flags.js';
 
 /** The wait a call is in (see above): a number, kept in the flags field. */
 export type WaitState = number;
@@ -137,8 +137,10 @@ export abstract class Waiting<C, S extends WaitSlots = WaitSlots> extends CallCo
    */
   protected reporting(on: boolean): void {
     const held = this.hasFlag(ABORT_HELD);
-    this.setFlag(on ? REPORTING : REPORTING | ABORT_HELD, on);
+    const closeHeld = this.hasFlag(CLOSE_HELD);
+    this.setFlag(on ? REPORTING : REPORTING | ABORT_HELD | CLOSE_HELD, on);
     if (held) this.aborted();
+    else if (closeHeld) this.closedRunning();
   }
 
   /** Capacity this call was parked on (an in-flight or probe slot) may be free. */
@@ -258,6 +260,7 @@ export abstract class Waiting<C, S extends WaitSlots = WaitSlots> extends CallCo
 
   /** AttemptOwner: `close({ abortAfterMs })`'s time passed with an attempt of this call running. */
   closedRunning(): void {
+    if (this.hasFlag(REPORTING)) return this.setFlag(CLOSE_HELD, true); // held as an abort is (see reporting)
     this.closedWhileWaiting('and its abortAfterMs passed with an attempt running');
   }
 

@@ -18,6 +18,11 @@
  * endpoint refusing every call for good (`NO_ENDPOINT`), and with no attempt timeout a refresh
  * that never settled held the endpoint's credentials for good; this property finds both.
  *
+ * Every strategy is drawn. Under those that spread calls (`round-robin`, `random`; `latency`
+ * once the faults' history is stale, `health` once its window has passed), unpinned calls one
+ * at a time after that bound must reach every endpoint: before the forty-second session one
+ * failure kept an endpoint out of `latency`'s picks for good, and this finds it.
+ *
  * `probeHealth()` rounds run during the faults too (a timeout of their own, or the default: the
  * attempt timeout, else the deadline, else 10 s): each must end within that timeout, and a round
  * once the endpoints are healthy must report every one of them ok.
@@ -36,6 +41,8 @@ const RUNS = Number(process.env['FC_RECOVERY_RUNS'] ?? 1000);
 const SEED = process.env['FC_SEED'] !== undefined ? Number(process.env['FC_SEED']) : 2026120741;
 const INF = Number.POSITIVE_INFINITY;
 const NAMES = ['a', 'b', 'c'];
+/** Unpinned calls after recovery that must reach every endpoint (P2C over 3 missing one: about (2/3)^40). */
+const SPREAD_CALLS = 40;
 
 class Unauthorized extends Error {
   constructor() {
@@ -62,7 +69,9 @@ interface Scenario {
   readonly attemptTimeoutMs: number;
   readonly deadlineMs: number;
   readonly maxAttempts: number;
-  readonly strategy: 'ordered' | 'round-robin';
+  readonly strategy: 'ordered' | 'round-robin' | 'latency' | 'health' | 'random';
+  /** With `latency`: its `decayMs` (history with no sample for three of them counts as none); with `health`, 100× it is its `windowMs`. */
+  readonly decayMs: number;
   readonly hedgeMs: number | undefined;
   readonly calls: readonly CallGen[];
   readonly recoverAt: number;
@@ -96,7 +105,8 @@ const scenarioArb: fc.Arbitrary<Scenario> = fc
     attemptTimeoutMs: fc.oneof(fc.integer({ min: 1, max: 3_000 }), fc.constant(INF)),
     deadlineMs: fc.oneof(fc.integer({ min: 1, max: 6_000 }), fc.constant(INF)),
     maxAttempts: fc.integer({ min: 1, max: 4 }),
-    strategy: fc.constantFrom<'ordered' | 'round-robin'>('ordered', 'round-robin'),
+    strategy: fc.constantFrom<Scenario['strategy']>('ordered', 'round-robin', 'latency', 'latency', 'health', 'random'),
+    decayMs: fc.integer({ min: 10, max: 3_000 }),
     hedgeMs: fc.option(fc.integer({ min: 1, max: 500 }), { nil: undefined, freq: 4 }),
     recoverAt: fc.integer({ min: 0, max: 5_000 }),
     auth: fc.option(fc.array(fc.constantFrom<AuthStep>('ok', 'fail', 'hang', 'hang-honour'), { minLength: 1, maxLength: 4 }), { nil: undefined, freq: 2 }),
@@ -124,6 +134,8 @@ interface Outcome {
   readonly probes: number;
   /** Health probes that ran out their timeout. */
   readonly probesTimedOut: number;
+  /** Runs whose strategy spreads calls, checked for it. */
+  readonly spread: number;
 }
 
 async function simulate(sc: Scenario): Promise<Outcome> {
@@ -154,6 +166,8 @@ async function simulate(sc: Scenario): Promise<Outcome> {
     });
   };
   let probesOut = 0;
+  const picked = new Map<string, number>();
+  let spread = 0;
   let probesTimedOut = 0;
   let refreshes = 0;
   const refreshAuth = (conn: number, ctx: { signal: AbortSignal }): Promise<void> => {
@@ -179,9 +193,11 @@ async function simulate(sc: Scenario): Promise<Outcome> {
     deadlineMs: sc.deadlineMs,
     maxAttempts: sc.maxAttempts,
     strategy: sc.strategy,
+    ...(sc.strategy === 'latency' ? { latency: { decayMs: sc.decayMs } } : sc.strategy === 'health' ? { health: { windowMs: sc.decayMs * 100 } } : {}),
     ...(sc.hedgeMs === undefined ? {} : { hedge: { afterMs: sc.hedgeMs } }),
     onEvent: (e) => {
       if (e.type === 'attempt-start' && e.probe) probesOut++;
+      if (e.type === 'attempt-start') picked.set(e.endpoint, (picked.get(e.endpoint) ?? 0) + 1);
     },
   };
   const pool = new Pool<number>(options);
@@ -225,6 +241,20 @@ async function simulate(sc: Scenario): Promise<Outcome> {
   const refreshBound = sc.refreshTimeoutMs ?? (sc.attemptTimeoutMs !== INF ? sc.attemptTimeoutMs : sc.deadlineMs !== INF ? sc.deadlineMs : 10_000);
   const bound = callBound + period + Math.max(period, finite(poolBound)) + period + (sc.auth === undefined ? 0 : refreshBound);
   await clock.advance(bound);
+  // Unpinned calls, one at a time: a strategy that spreads calls gives each endpoint some (before
+  // the pinned calls below, which would feed every endpoint a fresh sample). Under `latency`
+  // once the faults' history is stale (3 decayMs with no sample), under `health` once the faults
+  // left its window: every endpoint answers at once now, so none may stay ranked by the faults.
+  if (sc.strategy !== 'ordered') {
+    if (sc.strategy === 'latency') await clock.advance(3 * sc.decayMs + 1);
+    // (Its window counts in whole minutes, the current one included: docs/options.md.)
+    if (sc.strategy === 'health') await clock.advance((Math.ceil((sc.decayMs * 100) / 60_000) + 1) * 60_000);
+    picked.clear();
+    for (let k = 0; k < SPREAD_CALLS; k++) await clock.runUntilSettled(pool.execute(op, { deadlineMs: 60_000, attemptTimeoutMs: 1_000 }).catch(() => undefined));
+    const none = NAMES.slice(0, sc.endpoints).filter((n) => !picked.has(n));
+    if (none.length > 0) violations.push(`${sc.strategy}: ${none.join(', ')} got none of ${SPREAD_CALLS} calls after recovery (${JSON.stringify([...picked])})`);
+    spread++;
+  }
   for (const name of NAMES.slice(0, sc.endpoints)) {
     const got = await clock.runUntilSettled(pool.execute(op, { pin: name, deadlineMs: 60_000, attemptTimeoutMs: 1_000 }).then(
       (v) => v,
@@ -246,7 +276,7 @@ async function simulate(sc: Scenario): Promise<Outcome> {
   // Not awaited: calls with no bound whose operation never settles keep close() waiting, as documented.
   void pool.close();
   void pending;
-  return { violations, probes: probesOut, probesTimedOut };
+  return { violations, probes: probesOut, probesTimedOut, spread };
 }
 
 describe('recovery', () => {
@@ -254,6 +284,7 @@ describe('recovery', () => {
     let probes = 0;
     let runs = 0;
     let timedOut = 0;
+    let spread = 0;
     await checkSeeded('recovery', scenarioArb, simulate, {
       seed: SEED,
       runs: RUNS,
@@ -261,8 +292,11 @@ describe('recovery', () => {
         runs++;
         probes += o.probes;
         timedOut += o.probesTimedOut;
+        spread += o.spread;
       },
     });
+    // And strategies that spread calls, checked for it.
+    expect(spread).toBeGreaterThan(runs / 2);
     // The generator reaches half-open probes.
     expect(probes).toBeGreaterThan(runs / 4);
     // And health probes that hang until their timeout.
