@@ -71,6 +71,8 @@ export interface Scenario {
   readonly calls: readonly CallGen[];
   /** How the run ends: let it drain, or `close()` the pool at `closeAt`. */
   readonly closeAt: number | undefined;
+  /** What that `close()` is given as `abortAfterMs` (undefined: nothing). */
+  readonly closeAbortMs?: number | undefined;
   /** Time simulated after the last arrival before every remaining call is aborted. */
   readonly tailMs: number;
   readonly seed: number;
@@ -186,6 +188,7 @@ export function scenarioArb(b: Bias = {}): fc.Arbitrary<Scenario> {
       permitScope: fc.constantFrom('call' as const, 'attempt' as const),
       breakerMode: fc.constantFrom<BreakerMode>('fail-fast', 'wait'),
       closeAt: maybe(fc.integer({ min: 0, max: 1500 }), b.close ?? 0.15),
+      closeAbortMs: fc.oneof(fc.constant(undefined), fc.constant(undefined), fc.constant(0), fc.integer({ min: 1, max: 800 }), fc.constant(INF)),
       tailMs: fc.integer({ min: 0, max: 2500 }),
       seed: fc.integer(),
     })
@@ -645,11 +648,15 @@ export async function simulate(sc: Scenario, hooks: SimHooks = {}): Promise<Outc
   for (const gen of ordered) fake.setTimeout(() => startCall(gen), gen.at);
   let closing: Promise<void> | undefined;
   let closeResolvedWithTimers = -1;
+  let closeResolvedAt: number | undefined;
+  let closeCalledAt = 0;
   if (sc.closeAt !== undefined) {
     fake.setTimeout(() => {
-      closing = pool.close();
+      closeCalledAt = fake.now();
+      closing = pool.close(sc.closeAbortMs === undefined ? undefined : { abortAfterMs: sc.closeAbortMs });
       void closing.then(() => {
         closeResolvedWithTimers = clock.live.size;
+        closeResolvedAt = fake.now();
       });
     }, sc.closeAt);
   }
@@ -667,6 +674,9 @@ export async function simulate(sc: Scenario, hooks: SimHooks = {}): Promise<Outc
   if (closing !== undefined) {
     await closing;
     if (closeResolvedWithTimers !== 0) v(`close() resolved while the pool still owned ${closeResolvedWithTimers} timer(s)`);
+    // With abortAfterMs, close() resolves by then (a coarse clock reads up to its resolution behind).
+    const by = closeCalledAt + (sc.closeAbortMs ?? INF) + (hooks.resolutionMs ?? 0);
+    if (closeResolvedAt !== undefined && closeResolvedAt > by) v(`close() resolved at ${closeResolvedAt}, past abortAfterMs ${sc.closeAbortMs} (by ${by})`);
   }
 
   // --- after every call settled
