@@ -27,9 +27,9 @@ describe('LatencyTracker (peak EWMA)', () => {
   test('a lower bound from a cut-short attempt only ever raises the estimate', () => {
     const t = new LatencyTracker();
     t.observe(0, 200, false, 1000, 5000);
-    t.observeAtLeast(10, 35);
+    t.observeAtLeast(10, 35, 10_000);
     expect(t.estimate(0)).toBe(200);
-    t.observeAtLeast(20, 300);
+    t.observeAtLeast(20, 300, 10_000);
     expect(t.estimate(0)).toBe(300);
   });
 

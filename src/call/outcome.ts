@@ -285,7 +285,7 @@ export function recordCancel<C>(s: PoolState<C>, a: Attempt<C>, cancel: CancelRe
   a.ep.breaker.release(a.probe);
   const durationMs = s.clock.now() - a.startedAt;
   // A loser of a hedge race was at least this slow: let the latency estimate know.
-  if (cancel === 'superseded' && s.tracksLatency) tracker(s, a.ep).observeAtLeast(a.startedAt + durationMs, durationMs);
+  if (cancel === 'superseded' && s.tracksLatency) tracker(s, a.ep).observeAtLeast(a.startedAt + durationMs, durationMs, s.opts.latency!.decayMs);
   a.abort(abortReason ?? new PoolError('ABORTED', 'another attempt of the call answered first'));
   if (s.listener !== undefined) s.emit({ type: 'attempt-cancelled', callId: a.owner.id, endpoint: a.ep.name, attempt: a.attempt, durationMs, reason: cancel });
 }

@@ -58,11 +58,12 @@ export class LatencyTracker {
    * A lower bound from an attempt that was cut short (a hedge that lost): it can only
    * raise the estimate, never pull a slow endpoint's estimate down.
    */
-  observeAtLeast(now: number, durationMs: number): void {
+  observeAtLeast(now: number, durationMs: number, decayMs: number): void {
     if (this.#samples === 0) this.#boundsOnly = true;
     else if (durationMs <= this.#ewma) return;
     this.#ewma = durationMs;
     this.#updatedAt = now;
+    this.#staleAt = now + STALE_DECAYS * decayMs; // a bound goes stale too: it was the only history of an endpoint it kept out
     this.#samples++;
   }
 

@@ -44,36 +44,36 @@ describe('LatencyTracker', () => {
 
   test('observeAtLeast only raises the estimate, and counts as history', () => {
     const t = new LatencyTracker();
-    t.observeAtLeast(0, 50);
+    t.observeAtLeast(0, 50, 10_000);
     expect(t.estimate(9)).toBe(50);
-    t.observeAtLeast(0, 40);
+    t.observeAtLeast(0, 40, 10_000);
     expect(t.estimate(9)).toBe(50);
-    t.observeAtLeast(0, 50);
+    t.observeAtLeast(0, 50, 10_000);
     expect(t.estimate(9)).toBe(50);
-    t.observeAtLeast(0, 70);
+    t.observeAtLeast(0, 70, 10_000);
     expect(t.estimate(9)).toBe(70);
     expect(t.successes).toBe(0);
     // It also stamps the time: a faster sample 1 decay later weighs 1 - 1/e.
-    t.observeAtLeast(1000, 100);
+    t.observeAtLeast(1000, 100, 10_000);
     t.observe(2000, 0, false, DECAY, PENALTY);
     expect(t.estimate(0)).toBeCloseTo(100 * Math.exp(-1), 9);
   });
 
   test('with only lower bounds, the estimate is never under the cold start (a bound of 50 ms says less than a cold start of 999)', () => {
     const t = new LatencyTracker();
-    t.observeAtLeast(0, 50);
+    t.observeAtLeast(0, 50, 10_000);
     expect(t.estimate(999)).toBe(999);
     expect(t.estimate(20)).toBe(50);
     // A bound of 0 ms (a hedge that lost at once on the fake clock) leaves the endpoint as unknown.
     const z = new LatencyTracker();
-    z.observeAtLeast(0, 0);
+    z.observeAtLeast(0, 0, 10_000);
     expect(z.estimate(300)).toBe(300);
     // One real sample and the history is the samples' again, under the cold start too.
     t.observe(10, 30, false, DECAY, PENALTY);
     const w = Math.exp(-10 / DECAY);
     expect(t.estimate(999)).toBeCloseTo(50 * w + 30 * (1 - w), 9);
     // A bound after a real sample raises it as before, and the cold start no longer counts.
-    t.observeAtLeast(20, 60);
+    t.observeAtLeast(20, 60, 10_000);
     expect(t.estimate(999)).toBe(60);
   });
 
