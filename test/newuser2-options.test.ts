@@ -88,8 +88,9 @@ const FIELDS: readonly Field[] = [
   field(['hedge', 'afterMs'], nonNegative, nonNegativeBad),
   field(['hedge', 'percentile'], fc.double({ min: 1e-9, max: 0.999, noNaN: true }), fc.oneof(fc.constantFrom<unknown>(0, 1, 95), nonNegativeBad)),
   field(['hedge', 'maxHedges'], count, countBad),
-  field(['health', 'windowMs'], positive, positiveBad),
-  field(['health', 'longWindowMs'], positive, positiveBad),
+  // Health windows: per-minute counters over 15 minutes, so at most 900,000 ms (forty-third session).
+  field(['health', 'windowMs'], fc.double({ min: 1e-6, max: 900_000, noNaN: true }), fc.oneof(positiveBad, fc.constantFrom<unknown>(900_001, 1e9, 1e300))),
+  field(['health', 'longWindowMs'], fc.double({ min: 1e-6, max: 900_000, noNaN: true }), fc.oneof(positiveBad, fc.constantFrom<unknown>(900_001, 1e9, 1e300))),
   field(['health', 'maxWaitForHealthyMs'], nonNegative, nonNegativeBad),
   field(['endpoints', 0, 'priority'], oneOf('high', 'low'), oneOfBad),
   field(['endpoints', 0, 'weight'], fc.integer({ min: 1, max: 1000 }), fc.oneof(fc.constantFrom<unknown>(1001, 1e9), countBad)),

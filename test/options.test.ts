@@ -141,3 +141,13 @@ describe('execute() option validation rejects (never throws synchronously)', () 
     expect((err as Error).message).toBe('operation: expected a function (conn, ctx) => Promise, got "nope"');
   });
 });
+
+describe('health windows', () => {
+  // The endpoints count failures and use per minute over 15 minutes: a longer window used to be
+  // cut to 15 minutes without a word (forty-third session).
+  test('a window longer than 15 minutes is refused, naming the field; 15 minutes is taken', () => {
+    expect(messageOf(() => new Pool({ ...base(), strategy: 'health', health: { windowMs: 3_600_000 } }))).toMatch(/^health\.windowMs: expected at most 900000/);
+    expect(messageOf(() => new Pool({ ...base(), strategy: 'health', health: { longWindowMs: 900_001 } }))).toMatch(/^health\.longWindowMs: /);
+    expect(() => new Pool({ ...base(), strategy: 'health', health: { windowMs: 900_000, longWindowMs: 900_000 } })).not.toThrow();
+  });
+});

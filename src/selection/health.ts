@@ -10,6 +10,7 @@ import { isExcluded, isTried, markLists } from './marks.js';
 import { DEFAULTS } from '../options/defaults.js';
 import type { HealthOptions } from '../options/options.js';
 import { finite, optionsObject, type KnownKeys } from '../options/validate.js';
+import { invalidOption } from '../base/errors.js';
 
 export interface HealthSelectionInput<C> extends Omit<SelectionInput<C>, 'starts'> {
   /** The window failures and usage are counted over. */
@@ -197,13 +198,20 @@ export interface ResolvedHealth {
 
 const HEALTH_KEYS: Record<keyof HealthOptions, true> & KnownKeys = { windowMs: true, longWindowMs: true, maxWaitForHealthyMs: true };
 
+/** A window of the endpoints' per-minute counters (15 minutes): a longer one would be cut short without a word. */
+function window(field: string, value: unknown, fallback: number): number {
+  const ms = finite(field, value, fallback, 0, true);
+  if (ms > 900_000) throw invalidOption(field, 'at most 900000 (15 minutes)', value);
+  return ms;
+}
+
 /** Checks `health` (tuning of `strategy: 'health'`). */
 export function resolveHealth(value: unknown): ResolvedHealth {
   const o = optionsObject('health', value, HEALTH_KEYS) ?? {};
   const d = DEFAULTS.health;
   return {
-    windowMs: finite('health.windowMs', o['windowMs'], d.windowMs, 0, true),
-    longWindowMs: finite('health.longWindowMs', o['longWindowMs'], d.longWindowMs, 0, true),
+    windowMs: window('health.windowMs', o['windowMs'], d.windowMs),
+    longWindowMs: window('health.longWindowMs', o['longWindowMs'], d.longWindowMs),
     maxWaitForHealthyMs: finite('health.maxWaitForHealthyMs', o['maxWaitForHealthyMs'], d.maxWaitForHealthyMs),
   };
 }
