@@ -185,6 +185,24 @@ describe('close({ abortAfterMs })', () => {
     expect(own).toContain('attempt-cancelled 2');
   });
 
+  test("a permanent failure being reported when abortAfterMs ends the call's other attempt: the call fails PERMANENT, the answer it had", async () => {
+    // Seed 42450 of the jittered reentrant run: the held close failed the call CLOSED before the
+    // permanent answer had ended it.
+    const { clock, pool } = rig({ classify: (e) => ((e as Error).message === 'bad request' ? 'permanent' : 'transient'), hedge: { afterMs: 10 } });
+    let n = 0;
+    pool.on('attempt-failure', () => void pool.close({ abortAfterMs: 0 }));
+    const call = watch(
+      pool.execute(
+        () => (n++ === 0 ? new Promise<string>((_, reject) => clock.setTimeout(() => reject(new Error('bad request')), 20)) : new Promise<string>(() => undefined)),
+        { idempotent: true },
+      ),
+    );
+    await clock.advance(20);
+    await clock.flush();
+    expect(n).toBe(2); // the hedge was running
+    expect(code(call.error)).toBe('PERMANENT');
+  });
+
   test('a listener that calls close() while close() ends the waits gets the same promise, and both resolve', async () => {
     // Found by the mixed generator's reentrant run once it drew a second close(): the inner
     // close() made a promise of its own whose resolve the outer one then overwrote, so it

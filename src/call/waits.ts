@@ -140,7 +140,7 @@ export abstract class Waiting<C, S extends WaitSlots = WaitSlots> extends CallCo
     const closeHeld = this.hasFlag(CLOSE_HELD);
     this.setFlag(on ? REPORTING : REPORTING | ABORT_HELD | CLOSE_HELD, on);
     if (held) this.aborted();
-    else if (closeHeld) this.closedRunning();
+    else if (closeHeld) queueMicrotask(() => this.closedRunning()); // once this answer has had its say (a permanent one ends the call as PERMANENT)
   }
 
   /** Capacity this call was parked on (an in-flight or probe slot) may be free. */

@@ -672,7 +672,8 @@ export async function simulateMix(sc: MixScenario, hooks: MixHooks = {}): Promis
     if (c !== undefined && c.queuedAt !== undefined && (e.type === 'attempt-start' || e.type === 'call-failed')) {
       const otherWaits =
         (sc.permitScope === 'attempt' && sc.maxConcurrentCalls !== undefined) || (c.gen.breakerMode ?? sc.breakerMode) === 'wait' || sc.endpoints.some((x) => x.maxInFlight !== undefined) || sc.changes.some((ch) => ch.slots.includes('settings'));
-      if (sc.maxQueueWaitMs !== undefined && !otherWaits && fake.now() - c.queuedAt > sc.maxQueueWaitMs + (sc.resolutionMs ?? 0)) v(`call ${c.id} queued ${fake.now() - c.queuedAt} ms for a turn, maxQueueWaitMs ${sc.maxQueueWaitMs}`);
+      // Time passes between the pool's readings (jitterMs): the wait's timer is armed after its event's reading (seed 42450: 6.04 ms for 6).
+      if (sc.maxQueueWaitMs !== undefined && !otherWaits && fake.now() - c.queuedAt > sc.maxQueueWaitMs + (sc.resolutionMs ?? 0) + (sc.jitterMs ?? 0)) v(`call ${c.id} queued ${fake.now() - c.queuedAt} ms for a turn, maxQueueWaitMs ${sc.maxQueueWaitMs}`);
       c.queuedAt = undefined;
     }
     // A hedge is reported as it goes out: the next event is its attempt-start (docs/events.md).
