@@ -199,7 +199,7 @@ export interface ResolvedHealth {
 const HEALTH_KEYS: Record<keyof HealthOptions, true> & KnownKeys = { windowMs: true, longWindowMs: true, maxWaitForHealthyMs: true };
 
 /** A window of the endpoints' per-minute counters (15 minutes): a longer one would be cut short without a word. */
-function window(field: string, value: unknown, fallback: number): number {
+function healthWindow(field: string, value: unknown, fallback: number): number {
   const ms = finite(field, value, fallback, 0, true);
   if (ms > 900_000) throw invalidOption(field, 'at most 900000 (15 minutes)', value);
   return ms;
@@ -210,8 +210,8 @@ export function resolveHealth(value: unknown): ResolvedHealth {
   const o = optionsObject('health', value, HEALTH_KEYS) ?? {};
   const d = DEFAULTS.health;
   return {
-    windowMs: window('health.windowMs', o['windowMs'], d.windowMs),
-    longWindowMs: window('health.longWindowMs', o['longWindowMs'], d.longWindowMs),
+    windowMs: healthWindow('health.windowMs', o['windowMs'], d.windowMs),
+    longWindowMs: healthWindow('health.longWindowMs', o['longWindowMs'], d.longWindowMs),
     maxWaitForHealthyMs: finite('health.maxWaitForHealthyMs', o['maxWaitForHealthyMs'], d.maxWaitForHealthyMs),
   };
 }
