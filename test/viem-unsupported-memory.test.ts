@@ -189,3 +189,26 @@ describe('UnsupportedMemory with many endpoints', () => {
     expect(few.searches).toBe(1);
   });
 });
+
+describe('a refusal from a node that lost its name while the call ran', () => {
+  test("is not remembered for the node that has the name now, even as the call's last error (seed 42470 of the swaps generator)", async () => {
+    const refuse = rpcError(-32601, 'the method eth_foo does not exist/is not available');
+    const fixed = custom({ request: async () => '0xf00' });
+    let t: ReturnType<typeof poolTransport> | undefined;
+    const other = custom({ request: async () => Promise.reject(refuse) });
+    // The old node of `a`: the name is given to a node that serves the method as the request reaches it.
+    const old = custom({
+      request: async () => {
+        t!.setEndpoints([{ transport: fixed, name: 'a' }, { transport: other, name: 'b' }]);
+        throw refuse;
+      },
+    });
+    t = poolTransport({ endpoints: [{ transport: other, name: 'b' }, { transport: old, name: 'a' }], custom, strategy: 'ordered', maxAttempts: 2 });
+    const client = createClient({ transport: t });
+    // b refuses, then the old a, and the call has no attempt left: it ends on the old node's refusal.
+    await expect(client.request({ method: 'eth_foo' as 'eth_chainId' })).rejects.toThrow('eth_foo');
+    // Remembered for b alone: the node that has the name a now is asked, and serves.
+    expect(await client.request({ method: 'eth_foo' as 'eth_chainId' })).toBe('0xf00');
+    await t.close();
+  });
+});

@@ -185,12 +185,16 @@ export function poolTransport(options: PoolTransportOptions): PoolTransport {
   };
   // The pool calls it with the failed attempt too (TAKES_ATTEMPT): a plain request's error
   // is noted here, on the pool's failure path, rather than by a handler on every request.
-  const classify = ((error: unknown, at?: FailedAttempt): ClassifyResult => {
-    if (at !== undefined && at.tag !== undefined) noteFailure(error, (at.tag as RpcArgs).method, at.endpoint);
+  /** The class of an error, with no side effect (`unwrap` asks it too, of a call's last error). */
+  const classOf = (error: unknown): ClassifyResult => {
     if (isEndpointTaken(error)) return 'unsupported';
     const from = typeof error === 'object' && error !== null ? origin.get(error) : undefined;
-    let c: ClassifyResult | undefined = override?.(error, from?.method);
-    c ??= classifyViemError(error);
+    return override?.(error, from?.method) ?? classifyViemError(error);
+  };
+  const classify = ((error: unknown, at?: FailedAttempt): ClassifyResult => {
+    if (at !== undefined && at.tag !== undefined) noteFailure(error, (at.tag as RpcArgs).method, at.endpoint);
+    const c = classOf(error);
+    const from = typeof error === 'object' && error !== null && !isEndpointTaken(error) ? origin.get(error) : undefined;
     // A refusal from a node that lost its name while the attempt ran says nothing of the one that has it now.
     if (from?.endpoint !== undefined && (at === undefined || endpointCurrent(at)) && (c === 'unsupported' || (typeof c === 'object' && c.class === 'unsupported'))) {
       unsupported.remember(from.method, from.endpoint, error, pool.clock.now(), !saysMethodUnsupported(gatherEvidence(error)));
@@ -241,7 +245,8 @@ export function poolTransport(options: PoolTransportOptions): PoolTransport {
   const unwrap = (error: unknown): unknown => {
     if (!isPoolError(error) || error.cause === undefined || !ANSWER_CODES.has(error.code)) return error;
     if (error.code === 'PERMANENT' || error.code === 'RETRY_NARROWER') return error.cause;
-    const c = classify(error.cause);
+    // Not `classify`: a call's last error may come from a node that has since lost its name, whose refusal must not be remembered for the one that has it now.
+    const c = classOf(error.cause);
     return ANSWERS.has(typeof c === 'string' ? c : c.class) ? error.cause : error;
   };
 
