@@ -67,6 +67,7 @@ describe('public runtime exports', () => {
         ],
         "./ethers": [
           "BadResponseError: class",
+          "ChainMismatchError: class",
           "PooledJsonRpcProvider: class",
           "QuorumError: class",
           "RpcAnswerError: class",
@@ -107,6 +108,7 @@ describe('public runtime exports', () => {
           "RecordingMetrics: class",
         ],
         "./viem": [
+          "ChainMismatchError: class",
           "QuorumError: class",
           "classifyViemError: function",
           "gatherEvidence: function",

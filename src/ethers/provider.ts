@@ -36,7 +36,8 @@ import { wallNow } from '../base/clock.js';
 import { rpcAnswerKey } from '../rpc/answer-key.js';
 import { RpcReads, type RpcReadOptions, type RpcReadsStats } from '../rpc/reads.js';
 import { HeadRouting } from '../rpc/head-poll.js';
-import { onPoolClose, type CloseOptions } from '../pool-core.js';
+import { onPoolClose, poolStateOf, type CloseOptions } from '../pool-core.js';
+import { ChainCheck, checkChainId, isChainMismatch, NodeLeftError } from '../rpc/chain-check.js';
 import { FilterNotFoundError } from '../rpc/filters.js';
 import type { HeadOptions, HeadSnapshot } from '../rpc/heads.js';
 import { classifyEthersError } from './classify.js';
@@ -74,6 +75,13 @@ export interface PooledProviderOptions extends Omit<PoolOptions<RpcConnection>, 
    * reads of latest/pending and of blocks they lack, and asked last by quorum reads. @default undefined (off)
    */
   readonly heads?: HeadOptions | undefined;
+  /**
+   * The chain every endpoint must serve: each endpoint's node is asked `eth_chainId` before
+   * its first request (once per URL), and one of another chain is never sent a caller's
+   * request (`ChainMismatchError`; the endpoint is disabled and the call moves on; see
+   * docs/rpc.md). Without a `network`, it is the network too (no detection). @default undefined (not checked)
+   */
+  readonly chainId?: number | undefined;
   /** ethers' provider options, except those the pool owns (`batchMaxCount`, `staticNetwork`). @default { polling: true } */
   readonly provider?: Omit<JsonRpcApiProviderOptions, 'batchMaxCount' | 'batchStallTime' | 'batchMaxSize' | 'staticNetwork'>;
 }
@@ -88,6 +96,9 @@ export interface SendOptions extends Omit<ExecuteOptions, 'idempotent' | 'hedge'
 const ANSWER_CODES: ReadonlySet<string> = new Set(['PERMANENT', 'RETRY_NARROWER', 'RETRIES_EXHAUSTED', 'NO_ENDPOINT', 'PIN_UNAVAILABLE']);
 const ANSWERS: ReadonlySet<string> = new Set(['permanent', 'retry-narrower', 'unsupported']);
 const BLOCK_NUMBER = { id: 0, method: 'eth_blockNumber', params: [] } as const;
+const CHAIN_ID_BODY = JSON.stringify({ jsonrpc: '2.0', id: 0, method: 'eth_chainId', params: [] });
+/** A node of another chain (`chainId`): its endpoint is disabled and the call moves on. */
+const WRONG_CHAIN: ClassifyResult = { class: 'permanent', disableEndpoint: true };
 
 export class PooledJsonRpcProvider extends JsonRpcApiProvider {
   /** The pool underneath: stats, breakers, `setEndpoints`, `close`. */
@@ -99,13 +110,16 @@ export class PooledJsonRpcProvider extends JsonRpcApiProvider {
   readonly #maxRetryAfterMs: number;
   readonly #classify: Classifier;
   readonly #routing: HeadRouting | undefined;
+  readonly #chain: ChainCheck | undefined;
   /** The method each attempt's error came from, for the user's per-method `classify`. */
   readonly #origin = new WeakMap<object, string>();
   #nextId = 1;
 
   constructor(options: PooledProviderOptions) {
     if (typeof options !== 'object' || options === null) throw invalidOption('options', 'an object', options);
-    const { endpoints, network, classify: override, fetch: fetchFn, maxRetryAfterMs = DEFAULT_MAX_RETRY_AFTER_MS, provider, quorum, coalesce, heads, ...poolOptions } = options;
+    const { endpoints, network: given, classify: override, fetch: fetchFn, maxRetryAfterMs = DEFAULT_MAX_RETRY_AFTER_MS, provider, quorum, coalesce, heads, chainId, ...poolOptions } = options;
+    const chain = checkChainId(chainId);
+    const network = given ?? chain;
     super(network, { polling: true, ...provider, batchMaxCount: 1, ...(network === undefined ? {} : { staticNetwork: true }) });
     const f = fetchFn ?? (globalThis.fetch as unknown as FetchFn | undefined);
     if (typeof f !== 'function') throw invalidOption('fetch', 'a fetch function (none is global here)', f);
@@ -117,12 +131,14 @@ export class PooledJsonRpcProvider extends JsonRpcApiProvider {
     checkFunction('classify', override, true);
     this.#maxRetryAfterMs = maxRetryAfterMs;
     this.#classify = (error) => {
+      if (isChainMismatch(error)) return WRONG_CHAIN;
       const method = typeof error === 'object' && error !== null ? this.#origin.get(error) : undefined;
       const c = method === undefined ? undefined : override?.(error, method);
       return c ?? classifyEthersError(error, { nowMs: wallNow(this.pool.clock), maxRetryAfterMs });
     };
     this.pool = new Pool<RpcConnection>({ ...poolOptions, classify: this.#classify, endpoints: toEndpoints(endpoints) });
     internConnections(this.pool);
+    this.#chain = chain === undefined ? undefined : new ChainCheck(chain, this.pool.clock, poolStateOf(this.pool).opts.attemptTimeoutMs);
     // Connections are plain values ({ url, headers }), often made anew for each setEndpoints: a URL is a node.
     const nodeKey = (c: RpcConnection): unknown => c.url;
     const routing = heads === undefined ? undefined : new HeadRouting(heads, this.pool, (exec) => this.#post(BLOCK_NUMBER, exec), connectionWatch(this.pool, nodeKey));
@@ -219,6 +235,14 @@ export class PooledJsonRpcProvider extends JsonRpcApiProvider {
     const body = JSON.stringify({ jsonrpc: '2.0', id: p.id, method: p.method, params: p.params });
     return this.pool.execute(async (conn, ctx) => {
       guard?.(ctx.endpoint);
+      const chain = this.#chain;
+      if (chain !== undefined && !chain.passed(conn)) {
+        const ask: Omit<PostOptions, 'signal'> = { fetch: this.#fetch, endpoint: ctx.endpoint, nowMs: wallNow(this.pool.clock), maxRetryAfterMs: this.#maxRetryAfterMs };
+        await chain.verify(conn, ctx.endpoint, (signal) => postJsonRpc(conn, CHAIN_ID_BODY, { ...ask, signal }));
+        // Nothing is sent when the attempt ended, or its endpoint lost the node, while the question was out.
+        if (ctx.signal.aborted) throw ctx.signal.reason;
+        if (!endpointCurrent(ctx)) throw new NodeLeftError(ctx.endpoint);
+      }
       const route = abortRoute(ctx, this.#ownFetch);
       const post: PostOptions = { fetch: this.#fetch, signal: route.signal, dispatcher: route.dispatcher, endpoint: ctx.endpoint, nowMs: wallNow(this.pool.clock), maxRetryAfterMs: this.#maxRetryAfterMs };
       try {

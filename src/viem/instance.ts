@@ -11,6 +11,8 @@ import type { RequestFn, RpcArgs, RpcRequestOptions, TransportFactory, Transport
 /** A transport instance, whether the attempt's signal is passed to it, and the options of a plain request without one. */
 export interface Built {
   readonly t: TransportInstance;
+  /** The endpoint's connection it was built from (the chain check's key: one question per connection). */
+  readonly factory: TransportFactory;
   readonly hears: boolean;
   readonly bare: RpcRequestOptions;
   /**
@@ -86,6 +88,7 @@ export function instanceUse(passSignal: boolean, replay: Replay | undefined, aut
     const bare = t.config.retryCount === 0 ? NO_OPTIONS : NO_SIGNAL;
     const b: Built = {
       t,
+      factory,
       hears,
       bare,
       raw: undefined,

@@ -36,113 +36,35 @@ import { connectionWatch, endpointCurrent } from '../rpc/connections.js';
 import { invalidOption, isPoolError, throwIt } from '../base/errors.js';
 import { POOL_ALIASES, POOL_KEYS } from '../options/resolve.js';
 import { checkFunction, checkKeys, finite, type KnownKeys } from '../options/validate.js';
-import type { EndpointConfig, ExecuteOptions, PoolOptions } from '../options/options.js';
+import type { ExecuteOptions } from '../options/options.js';
 import { Pool, executorAs } from '../pool.js';
 import { classifyViemError, gatherEvidence, saysMethodUnsupported } from './classify.js';
 import { alreadyLanded } from './landed.js';
 import { noSubscriptions, UnsupportedMemory } from './unsupported.js';
-import type { CustomFactory, HttpFactory, RequestFn, RpcArgs, RpcRequestOptions, TransportFactory, TransportInstance, TransportParams } from './types.js';
+import type { RequestFn, RpcArgs, RpcRequestOptions, TransportFactory, TransportInstance, TransportParams } from './types.js';
 import { replayWith, sendDirect, type Replay } from './direct.js';
 import { instanceUse, NO_SIGNAL, type Built } from './instance.js';
 import { loadViem } from './autoload.js';
-import { endpointSetter, toEndpoints, type MadeFrom, type ViemEndpoint } from './endpoints.js';
-
-export type { ViemEndpoint };
-import { RpcReads, type RpcReadOptions } from '../rpc/reads.js';
+import { endpointSetter, toEndpoints, type MadeFrom } from './endpoints.js';
+import type { PoolTransport, PoolTransportOptions } from './options.js';
+import { RpcReads } from '../rpc/reads.js';
 import { isEndpointTaken } from '../rpc/quorum.js';
 import { FilterNotFoundError } from '../rpc/filters.js';
 import { rpcAnswerKey } from '../rpc/answer-key.js';
 import { redactError } from '../extras/redact.js';
-import type { HeadOptions, HeadSnapshot } from '../rpc/heads.js';
 import { HeadRouting } from '../rpc/head-poll.js';
-import { onPoolClose, type CloseOptions } from '../pool-core.js';
+import { ChainCheck, checkChainId, isChainMismatch, NodeLeftError } from '../rpc/chain-check.js';
+import { onPoolClose, poolStateOf, type CloseOptions } from '../pool-core.js';
 
-/** Per-method override: return a class to decide, `undefined` to use the default. */
-export type ViemClassifier = (error: unknown, method: string | undefined) => ClassifyResult | undefined;
-
-export interface PoolTransportOptions extends Omit<PoolOptions<TransportFactory>, 'endpoints' | 'classify'>, RpcReadOptions {
-  readonly endpoints: readonly ViemEndpoint[];
-  /** viem's `http`, to build transports for endpoints given as URLs. */
-  readonly http?: HttpFactory;
-  /**
-   * viem's `custom`. Wraps endpoints given as providers (`{ provider, name }`), and makes
-   * requests to `custom` and `http` endpoint transports call the provider (or the HTTP
-   * client) directly rather than through the transport's own viem request wrapper: about
-   * 2 KB less held per request in flight and less CPU per request. A failed request's
-   * error still goes through viem's mapping (a transport built with `custom` replays it),
-   * so callers see the same viem errors.
-   *
-   * Left out, the same is done with viem's `custom` loaded at run time (a dynamic
-   * `import('viem')`, started by the first `poolTransport`): once it has loaded, and for
-   * each endpoint transport found, without a request, to be of that same copy of viem.
-   * Until then, or where viem cannot be loaded so (browsers, bundles) or is another copy,
-   * requests go through each endpoint transport's `request`. `false` turns both off: every
-   * request goes through its endpoint transport's `request`, and viem is never loaded.
-   * @default undefined: viem loaded at run time, as above
-   */
-  readonly custom?: CustomFactory | false | undefined;
-  /** Overrides the default classification (`classifyViemError`) where it returns a class. @default none */
-  readonly classify?: ViemClassifier;
-  /**
-   * Pass each attempt's signal to the underlying transport. Turn off only to keep viem's
-   * HTTP batching (which groups requests by signal): timed-out attempts then run on in
-   * the background. @default true
-   */
-  readonly passSignal?: boolean;
-  /**
-   * viem's `keccak256`. When given, an `eth_sendRawTransaction` answered with "already
-   * known" / "nonce too low" is checked with `eth_getTransactionByHash` on the same
-   * endpoint, and if the node has that very transaction the send resolves with its hash
-   * (an earlier attempt landed it). @default none: such answers are rethrown as is
-   */
-  readonly keccak256?: (hex: `0x${string}`) => `0x${string}`;
-  /**
-   * How long an endpoint that answered "method not found / not supported" for a method is
-   * left out of later calls of that method (viem probes `eth_fillTransaction` before each
-   * send, for one). When every endpoint is left out, the remembered answer is rethrown at
-   * once. 0 turns this off. @default 600000
-   */
-  readonly rememberUnsupportedMs?: number;
-  /**
-   * Head-aware routing: endpoints more than `maxLagBlocks` behind the best head (learned
-   * from answers and, with `pollMs`, from an `eth_blockNumber` poll), or stalled while
-   * others advance, are left out of reads of latest/pending and of blocks they do not have
-   * yet, and asked last by quorum reads (see docs/viem.md). @default undefined (off)
-   */
-  readonly heads?: HeadOptions | undefined;
-  /** @default 'endpointPool' */
-  readonly key?: string;
-  /** @default 'Endpoint pool' */
-  readonly name?: string;
-}
-
-export interface PoolTransport extends TransportFactory {
-  /** The pool underneath: stats, breakers, `setEndpoints` (connections are transports), `close`. */
-  readonly pool: Pool<TransportFactory>;
-  /** Changes the set, endpoints given as in the options; one whose URL or provider an endpoint has keeps its transport and state. */
-  setEndpoints(endpoints: readonly ViemEndpoint[], groups?: readonly (readonly string[])[]): void;
-  /** A transport that sends every request to the endpoint `name` and nowhere else. */
-  pin(name: string): TransportFactory;
-  /** A transport whose reads all need this quorum weight (see docs/rpc.md); sends are refused. */
-  quorum(need: number): TransportFactory;
-  /** Quorum reads started and coalesced requests so far. */
-  readStats(): ReturnType<RpcReads['stats']>;
-  /** What head-aware routing knows now (each endpoint's head, which lag and why); `undefined` without `heads`. */
-  heads(): HeadSnapshot | undefined;
-  /** Stops the head poll and closes the pool (`pool.close(options)`, which also ends the poll). */
-  close(options?: CloseOptions): Promise<void>;
-  /**
-   * Runs `fn` with a transport bound to one endpoint the pool selects. The whole of `fn`
-   * is one attempt: if it fails in a way another endpoint could fix, it runs again there.
-   */
-  withEndpoint<T>(fn: (transport: TransportFactory, endpoint: string) => Promise<T>, options?: ExecuteOptions): Promise<T>;
-}
 
 const ANSWERS: ReadonlySet<string> = new Set(['permanent', 'retry-narrower', 'unsupported']);
 /** Pool failures after which the last error may be a node's answer (not an abort, close or deadline). */
 const ANSWER_CODES: ReadonlySet<string> = new Set(['PERMANENT', 'RETRY_NARROWER', 'RETRIES_EXHAUSTED', 'NO_ENDPOINT', 'PIN_UNAVAILABLE']);
 const SEND_RAW = 'eth_sendRawTransaction';
 const BLOCK_NUMBER: RpcArgs = { method: 'eth_blockNumber', params: [] };
+const CHAIN_ID: RpcArgs = { method: 'eth_chainId', params: [] };
+/** A node of another chain (`chainId`): its endpoint is disabled and the call moves on. */
+const WRONG_CHAIN: ClassifyResult = { class: 'permanent', disableEndpoint: true };
 const TRANSPORT_KEYS: Record<keyof PoolTransportOptions, true> & KnownKeys = {
   ...POOL_KEYS,
   http: true,
@@ -153,6 +75,7 @@ const TRANSPORT_KEYS: Record<keyof PoolTransportOptions, true> & KnownKeys = {
   coalesce: true,
   keccak256: true,
   rememberUnsupportedMs: true,
+  chainId: true,
   key: true,
   name: true,
 };
@@ -172,6 +95,7 @@ export function poolTransport(options: PoolTransportOptions): PoolTransport {
     quorum,
     coalesce,
     heads,
+    chainId,
     ...poolOptions
   } = options;
   /** Where each error came from: the request's method (for overrides) and the endpoint. */
@@ -188,6 +112,7 @@ export function poolTransport(options: PoolTransportOptions): PoolTransport {
   /** The class of an error, with no side effect (`unwrap` asks it too, of a call's last error). */
   const classOf = (error: unknown): ClassifyResult => {
     if (isEndpointTaken(error)) return 'unsupported';
+    if (isChainMismatch(error)) return WRONG_CHAIN;
     const from = typeof error === 'object' && error !== null ? origin.get(error) : undefined;
     return override?.(error, from?.method) ?? classifyViemError(error);
   };
@@ -208,10 +133,17 @@ export function poolTransport(options: PoolTransportOptions): PoolTransport {
   checkFunction('keccak256', keccak256, true);
   if (typeof passSignal !== 'boolean') throw invalidOption('passSignal', 'a boolean', passSignal);
   finite('rememberUnsupportedMs', rememberUnsupportedMs, 0);
+  const chain = checkChainId(chainId);
   const given = custom === false ? undefined : custom;
   const made: MadeFrom = new WeakMap();
   const pool = new Pool<TransportFactory>({ ...poolOptions, classify, endpoints: toEndpoints(endpoints, http, given, made) });
   unsupported = new UnsupportedMemory(rememberUnsupportedMs, connectionWatch(pool));
+  const check = chain === undefined ? undefined : new ChainCheck(chain, pool.clock, poolStateOf(pool).opts.attemptTimeoutMs);
+  /** `send()` once `b`'s node has answered the chain asked for (`chainId`); nothing is sent when the attempt ended or its endpoint lost the node meanwhile. */
+  const onChain = (b: Built, ctx: AttemptContext, send: () => Promise<unknown>): Promise<unknown> =>
+    check === undefined || check.passed(b.factory)
+      ? send()
+      : check.verify(b.factory, ctx.endpoint, (signal) => attempt(b, CHAIN_ID, b.hears ? signal : undefined, undefined)).then(() => (ctx.signal.aborted ? throwIt(ctx.signal.reason) : endpointCurrent(ctx) ? send() : throwIt(new NodeLeftError(ctx.endpoint))));
   const replay: Replay | undefined = given === undefined ? undefined : replayWith(given);
   // Without a `custom`, viem is loaded at run time (./autoload.ts); started here, once per process.
   const auto = custom === undefined;
@@ -226,7 +158,7 @@ export function poolTransport(options: PoolTransportOptions): PoolTransport {
           const instanceOf = (pollInstances ??= instances({}));
           return pool.execute((factory, ctx) => {
             const b = instanceOf(factory);
-            return attempt(b, BLOCK_NUMBER, b.hears ? ctx.signal : undefined, ctx);
+            return onChain(b, ctx, () => attempt(b, BLOCK_NUMBER, b.hears ? ctx.signal : undefined, ctx));
           }, exec);
         }, connectionWatch(pool));
   // The pool's close() (the transport's, or the user's on `transport.pool`) ends the poll at once.
@@ -301,7 +233,7 @@ export function poolTransport(options: PoolTransportOptions): PoolTransport {
       (factory: TransportFactory, ctx: AttemptContext): Promise<unknown> => {
         try {
           const b = instanceOf(factory);
-          return attempt(b, args, b.hears ? ctx.signal : undefined, ctx);
+          return onChain(b, ctx, () => attempt(b, args, b.hears ? ctx.signal : undefined, ctx));
         } catch (error) {
           return Promise.reject(error);
         }
@@ -313,7 +245,9 @@ export function poolTransport(options: PoolTransportOptions): PoolTransport {
      */
     const plainOperation = (factory: TransportFactory, ctx: AttemptContext): Promise<unknown> => {
       try {
-        return instanceOf(factory).send((ctx as unknown as FailedAttempt).tag as RpcArgs, ctx);
+        const b = instanceOf(factory);
+        if (check !== undefined && !check.passed(factory)) return onChain(b, ctx, () => b.send((ctx as unknown as FailedAttempt).tag as RpcArgs, ctx));
+        return b.send((ctx as unknown as FailedAttempt).tag as RpcArgs, ctx);
       } catch (error) {
         return Promise.reject(error);
       }
@@ -387,7 +321,7 @@ export function poolTransport(options: PoolTransportOptions): PoolTransport {
             const b = builtOf(factory({ ...params, retryCount: 0 }), factory);
             // An attempt that has ended (timed out, its call settled) sends nothing more, even
             // when its signal is not handed to the transport (passSignal: false).
-            const request = ((args: RpcArgs) => (ctx.signal.aborted ? Promise.reject(ctx.signal.reason) : attempt(b, args, b.hears ? ctx.signal : undefined, undefined))) as RequestFn;
+            const request = ((args: RpcArgs) => (ctx.signal.aborted ? Promise.reject(ctx.signal.reason) : onChain(b, ctx, () => attempt(b, args, b.hears ? ctx.signal : undefined, undefined)))) as RequestFn;
             return { config: { key, name, type: 'endpointPool', request, retryCount: 0 }, request, value: { pool, endpoint: ctx.endpoint } };
           };
           return fn(direct, ctx.endpoint);

@@ -24,7 +24,9 @@
  *    yet is asked for it, not left out, and may take a read before its first answer.
  *
  * 5. every answer for a filter comes from the node that made it (nodes number their filters from
- *    0x1, so another node under the name has a filter of that id: another client's).
+ *    0x1, so another node under the name has a filter of that id: another client's);
+ * 6. with `chainId` (drawn in half the runs; a node in six serves another chain), a node of
+ *    another chain is sent `eth_chainId` and nothing else, and counts as no healthy node for 3 and 4.
  *
  * Run as well (fortieth session) with every swap made as a request reaches its node, inside the
  * pool's operation, synchronously (`simulate(…, inside)`; `SWAPS_REPLAY='<scenario JSON>'` runs one).
@@ -56,6 +58,8 @@ interface NodeSpec {
   /** Chance that a request fails with an internal error. */
   readonly flaky: number;
   readonly latencyMs: number;
+  /** The chain it serves (its `eth_chainId`): 1, or now and then another (a testnet URL in the list). Absent in older replays: 1. */
+  readonly chain?: number;
 }
 
 type Swap =
@@ -76,6 +80,8 @@ interface Scenario {
   readonly rate: number;
   readonly blocks: number;
   readonly seed: number;
+  /** The adapter is given `chainId: 1` (nodes of another chain are then never sent a caller's request). */
+  readonly chainId?: boolean;
 }
 
 const nodeArb = (blockMs: number, blocks: number): fc.Arbitrary<NodeSpec> =>
@@ -85,6 +91,7 @@ const nodeArb = (blockMs: number, blocks: number): fc.Arbitrary<NodeSpec> =>
     refuses: fc.boolean(),
     flaky: fc.constantFrom(0, 0, 0, 0.1, 0.3),
     latencyMs: fc.constantFrom(0, 0, 5, 40),
+    chain: fc.constantFrom(1, 1, 1, 1, 1, 5),
   });
 
 const scenarioArb: fc.Arbitrary<Scenario> = fc
@@ -112,6 +119,7 @@ const scenarioArb: fc.Arbitrary<Scenario> = fc
       strategy: fc.constantFrom('round-robin' as const, 'ordered' as const, 'random' as const),
       rate: fc.constantFrom(1, 3, 8),
       seed: fc.nat(),
+      chainId: fc.boolean(),
     });
   });
 
@@ -238,7 +246,9 @@ async function simulate(sc: Scenario, which: 'viem' | 'viem-url' | 'ethers', ins
           if (method === 'eth_blockNumber') return hex(tip(t()) - lag);
           // A balance that says which node answered and how far behind it was.
           if (method === 'eth_getBalance') return hex(lag * 1000 + id);
-          if (method === 'eth_chainId') return '0x1';
+          if (method === 'eth_chainId') return hex(spec.chain ?? 1);
+          // 6. With `chainId`, a node of another chain is asked its chain and nothing else.
+          if (sc.chainId === true && (spec.chain ?? 1) !== 1) violations.push(`node #${id} of chain ${spec.chain} got ${method} at ${t()} ms`);
           // Filters numbered from 0x1 on each node, as anvil, hardhat and ganache do.
           if (method === 'eth_newBlockFilter') {
             const fid = hex(++live.filters);
@@ -271,6 +281,7 @@ async function simulate(sc: Scenario, which: 'viem' | 'viem-url' | 'ethers', ins
     attemptTimeoutMs: 2_000,
     deadlineMs: 10_000,
     backoff: { initialMs: 10, maxMs: 100 },
+    ...(sc.chainId === true ? { chainId: 1 } : {}),
     ...(sc.heads ? { heads: { maxLagBlocks: sc.maxLagBlocks, blockTimeMs: B, ...(sc.pollBlocks > 0 ? { pollMs: sc.pollBlocks * B } : {}) } } : {}),
   };
   const initial = slots.flatMap((l, i) => (l === undefined ? [] : [{ name: `s${i}`, conn: l.conn }]));
@@ -297,6 +308,8 @@ async function simulate(sc: Scenario, which: 'viem' | 'viem-url' | 'ethers', ins
     if (before !== undefined && slots[s.slot] !== before) before.retiredAt = seq;
   };
 
+  /** Whether a node serves the pool: with `chainId`, only a node of chain 1 does (another is disabled). */
+  const onChain = (l: Live): boolean => sc.chainId !== true || (l.spec.chain ?? 1) === 1;
   const calls: Promise<void>[] = [];
   let settled = 0;
   const refusingSeen = { any: false };
@@ -304,7 +317,7 @@ async function simulate(sc: Scenario, which: 'viem' | 'viem-url' | 'ethers', ins
     const startMs = t();
     if (DEBUG) console.log(`${startMs} call ${label} heads ${JSON.stringify(transport.heads())}`);
     // The healthy nodes that serve eth_foo and stay in the pool for the whole call.
-    const watch = { servers: new Set(inPool().filter((l) => !l.spec.refuses && l.spec.flaky === 0)) };
+    const watch = { servers: new Set(inPool().filter((l) => !l.spec.refuses && l.spec.flaky === 0 && onChain(l))) };
     watching.add(watch);
     const tag = `${label} from ${startMs} ms`;
     pending.add(tag);
@@ -327,6 +340,8 @@ async function simulate(sc: Scenario, which: 'viem' | 'viem-url' | 'ethers', ins
   const ownMaking = (e: unknown): string | undefined => {
     if (isPoolError(e)) return ['INVALID_OPTIONS', 'CLOSED'].includes(e.code) ? `${e.code}: ${e.message}` : undefined;
     if (e instanceof TypeError || e instanceof RangeError) return `${e.name}: ${e.message}`;
+    // With `chainId`, every node left serving another chain: the call ends on that answer.
+    if ((e as { code?: unknown })?.code === 'CHAIN_MISMATCH' && sc.chainId === true) return undefined;
     const text = String((e as Error)?.message ?? e);
     return /does not exist|internal error|RPC Request failed|An internal error|Method not found|Missing or invalid|filter not found/i.test(text) ? undefined : `unexpected error: ${text.slice(0, 200)}`;
   };
@@ -360,7 +375,7 @@ async function simulate(sc: Scenario, which: 'viem' | 'viem-url' | 'ethers', ins
     }
   }
   // Whether a node at the tip, healthy, has been in the pool since the call started and routing knows a head at the tip.
-  const fitNodeIn = (): boolean => inPool().some((l) => lagOf(l.spec, t()) === 0 && l.spec.flaky === 0);
+  const fitNodeIn = (): boolean => inPool().some((l) => lagOf(l.spec, t()) === 0 && l.spec.flaky === 0 && onChain(l));
   for (let now = 0; now < end; now += gap) {
     // With `inside`, a swap no request reached within 250 ms of its time runs here.
     swapsDue(inside ? 250 : 0);
@@ -377,7 +392,7 @@ async function simulate(sc: Scenario, which: 'viem' | 'viem-url' | 'ethers', ins
       // the node that had just caught up waited for the next head poll to be known at the tip).
       const fitAtTip = (name: string): boolean => {
         const l = slots[Number(name.slice(1))];
-        return l !== undefined && lagOf(l.spec, t()) === 0 && l.spec.flaky === 0;
+        return l !== undefined && lagOf(l.spec, t()) === 0 && l.spec.flaky === 0 && onChain(l);
       };
       const informed = snap !== undefined && snap.endpoints.some((e) => e.lagging === undefined && e.head >= tip(t()) && fitAtTip(e.name)) && fitNodeIn();
       const startTip = tip(t());
@@ -461,7 +476,9 @@ async function simulate(sc: Scenario, which: 'viem' | 'viem-url' | 'ethers', ins
       onCall(
         'quorum eth_chainId',
         () => transport.request('eth_chainId', [], { quorum: Math.min(2, transport.pool.endpointNames.length) }),
-        () => undefined,
+        (v) => {
+          if (sc.chainId === true && v !== '0x1') violations.push(`a quorum read of eth_chainId answered ${String(v)} with chainId 1`);
+        },
         (e) => {
           if ((e as { name?: string })?.name === 'QuorumError') return;
           const own = ownMaking(e);

@@ -1,0 +1,140 @@
+/**
+ * The RPC adapters' chain check (`chainId`): a node is asked `eth_chainId` before it serves
+ * its first request, once per connection, and one that serves another chain is never sent a
+ * request of the caller's. Its attempt fails with `ChainMismatchError`, which the adapters
+ * classify `permanent` with `disableEndpoint`: the endpoint is disabled (`endpoint-disabled`,
+ * until `pool.enableEndpoint(name)`, which has it asked again) and the call moves on at once.
+ *
+ * The question is shared by the attempts that need it at the same time and bounded on the
+ * pool's clock (the attempt timeout, 30 s when there is none): one that failed or went
+ * unanswered is asked again by the next attempt, and only an answer of the expected chain is
+ * remembered. A connection `setEndpoints` brings in is a new key, so a new node is asked too.
+ */
+import type { Clock } from '../base/clock.js';
+import { describe, invalidOption } from '../base/errors.js';
+import { EndpointTakenError } from './quorum.js';
+
+/** A node answered `eth_chainId` with another chain (or with no chain id at all). */
+export class ChainMismatchError extends Error {
+  override readonly name = 'ChainMismatchError' as const;
+  readonly code = 'CHAIN_MISMATCH' as const;
+  /** The endpoint whose node was asked. */
+  readonly endpoint: string;
+  /** The chain id the adapter was given. */
+  readonly expected: number;
+  /** What the node answered, as a number when it was a chain id. */
+  readonly actual: number | undefined;
+
+  constructor(endpoint: string, expected: number, answer: unknown) {
+    const actual = chainIdOf(answer);
+    super(`endpoint '${endpoint}' serves ${actual === undefined ? `no chain id (eth_chainId answered ${describe(answer)})` : `chain ${actual}`}, not chain ${expected}; it is disabled until pool.enableEndpoint('${endpoint}')`);
+    this.endpoint = endpoint;
+    this.expected = expected;
+    this.actual = actual;
+  }
+}
+
+/**
+ * The endpoint lost its node (`setEndpoints` removed it or gave the name another) while that
+ * node was asked its chain: the request is not sent to it. Classified as `EndpointTakenError`
+ * is (`unsupported`): the call moves on at once.
+ */
+export class NodeLeftError extends EndpointTakenError {
+  constructor(endpoint: string) {
+    super(endpoint);
+    this.message = `endpoint ${JSON.stringify(endpoint)} left the pool while its node was asked its chain; nothing was sent to it`;
+  }
+}
+
+/** Whether `error` is a `ChainMismatchError` (of any copy of the package). */
+export function isChainMismatch(error: unknown): boolean {
+  return typeof error === 'object' && error !== null && (error as { code?: unknown }).code === 'CHAIN_MISMATCH' && (error as Error).name === 'ChainMismatchError';
+}
+
+/** The question's bound when the pool sets no attempt timeout. */
+const UNBOUNDED_MS = 30_000;
+
+/** Validates the `chainId` option. */
+export function checkChainId(value: unknown): number | undefined {
+  if (value === undefined) return undefined;
+  if (typeof value !== 'number' || !Number.isSafeInteger(value) || value <= 0) throw invalidOption('chainId', 'a chain id (an integer > 0)', value);
+  return value;
+}
+
+export class ChainCheck {
+  readonly expected: number;
+  readonly #clock: Clock;
+  readonly #boundMs: number;
+  /** Connections whose node answered the expected chain. */
+  readonly #passed = new WeakSet<object>();
+  /** The question out for a connection, shared by the attempts that wait on it. */
+  readonly #asking = new WeakMap<object, Promise<void>>();
+
+  constructor(expected: number, clock: Clock, attemptTimeoutMs: number) {
+    this.expected = expected;
+    this.#clock = clock;
+    this.#boundMs = attemptTimeoutMs === Infinity ? UNBOUNDED_MS : attemptTimeoutMs;
+  }
+
+  /** Whether the node behind `conn` is known to serve the expected chain. */
+  passed(conn: object): boolean {
+    return this.#passed.has(conn);
+  }
+
+  /**
+   * Resolves once the node behind `conn` has answered the expected chain; rejects with
+   * `ChainMismatchError`, or with the question's own failure. `ask(signal)` sends
+   * `eth_chainId` to it and resolves with the result; `signal` aborts at the bound.
+   */
+  verify(conn: object, endpoint: string, ask: (signal: AbortSignal) => Promise<unknown>): Promise<void> {
+    let out = this.#asking.get(conn);
+    if (out === undefined) {
+      out = this.#ask(conn, endpoint, ask);
+      this.#asking.set(conn, out);
+      const done = (): void => void this.#asking.delete(conn);
+      out.then(done, done);
+    }
+    return out;
+  }
+
+  #ask(conn: object, endpoint: string, ask: (signal: AbortSignal) => Promise<unknown>): Promise<void> {
+    const controller = new AbortController();
+    return new Promise<void>((resolve, reject) => {
+      const timer = this.#clock.setTimeout(
+        () => {
+          const error = new Error(`endpoint '${endpoint}' did not answer eth_chainId within ${this.#boundMs} ms`);
+          controller.abort(error);
+          reject(error);
+        },
+        this.#boundMs,
+        true,
+      );
+      let sent: Promise<unknown>;
+      try {
+        sent = ask(controller.signal);
+      } catch (error) {
+        sent = Promise.reject(error);
+      }
+      sent.then(
+        (answer) => {
+          this.#clock.clearTimeout(timer);
+          if (chainIdOf(answer) !== this.expected) return reject(new ChainMismatchError(endpoint, this.expected, answer));
+          this.#passed.add(conn);
+          resolve();
+        },
+        (error: unknown) => {
+          this.#clock.clearTimeout(timer);
+          reject(error);
+        },
+      );
+    });
+  }
+}
+
+/** A chain id from an `eth_chainId` answer (a hex quantity; a number or bigint taken as given). */
+function chainIdOf(answer: unknown): number | undefined {
+  if (typeof answer === 'string' && /^0x[0-9a-f]{1,13}$/i.test(answer)) return Number.parseInt(answer, 16);
+  if (typeof answer === 'number' && Number.isSafeInteger(answer)) return answer;
+  if (typeof answer === 'bigint' && answer <= BigInt(Number.MAX_SAFE_INTEGER)) return Number(answer);
+  return undefined;
+}

@@ -1,0 +1,221 @@
+/**
+ * `chainId` on the RPC adapters (src/rpc/chain-check.ts): every endpoint's node is asked
+ * `eth_chainId` before its first request, once per connection; a node of another chain gets
+ * none of the caller's requests, its endpoint is disabled and the call moves on. Before it, a
+ * node of another chain among the endpoints (a testnet URL in a mainnet list) answered its
+ * share of the reads, in silence.
+ */
+import { createClient, createPublicClient, custom } from 'viem';
+import { describe, expect, test } from 'vitest';
+import { FakeClock } from '../src/testing/index.js';
+import { ChainMismatchError, poolTransport } from '../src/viem/index.js';
+import type { PoolEvent } from '../src/index.js';
+
+interface Node {
+  readonly calls: string[];
+  transport: ReturnType<typeof custom>;
+}
+
+/** A node of chain `chain` (an `eth_chainId` answer as given) that answers every other method with `answer`. */
+function node(chain: unknown, answer: unknown = '0x10', options: { hang?: boolean; failChainId?: number } = {}): Node {
+  const calls: string[] = [];
+  let failures = options.failChainId ?? 0;
+  const transport = custom({
+    request: async ({ method }: { method: string }) => {
+      calls.push(method);
+      if (method === 'eth_chainId') {
+        if (options.hang === true) return new Promise(() => {});
+        if (failures-- > 0) throw Object.assign(new Error('fetch failed'), { name: 'HttpRequestError', status: 502 });
+        return chain;
+      }
+      return answer;
+    },
+  });
+  return { calls, transport };
+}
+
+describe('chainId: the viem transport', () => {
+  test("a node of another chain gets none of the caller's requests; its endpoint is disabled and the calls go on elsewhere", async () => {
+    const good = node('0x1', '0xaa');
+    const wrong = node('0xaa36a7', '0xbb'); // Sepolia behind a mainnet name
+    const t = poolTransport({ endpoints: [{ transport: wrong.transport, name: 'wrong' }, { transport: good.transport, name: 'good' }], custom, chainId: 1, strategy: 'round-robin' });
+    const events: PoolEvent[] = [];
+    t.pool.on('endpoint-disabled', (e) => events.push(e));
+    const client = createClient({ transport: t });
+    const answers: unknown[] = [];
+    for (let i = 0; i < 6; i++) answers.push(await client.request({ method: 'eth_getBalance', params: ['0x0000000000000000000000000000000000000000', 'latest'] }));
+    expect(answers).toEqual(Array(6).fill('0xaa'));
+    expect(wrong.calls).toEqual(['eth_chainId']);
+    expect(good.calls.filter((m) => m === 'eth_chainId')).toHaveLength(1); // asked once, then remembered
+    expect(events).toEqual([{ type: 'endpoint-disabled', endpoint: 'wrong' }]);
+    await t.close();
+  });
+
+  test('with every node on another chain, the call fails with ChainMismatchError naming both chains', async () => {
+    const t = poolTransport({ endpoints: [{ transport: node('0x5').transport, name: 'goerli' }], custom, chainId: 1 });
+    const client = createClient({ transport: t });
+    const error = await client.request({ method: 'eth_blockNumber' }).catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(ChainMismatchError);
+    expect(error).toMatchObject({ code: 'CHAIN_MISMATCH', endpoint: 'goerli', expected: 1, actual: 5 });
+    expect((error as Error).message).toContain('chain 5');
+    await t.close();
+  });
+
+  test('an answer that is no chain id counts as another chain', async () => {
+    const t = poolTransport({ endpoints: [{ transport: node('mainnet').transport, name: 'odd' }], custom, chainId: 1 });
+    const error = await createClient({ transport: t }).request({ method: 'eth_blockNumber' }).catch((e: unknown) => e);
+    expect(error).toMatchObject({ code: 'CHAIN_MISMATCH', actual: undefined });
+    await t.close();
+  });
+
+  test('a question that fails is the attempt failing (retried elsewhere or later), asked again, never remembered', async () => {
+    const flaky = node('0x1', '0xcc', { failChainId: 1 });
+    const t = poolTransport({ endpoints: [{ transport: flaky.transport, name: 'flaky' }], custom, chainId: 1, backoff: { initialMs: 1, maxMs: 1 } });
+    expect(await createClient({ transport: t }).request({ method: 'eth_blockNumber' })).toBe('0xcc');
+    expect(flaky.calls).toEqual(['eth_chainId', 'eth_chainId', 'eth_blockNumber']);
+    expect(t.pool.stats()[0]!.status).toBe('ok');
+    await t.close();
+  });
+
+  test('attempts at the same time share one question', async () => {
+    const n = node('0x1');
+    const t = poolTransport({ endpoints: [{ transport: n.transport, name: 'n' }], custom, chainId: 1 });
+    const client = createClient({ transport: t });
+    await Promise.all(Array.from({ length: 20 }, () => client.request({ method: 'eth_blockNumber' })));
+    expect(n.calls.filter((m) => m === 'eth_chainId')).toHaveLength(1);
+    expect(n.calls).toHaveLength(21);
+    await t.close();
+  });
+
+  test('a question never answered ends at the attempt timeout, and its request is not sent', async () => {
+    const clock = new FakeClock();
+    const hung = node('0x1', '0xdd', { hang: true });
+    const t = poolTransport({ endpoints: [{ transport: hung.transport, name: 'hung' }], custom, chainId: 1, clock, attemptTimeoutMs: 1_000, deadlineMs: 1_500, maxAttempts: 1 });
+    const pending = createClient({ transport: t }).request({ method: 'eth_sendRawTransaction', params: ['0x01'] }).catch((e: unknown) => e);
+    await clock.advance(1_000);
+    expect(await pending).toMatchObject({ code: 'RETRIES_EXHAUSTED', cause: { code: 'ATTEMPT_TIMEOUT' } });
+    await clock.advance(5_000);
+    expect(hung.calls).toEqual(['eth_chainId']); // the send never left
+    await t.close();
+  });
+
+  test('a request whose attempt ended while the question was out is not sent when the answer comes', async () => {
+    const clock = new FakeClock();
+    const calls: string[] = [];
+    const slow = custom({
+      request: async ({ method }: { method: string }) => {
+        calls.push(method);
+        if (method === 'eth_chainId') await new Promise<void>((resolve) => clock.setTimeout(resolve, 500));
+        return '0x1';
+      },
+    });
+    const t = poolTransport({ endpoints: [{ transport: slow, name: 's' }], custom, chainId: 1, clock });
+    const caller = new AbortController();
+    const pending = t({}).request({ method: 'eth_sendRawTransaction', params: ['0x01'] }, { signal: caller.signal }).catch((e: unknown) => e);
+    await clock.advance(200);
+    caller.abort();
+    expect(await pending).toMatchObject({ code: 'ABORTED' });
+    await clock.advance(1_000);
+    expect(calls).toEqual(['eth_chainId']);
+    expect(await createClient({ transport: t }).request({ method: 'eth_blockNumber' })).toBe('0x1'); // the answer was remembered
+    expect(calls).toEqual(['eth_chainId', 'eth_blockNumber']);
+    await t.close();
+  });
+
+  test('pool.enableEndpoint has the node asked again; setEndpoints with another node asks the new one', async () => {
+    const wrong = node('0x2');
+    const t = poolTransport({ endpoints: [{ transport: wrong.transport, name: 'a' }, { transport: node('0x1').transport, name: 'b' }], custom, chainId: 1, strategy: 'ordered' });
+    const client = createClient({ transport: t });
+    await client.request({ method: 'eth_blockNumber' });
+    expect(t.pool.stats().find((s) => s.name === 'a')!.status).toBe('disabled');
+    t.pool.enableEndpoint('a');
+    await client.request({ method: 'eth_blockNumber' });
+    expect(wrong.calls).toEqual(['eth_chainId', 'eth_chainId']);
+    const fixed = node('0x1', '0xee');
+    t.setEndpoints([{ transport: fixed.transport, name: 'a' }, { transport: node('0x1').transport, name: 'b' }]);
+    expect(await client.request({ method: 'eth_blockNumber' })).toBe('0xee');
+    expect(fixed.calls).toEqual(['eth_chainId', 'eth_blockNumber']);
+    await t.close();
+  });
+
+  test('a node whose endpoint leaves the pool while it is asked its chain is sent nothing more; the call moves on (swaps generator, seed 2026120531)', async () => {
+    const calls: string[] = [];
+    const other = node('0x1', '0x77');
+    let t: ReturnType<typeof poolTransport> | undefined;
+    const leaving = custom({
+      request: async ({ method }: { method: string }) => {
+        calls.push(method);
+        t!.setEndpoints([{ transport: other.transport, name: 'other' }]); // as a Refresher would, mid-request
+        return '0x1';
+      },
+    });
+    t = poolTransport({ endpoints: [{ transport: leaving, name: 'leaving' }, { transport: other.transport, name: 'other' }], custom, chainId: 1, strategy: 'ordered' });
+    expect(await createClient({ transport: t }).request({ method: 'eth_blockNumber' })).toBe('0x77');
+    expect(calls).toEqual(['eth_chainId']);
+    await t.close();
+  });
+
+  test('the head poll and withEndpoint are checked too', async () => {
+    const clock = new FakeClock();
+    const wrong = node('0x2', '0x99');
+    const t = poolTransport({ endpoints: [{ transport: wrong.transport, name: 'w' }, { transport: node('0x1', '0x10').transport, name: 'g' }], custom, chainId: 1, clock, heads: { pollMs: 1_000 } });
+    await clock.advance(10);
+    expect(wrong.calls).toEqual(['eth_chainId']);
+    expect(t.heads()!.endpoints.map((e) => e.name)).toEqual(['g']);
+    const t2 = poolTransport({ endpoints: [{ transport: node('0x2').transport, name: 'w' }], custom, chainId: 1 });
+    const error = await t2.withEndpoint(async (transport) => createClient({ transport }).request({ method: 'eth_blockNumber' })).catch((e: unknown) => e);
+    expect(error).toMatchObject({ code: 'CHAIN_MISMATCH' });
+    await t.close();
+    await t2.close();
+  });
+
+  test('works with a viem public client (its chain id calls pass through as any request)', async () => {
+    const t = poolTransport({ endpoints: [{ transport: node('0x1', '0x1').transport, name: 'n' }], custom, chainId: 1 });
+    const client = createPublicClient({ transport: t });
+    expect(await client.getChainId()).toBe(1);
+    await t.close();
+  });
+
+  test.each([0, -1, 1.5, '1', Number.MAX_SAFE_INTEGER + 1, null])('chainId %s is refused with INVALID_OPTIONS', (chainId) => {
+    expect(() => poolTransport({ endpoints: [{ transport: node('0x1').transport, name: 'n' }], custom, chainId: chainId as number })).toThrow(expect.objectContaining({ code: 'INVALID_OPTIONS', field: 'chainId' }));
+  });
+});
+
+describe('chainId: the ethers provider', () => {
+  /** A `fetch` serving JSON-RPC for each URL: `eth_chainId` answers the URL's chain, anything else `0x10`; logs "url method". */
+  function nodes(chains: Record<string, string>) {
+    const log: string[] = [];
+    const fetch = async (url: string, init?: { body?: unknown }): Promise<Response> => {
+      const { id, method } = JSON.parse(String(init?.body)) as { id: number; method: string };
+      log.push(`${url} ${method}`);
+      const result = method === 'eth_chainId' ? chains[url] : '0x10';
+      return new Response(JSON.stringify({ jsonrpc: '2.0', id, result }), { headers: { 'content-type': 'application/json' } });
+    };
+    return { log, fetch };
+  }
+
+  test("a node of another chain gets none of the caller's requests; the chain id is the network, with no detection", async () => {
+    const { PooledJsonRpcProvider, ChainMismatchError: FromEthers } = await import('../src/ethers/index.js');
+    expect(FromEthers).toBe(ChainMismatchError);
+    const { log, fetch } = nodes({ 'http://wrong.test/': '0x89', 'http://good.test/': '0x1' });
+    const provider = new PooledJsonRpcProvider({ endpoints: [{ url: 'http://wrong.test/', name: 'wrong' }, { url: 'http://good.test/', name: 'good' }], fetch, chainId: 1, strategy: 'round-robin' });
+    const disabled: string[] = [];
+    provider.pool.on('endpoint-disabled', (e) => disabled.push(e.endpoint));
+    for (let i = 0; i < 4; i++) expect(await provider.getBlockNumber()).toBe(16);
+    expect((await provider.getNetwork()).chainId).toBe(1n);
+    expect(log.filter((l) => l.startsWith('http://wrong.test/'))).toEqual(['http://wrong.test/ eth_chainId']);
+    expect(log.filter((l) => l === 'http://good.test/ eth_chainId')).toHaveLength(1);
+    expect(disabled).toEqual(['wrong']);
+    await provider.close();
+  });
+
+  test('with every node on another chain, the call fails with the PoolError whose cause is ChainMismatchError', async () => {
+    const { PooledJsonRpcProvider } = await import('../src/ethers/index.js');
+    const { fetch } = nodes({ 'http://bsc.test/': '0x38' });
+    const provider = new PooledJsonRpcProvider({ endpoints: [{ url: 'http://bsc.test/', name: 'bsc' }], fetch, chainId: 1 });
+    const error = await provider.sendWith('eth_blockNumber', []).catch((e: unknown) => e);
+    expect(error).toMatchObject({ name: 'PoolError', cause: { code: 'CHAIN_MISMATCH', expected: 1, actual: 56 } });
+    expect(() => new PooledJsonRpcProvider({ endpoints: [{ url: 'http://bsc.test/' }], fetch, chainId: -1 })).toThrow(expect.objectContaining({ field: 'chainId' }));
+    await provider.close();
+  });
+});
