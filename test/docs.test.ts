@@ -126,7 +126,7 @@ describe('the options reference', () => {
     StoreOptions: ['src/limits/store.ts', '`sharedQuota`'],
     RefresherOptions: ['src/extras/refresher-options.ts', '`Refresher`'],
     PooledFetchOptions: ['src/fetch/pooled-fetch.ts', '`createPooledFetch`'],
-    PoolTransportOptions: ['src/viem/transport.ts', '`poolTransport`'],
+    PoolTransportOptions: ['src/viem/options.ts', '`poolTransport`'],
     PooledProviderOptions: ['src/ethers/provider.ts', '`PooledJsonRpcProvider`'],
     QuorumOptions: ['src/rpc/reads.ts', '`quorum`'],
     HeadOptions: ['src/rpc/heads.ts', '`heads`'],
