@@ -216,6 +216,9 @@ describe('chainId: the ethers provider', () => {
     const error = await provider.sendWith('eth_blockNumber', []).catch((e: unknown) => e);
     expect(error).toMatchObject({ name: 'PoolError', cause: { code: 'CHAIN_MISMATCH', expected: 1, actual: 56 } });
     expect(() => new PooledJsonRpcProvider({ endpoints: [{ url: 'http://bsc.test/' }], fetch, chainId: -1 })).toThrow(expect.objectContaining({ field: 'chainId' }));
+    // A network and a chainId that name two chains are refused; one chain, given both ways, is fine.
+    expect(() => new PooledJsonRpcProvider({ endpoints: [{ url: 'http://bsc.test/' }], fetch, chainId: 1, network: 'sepolia' })).toThrow(expect.objectContaining({ field: 'chainId' }));
+    new PooledJsonRpcProvider({ endpoints: [{ url: 'http://bsc.test/' }], fetch, chainId: 1, network: 'mainnet' }).destroy();
     await provider.close();
   });
 });

@@ -23,7 +23,7 @@
  * shared with the viem adapter (see docs/rpc.md); `sendWith(method, params, { quorum })`
  * asks a quorum for one call.
  */
-import { JsonRpcApiProvider, type JsonRpcApiProviderOptions, type JsonRpcError, type JsonRpcPayload, type JsonRpcResult, type Networkish } from 'ethers';
+import { JsonRpcApiProvider, Network, type JsonRpcApiProviderOptions, type JsonRpcError, type JsonRpcPayload, type JsonRpcResult, type Networkish } from 'ethers';
 import type { ClassifyResult, Classifier } from '../base/classify.js';
 import { invalidOption, isPoolError } from '../base/errors.js';
 import { checkFunction, finite } from '../options/validate.js';
@@ -119,6 +119,8 @@ export class PooledJsonRpcProvider extends JsonRpcApiProvider {
     if (typeof options !== 'object' || options === null) throw invalidOption('options', 'an object', options);
     const { endpoints, network: given, classify: override, fetch: fetchFn, maxRetryAfterMs = DEFAULT_MAX_RETRY_AFTER_MS, provider, quorum, coalesce, heads, chainId, ...poolOptions } = options;
     const chain = checkChainId(chainId);
+    // Both given: they must name one chain (the network is trusted, the nodes are checked against chainId).
+    if (chain !== undefined && given !== undefined && Network.from(given).chainId !== BigInt(chain)) throw invalidOption('chainId', `the chain of network (${Network.from(given).chainId})`, chain);
     const network = given ?? chain;
     super(network, { polling: true, ...provider, batchMaxCount: 1, ...(network === undefined ? {} : { staticNetwork: true }) });
     const f = fetchFn ?? (globalThis.fetch as unknown as FetchFn | undefined);
