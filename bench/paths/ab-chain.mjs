@@ -3,12 +3,13 @@
  * answering at once), alternating blocks in one process: the chain check's cost on the plain
  * path once every node has answered (one look-up per request). Run after `npm run build`:
  *   node bench/paths/ab-chain.mjs 1     (callers)
+ *   AA=1 node bench/paths/ab-chain.mjs 1   (both without: the noise of the comparison itself)
  */
 import { createClient, custom } from 'viem';
 import { poolTransport } from '../../dist/viem/index.js';
 const request = async ({ method }) => (method === 'eth_chainId' ? '0x1' : 42);
 const make = (extra) => { const t = poolTransport({ custom, endpoints: [{ name: 'a', provider: { request } }, { name: 'b', provider: { request } }], ...extra }); const c = createClient({ transport: t }); return () => c.request({ method: 'eth_blockNumber' }); };
-const v = { off: make({}), on: make({ chainId: 1 }) };
+const v = { off: make({}), on: make(process.env.AA ? {} : { chainId: 1 }) };
 const callers = Number(process.argv[2] ?? 1);
 const block = callers === 1 ? 2000 : 50;
 async function run(call) { const t = process.hrtime.bigint(); const l = []; for (let k = 0; k < callers; k++) l.push((async () => { for (let i = 0; i < block; i++) await call(); })()); await Promise.all(l); return Number(process.hrtime.bigint() - t); }

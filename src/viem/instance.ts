@@ -13,6 +13,8 @@ export interface Built {
   readonly t: TransportInstance;
   /** The endpoint's connection it was built from (the chain check's key: one question per connection). */
   readonly factory: TransportFactory;
+  /** Its node has answered the chain asked for (`chainId`): a field read per request rather than the check's look-up. */
+  onChain: boolean;
   readonly hears: boolean;
   readonly bare: RpcRequestOptions;
   /**
@@ -89,6 +91,7 @@ export function instanceUse(passSignal: boolean, replay: Replay | undefined, aut
     const b: Built = {
       t,
       factory,
+      onChain: false,
       hears,
       bare,
       raw: undefined,

@@ -246,7 +246,10 @@ export function poolTransport(options: PoolTransportOptions): PoolTransport {
     const plainOperation = (factory: TransportFactory, ctx: AttemptContext): Promise<unknown> => {
       try {
         const b = instanceOf(factory);
-        if (check !== undefined && !check.passed(factory)) return onChain(b, ctx, () => b.send((ctx as unknown as FailedAttempt).tag as RpcArgs, ctx));
+        if (check !== undefined && !b.onChain) {
+          if (!check.passed(factory)) return onChain(b, ctx, () => b.send((ctx as unknown as FailedAttempt).tag as RpcArgs, ctx));
+          b.onChain = true;
+        }
         return b.send((ctx as unknown as FailedAttempt).tag as RpcArgs, ctx);
       } catch (error) {
         return Promise.reject(error);
