@@ -66,6 +66,14 @@ const SAMPLES = 32;
 const MIN_SAMPLES = 3;
 const CATCH_UP_PACE = 2;
 /**
+ * And a sample at more than this many times the median's time per block is an endpoint that fell
+ * behind while no fresher head was known (the others removed or lagging), its slower progress
+ * still at the front: counted, one such sample (3 blocks in 336 s on a 12 s chain, seed 42480)
+ * made the block time 39 s, and the stall time with it. Generous: a chain that misses a slot
+ * now and then gives samples of two or three block times, which count.
+ */
+const FELL_BEHIND_PACE = 4;
+/**
  * An answer this far below an endpoint's known head is no answer out of order (those are a few
  * blocks old): the node was reset, or the known head was a wrong answer (an overflow, another
  * chain behind a load balancer). It replaces the known head. Ignored, one wrong answer kept its
@@ -146,7 +154,8 @@ export class HeadTracker {
     let time = 0;
     let count = 0;
     for (let i = 0; i < s.length; i += 2) {
-      if (s[i + 1]! > 1 && s[i]! / s[i + 1]! < median / CATCH_UP_PACE) continue; // a catch-up
+      const pace = s[i]! / s[i + 1]!;
+      if ((s[i + 1]! > 1 && pace < median / CATCH_UP_PACE) || pace > median * FELL_BEHIND_PACE) continue; // a catch-up, or a fall behind
       time += s[i]!;
       count += s[i + 1]!;
     }
