@@ -142,15 +142,23 @@ describe('chainId: the viem transport', () => {
     const calls: string[] = [];
     const other = node('0x1', '0x77');
     let t: ReturnType<typeof poolTransport> | undefined;
-    const leaving = custom({
-      request: async ({ method }: { method: string }) => {
-        calls.push(method);
-        t!.setEndpoints([{ transport: other.transport, name: 'other' }]); // as a Refresher would, mid-request
-        return '0x1';
-      },
-    });
-    t = poolTransport({ endpoints: [{ transport: leaving, name: 'leaving' }, { transport: other.transport, name: 'other' }], custom, chainId: 1, strategy: 'ordered' });
+    /** A node that leaves the pool (as a Refresher would take it out) at the first request it gets. */
+    const leaving = () =>
+      custom({
+        request: async ({ method }: { method: string }) => {
+          calls.push(method);
+          t!.setEndpoints([{ transport: other.transport, name: 'other' }]);
+          return '0x1';
+        },
+      });
+    t = poolTransport({ endpoints: [{ transport: leaving(), name: 'leaving' }, { transport: other.transport, name: 'other' }], custom, chainId: 1, strategy: 'ordered' });
     expect(await createClient({ transport: t }).request({ method: 'eth_blockNumber' })).toBe('0x77');
+    expect(calls).toEqual(['eth_chainId']);
+    // Pinned to it, the request has nowhere else to go: the PoolError says so (not the internal error, as a node's answer; seed 42490).
+    calls.length = 0;
+    t.setEndpoints([{ transport: leaving(), name: 'leaving' }, { transport: other.transport, name: 'other' }]);
+    const error = await createClient({ transport: t.pin('leaving') }).request({ method: 'eth_blockNumber' }).catch((e: unknown) => e);
+    expect(error).toMatchObject({ name: 'PoolError', code: 'PIN_UNAVAILABLE' });
     expect(calls).toEqual(['eth_chainId']);
     await t.close();
   });

@@ -56,7 +56,6 @@ import { HeadRouting } from '../rpc/head-poll.js';
 import { ChainCheck, checkChainId, isChainMismatch, NodeLeftError } from '../rpc/chain-check.js';
 import { onPoolClose, poolStateOf, type CloseOptions } from '../pool-core.js';
 
-
 const ANSWERS: ReadonlySet<string> = new Set(['permanent', 'retry-narrower', 'unsupported']);
 /** Pool failures after which the last error may be a node's answer (not an abort, close or deadline). */
 const ANSWER_CODES: ReadonlySet<string> = new Set(['PERMANENT', 'RETRY_NARROWER', 'RETRIES_EXHAUSTED', 'NO_ENDPOINT', 'PIN_UNAVAILABLE']);
@@ -175,7 +174,8 @@ export function poolTransport(options: PoolTransportOptions): PoolTransport {
 
   /** The node's answer itself when the call failed on one; otherwise the PoolError. */
   const unwrap = (error: unknown): unknown => {
-    if (!isPoolError(error) || error.cause === undefined || !ANSWER_CODES.has(error.code)) return error;
+    // A quorum leg's taken endpoint, or one that lost its node while asked its chain, is no node's answer: the PoolError says what happened.
+    if (!isPoolError(error) || error.cause === undefined || !ANSWER_CODES.has(error.code) || isEndpointTaken(error.cause)) return error;
     if (error.code === 'PERMANENT' || error.code === 'RETRY_NARROWER') return error.cause;
     // Not `classify`: a call's last error may come from a node that has since lost its name, whose refusal must not be remembered for the one that has it now.
     const c = classOf(error.cause);
