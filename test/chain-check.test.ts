@@ -6,6 +6,7 @@
  * share of the reads, in silence.
  */
 import { createClient, createPublicClient, custom } from 'viem';
+import { mainnet, sepolia } from 'viem/chains';
 import { describe, expect, test } from 'vitest';
 import { FakeClock } from '../src/testing/index.js';
 import { ChainMismatchError, poolTransport } from '../src/viem/index.js';
@@ -175,6 +176,12 @@ describe('chainId: the viem transport', () => {
     expect(error).toMatchObject({ code: 'CHAIN_MISMATCH' });
     await t.close();
     await t2.close();
+  });
+
+  test("a client of another chain than chainId is refused when it is made; the client's own chain passes", () => {
+    const t = poolTransport({ endpoints: [{ transport: node('0x1').transport, name: 'n' }], custom, chainId: 1 });
+    expect(() => createPublicClient({ chain: sepolia, transport: t })).toThrow(expect.objectContaining({ code: 'INVALID_OPTIONS', field: 'chainId' }));
+    expect(createPublicClient({ chain: mainnet, transport: t }).chain.id).toBe(1);
   });
 
   test('works with a viem public client (its chain id calls pass through as any request)', async () => {

@@ -226,6 +226,9 @@ export function poolTransport(options: PoolTransportOptions): PoolTransport {
   };
 
   const build = (pin: string | undefined, need?: number): TransportFactory => (params) => {
+    // A client of another chain than `chainId`: every node would be disabled at its first request.
+    const clientChain = (params.chain as { id?: unknown } | undefined)?.id;
+    if (chain !== undefined && typeof clientChain === 'number' && clientChain !== chain) throw invalidOption('chainId', `the chain of the client (${clientChain})`, chain);
     const instanceOf = instances(params);
     /** The operation of a request: one attempt on the endpoint's transport (a throw becomes a rejection, as from an async function). */
     const operation =
