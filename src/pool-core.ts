@@ -361,9 +361,9 @@ export function executeAs<C, T>(pool: PoolCore<C>, op: Operation<C, T>, rejectAs
 }
 
 /** @internal `executeAs` bound to one pool and mapping: no look-up per request (the viem adapter's hot path). */
-export function executorAs<C>(pool: PoolCore<C>, rejectAs: (error: PoolError) => unknown): <T>(op: Operation<C, T>, tag?: unknown) => Promise<T> {
+export function executorAs<C>(pool: PoolCore<C>, rejectAs: (error: PoolError) => unknown, options?: ExecuteOptions): <T>(op: Operation<C, T>, tag?: unknown) => Promise<T> {
   const s = stateOf(pool);
-  const plan = { ...s.defaultPlan, rejectAs } as CallPlan<C>;
+  const plan = { ...(options === undefined ? s.defaultPlan : resolvePlan(s, options)), rejectAs } as CallPlan<C>;
   return (op, tag) => runAs(s, plan, op, tag);
 }
 

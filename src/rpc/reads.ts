@@ -10,6 +10,10 @@
  * node-bound methods (see `isSendMethod`): in the options at construction, per call at
  * call time, both with `INVALID_OPTIONS`.
  *
+ * With the pool's `hedge` set, a single read (not a send, a filter method, a quorum read or a
+ * pinned request) is marked `idempotent`, so the pool hedges it as its `hedge` says; a
+ * request whose options say `idempotent` already keeps them.
+ *
  * `unfit(method, params)`, when given, names the endpoints a request should not go to now
  * (head-aware routing: behind the chain head, or breaker open). A single read leaves them out
  * (`exclude`) unless that would leave no endpoint; a quorum read asks them last, deciding
@@ -80,6 +84,8 @@ export class RpcReads<C = unknown> {
   readonly #filters: FilterRoutes;
   readonly #voteOf: ((error: unknown) => string | undefined) | undefined;
   readonly #unfit: Unfit | undefined;
+  /** The pool's `hedge` is set: single reads are marked idempotent (see the module comment). */
+  readonly #hedgeReads: boolean;
   #quorumReads = 0;
 
   /**
@@ -98,6 +104,7 @@ export class RpcReads<C = unknown> {
     this.#unfit = unfit;
     this.#clock = pool.clock;
     this.#attemptTimeoutMs = poolStateOf(pool).opts.attemptTimeoutMs;
+    this.#hedgeReads = poolStateOf(pool).opts.hedgeConfigured;
     this.#joinWithin = { maxAgeMs: DEFAULTS.attemptTimeoutMs, now: () => this.#clock.now() };
     this.#voteOf = voteOf;
     const q = options.quorum;
@@ -129,7 +136,12 @@ export class RpcReads<C = unknown> {
     this.#coalesce = new Set(c ?? []);
   }
 
-  /** Whether `method` has neither a quorum nor coalescing configured and is no filter method (then `request` is exactly `send(exec)`). */
+  /** Whether the pool's `hedge` makes single reads hedged (the adapters' plain path marks them itself). */
+  get hedgeReads(): boolean {
+    return this.#hedgeReads;
+  }
+
+  /** Whether `method` has neither a quorum nor coalescing configured and is no filter method (then `request` is exactly `send(exec)`, idempotent when `hedgeReads` and a read). */
   isPlain(method: string): boolean {
     // Most adapters configure neither: the sizes spare two look-ups per request.
     return (this.#methods.size === 0 || !this.#methods.has(method)) && (this.#coalesce.size === 0 || !this.#coalesce.has(method)) && !isFilterMethod(method);
@@ -151,6 +163,7 @@ export class RpcReads<C = unknown> {
       const out = this.#unfit(method, params);
       exec = this.#leaveOut(before === undefined ? exec : this.#stillIn(exec, before), out);
     }
+    if (this.#hedgeReads && need === undefined && exec.pin === undefined && exec.idempotent === undefined && !isSendMethod(method)) exec = execWith(exec, { idempotent: true });
     const go = (e: ExecuteOptions): Promise<T> => (need === undefined ? send(e) : this.#quorum(method, params, need, e, send));
     if (!this.#coalesce.has(method)) return go(exec);
     // Only callers on the same deadline and the same policy share a request: a joiner then never

@@ -49,6 +49,7 @@ import { endpointSetter, toEndpoints, type MadeFrom } from './endpoints.js';
 import type { PoolTransport, PoolTransportOptions } from './options.js';
 import { RpcReads } from '../rpc/reads.js';
 import { isEndpointTaken } from '../rpc/quorum.js';
+import { isSendMethod } from '../rpc/methods.js';
 import { FilterNotFoundError } from '../rpc/filters.js';
 import { rpcAnswerKey } from '../rpc/answer-key.js';
 import { redactError } from '../extras/redact.js';
@@ -62,6 +63,7 @@ const ANSWER_CODES: ReadonlySet<string> = new Set(['PERMANENT', 'RETRY_NARROWER'
 const SEND_RAW = 'eth_sendRawTransaction';
 const BLOCK_NUMBER: RpcArgs = { method: 'eth_blockNumber', params: [] };
 const CHAIN_ID: RpcArgs = { method: 'eth_chainId', params: [] };
+const HEDGED_READ: ExecuteOptions = { idempotent: true };
 /** A node of another chain (`chainId`): its endpoint is disabled and the call moves on. */
 const WRONG_CHAIN: ClassifyResult = { class: 'permanent', disableEndpoint: true };
 const TRANSPORT_KEYS: Record<keyof PoolTransportOptions, true> & KnownKeys = {
@@ -263,6 +265,8 @@ export function poolTransport(options: PoolTransportOptions): PoolTransport {
     // straight to one `pool.execute` on the pool's shared plan, with no async layer.
     const plain = pin === undefined && need === undefined && routing === undefined;
     const run = executorAs(pool, unwrap);
+    // With the pool's `hedge`, a plain read is hedged: it runs on a plan marked idempotent (rpc/reads.ts).
+    const runRead = reads.hedgeReads ? executorAs(pool, unwrap, HEDGED_READ) : run;
     const slow = async (args: RpcArgs, reqOptions?: RpcRequestOptions): Promise<unknown> => {
       if (args.method === 'eth_subscribe' || args.method === 'eth_unsubscribe') throw noSubscriptions(args.method);
       const skip = unsupported.excluded(args.method, pool.endpointNames, pool.clock.now());
@@ -295,7 +299,8 @@ export function poolTransport(options: PoolTransportOptions): PoolTransport {
     const request = ((args: RpcArgs, reqOptions?: RpcRequestOptions): Promise<unknown> => {
       try {
         if (plain && reqOptions?.signal === undefined && reqOptions?.quorum === undefined && !unsupported.has(args.method) && reads.isPlain(args.method) && args.method !== 'eth_subscribe' && args.method !== 'eth_unsubscribe') {
-          return keccak256 !== undefined && args.method === SEND_RAW ? run(operation(args)) : run(plainOperation, args);
+          if (keccak256 !== undefined && args.method === SEND_RAW) return run(operation(args));
+          return runRead === run || isSendMethod(args.method) ? run(plainOperation, args) : runRead(plainOperation, args);
         }
       } catch (error) {
         return Promise.reject(error);

@@ -28,6 +28,8 @@
  * 6. with `chainId` (drawn in half the runs; a node in six serves another chain), a node of
  *    another chain is sent `eth_chainId` and nothing else, and counts as no healthy node for 3 and 4.
  *
+ * Half the runs set the pool's `hedge` (20 ms, against nodes of 0-40 ms): single reads are hedged.
+ *
  * Run as well (fortieth session) with every swap made as a request reaches its node, inside the
  * pool's operation, synchronously (`simulate(…, inside)`; `SWAPS_REPLAY='<scenario JSON>'` runs one).
  *
@@ -82,6 +84,8 @@ interface Scenario {
   readonly seed: number;
   /** The adapter is given `chainId: 1` (nodes of another chain are then never sent a caller's request). */
   readonly chainId?: boolean;
+  /** The pool's `hedge` (20 ms): single reads are hedged. */
+  readonly hedge?: boolean;
 }
 
 const nodeArb = (blockMs: number, blocks: number): fc.Arbitrary<NodeSpec> =>
@@ -120,6 +124,7 @@ const scenarioArb: fc.Arbitrary<Scenario> = fc
       rate: fc.constantFrom(1, 3, 8),
       seed: fc.nat(),
       chainId: fc.boolean(),
+      hedge: fc.boolean(),
     });
   });
 
@@ -282,12 +287,17 @@ async function simulate(sc: Scenario, which: 'viem' | 'viem-url' | 'ethers', ins
     deadlineMs: 10_000,
     backoff: { initialMs: 10, maxMs: 100 },
     ...(sc.chainId === true ? { chainId: 1 } : {}),
+    ...(sc.hedge === true ? { hedge: { afterMs: 20 } } : {}),
     ...(sc.heads ? { heads: { maxLagBlocks: sc.maxLagBlocks, blockTimeMs: B, ...(sc.pollBlocks > 0 ? { pollMs: sc.pollBlocks * B } : {}) } } : {}),
   };
   const initial = slots.flatMap((l, i) => (l === undefined ? [] : [{ name: `s${i}`, conn: l.conn }]));
   const nodeAt = (url: string) => answers.get(url);
   const transport = which === 'viem' ? viemAdapter(initial, options) : which === 'viem-url' ? viemUrlAdapter(initial, options, nodeAt) : ethersAdapter(initial, options, nodeAt);
   const inPool = (): Live[] => slots.filter((l): l is Live => l !== undefined);
+  // Hedges started (the viem-url adapter's pool is a view without events: none counted there).
+  let hedges = 0;
+  const events = transport.pool as { on?: (type: 'hedge', listener: () => void) => unknown };
+  if (typeof events.on === 'function') events.on('hedge', () => hedges++);
   const swap = (s: Swap): void => {
     const before = slots[s.slot];
     if (s.kind === 'remove') {
@@ -503,19 +513,19 @@ async function simulate(sc: Scenario, which: 'viem' | 'viem-url' | 'ethers', ins
   for (let i = 0; i < 200 && settled < calls.length; i++) await clock.advance(100);
   if (settled < calls.length) {
     violations.push(`${calls.length - settled} of ${calls.length} calls never settled (${[...pending].join('; ')})`);
-    return { violations, calls: calls.length };
+    return { violations, calls: calls.length, hedges };
   }
   await Promise.all(calls);
   let closed = false;
   void transport.close().then(() => (closed = true));
   for (let i = 0; i < 50 && !closed; i++) await clock.advance(100);
   if (!closed) violations.push('close() never resolved');
-  return { violations, calls: calls.length, swapsInside };
+  return { violations, calls: calls.length, swapsInside, hedges };
 }
 
 describe('the RPC adapters while setEndpoints changes the set', () => {
   test.each(['viem', 'viem-url', 'ethers'] as const)('%s: calls settle, removed nodes get nothing, refusals, heads and filters follow the node, not the name', async (which) => {
-    const totals = { runs: 0, calls: 0 };
+    const totals = { runs: 0, calls: 0, hedges: 0 };
     await checkSeeded(`swaps-${which}`, scenarioArb, (sc) => simulate(sc, which), {
       seed: SEED,
       runs: RUNS,
@@ -523,11 +533,13 @@ describe('the RPC adapters while setEndpoints changes the set', () => {
         if (DEBUG && o.violations.length > 0) console.log('VIOLATIONS', JSON.stringify(o.violations.slice(0, 3)));
         totals.runs++;
         totals.calls += o.calls;
+        totals.hedges += o.hedges ?? 0;
       },
     });
     if (process.env['SWAPS_DEBUG']) console.log(JSON.stringify(totals));
-    // The generator reaches what it aims at: runs with calls in them.
+    // The generator reaches what it aims at: runs with calls in them, and hedged reads.
     expect(totals.calls).toBeGreaterThan(totals.runs * 20);
+    if (which !== 'viem-url') expect(totals.hedges).toBeGreaterThan(totals.runs);
   }, 600_000);
 
   // The same with each swap made as a request reaches its node (inside the pool's operation,
