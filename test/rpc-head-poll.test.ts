@@ -65,18 +65,15 @@ describe('HeadTracker stall in block times', () => {
 
   test('an endpoint that falls behind while no fresher head is known is no block time (seed 42480)', () => {
     const t = new HeadTracker({ maxLagBlocks: 0 });
-    // n1 is the only endpoint known: at the front at each sighting, one every two blocks of a 12 s chain.
-    t.observe('n1', 100, 0);
-    t.observe('n1', 102, 24_000);
-    t.observe('n1', 104, 48_000);
-    // It falls behind, alone: 28 block times later it has gained 3 blocks, and is still the front.
-    t.observe('n1', 107, 384_000);
-    t.observe('n1', 109, 408_000);
-    // Counted, the fall behind made it (24 + 24 + 336 + 24) s / (2 + 2 + 3 + 2) blocks = 45 s.
+    /** n1, the only endpoint known (at the front at each sighting), seen at these [block, ms]. */
+    const sightings = (...list: [number, number][]) => list.forEach(([block, at]) => t.observe('n1', block, at));
+    // One sighting every two blocks of a 12 s chain; then it falls behind, alone: 28 block times
+    // later it has gained 3 blocks, and is still the front.
+    sightings([100, 0], [102, 24_000], [104, 48_000], [107, 384_000], [109, 408_000]);
+    // Counted, the fall behind made it (24 + 336 + 24) s / (2 + 3 + 2) blocks = 55 s.
     expect(t.blockTimeMs).toBe(12_000);
     // A slot missed now and then still counts: 2 blocks in 60 s (2.5 block times each).
-    t.observe('n1', 111, 432_000);
-    t.observe('n1', 113, 492_000);
+    sightings([111, 432_000], [113, 492_000]);
     expect(t.blockTimeMs).toBeCloseTo((24_000 * 3 + 60_000) / 8, 5);
   });
 
