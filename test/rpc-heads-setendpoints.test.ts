@@ -6,7 +6,7 @@
 import { createClient, custom } from 'viem';
 import { describe, expect, test } from 'vitest';
 import { FakeClock } from '../src/testing/index.js';
-import { poolTransport } from '../src/viem/index.js';
+import { poolTransport, type HeadOptions, type PoolTransportOptions } from '../src/viem/index.js';
 
 const hex = (n: number): string => `0x${n.toString(16)}`;
 
@@ -24,15 +24,25 @@ function nodes(heads: Record<string, number>, log: string[]) {
     });
 }
 
+
+/**
+ * Nodes a, b, c at `heads` (d too when given) under a viem transport with head routing and the
+ * fake clock, a client on it, and the head learned from each (three reads of eth_blockNumber).
+ */
+async function started(heads: Record<string, number>, heading: HeadOptions, more: Partial<PoolTransportOptions> = {}) {
+  const clock = new FakeClock(1_000_000);
+  const log: string[] = [];
+  const node = nodes(heads, log);
+  const t = poolTransport({ endpoints: ['a', 'b', 'c'].map((name) => ({ name, transport: node(name) })), heads: heading, strategy: 'round-robin', clock, ...more });
+  const client = createClient({ transport: t });
+  for (let i = 0; i < 3; i++) await client.request({ method: 'eth_blockNumber' });
+  return { clock, log, node, t, client };
+}
+
 describe('a head far off', () => {
   test("one wrong head in an answer (far ahead of every other node's) holds the reads of latest only until that node answers again, and goes with the node when setEndpoints takes it out", async () => {
-    const clock = new FakeClock(1_000_000);
     const heads: Record<string, number> = { a: 100, b: 100, c: 100 };
-    const log: string[] = [];
-    const node = nodes(heads, log);
-    const t = poolTransport({ endpoints: ['a', 'b', 'c'].map((name) => ({ name, transport: node(name) })), heads: { maxLagBlocks: 2, blockTimeMs: 1000 }, strategy: 'round-robin', clock });
-    const client = createClient({ transport: t });
-    for (let i = 0; i < 3; i++) await client.request({ method: 'eth_blockNumber' });
+    const { log, node, t, client } = await started(heads, { maxLagBlocks: 2, blockTimeMs: 1000 });
     const balances = async (n: number) => {
       log.length = 0;
       for (let i = 0; i < n; i++) await client.request({ method: 'eth_getBalance', params: ['0x0000000000000000000000000000000000000000', 'latest'] });
@@ -63,14 +73,8 @@ describe('a head far off', () => {
 
 describe('a head far off, with reads that reveal none', () => {
   test('the node that gave it is asked again once a stall time while the others look behind: with no poll, and reads of balances only, its wrong head held every read of latest for good', async () => {
-    const clock = new FakeClock(1_000_000);
-    const heads: Record<string, number> = { a: 100, b: 100, c: 100 };
-    const log: string[] = [];
-    const node = nodes(heads, log);
-    const t = poolTransport({ endpoints: ['a', 'b', 'c'].map((name) => ({ name, transport: node(name) })), heads: { maxLagBlocks: 2, blockTimeMs: 1000, stallBlocks: 3 }, strategy: 'round-robin', clock });
-    const client = createClient({ transport: t });
-    heads['c'] = 2 ** 40;
-    for (let i = 0; i < 3; i++) await client.request({ method: 'eth_blockNumber' });
+    const heads: Record<string, number> = { a: 100, b: 100, c: 2 ** 40 };
+    const { clock, log, t, client } = await started(heads, { maxLagBlocks: 2, blockTimeMs: 1000, stallBlocks: 3 });
     heads['c'] = 100;
     expect(t.heads()!.best).toBe(2 ** 40);
     const served = new Set<string>();
@@ -88,13 +92,7 @@ describe('a head far off, with reads that reveal none', () => {
 
 describe('heads and setEndpoints', () => {
   test('a lagging endpoint removed from the pool is no longer named: the next read succeeds and heads() lists the endpoints of the pool', async () => {
-    const clock = new FakeClock(1_000_000);
-    const heads: Record<string, number> = { a: 100, b: 100, c: 90 };
-    const log: string[] = [];
-    const node = nodes(heads, log);
-    const t = poolTransport({ endpoints: ['a', 'b', 'c'].map((name) => ({ name, transport: node(name) })), heads: { maxLagBlocks: 2 }, strategy: 'round-robin', clock });
-    const client = createClient({ transport: t });
-    for (let i = 0; i < 3; i++) await client.request({ method: 'eth_blockNumber' });
+    const { node, t, client } = await started({ a: 100, b: 100, c: 90 }, { maxLagBlocks: 2 });
     expect(t.heads()!.endpoints.map((e) => [e.name, e.lagging])).toEqual([['a', undefined], ['b', undefined], ['c', 'behind']]);
     t.pool.setEndpoints(['a', 'b'].map((name) => ({ name, conn: node(name) })) as never);
     await expect(client.request({ method: 'eth_getBalance', params: ['0x0000000000000000000000000000000000000000', 'latest'] })).resolves.toBe('0x1');
@@ -103,16 +101,8 @@ describe('heads and setEndpoints', () => {
   });
 
   test('the set changing while the head check asks an endpoint (a listener of attempt-start removing one, synchronously): the read goes on, never INVALID_OPTIONS (fortieth session: found by the swaps generator acting from inside requests)', async () => {
-    const clock = new FakeClock(1_000_000);
-    const heads: Record<string, number> = { a: 100, b: 100, c: 90, d: 100 };
-    const log: string[] = [];
-    const node = nodes(heads, log);
     let removeOn: string | undefined;
-    const t = poolTransport({
-      endpoints: ['a', 'b', 'c'].map((name) => ({ name, transport: node(name) })),
-      heads: { maxLagBlocks: 2, blockTimeMs: 1000 },
-      strategy: 'round-robin',
-      clock,
+    const { clock, node, t, client } = await started({ a: 100, b: 100, c: 90, d: 100 }, { maxLagBlocks: 2, blockTimeMs: 1000 }, {
       onEvent: (e) => {
         // A dashboard that takes an endpoint out when it is asked anything (say, its key was revoked meanwhile).
         if (e.type === 'attempt-start' && e.endpoint === removeOn) {
@@ -121,8 +111,6 @@ describe('heads and setEndpoints', () => {
         }
       },
     });
-    const client = createClient({ transport: t });
-    for (let i = 0; i < 3; i++) await client.request({ method: 'eth_blockNumber' });
     expect(t.heads()!.endpoints.find((e) => e.name === 'c')!.lagging).toBe('behind');
     // c is behind (excluded from reads of latest) and is asked for its head again after a stall time;
     // that ask removes c from the pool, synchronously, while the read is being routed.
@@ -181,18 +169,8 @@ describe('heads and setEndpoints', () => {
   });
 
   test.each([[1000], [undefined]])('with no poll, a lagging endpoint that caught up comes back: asked for its head once a stall time while the front stands still, 10 s while the block time is unknown (block time %s ms given)', async (blockTimeMs) => {
-    const clock = new FakeClock(1_000_000);
     const heads: Record<string, number> = { a: 100, b: 100, c: 90 };
-    const log: string[] = [];
-    const node = nodes(heads, log);
-    const t = poolTransport({
-      endpoints: ['a', 'b', 'c'].map((name) => ({ name, transport: node(name) })),
-      heads: { maxLagBlocks: 2, ...(blockTimeMs !== undefined ? { blockTimeMs } : {}) },
-      strategy: 'round-robin',
-      clock,
-    });
-    const client = createClient({ transport: t });
-    for (let i = 0; i < 3; i++) await client.request({ method: 'eth_blockNumber' });
+    const { clock, log, t, client } = await started(heads, { maxLagBlocks: 2, ...(blockTimeMs !== undefined ? { blockTimeMs } : {}) });
     expect(t.heads()!.endpoints.find((e) => e.name === 'c')!.lagging).toBe('behind');
     // The front stands still (no head advances): asked once a stall time, 3 block times (10 s
     // before the block time is known: its stall time then, 30 s, is a guess).
