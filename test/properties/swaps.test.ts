@@ -28,7 +28,8 @@
  * 6. with `chainId` (drawn in half the runs; a node in six serves another chain), a node of
  *    another chain is sent `eth_chainId` and nothing else, and counts as no healthy node for 3 and 4.
  *
- * Half the runs set the pool's `hedge` (20 ms, against nodes of 0-40 ms): single reads are hedged.
+ * Half the runs set the pool's `hedge` (20 ms, against nodes of 0-40 ms): single reads are hedged;
+ * half coalesce identical reads of balances and block numbers (forty-fourth session).
  *
  * Run as well (fortieth session) with every swap made as a request reaches its node, inside the
  * pool's operation, synchronously (`simulate(…, inside)`; `SWAPS_REPLAY='<scenario JSON>'` runs one).
@@ -86,6 +87,8 @@ interface Scenario {
   readonly chainId?: boolean;
   /** The pool's `hedge` (20 ms): single reads are hedged. */
   readonly hedge?: boolean;
+  /** Identical reads of balances and block numbers in flight share one request (`coalesce`). */
+  readonly coalesce?: boolean;
 }
 
 const nodeArb = (blockMs: number, blocks: number): fc.Arbitrary<NodeSpec> =>
@@ -125,6 +128,7 @@ const scenarioArb: fc.Arbitrary<Scenario> = fc
       seed: fc.nat(),
       chainId: fc.boolean(),
       hedge: fc.boolean(),
+      coalesce: fc.boolean(),
     });
   });
 
@@ -148,6 +152,8 @@ interface Adapter {
   request(method: string, params: unknown[], options?: { pin?: string; quorum?: number }): Promise<unknown>;
   readonly pool: { setEndpoints(list: readonly { name: string; conn: unknown; weight: number }[]): void; readonly endpointNames: string[] };
   heads(): HeadSnapshot | undefined;
+  /** Callers served by a request another caller started (`coalesce`). */
+  joined(): number;
   close(): Promise<void>;
 }
 
@@ -164,6 +170,7 @@ function viemAdapter(initial: readonly { name: string; conn: unknown }[], option
     },
     pool: transport.pool as unknown as Adapter['pool'],
     heads: () => transport.heads(),
+    joined: () => transport.readStats().coalesce.joined,
     close: () => transport.close(),
   };
 }
@@ -196,6 +203,7 @@ function viemUrlAdapter(initial: readonly { name: string; conn: unknown }[], opt
       },
     },
     heads: () => transport.heads(),
+    joined: () => transport.readStats().coalesce.joined,
     close: () => transport.close(),
   };
 }
@@ -219,6 +227,7 @@ function ethersAdapter(initial: readonly { name: string; conn: unknown }[], opti
     request: (method, params, o) => provider.sendWith(method, params, { ...(o?.pin !== undefined ? { pin: o.pin } : {}), ...(o?.quorum !== undefined ? { quorum: o.quorum } : {}) }),
     pool: provider.pool as unknown as Adapter['pool'],
     heads: () => provider.heads(),
+    joined: () => provider.readStats().coalesce.joined,
     close: () => provider.close(),
   };
 }
@@ -288,6 +297,7 @@ async function simulate(sc: Scenario, which: 'viem' | 'viem-url' | 'ethers', ins
     backoff: { initialMs: 10, maxMs: 100 },
     ...(sc.chainId === true ? { chainId: 1 } : {}),
     ...(sc.hedge === true ? { hedge: { afterMs: 20 } } : {}),
+    ...(sc.coalesce === true ? { coalesce: ['eth_getBalance', 'eth_blockNumber'] } : {}),
     ...(sc.heads ? { heads: { maxLagBlocks: sc.maxLagBlocks, blockTimeMs: B, ...(sc.pollBlocks > 0 ? { pollMs: sc.pollBlocks * B } : {}) } } : {}),
   };
   const initial = slots.flatMap((l, i) => (l === undefined ? [] : [{ name: `s${i}`, conn: l.conn }]));
@@ -520,12 +530,12 @@ async function simulate(sc: Scenario, which: 'viem' | 'viem-url' | 'ethers', ins
   void transport.close().then(() => (closed = true));
   for (let i = 0; i < 50 && !closed; i++) await clock.advance(100);
   if (!closed) violations.push('close() never resolved');
-  return { violations, calls: calls.length, swapsInside, hedges };
+  return { violations, calls: calls.length, swapsInside, hedges, joined: transport.joined() };
 }
 
 describe('the RPC adapters while setEndpoints changes the set', () => {
   test.each(['viem', 'viem-url', 'ethers'] as const)('%s: calls settle, removed nodes get nothing, refusals, heads and filters follow the node, not the name', async (which) => {
-    const totals = { runs: 0, calls: 0, hedges: 0 };
+    const totals = { runs: 0, calls: 0, hedges: 0, joined: 0 };
     await checkSeeded(`swaps-${which}`, scenarioArb, (sc) => simulate(sc, which), {
       seed: SEED,
       runs: RUNS,
@@ -534,12 +544,15 @@ describe('the RPC adapters while setEndpoints changes the set', () => {
         totals.runs++;
         totals.calls += o.calls;
         totals.hedges += o.hedges ?? 0;
+        totals.joined += o.joined ?? 0;
       },
     });
     if (process.env['SWAPS_DEBUG']) console.log(JSON.stringify(totals));
     // The generator reaches what it aims at: runs with calls in them, and hedged reads.
     expect(totals.calls).toBeGreaterThan(totals.runs * 20);
     if (which !== 'viem-url') expect(totals.hedges).toBeGreaterThan(totals.runs);
+    expect(totals.joined).toBeGreaterThan(0);
+    if (DEBUG) console.log(which, totals);
   }, 600_000);
 
   // The same with each swap made as a request reaches its node (inside the pool's operation,
