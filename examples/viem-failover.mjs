@@ -17,6 +17,7 @@ const transport = poolTransport({
     { name: 'backup', url: b.url },
   ],
   http, // viem's own http() builds each endpoint's transport
+  chainId: 1337, // each node is asked eth_chainId before its first request: one of another chain never serves
   attemptTimeoutMs: 2_000,
   breaker: { threshold: 2, cooldownMs: 30_000 },
 });

@@ -237,3 +237,23 @@ describe('chainId: the ethers provider', () => {
     await provider.close();
   });
 });
+
+describe('chainId against real nodes (ganache, chain 1337)', () => {
+  test('with chainId 1337 the node serves; with chainId 1 it is disabled and the call fails with its chain named', async () => {
+    const { startNode, CHAIN_ID } = await import('./helpers/ganache.js');
+    const { http } = await import('viem');
+    const n = await startNode();
+    try {
+      const right = poolTransport({ endpoints: [{ url: n.url, name: 'ganache' }], http, chainId: CHAIN_ID });
+      expect(typeof (await createClient({ transport: right }).request({ method: 'eth_blockNumber' }))).toBe('string');
+      await right.close();
+      const wrong = poolTransport({ endpoints: [{ url: n.url, name: 'ganache' }], http, chainId: 1 });
+      const error = await createClient({ transport: wrong }).request({ method: 'eth_blockNumber' }).catch((e: unknown) => e);
+      expect(error).toMatchObject({ code: 'CHAIN_MISMATCH', expected: 1, actual: CHAIN_ID });
+      expect(wrong.pool.stats()[0]!.status).toBe('disabled');
+      await wrong.close();
+    } finally {
+      await n.kill();
+    }
+  }, 30_000);
+});
