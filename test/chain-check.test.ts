@@ -100,6 +100,23 @@ describe('chainId: the viem transport', () => {
     await t.close();
   });
 
+  test('an attempt that joined a question later than the first fails with its bound as with a timeout: the call moves on, never PERMANENT', async () => {
+    const clock = new FakeClock();
+    const hung = node('0x1', '0xdd', { hang: true });
+    const good = node('0x1', '0x99');
+    const t = poolTransport({ endpoints: [{ transport: hung.transport, name: 'hung' }, { transport: good.transport, name: 'good' }], custom, chainId: 1, clock, attemptTimeoutMs: 1_000, strategy: 'ordered' });
+    const client = createClient({ transport: t });
+    const first = client.request({ method: 'eth_blockNumber' });
+    await clock.advance(500);
+    // Joins the question out since 0 ms; its own attempt timeout is at 1,500 ms, the question's bound at 1,000.
+    const second = client.request({ method: 'eth_blockNumber' });
+    await clock.advance(1_000);
+    expect(await first).toBe('0x99');
+    expect(await second).toBe('0x99');
+    expect(hung.calls).toEqual(['eth_chainId']);
+    await t.close();
+  });
+
   test('a request whose attempt ended while the question was out is not sent when the answer comes', async () => {
     const clock = new FakeClock();
     const calls: string[] = [];

@@ -37,7 +37,7 @@ import { rpcAnswerKey } from '../rpc/answer-key.js';
 import { RpcReads, type RpcReadOptions, type RpcReadsStats } from '../rpc/reads.js';
 import { HeadRouting } from '../rpc/head-poll.js';
 import { onPoolClose, poolStateOf, type CloseOptions } from '../pool-core.js';
-import { ChainCheck, checkChainId, isChainMismatch, NodeLeftError } from '../rpc/chain-check.js';
+import { ChainCheck, chainCheckClass, checkChainId, NodeLeftError } from '../rpc/chain-check.js';
 import { FilterNotFoundError } from '../rpc/filters.js';
 import type { HeadOptions, HeadSnapshot } from '../rpc/heads.js';
 import { classifyEthersError } from './classify.js';
@@ -97,8 +97,6 @@ const ANSWER_CODES: ReadonlySet<string> = new Set(['PERMANENT', 'RETRY_NARROWER'
 const ANSWERS: ReadonlySet<string> = new Set(['permanent', 'retry-narrower', 'unsupported']);
 const BLOCK_NUMBER = { id: 0, method: 'eth_blockNumber', params: [] } as const;
 const CHAIN_ID_BODY = JSON.stringify({ jsonrpc: '2.0', id: 0, method: 'eth_chainId', params: [] });
-/** A node of another chain (`chainId`): its endpoint is disabled and the call moves on. */
-const WRONG_CHAIN: ClassifyResult = { class: 'permanent', disableEndpoint: true };
 
 export class PooledJsonRpcProvider extends JsonRpcApiProvider {
   /** The pool underneath: stats, breakers, `setEndpoints`, `close`. */
@@ -133,7 +131,8 @@ export class PooledJsonRpcProvider extends JsonRpcApiProvider {
     checkFunction('classify', override, true);
     this.#maxRetryAfterMs = maxRetryAfterMs;
     this.#classify = (error) => {
-      if (isChainMismatch(error)) return WRONG_CHAIN;
+      const checked = chainCheckClass(error);
+      if (checked !== undefined) return checked;
       const method = typeof error === 'object' && error !== null ? this.#origin.get(error) : undefined;
       const c = method === undefined ? undefined : override?.(error, method);
       return c ?? classifyEthersError(error, { nowMs: wallNow(this.pool.clock), maxRetryAfterMs });

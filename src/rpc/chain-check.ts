@@ -10,6 +10,7 @@
  * unanswered is asked again by the next attempt, and only an answer of the expected chain is
  * remembered. A connection `setEndpoints` brings in is a new key, so a new node is asked too.
  */
+import type { ClassifyResult } from '../base/classify.js';
 import type { Clock } from '../base/clock.js';
 import { describe, invalidOption } from '../base/errors.js';
 import { EndpointTakenError } from './quorum.js';
@@ -46,9 +47,28 @@ export class NodeLeftError extends EndpointTakenError {
   }
 }
 
-/** Whether `error` is a `ChainMismatchError` (of any copy of the package). */
-export function isChainMismatch(error: unknown): boolean {
-  return typeof error === 'object' && error !== null && (error as { code?: unknown }).code === 'CHAIN_MISMATCH' && (error as Error).name === 'ChainMismatchError';
+/** The question went unanswered for its bound: the attempt's failure, as a timeout is. */
+class ChainCheckTimeout extends Error {
+  override readonly name = 'ChainCheckTimeout' as const;
+  readonly code = 'CHAIN_CHECK_TIMEOUT' as const;
+}
+
+/** A node of another chain: its endpoint is disabled and the call moves on. */
+const WRONG_CHAIN: ClassifyResult = { class: 'permanent', disableEndpoint: true };
+
+/**
+ * How the adapters classify the check's own errors, before their classifier (which takes an
+ * unknown error for a permanent answer): a node of another chain disables its endpoint; a
+ * question unanswered in time is transient, so the call moves on or retries, as after a timeout.
+ * `undefined` for any other error.
+ */
+export function chainCheckClass(error: unknown): ClassifyResult | undefined {
+  if (typeof error !== 'object' || error === null) return undefined;
+  const code = (error as { code?: unknown }).code;
+  const name = (error as Error).name;
+  if (code === 'CHAIN_MISMATCH' && name === 'ChainMismatchError') return WRONG_CHAIN;
+  if (code === 'CHAIN_CHECK_TIMEOUT' && name === 'ChainCheckTimeout') return 'transient';
+  return undefined;
 }
 
 /** The question's bound when the pool sets no attempt timeout. */
@@ -102,7 +122,7 @@ export class ChainCheck {
     return new Promise<void>((resolve, reject) => {
       const timer = this.#clock.setTimeout(
         () => {
-          const error = new Error(`endpoint '${endpoint}' did not answer eth_chainId within ${this.#boundMs} ms`);
+          const error = new ChainCheckTimeout(`endpoint '${endpoint}' did not answer eth_chainId within ${this.#boundMs} ms`);
           controller.abort(error);
           reject(error);
         },

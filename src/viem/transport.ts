@@ -54,7 +54,7 @@ import { FilterNotFoundError } from '../rpc/filters.js';
 import { rpcAnswerKey } from '../rpc/answer-key.js';
 import { redactError } from '../extras/redact.js';
 import { HeadRouting } from '../rpc/head-poll.js';
-import { ChainCheck, checkChainId, isChainMismatch, NodeLeftError } from '../rpc/chain-check.js';
+import { ChainCheck, chainCheckClass, checkChainId, NodeLeftError } from '../rpc/chain-check.js';
 import { onPoolClose, poolStateOf, type CloseOptions } from '../pool-core.js';
 
 const ANSWERS: ReadonlySet<string> = new Set(['permanent', 'retry-narrower', 'unsupported']);
@@ -64,8 +64,6 @@ const SEND_RAW = 'eth_sendRawTransaction';
 const BLOCK_NUMBER: RpcArgs = { method: 'eth_blockNumber', params: [] };
 const CHAIN_ID: RpcArgs = { method: 'eth_chainId', params: [] };
 const HEDGED_READ: ExecuteOptions = { idempotent: true };
-/** A node of another chain (`chainId`): its endpoint is disabled and the call moves on. */
-const WRONG_CHAIN: ClassifyResult = { class: 'permanent', disableEndpoint: true };
 const TRANSPORT_KEYS: Record<keyof PoolTransportOptions, true> & KnownKeys = {
   ...POOL_KEYS,
   http: true,
@@ -113,7 +111,8 @@ export function poolTransport(options: PoolTransportOptions): PoolTransport {
   /** The class of an error, with no side effect (`unwrap` asks it too, of a call's last error). */
   const classOf = (error: unknown): ClassifyResult => {
     if (isEndpointTaken(error)) return 'unsupported';
-    if (isChainMismatch(error)) return WRONG_CHAIN;
+    const checked = chainCheckClass(error);
+    if (checked !== undefined) return checked;
     const from = typeof error === 'object' && error !== null ? origin.get(error) : undefined;
     return override?.(error, from?.method) ?? classifyViemError(error);
   };
