@@ -63,6 +63,8 @@ interface NodeSpec {
   readonly latencyMs: number;
   /** The chain it serves (its `eth_chainId`): 1, or now and then another (a testnet URL in the list). Absent in older replays: 1. */
   readonly chain?: number;
+  /** Its `eth_chainId` answer takes 2.5 s, past the attempt timeout (2 s): the chain check's question goes unanswered. */
+  readonly chainSlow?: boolean;
 }
 
 type Swap =
@@ -99,6 +101,7 @@ const nodeArb = (blockMs: number, blocks: number): fc.Arbitrary<NodeSpec> =>
     flaky: fc.constantFrom(0, 0, 0, 0.1, 0.3),
     latencyMs: fc.constantFrom(0, 0, 5, 40),
     chain: fc.constantFrom(1, 1, 1, 1, 1, 5),
+    chainSlow: fc.constantFrom(false, false, false, false, false, false, false, true),
   });
 
 const scenarioArb: fc.Arbitrary<Scenario> = fc
@@ -260,7 +263,10 @@ async function simulate(sc: Scenario, which: 'viem' | 'viem-url' | 'ethers', ins
           if (method === 'eth_blockNumber') return hex(tip(t()) - lag);
           // A balance that says which node answered and how far behind it was.
           if (method === 'eth_getBalance') return hex(lag * 1000 + id);
-          if (method === 'eth_chainId') return hex(spec.chain ?? 1);
+          if (method === 'eth_chainId') {
+            if (spec.chainSlow === true) await new Promise<void>((r) => clock.setTimeout(r, 2_500));
+            return hex(spec.chain ?? 1);
+          }
           // 6. With `chainId`, a node of another chain is asked its chain and nothing else.
           if (sc.chainId === true && (spec.chain ?? 1) !== 1) violations.push(`node #${id} of chain ${spec.chain} got ${method} at ${t()} ms`);
           // Filters numbered from 0x1 on each node, as anvil, hardhat and ganache do.
@@ -328,8 +334,11 @@ async function simulate(sc: Scenario, which: 'viem' | 'viem-url' | 'ethers', ins
     if (before !== undefined && slots[s.slot] !== before) before.retiredAt = seq;
   };
 
-  /** Whether a node serves the pool: with `chainId`, only a node of chain 1 does (another is disabled). */
-  const onChain = (l: Live): boolean => sc.chainId !== true || (l.spec.chain ?? 1) === 1;
+  /**
+   * Whether a node serves the pool: with `chainId`, only a node of chain 1 that answers its chain
+   * within the attempt timeout does (another is disabled; a slow one's question never passes).
+   */
+  const onChain = (l: Live): boolean => sc.chainId !== true || ((l.spec.chain ?? 1) === 1 && l.spec.chainSlow !== true);
   const calls: Promise<void>[] = [];
   let settled = 0;
   const refusingSeen = { any: false };
