@@ -335,10 +335,12 @@ async function simulate(sc: Scenario, which: 'viem' | 'viem-url' | 'ethers', ins
   };
 
   /**
-   * Whether a node serves the pool: with `chainId`, only a node of chain 1 that answers its chain
-   * within the attempt timeout does (another is disabled; a slow one's question never passes).
+   * Whether a node serves the pool: with `chainId`, only a node of chain 1 does (another is
+   * disabled). One whose `eth_chainId` answers past the attempt timeout never does: with
+   * `chainId` its question never passes, without it the callers' own `eth_chainId` reads time
+   * out on it and open its breaker (seeds 42560, 42561).
    */
-  const onChain = (l: Live): boolean => sc.chainId !== true || ((l.spec.chain ?? 1) === 1 && l.spec.chainSlow !== true);
+  const onChain = (l: Live): boolean => l.spec.chainSlow !== true && (sc.chainId !== true || (l.spec.chain ?? 1) === 1);
   const calls: Promise<void>[] = [];
   let settled = 0;
   const refusingSeen = { any: false };
@@ -559,8 +561,11 @@ describe('the RPC adapters while setEndpoints changes the set', () => {
     if (process.env['SWAPS_DEBUG']) console.log(JSON.stringify(totals));
     // The generator reaches what it aims at: runs with calls in them, and hedged reads.
     expect(totals.calls).toBeGreaterThan(totals.runs * 20);
-    if (which !== 'viem-url') expect(totals.hedges).toBeGreaterThan(totals.runs);
-    expect(totals.joined).toBeGreaterThan(0);
+    // (Not on a replay of one run, which may draw neither.)
+    if (process.env['FC_PATH'] === undefined) {
+      if (which !== 'viem-url') expect(totals.hedges).toBeGreaterThan(totals.runs);
+      expect(totals.joined).toBeGreaterThan(0);
+    }
     if (DEBUG) console.log(which, totals);
   }, 600_000);
 
