@@ -157,9 +157,12 @@ class QuorumRun<T> {
     const exec = this.#legExec();
     if (exec === undefined) return false;
     // Names only endpoints of the pool: one that left it while the read ran (`setEndpoints`)
-    // would be an unknown name, INVALID_OPTIONS to the pool. A name the caller got wrong stays.
+    // would be an unknown name, INVALID_OPTIONS to the pool. A name the caller got wrong stays;
+    // an endpoint a leg touched was the pool's, added since the read began or not (one added and
+    // gone again while the read ran failed it: swaps generator, seed 42570).
     const gone = (ep: string): boolean => !live.includes(ep) && this.#atStart.includes(ep);
-    const exclude = [...(this.#q.exec.exclude ?? []), ...this.#touched.keys()].filter((ep) => !gone(ep));
+    const exclude = (this.#q.exec.exclude ?? []).filter((ep) => !gone(ep));
+    for (const ep of this.#touched.keys()) if (live.includes(ep) && !exclude.includes(ep)) exclude.push(ep);
     const avoid = this.#q.avoid;
     if (avoid !== undefined) {
       const avoided = fresh.filter((ep) => safe(avoid, ep));
