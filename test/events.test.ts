@@ -44,6 +44,26 @@ describe('event contract', () => {
     expect(h.clock.pendingForegroundTimers).toBe(0);
   });
 
+  test('probe-lost: a half-open probe out past the open period and the pool bound gives its slot to the next, which says so', async () => {
+    // The pool bounds an attempt at 2 s; the probe's call lifted its own bound and its operation never settles.
+    const h = harness(['a'], { attemptTimeoutMs: 2000, maxAttempts: 1, breaker: { threshold: 1, cooldownMs: 500 } });
+    h.eps.a!.then(fail('transient'), hang(), ok('up'));
+    await start(h.pool.execute(h.op)).promise.catch(() => undefined);
+    await h.clock.advance(500);
+    const lost = start(h.pool.execute(h.op, { attemptTimeoutMs: Number.POSITIVE_INFINITY }));
+    await h.clock.advance(1999); // out 1,999 ms: not yet presumed lost
+    await expect(h.pool.execute(h.op, { breakerMode: 'fail-fast' })).rejects.toMatchObject({ code: 'NO_ENDPOINT' });
+    expect(h.events.some((e) => e.type === 'probe-lost')).toBe(false);
+    await h.clock.advance(1);
+    await expect(h.pool.execute(h.op)).resolves.toBe('up');
+    const at = h.events.findIndex((e) => e.type === 'probe-lost');
+    expect(h.events[at]).toEqual({ type: 'probe-lost', endpoint: 'a', outMs: 2000 });
+    expect(h.events[at - 1]).toMatchObject({ type: 'attempt-start', callId: 4, probe: true });
+    expect(h.events.filter((e) => e.type === 'probe-lost')).toHaveLength(1);
+    expect(lost.settled).toBe(false);
+    await h.pool.close({ abortAfterMs: 0 });
+  });
+
   test('retry-scheduled (with delay and attempt number) precedes every backoff sleep', async () => {
     const h = harness(['a'], { maxAttempts: 3, breaker: { threshold: 10 } });
     h.eps.a!.then(fail('transient'), fail('transient'));

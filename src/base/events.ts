@@ -89,6 +89,8 @@ export type PoolEvent =
   | { readonly type: 'report'; readonly endpoint: string; readonly name: string; readonly value: number }
   | { readonly type: 'breaker-opened'; readonly endpoint: string; readonly cooldownMs: number }
   | { readonly type: 'breaker-closed'; readonly endpoint: string }
+  /** A half-open probe was out `outMs`, past the open period and the pool's bound on an attempt: presumed lost, its slot went to the probe whose `attempt-start` came just before. */
+  | { readonly type: 'probe-lost'; readonly endpoint: string; readonly outMs: number }
   | { readonly type: 'call-failed'; readonly callId: number; readonly error: PoolError };
 
 export type PoolEventType = PoolEvent['type'];
@@ -201,6 +203,7 @@ const TYPES = [
   'report',
   'breaker-opened',
   'breaker-closed',
+  'probe-lost',
   'call-failed',
 ] as const satisfies readonly (PoolEventType | '*')[];
 

@@ -222,7 +222,11 @@ export function startAttempt<C>(s: PoolState<C>, a: Attempt<C>): void {
   s.timeouts.add(a, a.dueAt);
   const ep = a.ep;
   // The event first, then the metric: a sink that acts on the pool finds the news out (as every hook after an event does).
-  if (s.listener !== undefined) s.emit({ type: 'attempt-start', callId: a.owner.id, endpoint: ep.name, attempt: a.attempt, probe: a.probe !== 0 });
+  if (s.listener !== undefined) {
+    s.emit({ type: 'attempt-start', callId: a.owner.id, endpoint: ep.name, attempt: a.attempt, probe: a.probe !== 0 });
+    // This probe took the slot of one out too long, whose call set no bound (or a longer one) and whose operation never settled.
+    if (a.probe !== 0 && ep.breaker.lostProbeMs >= 0) s.emit({ type: 'probe-lost', endpoint: ep.name, outMs: ep.breaker.lostProbeMs });
+  }
   s.count(METRICS.attempts, ep.labels);
 }
 

@@ -157,6 +157,9 @@ export class Breaker {
     return this.#probeEpoch !== 0;
   }
 
+  /** Set by `enter` when it hands out the probe slot: how long the probe it replaced as lost was out, else -1. */
+  lostProbeMs = -1;
+
   /** Whether an attempt may start now: closed, or half-open with the probe slot free (or its probe lost). */
   admits(now: number): boolean {
     return !this.#open || (now >= this.#openUntil && (this.#probeEpoch === 0 || this.#probeLost(now)));
@@ -183,6 +186,7 @@ export class Breaker {
    */
   enter(now: number): number {
     if (!this.#open || now < this.#openUntil || (this.#probeEpoch !== 0 && !this.#probeLost(now))) return 0;
+    this.lostProbeMs = this.#probeEpoch === 0 ? -1 : now - this.#probeAt;
     this.#probeAt = now;
     this.#probeEpoch = ++this.#epochSeq;
     return this.#probeEpoch;

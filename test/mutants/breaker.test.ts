@@ -65,7 +65,13 @@ describe('breaker state', () => {
     expect([b.admits(2000), b.admits(10_999)]).toEqual([false, false]);
     expect(b.enter(10_999)).toBe(0);
     expect(b.admits(11_000)).toBe(true);
-    expect(b.enter(11_000)).toBeGreaterThan(probe);
+    expect(b.lostProbeMs).toBe(-1); // the first probe replaced none
+    const next = b.enter(11_000);
+    expect(next).toBeGreaterThan(probe);
+    expect(b.lostProbeMs).toBe(10_000); // how long the one it replaced was out (the pool reports it: probe-lost)
+    expect(b.recordFailure(b.generation, next, 11_000)).toBe(true); // the newer probe fails: open again, no probe out
+    expect(b.enter(40_000)).toBeGreaterThan(next);
+    expect(b.lostProbeMs).toBe(-1);
   });
 
   test('release() frees the slot only for the probe that holds it', () => {

@@ -24,6 +24,7 @@ export interface Totals {
   runs: number;
   attempts: number;
   probes: number;
+  lostProbes: number;
   calls: number;
   endings: Record<string, number>;
 }
@@ -41,7 +42,7 @@ export async function checkScenarios(
   expectOutcome: (o: Outcome) => boolean = () => true,
 ): Promise<Totals> {
   const seed = seedFor();
-  const totals: Totals = { runs: 0, attempts: 0, probes: 0, calls: 0, endings: {} };
+  const totals: Totals = { runs: 0, attempts: 0, probes: 0, lostProbes: 0, calls: 0, endings: {} };
   let last: Outcome | undefined;
   const result = await fc.check(
     fc.asyncProperty(arb, async (sc) => {
@@ -49,6 +50,7 @@ export async function checkScenarios(
       totals.runs++;
       totals.attempts += last.attempts;
       totals.probes += last.probes;
+      totals.lostProbes += last.lostProbes;
       totals.calls += last.calls;
       for (const [k, n] of Object.entries(last.endings)) totals.endings[k] = (totals.endings[k] ?? 0) + n;
       return last.violations.length === 0 && expectOutcome(last);

@@ -400,6 +400,8 @@ export interface Outcome {
   readonly attempts: number;
   readonly calls: number;
   readonly probes: number;
+  /** `probe-lost` events: probes presumed lost, whose slot went to another. */
+  readonly lostProbes: number;
   /** How each call ended: `ok` or the PoolError code. */
   readonly endings: Record<string, number>;
 }
@@ -430,6 +432,10 @@ export async function simulate(sc: Scenario, hooks: SimHooks = {}): Promise<Outc
   const limits = new Map<string, number>(eps.map((e) => [e.name, e.gen.maxInFlight ?? INF] as const));
   const inFlight = new Map<string, number>(eps.map((e) => [e.name, 0]));
   const probesOut = new Map<string, number>(eps.map((e) => [e.name, 0]));
+  /** Per endpoint: probes let through beside one of the same period still out, whose `probe-lost` is due. */
+  const lostDue = new Map<string, number>(eps.map((e) => [e.name, 0]));
+  /** Per endpoint: the attempt holding the probe slot (the last probe let through in this period, still out). */
+  const slotHolder = new Map<string, string>();
   const starts = new Map(eps.map((e) => [e.name, [] as number[]] as const));
   /** Open periods of each breaker, counted from breaker-opened / breaker-closed events. */
   const periods = new Map<string, number>(eps.map((e) => [e.name, 0]));
@@ -447,6 +453,7 @@ export async function simulate(sc: Scenario, hooks: SimHooks = {}): Promise<Outc
   let eventCount = 0;
   let attemptCount = 0;
   let probeCount = 0;
+  let lostCount = 0;
   const maxCalls = sc.maxConcurrentCalls ?? INF;
 
   // eslint-disable-next-line prefer-const
@@ -482,6 +489,9 @@ export async function simulate(sc: Scenario, hooks: SimHooks = {}): Promise<Outc
           probeCount++;
           const p = probesOut.get(e.endpoint)! + 1;
           probesOut.set(e.endpoint, p);
+          // The breaker knows only the probe that holds the slot: one let through beside it, and not beside an earlier one whose slot was given back, took it from a lost one.
+          if (slotHolder.has(e.endpoint)) lostDue.set(e.endpoint, lostDue.get(e.endpoint)! + 1);
+          slotHolder.set(e.endpoint, key);
           if (p > 1) {
             // Only a probe presumed lost (out for lostAfter on the pool's clock) gives up its slot. The
             // breaker read the clock as it let each probe through; this check reads it a little later
@@ -522,6 +532,7 @@ export async function simulate(sc: Scenario, hooks: SimHooks = {}): Promise<Outc
         if (a.endpoint !== e.endpoint) v(`${e.type} for ${key} names ${e.endpoint}, started on ${a.endpoint}`);
         inFlight.set(a.endpoint, inFlight.get(a.endpoint)! - 1);
         if (a.probe && a.period === periods.get(a.endpoint)) probesOut.set(a.endpoint, probesOut.get(a.endpoint)! - 1);
+        if (slotHolder.get(a.endpoint) === key) slotHolder.delete(a.endpoint);
         const stat = pool.stats().find((s) => s.name === a.endpoint);
         if (stat?.inFlight !== inFlight.get(a.endpoint)) v(`endpoint ${a.endpoint}: stats().inFlight ${stat?.inFlight} after ${e.type}, expected ${inFlight.get(a.endpoint)}`);
         if (e.durationMs < 0) v(`${key}: negative duration`);
@@ -541,9 +552,18 @@ export async function simulate(sc: Scenario, hooks: SimHooks = {}): Promise<Outc
         // A new period: a probe admitted in an earlier half-open period that is still out no
         // longer holds the slot (the breaker closed, or re-opened, since it was let through).
         probesOut.set(e.endpoint, 0);
+        slotHolder.delete(e.endpoint);
         periods.set(e.endpoint, periods.get(e.endpoint)! + 1);
         if (e.type === 'breaker-opened') periodLen.set(e.endpoint, e.cooldownMs);
         break;
+      case 'probe-lost': {
+        const due = lostDue.get(e.endpoint)!;
+        if (due === 0) v(`probe-lost on ${e.endpoint} with no other probe of its half-open period out`);
+        else lostDue.set(e.endpoint, due - 1);
+        lostCount++;
+        if (!(e.outMs > 0 && e.outMs < INF)) v(`probe-lost on ${e.endpoint}: outMs ${e.outMs}`);
+        break;
+      }
       case 'call-failed': {
         const c = calls.get(e.callId);
         if (c === undefined) break;
@@ -749,12 +769,13 @@ export async function simulate(sc: Scenario, hooks: SimHooks = {}): Promise<Outc
     if (clock.owned !== 0) v('idle-permit check left timers behind');
   }
   await pool.close();
+  for (const [name, due] of lostDue) if (due !== 0) v(`endpoint ${name}: ${due} probes went beside a lost one with no probe-lost`);
   const endings: Record<string, number> = {};
   for (const c of calls.values()) {
     const k = c.settled === 'resolved' ? 'ok' : isPoolError(c.rejection) ? c.rejection.code : c.settled === undefined ? 'idle-check' : 'other';
     endings[k] = (endings[k] ?? 0) + 1;
   }
-  return { violations, events: eventCount, attempts: attemptCount, calls: calls.size, probes: probeCount, endings };
+  return { violations, events: eventCount, attempts: attemptCount, calls: calls.size, probes: probeCount, lostProbes: lostCount, endings };
 }
 
 function blankCall(id: number, now: number): CallRecord {
