@@ -69,5 +69,13 @@ describe('isSendMethod', () => {
     ['xpersonal_sign', false],
   ] as const)('%s: %s', (method, send) => {
     expect(isSendMethod(method)).toBe(send);
+    expect(isSendMethod(method)).toBe(send); // the second answer is the remembered one
+  });
+
+  test('made-up methods past the memo bound keep their verdicts, asked again in any order', () => {
+    const names = Array.from({ length: 1500 }, (_, i) => (i % 3 === 0 ? `evm_made${i}` : `eth_made${i}`));
+    const first = names.map(isSendMethod);
+    expect(first.filter(Boolean)).toHaveLength(500);
+    expect([...names].reverse().map(isSendMethod)).toEqual([...first].reverse());
   });
 });
