@@ -10,6 +10,7 @@ import { mainnet, sepolia } from 'viem/chains';
 import { describe, expect, test } from 'vitest';
 import { FakeClock } from '../src/testing/index.js';
 import { ChainMismatchError, poolTransport } from '../src/viem/index.js';
+import { ChainCheck } from '../src/rpc/chain-check.js';
 import type { PoolEvent } from '../src/index.js';
 
 interface Node {
@@ -138,6 +139,48 @@ describe('chainId: the viem transport', () => {
     expect(await createClient({ transport: t }).request({ method: 'eth_blockNumber' })).toBe('0x1'); // the answer was remembered
     expect(calls).toEqual(['eth_chainId', 'eth_blockNumber']);
     await t.close();
+  });
+
+  test('a question whose waiting attempts have all ended is given up: its request aborted, its timer cleared (harness generator, chainId drawn: a pool timer left after close())', async () => {
+    const clock = new FakeClock();
+    const check = new ChainCheck(1, clock, 10_000);
+    const conn = {};
+    const asked: AbortSignal[] = [];
+    const ask = (signal: AbortSignal): Promise<unknown> => (asked.push(signal), new Promise(() => {}));
+    const attempts = [new AbortController(), new AbortController()];
+    const waits = attempts.map((a) => check.verify(conn, 'e', a.signal, ask).catch((e: unknown) => e));
+    expect(asked).toHaveLength(1); // one question for both
+    expect(clock.pendingTimers).toBe(1);
+    attempts[0]!.abort();
+    expect(asked[0]!.aborted).toBe(false); // the second attempt still waits on it
+    attempts[1]!.abort();
+    expect(asked[0]!.aborted).toBe(true);
+    expect(clock.pendingTimers).toBe(0);
+    for (const w of waits) expect(await w).toMatchObject({ code: 'CHAIN_CHECK_TIMEOUT' });
+    // An attempt already ended asks nothing; the next one asks afresh.
+    await expect(check.verify(conn, 'e', AbortSignal.abort(new Error('over')), ask)).rejects.toThrow('over');
+    const third = new AbortController();
+    const wait = check.verify(conn, 'e', third.signal, ask).catch((e: unknown) => e);
+    expect(asked).toHaveLength(2);
+    third.abort();
+    await wait;
+    expect(clock.pendingTimers).toBe(0);
+    expect(check.passed(conn)).toBe(false);
+  });
+
+  test('through the transport: callers that abort while the question is out leave no timer of the pool behind', async () => {
+    const clock = new FakeClock();
+    const hung = node('0x1', '0xdd', { hang: true });
+    const t = poolTransport({ endpoints: [{ transport: hung.transport, name: 'hung' }], custom, chainId: 1, clock, attemptTimeoutMs: 10_000 });
+    const callers = [new AbortController(), new AbortController()];
+    const pending = callers.map((c) => t({}).request({ method: 'eth_blockNumber' }, { signal: c.signal }).catch((e: unknown) => e));
+    await clock.advance(100);
+    expect(clock.pendingTimers).toBeGreaterThan(0);
+    for (const c of callers) c.abort();
+    for (const p of pending) expect(await p).toMatchObject({ code: 'ABORTED' });
+    await t.close();
+    expect(clock.pendingTimers).toBe(0);
+    expect(hung.calls).toEqual(['eth_chainId']);
   });
 
   test('pool.enableEndpoint has the node asked again; setEndpoints with another node asks the new one', async () => {

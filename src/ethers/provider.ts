@@ -239,7 +239,7 @@ export class PooledJsonRpcProvider extends JsonRpcApiProvider {
       const chain = this.#chain;
       if (chain !== undefined && !chain.passed(conn)) {
         const ask: Omit<PostOptions, 'signal'> = { fetch: this.#fetch, endpoint: ctx.endpoint, nowMs: wallNow(this.pool.clock), maxRetryAfterMs: this.#maxRetryAfterMs };
-        await chain.verify(conn, ctx.endpoint, (signal) => postJsonRpc(conn, CHAIN_ID_BODY, { ...ask, signal }));
+        await chain.verify(conn, ctx.endpoint, ctx.signal, (signal) => postJsonRpc(conn, CHAIN_ID_BODY, { ...ask, signal }));
         // Nothing is sent when the attempt ended, or its endpoint lost the node, while the question was out.
         if (ctx.signal.aborted) throw ctx.signal.reason;
         if (!endpointCurrent(ctx)) throw new NodeLeftError(ctx.endpoint);

@@ -6,9 +6,10 @@
  * until `pool.enableEndpoint(name)`, which has it asked again) and the call moves on at once.
  *
  * The question is shared by the attempts that need it at the same time and bounded on the
- * pool's clock (the attempt timeout, 30 s when there is none): one that failed or went
- * unanswered is asked again by the next attempt, and only an answer of the expected chain is
- * remembered. A connection `setEndpoints` brings in is a new key, so a new node is asked too.
+ * pool's clock (the attempt timeout, 30 s when there is none), and given up (its request
+ * aborted, its timer cleared) once every attempt waiting on it has ended: one that failed, went
+ * unanswered or was given up is asked again by the next attempt, and only an answer of the
+ * expected chain is remembered. A connection `setEndpoints` brings in is a new key, so a new node is asked too.
  */
 import type { ClassifyResult } from '../base/classify.js';
 import type { Clock } from '../base/clock.js';
@@ -81,6 +82,13 @@ export function checkChainId(value: unknown): number | undefined {
   return value;
 }
 
+/** A question out: shared by the attempts waiting on it, and given up once every one of them has ended. */
+interface Question {
+  readonly answered: Promise<void>;
+  waiting: number;
+  readonly giveUp: () => void;
+}
+
 export class ChainCheck {
   readonly expected: number;
   readonly #clock: Clock;
@@ -88,7 +96,7 @@ export class ChainCheck {
   /** Connections whose node answered the expected chain. */
   readonly #passed = new WeakSet<object>();
   /** The question out for a connection, shared by the attempts that wait on it. */
-  readonly #asking = new WeakMap<object, Promise<void>>();
+  readonly #asking = new WeakMap<object, Question>();
 
   constructor(expected: number, clock: Clock, attemptTimeoutMs: number) {
     this.expected = expected;
@@ -104,31 +112,45 @@ export class ChainCheck {
   /**
    * Resolves once the node behind `conn` has answered the expected chain; rejects with
    * `ChainMismatchError`, or with the question's own failure. `ask(signal)` sends
-   * `eth_chainId` to it and resolves with the result; `signal` aborts at the bound.
+   * `eth_chainId` to it and resolves with the result; `signal` aborts at the bound, or once
+   * every attempt waiting on the question has ended (`attempt`: the waiting attempt's signal),
+   * so that no question, its request or its timer, outlives the attempts that asked it (nor
+   * the pool's `close()`).
    */
-  verify(conn: object, endpoint: string, ask: (signal: AbortSignal) => Promise<unknown>): Promise<void> {
-    let out = this.#asking.get(conn);
-    if (out === undefined) {
-      out = this.#ask(conn, endpoint, ask);
-      this.#asking.set(conn, out);
+  verify(conn: object, endpoint: string, attempt: AbortSignal, ask: (signal: AbortSignal) => Promise<unknown>): Promise<void> {
+    if (attempt.aborted) return Promise.reject(attempt.reason);
+    let q = this.#asking.get(conn);
+    if (q === undefined) {
+      q = this.#ask(conn, endpoint, ask);
+      this.#asking.set(conn, q);
       const done = (): void => void this.#asking.delete(conn);
-      out.then(done, done);
+      q.answered.then(done, done);
     }
-    return out;
+    const question = q;
+    question.waiting++;
+    const left = (): void => {
+      if (--question.waiting === 0) question.giveUp();
+    };
+    attempt.addEventListener('abort', left, { once: true });
+    const stay = (): void => attempt.removeEventListener('abort', left);
+    question.answered.then(stay, stay);
+    return question.answered;
   }
 
-  #ask(conn: object, endpoint: string, ask: (signal: AbortSignal) => Promise<unknown>): Promise<void> {
+  #ask(conn: object, endpoint: string, ask: (signal: AbortSignal) => Promise<unknown>): Question {
     const controller = new AbortController();
-    return new Promise<void>((resolve, reject) => {
-      const timer = this.#clock.setTimeout(
-        () => {
-          const error = new ChainCheckTimeout(`endpoint '${endpoint}' did not answer eth_chainId within ${this.#boundMs} ms`);
-          controller.abort(error);
-          reject(error);
-        },
-        this.#boundMs,
-        true,
-      );
+    let end!: (failure?: { readonly error: unknown }) => void;
+    const answered = new Promise<void>((resolve, reject) => {
+      let settled = false;
+      end = (failure) => {
+        if (settled) return;
+        settled = true;
+        this.#clock.clearTimeout(timer);
+        if (failure === undefined) return resolve();
+        controller.abort(failure.error);
+        reject(failure.error);
+      };
+      const timer = this.#clock.setTimeout(() => end({ error: new ChainCheckTimeout(`endpoint '${endpoint}' did not answer eth_chainId within ${this.#boundMs} ms`) }), this.#boundMs, true);
       let sent: Promise<unknown>;
       try {
         sent = ask(controller.signal);
@@ -137,17 +159,15 @@ export class ChainCheck {
       }
       sent.then(
         (answer) => {
-          this.#clock.clearTimeout(timer);
-          if (chainIdOf(answer) !== this.expected) return reject(new ChainMismatchError(endpoint, this.expected, answer));
+          // A right answer is remembered even when it came too late for the attempts that asked.
+          if (chainIdOf(answer) !== this.expected) return end({ error: new ChainMismatchError(endpoint, this.expected, answer) });
           this.#passed.add(conn);
-          resolve();
+          end();
         },
-        (error: unknown) => {
-          this.#clock.clearTimeout(timer);
-          reject(error);
-        },
+        (error: unknown) => end({ error }),
       );
     });
+    return { answered, waiting: 0, giveUp: () => end({ error: new ChainCheckTimeout(`endpoint '${endpoint}' was asked eth_chainId by attempts that have all ended`) }) };
   }
 }
 

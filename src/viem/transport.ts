@@ -143,7 +143,7 @@ export function poolTransport(options: PoolTransportOptions): PoolTransport {
   const onChain = (b: Built, ctx: AttemptContext, send: () => Promise<unknown>): Promise<unknown> =>
     check === undefined || check.passed(b.factory)
       ? send()
-      : check.verify(b.factory, ctx.endpoint, (signal) => attempt(b, CHAIN_ID, b.hears ? signal : undefined, undefined)).then(() => (ctx.signal.aborted ? throwIt(ctx.signal.reason) : endpointCurrent(ctx) ? send() : throwIt(new NodeLeftError(ctx.endpoint))));
+      : check.verify(b.factory, ctx.endpoint, ctx.signal, (signal) => attempt(b, CHAIN_ID, b.hears ? signal : undefined, undefined)).then(() => (ctx.signal.aborted ? throwIt(ctx.signal.reason) : endpointCurrent(ctx) ? send() : throwIt(new NodeLeftError(ctx.endpoint))));
   const replay: Replay | undefined = given === undefined ? undefined : replayWith(given);
   // Without a `custom`, viem is loaded at run time (./autoload.ts); started here, once per process.
   const auto = custom === undefined;

@@ -6,7 +6,8 @@
  * with a random plan of faults: hangs, slow answers, resets before or in the middle of a
  * body, truncated and never-ending bodies, malformed JSON, 408/429/5xx/4xx with
  * `Retry-After` in seconds, dates, garbage or huge values, JSON-RPC error objects), pool
- * options (deadline, maxAttempts, hedging, breaker threshold), 1-6 callers with their own
+ * options (deadline, maxAttempts, hedging, breaker threshold; for viem and ethers, `chainId` in a
+ * third of the runs, asked through the same fault plan), 1-6 callers with their own
  * start times, deadlines, retry modes and signals aborted at random times, and sometimes a
  * `close()` in the middle of traffic. All times are in units of the run's attempt timeout,
  * which grows with the timer lag measured before the run.

@@ -60,6 +60,8 @@ export interface FetchExtra {
   readonly rpcMethod?: 'eth_blockNumber' | 'eth_getBalance';
   readonly coalesce?: boolean;
   readonly poll?: number | undefined;
+  /** viem, ethers: `chainId` (the servers answer `eth_chainId` with 0x1, as every method), asked once per connection before its first request. */
+  readonly chainId?: number | undefined;
 }
 
 export interface Adapter {
@@ -237,7 +239,10 @@ export const viemAdapter: Adapter = {
     rpcMethod: fc.constantFrom('eth_blockNumber' as const, 'eth_getBalance' as const),
     coalesce: fc.boolean(),
     poll: fc.oneof({ weight: 2, arbitrary: fc.constant(undefined) }, { weight: 1, arbitrary: fc.constantFrom(0, 0.5, 2) }),
+    chainId: fc.constantFrom(undefined, undefined, 1),
   }),
+  // A node is asked its chain before its first request: two round trips in that attempt.
+  roundTripsPerAttempt: (x) => (x.chainId !== undefined ? 2 : 1),
   perCall: false,
   // eth_getBalance carries the caller's number; a coalesced request carries only the first caller's.
   attributed: (x) => x.rpcMethod === 'eth_getBalance' && x.coalesce !== true,
@@ -261,6 +266,7 @@ export const viemAdapter: Adapter = {
       ...defined(s),
       ...(x.coalesce === true ? { coalesce: [method] } : {}),
       ...(x.poll !== undefined ? { heads: { pollMs: Math.ceil(x.poll * s.attemptTimeoutMs) } } : {}),
+      ...(x.chainId !== undefined ? { chainId: x.chainId } : {}),
     });
     const inst = t({});
     const params = (i: number): unknown[] => (method === 'eth_getBalance' ? [callAddress(i), 'latest'] : []);
@@ -301,6 +307,7 @@ export const ethersAdapter: Adapter = {
       ...defined(s),
       ...(x.coalesce === true ? { coalesce: [method] } : {}),
       ...(x.poll !== undefined ? { heads: { pollMs: Math.ceil(x.poll * s.attemptTimeoutMs) } } : {}),
+      ...(x.chainId !== undefined ? { chainId: x.chainId } : {}),
     } as PooledProviderOptions);
     const params = (i: number): unknown[] => (method === 'eth_getBalance' ? [callAddress(i), 'latest'] : []);
     const live = [...urls];
