@@ -310,6 +310,8 @@ export interface Scenario {
   readonly sharedSignal: boolean;
   /** Close the pool this many attempt timeouts after the start, while calls may be running (none: after they settle). */
   readonly closeAt: number | undefined;
+  /** With `closeAt`: `close({ abortAfterMs })`, this many attempt timeouts (adapters whose close takes it). */
+  readonly closeAbort?: number | undefined;
   /** Pool options beyond timeouts: strategy, breaker mode, permits, per-endpoint rate limit and in-flight cap. */
   readonly opts: {
     readonly strategy: 'ordered' | 'round-robin' | 'random' | 'health' | 'latency';
@@ -393,6 +395,7 @@ export function scenarioArb(fault: fc.Arbitrary<Fault>, liveness = false): fc.Ar
     breakerThreshold: fc.integer({ min: 1, max: 5 }),
     callers: fc.array(caller, { minLength: 1, maxLength: 6 }),
     closeAt: sometimes(fc.constantFrom(0.5, 2, 5), 1, 3),
+    closeAbort: sometimes(fc.constantFrom(0, 0, 0.5, 1.5), 3, 1),
     sharedSignal: fc.boolean(),
     swapAt: sometimes(fc.constantFrom(0.5, 1.5, 3), 1, 3),
     killAt: sometimes(fc.constantFrom(0.3, 1, 2.5), 1, 3),

@@ -25,12 +25,17 @@
  *    pending, no abort listener is left on a caller's signal;
  * 4. every failure is a `PoolError` of a code the adapter documents (or, through viem, the
  *    node's own answer), and nothing rejects unhandled;
- * 5. a caller's abort ends its call within the margin, with `ABORTED`.
+ * 5. a caller's abort ends its call within the margin, with `ABORTED`;
+ * 10. (numbered as in harness.ts) with `close({ abortAfterMs })` drawn, every call, and `close()`
+ *    itself, ends by the time it names, within the margin.
  *
  * Seeded: fixed seeds; `FC_SEED` (with `FC_PATH`) replays a run, `FC_ADAPTER_RUNS` sets runs.
  */
-import { afterAll, describe, test } from 'vitest';
+import { afterAll, describe, expect, test } from 'vitest';
 import { check, closeRtt, ethersAdapter, fetchAdapter, fetchRawAdapter, seedOf, viemAdapter } from './harness.js';
+import type { Scenario } from './gen.js';
+
+const FILE = 'test/faults/generated.test.ts';
 
 const RUNS = Number(process.env['FC_ADAPTER_RUNS'] ?? 20);
 
@@ -45,4 +50,21 @@ describe('generated faults on loopback servers', () => {
   test('liveness: endpoint-pool/fetch, parse: json', () => check(fetchAdapter, seedOf(20261205), RUNS + 5, true), 120_000);
   test('liveness: endpoint-pool/viem', () => check(viemAdapter, seedOf(20261206), RUNS + 5, true), 120_000);
   test('liveness: endpoint-pool/ethers', () => check(ethersAdapter, seedOf(20261208), RUNS + 5, true), 120_000);
+});
+
+/** Every run closes the pool in the middle of its traffic with `close({ abortAfterMs })`. */
+const closingMidway = (sc: Scenario): Scenario => ({ ...sc, closeAt: sc.closeAt === 5 ? 0.5 : (sc.closeAt ?? 1), closeAbort: sc.closeAbort ?? 0 });
+
+describe('close({ abortAfterMs }) in the middle of traffic (property 10: every call, and close(), ends by the time it names)', () => {
+  for (const [a, seed] of [
+    [fetchAdapter, 20261231],
+    [viemAdapter, 20261232],
+    [ethersAdapter, 20261233],
+  ] as const) {
+    test(a.name, async () => {
+      const t = await check(a, seedOf(seed), RUNS, false, FILE, closingMidway);
+      // Calls cut short by the close: the path this test is for.
+      expect(t.codes['CLOSED'] ?? 0).toBeGreaterThan(RUNS / 4);
+    }, 120_000);
+  }
 });

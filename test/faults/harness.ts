@@ -19,6 +19,8 @@ import { callAddress, countingClock, faultArb, refusedUrl, scenarioArb, serveFau
 export interface Built {
   call(i: number, signal: AbortSignal | undefined, deadlineMs: number | undefined, retry: ExecuteOptions['retry'] | undefined): Promise<unknown>;
   close(): Promise<void>;
+  /** `close({ abortAfterMs })`, where the adapter's close takes it (the harness's own adapters). */
+  closeAfter?(abortAfterMs: number): Promise<void>;
   /** The signal the pool got for call `i`, when it is not the caller's own. */
   signalFor?(i: number): AbortSignal | undefined;
   /** Replaces endpoint `i`'s connection with `url` (same name) through `pool.setEndpoints`. */
@@ -179,6 +181,7 @@ export function buildFetch(urls: string[], s: PoolSettings, x: FetchExtra, ep: R
   return {
     signalFor: (i) => handed.get(i),
     close: () => pf.pool.close(),
+    closeAfter: (abortAfterMs) => pf.pool.close({ abortAfterMs }),
     swap: (i, url) => {
       conns[i] = url;
       pf.pool.setEndpoints(conns.map((conn, j) => ({ name: `e${j}`, conn, ...ep })));
@@ -273,6 +276,7 @@ export const viemAdapter: Adapter = {
     const live = [...urls];
     return {
       close: () => t.close(),
+      closeAfter: (abortAfterMs) => t.close({ abortAfterMs }),
       // Every endpoint gets a new transport (the pool built the first ones from the URLs).
       swap: (i, url) => {
         live[i] = url;
@@ -313,6 +317,7 @@ export const ethersAdapter: Adapter = {
     const live = [...urls];
     return {
       close: () => p.close(),
+      closeAfter: (abortAfterMs) => p.close({ abortAfterMs }),
       swap: (i, url) => {
         live[i] = url;
         p.pool.setEndpoints(live.map((u, j) => ({ name: `e${j}`, conn: { url: u }, ...ep })));
@@ -482,6 +487,9 @@ export async function runScenario(a: Adapter, sc: Scenario, x: FetchExtra): Prom
   const control = controlRoundTrips(U);
   const t0 = performance.now();
   let closedAt: number | undefined;
+  /** With `close({ abortAfterMs })`: when the running attempts are abandoned, and when close() resolved. */
+  let abandonAt: number | undefined;
+  let closeResolvedAt: number | undefined;
   const timers: ReturnType<typeof setTimeout>[] = [];
   let closing: Promise<void> | undefined;
   const killed = sc.killAt === undefined ? undefined : servers[1];
@@ -499,7 +507,11 @@ export async function runScenario(a: Adapter, sc: Scenario, x: FetchExtra): Prom
     timers.push(
       setTimeout(() => {
         closedAt = performance.now();
-        closing = built.close();
+        if (sc.closeAbort !== undefined && built.closeAfter !== undefined) {
+          abandonAt = closedAt + sc.closeAbort * U;
+          closing = built.closeAfter(sc.closeAbort * U);
+          void closing.then(() => (closeResolvedAt = performance.now()));
+        } else closing = built.close();
       }, sc.closeAt * U),
     );
   }
@@ -669,6 +681,12 @@ export async function runScenario(a: Adapter, sc: Scenario, x: FetchExtra): Prom
   }
   // 3. Nothing left behind.
   if (closeMs >= cap) violations.push(`close() did not resolve within ${cap} ms`);
+  // 10. close({ abortAfterMs }) ends every call, and resolves, by the time it names.
+  if (abandonAt !== undefined) {
+    // A call made after that time fails CLOSED at once.
+    for (const r of records) if (r.end !== undefined && r.end > Math.max(abandonAt, r.start) + margin) violations.push(`call ${r.i}: settled ${Math.round(r.end - Math.max(abandonAt, r.start))} ms after close({ abortAfterMs }) abandoned the attempts (margin ${margin} ms)`);
+    if (closeResolvedAt === undefined || closeResolvedAt > abandonAt + margin) violations.push(`close({ abortAfterMs }) resolved ${closeResolvedAt === undefined ? 'never' : `${Math.round(closeResolvedAt - abandonAt)} ms`} after its time (margin ${margin} ms)`);
+  }
   servers.forEach((s, i) => {
     if (s === undefined) return;
     if (a.background?.(x) === true) return;
@@ -721,11 +739,22 @@ export function mustSucceed(a: Adapter, sc: Scenario, c: Scenario['callers'][num
   return deadline >= n * U + (n - 1) * backoffMax + 0.2 * U + tokens + (a.extraUnits?.(x) ?? 0) * U + 2 * margin;
 }
 
-export async function check(a: Adapter, seed: number, runs: number, liveness = false, file = 'test/faults/generated.test.ts'): Promise<void> {
+/** What `check` counted over its runs. */
+export interface CheckTotals {
+  runs: number;
+  calm: number;
+  calls: number;
+  ok: number;
+  p2: number;
+  codes: Record<string, number>;
+  unit: number;
+}
+
+export async function check(a: Adapter, seed: number, runs: number, liveness = false, file = 'test/faults/generated.test.ts', shape: (sc: Scenario) => Scenario = (sc) => sc): Promise<CheckTotals> {
   let firstViolations: string[] | undefined;
-  const totals = { runs: 0, calm: 0, calls: 0, ok: 0, p2: 0, codes: {} as Record<string, number>, unit: 0 };
+  const totals: CheckTotals = { runs: 0, calm: 0, calls: 0, ok: 0, p2: 0, codes: {}, unit: 0 };
   const result = await fc.check(
-    fc.asyncProperty(scenarioArb(liveness ? a.fault.filter((f) => !a.isFinal(f, { method: 'GET', token: 'none' })) : a.fault, liveness), liveness ? a.liveExtra : a.extra, async (sc, x) => {
+    fc.asyncProperty(scenarioArb(liveness ? a.fault.filter((f) => !a.isFinal(f, { method: 'GET', token: 'none' })) : a.fault, liveness).map(shape), liveness ? a.liveExtra : a.extra, async (sc, x) => {
       const o = await runScenario(a, sc, x);
       totals.runs++;
       if (o.calm) totals.calm++;
@@ -757,6 +786,7 @@ export async function check(a: Adapter, seed: number, runs: number, liveness = f
       ].join('\n'),
     );
   }
+  return totals;
 }
 
 
