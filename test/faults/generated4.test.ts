@@ -5,7 +5,8 @@
  * - viem (`poolTransport` over viem `http`): `pin(name)`, `withEndpoint(fn)` with a
  *   two-request operation (re-run elsewhere as a whole), `quorum(2)` reads, `passSignal:
  *   false` (attempts run on in the background: no open-request check after close(), the
- *   rest holds);
+ *   rest holds); `chainId` in a third of the runs, here and over `webSocket` (a node asked its
+ *   chain before its first request, through the same fault plan);
  * - sends (`eth_sendRawTransaction`) through viem (with `keccak256`) and ethers: the servers
  *   share one chain: a send a node processed has landed (later sends of it answer "already
  *   known"), or, in a "conflict" run, another transaction took the nonce ("nonce too low"
@@ -102,6 +103,7 @@ const viemOps: Adapter = {
     op: fc.constantFrom('plain' as const, 'pin' as const, 'with' as const, 'with' as const, 'quorum' as const),
     pinAt: fc.nat({ max: 3 }),
     passSignal: fc.boolean(),
+    chainId: fc.constantFrom(undefined, undefined, 1),
   }),
   get liveExtra() {
     return this.extra;
@@ -110,7 +112,8 @@ const viemOps: Adapter = {
   attributed: () => true,
   // withEndpoint's operation sends two requests; a quorum read runs legs on several endpoints.
   requestsPerAttempt: (x, n) => (x4(x).op === 'with' ? 2 : x4(x).op === 'quorum' ? n : 1),
-  roundTripsPerAttempt: (x) => (x4(x).op === 'with' ? 2 : 1),
+  // A node is asked its chain (chainId) before its first request: one more round trip then.
+  roundTripsPerAttempt: (x) => (x4(x).op === 'with' ? 2 : 1) + (x.chainId !== undefined ? 1 : 0),
   background: (x) => x4(x).passSignal === false,
   mayFail: (sc, x) => {
     const o = x4(x);
@@ -125,7 +128,7 @@ const viemOps: Adapter = {
   },
   build(urls, s, x, ep): Built {
     const o = x4(x);
-    const t = poolTransport({ endpoints: urls.map((url, i) => ({ url, name: `e${i}`, ...ep })), http, ...defined(s), passSignal: o.passSignal !== false });
+    const t = poolTransport({ endpoints: urls.map((url, i) => ({ url, name: `e${i}`, ...ep })), http, ...defined(s), passSignal: o.passSignal !== false, ...(o.chainId !== undefined ? { chainId: o.chainId } : {}) });
     const inst = t({});
     const pinned = o.op === 'pin' ? t.pin(`e${o.pinAt! % urls.length}`)({}) : undefined;
     const quorum = o.op === 'quorum' ? t.quorum(2)({}) : undefined;
@@ -200,6 +203,7 @@ const viemWs: Adapter = {
     op: fc.constantFrom('plain' as const, 'pin' as const, 'with' as const),
     pinAt: fc.nat({ max: 3 }),
     passSignal: fc.constant(true),
+    chainId: fc.constantFrom(undefined, undefined, 1),
   }),
   serveWith: (plan, o) => serveWsFaults(plan, o),
   // viem's webSocket ignores a request's signal (a request runs to viem's own timeout) and
@@ -217,7 +221,7 @@ const viemWs: Adapter = {
     wsHandOffs.length = 0;
     // viem keeps one socket per URL in a cache of its own; the user closes them (here after the pool).
     const ws = (u: string) => logHandOffs(webSocket(u, { timeout: 5 * s.attemptTimeoutMs, keepAlive: false, reconnect: { attempts: 3, delay: Math.ceil(s.attemptTimeoutMs / 2) } }));
-    const t = poolTransport({ endpoints: wsUrls.map((u, i) => ({ name: `e${i}`, transport: ws(u), ...ep })), ...defined(s) });
+    const t = poolTransport({ endpoints: wsUrls.map((u, i) => ({ name: `e${i}`, transport: ws(u), ...ep })), ...defined(s), ...(o.chainId !== undefined ? { chainId: o.chainId } : {}) });
     const inst = t({});
     const pinned = o.op === 'pin' ? t.pin(`e${o.pinAt! % urls.length}`)({}) : undefined;
     const live = [...wsUrls];
