@@ -6,7 +6,7 @@
  *   two-request operation (re-run elsewhere as a whole), `quorum(2)` reads, `passSignal:
  *   false` (attempts run on in the background: no open-request check after close(), the
  *   rest holds); `chainId` in a third of the runs, here and over `webSocket` (a node asked its
- *   chain before its first request, through the same fault plan);
+ *   chain before its first request, through the same fault plan; the sends below draw it too);
  * - sends (`eth_sendRawTransaction`) through viem (with `keccak256`) and ethers: the servers
  *   share one chain: a send a node processed has landed (later sends of it answer "already
  *   known"), or, in a "conflict" run, another transaction took the nonce ("nonce too low"
@@ -314,6 +314,7 @@ const sendExtra = fc.record({
   method: fc.constant('GET' as const),
   token: fc.constant('none' as const),
   conflict: fc.oneof({ weight: 4, arbitrary: fc.constant(false) }, { weight: 1, arbitrary: fc.constant(true) }),
+  chainId: fc.constantFrom(undefined, undefined, 1),
 });
 
 /** What the send checks add to an adapter's value and failure checks. */
@@ -355,14 +356,14 @@ const viemSends: Adapter = {
   attributed: () => true,
   // A send and, after a duplicate answer, its lookup by hash.
   requestsPerAttempt: () => 2,
-  roundTripsPerAttempt: () => 2,
+  roundTripsPerAttempt: (x) => 2 + (x.chainId !== undefined ? 1 : 0),
   mayFail: (_sc, x) => x4(x).conflict === true,
   serve: () => sendServe(),
   build(urls, s, x, ep): Built {
     chain.landed.clear();
     chain.hashes.clear();
     chain.conflict = x4(x).conflict === true;
-    const t = poolTransport({ endpoints: urls.map((url, i) => ({ url, name: `e${i}`, ...ep })), http, keccak256, ...defined(s) });
+    const t = poolTransport({ endpoints: urls.map((url, i) => ({ url, name: `e${i}`, ...ep })), http, keccak256, ...defined(s), ...(x.chainId !== undefined ? { chainId: x.chainId } : {}) });
     const inst = t({});
     const live = [...urls];
     return {
@@ -387,14 +388,14 @@ const ethersSends: Adapter = {
   fault: viemSends.fault,
   attributed: () => true,
   requestsPerAttempt: () => 2,
-  roundTripsPerAttempt: () => 2,
+  roundTripsPerAttempt: (x) => 2 + (x.chainId !== undefined ? 1 : 0),
   mayFail: viemSends.mayFail!,
   serve: () => sendServe(),
   build(urls, s, x, ep): Built {
     chain.landed.clear();
     chain.hashes.clear();
     chain.conflict = x4(x).conflict === true;
-    const p = new PooledJsonRpcProvider({ endpoints: urls.map((url, i) => ({ url, name: `e${i}`, ...ep })), network: 1, ...defined(s) } as PooledProviderOptions);
+    const p = new PooledJsonRpcProvider({ endpoints: urls.map((url, i) => ({ url, name: `e${i}`, ...ep })), network: 1, ...defined(s), ...(x.chainId !== undefined ? { chainId: x.chainId } : {}) } as PooledProviderOptions);
     const live = [...urls];
     return {
       close: () => p.close(),
