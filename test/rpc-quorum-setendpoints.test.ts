@@ -69,6 +69,30 @@ describe('quorum reads and setEndpoints', () => {
     expect(read.value).toBe('0x5');
   });
 
+  test("an endpoint a leg touched leaves the pool while head routing is asked what to avoid for the next leg: that leg does not name it (swaps generator, seed 42585: asking can run a request, and the read failed INVALID_OPTIONS)", async () => {
+    let h!: ReturnType<typeof setup>['h'];
+    let swapped = false;
+    // Head routing's answer for the next leg; asking it removes a (as a request's answer can).
+    const unfit = (): readonly string[] => {
+      if (!swapped && h.clock.now() > 1_000_050) {
+        swapped = true;
+        h.pool.setEndpoints(['b', 'c'].map((name) => ({ name, conn: h.eps[name]! })));
+      }
+      return [];
+    };
+    const r = readHarness(['a', 'b', 'c'], { quorum: { stallMs: 100 } }, { strategy: 'ordered', maxAttempts: 1 }, unfit);
+    h = r.h;
+    h.eps.a!.fallback = ok('0x5', 10);
+    h.eps.b!.fallback = { hang: true };
+    h.eps.c!.fallback = ok('0x5', 10);
+    const read = start(r.reads.request('eth_getBalance', [], {}, 2, r.send));
+    await h.clock.advance(300); // b stalls at 100 ms: the next leg asks what to avoid, a leaves, c serves
+    expect(swapped).toBe(true);
+    expect(r.sent).toEqual(['a', 'b', 'c']);
+    expect(read.error).toBeUndefined();
+    expect(read.value).toBe('0x5');
+  });
+
   test('an endpoint added while the read runs may serve a later leg', async () => {
     const { h, sent, read } = await readWithNewcomer(ok('0x5', 10));
     await h.clock.advance(200);

@@ -151,11 +151,16 @@ class QuorumRun<T> {
 
   #launch(): boolean {
     if (this.#stuck) return false;
-    const live = this.#q.endpoints();
-    const fresh = this.#candidates(live);
+    const fresh = this.#candidates();
     if (fresh.length === 0) return false;
     const exec = this.#legExec();
     if (exec === undefined) return false;
+    // What head routing would rather not use. Asking it can run a request (a head question),
+    // and a request can change the pool's endpoints (swaps generator, seed 42585): the names
+    // below are read after it.
+    const avoid = this.#q.avoid;
+    const avoided = avoid === undefined ? [] : fresh.filter((ep) => safe(avoid, ep));
+    const live = this.#q.endpoints();
     // Names only endpoints of the pool: one that left it while the read ran (`setEndpoints`)
     // would be an unknown name, INVALID_OPTIONS to the pool. A name the caller got wrong stays;
     // an endpoint a leg touched was the pool's, added since the read began or not (one added and
@@ -163,11 +168,7 @@ class QuorumRun<T> {
     const gone = (ep: string): boolean => !live.includes(ep) && this.#atStart.includes(ep);
     const exclude = (this.#q.exec.exclude ?? []).filter((ep) => !gone(ep));
     for (const ep of this.#touched.keys()) if (live.includes(ep) && !exclude.includes(ep)) exclude.push(ep);
-    const avoid = this.#q.avoid;
-    if (avoid !== undefined) {
-      const avoided = fresh.filter((ep) => safe(avoid, ep));
-      if (avoided.length < fresh.length) exclude.push(...avoided);
-    }
+    if (avoided.length < fresh.length) for (const ep of avoided) if (live.includes(ep)) exclude.push(ep);
     const leg: Leg = { endpoint: undefined, done: false, stalled: false, timer: undefined };
     this.#legs.push(leg);
     const guard = (endpoint: string) => {
