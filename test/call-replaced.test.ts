@@ -57,6 +57,44 @@ describe('the attempt cap across a replacement', () => {
   });
 });
 
+describe('an endpoint that took itself out of the running, then left the pool, still counts', () => {
+  for (const how of ['disabled', 'parked'] as const) {
+    test(`${how} by its answer, then removed while the call runs: the call still reaches the last endpoint (swaps generator, seed 42611)`, async () => {
+      // Endpoints a, b, c, d (ordered; cap max(3, 4) = 4). a's answer takes it out of the running
+      // (an invalid key, a spent day) and a leaves the pool while it answers; b and c refuse, d serves.
+      // a was never counted as tried, so the cap fell to max(3, 3) = 3 and the call failed before d.
+      const clock = new FakeClock(0);
+      const asked: string[] = [];
+      const names = ['a', 'b', 'c', 'd'];
+      const pool = new Pool<string>({
+        endpoints: names.map((name) => ({ name, conn: name.toUpperCase() })),
+        strategy: 'ordered',
+        clock,
+        backoff: { initialMs: 1, maxMs: 1 },
+        classify: (e) => {
+          const m = (e as Error).message;
+          if (m === 'out') return how === 'disabled' ? { class: 'permanent', disableEndpoint: true } : { class: 'rate-limited', dailyQuotaExhausted: true };
+          return 'unsupported';
+        },
+      });
+      const call = pool.execute(async (conn) => {
+        asked.push(conn);
+        if (conn === 'A') {
+          pool.setEndpoints(['b', 'c', 'd'].map((name) => ({ name, conn: name.toUpperCase() })));
+          throw new Error('out');
+        }
+        if (conn !== 'D') throw new Error('refuses');
+        return 'served';
+      });
+      await clock.advance(100);
+      const outcome = await call.then((v) => v, (e: unknown) => e);
+      await pool.close();
+      expect(asked).toEqual(['A', 'B', 'C', 'D']);
+      expect(outcome).toBe('served');
+    });
+  }
+});
+
 describe('an endpoint tried, then left out, then replaced counts once', () => {
   test('a transient failure on a, then unsupported on a while setEndpoints replaces it: the cap grows by one, not two', async () => {
     // Endpoints a and b (ordered, cap max(3, 2) = 3): a fails (tried), b fails, a again answers

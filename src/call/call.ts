@@ -230,13 +230,13 @@ export class Call<C, T> extends Waiting<C, CallHistory<C>> implements AttemptOwn
     if (cls === 'transient') keepError(ep, error, this.s.clock.now());
     if (this.settled) return;
     const final = (cls === 'permanent' && !movesOn) || cls === 'retry-narrower'; // an invalid key's permanent is about the endpoint
-    if (!final && Call.#othersRunning(this)) {
-      // A hedged call goes on while another of its attempts may still answer.
+    // Parked or disabled, an endpoint is out of the running (selection skips it), and tried: should it leave the pool, the attempt cap counts it (swaps generator, seed 42611).
+    if (movesOn) this.slotsNow().markTried(ep);
+    if (!final && Call.#othersRunning(this)) { // a hedged call goes on while another of its attempts may still answer
       if (cls === 'unsupported' || movesOn) this.slotsNow().exclude(ep, this.plan.excluded);
       else if (cls !== 'unauthorized' || this.lazySlots?.hedges?.reauthBeside(a, h) !== true) this.slotsNow().markTried(ep); // unauthorized: refreshed, replayed there
       return;
     }
-    // A parked or disabled endpoint is out of the running: selection skips it by itself.
     if (movesOn) return Call.#retryOrFail(this);
     switch (cls) {
       case 'permanent':
