@@ -35,7 +35,7 @@ import { Pool } from '../pool.js';
 import { wallNow } from '../base/clock.js';
 import { rpcAnswerKey } from '../rpc/answer-key.js';
 import { RpcReads, type RpcReadOptions, type RpcReadsStats } from '../rpc/reads.js';
-import { HeadRouting } from '../rpc/head-poll.js';
+import { HeadRouting, unfitOf } from '../rpc/head-poll.js';
 import { onPoolClose, poolStateOf, type CloseOptions } from '../pool-core.js';
 import { ChainCheck, chainCheckClass, checkChainId, NodeLeftError } from '../rpc/chain-check.js';
 import { FilterNotFoundError } from '../rpc/filters.js';
@@ -150,7 +150,7 @@ export class PooledJsonRpcProvider extends JsonRpcApiProvider {
       { ...(quorum === undefined ? {} : { quorum }), ...(coalesce === undefined ? {} : { coalesce }) },
       this.pool,
       rpcAnswerKey,
-      routing === undefined ? undefined : (method, params) => routing.unfit(method, params),
+      routing === undefined ? undefined : unfitOf(routing),
       nodeKey,
     );
   }

@@ -16,6 +16,7 @@ import { invalidOption, isPoolError } from '../base/errors.js';
 import type { ExecuteOptions } from '../options/options.js';
 import { checkKeys } from '../options/validate.js';
 import { HeadTracker, headFromAnswer, requiredHead, type HeadOptions, type HeadSnapshot } from './heads.js';
+import type { Unfit } from './reads.js';
 import { defaultDeadlineMs, PoolCore } from '../pool-core.js';
 
 /** What the routing needs from the pool. */
@@ -135,6 +136,29 @@ export class HeadRouting {
     const fit = live === names ? out : out.filter((name) => live.includes(name));
     for (const name of live) if (isOpen(this.#pool.breakerState(name)) && !fit.includes(name)) fit.push(name);
     return fit;
+  }
+
+  /**
+   * Why `endpoint` should not serve this request now (it lags, or its head is below the block),
+   * when another endpoint of the pool outside `exclude` (the read's exclusions and the endpoints
+   * it tried) can; undefined otherwise. For an attempt that starts after its call was routed: a
+   * retry long after, on a node that fell behind or that `setEndpoints` put under a name routing
+   * had not left out (the call's exclusions are its start's).
+   */
+  refuses(endpoint: string, method: string, params: unknown, exclude: readonly string[] | undefined): string | undefined {
+    const need = requiredHead(method, params);
+    if (need === undefined) return undefined;
+    const names = this.#pool.endpointNames;
+    const now = this.#pool.clock.now();
+    this.#forget(names);
+    const out = this.tracker.cannotServe(need, now);
+    if (!out.includes(endpoint)) return undefined;
+    const other = names.some((n) => n !== endpoint && !out.includes(n) && exclude?.includes(n) !== true && this.#open(n) === false);
+    if (!other) return undefined;
+    const head = this.tracker.head(endpoint)!;
+    const why = this.tracker.reason(endpoint, now);
+    if (why === undefined) return `its head (${head}) is below the block asked for`;
+    return why === 'stalled' ? `its head (${head}) stopped while the best advanced` : `its head (${head}) is ${this.tracker.best()! - head} blocks behind the best`;
   }
 
   /** Whether `name`'s breaker is open; undefined once `name` has left the pool (an earlier check of a `#recheck` may have removed it). */
@@ -284,4 +308,11 @@ export class HeadRouting {
 /** `breakerState` answers an object only when open. */
 function isOpen(state: unknown): boolean {
   return typeof state === 'object' && state !== null;
+}
+
+/** What `RpcReads` takes of head routing: the endpoints a read leaves out, and the refusal of a later attempt. */
+export function unfitOf(routing: HeadRouting): Unfit {
+  return Object.assign((method: string, params: unknown) => routing.unfit(method, params), {
+    refuses: (endpoint: string, method: string, params: unknown, exclude: readonly string[] | undefined) => routing.refuses(endpoint, method, params, exclude),
+  });
 }

@@ -36,7 +36,7 @@ const TAKEN = Symbol.for('endpoint-pool.EndpointTakenError');
 
 /** Thrown by `guard` when a leg's attempt lands on an endpoint another leg holds. Classify it `unsupported`. */
 export class EndpointTakenError extends Error {
-  override readonly name = 'EndpointTakenError' as const;
+  override readonly name: string = 'EndpointTakenError';
   readonly endpoint: string;
   constructor(endpoint: string) {
     super(`endpoint ${JSON.stringify(endpoint)} already serves another leg of this quorum read`);

@@ -17,7 +17,11 @@
  * `unfit(method, params)`, when given, names the endpoints a request should not go to now
  * (head-aware routing: behind the chain head, or breaker open). A single read leaves them out
  * (`exclude`) unless that would leave no endpoint; a quorum read asks them last, deciding
- * afresh at each leg (the quorum's `avoid`).
+ * afresh at each leg (the quorum's `avoid`). Its `refuses`, when given, is asked again as each
+ * attempt of a single read starts in a later millisecond than the read was routed (a retry, a
+ * turn in a queue): an endpoint that fell behind since, or that `setEndpoints` put under a name
+ * the read did not leave out, is refused before anything is sent (`NodeBehindError`, classified
+ * as `EndpointTakenError`), and the call moves on.
  */
 import type { Clock } from '../base/clock.js';
 import { invalidOption } from '../base/errors.js';
@@ -29,7 +33,7 @@ import { DEFAULTS } from '../options/defaults.js';
 import { connectionOf } from './connections.js';
 import { Coalescer, requestKey, type CoalesceStats } from './coalesce.js';
 import { isSendMethod } from './methods.js';
-import { quorumRead, type QuorumLeg } from './quorum.js';
+import { EndpointTakenError, quorumRead, type QuorumLeg } from './quorum.js';
 import { nearHeights } from './agree.js';
 import { FilterRoutes, isFilterMethod } from './filters.js';
 
@@ -61,8 +65,22 @@ export interface RpcReadsStats {
   readonly quorumReads: number;
 }
 
-/** The endpoints a request of `method` with `params` should not go to now. */
-export type Unfit = (method: string, params: unknown) => readonly string[];
+/**
+ * The endpoints a request of `method` with `params` should not go to now; `refuses`: why
+ * `endpoint` should not serve it now when another outside `exclude` can (see the module comment).
+ */
+export type Unfit = ((method: string, params: unknown) => readonly string[]) & {
+  readonly refuses?: (endpoint: string, method: string, params: unknown, exclude: readonly string[] | undefined) => string | undefined;
+};
+
+/** An attempt refused before sending: its endpoint cannot serve the read now, and another can. Classified as `EndpointTakenError`. */
+export class NodeBehindError extends EndpointTakenError {
+  override readonly name = 'NodeBehindError';
+  constructor(endpoint: string, why: string) {
+    super(endpoint);
+    this.message = `endpoint ${JSON.stringify(endpoint)} fell out of head routing after this read was routed (${why}); nothing was sent to it`;
+  }
+}
 
 /** `params`, when given, replace the request's (a filter's id as its node knows it: ./filters.ts). */
 export type RpcSend<T> = (exec: ExecuteOptions, guard?: (endpoint: string) => void, params?: unknown) => Promise<T>;
@@ -157,14 +175,18 @@ export class RpcReads<C = unknown> {
     if (need !== undefined && exec.pin !== undefined) throw invalidOption('quorum', 'no quorum on a pinned request (a quorum needs several endpoints)', need);
     // A filter's requests go to the endpoint that made it (./filters.ts).
     if (isFilterMethod(method)) return this.#filters.request(method, params, exec, this.#pool.endpointNames, (e, p, started) => send(e, started, p));
-    if (need === undefined && exec.pin === undefined && this.#unfit !== undefined) {
+    let guard: ((endpoint: string) => void) | undefined;
+    const unfit = this.#unfit;
+    if (need === undefined && exec.pin === undefined && unfit !== undefined) {
       // The set before the head check (only a request with exclusions of its own needs it).
       const before = exec.exclude?.length ? this.#pool.endpointNames : undefined;
-      const out = this.#unfit(method, params);
+      const out = unfit(method, params);
       exec = this.#leaveOut(before === undefined ? exec : this.#stillIn(exec, before), out);
+      const refuses = unfit.refuses;
+      if (refuses !== undefined) guard = this.#refusal(refuses, method, params, exec.exclude);
     }
     if (this.#hedgeReads && need === undefined && exec.pin === undefined && exec.idempotent === undefined && !isSendMethod(method)) exec = execWith(exec, { idempotent: true });
-    const go = (e: ExecuteOptions): Promise<T> => (need === undefined ? send(e) : this.#quorum(method, params, need, e, send));
+    const go = (e: ExecuteOptions): Promise<T> => (need === undefined ? send(e, guard) : this.#quorum(method, params, need, e, send));
     if (!this.#coalesce.has(method)) return go(exec);
     // Only callers on the same deadline and the same policy share a request: a joiner then never
     // outlasts the request it waits on nor fails at a shorter deadline than its own, and a caller's
@@ -192,6 +214,22 @@ export class RpcReads<C = unknown> {
     const now = this.#pool.endpointNames;
     const kept = x.filter((n) => !before.includes(n) || now.includes(n));
     return kept.length === x.length ? exec : execWith(exec, { exclude: kept });
+  }
+
+  /**
+   * The guard of a routed single read: an attempt that starts after the millisecond it was routed
+   * in asks `refuses` again. Only for another endpoint the read has not tried yet: one it tried
+   * (a hung first attempt at the tip) is no reason to refuse the last that can answer.
+   */
+  #refusal(refuses: NonNullable<Unfit['refuses']>, method: string, params: unknown, exclude: readonly string[] | undefined): (endpoint: string) => void {
+    const clock = this.#clock;
+    const at = clock.now();
+    const used = exclude === undefined ? [] : [...exclude];
+    return (endpoint) => {
+      const why = clock.now() - at < 1 ? undefined : refuses(endpoint, method, params, used);
+      if (!used.includes(endpoint)) used.push(endpoint);
+      if (why !== undefined) throw new NodeBehindError(endpoint, why);
+    };
   }
 
   /** `exec` with `out` added to its `exclude`, unless that would leave no endpoint. */

@@ -53,7 +53,7 @@ import { isSendMethod } from '../rpc/methods.js';
 import { FilterNotFoundError } from '../rpc/filters.js';
 import { rpcAnswerKey } from '../rpc/answer-key.js';
 import { redactError } from '../extras/redact.js';
-import { HeadRouting } from '../rpc/head-poll.js';
+import { HeadRouting, unfitOf } from '../rpc/head-poll.js';
 import { ChainCheck, chainCheckClass, checkChainId, NodeLeftError } from '../rpc/chain-check.js';
 import { onPoolClose, poolStateOf, type CloseOptions } from '../pool-core.js';
 
@@ -167,7 +167,7 @@ export function poolTransport(options: PoolTransportOptions): PoolTransport {
     { ...(quorum !== undefined ? { quorum } : {}), ...(coalesce !== undefined ? { coalesce } : {}) },
     pool,
     rpcAnswerKey,
-    routing === undefined ? undefined : (method, params) => routing.unfit(method, params),
+    routing === undefined ? undefined : unfitOf(routing),
   );
   // viem reads the transport's timeout for CCIP gateway requests; give it the attempt timeout.
   const timeout = poolOptions.attemptTimeoutMs ?? 10_000;

@@ -1,0 +1,106 @@
+/**
+ * Head-aware routing decides a read's exclusions when the read starts; an attempt that starts
+ * later (a retry after a hung first attempt) asks again, so a node that fell behind meanwhile,
+ * or one `setEndpoints` put under a name the read had not left out, is refused before anything
+ * is sent to it (swaps generator, seed 42621: a read waited 1.6 s on a node's chain question,
+ * and its retry went to a node 5 blocks behind that had replaced another after the read began).
+ */
+import { createClient, custom } from 'viem';
+import { describe, expect, test } from 'vitest';
+import { FakeClock } from '../src/testing/index.js';
+import { poolTransport } from '../src/viem/index.js';
+import type { PoolEvent } from '../src/index.js';
+
+const hex = (n: number): string => `0x${n.toString(16)}`;
+const ZERO = '0x0000000000000000000000000000000000000000';
+
+/** A node whose head is `heads[key]`; `a`'s balances never come back. Logs who was asked for a balance. */
+function node(key: string, heads: Record<string, number>, log: string[]) {
+  return custom({
+    request: ({ method }: { method: string }) => {
+      if (method === 'eth_blockNumber') return Promise.resolve(hex(heads[key]!));
+      if (method === 'eth_chainId') return Promise.resolve('0x1');
+      if (method === 'eth_getBalance') {
+        log.push(key);
+        return key === 'a' ? new Promise<never>(() => {}) : Promise.resolve(hex(heads[key]!));
+      }
+      return Promise.reject(new Error(`unexpected ${method}`));
+    },
+  });
+}
+
+async function setup() {
+  const clock = new FakeClock(1_000_000);
+  const heads: Record<string, number> = { a: 100, b: 100, c: 100, late: 90 };
+  const log: string[] = [];
+  const events: PoolEvent[] = [];
+  const conns: Record<string, ReturnType<typeof node>> = { a: node('a', heads, log), b: node('b', heads, log), c: node('c', heads, log) };
+  const t = poolTransport({
+    endpoints: ['a', 'b', 'c'].map((name) => ({ name, transport: conns[name]! })),
+    heads: { maxLagBlocks: 2, blockTimeMs: 250, pollMs: 250 },
+    strategy: 'ordered',
+    attemptTimeoutMs: 1000,
+    deadlineMs: 5000,
+    clock,
+    onEvent: (e) => events.push(e),
+  });
+  const client = createClient({ transport: t });
+  await clock.advance(1); // the first poll: every head known
+  expect(t.heads()!.endpoints.map((e) => [e.name, e.lagging])).toEqual([['a', undefined], ['b', undefined], ['c', undefined]]);
+  return { clock, heads, log, events, t, client, conns };
+}
+
+/** Moves the chain on by `n` blocks at every node but those in `stays`, a poll after each. */
+async function blocks(s: Awaited<ReturnType<typeof setup>>, n: number, stays: string[]): Promise<void> {
+  for (let i = 0; i < n; i++) {
+    for (const k of ['a', 'b', 'c']) if (!stays.includes(k)) s.heads[k]! += 1;
+    await s.clock.advance(250);
+  }
+}
+
+const refusals = (events: PoolEvent[]) =>
+  events.flatMap((e) => (e.type === 'attempt-failure' && (e.error as Error).name === 'NodeBehindError' ? [[e.endpoint, (e.error as Error).message]] : []));
+
+describe('a read whose later attempt lands on a node behind', () => {
+  test('a node that fell behind while the first attempt hung is refused, and the retry goes to one at the tip', async () => {
+    const s = await setup();
+    const read = s.client.request({ method: 'eth_getBalance', params: [ZERO, 'latest'] });
+    // While a's attempt hangs, b stops at 100 and a, c go on to 104: b is 4 blocks behind.
+    await blocks(s, 4, ['b']);
+    expect(s.t.heads()!.endpoints.find((e) => e.name === 'b')!.lagging).toBe('behind');
+    await s.clock.advance(1000);
+    expect(Number(await read)).toBe(s.heads['c']);
+    expect(s.log).toEqual(['a', 'c']);
+    expect(refusals(s.events)).toEqual([['b', 'endpoint "b" fell out of head routing after this read was routed (its head (100) is 4 blocks behind the best); nothing was sent to it']]);
+    await s.t.close();
+  });
+
+  test('a node put under a name by setEndpoints after the read began, once known behind, is refused too', async () => {
+    const s = await setup();
+    const read = s.client.request({ method: 'eth_getBalance', params: [ZERO, 'latest'] });
+    s.t.pool.setEndpoints([
+      { name: 'a', conn: s.conns['a']! },
+      { name: 'b', conn: node('late', s.heads, s.log) },
+      { name: 'c', conn: s.conns['c']! },
+    ]);
+    await blocks(s, 2, []);
+    expect(s.t.heads()!.endpoints.find((e) => e.name === 'b')).toMatchObject({ head: 90, lagging: 'behind' });
+    await s.clock.advance(1000);
+    expect(Number(await read)).toBe(s.heads['c']);
+    expect(s.log).toEqual(['a', 'c']);
+    expect(refusals(s.events).map(([name]) => name)).toEqual(['b']);
+    await s.t.close();
+  });
+
+  test('with no other node able to serve, the node behind still serves (as when the read was routed)', async () => {
+    const s = await setup();
+    const read = s.client.request({ method: 'eth_getBalance', params: [ZERO, 'latest'] });
+    // b and c both stop: only a (hung) is at the tip.
+    await blocks(s, 4, ['b', 'c']);
+    await s.clock.advance(1000);
+    expect(Number(await read)).toBe(100);
+    expect(s.log).toEqual(['a', 'b']);
+    expect(refusals(s.events)).toEqual([]);
+    await s.t.close();
+  });
+});
