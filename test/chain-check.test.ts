@@ -168,6 +168,24 @@ describe('chainId: the viem transport', () => {
     expect(check.passed(conn)).toBe(false);
   });
 
+  test('an attempt that starts in the same turn as the question is given up asks afresh (it joined the dead question and failed with its timeout)', async () => {
+    const clock = new FakeClock();
+    const check = new ChainCheck(1, clock, 10_000);
+    const conn = {};
+    const answers: ((v: unknown) => void)[] = [];
+    const ask = (): Promise<unknown> => new Promise((resolve) => answers.push(resolve));
+    const first = new AbortController();
+    const gaveUp = check.verify(conn, 'e', first.signal, ask).catch((e: unknown) => e);
+    first.abort();
+    const next = check.verify(conn, 'e', new AbortController().signal, ask);
+    expect(answers).toHaveLength(2);
+    answers[1]!('0x1');
+    await expect(next).resolves.toBeUndefined();
+    expect(await gaveUp).toMatchObject({ code: 'CHAIN_CHECK_TIMEOUT' });
+    expect(check.passed(conn)).toBe(true);
+    expect(clock.pendingTimers).toBe(0);
+  });
+
   test('through the transport: callers that abort while the question is out leave no timer of the pool behind', async () => {
     const clock = new FakeClock();
     const hung = node('0x1', '0xdd', { hang: true });

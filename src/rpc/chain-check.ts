@@ -119,14 +119,7 @@ export class ChainCheck {
    */
   verify(conn: object, endpoint: string, attempt: AbortSignal, ask: (signal: AbortSignal) => Promise<unknown>): Promise<void> {
     if (attempt.aborted) return Promise.reject(attempt.reason);
-    let q = this.#asking.get(conn);
-    if (q === undefined) {
-      q = this.#ask(conn, endpoint, ask);
-      this.#asking.set(conn, q);
-      const done = (): void => void this.#asking.delete(conn);
-      q.answered.then(done, done);
-    }
-    const question = q;
+    const question = this.#asking.get(conn) ?? this.#ask(conn, endpoint, ask);
     question.waiting++;
     const left = (): void => {
       if (--question.waiting === 0) question.giveUp();
@@ -137,14 +130,20 @@ export class ChainCheck {
     return question.answered;
   }
 
+  /** A question for `conn`, out until it settles (then the next attempt asks afresh). */
   #ask(conn: object, endpoint: string, ask: (signal: AbortSignal) => Promise<unknown>): Question {
     const controller = new AbortController();
     let end!: (failure?: { readonly error: unknown }) => void;
+    // Read only once it settles, which is never synchronous: `ask`'s answer and the timer come later, and so do aborts of the attempts that wait.
+    let question!: Question;
     const answered = new Promise<void>((resolve, reject) => {
       let settled = false;
       end = (failure) => {
         if (settled) return;
         settled = true;
+        // At once: an attempt that starts in this same turn asks afresh rather than joining a question given up
+        // (deleted in a reaction to `answered`, a microtask late, it joined and failed with the question's timeout).
+        if (this.#asking.get(conn) === question) this.#asking.delete(conn);
         this.#clock.clearTimeout(timer);
         if (failure === undefined) return resolve();
         controller.abort(failure.error);
@@ -167,7 +166,9 @@ export class ChainCheck {
         (error: unknown) => end({ error }),
       );
     });
-    return { answered, waiting: 0, giveUp: () => end({ error: new ChainCheckTimeout(`endpoint '${endpoint}' was asked eth_chainId by attempts that have all ended`) }) };
+    question = { answered, waiting: 0, giveUp: () => end({ error: new ChainCheckTimeout(`endpoint '${endpoint}' was asked eth_chainId by attempts that have all ended`) }) };
+    this.#asking.set(conn, question);
+    return question;
   }
 }
 
