@@ -7,7 +7,8 @@
  * body, truncated and never-ending bodies, malformed JSON, 408/429/5xx/4xx with
  * `Retry-After` in seconds, dates, garbage or huge values, JSON-RPC error objects), pool
  * options (deadline, maxAttempts, hedging, breaker threshold; for viem and ethers, `chainId` in a
- * third of the runs, asked through the same fault plan), 1-6 callers with their own
+ * third of the runs, asked through the same fault plan, and with it, in four runs in five, a
+ * server of another chain in place of one of the faulty ones), 1-6 callers with their own
  * start times, deadlines, retry modes and signals aborted at random times, and sometimes a
  * `close()` in the middle of traffic. All times are in units of the run's attempt timeout,
  * which grows with the timer lag measured before the run.
@@ -27,7 +28,8 @@
  *    node's own answer), and nothing rejects unhandled;
  * 5. a caller's abort ends its call within the margin, with `ABORTED`;
  * 10. (numbered as in harness.ts) with `close({ abortAfterMs })` drawn, every call, and `close()`
- *    itself, ends by the time it names, within the margin.
+ *    itself, ends by the time it names, within the margin;
+ * 11. a server of another chain is sent nothing but `eth_chainId`.
  *
  * Seeded: fixed seeds; `FC_SEED` (with `FC_PATH`) replays a run, `FC_ADAPTER_RUNS` sets runs.
  */
@@ -44,8 +46,9 @@ afterAll(() => closeRtt());
 describe('generated faults on loopback servers', () => {
   test('endpoint-pool/fetch, parse: json', () => check(fetchAdapter, seedOf(20261202), RUNS), 120_000);
   test('endpoint-pool/fetch, the Response', () => check(fetchRawAdapter, seedOf(20261203), RUNS), 120_000);
-  test('endpoint-pool/viem over viem http', () => check(viemAdapter, seedOf(20261204), RUNS), 120_000);
-  test('endpoint-pool/ethers', () => check(ethersAdapter, seedOf(20261207), RUNS), 120_000);
+  // Property 11 had something to judge: a server of another chain was asked its chain.
+  test('endpoint-pool/viem over viem http', async () => expect((await check(viemAdapter, seedOf(20261204), RUNS)).otherChain).toBeGreaterThan(0), 120_000);
+  test('endpoint-pool/ethers', async () => expect((await check(ethersAdapter, seedOf(20261207), RUNS)).otherChain).toBeGreaterThan(0), 120_000);
   // Scenarios where property 2 applies to most calls (a healthy endpoint, no abort, no close(), no queue).
   test('liveness: endpoint-pool/fetch, parse: json', () => check(fetchAdapter, seedOf(20261205), RUNS + 5, true), 120_000);
   test('liveness: endpoint-pool/viem', () => check(viemAdapter, seedOf(20261206), RUNS + 5, true), 120_000);

@@ -6,7 +6,8 @@
  *   two-request operation (re-run elsewhere as a whole), `quorum(2)` reads, `passSignal:
  *   false` (attempts run on in the background: no open-request check after close(), the
  *   rest holds); `chainId` in a third of the runs, here and over `webSocket` (a node asked its
- *   chain before its first request, through the same fault plan; the sends below draw it too);
+ *   chain before its first request, through the same fault plan; the sends below draw it too;
+ *   over http, with it, a server of another chain in four runs in five: property 11);
  * - sends (`eth_sendRawTransaction`) through viem (with `keccak256`) and ethers: the servers
  *   share one chain: a send a node processed has landed (later sends of it answer "already
  *   known"), or, in a "conflict" run, another transaction took the nonce ("nonce too low"
@@ -104,6 +105,7 @@ const viemOps: Adapter = {
     pinAt: fc.nat({ max: 3 }),
     passSignal: fc.boolean(),
     chainId: fc.constantFrom(undefined, undefined, 1),
+    otherChain: fc.constantFrom(undefined, 0, 1, 2, 3),
   }),
   get liveExtra() {
     return this.extra;
@@ -315,6 +317,7 @@ const sendExtra = fc.record({
   token: fc.constant('none' as const),
   conflict: fc.oneof({ weight: 4, arbitrary: fc.constant(false) }, { weight: 1, arbitrary: fc.constant(true) }),
   chainId: fc.constantFrom(undefined, undefined, 1),
+  otherChain: fc.constantFrom(undefined, 0, 1, 2, 3),
 });
 
 /** What the send checks add to an adapter's value and failure checks. */

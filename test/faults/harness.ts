@@ -64,6 +64,12 @@ export interface FetchExtra {
   readonly poll?: number | undefined;
   /** viem, ethers: `chainId` (the servers answer `eth_chainId` with 0x1, as every method), asked once per connection before its first request. */
   readonly chainId?: number | undefined;
+  /**
+   * With `chainId`: the endpoint (modulo their number) whose server is of another chain (its
+   * `eth_chainId` answers 0x2 through its plan), unless its plan is all healthy or nothing
+   * listens there (`otherChainIndex`). It must get nothing but `eth_chainId` (property 11).
+   */
+  readonly otherChain?: number | undefined;
 }
 
 export interface Adapter {
@@ -243,6 +249,7 @@ export const viemAdapter: Adapter = {
     coalesce: fc.boolean(),
     poll: fc.oneof({ weight: 2, arbitrary: fc.constant(undefined) }, { weight: 1, arbitrary: fc.constantFrom(0, 0.5, 2) }),
     chainId: fc.constantFrom(undefined, undefined, 1),
+    otherChain: fc.constantFrom(undefined, 0, 1, 2, 3),
   }),
   // A node is asked its chain before its first request: two round trips in that attempt.
   roundTripsPerAttempt: (x) => (x.chainId !== undefined ? 2 : 1),
@@ -350,10 +357,31 @@ export function seeded(sc: Scenario): () => number {
 }
 
 /** The right answer of a request. */
-export function answerFor(a: Adapter, body: string): { status: number; body: string } {
+export function answerFor(a: Adapter, body: string, result = '0x1'): { status: number; body: string } {
   if (!a.rpc) return { status: 200, body: '{"ok":true}' };
   const id = (JSON.parse(body) as { id?: unknown }).id;
-  return { status: 200, body: JSON.stringify({ jsonrpc: '2.0', id, result: '0x1' }) };
+  return { status: 200, body: JSON.stringify({ jsonrpc: '2.0', id, result }) };
+}
+
+/** Whether a JSON-RPC body asks `eth_chainId`. */
+function isChainQuestion(body: string): boolean {
+  try {
+    return (JSON.parse(body) as { method?: unknown }).method === 'eth_chainId';
+  } catch {
+    return false;
+  }
+}
+
+/**
+ * The endpoint of another chain in this run (`FetchExtra.otherChain`), or -1: a server whose
+ * plan has a fault (never one that answers every request right, which the properties count on
+ * to serve, nor one with nothing listening).
+ */
+export function otherChainIndex(sc: Scenario, x: FetchExtra): number {
+  if (x.chainId === undefined || x.otherChain === undefined) return -1;
+  const i = x.otherChain % sc.endpoints.length;
+  const e = sc.endpoints[i]!;
+  return e.kind === 'server' && !e.plan.every(healthy) ? i : -1;
 }
 
 let rttServer: ServerStats | undefined;
@@ -425,6 +453,8 @@ export interface RunOutcome {
   readonly p2: number;
   readonly codes: Record<string, number>;
   readonly calm: boolean;
+  /** Whether a server of another chain was asked its chain (property 11 had something to judge). */
+  readonly otherChainAsked: boolean;
 }
 
 export async function runScenario(a: Adapter, sc: Scenario, x: FetchExtra): Promise<RunOutcome> {
@@ -437,17 +467,30 @@ export async function runScenario(a: Adapter, sc: Scenario, x: FetchExtra): Prom
   const U = (a.roundTripsPerAttempt?.(x) ?? 1) * Math.max(withLag(40, lag0, 3), Math.ceil(4 * (await roundTrip())));
   const servers: (ServerStats | undefined)[] = [];
   const urls: string[] = [];
-  for (const e of sc.endpoints) {
+  const wrong = otherChainIndex(sc, x);
+  /** Requests other than `eth_chainId` that reached the server of another chain. */
+  const sentToWrong: string[] = [];
+  for (const [i, e] of sc.endpoints.entries()) {
     if (e.kind === 'refused') {
       servers.push(undefined);
       urls.push(await refusedUrl());
     } else {
+      const own = a.serve?.(x);
       const s = await (a.serveWith ?? serveFaults)(e.plan, {
         closeConnections: e.closeConnections,
         unitMs: U,
         rpc: a.rpc,
         answer: (body) => answerFor(a, body),
-        ...a.serve?.(x),
+        ...own,
+        ...(i === wrong
+          ? {
+              answer: (body: string) => (isChainQuestion(body) ? answerFor(a, body, '0x2') : answerFor(a, body)),
+              intercept: (body: string, fault: Fault) => {
+                if (!isChainQuestion(body)) sentToWrong.push(body.slice(0, 120));
+                return own?.intercept?.(body, fault) ?? fault;
+              },
+            }
+          : {}),
       });
       servers.push(s);
       urls.push(s.url);
@@ -699,9 +742,11 @@ export async function runScenario(a: Adapter, sc: Scenario, x: FetchExtra): Prom
     if (sig !== undefined && getEventListeners(sig, 'abort').length > 0) violations.push(`call ${r.i}: ${getEventListeners(sig, 'abort').length} abort listener(s) left on its signal`);
   }
   for (const u of unhandled) violations.push(`unhandled rejection: ${String(u)}`);
+  // 11. A node of another chain is sent nothing but `eth_chainId`.
+  if (sentToWrong.length > 0) violations.push(`e${wrong}, a node of another chain, got ${sentToWrong.length} request(s) besides eth_chainId, the first: ${sentToWrong[0]}`);
   violations.push(...(a.afterRun?.(x) ?? []));
   await Promise.all(servers.map((s) => s?.close()));
-  return { violations, unit: U, settled: records.length, ok, p2, codes, calm };
+  return { violations, unit: U, settled: records.length, ok, p2, codes, calm, otherChainAsked: wrong !== -1 && servers[wrong]!.hits > 0 };
 }
 
 /** An endpoint that answers every request right and quickly, to the end (endpoint 1 is stopped at `killAt`); -1 if none. */
@@ -748,16 +793,19 @@ export interface CheckTotals {
   p2: number;
   codes: Record<string, number>;
   unit: number;
+  /** Runs whose server of another chain was asked its chain. */
+  otherChain: number;
 }
 
 export async function check(a: Adapter, seed: number, runs: number, liveness = false, file = 'test/faults/generated.test.ts', shape: (sc: Scenario) => Scenario = (sc) => sc): Promise<CheckTotals> {
   let firstViolations: string[] | undefined;
-  const totals: CheckTotals = { runs: 0, calm: 0, calls: 0, ok: 0, p2: 0, codes: {}, unit: 0 };
+  const totals: CheckTotals = { runs: 0, calm: 0, calls: 0, ok: 0, p2: 0, codes: {}, unit: 0, otherChain: 0 };
   const result = await fc.check(
     fc.asyncProperty(scenarioArb(liveness ? a.fault.filter((f) => !a.isFinal(f, { method: 'GET', token: 'none' })) : a.fault, liveness).map(shape), liveness ? a.liveExtra : a.extra, async (sc, x) => {
       const o = await runScenario(a, sc, x);
       totals.runs++;
       if (o.calm) totals.calm++;
+      if (o.otherChainAsked) totals.otherChain++;
       totals.calls += o.settled;
       totals.ok += o.ok;
       totals.p2 += o.p2;
