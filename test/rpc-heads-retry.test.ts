@@ -29,7 +29,7 @@ function node(key: string, heads: Record<string, number>, log: string[]) {
   });
 }
 
-async function setup() {
+async function setup(more: { maxAttempts?: number } = {}) {
   const clock = new FakeClock(1_000_000);
   const heads: Record<string, number> = { a: 100, b: 100, c: 100, late: 90 };
   const log: string[] = [];
@@ -43,6 +43,7 @@ async function setup() {
     deadlineMs: 5000,
     clock,
     onEvent: (e) => events.push(e),
+    ...more,
   });
   const client = createClient({ transport: t });
   await clock.advance(1); // the first poll: every head known
@@ -89,6 +90,17 @@ describe('a read whose later attempt lands on a node behind', () => {
     expect(Number(await read)).toBe(s.heads['c']);
     expect(s.log).toEqual(['a', 'c']);
     expect(refusals(s.events).map(([name]) => name)).toEqual(['b']);
+    await s.t.close();
+  });
+
+  test("on the call's last attempt the node behind serves: an answer beats none (maxAttempts: 2, the first hung)", async () => {
+    const s = await setup({ maxAttempts: 2 });
+    const read = s.client.request({ method: 'eth_getBalance', params: [ZERO, 'latest'] });
+    await blocks(s, 4, ['b']);
+    await s.clock.advance(1000);
+    expect(Number(await read)).toBe(100);
+    expect(s.log).toEqual(['a', 'b']);
+    expect(refusals(s.events)).toEqual([]);
     await s.t.close();
   });
 

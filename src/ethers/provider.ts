@@ -34,7 +34,7 @@ import type { EndpointConfig, ExecuteOptions, PoolOptions } from '../options/opt
 import { Pool } from '../pool.js';
 import { wallNow } from '../base/clock.js';
 import { rpcAnswerKey } from '../rpc/answer-key.js';
-import { RpcReads, type RpcReadOptions, type RpcReadsStats } from '../rpc/reads.js';
+import { RpcReads, type Guard, type RpcReadOptions, type RpcReadsStats } from '../rpc/reads.js';
 import { HeadRouting, unfitOf } from '../rpc/head-poll.js';
 import { onPoolClose, poolStateOf, type CloseOptions } from '../pool-core.js';
 import { ChainCheck, chainCheckClass, checkChainId, NodeLeftError } from '../rpc/chain-check.js';
@@ -232,10 +232,10 @@ export class PooledJsonRpcProvider extends JsonRpcApiProvider {
   }
 
   /** One `pool.execute` of `p`: each attempt one POST; answers feed head-aware routing. */
-  #post(p: Pick<JsonRpcPayload, 'id' | 'method' | 'params'>, e: ExecuteOptions, guard?: (endpoint: string) => void): Promise<unknown> {
+  #post(p: Pick<JsonRpcPayload, 'id' | 'method' | 'params'>, e: ExecuteOptions, guard?: Guard): Promise<unknown> {
     const body = JSON.stringify({ jsonrpc: '2.0', id: p.id, method: p.method, params: p.params });
     return this.pool.execute(async (conn, ctx) => {
-      guard?.(ctx.endpoint);
+      guard?.(ctx.endpoint, ctx.attempt);
       const chain = this.#chain;
       if (chain !== undefined && !chain.passed(conn)) {
         const ask: Omit<PostOptions, 'signal'> = { fetch: this.#fetch, endpoint: ctx.endpoint, nowMs: wallNow(this.pool.clock), maxRetryAfterMs: this.#maxRetryAfterMs };

@@ -29,7 +29,7 @@ import type { ExecuteOptions } from '../options/options.js';
 import { execWith } from './exec-with.js';
 import { defaultDeadlineMs, type Pool } from '../pool.js';
 import { poolStateOf } from '../pool-core.js';
-import { DEFAULTS } from '../options/defaults.js';
+import { AUTO_ATTEMPTS, DEFAULTS } from '../options/defaults.js';
 import { connectionOf } from './connections.js';
 import { Coalescer, requestKey, type CoalesceStats } from './coalesce.js';
 import { isSendMethod } from './methods.js';
@@ -82,8 +82,11 @@ export class NodeBehindError extends EndpointTakenError {
   }
 }
 
+/** Called by the operation with `ctx.endpoint` and `ctx.attempt` before it sends anything; a throw is the attempt's failure. */
+export type Guard = (endpoint: string, attempt?: number) => void;
+
 /** `params`, when given, replace the request's (a filter's id as its node knows it: ./filters.ts). */
-export type RpcSend<T> = (exec: ExecuteOptions, guard?: (endpoint: string) => void, params?: unknown) => Promise<T>;
+export type RpcSend<T> = (exec: ExecuteOptions, guard?: Guard, params?: unknown) => Promise<T>;
 
 /** `C`: the pool's connection type (the read layer never looks at it). */
 export class RpcReads<C = unknown> {
@@ -96,6 +99,8 @@ export class RpcReads<C = unknown> {
   readonly #stallMs: number;
   readonly #clock: Clock;
   readonly #attemptTimeoutMs: number;
+  /** The pool's `maxAttempts` as resolved (`AUTO_ATTEMPTS`: unset). */
+  readonly #maxAttempts: number;
   readonly #joinWithin: { readonly maxAgeMs: number; readonly now: () => number };
   readonly #coalesce: ReadonlySet<string>;
   readonly #coalescer = new Coalescer();
@@ -122,6 +127,7 @@ export class RpcReads<C = unknown> {
     this.#unfit = unfit;
     this.#clock = pool.clock;
     this.#attemptTimeoutMs = poolStateOf(pool).opts.attemptTimeoutMs;
+    this.#maxAttempts = poolStateOf(pool).opts.maxAttempts;
     this.#hedgeReads = poolStateOf(pool).opts.hedgeConfigured;
     this.#joinWithin = { maxAgeMs: DEFAULTS.attemptTimeoutMs, now: () => this.#clock.now() };
     this.#voteOf = voteOf;
@@ -175,7 +181,7 @@ export class RpcReads<C = unknown> {
     if (need !== undefined && exec.pin !== undefined) throw invalidOption('quorum', 'no quorum on a pinned request (a quorum needs several endpoints)', need);
     // A filter's requests go to the endpoint that made it (./filters.ts).
     if (isFilterMethod(method)) return this.#filters.request(method, params, exec, this.#pool.endpointNames, (e, p, started) => send(e, started, p));
-    let guard: ((endpoint: string) => void) | undefined;
+    let guard: Guard | undefined;
     const unfit = this.#unfit;
     if (need === undefined && exec.pin === undefined && unfit !== undefined) {
       // The set before the head check (only a request with exclusions of its own needs it).
@@ -183,7 +189,7 @@ export class RpcReads<C = unknown> {
       const out = unfit(method, params);
       exec = this.#leaveOut(before === undefined ? exec : this.#stillIn(exec, before), out);
       const refuses = unfit.refuses;
-      if (refuses !== undefined) guard = this.#refusal(refuses, method, params, exec.exclude);
+      if (refuses !== undefined) guard = this.#refusal(refuses, method, params, exec);
     }
     if (this.#hedgeReads && need === undefined && exec.pin === undefined && exec.idempotent === undefined && !isSendMethod(method)) exec = execWith(exec, { idempotent: true });
     const go = (e: ExecuteOptions): Promise<T> => (need === undefined ? send(e, guard) : this.#quorum(method, params, need, e, send));
@@ -218,15 +224,17 @@ export class RpcReads<C = unknown> {
 
   /**
    * The guard of a routed single read: an attempt that starts after the millisecond it was routed
-   * in asks `refuses` again. Only for another endpoint the read has not tried yet: one it tried
-   * (a hung first attempt at the tip) is no reason to refuse the last that can answer.
+   * in asks `refuses` again. Only for another endpoint the read has not tried yet (one it tried,
+   * a hung first attempt at the tip, is no reason to refuse the last that can answer), and never
+   * on the call's last attempt: an answer from a node behind beats none, as when it was routed.
    */
-  #refusal(refuses: NonNullable<Unfit['refuses']>, method: string, params: unknown, exclude: readonly string[] | undefined): (endpoint: string) => void {
+  #refusal(refuses: NonNullable<Unfit['refuses']>, method: string, params: unknown, exec: ExecuteOptions): Guard {
     const clock = this.#clock;
     const at = clock.now();
-    const used = exclude === undefined ? [] : [...exclude];
-    return (endpoint) => {
-      const why = clock.now() - at < 1 ? undefined : refuses(endpoint, method, params, used);
+    const used = exec.exclude === undefined ? [] : [...exec.exclude];
+    const cap = attemptCap(exec.retry, this.#maxAttempts);
+    return (endpoint, attempt) => {
+      const why = clock.now() - at < 1 || (attempt ?? 1) >= cap(this.#pool.endpointNames.length) ? undefined : refuses(endpoint, method, params, used);
       if (!used.includes(endpoint)) used.push(endpoint);
       if (why !== undefined) throw new NodeBehindError(endpoint, why);
     };
@@ -267,6 +275,16 @@ export class RpcReads<C = unknown> {
       leg,
     });
   }
+}
+
+/**
+ * A call's attempt cap for its `retry` option over the pool's `maxAttempts`, given the number of
+ * endpoints (with neither set: every endpoint once, at least 3). At most the pool's own count,
+ * which adds endpoints the call tried that left the pool: a guess that errs toward serving.
+ */
+function attemptCap(retry: unknown, poolMax: number): (endpoints: number) => number {
+  const n = retry === 'none' ? 1 : retry === 'until-deadline' ? Infinity : typeof retry === 'object' && retry !== null ? Number((retry as { maxAttempts?: unknown }).maxAttempts) : poolMax;
+  return n === AUTO_ATTEMPTS ? (endpoints) => Math.max(DEFAULTS.maxAttempts, endpoints) : () => n;
 }
 
 /** The per-call options besides routing and deadline that change how a call runs, as a key part (`undefined`: the pool's). */

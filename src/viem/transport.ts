@@ -279,7 +279,7 @@ export function poolTransport(options: PoolTransportOptions): PoolTransport {
           const o = params === undefined ? op : operation({ method: args.method, params } as RpcArgs);
           return pool.execute(guard === undefined ? o : (factory, ctx) => {
             try {
-              guard(ctx.endpoint);
+              guard(ctx.endpoint, ctx.attempt);
             } catch (error) {
               return Promise.reject(error);
             }
