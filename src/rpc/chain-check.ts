@@ -42,6 +42,7 @@ export class ChainMismatchError extends Error {
  * is (`unsupported`): the call moves on at once.
  */
 export class NodeLeftError extends EndpointTakenError {
+  override readonly name = 'NodeLeftError';
   constructor(endpoint: string) {
     super(endpoint);
     this.message = `endpoint ${JSON.stringify(endpoint)} left the pool while its node was asked its chain; nothing was sent to it`;

@@ -8,7 +8,8 @@
  */
 import { describe, expect, test } from 'vitest';
 import { isPoolError, type ExecuteOptions } from '../../src/index.js';
-import { RpcReads } from '../../src/rpc/reads.js';
+import { NodeBehindError, RpcReads } from '../../src/rpc/reads.js';
+import { NodeLeftError } from '../../src/rpc/chain-check.js';
 import { EndpointTakenError, isEndpointTaken } from '../../src/rpc/quorum.js';
 import type { QuorumError } from '../../src/rpc/quorum-error.js';
 import { readHarness } from '../helpers/reads.js';
@@ -22,6 +23,14 @@ describe('EndpointTakenError', () => {
     expect(isEndpointTaken(e)).toBe(true);
     expect(e).toMatchObject({ name: 'EndpointTakenError', endpoint: 'b', message: 'endpoint "b" already serves another leg of this quorum read' });
     for (const x of [new Error('x'), null, undefined, 'b', { endpoint: 'b' }]) expect(isEndpointTaken(x)).toBe(false);
+  });
+
+  test('its kinds (a node that left while asked its chain, one that fell behind after the read was routed) are recognised too, each under its own name', () => {
+    const left = new NodeLeftError('a');
+    const behind = new NodeBehindError('c', 'its head (100) is 4 blocks behind the best');
+    expect([isEndpointTaken(left), isEndpointTaken(behind)]).toEqual([true, true]);
+    expect(left).toMatchObject({ name: 'NodeLeftError', endpoint: 'a', message: 'endpoint "a" left the pool while its node was asked its chain; nothing was sent to it' });
+    expect(behind).toMatchObject({ name: 'NodeBehindError', endpoint: 'c', message: 'endpoint "c" fell out of head routing after this read was routed (its head (100) is 4 blocks behind the best); nothing was sent to it' });
   });
 });
 
