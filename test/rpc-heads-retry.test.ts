@@ -9,6 +9,7 @@ import { createClient, custom } from 'viem';
 import { describe, expect, test } from 'vitest';
 import { FakeClock } from '../src/testing/index.js';
 import { poolTransport } from '../src/viem/index.js';
+import { PooledJsonRpcProvider } from '../src/ethers/index.js';
 import type { PoolEvent } from '../src/index.js';
 
 const hex = (n: number): string => `0x${n.toString(16)}`;
@@ -115,4 +116,57 @@ describe('a read whose later attempt lands on a node behind', () => {
     expect(refusals(s.events)).toEqual([]);
     await s.t.close();
   });
+});
+
+describe('the same through the ethers provider (per-call retry counts)', () => {
+  const urls = { a: 'https://a.example/rpc', b: 'https://b.example/rpc', c: 'https://c.example/rpc' } as const;
+  function ethersSetup() {
+    const clock = new FakeClock(1_000_000);
+    const heads: Record<string, number> = { a: 100, b: 100, c: 100 };
+    const log: string[] = [];
+    const events: PoolEvent[] = [];
+    const fetch = (url: string, init: { body: string }) => {
+      const key = Object.entries(urls).find(([, u]) => u === url)![0];
+      const body = JSON.parse(init.body) as { id: unknown; method: string };
+      const answer = (result: string) => Promise.resolve({ status: 200, ok: true, headers: new Headers(), text: async () => JSON.stringify({ jsonrpc: '2.0', id: body.id, result }) });
+      if (body.method === 'eth_getBalance') {
+        log.push(key);
+        if (key === 'a') return new Promise<never>(() => {});
+      }
+      return answer(hex(heads[key]!));
+    };
+    const provider = new PooledJsonRpcProvider({
+      network: 1,
+      fetch,
+      clock,
+      strategy: 'ordered',
+      attemptTimeoutMs: 1000,
+      deadlineMs: 5000,
+      heads: { maxLagBlocks: 2, blockTimeMs: 250, pollMs: 250 },
+      onEvent: (e) => events.push(e),
+      endpoints: Object.entries(urls).map(([name, url]) => ({ name, url })),
+    });
+    return { clock, heads, log, events, provider };
+  }
+
+  for (const [retry, served, refused] of [[undefined, 'c', ['b']], [{ maxAttempts: 2 }, 'b', []]] as const) {
+    test(`retry ${JSON.stringify(retry)}: the retry goes to ${served}`, async () => {
+      const s = ethersSetup();
+      try {
+        await s.clock.advance(1);
+        const read = s.provider.sendWith('eth_getBalance', [ZERO, 'latest'], retry === undefined ? {} : { retry });
+        for (let i = 0; i < 4; i++) {
+          s.heads['a']! += 1;
+          s.heads['c']! += 1;
+          await s.clock.advance(250);
+        }
+        await s.clock.advance(1000);
+        expect(Number(await read)).toBe(s.heads[served]);
+        expect(s.log).toEqual(['a', served]);
+        expect(refusals(s.events).map(([name]) => name)).toEqual(refused);
+      } finally {
+        await s.provider.close();
+      }
+    });
+  }
 });
