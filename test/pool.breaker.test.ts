@@ -1,5 +1,6 @@
 import { describe, expect, test } from 'vitest';
-import { isPoolError, type PoolError } from '../src/index.js';
+import { isPoolError, type ClassifyResult, type PoolError } from '../src/index.js';
+import { UNSENT } from '../src/base/classify.js';
 import { FakeEndpoint, fail, harness, hang, ok, start } from './support.js';
 
 const code = (e: unknown): string | undefined => (isPoolError(e) ? e.code : undefined);
@@ -14,6 +15,23 @@ describe('breaker in the pool', () => {
     expect(h.metrics.counter('endpoint_pool_failures_total', { endpoint: 'a', class: 'transient' })).toBe(3);
     expect(h.trace((e) => e.type === 'breaker-opened')).toEqual(['breaker-opened:a']);
   });
+
+  for (const [label, verdict, after] of [
+    ['an unsupported answer reached the node: the half-open breaker closes', 'unsupported', 'closed'],
+    ['an attempt refused before sending (UNSENT, as the RPC adapters mark a quorum collision or a node head routing now leaves out): the breaker stays half-open, its probe still to be made', { class: 'unsupported', [UNSENT]: true } as ClassifyResult, 'half-open'],
+  ] as const) {
+    test(label, async () => {
+      const h = harness(['a', 'b'], { breaker: { threshold: 1, cooldownMs: 1000 }, strategy: 'ordered' });
+      h.eps.a!.then(fail('transient'), fail(verdict));
+      expect(await h.pool.execute(h.op)).toBe('b');
+      await h.clock.advance(1000);
+      expect(h.pool.breakerState('a')).toBe('half-open');
+      // The probe goes to a, is classified as given, and the call moves on to b.
+      expect(await h.pool.execute(h.op)).toBe('b');
+      expect(h.events.some((e) => e.type === 'attempt-start' && e.endpoint === 'a' && e.probe)).toBe(true);
+      expect(h.pool.breakerState('a')).toBe(after);
+    });
+  }
 
   test('a late failure of an endpoint replaced by setEndpoints opens no breaker under the live name (no event, no metric: a fleet health mark would exclude the new key)', async () => {
     const h = harness(['a', 'b'], { breaker: { threshold: 1, cooldownMs: 1000 }, maxAttempts: 1, strategy: 'ordered' });

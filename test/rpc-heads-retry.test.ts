@@ -170,3 +170,56 @@ describe('the same through the ethers provider (per-call retry counts)', () => {
     });
   }
 });
+
+describe('a refusal sends nothing, so it tells nothing of the node', () => {
+  test("a half-open probe refused stays a probe to make: the node's breaker is not closed by it", async () => {
+    const clock = new FakeClock(1_000_000);
+    const heads: Record<string, number> = { a: 100, b: 100, c: 100 };
+    const log: string[] = [];
+    let bFails = false;
+    const events: PoolEvent[] = [];
+    const conn = (key: string) =>
+      custom({
+        request: ({ method }: { method: string }) => {
+          if (method === 'eth_blockNumber') return Promise.resolve(hex(heads[key]!));
+          log.push(`${key}:${method}`);
+          if (key === 'b' && bFails) return Promise.reject(Object.assign(new Error('internal error'), { code: -32603 }));
+          if (key === 'a') return new Promise<never>(() => {});
+          return Promise.resolve(hex(heads[key]!));
+        },
+      });
+    const t = poolTransport({
+      endpoints: ['a', 'b', 'c'].map((name) => ({ name, transport: conn(name) })),
+      heads: { maxLagBlocks: 2, blockTimeMs: 250 },
+      strategy: 'ordered',
+      attemptTimeoutMs: 1000,
+      breaker: { threshold: 1, cooldownMs: 500 },
+      clock,
+      onEvent: (e) => events.push(e),
+    });
+    const pinned = (name: string) => createClient({ transport: t.pin(name) });
+    for (const name of ['a', 'b', 'c']) await pinned(name).request({ method: 'eth_blockNumber' });
+    // The read is routed with every node fit; its first attempt (a) hangs.
+    const read = createClient({ transport: t }).request({ method: 'eth_getBalance', params: [ZERO, 'latest'] });
+    await clock.advance(10);
+    // Meanwhile a and c go on to 104 (b 4 behind), and b's breaker opens (one failure) ...
+    heads['a'] = 104;
+    heads['c'] = 104;
+    for (const name of ['a', 'c']) await pinned(name).request({ method: 'eth_blockNumber' });
+    expect(t.heads()!.endpoints.find((e) => e.name === 'b')!.lagging).toBe('behind');
+    bFails = true;
+    await expect(pinned('b').request({ method: 'eth_getBalance', params: [ZERO, 'latest'] })).rejects.toThrow();
+    bFails = false;
+    expect(t.pool.breakerState('b')).toMatchObject({ state: 'open' });
+    // ... and is half-open when the read's retry lands on it, after a's attempt timed out.
+    await clock.advance(1000);
+    expect(Number(await read)).toBe(104);
+    expect(refusals(events).map(([name]) => name)).toEqual(['b']);
+    expect(events.some((e) => e.type === 'attempt-start' && e.endpoint === 'b' && e.probe)).toBe(true);
+    expect(log.filter((x) => x.startsWith('b:'))).toEqual(['b:eth_getBalance']);
+    // Nothing reached b: its breaker waits for a probe that does.
+    expect(t.pool.breakerState('b')).toBe('half-open');
+    expect(events.some((e) => e.type === 'breaker-closed' && e.endpoint === 'b')).toBe(false);
+    await t.close();
+  });
+});

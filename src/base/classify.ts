@@ -67,7 +67,10 @@ export interface Verdict {
   ceilingScope: CeilingScope | undefined;
   dailyQuotaExhausted: boolean;
   disableEndpoint: boolean;
-  /** False when the classifier threw or answered something unknown (the class is then `permanent`). */
+  /**
+   * False when the classifier threw or answered something unknown (the class is then
+   * `permanent`), or marked its answer `UNSENT`: the failure then says nothing of the endpoint.
+   */
   valid: boolean;
   /** When not `valid`: what was wrong with the classifier's answer, for the call's error message. */
   problem?: string | undefined;
@@ -78,6 +81,13 @@ export interface Verdict {
  * user's classifier is always called with the error alone).
  */
 export const TAKES_ATTEMPT: unique symbol = Symbol('endpoint-pool.takesAttempt');
+
+/**
+ * @internal Marks an adapter's classification of an attempt it refused before sending anything
+ * (an endpoint another quorum leg holds, or one head routing now leaves out): nothing reached
+ * the node, so its breaker and latency learn nothing (a half-open probe stays to be made).
+ */
+export const UNSENT: unique symbol = Symbol('endpoint-pool.unsent');
 
 /** @internal What a classifier marked `TAKES_ATTEMPT` learns about the failed attempt. */
 export interface FailedAttempt {
@@ -119,6 +129,7 @@ export function runClassifier(classify: Classifier, error: unknown, out: Verdict
     out.ceilingScope = c.ceilingScope === 'key' || c.ceilingScope === 'group' ? c.ceilingScope : undefined;
     out.dailyQuotaExhausted = c.dailyQuotaExhausted === true;
     out.disableEndpoint = c.disableEndpoint === true;
+    if ((c as { [UNSENT]?: unknown })[UNSENT] === true) out.valid = false;
     return out;
   }
   out.class = 'permanent';

@@ -128,7 +128,7 @@ export function recordFailure<C>(s: PoolState<C>, a: Attempt<C>, error: unknown,
       break;
     }
     default:
-      // A throwing operation or classifier says nothing about the endpoint's health.
+      // A throwing operation or classifier, or an attempt refused unsent, says nothing about the endpoint's health.
       if (verdict.valid) closed = ep.breaker.recordReachable(now);
       else ep.breaker.release(a.probe);
       break;
@@ -136,7 +136,7 @@ export function recordFailure<C>(s: PoolState<C>, a: Attempt<C>, error: unknown,
   // Only failures that say something about the endpoint's health feed the ranking.
   const unhealthy = cls === 'transient' || cls === 'rate-limited';
   if (unhealthy) ep.recentFailures.add(now);
-  observeLatency(s, ep, now, now - a.startedAt, unhealthy);
+  if (verdict.valid) observeLatency(s, ep, now, now - a.startedAt, unhealthy);
   const movesOn = applyHints(s, ep, verdict, now);
   report(s, a, cls, error, now, opened, closed);
   if (cls === 'rate-limited' && s.listener !== undefined) {

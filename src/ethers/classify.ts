@@ -20,7 +20,7 @@
 import type { ClassifyResult } from '../base/classify.js';
 import { classifyFetchError, classifyStatus, isHttpStatusError } from '../fetch/classify.js';
 import { DEFAULT_MAX_RETRY_AFTER_MS, waitAskedMs } from '../fetch/retry-after.js';
-import { isEndpointTaken } from '../rpc/quorum.js';
+import { isEndpointTaken, TAKEN_CLASS } from '../rpc/quorum.js';
 import { classifyViemError } from '../viem/classify.js';
 import { systemClock, wallNow } from '../base/clock.js';
 
@@ -58,7 +58,7 @@ export interface EthersClassifyOptions {
 
 /** The default classifier for the ethers adapter's and ethers' own errors (see the table above). */
 export function classifyEthersError(error: unknown, options: EthersClassifyOptions = {}): ClassifyResult {
-  if (isEndpointTaken(error)) return 'unsupported';
+  if (isEndpointTaken(error)) return TAKEN_CLASS;
   if (isHttpStatusError(error)) return KEY_STATUSES.has(error.status) ? 'unsupported' : classifyFetchError(error);
   if (typeof error !== 'object' || error === null) return 'permanent';
   const r = error as Record<string, unknown>;

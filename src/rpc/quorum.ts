@@ -26,6 +26,7 @@
  */
 import type { Clock, TimerHandle } from '../base/clock.js';
 import { PoolError } from '../base/errors.js';
+import { UNSENT, type ClassifyResult } from '../base/classify.js';
 import type { ExecuteOptions } from '../options/options.js';
 import { execWith } from './exec-with.js';
 import { QuorumError, type QuorumAnswer } from './quorum-error.js';
@@ -47,6 +48,9 @@ export class EndpointTakenError extends Error {
     return true;
   }
 }
+
+/** How the adapters classify an `EndpointTakenError` (and its kinds): `unsupported`, unsent (the node learns nothing from it). */
+export const TAKEN_CLASS = { class: 'unsupported', [UNSENT]: true } as ClassifyResult;
 
 export function isEndpointTaken(error: unknown): error is EndpointTakenError {
   return typeof error === 'object' && error !== null && (error as Record<symbol, unknown>)[TAKEN] === true;

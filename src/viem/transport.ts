@@ -48,7 +48,7 @@ import { loadViem } from './autoload.js';
 import { endpointSetter, toEndpoints, type MadeFrom } from './endpoints.js';
 import type { PoolTransport, PoolTransportOptions } from './options.js';
 import { RpcReads } from '../rpc/reads.js';
-import { isEndpointTaken } from '../rpc/quorum.js';
+import { isEndpointTaken, TAKEN_CLASS } from '../rpc/quorum.js';
 import { isSendMethod } from '../rpc/methods.js';
 import { FilterNotFoundError } from '../rpc/filters.js';
 import { rpcAnswerKey } from '../rpc/answer-key.js';
@@ -110,7 +110,7 @@ export function poolTransport(options: PoolTransportOptions): PoolTransport {
   // is noted here, on the pool's failure path, rather than by a handler on every request.
   /** The class of an error, with no side effect (`unwrap` asks it too, of a call's last error). */
   const classOf = (error: unknown): ClassifyResult => {
-    if (isEndpointTaken(error)) return 'unsupported';
+    if (isEndpointTaken(error)) return TAKEN_CLASS;
     const checked = chainCheckClass(error);
     if (checked !== undefined) return checked;
     const from = typeof error === 'object' && error !== null ? origin.get(error) : undefined;
