@@ -172,7 +172,7 @@ describe('the same through the ethers provider (per-call retry counts)', () => {
 });
 
 describe('a refusal sends nothing, so it tells nothing of the node', () => {
-  test("a half-open probe refused stays a probe to make: the node's breaker is not closed by it", async () => {
+  for (const [maxAttempts, refused, after] of [[undefined, ['b'], 'half-open'], [2, [], 'closed']] as const) test(maxAttempts === undefined ? "a half-open probe refused stays a probe to make: the node's breaker is not closed by it" : "a half-open probe on the call's last attempt is not refused: the node behind serves, and its breaker closes", async () => {
     const clock = new FakeClock(1_000_000);
     const heads: Record<string, number> = { a: 100, b: 100, c: 100 };
     const log: string[] = [];
@@ -196,6 +196,7 @@ describe('a refusal sends nothing, so it tells nothing of the node', () => {
       breaker: { threshold: 1, cooldownMs: 500 },
       clock,
       onEvent: (e) => events.push(e),
+      ...(maxAttempts === undefined ? {} : { maxAttempts }),
     });
     const pinned = (name: string) => createClient({ transport: t.pin(name) });
     for (const name of ['a', 'b', 'c']) await pinned(name).request({ method: 'eth_blockNumber' });
@@ -213,13 +214,13 @@ describe('a refusal sends nothing, so it tells nothing of the node', () => {
     expect(t.pool.breakerState('b')).toMatchObject({ state: 'open' });
     // ... and is half-open when the read's retry lands on it, after a's attempt timed out.
     await clock.advance(1000);
-    expect(Number(await read)).toBe(104);
-    expect(refusals(events).map(([name]) => name)).toEqual(['b']);
+    expect(Number(await read)).toBe(refused.length > 0 ? 104 : 100);
+    expect(refusals(events).map(([name]) => name)).toEqual(refused);
     expect(events.some((e) => e.type === 'attempt-start' && e.endpoint === 'b' && e.probe)).toBe(true);
-    expect(log.filter((x) => x.startsWith('b:'))).toEqual(['b:eth_getBalance']);
-    // Nothing reached b: its breaker waits for a probe that does.
-    expect(t.pool.breakerState('b')).toBe('half-open');
-    expect(events.some((e) => e.type === 'breaker-closed' && e.endpoint === 'b')).toBe(false);
+    expect(log.filter((x) => x.startsWith('b:'))).toEqual(refused.length > 0 ? ['b:eth_getBalance'] : ['b:eth_getBalance', 'b:eth_getBalance']);
+    // Refused, nothing reached b: its breaker waits for a probe that does.
+    expect(t.pool.breakerState('b')).toBe(after);
+    expect(events.some((e) => e.type === 'breaker-closed' && e.endpoint === 'b')).toBe(after === 'closed');
     await t.close();
   });
 });
