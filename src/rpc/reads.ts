@@ -29,7 +29,9 @@ import type { ExecuteOptions } from '../options/options.js';
 import { execWith } from './exec-with.js';
 import { defaultDeadlineMs, type Pool } from '../pool.js';
 import { poolStateOf } from '../pool-core.js';
-import { AUTO_ATTEMPTS, DEFAULTS } from '../options/defaults.js';
+import { DEFAULTS } from '../options/defaults.js';
+import { resolveRetry } from '../call/plan.js';
+import { attemptLimit } from '../call/limits-of-a-call.js';
 import { connectionOf } from './connections.js';
 import { Coalescer, requestKey, type CoalesceStats } from './coalesce.js';
 import { isSendMethod } from './methods.js';
@@ -232,9 +234,11 @@ export class RpcReads<C = unknown> {
     const clock = this.#clock;
     const at = clock.now();
     const used = exec.exclude === undefined ? [] : [...exec.exclude];
-    const cap = attemptCap(exec.retry, this.#maxAttempts);
     return (endpoint, attempt) => {
-      const why = clock.now() - at < 1 || (attempt ?? 1) >= cap(this.#pool.endpointNames.length) ? undefined : refuses(endpoint, method, params, used);
+      // The call's cap as the pool counts it (with its endpoints now, not those that left under the call: a guess
+      // that errs toward serving), read once the pool has taken the call's options.
+      const later = clock.now() - at >= 1 && (attempt ?? 1) < attemptLimit(poolStateOf(this.#pool), resolveRetry('retry', exec.retry, this.#maxAttempts));
+      const why = later ? refuses(endpoint, method, params, used) : undefined;
       if (!used.includes(endpoint)) used.push(endpoint);
       if (why !== undefined) throw new NodeBehindError(endpoint, why);
     };
@@ -275,16 +279,6 @@ export class RpcReads<C = unknown> {
       leg,
     });
   }
-}
-
-/**
- * A call's attempt cap for its `retry` option over the pool's `maxAttempts`, given the number of
- * endpoints (with neither set: every endpoint once, at least 3). At most the pool's own count,
- * which adds endpoints the call tried that left the pool: a guess that errs toward serving.
- */
-function attemptCap(retry: unknown, poolMax: number): (endpoints: number) => number {
-  const n = retry === 'none' ? 1 : retry === 'until-deadline' ? Infinity : typeof retry === 'object' && retry !== null ? Number((retry as { maxAttempts?: unknown }).maxAttempts) : poolMax;
-  return n === AUTO_ATTEMPTS ? (endpoints) => Math.max(DEFAULTS.maxAttempts, endpoints) : () => n;
 }
 
 /** The per-call options besides routing and deadline that change how a call runs, as a key part (`undefined`: the pool's). */
