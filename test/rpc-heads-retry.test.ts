@@ -224,3 +224,92 @@ describe('a refusal sends nothing, so it tells nothing of the node', () => {
     await t.close();
   });
 });
+
+describe("a quorum read's leg whose later attempt lands on a node behind", () => {
+  test('is refused like a single read, counting endpoints other legs hold as tried', async () => {
+    const clock = new FakeClock(1_000_000);
+    const heads: Record<string, number> = { a: 100, b: 100, c: 100, d: 100 };
+    const log: string[] = [];
+    const events: PoolEvent[] = [];
+    const conn = (key: string) =>
+      custom({
+        request: ({ method }: { method: string }) => {
+          if (method === 'eth_blockNumber') return Promise.resolve(hex(heads[key]!));
+          log.push(key);
+          // The balance does not move with the chain: every node that answers agrees.
+          return key === 'a' ? new Promise<never>(() => {}) : Promise.resolve('0x7');
+        },
+      });
+    const t = poolTransport({
+      endpoints: ['a', 'b', 'c', 'd'].map((name) => ({ name, transport: conn(name) })),
+      heads: { maxLagBlocks: 2, blockTimeMs: 250, pollMs: 250 },
+      quorum: { methods: { eth_getBalance: 2 }, stallMs: Infinity },
+      strategy: 'ordered',
+      attemptTimeoutMs: 1000,
+      deadlineMs: 5000,
+      clock,
+      onEvent: (e) => events.push(e),
+    });
+    try {
+      await clock.advance(1);
+      const read = createClient({ transport: t }).request({ method: 'eth_getBalance', params: [ZERO, 'latest'] });
+      // Legs on a (hangs) and b (answers). While a hangs, c stops at 100 and the others reach 104.
+      for (let i = 0; i < 4; i++) {
+        for (const k of ['a', 'b', 'd']) heads[k]! += 1;
+        await clock.advance(250);
+      }
+      expect(t.heads()!.endpoints.find((e) => e.name === 'c')!.lagging).toBe('behind');
+      await clock.advance(1000);
+      expect(await read).toBe('0x7');
+      // a's leg retries: b is the other leg's, c is behind and refused, d serves.
+      expect(log).toEqual(['a', 'b', 'd']);
+      expect(refusals(events).map(([name]) => name)).toEqual(['c']);
+    } finally {
+      await t.close();
+    }
+  });
+
+  test("a node held by another leg is no reason to refuse the last the leg can use (need 1, a stalled leg's node hangs too)", async () => {
+    const clock = new FakeClock(1_000_000);
+    const heads: Record<string, number> = { a: 100, b: 100, c: 100 };
+    const log: string[] = [];
+    const events: PoolEvent[] = [];
+    const conn = (key: string) =>
+      custom({
+        request: ({ method }: { method: string }) => {
+          if (method === 'eth_blockNumber') return Promise.resolve(hex(heads[key]!));
+          log.push(key);
+          return key === 'c' ? Promise.resolve('0x7') : new Promise<never>(() => {});
+        },
+      });
+    const t = poolTransport({
+      // In this order: a's leg, retrying, meets c (behind) before b (the stalled leg's).
+      endpoints: ['a', 'c', 'b'].map((name) => ({ name, transport: conn(name) })),
+      heads: { maxLagBlocks: 1, blockTimeMs: 250, pollMs: 250 },
+      quorum: { methods: { eth_getBalance: 1 }, stallMs: 600 },
+      strategy: 'ordered',
+      attemptTimeoutMs: 1000,
+      deadlineMs: 5000,
+      clock,
+      onEvent: (e) => events.push(e),
+    });
+    try {
+      await clock.advance(1);
+      const read = createClient({ transport: t }).request({ method: 'eth_getBalance', params: [ZERO, 'latest'] });
+      read.catch(() => {});
+      for (let i = 0; i < 3; i++) {
+        for (const k of ['a', 'b']) heads[k]! += 1;
+        await clock.advance(250);
+      }
+      // a's leg stalled at 600 ms with c known behind (2 blocks): the second leg went to b, which hangs too.
+      expect(log).toEqual(['a', 'b']);
+      await clock.advance(1000);
+      // a's leg retries as its attempt times out: b is the other leg's, so c is the last it can use, and serves.
+      expect(await read).toBe('0x7');
+      expect(log).toEqual(['a', 'b', 'c']);
+      expect(refusals(events)).toEqual([]);
+    } finally {
+      await t.close();
+    }
+  });
+});

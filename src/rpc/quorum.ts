@@ -56,8 +56,11 @@ export function isEndpointTaken(error: unknown): error is EndpointTakenError {
   return typeof error === 'object' && error !== null && (error as Record<symbol, unknown>)[TAKEN] === true;
 }
 
-/** One leg: a `pool.execute` with these options whose operation calls `guard(ctx.endpoint)` first. */
-export type QuorumLeg<T> = (exec: ExecuteOptions, guard: (endpoint: string) => void) => Promise<T>;
+/**
+ * One leg: a `pool.execute` with these options whose operation calls `guard(ctx.endpoint)` first;
+ * `held(endpoint)`: whether another leg holds that endpoint now.
+ */
+export type QuorumLeg<T> = (exec: ExecuteOptions, guard: (endpoint: string) => void, held: (endpoint: string) => boolean) => Promise<T>;
 
 export interface QuorumRead<T> {
   readonly method: string;
@@ -176,14 +179,17 @@ class QuorumRun<T> {
     const leg: Leg = { endpoint: undefined, done: false, stalled: false, timer: undefined };
     this.#legs.push(leg);
     const guard = (endpoint: string) => {
-      const holder = this.#touched.get(endpoint);
-      if (holder !== undefined && holder !== leg) throw new EndpointTakenError(endpoint);
+      if (held(endpoint)) throw new EndpointTakenError(endpoint);
       this.#touched.set(endpoint, leg);
       leg.endpoint = endpoint;
     };
+    const held = (endpoint: string): boolean => {
+      const holder = this.#touched.get(endpoint);
+      return holder !== undefined && holder !== leg;
+    };
     let pending: Promise<T>;
     try {
-      pending = this.#q.leg(execWith(exec, { exclude, signal: this.#controller.signal }), guard);
+      pending = this.#q.leg(execWith(exec, { exclude, signal: this.#controller.signal }), guard, held);
     } catch (error) {
       pending = Promise.reject(error);
     }

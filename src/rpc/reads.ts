@@ -18,8 +18,8 @@
  * (head-aware routing: behind the chain head, or breaker open). A single read leaves them out
  * (`exclude`) unless that would leave no endpoint; a quorum read asks them last, deciding
  * afresh at each leg (the quorum's `avoid`). Its `refuses`, when given, is asked again as each
- * attempt of a single read starts in a later millisecond than the read was routed (a retry, a
- * turn in a queue): an endpoint that fell behind since, or that `setEndpoints` put under a name
+ * attempt of a single read (or of a quorum leg) starts in a later millisecond than the read (the
+ * leg) was routed (a retry, a turn in a queue): an endpoint that fell behind since, or that `setEndpoints` put under a name
  * the read did not leave out, is refused before anything is sent (`NodeBehindError`, classified
  * as `EndpointTakenError`), and the call moves on.
  */
@@ -225,12 +225,12 @@ export class RpcReads<C = unknown> {
   }
 
   /**
-   * The guard of a routed single read: an attempt that starts after the millisecond it was routed
+   * The guard of a routed single read or quorum leg (`held`: endpoints other legs hold): an attempt that starts after the millisecond it was routed
    * in asks `refuses` again. Only for another endpoint the read has not tried yet (one it tried,
    * a hung first attempt at the tip, is no reason to refuse the last that can answer), and never
    * on the call's last attempt: an answer from a node behind beats none, as when it was routed.
    */
-  #refusal(refuses: NonNullable<Unfit['refuses']>, method: string, params: unknown, exec: ExecuteOptions): Guard {
+  #refusal(refuses: NonNullable<Unfit['refuses']>, method: string, params: unknown, exec: ExecuteOptions, held?: (endpoint: string) => boolean): Guard {
     const clock = this.#clock;
     const at = clock.now();
     const used = exec.exclude === undefined ? [] : [...exec.exclude];
@@ -238,7 +238,7 @@ export class RpcReads<C = unknown> {
       // The call's cap as the pool counts it (with its endpoints now, not those that left under the call: a guess
       // that errs toward serving), read once the pool has taken the call's options.
       const later = clock.now() - at >= 1 && (attempt ?? 1) < attemptLimit(poolStateOf(this.#pool), resolveRetry('retry', exec.retry, this.#maxAttempts));
-      const why = later ? refuses(endpoint, method, params, used) : undefined;
+      const why = later ? refuses(endpoint, method, params, held === undefined ? used : [...used, ...this.#pool.endpointNames.filter(held)]) : undefined;
       if (!used.includes(endpoint)) used.push(endpoint);
       if (why !== undefined) throw new NodeBehindError(endpoint, why);
     };
@@ -262,8 +262,19 @@ export class RpcReads<C = unknown> {
     this.#quorumReads++;
     const weights = this.#weights;
     const equals = this.#equals;
-    const leg: QuorumLeg<T> = (e, guard) => send(e, guard);
     const unfit = this.#unfit;
+    const refuses = unfit?.refuses;
+    // A leg's later attempt asks head routing again, as a single read's does; endpoints other legs hold count as tried.
+    const leg: QuorumLeg<T> =
+      refuses === undefined
+        ? (e, guard) => send(e, guard)
+        : (e, guard, held) => {
+            const refusal = this.#refusal(refuses, method, params, e, held);
+            return send(e, (ep, attempt) => {
+              refusal(ep, attempt);
+              guard(ep);
+            });
+          };
     return quorumRead<T>({
       method,
       need,
