@@ -169,6 +169,25 @@ describe('the same through the ethers provider (per-call retry counts)', () => {
       }
     });
   }
+
+  test('an endpoint the caller excluded is no reason to refuse: with it the only other at the tip, the node behind serves', async () => {
+    const s = ethersSetup();
+    try {
+      await s.clock.advance(1);
+      const read = s.provider.sendWith('eth_getBalance', [ZERO, 'latest'], { exclude: ['c'] });
+      for (let i = 0; i < 4; i++) {
+        s.heads['a']! += 1;
+        s.heads['c']! += 1;
+        await s.clock.advance(250);
+      }
+      await s.clock.advance(1000);
+      expect(Number(await read)).toBe(100);
+      expect(s.log).toEqual(['a', 'b']);
+      expect(refusals(s.events)).toEqual([]);
+    } finally {
+      await s.provider.close();
+    }
+  });
 });
 
 describe('a refusal sends nothing, so it tells nothing of the node', () => {

@@ -107,6 +107,17 @@ describe('quorum reads', () => {
     expect(h.eps.b!.calls).toBe(1);
   });
 
+  test("a leg's retry on the endpoint it holds already is no collision (the only endpoint its exclusions leave it)", async () => {
+    const { h, sent, read } = setup(['a', 'b'], {}, undefined, { maxAttempts: 3 });
+    h.eps.a!.fallback = ok('v');
+    h.eps.b!.then(fail('transient'));
+    h.eps.b!.fallback = ok('v');
+    const r = start(read('eth_chainId', 2));
+    await settle(h, 1_000);
+    expect(r.value).toBe('v');
+    expect(sent).toEqual(['a', 'b', 'b']);
+  });
+
   test('a user equals decides agreement', async () => {
     const { h, read } = setup(['a', 'b'], { quorum: { equals: (x, y) => (x as { n: number }).n === (y as { n: number }).n } });
     h.eps.a!.fallback = ok({ n: 1, at: 5 });
