@@ -474,9 +474,11 @@ export async function serveWsFaults(plan: readonly Fault[], o: Pick<ServeOptions
     }
   };
   const server: Server = createServer((_req, res) => res.writeHead(426).end());
+  /** close() was called: an upgrade that arrives after it (a client reconnecting) is refused, or server.close() would wait on that socket for good. */
+  let closing = false;
   server.on('upgrade', (req: IncomingMessage, socket: Socket) => {
     const key = req.headers['sec-websocket-key'];
-    if (typeof key !== 'string') return void socket.destroy();
+    if (typeof key !== 'string' || closing) return void socket.destroy();
     const accept = createHash('sha1').update(`${key}258EAFA5-E914-47DA-95CA-C5AB0DC85B11`).digest('base64');
     const accepted = `HTTP/1.1 101 Switching Protocols\r\nUpgrade: websocket\r\nConnection: Upgrade\r\nSec-WebSocket-Accept: ${accept}\r\n\r\n`;
     if (o.upgradeDelayMs === undefined) socket.write(accepted);
@@ -527,9 +529,12 @@ export async function serveWsFaults(plan: readonly Fault[], o: Pick<ServeOptions
     closeIdle: () => undefined,
     close: () =>
       new Promise<void>((resolve) => {
+        closing = true;
         for (const t of timers) clearTimeout(t);
         for (const s of sockets.keys()) s.destroy();
         server.close(() => resolve());
+        // A connection still in its HTTP upgrade request is no socket above yet.
+        server.closeAllConnections();
       }),
   };
   return stats;
