@@ -1,9 +1,10 @@
 /**
- * Quorum reads of latest under head-aware routing (viem's `poolTransport` with `heads` and a
- * `quorum`), over generated chains on the FakeClock: 3-5 nodes, some hung (a balance never
- * comes back) or failing, some falling behind for a while (their head stops, then jumps back to
- * the tip), a poll; quorums of 2 or 3, stall times and attempt timeouts drawn apart (a leg's
- * retry may come before or after its stall), three strategies; reads at random times.
+ * Quorum reads of latest under head-aware routing (viem's `poolTransport` and the ethers
+ * provider, with `heads` and a `quorum`), over generated chains on the FakeClock: 3-7 nodes,
+ * some hung (a balance never comes back) or failing, some falling behind together for a while
+ * (their heads stop, then jump back to the tip), a poll; quorums of 2 or 3, stall times and
+ * attempt timeouts drawn apart (a leg's retry may come before or after its stall), three
+ * strategies; reads at random times, many just before an outage.
  *
  * A node answers a balance with how far behind the tip it is when asked (so every node at the
  * tip agrees, and nodes equally far behind agree with each other). Checked:
@@ -25,6 +26,8 @@ import { describe, expect, test } from 'vitest';
 import { isPoolError } from '../../src/index.js';
 import { FakeClock } from '../../src/testing/index.js';
 import { poolTransport } from '../../src/viem/index.js';
+import { PooledJsonRpcProvider } from '../../src/ethers/index.js';
+import type { HeadSnapshot } from '../../src/rpc/heads.js';
 import { seeded } from '../helpers/prng.js';
 import { checkSeeded } from './run.js';
 
@@ -58,6 +61,8 @@ interface Scenario {
   readonly reads: readonly number[];
   /** The pool's random source (backoff jitter): seeded, so a run replays exactly. */
   readonly seed: number;
+  /** viem's `poolTransport` over `custom` nodes, or the ethers provider over a `fetch` routing each URL to its node. */
+  readonly adapter: 'viem' | 'ethers';
 }
 
 const nodeArb: fc.Arbitrary<NodeSpec> = fc.record({
@@ -81,6 +86,7 @@ const generalArb: fc.Arbitrary<Scenario> = fc
     reads: fc.array(fc.record({ near: fc.boolean(), off: fc.integer({ min: 0, max: 800 }), at: fc.integer({ min: 1, max: 9000 }) }), { minLength: 1, maxLength: 8 }),
     arranged: fc.boolean(),
     seed: fc.integer(),
+    adapter: fc.constantFrom('viem' as const, 'ethers' as const),
   })
   .map(({ arranged, ...sc }) => ({
     ...sc,
@@ -108,6 +114,7 @@ const retryArb: fc.Arbitrary<Scenario> = fc
     delays: fc.array(fc.integer({ min: 0, max: 30 }), { minLength: 10, maxLength: 10 }),
     strategy: fc.constantFrom('ordered' as const, 'round-robin' as const),
     seed: fc.integer(),
+    adapter: fc.constantFrom('viem' as const, 'ethers' as const),
   })
   .map((p) => {
     const kinds: NodeSpec['kind'][] = [];
@@ -126,6 +133,7 @@ const retryArb: fc.Arbitrary<Scenario> = fc
       strategy: p.strategy,
       reads: [100],
       seed: p.seed,
+      adapter: p.adapter,
     };
   });
 
@@ -137,6 +145,7 @@ interface Outcome {
   /** Reads checked by property 2. */
   readonly checked: number;
   readonly staleAnswers: number;
+  readonly adapter: Scenario['adapter'];
 }
 
 async function simulate(sc: Scenario): Promise<Outcome> {
@@ -152,24 +161,21 @@ async function simulate(sc: Scenario): Promise<Outcome> {
     return f !== undefined && t >= f.at && t < f.at + f.forMs ? tip(f.at) : tip(t);
   };
   const answers: { read: number; node: number; lag: number }[] = [];
-  const conn = (i: number) =>
-    custom({
-      request: async ({ method, params }: { method: string; params?: unknown }) => {
-        const t = since();
-        if (method === 'eth_blockNumber') return `0x${head(i, t).toString(16)}`;
-        if (method === 'eth_chainId') return '0x1';
-        if (method !== 'eth_getBalance') throw new Error(`unexpected ${method}`);
-        const spec = sc.nodes[i]!;
-        if (spec.kind === 'hung') return new Promise<never>(() => {});
-        if (spec.kind === 'failing') throw Object.assign(new Error('internal error'), { code: -32603 });
-        const lag = tip(t) - head(i, t);
-        await new Promise<void>((r) => clock.setTimeout(r, spec.delayMs));
-        answers.push({ read: Number.parseInt((params as string[])[0]!, 16), node: i, lag });
-        return `0x${(1000 + lag).toString(16)}`;
-      },
-    });
-  const transport = poolTransport({
-    endpoints: sc.nodes.map((_, i) => ({ name: `n${i}`, transport: conn(i) })),
+  /** Node i's answer to a request, as its JSON-RPC result (a failing node throws `{ code, message }`). */
+  const answer = async (i: number, method: string, params: unknown): Promise<string> => {
+    const t = since();
+    if (method === 'eth_blockNumber') return `0x${head(i, t).toString(16)}`;
+    if (method === 'eth_chainId') return '0x1';
+    if (method !== 'eth_getBalance') throw Object.assign(new Error(`unexpected ${method}`), { code: -32601 });
+    const spec = sc.nodes[i]!;
+    if (spec.kind === 'hung') return new Promise<never>(() => {});
+    if (spec.kind === 'failing') throw Object.assign(new Error('internal error'), { code: -32603 });
+    const lag = tip(t) - head(i, t);
+    await new Promise<void>((r) => clock.setTimeout(r, spec.delayMs));
+    answers.push({ read: Number.parseInt((params as string[])[0]!, 16), node: i, lag });
+    return `0x${(1000 + lag).toString(16)}`;
+  };
+  const common = {
     heads: { maxLagBlocks: sc.maxLagBlocks, blockTimeMs: sc.blockMs, pollMs: sc.blockMs },
     quorum: { methods: { eth_getBalance: sc.need }, stallMs: sc.stallMs },
     attemptTimeoutMs: sc.attemptTimeoutMs,
@@ -177,8 +183,35 @@ async function simulate(sc: Scenario): Promise<Outcome> {
     ...(sc.strategy === undefined ? {} : { strategy: sc.strategy }),
     clock,
     random: seeded(sc.seed ^ 0x27d4eb2f),
-  });
-  const client = createClient({ transport });
+  };
+  let read: (k: number) => Promise<unknown>;
+  let heads: () => HeadSnapshot | undefined;
+  let close: () => Promise<void>;
+  if (sc.adapter === 'viem') {
+    const transport = poolTransport({
+      ...common,
+      endpoints: sc.nodes.map((_, i) => ({ name: `n${i}`, transport: custom({ request: ({ method, params }: { method: string; params?: unknown }) => answer(i, method, params) }) })),
+    });
+    const client = createClient({ transport });
+    read = (k) => client.request({ method: 'eth_getBalance', params: [address(k), 'latest'] });
+    heads = () => transport.heads();
+    close = () => transport.close();
+  } else {
+    const url = (i: number): string => `https://n${i}.example/rpc`;
+    const fetch = (to: string, init: { body: string }) => {
+      const i = sc.nodes.findIndex((_, j) => url(j) === to);
+      const body = JSON.parse(init.body) as { id: unknown; method: string; params: unknown };
+      const reply = (o: object) => ({ status: 200, ok: true, headers: new Headers(), text: async () => JSON.stringify({ jsonrpc: '2.0', id: body.id, ...o }) });
+      return answer(i, body.method, body.params).then(
+        (result) => reply({ result }),
+        (e: { code: number; message: string }) => reply({ error: { code: e.code, message: e.message } }),
+      );
+    };
+    const provider = new PooledJsonRpcProvider({ ...common, network: 1, fetch, endpoints: sc.nodes.map((_, i) => ({ name: `n${i}`, url: url(i) })) });
+    read = (k) => provider.sendWith('eth_getBalance', [address(k), 'latest']);
+    heads = () => provider.heads();
+    close = () => provider.close();
+  }
   const violations: string[] = [];
   let resolved = 0;
   let checked = 0;
@@ -188,11 +221,11 @@ async function simulate(sc: Scenario): Promise<Outcome> {
     await clock.advance(1); // the first poll
     for (const at of sc.reads) {
       if (at > since()) await clock.advance(at - since());
-      const snap = transport.heads();
+      const snap = heads();
       const fit = new Set(sc.nodes.flatMap((_, i) => (snap?.endpoints.some((e) => e.name === `n${i}` && e.lagging === undefined) ? [i] : [])));
       const r: (typeof reads)[number] = { start: since(), fit };
       reads.push(r);
-      client.request({ method: 'eth_getBalance', params: [address(reads.length - 1), 'latest'] }).then(
+      read(reads.length - 1).then(
         (v) => {
           r.end = since();
           r.value = Number.parseInt(String(v), 16) - 1000;
@@ -237,14 +270,14 @@ async function simulate(sc: Scenario): Promise<Outcome> {
       }
     }
   } finally {
-    await transport.close();
+    await close();
   }
-  return { violations, resolved, checked, staleAnswers };
+  return { violations, resolved, checked, staleAnswers, adapter: sc.adapter };
 }
 
 describe('quorum reads of latest under head routing (generated)', () => {
   test(`no read hangs; with enough fit nodes at the tip, no stale quorum (${RUNS} runs)`, async () => {
-    const totals = { runs: 0, resolved: 0, checked: 0, staleAnswers: 0 };
+    const totals = { runs: 0, resolved: 0, checked: 0, staleAnswers: 0, checkedBy: { viem: 0, ethers: 0 } };
     await checkSeeded('quorum-heads', scenarioArb, simulate, {
       seed: SEED,
       runs: RUNS,
@@ -252,12 +285,14 @@ describe('quorum reads of latest under head routing (generated)', () => {
         totals.runs++;
         totals.resolved += o.resolved;
         totals.checked += o.checked;
+        totals.checkedBy[o.adapter] += o.checked;
         totals.staleAnswers += o.staleAnswers;
       },
     });
     if (process.env['FC_VERBOSE'] === '1') console.log(JSON.stringify(totals));
     // The generator reaches what it is for: reads checked, and stale answers where they are allowed.
     expect(totals.checked).toBeGreaterThan(RUNS / 2);
+    expect(Math.min(totals.checkedBy.viem, totals.checkedBy.ethers)).toBeGreaterThan(RUNS / 5);
     expect(totals.staleAnswers).toBeGreaterThan(0);
   }, 300_000);
 });
