@@ -288,6 +288,52 @@ describe("a quorum read's leg whose later attempt lands on a node behind", () =>
     }
   });
 
+  test("a leg's last attempt is refused too: the quorum asks the node at the tip with a leg of its own (maxAttempts: 2)", async () => {
+    const clock = new FakeClock(1_000_000);
+    const names = ['a', 'b', 'c', 'd', 'e', 'f'];
+    const heads: Record<string, number> = Object.fromEntries(names.map((n) => [n, 100]));
+    const log: string[] = [];
+    const events: PoolEvent[] = [];
+    const conn = (key: string) =>
+      custom({
+        request: ({ method }: { method: string }) => {
+          if (method === 'eth_blockNumber') return Promise.resolve(hex(heads[key]!));
+          log.push(key);
+          // The balance says how far behind the node is: nodes equally far behind agree.
+          return key === 'a' || key === 'b' ? new Promise<never>(() => {}) : Promise.resolve(hex(heads['e']! - heads[key]!));
+        },
+      });
+    const t = poolTransport({
+      endpoints: names.map((name) => ({ name, transport: conn(name) })),
+      heads: { maxLagBlocks: 0, blockTimeMs: 250, pollMs: 250 },
+      quorum: { methods: { eth_getBalance: 2 }, stallMs: Infinity },
+      strategy: 'ordered',
+      maxAttempts: 2,
+      attemptTimeoutMs: 1000,
+      deadlineMs: 5000,
+      clock,
+      onEvent: (e) => events.push(e),
+    });
+    try {
+      await clock.advance(1);
+      const read = createClient({ transport: t }).request({ method: 'eth_getBalance', params: [ZERO, 'latest'] });
+      // Legs on a and b, both hung. Meanwhile c and d stop at 100, e and f go on to 104.
+      for (let i = 0; i < 4; i++) {
+        for (const k of ['a', 'b', 'e', 'f']) heads[k]! += 1;
+        await clock.advance(250);
+      }
+      await clock.advance(1000);
+      // Both legs' second (last) attempts: a's goes to b (held), b's to c, refused; new legs ask e and f.
+      expect(await read).toBe('0x0');
+      expect(log.filter((k) => k === 'c' || k === 'd')).toEqual([]);
+      expect(log).toContain('e');
+      expect(log).toContain('f');
+      expect(refusals(events).map(([name]) => name)).toContain('c');
+    } finally {
+      await t.close();
+    }
+  });
+
   test("a node held by another leg is no reason to refuse the last the leg can use (need 1, a stalled leg's node hangs too)", async () => {
     const clock = new FakeClock(1_000_000);
     const heads: Record<string, number> = { a: 100, b: 100, c: 100 };

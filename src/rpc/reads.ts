@@ -225,10 +225,13 @@ export class RpcReads<C = unknown> {
   }
 
   /**
-   * The guard of a routed single read or quorum leg (`held`: endpoints other legs hold): an attempt that starts after the millisecond it was routed
-   * in asks `refuses` again. Only for another endpoint the read has not tried yet (one it tried,
-   * a hung first attempt at the tip, is no reason to refuse the last that can answer), and never
-   * on the call's last attempt: an answer from a node behind beats none, as when it was routed.
+   * The guard of a routed single read or quorum leg (`held`: endpoints other legs hold): an attempt
+   * that starts after the millisecond it was routed in asks `refuses` again. Only for another
+   * endpoint the read has not tried yet (one it tried, a hung first attempt at the tip, is no reason
+   * to refuse the last that can answer), and never on a single read's last attempt: an answer from
+   * a node behind beats none, as when it was routed. A leg's last attempt is refused like any: the
+   * quorum asks the endpoint that can serve with another leg (with `maxAttempts: 2`, two legs whose
+   * first attempts hung agreed on the answer of two nodes behind).
    */
   #refusal(refuses: NonNullable<Unfit['refuses']>, method: string, params: unknown, exec: ExecuteOptions, held?: (endpoint: string) => boolean): Guard {
     const clock = this.#clock;
@@ -237,7 +240,7 @@ export class RpcReads<C = unknown> {
     return (endpoint, attempt) => {
       // The call's cap as the pool counts it (with its endpoints now, not those that left under the call: a guess
       // that errs toward serving), read once the pool has taken the call's options.
-      const later = clock.now() - at >= 1 && (attempt ?? 1) < attemptLimit(poolStateOf(this.#pool), resolveRetry('retry', exec.retry, this.#maxAttempts));
+      const later = clock.now() - at >= 1 && (held !== undefined || (attempt ?? 1) < attemptLimit(poolStateOf(this.#pool), resolveRetry('retry', exec.retry, this.#maxAttempts)));
       const why = later ? refuses(endpoint, method, params, held === undefined ? used : [...used, ...this.#pool.endpointNames.filter(held)]) : undefined;
       if (!used.includes(endpoint)) used.push(endpoint);
       if (why !== undefined) throw new NodeBehindError(endpoint, why);

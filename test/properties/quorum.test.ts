@@ -13,7 +13,8 @@
  *    by routing when it started, a read that resolves resolves with an answer at most
  *    `maxLagBlocks` + 1 blocks behind. Before the forty-seventh session a leg's retry after a
  *    hung attempt went to any node the leg had not excluded when it started: two legs retried
- *    onto two nodes that fell behind meanwhile agreed on their stale answer;
+ *    onto two nodes that fell behind meanwhile agreed on their stale answer (and, with
+ *    `maxAttempts: 2`, on the legs' last attempts, which the refusal spared);
  * 3. with such nodes, no read fails;
  * 4. a read resolves with an answer `need` distinct nodes gave (each weighs 1): a leg's retry
  *    on a node another leg holds is refused before anything is sent.
@@ -63,6 +64,8 @@ interface Scenario {
   readonly seed: number;
   /** viem's `poolTransport` over `custom` nodes, or the ethers provider over a `fetch` routing each URL to its node. */
   readonly adapter: 'viem' | 'ethers';
+  /** The pool's `maxAttempts`. @default every endpoint once */
+  readonly maxAttempts?: number | undefined;
 }
 
 const nodeArb: fc.Arbitrary<NodeSpec> = fc.record({
@@ -87,6 +90,7 @@ const generalArb: fc.Arbitrary<Scenario> = fc
     arranged: fc.boolean(),
     seed: fc.integer(),
     adapter: fc.constantFrom('viem' as const, 'ethers' as const),
+    maxAttempts: fc.constantFrom(undefined, 2, 3),
   })
   .map(({ arranged, ...sc }) => ({
     ...sc,
@@ -115,6 +119,7 @@ const retryArb: fc.Arbitrary<Scenario> = fc
     strategy: fc.constantFrom('ordered' as const, 'round-robin' as const),
     seed: fc.integer(),
     adapter: fc.constantFrom('viem' as const, 'ethers' as const),
+    maxAttempts: fc.constantFrom(undefined, 2, 3),
   })
   .map((p) => {
     const kinds: NodeSpec['kind'][] = [];
@@ -134,6 +139,7 @@ const retryArb: fc.Arbitrary<Scenario> = fc
       reads: [100],
       seed: p.seed,
       adapter: p.adapter,
+      maxAttempts: p.maxAttempts,
     };
   });
 
@@ -183,6 +189,7 @@ async function simulate(sc: Scenario): Promise<Outcome> {
     ...(sc.strategy === undefined ? {} : { strategy: sc.strategy }),
     clock,
     random: seeded(sc.seed ^ 0x27d4eb2f),
+    ...(sc.maxAttempts === undefined ? {} : { maxAttempts: sc.maxAttempts }),
   };
   let read: (k: number) => Promise<unknown>;
   let heads: () => HeadSnapshot | undefined;
