@@ -16,7 +16,7 @@
  *    onto two nodes that fell behind meanwhile agreed on their stale answer (and, with
  *    `maxAttempts: 2`, on the legs' last attempts, which the refusal spared);
  * 3. with such nodes, no read fails;
- * 4. a read resolves with an answer `need` distinct nodes gave (each weighs 1): a leg's retry
+ * 4. a read resolves with an answer distinct nodes weighing `need` gave: a leg's retry
  *    on a node another leg holds is refused before anything is sent.
  *
  * Seeded: `FC_SEED` (with `FC_PATH`) replays a failure, `FC_QUORUM_HEADS_RUNS` sets the runs.
@@ -66,6 +66,10 @@ interface Scenario {
   readonly adapter: 'viem' | 'ethers';
   /** The pool's `maxAttempts`. @default every endpoint once */
   readonly maxAttempts?: number | undefined;
+  /** Failures in a row that open a node's breaker. @default the pool's */
+  readonly breakerThreshold?: number | undefined;
+  /** Vote weights by node (`undefined`: 1 each). */
+  readonly weights?: readonly number[] | undefined;
 }
 
 const nodeArb: fc.Arbitrary<NodeSpec> = fc.record({
@@ -83,7 +87,7 @@ const generalArb: fc.Arbitrary<Scenario> = fc
     outages: fc.array(fc.record({ at: fc.integer({ min: 200, max: 8000 }), forMs: fc.integer({ min: 500, max: 6000 }) }), { minLength: 0, maxLength: 2 }),
     maxLagBlocks: fc.integer({ min: 0, max: 2 }),
     need: fc.integer({ min: 2, max: 3 }),
-    stallMs: fc.constantFrom(150, 400, 1500),
+    stallMs: fc.constantFrom(150, 400, 1500, Infinity),
     attemptTimeoutMs: fc.constantFrom(200, 600, 1000),
     strategy: fc.constantFrom('ordered' as const, 'round-robin' as const, undefined),
     reads: fc.array(fc.record({ near: fc.boolean(), off: fc.integer({ min: 0, max: 800 }), at: fc.integer({ min: 1, max: 9000 }) }), { minLength: 1, maxLength: 8 }),
@@ -91,6 +95,8 @@ const generalArb: fc.Arbitrary<Scenario> = fc
     seed: fc.integer(),
     adapter: fc.constantFrom('viem' as const, 'ethers' as const),
     maxAttempts: fc.constantFrom(undefined, 2, 3),
+    breakerThreshold: fc.constantFrom(undefined, 1, 2),
+    weights: fc.option(fc.array(fc.constantFrom(0, 1, 1, 2), { minLength: 7, maxLength: 7 }), { nil: undefined, freq: 3 }),
   })
   .map(({ arranged, ...sc }) => ({
     ...sc,
@@ -167,6 +173,7 @@ async function simulate(sc: Scenario): Promise<Outcome> {
     return f !== undefined && t >= f.at && t < f.at + f.forMs ? tip(f.at) : tip(t);
   };
   const answers: { read: number; node: number; lag: number }[] = [];
+  const weigh = (nodes: readonly number[]): number => nodes.reduce((w, i) => w + (sc.weights?.[i] ?? 1), 0);
   /** Node i's answer to a request, as its JSON-RPC result (a failing node throws `{ code, message }`). */
   const answer = async (i: number, method: string, params: unknown): Promise<string> => {
     const t = since();
@@ -183,13 +190,14 @@ async function simulate(sc: Scenario): Promise<Outcome> {
   };
   const common = {
     heads: { maxLagBlocks: sc.maxLagBlocks, blockTimeMs: sc.blockMs, pollMs: sc.blockMs },
-    quorum: { methods: { eth_getBalance: sc.need }, stallMs: sc.stallMs },
+    quorum: { methods: { eth_getBalance: sc.need }, stallMs: sc.stallMs, ...(sc.weights === undefined ? {} : { weights: Object.fromEntries(sc.weights.map((w, i) => [`n${i}`, w])) }) },
     attemptTimeoutMs: sc.attemptTimeoutMs,
     deadlineMs: DEADLINE_MS,
     ...(sc.strategy === undefined ? {} : { strategy: sc.strategy }),
     clock,
     random: seeded(sc.seed ^ 0x27d4eb2f),
     ...(sc.maxAttempts === undefined ? {} : { maxAttempts: sc.maxAttempts }),
+    ...(sc.breakerThreshold === undefined ? {} : { breaker: { threshold: sc.breakerThreshold, cooldownMs: 2000 } }),
   };
   let read: (k: number) => Promise<unknown>;
   let heads: () => HeadSnapshot | undefined;
@@ -262,15 +270,15 @@ async function simulate(sc: Scenario): Promise<Outcome> {
       });
       if (r.error !== undefined) {
         if (isPoolError(r.error) && r.error.code === 'INVALID_OPTIONS') violations.push(`${tag} failed with ${r.error.message}`);
-        else if (atTip.length >= sc.need) violations.push(`${tag} failed (${String((r.error as Error).message).slice(0, 300)}) while ${atTip.map((i) => `n${i}`).join(', ')} stayed at the tip and answered (need ${sc.need})`);
+        else if (weigh(atTip) >= sc.need) violations.push(`${tag} failed (${String((r.error as Error).message).slice(0, 300)}) while ${atTip.map((i) => `n${i}`).join(', ')} stayed at the tip and answered (need ${sc.need})`);
         continue;
       }
       resolved++;
       if (r.value! > 0) staleAnswers++;
       // 4. The answer is that of `need` distinct nodes (each weighs 1).
       const agreeing = new Set(answers.filter((a) => a.read === k && a.lag === r.value).map((a) => a.node));
-      if (agreeing.size < sc.need) violations.push(`${tag} resolved with an answer ${agreeing.size} distinct node(s) gave (need ${sc.need}): ${JSON.stringify(answers.filter((a) => a.read === k))}`);
-      if (atTip.length < sc.need) continue;
+      if (weigh([...agreeing]) < sc.need) violations.push(`${tag} resolved with an answer distinct nodes weighing ${weigh([...agreeing])} gave (need ${sc.need}): ${JSON.stringify(answers.filter((a) => a.read === k))}`);
+      if (weigh(atTip) < sc.need) continue;
       checked++;
       if (r.value! > sc.maxLagBlocks + 1) {
         violations.push(`${tag} resolved with an answer ${r.value} blocks behind (maxLagBlocks ${sc.maxLagBlocks}) while ${atTip.map((i) => `n${i}`).join(', ')} stayed at the tip and answered (need ${sc.need})`);
