@@ -118,6 +118,46 @@ describe('quorum reads', () => {
     expect(sent).toEqual(['a', 'b', 'b']);
   });
 
+  test("legs queued for a permit that collide on one endpoint are no stuck read (retry 'none': the colliding leg ends, another is asked)", async () => {
+    const { h, sent, read } = setup(['a', 'b', 'c'], {}, undefined, { maxConcurrentCalls: 1 });
+    for (const n of ['a', 'b', 'c']) h.eps[n]!.fallback = ok('v', 10);
+    // Another call holds the one permit: both legs wait for it with nothing excluded, and both pick a.
+    const blocker = start(h.pool.execute((ep: FakeEndpoint, ctx: AttemptContext) => h.op(ep, ctx), { pin: 'c' }));
+    const r = start(read('eth_chainId', 2, { retry: 'none' }));
+    await settle(h, 1_000);
+    expect(blocker.value).toBe('v');
+    expect(r.error).toBeUndefined();
+    expect(r.value).toBe('v');
+    expect(sent).toEqual(['a', 'b']);
+  });
+
+  test('a leg that left out the endpoints to avoid, and found the others open, is followed by one that may use them', async () => {
+    const h = harness(['a', 'b', 'c'], { classify: (e) => (isEndpointTaken(e) ? 'unsupported' : classify(e)), breaker: { threshold: 1, cooldownMs: 60_000 } });
+    // Head routing would rather not use a (behind): asked only once no other endpoint is left.
+    const reads = new RpcReads({}, h.pool, undefined, () => ['a']);
+    const sent: string[] = [];
+    const send = (exec: ExecuteOptions, guard?: (endpoint: string) => void) =>
+      h.pool.execute(async (ep: FakeEndpoint, ctx: AttemptContext) => {
+        guard?.(ctx.endpoint);
+        sent.push(ctx.endpoint);
+        return h.op(ep, ctx);
+      }, exec);
+    h.eps.a!.fallback = ok('v');
+    for (const n of ['b', 'c']) {
+      h.eps[n]!.then(fail('transient'));
+      await h.pool.execute((ep: FakeEndpoint, ctx: AttemptContext) => h.op(ep, ctx), { pin: n }).catch(() => {});
+    }
+    expect(h.pool.breakerState('b')).toMatchObject({ state: 'open' });
+    expect(h.pool.breakerState('c')).toMatchObject({ state: 'open' });
+    // The first leg leaves a out, and b and c are open: it reaches no endpoint. Before, the read
+    // failed at once (QUORUM_NOT_MET), a never asked.
+    const r = start(reads.request('eth_chainId', [], {}, 1, send));
+    await settle(h);
+    expect(r.error).toBeUndefined();
+    expect(r.value).toBe('v');
+    expect(sent).toEqual(['a']);
+  });
+
   test('a user equals decides agreement', async () => {
     const { h, read } = setup(['a', 'b'], { quorum: { equals: (x, y) => (x as { n: number }).n === (y as { n: number }).n } });
     h.eps.a!.fallback = ok({ n: 1, at: 5 });

@@ -22,7 +22,8 @@
  * (or rejects with its error), aborts the legs still running, and fails with `QuorumError`
  * (`QUORUM_NOT_MET`) when no endpoint is left to ask and no group is heavy enough. Endpoints
  * the live `avoid` predicate names (lagging behind the chain head, breaker open) are asked
- * only once no other endpoint is left.
+ * only once no other endpoint is left, or once a leg that left them out reached no endpoint
+ * (the others open or probing). A leg refused before sending does not end the read's legs.
  */
 import type { Clock, TimerHandle } from '../base/clock.js';
 import { PoolError } from '../base/errors.js';
@@ -90,6 +91,8 @@ export interface QuorumRead<T> {
 
 interface Leg {
   endpoint: string | undefined;
+  /** Its `exclude` left out endpoints `avoid` named. */
+  avoiding: boolean;
   done: boolean;
   stalled: boolean;
   timer: TimerHandle | undefined;
@@ -121,6 +124,11 @@ class QuorumRun<T> {
   #launching = false;
   /** A leg ended without reaching any endpoint: the pool cannot place another one either. */
   #stuck = false;
+  /**
+   * A leg that left out what `avoid` names ended without reaching any endpoint (those it could use
+   * were open or had their probe out): later legs may use every endpoint.
+   */
+  #lastResort = false;
   readonly #startedAt: number;
   /** The pool's endpoints when the read started. */
   readonly #atStart: readonly string[];
@@ -175,8 +183,9 @@ class QuorumRun<T> {
     const gone = (ep: string): boolean => !live.includes(ep) && this.#atStart.includes(ep);
     const exclude = (this.#q.exec.exclude ?? []).filter((ep) => !gone(ep));
     for (const ep of this.#touched.keys()) if (live.includes(ep) && !exclude.includes(ep)) exclude.push(ep);
-    if (avoided.length < fresh.length) for (const ep of avoided) if (live.includes(ep)) exclude.push(ep);
-    const leg: Leg = { endpoint: undefined, done: false, stalled: false, timer: undefined };
+    const avoiding = !this.#lastResort && avoided.length > 0 && avoided.length < fresh.length;
+    if (avoiding) for (const ep of avoided) if (live.includes(ep)) exclude.push(ep);
+    const leg: Leg = { endpoint: undefined, avoiding, done: false, stalled: false, timer: undefined };
     this.#legs.push(leg);
     const guard = (endpoint: string) => {
       if (held(endpoint)) throw new EndpointTakenError(endpoint);
@@ -237,7 +246,15 @@ class QuorumRun<T> {
     // The caller's options are wrong: every leg would say so, and no node was asked. The read
     // fails with that error, not as a quorum not met.
     if (error instanceof PoolError && error.code === 'INVALID_OPTIONS') return this.#fail(error);
-    if (leg.endpoint === undefined) this.#stuck = true;
+    // A leg refused before sending (another leg took its endpoint while it queued, or the node fell
+    // behind) was placed: another leg may be. Before, with `retry: 'none'`, two legs queued for a
+    // permit both went to the first endpoint, and the read failed with the second's collision.
+    if (leg.endpoint === undefined && !isEndpointTaken(error) && !isEndpointTaken((error as { cause?: unknown } | undefined)?.cause)) {
+      // One that left out the endpoints `avoid` names may have had none else to go to (a quorum read
+      // failed at once, a node behind that could answer never asked, the others' breakers open).
+      if (leg.avoiding) this.#lastResort = true;
+      else this.#stuck = true;
+    }
     const key = this.#q.voteOf?.(error);
     if (key !== undefined) this.#vote(leg, 'error', error, key);
     else {

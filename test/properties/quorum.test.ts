@@ -17,14 +17,17 @@
  *    `maxAttempts: 2`, on the legs' last attempts, which the refusal spared);
  * 3. with such nodes, no read fails;
  * 4. a read resolves with an answer distinct nodes weighing `need` gave: a leg's retry
- *    on a node another leg holds is refused before anything is sent.
+ *    on a node another leg holds is refused before anything is sent;
+ * 5. without permits, a quorum not met before the read's deadline has asked every node whose
+ *    breaker never opened (the nodes weighing `need` in all). Before the forty-seventh session
+ *    a leg that left out the nodes to avoid, and found the others open, ended the read at once.
  *
  * Seeded: `FC_SEED` (with `FC_PATH`) replays a failure, `FC_QUORUM_HEADS_RUNS` sets the runs.
  */
 import fc from 'fast-check';
 import { createClient, custom } from 'viem';
 import { describe, expect, test } from 'vitest';
-import { isPoolError } from '../../src/index.js';
+import { isPoolError, type PoolEvent } from '../../src/index.js';
 import { FakeClock } from '../../src/testing/index.js';
 import { poolTransport } from '../../src/viem/index.js';
 import { PooledJsonRpcProvider } from '../../src/ethers/index.js';
@@ -70,6 +73,8 @@ interface Scenario {
   readonly breakerThreshold?: number | undefined;
   /** Vote weights by node (`undefined`: 1 each). */
   readonly weights?: readonly number[] | undefined;
+  /** The pool's permits: legs (and head polls) queue for them. Properties 2 and 3 are then not checked (routing learns late, reads wait). */
+  readonly maxConcurrentCalls?: number | undefined;
 }
 
 const nodeArb: fc.Arbitrary<NodeSpec> = fc.record({
@@ -94,9 +99,10 @@ const generalArb: fc.Arbitrary<Scenario> = fc
     arranged: fc.boolean(),
     seed: fc.integer(),
     adapter: fc.constantFrom('viem' as const, 'ethers' as const),
-    maxAttempts: fc.constantFrom(undefined, 2, 3),
+    maxAttempts: fc.constantFrom(undefined, 1, 2, 3),
     breakerThreshold: fc.constantFrom(undefined, 1, 2),
     weights: fc.option(fc.array(fc.constantFrom(0, 1, 1, 2), { minLength: 7, maxLength: 7 }), { nil: undefined, freq: 3 }),
+    maxConcurrentCalls: fc.oneof({ weight: 4, arbitrary: fc.constant(undefined) }, { weight: 1, arbitrary: fc.integer({ min: 1, max: 3 }) }),
   })
   .map(({ arranged, ...sc }) => ({
     ...sc,
@@ -173,6 +179,10 @@ async function simulate(sc: Scenario): Promise<Outcome> {
     return f !== undefined && t >= f.at && t < f.at + f.forMs ? tip(f.at) : tip(t);
   };
   const answers: { read: number; node: number; lag: number }[] = [];
+  /** Nodes whose breaker has opened: the pool may refuse them, and a quorum end without them. */
+  const opened = new Set<number>();
+  /** `read:node` for every balance request a node received. */
+  const asked = new Set<string>();
   const weigh = (nodes: readonly number[]): number => nodes.reduce((w, i) => w + (sc.weights?.[i] ?? 1), 0);
   /** Node i's answer to a request, as its JSON-RPC result (a failing node throws `{ code, message }`). */
   const answer = async (i: number, method: string, params: unknown): Promise<string> => {
@@ -181,6 +191,7 @@ async function simulate(sc: Scenario): Promise<Outcome> {
     if (method === 'eth_chainId') return '0x1';
     if (method !== 'eth_getBalance') throw Object.assign(new Error(`unexpected ${method}`), { code: -32601 });
     const spec = sc.nodes[i]!;
+    asked.add(`${Number.parseInt((params as string[])[0]!, 16)}:${i}`);
     if (spec.kind === 'hung') return new Promise<never>(() => {});
     if (spec.kind === 'failing') throw Object.assign(new Error('internal error'), { code: -32603 });
     const lag = tip(t) - head(i, t);
@@ -198,6 +209,10 @@ async function simulate(sc: Scenario): Promise<Outcome> {
     random: seeded(sc.seed ^ 0x27d4eb2f),
     ...(sc.maxAttempts === undefined ? {} : { maxAttempts: sc.maxAttempts }),
     ...(sc.breakerThreshold === undefined ? {} : { breaker: { threshold: sc.breakerThreshold, cooldownMs: 2000 } }),
+    ...(sc.maxConcurrentCalls === undefined ? {} : { maxConcurrentCalls: sc.maxConcurrentCalls }),
+    onEvent: (e: PoolEvent) => {
+      if (e.type === 'breaker-opened') opened.add(Number(e.endpoint.slice(1)));
+    },
   };
   let read: (k: number) => Promise<unknown>;
   let heads: () => HeadSnapshot | undefined;
@@ -270,7 +285,12 @@ async function simulate(sc: Scenario): Promise<Outcome> {
       });
       if (r.error !== undefined) {
         if (isPoolError(r.error) && r.error.code === 'INVALID_OPTIONS') violations.push(`${tag} failed with ${r.error.message}`);
-        else if (weigh(atTip) >= sc.need) violations.push(`${tag} failed (${String((r.error as Error).message).slice(0, 300)}) while ${atTip.map((i) => `n${i}`).join(', ')} stayed at the tip and answered (need ${sc.need})`);
+        else if (weigh(atTip) >= sc.need && sc.maxConcurrentCalls === undefined) violations.push(`${tag} failed (${String((r.error as Error).message).slice(0, 300)}) while ${atTip.map((i) => `n${i}`).join(', ')} stayed at the tip and answered (need ${sc.need})`);
+        // 5. A quorum not met before the read's deadline asked every node (unless they weigh too little in all).
+        const unasked = sc.nodes.flatMap((_, i) => (asked.has(`${k}:${i}`) || opened.has(i) ? [] : [i]));
+        if (isPoolError(r.error) && r.error.code === 'QUORUM_NOT_MET' && r.end - r.start < DEADLINE_MS && weigh(sc.nodes.map((_, i) => i)) >= sc.need && unasked.length > 0 && sc.maxConcurrentCalls === undefined) {
+          violations.push(`${tag} failed after ${r.end - r.start} ms (${String((r.error as Error).message).slice(0, 300)}) without asking ${unasked.map((i) => `n${i}`).join(', ')}`);
+        }
         continue;
       }
       resolved++;
@@ -278,7 +298,7 @@ async function simulate(sc: Scenario): Promise<Outcome> {
       // 4. The answer is that of `need` distinct nodes (each weighs 1).
       const agreeing = new Set(answers.filter((a) => a.read === k && a.lag === r.value).map((a) => a.node));
       if (weigh([...agreeing]) < sc.need) violations.push(`${tag} resolved with an answer distinct nodes weighing ${weigh([...agreeing])} gave (need ${sc.need}): ${JSON.stringify(answers.filter((a) => a.read === k))}`);
-      if (weigh(atTip) < sc.need) continue;
+      if (weigh(atTip) < sc.need || sc.maxConcurrentCalls !== undefined) continue;
       checked++;
       if (r.value! > sc.maxLagBlocks + 1) {
         violations.push(`${tag} resolved with an answer ${r.value} blocks behind (maxLagBlocks ${sc.maxLagBlocks}) while ${atTip.map((i) => `n${i}`).join(', ')} stayed at the tip and answered (need ${sc.need})`);
@@ -311,3 +331,4 @@ describe('quorum reads of latest under head routing (generated)', () => {
     expect(totals.staleAnswers).toBeGreaterThan(0);
   }, 300_000);
 });
+
