@@ -50,3 +50,17 @@ describe('FakeClock', () => {
     await expect(c.advance(-1)).rejects.toThrow(/advance/);
   });
 });
+
+describe('advance() runs a long chain of continuations before the next timer', () => {
+  test('a chain of 80 awaits started by one timer ends before a timer 1 ms later fires (40 turns were too few for viem behind a permit queue)', async () => {
+    const clock = new FakeClock(0);
+    const order: string[] = [];
+    clock.setTimeout(async () => {
+      for (let i = 0; i < 80; i++) await Promise.resolve();
+      order.push('chain done');
+    }, 10);
+    clock.setTimeout(() => order.push('next timer'), 11);
+    await clock.advance(20);
+    expect(order).toEqual(['chain done', 'next timer']);
+  });
+});

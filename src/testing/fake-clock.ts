@@ -24,8 +24,13 @@ interface FakeTimer {
   background: boolean;
 }
 
-/** How many microtask turns `flush()` yields; deep enough for the pool's own chains. */
-const FLUSH_TURNS = 40;
+/**
+ * How many microtask turns `flush()` yields. Deep enough for the pool's own chains and for a
+ * viem request behind a permit queue: 40 was not (a leg's collision reached the pool after the
+ * attempt's 200 ms timeout fired, in fake time, where a real event loop runs every continuation
+ * first: the quorum generator, `maxConcurrentCalls: 1`).
+ */
+const FLUSH_TURNS = 100;
 
 /** Bounds of `FakeClock.runUntilSettled`. */
 export interface RunUntilSettledOptions {

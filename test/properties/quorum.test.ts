@@ -18,9 +18,11 @@
  * 3. with such nodes, no read fails;
  * 4. a read resolves with an answer distinct nodes weighing `need` gave: a leg's retry
  *    on a node another leg holds is refused before anything is sent;
- * 5. without permits, a quorum not met before the read's deadline has asked every node whose
+ * 5. a quorum not met before the read's deadline has asked every node whose
  *    breaker never opened (the nodes weighing `need` in all). Before the forty-seventh session
- *    a leg that left out the nodes to avoid, and found the others open, ended the read at once.
+ *    a leg that left out the nodes to avoid, and found the others open, ended the read at once;
+ *    and with permits, the FakeClock's 40 microtask turns after each timer let a leg's
+ *    collision reach the pool after its attempt had timed out (now 100).
  *
  * Seeded: `FC_SEED` (with `FC_PATH`) replays a failure, `FC_QUORUM_HEADS_RUNS` sets the runs.
  */
@@ -288,7 +290,7 @@ async function simulate(sc: Scenario): Promise<Outcome> {
         else if (weigh(atTip) >= sc.need && sc.maxConcurrentCalls === undefined) violations.push(`${tag} failed (${String((r.error as Error).message).slice(0, 300)}) while ${atTip.map((i) => `n${i}`).join(', ')} stayed at the tip and answered (need ${sc.need})`);
         // 5. A quorum not met before the read's deadline asked every node (unless they weigh too little in all).
         const unasked = sc.nodes.flatMap((_, i) => (asked.has(`${k}:${i}`) || opened.has(i) ? [] : [i]));
-        if (isPoolError(r.error) && r.error.code === 'QUORUM_NOT_MET' && r.end - r.start < DEADLINE_MS && weigh(sc.nodes.map((_, i) => i)) >= sc.need && unasked.length > 0 && sc.maxConcurrentCalls === undefined) {
+        if (isPoolError(r.error) && r.error.code === 'QUORUM_NOT_MET' && r.end - r.start < DEADLINE_MS && weigh(sc.nodes.map((_, i) => i)) >= sc.need && unasked.length > 0) {
           violations.push(`${tag} failed after ${r.end - r.start} ms (${String((r.error as Error).message).slice(0, 300)}) without asking ${unasked.map((i) => `n${i}`).join(', ')}`);
         }
         continue;
