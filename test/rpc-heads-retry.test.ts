@@ -244,137 +244,105 @@ describe('a refusal sends nothing, so it tells nothing of the node', () => {
   });
 });
 
+/**
+ * Nodes named `names` (in the pool's order), each at the head `heads[name]` (100 to begin with),
+ * under a viem transport with head routing and a quorum on balances: a balance from a node in
+ * `hung` never comes back, from the others it is `balance(name)`. `log` lists who was asked.
+ */
+function quorumSetup(names: string[], hung: string[], balance: (key: string, heads: Record<string, number>) => string, options: Partial<Parameters<typeof poolTransport>[0]>) {
+  const clock = new FakeClock(1_000_000);
+  const heads: Record<string, number> = Object.fromEntries(names.map((n) => [n, 100]));
+  const log: string[] = [];
+  const events: PoolEvent[] = [];
+  const conn = (key: string) =>
+    custom({
+      request: ({ method }: { method: string }) => {
+        if (method === 'eth_blockNumber') return Promise.resolve(hex(heads[key]!));
+        log.push(key);
+        return hung.includes(key) ? new Promise<never>(() => {}) : Promise.resolve(balance(key, heads));
+      },
+    });
+  const t = poolTransport({
+    endpoints: names.map((name) => ({ name, transport: conn(name) })),
+    strategy: 'ordered',
+    attemptTimeoutMs: 1000,
+    deadlineMs: 5000,
+    clock,
+    onEvent: (e) => events.push(e),
+    ...options,
+  });
+  const read = () => createClient({ transport: t }).request({ method: 'eth_getBalance', params: [ZERO, 'latest'] });
+  /** Moves the chain on by a block at each node in `moving`, a poll after each, `n` times. */
+  const blocksAt = async (moving: string[], n: number) => {
+    for (let i = 0; i < n; i++) {
+      for (const k of moving) heads[k]! += 1;
+      await clock.advance(250);
+    }
+  };
+  return { clock, heads, log, events, t, read, blocksAt };
+}
+
 describe("a quorum read's leg whose later attempt lands on a node behind", () => {
   test('is refused like a single read, counting endpoints other legs hold as tried', async () => {
-    const clock = new FakeClock(1_000_000);
-    const heads: Record<string, number> = { a: 100, b: 100, c: 100, d: 100 };
-    const log: string[] = [];
-    const events: PoolEvent[] = [];
-    const conn = (key: string) =>
-      custom({
-        request: ({ method }: { method: string }) => {
-          if (method === 'eth_blockNumber') return Promise.resolve(hex(heads[key]!));
-          log.push(key);
-          // The balance does not move with the chain: every node that answers agrees.
-          return key === 'a' ? new Promise<never>(() => {}) : Promise.resolve('0x7');
-        },
-      });
-    const t = poolTransport({
-      endpoints: ['a', 'b', 'c', 'd'].map((name) => ({ name, transport: conn(name) })),
-      heads: { maxLagBlocks: 2, blockTimeMs: 250, pollMs: 250 },
-      quorum: { methods: { eth_getBalance: 2 }, stallMs: Infinity },
-      strategy: 'ordered',
-      attemptTimeoutMs: 1000,
-      deadlineMs: 5000,
-      clock,
-      onEvent: (e) => events.push(e),
-    });
+    // The balance does not move with the chain: every node that answers agrees.
+    const s = quorumSetup(['a', 'b', 'c', 'd'], ['a'], () => '0x7', { heads: { maxLagBlocks: 2, blockTimeMs: 250, pollMs: 250 }, quorum: { methods: { eth_getBalance: 2 }, stallMs: Infinity } });
     try {
-      await clock.advance(1);
-      const read = createClient({ transport: t }).request({ method: 'eth_getBalance', params: [ZERO, 'latest'] });
+      await s.clock.advance(1);
+      const read = s.read();
       // Legs on a (hangs) and b (answers). While a hangs, c stops at 100 and the others reach 104.
-      for (let i = 0; i < 4; i++) {
-        for (const k of ['a', 'b', 'd']) heads[k]! += 1;
-        await clock.advance(250);
-      }
-      expect(t.heads()!.endpoints.find((e) => e.name === 'c')!.lagging).toBe('behind');
-      await clock.advance(1000);
+      await s.blocksAt(['a', 'b', 'd'], 4);
+      expect(s.t.heads()!.endpoints.find((e) => e.name === 'c')!.lagging).toBe('behind');
+      await s.clock.advance(1000);
       expect(await read).toBe('0x7');
       // a's leg retries: b is the other leg's, c is behind and refused, d serves.
-      expect(log).toEqual(['a', 'b', 'd']);
-      expect(refusals(events).map(([name]) => name)).toEqual(['c']);
+      expect(s.log).toEqual(['a', 'b', 'd']);
+      expect(refusals(s.events).map(([name]) => name)).toEqual(['c']);
     } finally {
-      await t.close();
+      await s.t.close();
     }
   });
 
   test("a leg's last attempt is refused too: the quorum asks the node at the tip with a leg of its own (maxAttempts: 2)", async () => {
-    const clock = new FakeClock(1_000_000);
-    const names = ['a', 'b', 'c', 'd', 'e', 'f'];
-    const heads: Record<string, number> = Object.fromEntries(names.map((n) => [n, 100]));
-    const log: string[] = [];
-    const events: PoolEvent[] = [];
-    const conn = (key: string) =>
-      custom({
-        request: ({ method }: { method: string }) => {
-          if (method === 'eth_blockNumber') return Promise.resolve(hex(heads[key]!));
-          log.push(key);
-          // The balance says how far behind the node is: nodes equally far behind agree.
-          return key === 'a' || key === 'b' ? new Promise<never>(() => {}) : Promise.resolve(hex(heads['e']! - heads[key]!));
-        },
-      });
-    const t = poolTransport({
-      endpoints: names.map((name) => ({ name, transport: conn(name) })),
+    // The balance says how far behind the node is: nodes equally far behind agree.
+    const s = quorumSetup(['a', 'b', 'c', 'd', 'e', 'f'], ['a', 'b'], (key, heads) => hex(heads['e']! - heads[key]!), {
       heads: { maxLagBlocks: 0, blockTimeMs: 250, pollMs: 250 },
       quorum: { methods: { eth_getBalance: 2 }, stallMs: Infinity },
-      strategy: 'ordered',
       maxAttempts: 2,
-      attemptTimeoutMs: 1000,
-      deadlineMs: 5000,
-      clock,
-      onEvent: (e) => events.push(e),
     });
     try {
-      await clock.advance(1);
-      const read = createClient({ transport: t }).request({ method: 'eth_getBalance', params: [ZERO, 'latest'] });
+      await s.clock.advance(1);
+      const read = s.read();
       // Legs on a and b, both hung. Meanwhile c and d stop at 100, e and f go on to 104.
-      for (let i = 0; i < 4; i++) {
-        for (const k of ['a', 'b', 'e', 'f']) heads[k]! += 1;
-        await clock.advance(250);
-      }
-      await clock.advance(1000);
+      await s.blocksAt(['a', 'b', 'e', 'f'], 4);
+      await s.clock.advance(1000);
       // Both legs' second (last) attempts: a's goes to b (held), b's to c, refused; new legs ask e and f.
       expect(await read).toBe('0x0');
-      expect(log.filter((k) => k === 'c' || k === 'd')).toEqual([]);
-      expect(log).toContain('e');
-      expect(log).toContain('f');
-      expect(refusals(events).map(([name]) => name)).toContain('c');
+      expect(s.log.filter((k) => k === 'c' || k === 'd')).toEqual([]);
+      expect(s.log).toContain('e');
+      expect(s.log).toContain('f');
+      expect(refusals(s.events).map(([name]) => name)).toContain('c');
     } finally {
-      await t.close();
+      await s.t.close();
     }
   });
 
   test("a node held by another leg is no reason to refuse the last the leg can use (need 1, a stalled leg's node hangs too)", async () => {
-    const clock = new FakeClock(1_000_000);
-    const heads: Record<string, number> = { a: 100, b: 100, c: 100 };
-    const log: string[] = [];
-    const events: PoolEvent[] = [];
-    const conn = (key: string) =>
-      custom({
-        request: ({ method }: { method: string }) => {
-          if (method === 'eth_blockNumber') return Promise.resolve(hex(heads[key]!));
-          log.push(key);
-          return key === 'c' ? Promise.resolve('0x7') : new Promise<never>(() => {});
-        },
-      });
-    const t = poolTransport({
-      // In this order: a's leg, retrying, meets c (behind) before b (the stalled leg's).
-      endpoints: ['a', 'c', 'b'].map((name) => ({ name, transport: conn(name) })),
-      heads: { maxLagBlocks: 1, blockTimeMs: 250, pollMs: 250 },
-      quorum: { methods: { eth_getBalance: 1 }, stallMs: 600 },
-      strategy: 'ordered',
-      attemptTimeoutMs: 1000,
-      deadlineMs: 5000,
-      clock,
-      onEvent: (e) => events.push(e),
-    });
+    // In this order: a's leg, retrying, meets c (behind) before b (the stalled leg's).
+    const s = quorumSetup(['a', 'c', 'b'], ['a', 'b'], () => '0x7', { heads: { maxLagBlocks: 1, blockTimeMs: 250, pollMs: 250 }, quorum: { methods: { eth_getBalance: 1 }, stallMs: 600 } });
     try {
-      await clock.advance(1);
-      const read = createClient({ transport: t }).request({ method: 'eth_getBalance', params: [ZERO, 'latest'] });
+      await s.clock.advance(1);
+      const read = s.read();
       read.catch(() => {});
-      for (let i = 0; i < 3; i++) {
-        for (const k of ['a', 'b']) heads[k]! += 1;
-        await clock.advance(250);
-      }
+      await s.blocksAt(['a', 'b'], 3);
       // a's leg stalled at 600 ms with c known behind (2 blocks): the second leg went to b, which hangs too.
-      expect(log).toEqual(['a', 'b']);
-      await clock.advance(1000);
+      expect(s.log).toEqual(['a', 'b']);
+      await s.clock.advance(1000);
       // a's leg retries as its attempt times out: b is the other leg's, so c is the last it can use, and serves.
       expect(await read).toBe('0x7');
-      expect(log).toEqual(['a', 'b', 'c']);
-      expect(refusals(events)).toEqual([]);
+      expect(s.log).toEqual(['a', 'b', 'c']);
+      expect(refusals(s.events)).toEqual([]);
     } finally {
-      await t.close();
+      await s.t.close();
     }
   });
 });

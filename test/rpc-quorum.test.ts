@@ -8,6 +8,7 @@ import { RpcReads, type RpcReadOptions } from '../src/rpc/reads.js';
 import { isEndpointTaken } from '../src/rpc/quorum.js';
 import { QuorumError } from '../src/rpc/quorum-error.js';
 import { classify, fail, hang, harness, ok, start, type FakeEndpoint, type Harness } from './support.js';
+import { readHarness } from './helpers/reads.js';
 
 function setup(names: string[], options: RpcReadOptions = {}, voteOf?: (e: unknown) => string | undefined, poolOptions: Partial<PoolOptions<FakeEndpoint>> = {}) {
   const h = harness(names, { classify: (e) => (isEndpointTaken(e) ? 'unsupported' : classify(e)), ...poolOptions });
@@ -132,16 +133,8 @@ describe('quorum reads', () => {
   });
 
   test('a leg that left out the endpoints to avoid, and found the others open, is followed by one that may use them', async () => {
-    const h = harness(['a', 'b', 'c'], { classify: (e) => (isEndpointTaken(e) ? 'unsupported' : classify(e)), breaker: { threshold: 1, cooldownMs: 60_000 } });
     // Head routing would rather not use a (behind): asked only once no other endpoint is left.
-    const reads = new RpcReads({}, h.pool, undefined, () => ['a']);
-    const sent: string[] = [];
-    const send = (exec: ExecuteOptions, guard?: (endpoint: string) => void) =>
-      h.pool.execute(async (ep: FakeEndpoint, ctx: AttemptContext) => {
-        guard?.(ctx.endpoint);
-        sent.push(ctx.endpoint);
-        return h.op(ep, ctx);
-      }, exec);
+    const { h, reads, sent, send } = readHarness(['a', 'b', 'c'], {}, { breaker: { threshold: 1, cooldownMs: 60_000 } }, () => ['a']);
     h.eps.a!.fallback = ok('v');
     for (const n of ['b', 'c']) {
       h.eps[n]!.then(fail('transient'));
