@@ -262,8 +262,9 @@ function quorumSetup(names: string[], hung: string[], balance: (key: string, hea
         return hung.includes(key) ? new Promise<never>(() => {}) : Promise.resolve(balance(key, heads));
       },
     });
+  const transports = new Map(names.map((name) => [name, conn(name)]));
   const t = poolTransport({
-    endpoints: names.map((name) => ({ name, transport: conn(name) })),
+    endpoints: names.map((name) => ({ name, transport: transports.get(name)! })),
     strategy: 'ordered',
     attemptTimeoutMs: 1000,
     deadlineMs: 5000,
@@ -279,7 +280,12 @@ function quorumSetup(names: string[], hung: string[], balance: (key: string, hea
       await clock.advance(250);
     }
   };
-  return { clock, heads, log, events, t, read, blocksAt };
+  /** Puts `added` (new nodes, heads given) before the endpoints there were, which keep their transports. */
+  const add = (added: Record<string, number>) => {
+    Object.assign(heads, added);
+    t.setEndpoints([...Object.keys(added).map((name) => ({ name, transport: conn(name) })), ...names.map((name) => ({ name, transport: transports.get(name)! }))]);
+  };
+  return { clock, heads, log, events, t, read, blocksAt, add };
 }
 
 describe("a quorum read's leg whose later attempt lands on a node behind", () => {
@@ -341,6 +347,43 @@ describe("a quorum read's leg whose later attempt lands on a node behind", () =>
       expect(await read).toBe('0x7');
       expect(s.log).toEqual(['a', 'b', 'c']);
       expect(refusals(s.events)).toEqual([]);
+    } finally {
+      await s.t.close();
+    }
+  });
+});
+
+describe('a quorum read just after setEndpoints added nodes whose heads are not known yet', () => {
+  test('its legs ask the nodes known at the tip first: two new nodes equally behind do not make the quorum (quorum generator with swaps, seed 42706)', async () => {
+    // The balance says how far behind a's head the node is.
+    const s = quorumSetup(['a', 'b'], [], (key, heads) => hex(heads['a']! - heads[key]!), {
+      heads: { maxLagBlocks: 1, blockTimeMs: 250, pollMs: 250 },
+      quorum: { methods: { eth_getBalance: 2 }, stallMs: 500 },
+    });
+    try {
+      await s.clock.advance(1); // the first poll: a and b at 100
+      // x and y, first in order, are 5 blocks behind; nothing has asked them yet.
+      s.add({ x: 95, y: 95 });
+      expect(s.t.heads()!.endpoints.map((e) => e.name)).toEqual(['a', 'b']); // routing knows only a and b
+      expect(await s.read()).toBe('0x0');
+      expect(s.log).toEqual(['a', 'b']);
+    } finally {
+      await s.t.close();
+    }
+  });
+
+  test('they are asked once the nodes known run out: a new node at the tip makes the quorum with a', async () => {
+    const s = quorumSetup(['a', 'b'], ['b'], (key, heads) => hex(heads['a']! - heads[key]!), {
+      heads: { maxLagBlocks: 1, blockTimeMs: 250, pollMs: 250 },
+      quorum: { methods: { eth_getBalance: 2 }, stallMs: 100 },
+    });
+    try {
+      await s.clock.advance(1);
+      s.add({ x: 100 });
+      const read = s.read();
+      await s.clock.advance(150); // b hangs; its leg stalls at 100 ms, and the next goes to x
+      expect(await read).toBe('0x0');
+      expect(s.log).toEqual(['a', 'b', 'x']);
     } finally {
       await s.t.close();
     }

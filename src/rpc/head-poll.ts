@@ -114,9 +114,10 @@ export class HeadRouting {
    * removed are forgotten here). A lagging endpoint is asked for its head at most once a block
    * time while requests come (`#recheck`): left out of the reads that would tell, it would
    * otherwise stay out once it has caught up (with no poll, for good; with one, until the next
-   * poll, while one endpoint's fresh answer makes every other look behind).
+   * poll, while one endpoint's fresh answer makes every other look behind). With `unheard`
+   * (a quorum leg, which may ask them later), also those whose head is not known yet while another's is.
    */
-  unfit(method: string, params: unknown): string[] {
+  unfit(method: string, params: unknown, unheard?: boolean): string[] {
     const names = this.#pool.endpointNames;
     const now = this.#pool.clock.now();
     this.#forget(names);
@@ -134,7 +135,8 @@ export class HeadRouting {
     // `exclude` takes only names of the pool).
     const live = this.#asked === asked ? names : this.#pool.endpointNames;
     const fit = live === names ? out : out.filter((name) => live.includes(name));
-    for (const name of live) if (isOpen(this.#pool.breakerState(name)) && !fit.includes(name)) fit.push(name);
+    const known = unheard === true && need !== undefined && this.tracker.best() !== undefined;
+    for (const name of live) if ((isOpen(this.#pool.breakerState(name)) || (known && this.tracker.head(name) === undefined)) && !fit.includes(name)) fit.push(name);
     return fit;
   }
 
@@ -312,7 +314,7 @@ function isOpen(state: unknown): boolean {
 
 /** What `RpcReads` takes of head routing: the endpoints a read leaves out, and the refusal of a later attempt. */
 export function unfitOf(routing: HeadRouting): Unfit {
-  return Object.assign((method: string, params: unknown) => routing.unfit(method, params), {
+  return Object.assign((method: string, params: unknown, unheard?: boolean) => routing.unfit(method, params, unheard), {
     refuses: (endpoint: string, method: string, params: unknown, exclude: readonly string[] | undefined) => routing.refuses(endpoint, method, params, exclude),
   });
 }

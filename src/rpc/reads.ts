@@ -16,8 +16,8 @@
  *
  * `unfit(method, params)`, when given, names the endpoints a request should not go to now
  * (head-aware routing: behind the chain head, or breaker open). A single read leaves them out
- * (`exclude`) unless that would leave no endpoint; a quorum read asks them last, deciding
- * afresh at each leg (the quorum's `avoid`). Its `refuses`, when given, is asked again as each
+ * (`exclude`) unless that would leave no endpoint; a quorum read asks them last, with those
+ * whose head is not known yet, deciding afresh at each leg (the quorum's `avoid`). Its `refuses`, when given, is asked again as each
  * attempt of a single read (or of a quorum leg) starts in a later millisecond than the read (the
  * leg) was routed (a retry, a turn in a queue): an endpoint that fell behind since, or that `setEndpoints` put under a name
  * the read did not leave out, is refused before anything is sent (`NodeBehindError`, classified
@@ -71,7 +71,7 @@ export interface RpcReadsStats {
  * The endpoints a request of `method` with `params` should not go to now; `refuses`: why
  * `endpoint` should not serve it now when another outside `exclude` can (see the module comment).
  */
-export type Unfit = ((method: string, params: unknown) => readonly string[]) & {
+export type Unfit = ((method: string, params: unknown, unheard?: boolean) => readonly string[]) & {
   readonly refuses?: (endpoint: string, method: string, params: unknown, exclude: readonly string[] | undefined) => string | undefined;
 };
 
@@ -286,7 +286,8 @@ export class RpcReads<C = unknown> {
       equals: equals !== undefined ? (a, b) => equals(a, b, method) : method === 'eth_blockNumber' ? nearHeights : undefined,
       voteOf: this.#voteOf,
       stallMs: this.#stallMs,
-      avoid: unfit === undefined ? undefined : (ep) => unfit(method, params).includes(ep),
+      // Endpoints whose head is not known yet (added, or given another node) are asked after those known fit.
+      avoid: unfit === undefined ? undefined : (ep) => unfit(method, params, true).includes(ep),
       clock: this.#clock,
       // Bounded as a whole: each leg gets what is left of the read's deadline, the pool's if it has none.
       exec: exec.deadlineMs === undefined ? execWith(exec, { deadlineMs: this.#deadlineMs }) : exec,

@@ -23,6 +23,11 @@
  *    a leg that left out the nodes to avoid, and found the others open, ended the read at once;
  *    and with permits, the FakeClock's 40 microtask turns after each timer let a leg's
  *    collision reach the pool after its attempt had timed out (now 100).
+ * 6. (With `setEndpoints` in half the runs: a node out for a while, or given a new connection.)
+ *    A read that started after a swap never reaches a node out of the set, nor a connection
+ *    replaced. Nodes swapped during a read are left out of 2, 3 and 5 for it. Before the
+ *    forty-eighth session, a node back in the set, its head not known yet, could alone (weight 2)
+ *    make a read's quorum with its stale answer (seed 42706).
  *
  * Seeded: `FC_SEED` (with `FC_PATH`) replays a failure, `FC_QUORUM_HEADS_RUNS` sets the runs.
  */
@@ -77,6 +82,18 @@ interface Scenario {
   readonly weights?: readonly number[] | undefined;
   /** The pool's permits: legs (and head polls) queue for them. Properties 2 and 3 are then not checked (routing learns late, reads wait). */
   readonly maxConcurrentCalls?: number | undefined;
+  /**
+   * `setEndpoints` during the run: a node taken out for `forMs`, or given a new connection (a new
+   * `custom` transport, another URL) to the same node. Never the last node present.
+   */
+  readonly swaps?: readonly Swap[] | undefined;
+}
+
+interface Swap {
+  readonly at: number;
+  readonly node: number;
+  readonly kind: 'remove' | 'renew';
+  readonly forMs: number;
 }
 
 const nodeArb: fc.Arbitrary<NodeSpec> = fc.record({
@@ -105,9 +122,14 @@ const generalArb: fc.Arbitrary<Scenario> = fc
     breakerThreshold: fc.constantFrom(undefined, 1, 2),
     weights: fc.option(fc.array(fc.constantFrom(0, 1, 1, 2), { minLength: 7, maxLength: 7 }), { nil: undefined, freq: 3 }),
     maxConcurrentCalls: fc.oneof({ weight: 4, arbitrary: fc.constant(undefined) }, { weight: 1, arbitrary: fc.integer({ min: 1, max: 3 }) }),
+    swaps: fc.option(
+      fc.array(fc.record({ at: fc.integer({ min: 1, max: 9000 }), node: fc.nat(6), kind: fc.constantFrom('remove' as const, 'renew' as const), forMs: fc.integer({ min: 200, max: 4000 }) }), { minLength: 1, maxLength: 3 }),
+      { nil: undefined, freq: 2 },
+    ),
   })
   .map(({ arranged, ...sc }) => ({
     ...sc,
+    swaps: sc.swaps?.map((w) => ({ ...w, node: w.node % sc.nodes.length })),
     // Half the runs put the hung nodes first, then those in an outage: the first legs hang, and
     // their retries meet nodes fallen behind before the nodes at the tip.
     nodes: arranged ? [...sc.nodes].sort((a, b) => rank(a) - rank(b)) : sc.nodes,
@@ -165,6 +187,8 @@ interface Outcome {
   /** Reads checked by property 2. */
   readonly checked: number;
   readonly staleAnswers: number;
+  /** Reads that settled with a swap during them (a node taken out, back, or renewed). */
+  readonly swappedReads: number;
   readonly adapter: Scenario['adapter'];
 }
 
@@ -187,13 +211,16 @@ async function simulate(sc: Scenario): Promise<Outcome> {
   const asked = new Set<string>();
   const weigh = (nodes: readonly number[]): number => nodes.reduce((w, i) => w + (sc.weights?.[i] ?? 1), 0);
   /** Node i's answer to a request, as its JSON-RPC result (a failing node throws `{ code, message }`). */
-  const answer = async (i: number, method: string, params: unknown): Promise<string> => {
+  /** Balance requests that reached a node out of the set, or through a connection `setEndpoints` replaced. */
+  const misrouted: { read: number; node: number; at: number; why: string }[] = [];
+  const answer = async (i: number, method: string, params: unknown, v: number): Promise<string> => {
     const t = since();
     if (method === 'eth_blockNumber') return `0x${head(i, t).toString(16)}`;
     if (method === 'eth_chainId') return '0x1';
     if (method !== 'eth_getBalance') throw Object.assign(new Error(`unexpected ${method}`), { code: -32601 });
     const spec = sc.nodes[i]!;
     asked.add(`${Number.parseInt((params as string[])[0]!, 16)}:${i}`);
+    if (out[i]! > 0 || v !== version[i]) misrouted.push({ read: Number.parseInt((params as string[])[0]!, 16), node: i, at: t, why: out[i]! > 0 ? 'out of the set' : `connection ${v} replaced by ${version[i]}` });
     if (spec.kind === 'hung') return new Promise<never>(() => {});
     if (spec.kind === 'failing') throw Object.assign(new Error('internal error'), { code: -32603 });
     const lag = tip(t) - head(i, t);
@@ -219,22 +246,30 @@ async function simulate(sc: Scenario): Promise<Outcome> {
   let read: (k: number) => Promise<unknown>;
   let heads: () => HeadSnapshot | undefined;
   let close: () => Promise<void>;
+  let swap: (present: readonly number[]) => void;
+  /** Each node's connection: a swap 'renew' makes the next. */
+  const version = sc.nodes.map(() => 0);
   if (sc.adapter === 'viem') {
-    const transport = poolTransport({
-      ...common,
-      endpoints: sc.nodes.map((_, i) => ({ name: `n${i}`, transport: custom({ request: ({ method, params }: { method: string; params?: unknown }) => answer(i, method, params) }) })),
-    });
+    const made = new Map<string, ReturnType<typeof custom>>();
+    const endpoint = (i: number) => {
+      const v = version[i]!;
+      const key = `${i}:${v}`;
+      if (!made.has(key)) made.set(key, custom({ request: ({ method, params }: { method: string; params?: unknown }) => answer(i, method, params, v) }));
+      return { name: `n${i}`, transport: made.get(key)! };
+    };
+    const transport = poolTransport({ ...common, endpoints: sc.nodes.map((_, i) => endpoint(i)) });
     const client = createClient({ transport });
     read = (k) => client.request({ method: 'eth_getBalance', params: [address(k), 'latest'] });
     heads = () => transport.heads();
     close = () => transport.close();
+    swap = (present) => transport.setEndpoints(present.map(endpoint));
   } else {
-    const url = (i: number): string => `https://n${i}.example/rpc`;
+    const url = (i: number): string => `https://n${i}.example/rpc/${version[i]}`;
     const fetch = (to: string, init: { body: string }) => {
-      const i = sc.nodes.findIndex((_, j) => url(j) === to);
+      const [, i, v] = /^https:\/\/n(\d+)\.example\/rpc\/(\d+)$/.exec(to)!.map(Number) as [number, number, number];
       const body = JSON.parse(init.body) as { id: unknown; method: string; params: unknown };
       const reply = (o: object) => ({ status: 200, ok: true, headers: new Headers(), text: async () => JSON.stringify({ jsonrpc: '2.0', id: body.id, ...o }) });
-      return answer(i, body.method, body.params).then(
+      return answer(i, body.method, body.params, v).then(
         (result) => reply({ result }),
         (e: { code: number; message: string }) => reply({ error: { code: e.code, message: e.message } }),
       );
@@ -243,11 +278,39 @@ async function simulate(sc: Scenario): Promise<Outcome> {
     read = (k) => provider.sendWith('eth_getBalance', [address(k), 'latest']);
     heads = () => provider.heads();
     close = () => provider.close();
+    swap = (present) => provider.setEndpoints(present.map((i) => ({ name: `n${i}`, url: url(i) })));
   }
+  // Swaps, on the clock: a node out (never the last present), back after `forMs`; a node's new connection.
+  const out = sc.nodes.map(() => 0);
+  /** When each node was out or renewed: a node swapped during a read is left out of the read's checks. */
+  const swapped: { node: number; from: number; to: number }[] = [];
+  const apply = () => swap(sc.nodes.flatMap((_, i) => (out[i] === 0 ? [i] : [])));
+  for (const w of sc.swaps ?? []) {
+    clock.setTimeout(() => {
+      if (w.kind === 'renew') {
+        version[w.node]!++;
+        swapped.push({ node: w.node, from: since(), to: since() });
+        apply();
+        return;
+      }
+      if (out.filter((n) => n === 0).length <= 1 && out[w.node] === 0) return;
+      out[w.node]!++;
+      const entry = { node: w.node, from: since(), to: Infinity };
+      swapped.push(entry);
+      apply();
+      clock.setTimeout(() => {
+        out[w.node]!--;
+        entry.to = since();
+        apply();
+      }, w.forMs);
+    }, w.at);
+  }
+  const swappedIn = (i: number, from: number, to: number): boolean => swapped.some((w) => w.node === i && w.from <= to && w.to >= from);
   const violations: string[] = [];
   let resolved = 0;
   let checked = 0;
   let staleAnswers = 0;
+  let swappedReads = 0;
   const reads: { start: number; fit: Set<number>; end?: number; value?: number; error?: unknown }[] = [];
   try {
     await clock.advance(1); // the first poll
@@ -271,26 +334,33 @@ async function simulate(sc: Scenario): Promise<Outcome> {
     }
     // Every read's deadline, and a little: a read that has not settled by then never will.
     for (let i = 0; i < 8; i++) await clock.advance(DEADLINE_MS / 4);
+    // 6. A read that started after a node was taken out, or given a new connection, never reaches
+    // it while it is out, nor through the connection replaced.
+    for (const m of misrouted) {
+      const since = Math.max(...swapped.filter((w) => w.node === m.node && w.from <= m.at).map((w) => w.from));
+      if (reads[m.read]!.start >= since) violations.push(`read ${m.read} (start ${reads[m.read]!.start} ms) reached n${m.node} at ${m.at} ms, ${m.why} at ${since} ms`);
+    }
     for (const [k, r] of reads.entries()) {
       const tag = `read ${k} (start ${r.start} ms)`;
       if (r.end === undefined) {
         violations.push(`${tag} never settled`);
         continue;
       }
+      if (sc.nodes.some((_, i) => swappedIn(i, r.start, r.end!))) swappedReads++;
       if (r.end - r.start > DEADLINE_MS) violations.push(`${tag} settled after ${r.end - r.start} ms, deadline ${DEADLINE_MS} ms`);
       // Nodes that answer, were fit to routing at the start, and stayed at the tip to the end.
       const atTip = [...r.fit].filter((i) => {
         const n = sc.nodes[i]!;
         if (n.kind !== 'ok') return false;
         const f = outageOf(i);
-        return f === undefined || f.at + f.forMs <= r.start || f.at > r.end!;
+        return (f === undefined || f.at + f.forMs <= r.start || f.at > r.end!) && !swappedIn(i, r.start, r.end!);
       });
       if (r.error !== undefined) {
         if (isPoolError(r.error) && r.error.code === 'INVALID_OPTIONS') violations.push(`${tag} failed with ${r.error.message}`);
         else if (weigh(atTip) >= sc.need && sc.maxConcurrentCalls === undefined) violations.push(`${tag} failed (${String((r.error as Error).message).slice(0, 300)}) while ${atTip.map((i) => `n${i}`).join(', ')} stayed at the tip and answered (need ${sc.need})`);
         // 5. A quorum not met before the read's deadline asked every node (unless they weigh too little in all).
-        const unasked = sc.nodes.flatMap((_, i) => (asked.has(`${k}:${i}`) || opened.has(i) ? [] : [i]));
-        if (isPoolError(r.error) && r.error.code === 'QUORUM_NOT_MET' && r.end - r.start < DEADLINE_MS && weigh(sc.nodes.map((_, i) => i)) >= sc.need && unasked.length > 0) {
+        const unasked = sc.nodes.flatMap((_, i) => (asked.has(`${k}:${i}`) || opened.has(i) || swappedIn(i, r.start, r.end!) ? [] : [i]));
+        if (isPoolError(r.error) && r.error.code === 'QUORUM_NOT_MET' && r.end - r.start < DEADLINE_MS && weigh(sc.nodes.flatMap((_, i) => (swappedIn(i, r.start, r.end!) ? [] : [i]))) >= sc.need && unasked.length > 0) {
           violations.push(`${tag} failed after ${r.end - r.start} ms (${String((r.error as Error).message).slice(0, 300)}) without asking ${unasked.map((i) => `n${i}`).join(', ')}`);
         }
         continue;
@@ -309,12 +379,12 @@ async function simulate(sc: Scenario): Promise<Outcome> {
   } finally {
     await close();
   }
-  return { violations, resolved, checked, staleAnswers, adapter: sc.adapter };
+  return { violations, resolved, checked, staleAnswers, swappedReads, adapter: sc.adapter };
 }
 
 describe('quorum reads of latest under head routing (generated)', () => {
   test(`no read hangs; with enough fit nodes at the tip, no stale quorum (${RUNS} runs)`, async () => {
-    const totals = { runs: 0, resolved: 0, checked: 0, staleAnswers: 0, checkedBy: { viem: 0, ethers: 0 } };
+    const totals = { runs: 0, resolved: 0, checked: 0, staleAnswers: 0, swappedReads: 0, checkedBy: { viem: 0, ethers: 0 } };
     await checkSeeded('quorum-heads', scenarioArb, simulate, {
       seed: SEED,
       runs: RUNS,
@@ -324,6 +394,7 @@ describe('quorum reads of latest under head routing (generated)', () => {
         totals.checked += o.checked;
         totals.checkedBy[o.adapter] += o.checked;
         totals.staleAnswers += o.staleAnswers;
+        totals.swappedReads += o.swappedReads;
       },
     });
     if (process.env['FC_VERBOSE'] === '1') console.log(JSON.stringify(totals));
@@ -331,6 +402,7 @@ describe('quorum reads of latest under head routing (generated)', () => {
     expect(totals.checked).toBeGreaterThan(RUNS / 2);
     expect(Math.min(totals.checkedBy.viem, totals.checkedBy.ethers)).toBeGreaterThan(RUNS / 5);
     expect(totals.staleAnswers).toBeGreaterThan(0);
+    expect(totals.swappedReads).toBeGreaterThan(RUNS / 50);
   }, 300_000);
 });
 
