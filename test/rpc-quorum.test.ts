@@ -3,7 +3,7 @@
  * scripted endpoints, so each leg gets the pool's selection, breakers and retries.
  */
 import { describe, expect, test } from 'vitest';
-import { isPoolError, type AttemptContext, type ExecuteOptions, type PoolOptions } from '../src/index.js';
+import { isPoolError, PoolError, type AttemptContext, type ExecuteOptions, type PoolOptions } from '../src/index.js';
 import { RpcReads, type RpcReadOptions } from '../src/rpc/reads.js';
 import { isEndpointTaken } from '../src/rpc/quorum.js';
 import { QuorumError } from '../src/rpc/quorum-error.js';
@@ -304,15 +304,17 @@ describe('quorum reads', () => {
   });
 
   test('a leg the pool cannot place ends the read: no endless relaunching', async () => {
-    const { h, sent, read } = setup(['a', 'b', 'c']);
-    await h.pool.close();
-    const r = start(read('eth_chainId', 2));
+    const { h, reads } = setup(['a', 'b', 'c']);
+    // Each leg fails before reaching an endpoint (as every one disabled would).
+    let legs = 0;
+    const nowhere = () => (legs++, Promise.reject(new PoolError('NO_ENDPOINT', 'no endpoint can take the call')));
+    const r = start(reads.request('eth_chainId', [], {}, 2, nowhere));
     await settle(h);
     const e = r.error as QuorumError;
     expect(e.code).toBe('QUORUM_NOT_MET');
-    expect(isPoolError(e.cause) && e.cause.code).toBe('CLOSED');
+    expect(isPoolError(e.cause) && e.cause.code).toBe('NO_ENDPOINT');
     expect(e.attempts).toBe(2); // the two legs first launched, none after
-    expect(sent).toEqual([]);
+    expect(legs).toBe(2);
   });
 
   test("the caller's exclude is honoured by every leg", async () => {
@@ -403,5 +405,35 @@ describe('what a quorum error shows of an answer', () => {
     expect(Object.keys(shown)).toEqual(['__proto__', 'n']);
     expect(JSON.stringify(shown)).not.toContain('SECRETKEY');
     expect(shown['__proto__']).toEqual({ rpc: '<url>' });
+  });
+});
+
+describe('a quorum read and close()', () => {
+  test('a read after close() fails CLOSED, as the pool\'s own calls do, even where the weights could never meet it', async () => {
+    const { h, read } = setup(['a', 'b'], { quorum: { weights: { a: 0, b: 1 } } });
+    h.eps.a!.fallback = ok('0x1');
+    h.eps.b!.fallback = ok('0x1');
+    const before = await read('eth_chainId', 2).catch((e: unknown) => e);
+    expect(before).toMatchObject({ code: 'QUORUM_NOT_MET' });
+    await h.pool.close();
+    for (const need of [1, 2]) {
+      const after = await read('eth_chainId', need).catch((e: unknown) => e);
+      expect(after).toMatchObject({ code: 'CLOSED' });
+    }
+  });
+
+  test('a read whose leg after close() is refused CLOSED fails CLOSED, not QUORUM_NOT_MET (quorum generator, close mid-run)', async () => {
+    const { h, sent, read } = setup(['a', 'b', 'c'], { quorum: { stallMs: 100 } }, undefined, { strategy: 'ordered' });
+    h.eps.a!.fallback = hang();
+    h.eps.b!.fallback = hang();
+    h.eps.c!.fallback = ok('0x1');
+    const r = start(read('eth_chainId', 2));
+    await settle(h, 50);
+    const closed = h.pool.close({ abortAfterMs: 200 });
+    // At 100 ms a and b stall: the leg for c is refused by the closed pool. At 250 ms a and b are abandoned.
+    await settle(h, 300);
+    await closed;
+    expect(sent).toEqual(['a', 'b']);
+    expect(r.error).toMatchObject({ code: 'CLOSED' });
   });
 });

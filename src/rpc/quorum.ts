@@ -124,6 +124,8 @@ class QuorumRun<T> {
   #launching = false;
   /** A leg ended without reaching any endpoint: the pool cannot place another one either. */
   #stuck = false;
+  /** A leg failed `CLOSED`: the pool takes no more legs, and a read not met fails with that error. */
+  #closed: PoolError | undefined;
   /**
    * A leg that left out what `avoid` names ended without reaching any endpoint (those it could use
    * were open or had their probe out): later legs may use every endpoint.
@@ -246,6 +248,7 @@ class QuorumRun<T> {
     // The caller's options are wrong: every leg would say so, and no node was asked. The read
     // fails with that error, not as a quorum not met.
     if (error instanceof PoolError && error.code === 'INVALID_OPTIONS') return this.#fail(error);
+    if (error instanceof PoolError && error.code === 'CLOSED') (this.#closed = error), (this.#stuck = true);
     // A leg refused before sending (another leg took its endpoint while it queued, or the node fell
     // behind) was placed: another leg may be. Before, with `retry: 'none'`, two legs queued for a
     // permit both went to the first endpoint, and the read failed with the second's collision.
@@ -312,7 +315,7 @@ class QuorumRun<T> {
     }
     if (this.#settled) return;
     if (this.#legs.every((l) => l.done)) {
-      this.#fail(this.#notMet(this.#groups.length > 1 ? 'the endpoints disagree' : 'too few endpoints answered'));
+      this.#fail(this.#closed ?? this.#notMet(this.#groups.length > 1 ? 'the endpoints disagree' : 'too few endpoints answered'));
     }
   }
 

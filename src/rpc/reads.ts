@@ -24,7 +24,7 @@
  * as `EndpointTakenError`), and the call moves on.
  */
 import type { Clock } from '../base/clock.js';
-import { invalidOption } from '../base/errors.js';
+import { invalidOption, PoolError } from '../base/errors.js';
 import type { ExecuteOptions } from '../options/options.js';
 import { execWith } from './exec-with.js';
 import { defaultDeadlineMs, type Pool } from '../pool.js';
@@ -262,6 +262,8 @@ export class RpcReads<C = unknown> {
     // … and its endpoints among what `exclude` leaves (a string would be searched as text).
     const x: unknown = exec.exclude;
     if (x !== undefined && !(Array.isArray(x) && x.every((n) => typeof n === 'string'))) return Promise.reject(invalidOption('exclude', 'an array of endpoint names', x));
+    // As the pool's own calls: not a quorum not met (the weights may say so before any leg runs).
+    if (this.#pool.closed) return Promise.reject(new PoolError('CLOSED', 'the pool is closed'));
     this.#quorumReads++;
     const weights = this.#weights;
     const equals = this.#equals;

@@ -28,6 +28,10 @@
  *    replaced. Nodes swapped during a read are left out of 2, 3 and 5 for it. Before the
  *    forty-eighth session, a node back in the set, its head not known yet, could alone (weight 2)
  *    make a read's quorum with its stale answer (seed 42706).
+ * 7. (With `close({ abortAfterMs })` mid-run in a fifth of the runs.) It resolves by
+ *    `abortAfterMs` (by the reads' deadline without one); every read begun before it has settled
+ *    by then; a read after it fails `CLOSED` at once (it failed `QUORUM_NOT_MET`, its legs refused
+ *    by the closed pool); once the swaps are over, no timer is left on the clock.
  *
  * Seeded: `FC_SEED` (with `FC_PATH`) replays a failure, `FC_QUORUM_HEADS_RUNS` sets the runs.
  */
@@ -87,6 +91,8 @@ interface Scenario {
    * `custom` transport, another URL) to the same node. Never the last node present.
    */
   readonly swaps?: readonly Swap[] | undefined;
+  /** `close({ abortAfterMs })` on the transport or provider at `at` ms, while reads run. */
+  readonly closing?: { readonly at: number; readonly abortAfterMs: number | undefined } | undefined;
 }
 
 interface Swap {
@@ -125,6 +131,10 @@ const generalArb: fc.Arbitrary<Scenario> = fc
     swaps: fc.option(
       fc.array(fc.record({ at: fc.integer({ min: 1, max: 9000 }), node: fc.nat(6), kind: fc.constantFrom('remove' as const, 'renew' as const), forMs: fc.integer({ min: 200, max: 4000 }) }), { minLength: 1, maxLength: 3 }),
       { nil: undefined, freq: 2 },
+    ),
+    closing: fc.oneof(
+      { weight: 4, arbitrary: fc.constant(undefined) },
+      { weight: 1, arbitrary: fc.record({ at: fc.integer({ min: 1, max: 9000 }), abortAfterMs: fc.constantFrom(undefined, 0, 1, 50, 700, Infinity) }) },
     ),
   })
   .map(({ arranged, ...sc }) => ({
@@ -189,6 +199,8 @@ interface Outcome {
   readonly staleAnswers: number;
   /** Reads that settled with a swap during them (a node taken out, back, or renewed). */
   readonly swappedReads: number;
+  /** Reads that close() cut short, or that began after it. */
+  readonly closedReads: number;
   readonly adapter: Scenario['adapter'];
 }
 
@@ -245,7 +257,7 @@ async function simulate(sc: Scenario): Promise<Outcome> {
   };
   let read: (k: number) => Promise<unknown>;
   let heads: () => HeadSnapshot | undefined;
-  let close: () => Promise<void>;
+  let close: (options?: { abortAfterMs?: number }) => Promise<void>;
   let swap: (present: readonly number[]) => void;
   /** Each node's connection: a swap 'renew' makes the next. */
   const version = sc.nodes.map(() => 0);
@@ -261,7 +273,7 @@ async function simulate(sc: Scenario): Promise<Outcome> {
     const client = createClient({ transport });
     read = (k) => client.request({ method: 'eth_getBalance', params: [address(k), 'latest'] });
     heads = () => transport.heads();
-    close = () => transport.close();
+    close = (o) => transport.close(o);
     swap = (present) => transport.setEndpoints(present.map(endpoint));
   } else {
     const url = (i: number): string => `https://n${i}.example/rpc/${version[i]}`;
@@ -277,7 +289,7 @@ async function simulate(sc: Scenario): Promise<Outcome> {
     const provider = new PooledJsonRpcProvider({ ...common, network: 1, fetch, endpoints: sc.nodes.map((_, i) => ({ name: `n${i}`, url: url(i) })) });
     read = (k) => provider.sendWith('eth_getBalance', [address(k), 'latest']);
     heads = () => provider.heads();
-    close = () => provider.close();
+    close = (o) => provider.close(o);
     swap = (present) => provider.setEndpoints(present.map((i) => ({ name: `n${i}`, url: url(i) })));
   }
   // Swaps, on the clock: a node out (never the last present), back after `forMs`; a node's new connection.
@@ -307,10 +319,24 @@ async function simulate(sc: Scenario): Promise<Outcome> {
   }
   const swappedIn = (i: number, from: number, to: number): boolean => swapped.some((w) => w.node === i && w.from <= to && w.to >= from);
   const violations: string[] = [];
+  /** When `close()` was called, and when it resolved. */
+  let closedAt: number | undefined;
+  let closeEnd: number | undefined;
+  if (sc.closing !== undefined) {
+    const { at, abortAfterMs } = sc.closing;
+    clock.setTimeout(() => {
+      closedAt = since();
+      close(abortAfterMs === undefined ? undefined : { abortAfterMs }).then(
+        () => (closeEnd = since()),
+        (e: unknown) => violations.push(`close() rejected: ${String(e)}`),
+      );
+    }, at);
+  }
   let resolved = 0;
   let checked = 0;
   let staleAnswers = 0;
   let swappedReads = 0;
+  let closedReads = 0;
   const reads: { start: number; fit: Set<number>; end?: number; value?: number; error?: unknown }[] = [];
   try {
     await clock.advance(1); // the first poll
@@ -334,6 +360,21 @@ async function simulate(sc: Scenario): Promise<Outcome> {
     }
     // Every read's deadline, and a little: a read that has not settled by then never will.
     for (let i = 0; i < 8; i++) await clock.advance(DEADLINE_MS / 4);
+    if (closedAt !== undefined) {
+      // 7. close(): it resolves by `abortAfterMs` (by the reads' deadline without one), every
+      // read begun before it has settled by then, reads after it fail CLOSED at once, and once
+      // the swaps are over (setEndpoints on a closed pool changes the set, and starts nothing)
+      // nothing is left on the clock.
+      const limit = sc.closing!.abortAfterMs ?? Infinity;
+      if (closeEnd === undefined) violations.push(`close() at ${closedAt} ms never resolved`);
+      else if (closeEnd - closedAt > Math.min(limit, DEADLINE_MS)) violations.push(`close() at ${closedAt} ms resolved after ${closeEnd - closedAt} ms (abortAfterMs ${limit})`);
+      for (const [k, r] of reads.entries()) {
+        if (r.start < closedAt && r.end !== undefined && closeEnd !== undefined && r.end > closeEnd) violations.push(`read ${k} (start ${r.start} ms) settled at ${r.end} ms, after close() resolved (${closeEnd} ms)`);
+        if (r.start >= closedAt && (r.end !== r.start || !isPoolError(r.error) || r.error.code !== 'CLOSED')) violations.push(`read ${k} (start ${r.start} ms, after close()) ended ${r.end === undefined ? 'never' : `at ${r.end} ms with ${String((r.error as Error | undefined)?.message ?? r.value)}`}`);
+      }
+      await clock.advance(Math.max(0, 14_000 - since()));
+      if (clock.pendingTimers > 0) violations.push(`${clock.pendingTimers} timer(s) left on the clock after close() (next in ${clock.nextTimerInMs()} ms)`);
+    }
     // 6. A read that started after a node was taken out, or given a new connection, never reaches
     // it while it is out, nor through the connection replaced.
     for (const m of misrouted) {
@@ -348,6 +389,9 @@ async function simulate(sc: Scenario): Promise<Outcome> {
       }
       if (sc.nodes.some((_, i) => swappedIn(i, r.start, r.end!))) swappedReads++;
       if (r.end - r.start > DEADLINE_MS) violations.push(`${tag} settled after ${r.end - r.start} ms, deadline ${DEADLINE_MS} ms`);
+      // Reads that close() ended are checked by 7 (and 4).
+      const cut = closedAt !== undefined && r.end >= closedAt;
+      if (cut) closedReads++;
       // Nodes that answer, were fit to routing at the start, and stayed at the tip to the end.
       const atTip = [...r.fit].filter((i) => {
         const n = sc.nodes[i]!;
@@ -356,6 +400,7 @@ async function simulate(sc: Scenario): Promise<Outcome> {
         return (f === undefined || f.at + f.forMs <= r.start || f.at > r.end!) && !swappedIn(i, r.start, r.end!);
       });
       if (r.error !== undefined) {
+        if (cut) continue;
         if (isPoolError(r.error) && r.error.code === 'INVALID_OPTIONS') violations.push(`${tag} failed with ${r.error.message}`);
         else if (weigh(atTip) >= sc.need && sc.maxConcurrentCalls === undefined) violations.push(`${tag} failed (${String((r.error as Error).message).slice(0, 300)}) while ${atTip.map((i) => `n${i}`).join(', ')} stayed at the tip and answered (need ${sc.need})`);
         // 5. A quorum not met before the read's deadline asked every node (unless they weigh too little in all).
@@ -370,7 +415,7 @@ async function simulate(sc: Scenario): Promise<Outcome> {
       // 4. The answer is that of `need` distinct nodes (each weighs 1).
       const agreeing = new Set(answers.filter((a) => a.read === k && a.lag === r.value).map((a) => a.node));
       if (weigh([...agreeing]) < sc.need) violations.push(`${tag} resolved with an answer distinct nodes weighing ${weigh([...agreeing])} gave (need ${sc.need}): ${JSON.stringify(answers.filter((a) => a.read === k))}`);
-      if (weigh(atTip) < sc.need || sc.maxConcurrentCalls !== undefined) continue;
+      if (weigh(atTip) < sc.need || sc.maxConcurrentCalls !== undefined || cut) continue;
       checked++;
       if (r.value! > sc.maxLagBlocks + 1) {
         violations.push(`${tag} resolved with an answer ${r.value} blocks behind (maxLagBlocks ${sc.maxLagBlocks}) while ${atTip.map((i) => `n${i}`).join(', ')} stayed at the tip and answered (need ${sc.need})`);
@@ -379,12 +424,12 @@ async function simulate(sc: Scenario): Promise<Outcome> {
   } finally {
     await close();
   }
-  return { violations, resolved, checked, staleAnswers, swappedReads, adapter: sc.adapter };
+  return { violations, resolved, checked, staleAnswers, swappedReads, closedReads, adapter: sc.adapter };
 }
 
 describe('quorum reads of latest under head routing (generated)', () => {
   test(`no read hangs; with enough fit nodes at the tip, no stale quorum (${RUNS} runs)`, async () => {
-    const totals = { runs: 0, resolved: 0, checked: 0, staleAnswers: 0, swappedReads: 0, checkedBy: { viem: 0, ethers: 0 } };
+    const totals = { runs: 0, resolved: 0, checked: 0, staleAnswers: 0, swappedReads: 0, closedReads: 0, checkedBy: { viem: 0, ethers: 0 } };
     await checkSeeded('quorum-heads', scenarioArb, simulate, {
       seed: SEED,
       runs: RUNS,
@@ -395,6 +440,7 @@ describe('quorum reads of latest under head routing (generated)', () => {
         totals.checkedBy[o.adapter] += o.checked;
         totals.staleAnswers += o.staleAnswers;
         totals.swappedReads += o.swappedReads;
+        totals.closedReads += o.closedReads;
       },
     });
     if (process.env['FC_VERBOSE'] === '1') console.log(JSON.stringify(totals));
@@ -403,6 +449,7 @@ describe('quorum reads of latest under head routing (generated)', () => {
     expect(Math.min(totals.checkedBy.viem, totals.checkedBy.ethers)).toBeGreaterThan(RUNS / 5);
     expect(totals.staleAnswers).toBeGreaterThan(0);
     expect(totals.swappedReads).toBeGreaterThan(RUNS / 50);
+    expect(totals.closedReads).toBeGreaterThan(RUNS / 50);
   }, 300_000);
 });
 
