@@ -225,3 +225,21 @@ describe('coalescing with listeners that act while the shared request starts', (
     expect(h.pool.activeCalls).toBe(0);
   });
 });
+
+describe('coalescing and close()', () => {
+  test('a read after close() fails CLOSED at once, though an identical one started before is still running (it joined it, and got its value, before the forty-eighth session)', async () => {
+    const { h, read, upstream } = setup();
+    h.eps.a!.fallback = ok('0x5', 100);
+    const before = start(read('eth_getBalance'));
+    await h.clock.advance(10);
+    const closing = h.pool.close();
+    const after = start(read('eth_getBalance'));
+    await h.clock.advance(0);
+    expect(after.error).toMatchObject({ code: 'CLOSED' });
+    // The read that began first runs on to its answer, as every running attempt does.
+    await h.clock.advance(100);
+    await closing;
+    expect(before.value).toBe('0x5');
+    expect(upstream()).toBe(1);
+  });
+});

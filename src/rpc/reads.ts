@@ -181,6 +181,9 @@ export class RpcReads<C = unknown> {
       need = checkNeed('quorum', callQuorum);
     }
     if (need !== undefined && exec.pin !== undefined) throw invalidOption('quorum', 'no quorum on a pinned request (a quorum needs several endpoints)', need);
+    // As the pool's own calls: not a quorum not met (weights may say so before any leg runs), nor
+    // the value of a shared request started before close(), nor a filter's answer made here.
+    if (this.#pool.closed) throw new PoolError('CLOSED', 'the pool is closed');
     // A filter's requests go to the endpoint that made it (./filters.ts).
     if (isFilterMethod(method)) return this.#filters.request(method, params, exec, this.#pool.endpointNames, (e, p, started) => send(e, started, p));
     let guard: Guard | undefined;
@@ -262,8 +265,6 @@ export class RpcReads<C = unknown> {
     // … and its endpoints among what `exclude` leaves (a string would be searched as text).
     const x: unknown = exec.exclude;
     if (x !== undefined && !(Array.isArray(x) && x.every((n) => typeof n === 'string'))) return Promise.reject(invalidOption('exclude', 'an array of endpoint names', x));
-    // As the pool's own calls: not a quorum not met (the weights may say so before any leg runs).
-    if (this.#pool.closed) return Promise.reject(new PoolError('CLOSED', 'the pool is closed'));
     this.#quorumReads++;
     const weights = this.#weights;
     const equals = this.#equals;

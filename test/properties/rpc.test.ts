@@ -12,7 +12,11 @@
  * callers that shared one upstream request (by the coalescer's own bookkeeping, modelled
  * here from when `send` runs) get the same value or the same error, unless they left; the
  * shared request's signal aborts only when every caller of it has left; in the end nothing
- * is in flight, no timer is owned and no abort listener is left on a caller's signal.
+ * is in flight, no timer is owned and no abort listener is left on a caller's signal. With
+ * `pool.close({ abortAfterMs })` at a generated time in a fifth of the runs (forty-eighth
+ * session): a caller after it fails CLOSED at once (one joined a shared request still running,
+ * and got its value), every caller before it has settled once it resolves, and it resolves by
+ * `abortAfterMs`.
  *
  * Run on the exact clock, jittered with stalls, and (fortieth session) with callers starting and
  * their signals aborting from inside the pool's callbacks (`Clocking.inside`).
@@ -57,6 +61,8 @@ interface Scenario {
   readonly quorum: number | undefined;
   readonly stallMs: number;
   readonly callers: readonly Caller[];
+  /** `pool.close({ abortAfterMs })` at `at` ms (forty-eighth session), or never before the end. */
+  readonly closing: { readonly at: number; readonly abortAfterMs: number | undefined } | undefined;
 }
 
 const step: fc.Arbitrary<Step> = fc.oneof(
@@ -87,6 +93,10 @@ const scenarioArb: fc.Arbitrary<Scenario> = fc.record({
   quorum: fc.oneof(fc.constant(undefined), fc.constant(2)),
   stallMs: fc.integer({ min: 50, max: 600 }),
   callers: fc.array(caller, { minLength: 1, maxLength: 14 }),
+  closing: fc.oneof(
+    { weight: 4, arbitrary: fc.constant(undefined) },
+    { weight: 1, arbitrary: fc.record({ at: fc.integer({ min: 0, max: 700 }), abortAfterMs: fc.constantFrom(undefined, 0, 1, 100, Infinity) }) },
+  ),
 });
 
 class RpcFail extends Error {
@@ -95,7 +105,7 @@ class RpcFail extends Error {
   }
 }
 
-const CODES = new Set(['PERMANENT', 'RETRIES_EXHAUSTED', 'DEADLINE_EXCEEDED', 'NO_ENDPOINT', 'PIN_UNAVAILABLE', 'ABORTED', 'QUORUM_NOT_MET', 'INVALID_OPTIONS']);
+const CODES = new Set(['PERMANENT', 'RETRIES_EXHAUSTED', 'DEADLINE_EXCEEDED', 'NO_ENDPOINT', 'PIN_UNAVAILABLE', 'ABORTED', 'QUORUM_NOT_MET', 'INVALID_OPTIONS', 'CLOSED']);
 
 interface Rec {
   readonly id: number;
@@ -113,6 +123,8 @@ interface Rec {
   error: unknown;
   abortedAt: number | undefined;
   listeners: number;
+  /** Started after `close()` was called. */
+  afterClose: boolean;
 }
 
 interface Shared {
@@ -236,6 +248,7 @@ async function run(sc: Scenario, clocking: Clocking = {}): Promise<{ violations:
       error: undefined,
       abortedAt: undefined,
       listeners: 0,
+      afterClose: closedAt !== undefined,
     };
     recs.push(rec);
     if (ac !== undefined) {
@@ -297,7 +310,8 @@ async function run(sc: Scenario, clocking: Clocking = {}): Promise<{ violations:
         return op(i, ctx);
       }, e);
     });
-    if (coalesced && mine === undefined) {
+    // A caller after close() shares nothing: it fails CLOSED at once.
+    if (coalesced && mine === undefined && !rec.afterClose) {
       // In flight: some caller of it still waits (once it settles, every waiting caller settles in the same turn).
       const running = sharedNow.get(key);
       if (running !== undefined && running.members.some((r) => r !== rec && waits(r))) {
@@ -311,6 +325,19 @@ async function run(sc: Scenario, clocking: Clocking = {}): Promise<{ violations:
       }),
     );
   };
+  /** When `close()` was called, and when it resolved. */
+  let closedAt: number | undefined;
+  let closeEnd: number | undefined;
+  if (sc.closing !== undefined) {
+    const { abortAfterMs } = sc.closing;
+    at(sc.closing.at, () => {
+      closedAt = fake.now();
+      pool.close(abortAfterMs === undefined ? undefined : { abortAfterMs }).then(
+        () => (closeEnd = fake.now()),
+        (e: unknown) => v(`close() rejected: ${String(e)}`),
+      );
+    });
+  }
   for (const c of [...sc.callers].sort((x, y) => x.at - y.at)) at(c.at, () => startCaller(c));
   // Quorum reads go through their own path; m2 may need one.
   await fake.advance(5000);
@@ -339,6 +366,11 @@ async function run(sc: Scenario, clocking: Clocking = {}): Promise<{ violations:
       const best = Math.max(0, ...groups.values());
       if (best !== r.error.bestWeight || best >= r.error.needed) v(`caller ${r.id}: quorum not met with a group weighing ${best} (bestWeight ${String(r.error.bestWeight)}, needed ${r.error.needed})`);
     }
+    // A caller after close() fails CLOSED at once (a pinned quorum read INVALID_OPTIONS first); one
+    // before it has settled by the time close() resolves. Before the forty-eighth session a caller
+    // after close() could join a shared request still running and get its value.
+    if (r.afterClose && (r.settledAt !== r.startedAt || !isPoolError(r.error) || (r.error.code !== 'CLOSED' && r.error.code !== 'INVALID_OPTIONS'))) v(`caller ${r.id} (${r.gen.method}) started after close() and ended ${r.settledAt! - r.startedAt} ms later with ${r.error === undefined ? `value ${String(r.value)}` : String(r.error)}`);
+    if (!r.afterClose && closeEnd !== undefined && r.settledAt! > closeEnd) v(`caller ${r.id} (${r.gen.method}) settled at ${r.settledAt! - T0}, after close() resolved at ${closeEnd - T0}`);
     if (r.settledAt! - r.startedAt > r.deadline + 1) v(`caller ${r.id} (${r.gen.method}, group ${r.group}) settled ${r.settledAt! - r.startedAt} ms after it started, deadline ${r.deadline}`);
     // A deadline is not cut short by another caller's: it passes no earlier than the caller's own deadline from
     // when the request it waits on started (a joiner gives up at most the time since the request started).
@@ -365,6 +397,11 @@ async function run(sc: Scenario, clocking: Clocking = {}): Promise<{ violations:
   const st = reads.stats().coalesce;
   if (st.inFlight !== 0) v(`${st.inFlight} shared request(s) still in flight at the end`);
   if (pool.activeCalls !== 0) v(`${pool.activeCalls} pool call(s) still active`);
+  if (closedAt !== undefined) {
+    const limit = sc.closing!.abortAfterMs ?? Infinity;
+    if (closeEnd === undefined) v(`close() at ${closedAt - T0} never resolved`);
+    else if (limit !== Infinity && closeEnd - closedAt > limit) v(`close() at ${closedAt - T0} resolved ${closeEnd - closedAt} ms later (abortAfterMs ${limit})`);
+  }
   await fake.runAll(100_000);
   if (clock.owned !== 0) v(`the pool owns ${clock.owned} timer(s) at the end`);
   await pool.close();
