@@ -242,4 +242,16 @@ describe('coalescing and close()', () => {
     expect(before.value).toBe('0x5');
     expect(upstream()).toBe(1);
   });
+
+  test("a filter method after close() fails CLOSED too, where the filter's node left the set (answered 'filter not found' here, before)", async () => {
+    const { h, read } = setup();
+    h.eps.a!.fallback = ok('0x7');
+    const id = await read('eth_newFilter', [{}]);
+    h.pool.setEndpoints([{ name: 'b', conn: h.eps.b! }]);
+    const open = await read('eth_getFilterChanges', [id]).catch((e: unknown) => e);
+    expect(open).toMatchObject({ code: -32000 });
+    await h.pool.close();
+    const closed = await read('eth_getFilterChanges', [id]).catch((e: unknown) => e);
+    expect(closed).toMatchObject({ code: 'CLOSED' });
+  });
 });
