@@ -212,3 +212,20 @@ describe('a refusal from a node that lost its name while the call ran', () => {
     await t.close();
   });
 });
+
+describe('after close()', () => {
+  test('a method every endpoint refused fails CLOSED, not with the refusal remembered (swaps generator with close(), forty-eighth session)', async () => {
+    const clock = new FakeClock(1_000_000);
+    const { node, transport } = scripted([rpcError(-32601, 'the method eth_foo does not exist/is not available')]);
+    const t = poolTransport({ endpoints: [{ name: 'a', transport }], clock });
+    const client = createClient({ transport: t });
+    const first = await client.request({ method: 'eth_foo' as never }).catch((e: unknown) => e);
+    expect(String((first as Error).message)).toMatch(/does not exist/);
+    // Remembered: a second call is answered without a request.
+    await client.request({ method: 'eth_foo' as never }).catch(() => {});
+    expect(node.requests).toBe(1);
+    await t.close();
+    const closed = await client.request({ method: 'eth_foo' as never }).catch((e: unknown) => e);
+    expect(closed).toMatchObject({ code: 'CLOSED' });
+  });
+});

@@ -33,7 +33,7 @@
 import { TAKES_ATTEMPT, type Classifier, type ClassifyResult, type FailedAttempt } from '../base/classify.js';
 import type { AttemptContext } from '../call/context.js';
 import { connectionWatch, endpointCurrent } from '../rpc/connections.js';
-import { invalidOption, isPoolError, throwIt } from '../base/errors.js';
+import { invalidOption, isPoolError, PoolError, throwIt } from '../base/errors.js';
 import { POOL_ALIASES, POOL_KEYS } from '../options/resolve.js';
 import { checkFunction, checkKeys, finite, type KnownKeys } from '../options/validate.js';
 import type { ExecuteOptions } from '../options/options.js';
@@ -268,6 +268,8 @@ export function poolTransport(options: PoolTransportOptions): PoolTransport {
     const runRead = reads.hedgeReads ? executorAs(pool, unwrap, HEDGED_READ) : run;
     const slow = async (args: RpcArgs, reqOptions?: RpcRequestOptions): Promise<unknown> => {
       if (args.method === 'eth_subscribe' || args.method === 'eth_unsubscribe') throw noSubscriptions(args.method);
+      // As the pool's calls, not a refusal remembered from before close().
+      if (pool.closed) throw new PoolError('CLOSED', 'the pool is closed');
       const skip = unsupported.excluded(args.method, pool.endpointNames, pool.clock.now());
       if (skip !== undefined && (skip.all || (pin !== undefined && skip.names.includes(pin)))) throw skip.error;
       // One literal (the pool reads a field set to `undefined` as one not given): spreads of

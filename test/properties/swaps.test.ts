@@ -27,6 +27,10 @@
  *    0x1, so another node under the name has a filter of that id: another client's);
  * 6. with `chainId` (drawn in half the runs; a node in six serves another chain), a node of
  *    another chain is sent `eth_chainId` and nothing else, and counts as no healthy node for 3 and 4.
+ * 7. with `close({ abortAfterMs })` while calls and swaps go on (a fifth of the runs, forty-eighth
+ *    session): a call after it fails CLOSED at once (viem answered a method every node had refused
+ *    with its remembered refusal); a call before it settles by the time it resolves; it resolves
+ *    by `abortAfterMs`. CLOSED is no error of the pool's making for a call it cut short.
  *
  * Half the runs set the pool's `hedge` (20 ms, against nodes of 0-40 ms): single reads are hedged;
  * half coalesce identical reads of balances and block numbers (forty-fourth session).
@@ -91,6 +95,8 @@ interface Scenario {
   readonly hedge?: boolean;
   /** Identical reads of balances and block numbers in flight share one request (`coalesce`). */
   readonly coalesce?: boolean;
+  /** `close({ abortAfterMs })` at `at` ms while calls and swaps go on (forty-eighth session). */
+  readonly closing?: { readonly at: number; readonly abortAfterMs: number | undefined } | undefined;
 }
 
 const nodeArb = (blockMs: number, blocks: number): fc.Arbitrary<NodeSpec> =>
@@ -132,6 +138,10 @@ const scenarioArb: fc.Arbitrary<Scenario> = fc
       chainId: fc.boolean(),
       hedge: fc.boolean(),
       coalesce: fc.boolean(),
+      closing: fc.oneof(
+        { weight: 4, arbitrary: fc.constant(undefined) },
+        { weight: 1, arbitrary: fc.record({ at, abortAfterMs: fc.constantFrom(undefined, 0, 1, 100, Infinity) }) },
+      ),
     });
   });
 
@@ -157,7 +167,7 @@ interface Adapter {
   heads(): HeadSnapshot | undefined;
   /** Callers served by a request another caller started (`coalesce`). */
   joined(): number;
-  close(): Promise<void>;
+  close(options?: { abortAfterMs?: number }): Promise<void>;
 }
 
 type Answer = (method: string, params: unknown[]) => Promise<unknown>;
@@ -174,7 +184,7 @@ function viemAdapter(initial: readonly { name: string; conn: unknown }[], option
     pool: transport.pool as unknown as Adapter['pool'],
     heads: () => transport.heads(),
     joined: () => transport.readStats().coalesce.joined,
-    close: () => transport.close(),
+    close: (o) => transport.close(o),
   };
 }
 
@@ -207,7 +217,7 @@ function viemUrlAdapter(initial: readonly { name: string; conn: unknown }[], opt
     },
     heads: () => transport.heads(),
     joined: () => transport.readStats().coalesce.joined,
-    close: () => transport.close(),
+    close: (o) => transport.close(o),
   };
 }
 
@@ -231,7 +241,7 @@ function ethersAdapter(initial: readonly { name: string; conn: unknown }[], opti
     pool: provider.pool as unknown as Adapter['pool'],
     heads: () => provider.heads(),
     joined: () => provider.readStats().coalesce.joined,
-    close: () => provider.close(),
+    close: (o) => provider.close(o),
   };
 }
 
@@ -344,8 +354,19 @@ async function simulate(sc: Scenario, which: 'viem' | 'viem-url' | 'ethers', ins
   const calls: Promise<void>[] = [];
   let settled = 0;
   const refusingSeen = { any: false };
+  /** When `close()` was called, and when it resolved. */
+  let closedAt: number | undefined;
+  let closeEnd: number | undefined;
+  let afterClose = 0;
   const onCall = (label: string, run: () => Promise<unknown>, check: (value: unknown, startMs: number, served: boolean) => void, onError: (e: unknown, served: boolean) => void) => {
     const startMs = t();
+    // 7. A call after close() fails CLOSED at once; one before it has settled once it resolves.
+    const late = closedAt !== undefined;
+    if (late) afterClose++;
+    const closedCheck = (e: unknown): void => {
+      if (late && (t() !== startMs || !isPoolError(e) || e.code !== 'CLOSED')) violations.push(`${label} at ${startMs} ms, after close(), ended at ${t()} ms with ${e === undefined ? 'a value' : String((e as Error)?.message ?? e).slice(0, 160)}`);
+      if (!late && closeEnd !== undefined && t() > closeEnd) violations.push(`${label} at ${startMs} ms settled at ${t()} ms, after close() resolved (${closeEnd} ms)`);
+    };
     if (DEBUG) console.log(`${startMs} call ${label} heads ${JSON.stringify(transport.heads())}`);
     // The healthy nodes that serve eth_foo and stay in the pool for the whole call.
     const watch = { servers: new Set(inPool().filter((l) => !l.spec.refuses && l.spec.flaky === 0 && onChain(l))) };
@@ -354,8 +375,13 @@ async function simulate(sc: Scenario, which: 'viem' | 'viem-url' | 'ethers', ins
     pending.add(tag);
     calls.push(
       run().then(
-        (v) => check(v, startMs, watch.servers.size > 0),
-        (e: unknown) => onError(e, watch.servers.size > 0),
+        (v) => (closedCheck(undefined), check(v, startMs, watch.servers.size > 0)),
+        (e: unknown) => {
+          closedCheck(e);
+          // Cut short by close(): CLOSED is then no error of the pool's making.
+          if (closedAt !== undefined && isPoolError(e) && e.code === 'CLOSED') return;
+          onError(e, watch.servers.size > 0);
+        },
       ).finally(() => {
         watching.delete(watch);
         pending.delete(tag);
@@ -408,6 +434,14 @@ async function simulate(sc: Scenario, which: 'viem' | 'viem-url' | 'ethers', ins
   // Whether a node at the tip, healthy, has been in the pool since the call started and routing knows a head at the tip.
   const fitNodeIn = (): boolean => inPool().some((l) => lagOf(l.spec, t()) === 0 && l.spec.flaky === 0 && onChain(l));
   for (let now = 0; now < end; now += gap) {
+    if (sc.closing !== undefined && closedAt === undefined && t() >= sc.closing.at) {
+      const { abortAfterMs } = sc.closing;
+      closedAt = t();
+      transport.close(abortAfterMs === undefined ? undefined : { abortAfterMs }).then(
+        () => (closeEnd = t()),
+        (e: unknown) => violations.push(`close() rejected: ${String(e)}`),
+      );
+    }
     // With `inside`, a swap no request reached within 250 ms of its time runs here.
     swapsDue(inside ? 250 : 0);
     const r = rnd();
@@ -537,16 +571,21 @@ async function simulate(sc: Scenario, which: 'viem' | 'viem-url' | 'ethers', ins
     return { violations, calls: calls.length, hedges };
   }
   await Promise.all(calls);
+  if (closedAt !== undefined) {
+    const limit = sc.closing!.abortAfterMs ?? Infinity;
+    if (closeEnd === undefined) violations.push(`close() at ${closedAt} ms never resolved`);
+    else if (closeEnd - closedAt > limit) violations.push(`close() at ${closedAt} ms resolved ${closeEnd - closedAt} ms later (abortAfterMs ${limit})`);
+  }
   let closed = false;
   void transport.close().then(() => (closed = true));
   for (let i = 0; i < 50 && !closed; i++) await clock.advance(100);
   if (!closed) violations.push('close() never resolved');
-  return { violations, calls: calls.length, swapsInside, hedges, joined: transport.joined() };
+  return { violations, calls: calls.length, swapsInside, hedges, joined: transport.joined(), afterClose };
 }
 
 describe('the RPC adapters while setEndpoints changes the set', () => {
   test.each(['viem', 'viem-url', 'ethers'] as const)('%s: calls settle, removed nodes get nothing, refusals, heads and filters follow the node, not the name', async (which) => {
-    const totals = { runs: 0, calls: 0, hedges: 0, joined: 0 };
+    const totals = { runs: 0, calls: 0, hedges: 0, joined: 0, afterClose: 0 };
     await checkSeeded(`swaps-${which}`, scenarioArb, (sc) => simulate(sc, which), {
       seed: SEED,
       runs: RUNS,
@@ -556,6 +595,7 @@ describe('the RPC adapters while setEndpoints changes the set', () => {
         totals.calls += o.calls;
         totals.hedges += o.hedges ?? 0;
         totals.joined += o.joined ?? 0;
+        totals.afterClose += o.afterClose ?? 0;
       },
     });
     if (process.env['SWAPS_DEBUG']) console.log(JSON.stringify(totals));
@@ -565,6 +605,7 @@ describe('the RPC adapters while setEndpoints changes the set', () => {
     if (process.env['FC_PATH'] === undefined) {
       if (which !== 'viem-url') expect(totals.hedges).toBeGreaterThan(totals.runs);
       expect(totals.joined).toBeGreaterThan(0);
+      expect(totals.afterClose).toBeGreaterThan(totals.runs);
     }
     if (DEBUG) console.log(which, totals);
   }, 600_000);
