@@ -372,6 +372,21 @@ describe('a quorum read just after setEndpoints added nodes whose heads are not 
     }
   });
 
+  test('a method that needs no head (eth_chainId) asks them in order, as any endpoint', async () => {
+    const s = quorumSetup(['a', 'b'], [], () => '0x1', {
+      heads: { maxLagBlocks: 1, blockTimeMs: 250, pollMs: 250 },
+      quorum: { methods: { eth_chainId: 2 }, stallMs: 500 },
+    });
+    try {
+      await s.clock.advance(1);
+      s.add({ x: 95, y: 95 });
+      expect(await createClient({ transport: s.t }).request({ method: 'eth_chainId' })).toBe('0x1');
+      expect(s.log).toEqual(['x', 'y']);
+    } finally {
+      await s.t.close();
+    }
+  });
+
   test('they are asked once the nodes known run out: a new node at the tip makes the quorum with a', async () => {
     const s = quorumSetup(['a', 'b'], ['b'], (key, heads) => hex(heads['a']! - heads[key]!), {
       heads: { maxLagBlocks: 1, blockTimeMs: 250, pollMs: 250 },

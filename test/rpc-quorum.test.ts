@@ -423,11 +423,22 @@ describe('a quorum read and close()', () => {
   });
 
   test('a read whose leg after close() is refused CLOSED fails CLOSED, not QUORUM_NOT_MET (quorum generator, close mid-run)', async () => {
-    const { h, sent, read } = setup(['a', 'b', 'c'], { quorum: { stallMs: 100 } }, undefined, { strategy: 'ordered' });
+    const { h, sent, reads } = setup(['a', 'b', 'c', 'd'], { quorum: { stallMs: 100 } }, undefined, { strategy: 'ordered' });
     h.eps.a!.fallback = hang();
     h.eps.b!.fallback = hang();
     h.eps.c!.fallback = ok('0x1');
-    const r = start(read('eth_chainId', 2));
+    h.eps.d!.fallback = ok('0x1');
+    // Legs as the read launches them (each a pool call; one refused by the closed pool sends nothing).
+    let legs = 0;
+    const send = (exec: ExecuteOptions, guard?: (endpoint: string) => void) => (
+      legs++,
+      h.pool.execute(async (ep: FakeEndpoint, ctx: AttemptContext) => {
+        guard?.(ctx.endpoint);
+        sent.push(ctx.endpoint);
+        return h.op(ep, ctx);
+      }, exec)
+    );
+    const r = start(reads.request('eth_chainId', [], {}, 2, send));
     await settle(h, 50);
     const closed = h.pool.close({ abortAfterMs: 200 });
     // At 100 ms a and b stall: the leg for c is refused by the closed pool. At 250 ms a and b are abandoned.
@@ -435,5 +446,7 @@ describe('a quorum read and close()', () => {
     await closed;
     expect(sent).toEqual(['a', 'b']);
     expect(r.error).toMatchObject({ code: 'CLOSED' });
+    // After the first leg the closed pool refused, none more (d's would be refused too).
+    expect(legs).toBe(3);
   });
 });
