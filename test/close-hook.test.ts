@@ -74,3 +74,24 @@ describe("pool.close() ends the head poll at once (it used to wait for the poll'
     expect(clock.pendingTimers).toBe(0);
   });
 });
+
+describe('requests after close()', () => {
+  test("ethers: sendWith fails CLOSED; the provider's ethers methods fail as ethers fails a destroyed provider's", async () => {
+    const clock = new FakeClock(1_000_000);
+    const p = ethersSetup(clock);
+    expect(await p.sendWith('eth_chainId', [])).toBe('0x1');
+    await p.close();
+    await expect(p.sendWith('eth_chainId', [])).rejects.toMatchObject({ code: 'CLOSED' });
+    await expect(p.send('eth_chainId', [])).rejects.toMatchObject({ code: 'UNSUPPORTED_OPERATION' });
+    await expect(p.getBlockNumber()).rejects.toMatchObject({ code: 'UNSUPPORTED_OPERATION' });
+  });
+
+  test('viem: every request fails CLOSED, on the plain path and through quorum(2)', async () => {
+    const clock = new FakeClock(1_000_000);
+    const t = viemSetup(clock);
+    await t.close();
+    for (const transport of [t, t.quorum(2), t.pin('a')]) {
+      await expect(createClient({ transport }).request({ method: 'eth_chainId' })).rejects.toMatchObject({ code: 'CLOSED' });
+    }
+  });
+});
