@@ -32,6 +32,8 @@
  *    `abortAfterMs` (by the reads' deadline without one); every read begun before it has settled
  *    by then; a read after it fails `CLOSED` at once (it failed `QUORUM_NOT_MET`, its legs refused
  *    by the closed pool); once the swaps are over, no timer is left on the clock.
+ * 8. (Through ethers, a node in every read's `exclude` in half the runs.) No read reaches it
+ *    while its name keeps that node; it is left out of 2, 3 and 5.
  *
  * Seeded: `FC_SEED` (with `FC_PATH`) replays a failure, `FC_QUORUM_HEADS_RUNS` sets the runs.
  */
@@ -91,6 +93,8 @@ interface Scenario {
    * `custom` transport, another URL) to the same node. Never the last node present.
    */
   readonly swaps?: readonly Swap[] | undefined;
+  /** Through ethers, every read's `exclude` names this node (while it is in the set). */
+  readonly exclude?: number | undefined;
   /** `close({ abortAfterMs })` on the transport or provider at `at` ms, while reads run. */
   readonly closing?: { readonly at: number; readonly abortAfterMs: number | undefined } | undefined;
 }
@@ -132,6 +136,7 @@ const generalArb: fc.Arbitrary<Scenario> = fc
       fc.array(fc.record({ at: fc.integer({ min: 1, max: 9000 }), node: fc.nat(6), kind: fc.constantFrom('remove' as const, 'renew' as const), forMs: fc.integer({ min: 200, max: 4000 }) }), { minLength: 1, maxLength: 3 }),
       { nil: undefined, freq: 2 },
     ),
+    exclude: fc.option(fc.nat(6), { nil: undefined, freq: 2 }),
     closing: fc.oneof(
       { weight: 4, arbitrary: fc.constant(undefined) },
       { weight: 1, arbitrary: fc.record({ at: fc.integer({ min: 1, max: 9000 }), abortAfterMs: fc.constantFrom(undefined, 0, 1, 50, 700, Infinity) }) },
@@ -140,6 +145,7 @@ const generalArb: fc.Arbitrary<Scenario> = fc
   .map(({ arranged, ...sc }) => ({
     ...sc,
     swaps: sc.swaps?.map((w) => ({ ...w, node: w.node % sc.nodes.length })),
+    exclude: sc.exclude === undefined || sc.adapter !== 'ethers' ? undefined : sc.exclude % sc.nodes.length,
     // Half the runs put the hung nodes first, then those in an outage: the first legs hang, and
     // their retries meet nodes fallen behind before the nodes at the tip.
     nodes: arranged ? [...sc.nodes].sort((a, b) => rank(a) - rank(b)) : sc.nodes,
@@ -287,7 +293,12 @@ async function simulate(sc: Scenario): Promise<Outcome> {
       );
     };
     const provider = new PooledJsonRpcProvider({ ...common, network: 1, fetch, endpoints: sc.nodes.map((_, i) => ({ name: `n${i}`, url: url(i) })) });
-    read = (k) => provider.sendWith('eth_getBalance', [address(k), 'latest']);
+    read = (k) => {
+      const ex = sc.exclude;
+      // Excluded per read (only a name of the pool: an unknown name is INVALID_OPTIONS).
+      if (ex !== undefined && out[ex] === 0) excluded.add(k);
+      return provider.sendWith('eth_getBalance', [address(k), 'latest'], excluded.has(k) ? { exclude: [`n${ex}`] } : {});
+    };
     heads = () => provider.heads();
     close = (o) => provider.close(o);
     swap = (present) => provider.setEndpoints(present.map((i) => ({ name: `n${i}`, url: url(i) })));
@@ -319,6 +330,8 @@ async function simulate(sc: Scenario): Promise<Outcome> {
   }
   const swappedIn = (i: number, from: number, to: number): boolean => swapped.some((w) => w.node === i && w.from <= to && w.to >= from);
   const violations: string[] = [];
+  /** Reads whose `exclude` named `sc.exclude`. */
+  const excluded = new Set<number>();
   /** When `close()` was called, and when it resolved. */
   let closedAt: number | undefined;
   let closeEnd: number | undefined;
@@ -388,6 +401,11 @@ async function simulate(sc: Scenario): Promise<Outcome> {
         continue;
       }
       if (sc.nodes.some((_, i) => swappedIn(i, r.start, r.end!))) swappedReads++;
+      // 8. A read never reaches the node its caller excluded, while that name keeps its node (names
+      // are looked up when the call starts: a new connection under it, or the name back after it
+      // left, is another endpoint to the read, docs/calls.md).
+      if (excluded.has(k) && asked.has(`${k}:${sc.exclude}`) && !swappedIn(sc.exclude!, r.start, r.end!)) violations.push(`${tag} reached n${sc.exclude}, which it excluded`);
+      const barred = (i: number): boolean => swappedIn(i, r.start, r.end!) || (excluded.has(k) && i === sc.exclude);
       if (r.end - r.start > DEADLINE_MS) violations.push(`${tag} settled after ${r.end - r.start} ms, deadline ${DEADLINE_MS} ms`);
       // Reads that close() ended are checked by 7 (and 4).
       const cut = closedAt !== undefined && r.end >= closedAt;
@@ -397,15 +415,15 @@ async function simulate(sc: Scenario): Promise<Outcome> {
         const n = sc.nodes[i]!;
         if (n.kind !== 'ok') return false;
         const f = outageOf(i);
-        return (f === undefined || f.at + f.forMs <= r.start || f.at > r.end!) && !swappedIn(i, r.start, r.end!);
+        return (f === undefined || f.at + f.forMs <= r.start || f.at > r.end!) && !barred(i);
       });
       if (r.error !== undefined) {
         if (cut) continue;
         if (isPoolError(r.error) && r.error.code === 'INVALID_OPTIONS') violations.push(`${tag} failed with ${r.error.message}`);
         else if (weigh(atTip) >= sc.need && sc.maxConcurrentCalls === undefined) violations.push(`${tag} failed (${String((r.error as Error).message).slice(0, 300)}) while ${atTip.map((i) => `n${i}`).join(', ')} stayed at the tip and answered (need ${sc.need})`);
         // 5. A quorum not met before the read's deadline asked every node (unless they weigh too little in all).
-        const unasked = sc.nodes.flatMap((_, i) => (asked.has(`${k}:${i}`) || opened.has(i) || swappedIn(i, r.start, r.end!) ? [] : [i]));
-        if (isPoolError(r.error) && r.error.code === 'QUORUM_NOT_MET' && r.end - r.start < DEADLINE_MS && weigh(sc.nodes.flatMap((_, i) => (swappedIn(i, r.start, r.end!) ? [] : [i]))) >= sc.need && unasked.length > 0) {
+        const unasked = sc.nodes.flatMap((_, i) => (asked.has(`${k}:${i}`) || opened.has(i) || barred(i) ? [] : [i]));
+        if (isPoolError(r.error) && r.error.code === 'QUORUM_NOT_MET' && r.end - r.start < DEADLINE_MS && weigh(sc.nodes.flatMap((_, i) => (barred(i) ? [] : [i]))) >= sc.need && unasked.length > 0) {
           violations.push(`${tag} failed after ${r.end - r.start} ms (${String((r.error as Error).message).slice(0, 300)}) without asking ${unasked.map((i) => `n${i}`).join(', ')}`);
         }
         continue;
