@@ -1,4 +1,4 @@
-import { describe, expect, test } from 'vitest';
+import { describe, expect, test, vi } from 'vitest';
 import { FakeClock } from '../src/testing/index.js';
 
 describe('FakeClock', () => {
@@ -62,5 +62,41 @@ describe('advance() runs a long chain of continuations before the next timer', (
     clock.setTimeout(() => order.push('next timer'), 11);
     await clock.advance(20);
     expect(order).toEqual(['chain done', 'next timer']);
+  });
+});
+
+describe('FakeClock({ drain: true })', () => {
+  /** Whether a chain of `n` awaits started by a timer ends before a timer 1 ms later fires. */
+  async function chainFirst(clock: FakeClock, n: number): Promise<boolean> {
+    const order: string[] = [];
+    clock.setTimeout(async () => {
+      for (let i = 0; i < n; i++) await Promise.resolve();
+      order.push('chain');
+    }, 10);
+    clock.setTimeout(() => order.push('next'), 11);
+    await clock.advance(20);
+    return order[0] === 'chain';
+  }
+
+  test('a chain of 10,000 awaits ends before the next timer, as on a real event loop; by default one of 150 does not (100 turns)', async () => {
+    expect(await chainFirst(new FakeClock(0, { drain: true }), 10_000)).toBe(true);
+    expect(await chainFirst(new FakeClock(0), 150)).toBe(false);
+    expect(await chainFirst(new FakeClock(0, { drain: false }), 150)).toBe(false);
+  });
+
+  test("under vitest's fake timers (which replace setImmediate) it falls back to 100 turns instead of waiting for ever", async () => {
+    vi.useFakeTimers();
+    try {
+      const clock = new FakeClock(0, { drain: true });
+      expect(await chainFirst(clock, 80)).toBe(true);
+      expect(await chainFirst(clock, 150)).toBe(false);
+    } finally {
+      vi.useRealTimers();
+    }
+  });
+
+  test('a drain that is not a boolean is a RangeError', () => {
+    expect(() => new FakeClock(0, { drain: 'yes' as never })).toThrow(RangeError);
+    expect(() => new FakeClock(0, { drain: 1 as never })).toThrow(/options.drain/);
   });
 });

@@ -32,6 +32,26 @@ interface FakeTimer {
  */
 const FLUSH_TURNS = 100;
 
+/** `new FakeClock(startMs, options)`. */
+export interface FakeClockOptions {
+  /**
+   * `flush()` (and so each timer `advance` fires) waits until every queued continuation has run,
+   * however long the chain, as a real event loop does before its next timer; where the runtime has
+   * no real `setImmediate` (browsers, Workers, or fake timers replacing it) it falls back to 100
+   * turns. Code that polls through an endless chain of continuations until a timer fires then
+   * waits for ever, as it would on a real event loop. @default false (100 turns)
+   */
+  readonly drain?: boolean;
+}
+
+type Immediate = ((fn: () => void) => unknown) & { clock?: unknown };
+
+/** The runtime's `setImmediate`, unless missing or replaced by fake timers (`@sinonjs/fake-timers`, as vitest and jest use, marks its fakes with `clock`). */
+function realImmediate(): Immediate | undefined {
+  const f = (globalThis as { setImmediate?: Immediate }).setImmediate;
+  return typeof f === 'function' && !('clock' in f) ? f : undefined;
+}
+
 /** Bounds of `FakeClock.runUntilSettled`. */
 export interface RunUntilSettledOptions {
   /** Virtual time it may move at most. @default 3600000 (one hour) */
@@ -49,10 +69,15 @@ export class FakeClock implements Clock {
   /** Min-heap of pending timers by (due, id); cleared timers are dropped lazily. */
   #heap: FakeTimer[] = [];
 
+  readonly #drain: boolean;
+
   /** @param startMs the initial value of `now()`. @default 0 */
-  constructor(startMs = 0) {
+  constructor(startMs = 0, options: FakeClockOptions = {}) {
     if (!Number.isFinite(startMs)) throw new RangeError(`FakeClock: startMs must be a finite number, got ${String(startMs)}`);
+    const drain: unknown = (options as FakeClockOptions | null)?.drain;
+    if (drain !== undefined && typeof drain !== 'boolean') throw new RangeError(`FakeClock: options.drain must be a boolean, got ${String(drain)}`);
     this.#now = startMs;
+    this.#drain = drain === true;
   }
 
   now(): number {
@@ -116,8 +141,10 @@ export class FakeClock implements Clock {
     return next === undefined ? undefined : next.due - this.#now;
   }
 
-  /** Lets queued promise continuations run without moving time. */
+  /** Lets queued promise continuations run without moving time: 100 turns, or all of them with `drain`. */
   async flush(): Promise<void> {
+    const immediate = this.#drain ? realImmediate() : undefined;
+    if (immediate !== undefined) return new Promise<void>((resolve) => void immediate(resolve));
     for (let i = 0; i < FLUSH_TURNS; i++) await Promise.resolve();
   }
 
