@@ -24,7 +24,7 @@ import { authOptions, reauthenticate } from './call/auth.js';
 import { admissionTimedOut, askStore } from './call/admission.js';
 import { Fleet } from './limits/fleet.js';
 import { PermitQueue, permitOptions } from './call/permit-queue.js';
-import { excludedOf, pinnedOf, pinnedOut, selectPinned } from './call/routing.js';
+import { avoidedBy, excludedOf, pinnedOf, pinnedOut, selectAvoiding, selectPinned } from './call/routing.js';
 import { storeOptions } from './limits/store.js';
 import { acquireSignal } from './base/signals.js';
 
@@ -79,7 +79,7 @@ export const sharedQuotas = /* @__PURE__ */ feature({ store: { options: storeOpt
 export const concurrencyLimits = /* @__PURE__ */ feature({ concurrency: { options: permitOptions, Queue: PermitQueue } });
 
 /** A call's `pin` and `exclude`. */
-export const callRouting = /* @__PURE__ */ feature({ routing: { excluded: excludedOf, pinned: pinnedOf, select: selectPinned, out: pinnedOut } });
+export const callRouting = /* @__PURE__ */ feature({ routing: { excluded: excludedOf, pinned: pinnedOf, select: selectPinned, out: pinnedOut, avoiding: selectAvoiding, avoided: avoidedBy } });
 
 /** Attempt signals reused when nothing can hear them fire. */
 export const reusableSignals = /* @__PURE__ */ feature({ signals: { acquire: acquireSignal } });

@@ -26,7 +26,7 @@ import type { groupEndpoints } from './limits/groups.js';
 import type { capacity } from './limits/capacity.js';
 import type { Hedging } from './call/hedging.js';
 import type { PermitQueue } from './call/permit-queue.js';
-import type { excludedOf, pinnedOf, pinnedOut, selectPinned } from './call/routing.js';
+import type { avoidedBy, excludedOf, pinnedOf, pinnedOut, selectAvoiding, selectPinned } from './call/routing.js';
 import type { HedgeConfig } from './selection/hedge.js';
 import type { LatencyTracker } from './selection/latency.js';
 import type { Selector } from './selection/selector.js';
@@ -121,8 +121,8 @@ export interface Features {
    * endpoints' own `maxInFlight` still applies.
    */
   readonly concurrency?: { readonly options: FeatureOptions; readonly Queue: typeof PermitQueue };
-  /** A call's `pin` and `exclude` (call/routing.ts). Without it both are refused; the call path's own exclusions still work. */
-  readonly routing?: { readonly excluded: typeof excludedOf; readonly pinned: typeof pinnedOf; readonly select: typeof selectPinned; readonly out: typeof pinnedOut };
+  /** A call's `pin`, `exclude` and `avoid` (call/routing.ts). Without it all are refused; the call path's own exclusions still work. */
+  readonly routing?: { readonly excluded: typeof excludedOf; readonly pinned: typeof pinnedOf; readonly select: typeof selectPinned; readonly out: typeof pinnedOut; readonly avoiding: typeof selectAvoiding; readonly avoided: typeof avoidedBy };
   /** The shared store (`sharedQuota`): its options, the pool's side of it (`PoolState.fleet`) and admission. */
   readonly store?: {
     readonly options: FeatureOptions;

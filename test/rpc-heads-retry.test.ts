@@ -404,3 +404,79 @@ describe('a quorum read just after setEndpoints added nodes whose heads are not 
     }
   });
 });
+
+describe('a single read just after setEndpoints added a node whose head is not known yet', () => {
+  const opts = { heads: { maxLagBlocks: 1, blockTimeMs: 250, pollMs: 250 } };
+
+  test('goes to a node known at the tip, though the new one is first in order', async () => {
+    const s = quorumSetup(['a', 'b'], [], (key, heads) => hex(heads['a']! - heads[key]!), opts);
+    try {
+      await s.clock.advance(1); // the first poll: a and b at 100
+      s.add({ x: 95 });
+      expect(await s.read()).toBe('0x0');
+      expect(s.log).toEqual(['a']);
+    } finally {
+      await s.t.close();
+    }
+  });
+
+  test('goes to the new node when the known ones fail, before any retry on them', async () => {
+    const s = quorumSetup(['a'], ['a'], (key, heads) => hex(heads[key]!), { ...opts, attemptTimeoutMs: 100 });
+    try {
+      await s.clock.advance(1);
+      s.add({ x: 100 });
+      const read = s.read();
+      await s.clock.advance(150); // a hangs past its attempt timeout; the retry goes to x
+      expect(await read).toBe(hex(100));
+      expect(s.log).toEqual(['a', 'x']);
+    } finally {
+      await s.t.close();
+    }
+  });
+
+  test('through the ethers provider too', async () => {
+    const clock = new FakeClock(1_000_000);
+    const heads: Record<string, number> = { a: 100, x: 95 };
+    const log: string[] = [];
+    const fetch = async (url: string | URL | Request, init?: RequestInit): Promise<Response> => {
+      const key = new URL(String(url)).hostname.split('.')[0]!;
+      const body = JSON.parse(String(init!.body)) as { id: number; method: string };
+      if (body.method === 'eth_chainId') return Response.json({ jsonrpc: '2.0', id: body.id, result: '0x1' });
+      if (body.method !== 'eth_blockNumber') log.push(key);
+      return Response.json({ jsonrpc: '2.0', id: body.id, result: hex(heads[key]!) });
+    };
+    const p = new PooledJsonRpcProvider({ endpoints: [{ url: 'http://a.test/', name: 'a' }], fetch, network: 1, clock, strategy: 'ordered', heads: { maxLagBlocks: 1, blockTimeMs: 250, pollMs: 250 } });
+    try {
+      await clock.advance(1);
+      p.setEndpoints([{ url: 'http://x.test/', name: 'x' }, { url: 'http://a.test/', name: 'a' }]);
+      expect(await p.sendWith('eth_getBalance', [ZERO, 'latest'])).toBe(hex(100));
+      expect(log).toEqual(['a']);
+    } finally {
+      p.destroy();
+    }
+  });
+});
+
+describe("a caller's own avoid through the ethers provider's sendWith", () => {
+  test('is kept beside head routing, and such a request joins no identical one (coalescing)', async () => {
+    const clock = new FakeClock(1_000_000);
+    const log: string[] = [];
+    const fetch = async (url: string | URL | Request, init?: RequestInit): Promise<Response> => {
+      const key = new URL(String(url)).hostname.split('.')[0]!;
+      const body = JSON.parse(String(init!.body)) as { id: number; method: string };
+      if (body.method === 'eth_chainId') return Response.json({ jsonrpc: '2.0', id: body.id, result: '0x1' });
+      if (body.method !== 'eth_blockNumber') log.push(key);
+      return Response.json({ jsonrpc: '2.0', id: body.id, result: hex(100) });
+    };
+    const endpoints = ['a', 'b', 'c'].map((name) => ({ url: `http://${name}.test/`, name }));
+    const p = new PooledJsonRpcProvider({ endpoints, fetch, network: 1, clock, strategy: 'ordered', coalesce: ['eth_getBalance'], heads: { maxLagBlocks: 1, blockTimeMs: 250, pollMs: 250 } });
+    try {
+      await clock.advance(1);
+      const reads = [p.sendWith('eth_getBalance', [ZERO, 'latest'], { avoid: (n) => n === 'a' }), p.sendWith('eth_getBalance', [ZERO, 'latest'], { avoid: (n) => n !== 'c' })];
+      expect(await Promise.all(reads)).toEqual([hex(100), hex(100)]);
+      expect(log).toEqual(['b', 'c']);
+    } finally {
+      p.destroy();
+    }
+  });
+});

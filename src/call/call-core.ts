@@ -34,7 +34,7 @@ export type CallOperation<C> = (conn: C, ctx: Attempt<C>) => unknown;
 
 export abstract class CallCore<C, S extends CallSlots> extends Attempt<C> {
   // Fields assigned in the constructor, not declared with initializers (see SignalContext).
-  protected declare readonly plan: CallPlan<C>;
+  declare readonly plan: CallPlan<C>;
   /** The clock when the call began (`undefined`: not yet): the deadline and most first attempts' start are read through it (one boxed double per call). */
   declare beganAt: number | undefined;
   /** The flags: the waits' bits, the own attempt's and the subclass's (from FREE_BIT up). */

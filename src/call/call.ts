@@ -108,10 +108,11 @@ export class Call<C, T> extends Waiting<C, CallHistory<C>> implements AttemptOwn
     const pin = c.plan.pin;
     let late: string | undefined;
     // A pinned call's plan holds its endpoint only with the call-routing feature (plan.ts).
-    const sel = pin !== undefined ? s.features.routing!.select(pin, now, c.tried, Call.#excluded(c)) : s.select(now, c.tried, Call.#excluded(c));
+    const sel = pin !== undefined ? s.features.routing!.select(pin, now, c.tried, Call.#excluded(c)) : c.plan.avoid === undefined ? s.select(now, c.tried, Call.#excluded(c)) : s.features.routing!.avoiding(s, c.plan.avoid, now, c.tried, Call.#excluded(c));
     // After selecting: a listener of the `panic` event it may emit can close the pool or end the call (#fail then does nothing).
     if (s.closed || c.settled) return Call.#fail(c, 'CLOSED', 'the pool was closed');
     if (typeof sel === 'string') return Call.#fail(c, 'PIN_UNAVAILABLE', sel);
+    if (sel instanceof PoolError) return Call.#fail(c, 'INVALID_OPTIONS', sel.message, undefined, 'aborted', sel.cause); // `avoid` threw
     switch (sel.kind) {
       case 'endpoint':
         if (sel.tried && !c.hasFlag(BACKED_OFF)) {
@@ -127,8 +128,7 @@ export class Call<C, T> extends Waiting<C, CallHistory<C>> implements AttemptOwn
         late = c.lateTurn(sel.waitMs, now, sel.endpoint); // deadline-aware admission: a turn that comes too late fails at once (waits.ts)
         return late !== undefined ? Call.#fail(c, 'RATE_LIMITED', late, Math.ceil(sel.waitMs)) : Call.#sleep(c, sel.waitMs, true, sel.endpoint);
       case 'none':
-        // 'wait' waits for a cooldown or a probe, never when nothing can admit (all excluded or
-        // disabled; a pinned endpoint that is either never gets here: selection said so).
+        // 'wait' waits for a cooldown or a probe, never when nothing can admit (all excluded or disabled; a pinned one never gets here).
         if (c.plan.breakerMode === 'wait' && (sel.retryAfterMs !== INF || pin !== undefined || !nothingCanAdmit(s, Call.#excluded(c)))) return Call.#sleep(c, sel.retryAfterMs, true);
         if (pin !== undefined) return Call.#fail(c, 'PIN_UNAVAILABLE', s.features.routing!.out(pin, now), sel.retryAfterMs);
         return Call.#fail(c, 'NO_ENDPOINT', noEndpointMessage(s, now, Call.#excluded(c)) + failureList(c.lazySlots), sel.retryAfterMs);

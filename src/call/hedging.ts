@@ -23,6 +23,8 @@ export interface HedgeHost<C> {
   /** Endpoints a hedge must avoid (excluded, or running one of the call's attempts); `undefined`: no hedge now. */
   hedgeAvoiding(now: number): EndpointState<C>[] | undefined;
   readonly tried: EndpointState<C>[] | undefined;
+  /** The call's plan: a hedge never goes to an endpoint its `avoid` names. */
+  readonly plan: { readonly avoid: ((endpoint: string) => boolean) | undefined };
   /** Attempts the call has started. */
   readonly attempts: number;
   /** Starts a hedged attempt on `ep`. */
@@ -73,8 +75,16 @@ export class Hedging<C> {
     const host = this.#host;
     if (this.#left <= 0) return;
     const now = s.clock.now();
-    const avoid = host.hedgeAvoiding(now);
+    let avoid = host.hedgeAvoiding(now);
     if (avoid === undefined) return;
+    const shun = host.plan.avoid;
+    if (shun !== undefined) {
+      try {
+        avoid = s.features.routing!.avoided(s.byName, shun, avoid);
+      } catch {
+        return; // the call's next selection asks `avoid` again and fails with what it throws
+      }
+    }
     const sel = s.select(now, host.tried, avoid);
     if (sel.kind !== 'endpoint' || sel.tried) return;
     if (!this.#permitFree()) return;

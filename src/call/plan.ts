@@ -14,6 +14,7 @@ import { checkKeys, durationOrInfinity, oneOf, positiveInteger, type KnownKeys }
 const EXECUTE_KEYS: Record<keyof ExecuteOptions, true> & KnownKeys = {
   pin: true,
   exclude: true,
+  avoid: true,
   deadlineMs: true,
   attemptTimeoutMs: true,
   signal: true,
@@ -57,6 +58,8 @@ export interface CallPlan<C> {
   readonly pin: EndpointState<C> | undefined;
   /** Endpoints named in `exclude` (a fresh array per call: the call adds to it). */
   readonly excluded: EndpointState<C>[] | undefined;
+  /** `avoid`, asked at each selection (call/routing.ts). */
+  readonly avoid: ((endpoint: string) => boolean) | undefined;
   readonly signal: AbortSignal | undefined;
   /** Set when the call hedges. */
   readonly hedge: HedgeConfig | undefined;
@@ -127,6 +130,7 @@ export function defaultPlan<C>(s: PlanContext<C>): CallPlan<C> {
     backoff: o.backoff,
     pin: undefined,
     excluded: undefined,
+    avoid: undefined,
     signal: undefined,
     hedge: undefined,
     rejectAs: undefined,
@@ -151,6 +155,11 @@ export function resolvePlan<C>(s: PlanContext<C>, options: ExecuteOptions, settl
     }
   }
   const excluded = options.exclude === undefined ? undefined : routing(s, 'exclude').excluded(s.byName, options.exclude);
+  const avoid = options.avoid;
+  if (avoid !== undefined) {
+    routing(s, 'avoid');
+    if (typeof avoid !== 'function') throw invalidOption('avoid', 'a function (endpoint name) => boolean', avoid);
+  }
   if (options.idempotent !== undefined && typeof options.idempotent !== 'boolean') throw invalidOption('idempotent', 'a boolean', options.idempotent);
   let hedge: HedgeConfig | undefined;
   if (options.hedge !== undefined && options.hedge !== false) {
@@ -172,6 +181,7 @@ export function resolvePlan<C>(s: PlanContext<C>, options: ExecuteOptions, settl
     backoff,
     pin,
     excluded,
+    avoid,
     signal,
     hedge,
     rejectAs: undefined,

@@ -1,7 +1,7 @@
 /**
- * A call's `pin` and `exclude` (`execute()`'s options), the call-routing feature
+ * A call's `pin`, `exclude` and `avoid` (`execute()`'s options), the call-routing feature
  * (features.ts `routing`): the names checked against the pool's endpoints when the call is
- * planned (plan.ts). The call path's own exclusions (an endpoint that answered
+ * planned (plan.ts), `avoid` asked at each selection. The call path's own exclusions (an endpoint that answered
  * `unsupported`) do not need it.
  */
 import { PoolError, describe, invalidOption } from '../base/errors.js';
@@ -28,6 +28,44 @@ export function pinnedOf<C>(byName: ReadonlyMap<string, EndpointState<C>>, value
   const pin = byName.get(value);
   if (pin === undefined) throw new PoolError('PIN_UNAVAILABLE', `pinned endpoint ${describe(value)} is not in the pool`);
   return pin;
+}
+
+/** What `selectAvoiding` needs of the pool: its selection and its endpoints. */
+export interface AvoidingPool<C> {
+  select(now: number, tried: EndpointState<C>[] | undefined, excluded: EndpointState<C>[] | undefined): Selection<C>;
+  readonly byName: ReadonlyMap<string, EndpointState<C>>;
+}
+
+/**
+ * `excluded` with the endpoints `avoid` names now added: a copy, or `excluded` itself (even
+ * undefined) when it names none. What `avoid` throws goes to the caller.
+ */
+export function avoidedBy<C>(byName: ReadonlyMap<string, EndpointState<C>>, avoid: (endpoint: string) => unknown, excluded: EndpointState<C>[] | undefined): EndpointState<C>[] | undefined {
+  let out: EndpointState<C>[] | undefined;
+  for (const ep of byName.values()) if (avoid(ep.name) === true && excluded?.includes(ep) !== true) (out ??= excluded?.slice() ?? []).push(ep);
+  return out ?? excluded;
+}
+
+/**
+ * Selection for a call with `avoid`: the endpoints it names now are picked only when no other
+ * can serve the call now, untried. A fresh endpoint beats a retry on one the call tried, so
+ * after the others failed the call moves on to an avoided one at once (no backoff), and it
+ * waits for a turn or a cooldown only when an avoided endpoint cannot serve either. A throw
+ * from `avoid` fails the call (`INVALID_OPTIONS`, the throw as `cause`). Hedges never go to an
+ * avoided endpoint (call/hedging.ts): a hedge is a bet on speed, not the last way to serve.
+ */
+export function selectAvoiding<C>(s: AvoidingPool<C>, avoid: (endpoint: string) => unknown, now: number, tried: EndpointState<C>[] | undefined, excluded: EndpointState<C>[] | undefined): Selection<C> | PoolError {
+  let soft: EndpointState<C>[] | undefined;
+  try {
+    soft = avoidedBy(s.byName, avoid, excluded);
+  } catch (thrown) {
+    return new PoolError('INVALID_OPTIONS', "the call's avoid threw (see cause)", { cause: thrown });
+  }
+  if (soft === excluded) return s.select(now, tried, excluded);
+  const preferred = s.select(now, tried, soft);
+  if (preferred.kind === 'endpoint' && !preferred.tried) return preferred;
+  const any = s.select(now, tried, excluded);
+  return (any.kind === 'endpoint' && !any.tried) || preferred.kind !== 'endpoint' ? any : preferred;
 }
 
 /** Why the pinned endpoint `ep` cannot serve the call: `PIN_UNAVAILABLE`'s message. */

@@ -238,6 +238,13 @@ export interface ExecuteOptions {
   readonly pin?: string;
   /** Endpoints this call must not use. */
   readonly exclude?: readonly string[];
+  /**
+   * Endpoints this call uses only when no other can serve it now: asked with each endpoint's
+   * name at every selection (each attempt, each hedge), `true` to avoid it. An avoided endpoint
+   * is picked when the others are excluded, out (breaker open, disabled), busy past a wait, or
+   * tried already (then before any retry on them). Not with `pin`, which it does not change.
+   */
+  readonly avoid?: (endpoint: string) => boolean;
   /** Overrides the pool's `deadlineMs` for this call (`Infinity`: no deadline). */
   readonly deadlineMs?: number;
   /** Overrides the pool's `attemptTimeoutMs` for this call. */

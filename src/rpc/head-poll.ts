@@ -141,6 +141,19 @@ export class HeadRouting {
   }
 
   /**
+   * For a single read of `method`: whether an endpoint's head is not known yet while another's
+   * is (added to the pool, or given another connection, and not heard from since), asked at
+   * each selection as the call's `avoid`; undefined for a method that needs no head.
+   */
+  unheard(method: string, params: unknown): ((endpoint: string) => boolean) | undefined {
+    if (requiredHead(method, params) === undefined) return undefined;
+    return (endpoint) => {
+      this.#sync();
+      return this.tracker.best() !== undefined && this.tracker.head(endpoint) === undefined;
+    };
+  }
+
+  /**
    * Why `endpoint` should not serve this request now (it lags, or its head is below the block),
    * when another endpoint of the pool outside `exclude` (the read's exclusions and the endpoints
    * it tried) can; undefined otherwise. For an attempt that starts after its call was routed: a
@@ -316,5 +329,6 @@ function isOpen(state: unknown): boolean {
 export function unfitOf(routing: HeadRouting): Unfit {
   return Object.assign((method: string, params: unknown, unheard?: boolean) => routing.unfit(method, params, unheard), {
     refuses: (endpoint: string, method: string, params: unknown, exclude: readonly string[] | undefined) => routing.refuses(endpoint, method, params, exclude),
+    unheard: (method: string, params: unknown) => routing.unheard(method, params),
   });
 }

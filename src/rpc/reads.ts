@@ -16,12 +16,14 @@
  *
  * `unfit(method, params)`, when given, names the endpoints a request should not go to now
  * (head-aware routing: behind the chain head, or breaker open). A single read leaves them out
- * (`exclude`) unless that would leave no endpoint; a quorum read asks them last, with those
- * whose head is not known yet, deciding afresh at each leg (the quorum's `avoid`). Its `refuses`, when given, is asked again as each
- * attempt of a single read (or of a quorum leg) starts in a later millisecond than the read (the
- * leg) was routed (a retry, a turn in a queue): an endpoint that fell behind since, or that `setEndpoints` put under a name
- * the read did not leave out, is refused before anything is sent (`NodeBehindError`, classified
- * as `EndpointTakenError`), and the call moves on.
+ * (`exclude`) unless that would leave no endpoint, and asks those whose head is not known yet
+ * only when no other can serve (the call's `avoid`, from `unheard`); a quorum read asks both
+ * kinds last, deciding afresh at each leg (the quorum's `avoid`). Its `refuses`, when given, is
+ * asked again as each attempt of a single read (or of a quorum leg) starts in a later
+ * millisecond than the read (the leg) was routed (a retry, a turn in a queue): an endpoint that
+ * fell behind since, or that `setEndpoints` put under a name the read did not leave out, is
+ * refused before anything is sent (`NodeBehindError`, classified as `EndpointTakenError`), and
+ * the call moves on.
  */
 import type { Clock } from '../base/clock.js';
 import { invalidOption, PoolError } from '../base/errors.js';
@@ -73,6 +75,8 @@ export interface RpcReadsStats {
  */
 export type Unfit = ((method: string, params: unknown, unheard?: boolean) => readonly string[]) & {
   readonly refuses?: (endpoint: string, method: string, params: unknown, exclude: readonly string[] | undefined) => string | undefined;
+  /** A single read's `avoid`: endpoints to ask only when no other can serve it (undefined: none for this method). */
+  readonly unheard?: (method: string, params: unknown) => ((endpoint: string) => boolean) | undefined;
 };
 
 /** An attempt refused before sending: its endpoint cannot serve the read now, and another can. Classified as `EndpointTakenError`. */
@@ -188,6 +192,7 @@ export class RpcReads<C = unknown> {
     if (isFilterMethod(method)) return this.#filters.request(method, params, exec, this.#pool.endpointNames, (e, p, started) => send(e, started, p));
     let guard: Guard | undefined;
     const unfit = this.#unfit;
+    const own = exec.avoid;
     if (need === undefined && exec.pin === undefined && unfit !== undefined) {
       // The set before the head check (only a request with exclusions of its own needs it).
       const before = exec.exclude?.length ? this.#pool.endpointNames : undefined;
@@ -195,10 +200,13 @@ export class RpcReads<C = unknown> {
       exec = this.#leaveOut(before === undefined ? exec : this.#stillIn(exec, before), out);
       const refuses = unfit.refuses;
       if (refuses !== undefined) guard = this.#refusal(refuses, method, params, exec);
+      const unheard = unfit.unheard?.(method, params);
+      if (unheard !== undefined) exec = execWith(exec, { avoid: own === undefined ? unheard : (ep) => unheard(ep) || own(ep) });
     }
     if (this.#hedgeReads && need === undefined && exec.pin === undefined && exec.idempotent === undefined && !isSendMethod(method)) exec = execWith(exec, { idempotent: true });
     const go = (e: ExecuteOptions): Promise<T> => (need === undefined ? send(e, guard) : this.#quorum(method, params, need, e, send));
-    if (!this.#coalesce.has(method)) return go(exec);
+    // A caller's own `avoid` is a function, no part of a key: such a request shares nothing.
+    if (!this.#coalesce.has(method) || own !== undefined) return go(exec);
     // Only callers on the same deadline and the same policy share a request: a joiner then never
     // outlasts the request it waits on nor fails at a shorter deadline than its own, and a caller's
     // own retry mode, attempt timeout, backoff or breaker mode never decides another's outcome.

@@ -54,6 +54,8 @@ export interface CallGen {
   readonly attemptTimeoutMs: number | undefined;
   readonly pin: number | undefined;
   readonly exclude: readonly number[] | undefined;
+  /** Endpoints the call uses only when no other can serve it now (`avoid`). */
+  readonly avoid: readonly number[] | undefined;
 }
 
 export interface Scenario {
@@ -166,6 +168,7 @@ function callArb(n: number, finiteDeadline: boolean, b: Bias): fc.Arbitrary<Call
     attemptTimeoutMs: maybe(fc.oneof(fc.integer({ min: 1, max: 400 }), fc.constant(INF)), 0.2),
     pin: maybe(fc.integer({ min: 0, max: n - 1 }), 0.08),
     exclude: maybe(fc.uniqueArray(fc.integer({ min: 0, max: n - 1 }), { maxLength: n }), 0.1),
+    avoid: maybe(fc.uniqueArray(fc.integer({ min: 0, max: n - 1 }), { minLength: 1, maxLength: n }), 0.2),
   });
 }
 
@@ -207,7 +210,7 @@ export function healthyArb(): fc.Arbitrary<Scenario> {
       closeAt: undefined,
       // 25 calls, each at most 300 ms of work and 2 s of token wait, served one at a time.
       tailMs: 100_000,
-      calls: s.calls.map((c) => ({ ...c, plain: false, abortAfter: undefined, deadlineMs: undefined, attemptTimeoutMs: undefined, pin: undefined, exclude: undefined })),
+      calls: s.calls.map((c) => ({ ...c, plain: false, abortAfter: undefined, deadlineMs: undefined, attemptTimeoutMs: undefined, pin: undefined, exclude: undefined, avoid: undefined })),
     }),
   );
 }
@@ -392,6 +395,10 @@ interface CallRecord {
   /** The class of the last attempt-failure, when it was permanent or retry-narrower. */
   final: string | undefined;
   readonly unsupported: Set<string>;
+  /** Endpoints the call has started an attempt on. */
+  readonly tried: Set<string>;
+  /** Endpoints the call waited for a turn on (rate-limit-wait): the turn, once it comes, is taken without a new selection. */
+  readonly waited: Set<string>;
 }
 
 export interface Outcome {
@@ -459,6 +466,38 @@ export async function simulate(sc: Scenario, hooks: SimHooks = {}): Promise<Outc
   // eslint-disable-next-line prefer-const
   let pool: Pool<SimEndpoint>;
 
+  /**
+   * For an attempt of call `c` (with `avoid`) on `endpoint`: an endpoint it passed over that could
+   * plainly serve it at this moment (untried, not excluded or refused by the call; breaker closed,
+   * status ok, below its maxInFlight, no rate limit). On an avoided endpoint, one not avoided; on a
+   * retry (an endpoint tried already), any: a fresh endpoint beats a retry, avoided or not. Tiers
+   * as the pool's: a low endpoint serves only once no high one the call may use admits calls (one
+   * cooling, waiting for a turn or tried already still does; its breaker open does not). Checked
+   * only where the selection and the attempt's start are one moment: no pin, no turn waited for
+   * on `endpoint` (a rate limit or maxInFlight of its own, a cooldown), no permit per attempt.
+   */
+  const passedOver = (c: CallRecord, endpoint: string): string | undefined => {
+    const avoid: readonly string[] | undefined = c.gen.avoid?.map((i) => NAMES[i]!);
+    if (avoid === undefined || c.gen.pin !== undefined) return undefined;
+    const avoided = avoid.includes(endpoint);
+    if (!avoided && !c.tried.has(endpoint)) return undefined;
+    if (sc.permitScope === 'attempt' && sc.maxConcurrentCalls !== undefined) return undefined;
+    const own = eps.find((e) => e.name === endpoint)!.gen;
+    if (own.rate !== undefined || own.maxInFlight !== undefined || c.waited.has(endpoint)) return undefined;
+    const stats = pool.stats();
+    const stat = (name: string) => stats.find((x) => x.name === name)!;
+    const usable = (name: string) => (!avoided || !avoid.includes(name)) && !c.unsupported.has(name) && c.gen.exclude?.some((i) => NAMES[i] === name) !== true;
+    const highAdmits = eps.some((ep) => ep.gen.priority === 'high' && usable(ep.name) && stat(ep.name).breaker.state !== 'open' && (stat(ep.name).status === 'ok' || stat(ep.name).status === 'cooling'));
+    for (const ep of eps) {
+      const name = ep.name;
+      if (!usable(name) || c.tried.has(name) || (ep.gen.priority === 'low' && highAdmits)) continue;
+      if (ep.gen.rate !== undefined || inFlight.get(name)! >= limits.get(name)!) continue;
+      const st = stat(name);
+      if (st.status === 'ok' && st.breaker.state === 'closed') return `${name} (${avoid.includes(name) ? 'avoided' : 'not avoided'}, untried)`;
+    }
+    return undefined;
+  };
+
   const checkPermits = (where: string): void => {
     // 'call': a permit per call in progress; 'attempt': a permit per attempt being sent.
     const holding = sc.permitScope === 'attempt' ? open.size : pool.activeCalls - pool.pendingCalls;
@@ -514,6 +553,9 @@ export async function simulate(sc: Scenario, hooks: SimHooks = {}): Promise<Outc
           if (c.unsupported.has(e.endpoint)) v(`call ${e.callId}: went back to ${e.endpoint} after it answered unsupported`);
           if (c.gen.pin !== undefined && e.endpoint !== NAMES[c.gen.pin]) v(`call ${e.callId}: pinned to ${NAMES[c.gen.pin]} but went to ${e.endpoint}`);
           if (c.gen.exclude?.some((i) => NAMES[i] === e.endpoint) === true) v(`call ${e.callId}: went to excluded ${e.endpoint}`);
+          const over = passedOver(c, e.endpoint);
+          if (over !== undefined) v(`call ${e.callId}: went to ${e.endpoint} (${c.tried.has(e.endpoint) ? 'tried' : 'avoided'}) while ${over} could serve it`);
+          c.tried.add(e.endpoint);
         }
         checkPermits('attempt-start');
         break;
@@ -556,6 +598,10 @@ export async function simulate(sc: Scenario, hooks: SimHooks = {}): Promise<Outc
         periods.set(e.endpoint, periods.get(e.endpoint)! + 1);
         if (e.type === 'breaker-opened') periodLen.set(e.endpoint, e.cooldownMs);
         break;
+      case 'rate-limit-wait': {
+        calls.get(e.callId)?.waited.add(e.endpoint);
+        break;
+      }
       case 'probe-lost': {
         const due = lostDue.get(e.endpoint)!;
         if (due === 0) v(`probe-lost on ${e.endpoint} with no other probe of its half-open period out`);
@@ -626,7 +672,7 @@ export async function simulate(sc: Scenario, hooks: SimHooks = {}): Promise<Outc
   const promises: Promise<void>[] = [];
   const startCall = (given: CallGen): void => {
     // A plain call passes no options, so none of the per-call fields apply.
-    const gen: CallGen = given.plain ? { ...given, retry: undefined, breakerMode: undefined, deadlineMs: undefined, attemptTimeoutMs: undefined, pin: undefined, exclude: undefined, abortAfter: undefined } : given;
+    const gen: CallGen = given.plain ? { ...given, retry: undefined, breakerMode: undefined, deadlineMs: undefined, attemptTimeoutMs: undefined, pin: undefined, exclude: undefined, avoid: undefined, abortAfter: undefined } : given;
     const controller = gen.plain ? undefined : new AbortController();
     const maxAttempts =
       gen.plain || gen.retry === undefined ? sc.maxAttempts : gen.retry === 'none' ? 1 : gen.retry === 'until-deadline' ? INF : gen.retry.maxAttempts;
@@ -646,6 +692,7 @@ export async function simulate(sc: Scenario, hooks: SimHooks = {}): Promise<Outc
         ...(gen.attemptTimeoutMs === undefined ? {} : { attemptTimeoutMs: gen.attemptTimeoutMs }),
         ...(gen.pin === undefined ? {} : { pin: NAMES[gen.pin]! }),
         ...(gen.exclude === undefined ? {} : { exclude: gen.exclude.map((i) => NAMES[i]!) }),
+        ...(gen.avoid === undefined ? {} : { avoid: (name: string) => gen.avoid!.some((i) => NAMES[i] === name) }),
       });
       if (gen.abortAfter !== undefined) fake.setTimeout(() => controller.abort(new Error('caller gave up')), gen.abortAfter);
     }
@@ -781,7 +828,7 @@ export async function simulate(sc: Scenario, hooks: SimHooks = {}): Promise<Outc
 function blankCall(id: number, now: number): CallRecord {
   return {
     id,
-    gen: { at: 0, abortAfter: undefined, plain: false, retry: 'until-deadline', breakerMode: 'wait', deadlineMs: INF, attemptTimeoutMs: undefined, pin: undefined, exclude: undefined },
+    gen: { at: 0, abortAfter: undefined, plain: false, retry: 'until-deadline', breakerMode: 'wait', deadlineMs: INF, attemptTimeoutMs: undefined, pin: undefined, exclude: undefined, avoid: undefined },
     startedAt: now,
     deadlineMs: INF,
     maxAttempts: INF,
@@ -795,5 +842,7 @@ function blankCall(id: number, now: number): CallRecord {
     rejection: undefined,
     final: undefined,
     unsupported: new Set(),
+    tried: new Set(),
+    waited: new Set(),
   };
 }
