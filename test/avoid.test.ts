@@ -18,6 +18,14 @@ describe('avoid', () => {
     expect(h.eps.b!.calls).toBe(1); // the next call without avoid takes the first in order
   });
 
+  test.each(['ordered', 'round-robin', 'random', 'health', 'latency'] as const)('with the %s strategy, 40 calls avoiding b never reach it while a and c serve', async (strategy) => {
+    let r = 0;
+    const h = harness(['b', 'a', 'c'], { strategy, random: () => (r = (r * 7 + 3) % 10) / 10 });
+    for (let i = 0; i < 40; i++) await h.pool.execute(h.op, { avoid: avoidB });
+    expect(h.eps.b!.calls).toBe(0);
+    expect(h.eps.a!.calls + h.eps.c!.calls).toBe(40);
+  });
+
   test('it is asked at every selection: a retry sees its answer now', async () => {
     const h = harness(['a', 'b', 'c']);
     h.eps.a!.then(fail('transient', 10));

@@ -141,15 +141,25 @@ export class HeadRouting {
   }
 
   /**
-   * For a single read of `method`: whether an endpoint's head is not known yet while another's
-   * is (added to the pool, or given another connection, and not heard from since), asked at
-   * each selection as the call's `avoid`; undefined for a method that needs no head.
+   * A single read's `avoid` for `method`, asked at each selection: endpoints whose head is not
+   * known yet while another's is (added to the pool, or given another connection, and not heard
+   * from since), and those that cannot serve it now (lagging, or a head below the block asked
+   * for). A retry then goes to a node that can serve while one is free, spending no attempt on a
+   * refusal. Undefined for a method that needs no head. What cannot serve is worked out once per
+   * millisecond (and again when `setEndpoints` replaced a node), not once per endpoint asked.
    */
-  unheard(method: string, params: unknown): ((endpoint: string) => boolean) | undefined {
-    if (requiredHead(method, params) === undefined) return undefined;
+  avoid(method: string, params: unknown): ((endpoint: string) => boolean) | undefined {
+    const need = requiredHead(method, params);
+    if (need === undefined) return undefined;
+    let at = NaN;
+    let out: readonly string[] = [];
     return (endpoint) => {
-      this.#sync();
-      return this.tracker.best() !== undefined && this.tracker.head(endpoint) === undefined;
+      const now = this.#pool.clock.now();
+      if (this.#sync() || now !== at) {
+        at = now;
+        out = this.tracker.cannotServe(need, now);
+      }
+      return (this.tracker.best() !== undefined && this.tracker.head(endpoint) === undefined) || out.includes(endpoint);
     };
   }
 
@@ -329,6 +339,6 @@ function isOpen(state: unknown): boolean {
 export function unfitOf(routing: HeadRouting): Unfit {
   return Object.assign((method: string, params: unknown, unheard?: boolean) => routing.unfit(method, params, unheard), {
     refuses: (endpoint: string, method: string, params: unknown, exclude: readonly string[] | undefined) => routing.refuses(endpoint, method, params, exclude),
-    unheard: (method: string, params: unknown) => routing.unheard(method, params),
+    avoid: (method: string, params: unknown) => routing.avoid(method, params),
   });
 }

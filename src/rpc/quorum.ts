@@ -248,7 +248,10 @@ class QuorumRun<T> {
     // The caller's options are wrong: every leg would say so, and no node was asked. The read
     // fails with that error, not as a quorum not met.
     if (error instanceof PoolError && error.code === 'INVALID_OPTIONS') return this.#fail(error);
-    if (error instanceof PoolError && error.code === 'CLOSED') (this.#closed = error), (this.#stuck = true);
+    if (error instanceof PoolError && error.code === 'CLOSED') {
+      this.#closed = error; // the read, not met, fails with it
+      this.#stuck = true; // and launches no further leg
+    }
     // A leg refused before sending (another leg took its endpoint while it queued, or the node fell
     // behind) was placed: another leg may be. Before, with `retry: 'none'`, two legs queued for a
     // permit both went to the first endpoint, and the read failed with the second's collision.

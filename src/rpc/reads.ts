@@ -16,9 +16,10 @@
  *
  * `unfit(method, params)`, when given, names the endpoints a request should not go to now
  * (head-aware routing: behind the chain head, or breaker open). A single read leaves them out
- * (`exclude`) unless that would leave no endpoint, and asks those whose head is not known yet
- * only when no other can serve (the call's `avoid`, from `unheard`); a quorum read asks both
- * kinds last, deciding afresh at each leg (the quorum's `avoid`). Its `refuses`, when given, is
+ * (`exclude`) unless that would leave no endpoint, and at each later selection (a retry) asks
+ * those that cannot serve now, and those whose head is not known yet, only when no other can
+ * (the call's `avoid`, from `unfit.avoid`); a quorum read asks both kinds last, deciding
+ * afresh at each leg (the quorum's `avoid`). Its `refuses`, when given, is
  * asked again as each attempt of a single read (or of a quorum leg) starts in a later
  * millisecond than the read (the leg) was routed (a retry, a turn in a queue): an endpoint that
  * fell behind since, or that `setEndpoints` put under a name the read did not leave out, is
@@ -75,8 +76,8 @@ export interface RpcReadsStats {
  */
 export type Unfit = ((method: string, params: unknown, unheard?: boolean) => readonly string[]) & {
   readonly refuses?: (endpoint: string, method: string, params: unknown, exclude: readonly string[] | undefined) => string | undefined;
-  /** A single read's `avoid`: endpoints to ask only when no other can serve it (undefined: none for this method). */
-  readonly unheard?: (method: string, params: unknown) => ((endpoint: string) => boolean) | undefined;
+  /** A single read's `avoid`: endpoints to ask only when no other can serve it, asked at each selection (undefined: none for this method). */
+  readonly avoid?: (method: string, params: unknown) => ((endpoint: string) => boolean) | undefined;
 };
 
 /** An attempt refused before sending: its endpoint cannot serve the read now, and another can. Classified as `EndpointTakenError`. */
@@ -200,8 +201,8 @@ export class RpcReads<C = unknown> {
       exec = this.#leaveOut(before === undefined ? exec : this.#stillIn(exec, before), out);
       const refuses = unfit.refuses;
       if (refuses !== undefined) guard = this.#refusal(refuses, method, params, exec);
-      const unheard = unfit.unheard?.(method, params);
-      if (unheard !== undefined) exec = execWith(exec, { avoid: own === undefined ? unheard : (ep) => unheard(ep) || own(ep) });
+      const later = unfit.avoid?.(method, params);
+      if (later !== undefined) exec = execWith(exec, { avoid: own === undefined ? later : (ep) => later(ep) || own(ep) });
     }
     if (this.#hedgeReads && need === undefined && exec.pin === undefined && exec.idempotent === undefined && !isSendMethod(method)) exec = execWith(exec, { idempotent: true });
     const go = (e: ExecuteOptions): Promise<T> => (need === undefined ? send(e, guard) : this.#quorum(method, params, need, e, send));
