@@ -78,6 +78,18 @@ describe('avoid', () => {
     expect([h.eps.a!.calls, h.eps.b!.calls]).toEqual([1, 1]);
   });
 
+  test('while the others wait for a turn, a retry on an avoided endpoint it tried comes after its backoff, as it would with nothing avoided', async () => {
+    const h = harness([{ name: 'a', rateLimit: { perSecond: 1 } }, 'b']);
+    await h.pool.execute(h.op); // a's token is spent for a second
+    h.eps.b!.then(fail('transient'));
+    const call = start(h.pool.execute(h.op, { avoid: avoidB }));
+    await h.clock.advance(100); // b failed at 0; the backoff is 100 ms, a's next token 1,000 ms away
+    await call.promise;
+    expect(call.value).toBe('b');
+    expect(h.eps.b!.startedAt.map((t) => t - h.eps.b!.startedAt[0]!)).toEqual([0, 100]);
+    expect(h.eps.a!.calls).toBe(1);
+  });
+
   test('when every endpoint is avoided the call is served as if none were', async () => {
     const h = harness(['a', 'b']);
     expect(await h.pool.execute(h.op, { avoid: () => true })).toBe('a');
@@ -119,6 +131,7 @@ describe('avoid', () => {
       },
     }).catch((e: unknown) => e);
     expect(isPoolError(err) && err.code).toBe('INVALID_OPTIONS');
+    expect((err as Error).message).toBe("the call's avoid threw (see cause)");
     expect((err as Error).cause).toBe(boom);
     expect(h.eps.a!.calls + h.eps.b!.calls).toBe(0);
 

@@ -106,6 +106,17 @@ describe('a read whose later attempt lands on a node behind', () => {
     await s.t.close();
   });
 
+  test('a method that needs no head (eth_chainId) goes to a node behind as to any, first in order', async () => {
+    const s = await setup();
+    await blocks(s, 4, ['a']);
+    expect(s.t.heads()!.endpoints.find((e) => e.name === 'a')!.lagging).toBe('behind');
+    s.events.length = 0;
+    expect(await s.client.request({ method: 'eth_chainId' })).toBe('0x1');
+    // Only a is asked: the request, and routing's own head question to a lagging node.
+    expect([...new Set(s.events.flatMap((e) => (e.type === 'attempt-start' ? [e.endpoint] : [])))]).toEqual(['a']);
+    await s.t.close();
+  });
+
   test('with no other node able to serve, the node behind still serves (as when the read was routed)', async () => {
     const s = await setup();
     const read = s.client.request({ method: 'eth_getBalance', params: [ZERO, 'latest'] });
