@@ -90,6 +90,15 @@ describe('avoid', () => {
     expect(h.eps.a!.calls).toBe(1);
   });
 
+  test('long lists: with ten excluded and fifteen avoided (five of them excluded too) of thirty, the call goes to the first neither names', async () => {
+    const names = Array.from({ length: 30 }, (_, i) => `e${i}`);
+    const h = harness(names);
+    const exclude = names.slice(0, 10);
+    expect(await h.pool.execute(h.op, { exclude, avoid: (n) => names.indexOf(n) >= 5 && names.indexOf(n) < 20 })).toBe('e20');
+    // Every avoided one excluded already: as if nothing were avoided.
+    expect(await h.pool.execute(h.op, { exclude, avoid: (n) => names.indexOf(n) < 10 })).toBe('e10');
+  });
+
   test('when every endpoint is avoided the call is served as if none were', async () => {
     const h = harness(['a', 'b']);
     expect(await h.pool.execute(h.op, { avoid: () => true })).toBe('a');

@@ -80,7 +80,7 @@ export class Hedging<C> {
     const shun = host.plan.avoid;
     if (shun !== undefined) {
       try {
-        avoid = s.features.routing!.avoided(s.byName, shun, avoid);
+        avoid = s.features.routing!.avoided(s.endpoints, shun, avoid);
       } catch {
         return; // the call's next selection asks `avoid` again and fails with what it throws
       }

@@ -33,17 +33,21 @@ export function pinnedOf<C>(byName: ReadonlyMap<string, EndpointState<C>>, value
 /** What `selectAvoiding` needs of the pool: its selection and its endpoints. */
 export interface AvoidingPool<C> {
   select(now: number, tried: EndpointState<C>[] | undefined, excluded: EndpointState<C>[] | undefined): Selection<C>;
-  readonly byName: ReadonlyMap<string, EndpointState<C>>;
+  readonly endpoints: readonly EndpointState<C>[];
 }
 
 /**
- * `excluded` with the endpoints `avoid` names now added: a copy, or `excluded` itself (even
- * undefined) when it names none. What `avoid` throws goes to the caller.
+ * `excluded` with the endpoints `avoid` names now added and not in it already: a copy, or
+ * `excluded` itself (even undefined) when that adds none. Linear in endpoints and exclusions
+ * (routing may have excluded a third of a thousand endpoints). What `avoid` throws goes to the
+ * caller.
  */
-export function avoidedBy<C>(byName: ReadonlyMap<string, EndpointState<C>>, avoid: (endpoint: string) => unknown, excluded: EndpointState<C>[] | undefined): EndpointState<C>[] | undefined {
-  let out: EndpointState<C>[] | undefined;
-  for (const ep of byName.values()) if (avoid(ep.name) === true && excluded?.includes(ep) !== true) (out ??= excluded?.slice() ?? []).push(ep);
-  return out ?? excluded;
+export function avoidedBy<C>(endpoints: readonly EndpointState<C>[], avoid: (endpoint: string) => unknown, excluded: EndpointState<C>[] | undefined): EndpointState<C>[] | undefined {
+  let hits: EndpointState<C>[] | undefined;
+  for (const ep of endpoints) if (avoid(ep.name) === true) (hits ??= []).push(ep);
+  if (hits === undefined || excluded === undefined || excluded.length === 0) return hits ?? excluded;
+  const out: { has(ep: EndpointState<C>): boolean } = hits.length * excluded.length <= 64 ? { has: (ep) => excluded.includes(ep) } : new Set(excluded);
+  return hits.every((ep) => out.has(ep)) ? excluded : [...excluded, ...hits.filter((ep) => !out.has(ep))];
 }
 
 /**
@@ -57,7 +61,7 @@ export function avoidedBy<C>(byName: ReadonlyMap<string, EndpointState<C>>, avoi
 export function selectAvoiding<C>(s: AvoidingPool<C>, avoid: (endpoint: string) => unknown, now: number, tried: EndpointState<C>[] | undefined, excluded: EndpointState<C>[] | undefined): Selection<C> | PoolError {
   let soft: EndpointState<C>[] | undefined;
   try {
-    soft = avoidedBy(s.byName, avoid, excluded);
+    soft = avoidedBy(s.endpoints, avoid, excluded);
   } catch (thrown) {
     return new PoolError('INVALID_OPTIONS', "the call's avoid threw (see cause)", { cause: thrown });
   }

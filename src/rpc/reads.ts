@@ -77,7 +77,7 @@ export interface RpcReadsStats {
 export type Unfit = ((method: string, params: unknown, unheard?: boolean) => readonly string[]) & {
   readonly refuses?: (endpoint: string, method: string, params: unknown, exclude: readonly string[] | undefined) => string | undefined;
   /** A single read's `avoid`: endpoints to ask only when no other can serve it, asked at each selection (undefined: none for this method). */
-  readonly avoid?: (method: string, params: unknown) => ((endpoint: string) => boolean) | undefined;
+  readonly avoid?: (method: string, params: unknown, unfitNow?: readonly string[]) => ((endpoint: string) => boolean) | undefined;
 };
 
 /** An attempt refused before sending: its endpoint cannot serve the read now, and another can. Classified as `EndpointTakenError`. */
@@ -201,7 +201,7 @@ export class RpcReads<C = unknown> {
       exec = this.#leaveOut(before === undefined ? exec : this.#stillIn(exec, before), out);
       const refuses = unfit.refuses;
       if (refuses !== undefined) guard = this.#refusal(refuses, method, params, exec);
-      const later = unfit.avoid?.(method, params);
+      const later = unfit.avoid?.(method, params, out);
       if (later !== undefined) exec = execWith(exec, { avoid: own === undefined ? later : (ep) => later(ep) || own(ep) });
     }
     if (this.#hedgeReads && need === undefined && exec.pin === undefined && exec.idempotent === undefined && !isSendMethod(method)) exec = execWith(exec, { idempotent: true });
