@@ -432,6 +432,21 @@ describe('a quorum read just after setEndpoints added nodes whose heads are not 
   });
 });
 
+/**
+ * A `fetch` for the ethers provider over nodes named by their URL's host (`http://a.test/`: a):
+ * chain 1, each node's head `head(key)` (as the answer to any other read too); `log` lists the
+ * nodes asked anything but their head.
+ */
+function nodesFetch(head: (key: string) => number, log: string[]) {
+  return async (url: string | URL | Request, init?: RequestInit): Promise<Response> => {
+    const key = new URL(String(url)).hostname.split('.')[0]!;
+    const body = JSON.parse(String(init!.body)) as { id: number; method: string };
+    if (body.method === 'eth_chainId') return Response.json({ jsonrpc: '2.0', id: body.id, result: '0x1' });
+    if (body.method !== 'eth_blockNumber') log.push(key);
+    return Response.json({ jsonrpc: '2.0', id: body.id, result: hex(head(key)) });
+  };
+}
+
 describe('a single read just after setEndpoints added a node whose head is not known yet', () => {
   const opts = { heads: { maxLagBlocks: 1, blockTimeMs: 250, pollMs: 250 } };
 
@@ -465,13 +480,7 @@ describe('a single read just after setEndpoints added a node whose head is not k
     const clock = new FakeClock(1_000_000);
     const heads: Record<string, number> = { a: 100, x: 95 };
     const log: string[] = [];
-    const fetch = async (url: string | URL | Request, init?: RequestInit): Promise<Response> => {
-      const key = new URL(String(url)).hostname.split('.')[0]!;
-      const body = JSON.parse(String(init!.body)) as { id: number; method: string };
-      if (body.method === 'eth_chainId') return Response.json({ jsonrpc: '2.0', id: body.id, result: '0x1' });
-      if (body.method !== 'eth_blockNumber') log.push(key);
-      return Response.json({ jsonrpc: '2.0', id: body.id, result: hex(heads[key]!) });
-    };
+    const fetch = nodesFetch((key) => heads[key]!, log);
     const p = new PooledJsonRpcProvider({ endpoints: [{ url: 'http://a.test/', name: 'a' }], fetch, network: 1, clock, strategy: 'ordered', heads: { maxLagBlocks: 1, blockTimeMs: 250, pollMs: 250 } });
     try {
       await clock.advance(1);
@@ -488,13 +497,7 @@ describe("a caller's own avoid through the ethers provider's sendWith", () => {
   test('is kept beside head routing, and such a request joins no identical one (coalescing)', async () => {
     const clock = new FakeClock(1_000_000);
     const log: string[] = [];
-    const fetch = async (url: string | URL | Request, init?: RequestInit): Promise<Response> => {
-      const key = new URL(String(url)).hostname.split('.')[0]!;
-      const body = JSON.parse(String(init!.body)) as { id: number; method: string };
-      if (body.method === 'eth_chainId') return Response.json({ jsonrpc: '2.0', id: body.id, result: '0x1' });
-      if (body.method !== 'eth_blockNumber') log.push(key);
-      return Response.json({ jsonrpc: '2.0', id: body.id, result: hex(100) });
-    };
+    const fetch = nodesFetch(() => 100, log);
     const endpoints = ['a', 'b', 'c'].map((name) => ({ url: `http://${name}.test/`, name }));
     const p = new PooledJsonRpcProvider({ endpoints, fetch, network: 1, clock, strategy: 'ordered', coalesce: ['eth_getBalance'], heads: { maxLagBlocks: 1, blockTimeMs: 250, pollMs: 250 } });
     try {
