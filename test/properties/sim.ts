@@ -474,7 +474,7 @@ export async function simulate(sc: Scenario, hooks: SimHooks = {}): Promise<Outc
    * as the pool's: a low endpoint serves only once no high one the call may use admits calls (one
    * cooling, waiting for a turn or tried already still does; its breaker open does not). Checked
    * only where the selection and the attempt's start are one moment: no pin, no turn waited for
-   * on `endpoint` (a rate limit or maxInFlight of its own, a cooldown), no permit per attempt.
+   * (a rate limit or maxInFlight of its own, a cooldown), no permit per attempt.
    */
   const passedOver = (c: CallRecord, endpoint: string): string | undefined => {
     const avoid: readonly string[] | undefined = c.gen.avoid?.map((i) => NAMES[i]!);
@@ -483,7 +483,9 @@ export async function simulate(sc: Scenario, hooks: SimHooks = {}): Promise<Outc
     if (!avoided && !c.tried.has(endpoint)) return undefined;
     if (sc.permitScope === 'attempt' && sc.maxConcurrentCalls !== undefined) return undefined;
     const own = eps.find((e) => e.name === endpoint)!.gen;
-    if (own.rate !== undefined || own.maxInFlight !== undefined || c.waited.has(endpoint)) return undefined;
+    // Once the call has waited for a turn, a later turn may be taken without a new selection
+    // (one wait for a cooldown is told, the next not), so the moments part: no check after it.
+    if (own.rate !== undefined || own.maxInFlight !== undefined || c.waited.size > 0) return undefined;
     const stats = pool.stats();
     const stat = (name: string) => stats.find((x) => x.name === name)!;
     const usable = (name: string) => (!avoided || !avoid.includes(name)) && !c.unsupported.has(name) && c.gen.exclude?.some((i) => NAMES[i] === name) !== true;
