@@ -102,6 +102,8 @@ export interface Adapter {
   background?(x: FetchExtra): boolean;
   /** Property 2 is not judged for these extras on this scenario (asked after the run). */
   mayFail?(sc: Scenario, x: FetchExtra): boolean;
+  /** A failure property 2 accepts from one call of these extras (a call with nowhere to fail over, failed by what it cannot control). */
+  excused?(error: unknown, x: FetchExtra): boolean;
   /**
    * `swap` hands every endpoint a new connection (the viem and ethers adapters build one per
    * endpoint), not only the swapped one: to a call running across it each is a new endpoint,
@@ -674,7 +676,7 @@ export async function runScenario(a: Adapter, sc: Scenario, x: FetchExtra): Prom
     // 2. Liveness while one endpoint is healthy.
     if (calm && mustSucceed(a, sc, c, U, backoffMax, own, margin, x)) {
       p2++;
-      if (!r.ok) violations.push(`${tag} failed with ${key} (${(r.error as Error)?.message}) while endpoint ${healthyIndex(sc)} is healthy (lag ${Math.round(lag)} ms, control round trip ${Math.round(controlMs)} ms, unit ${U} ms); cause: ${String((r.error as { cause?: unknown })?.cause)}`);
+      if (!r.ok && a.excused?.(r.error, x) !== true) violations.push(`${tag} failed with ${key} (${(r.error as Error)?.message}) while endpoint ${healthyIndex(sc)} is healthy (lag ${Math.round(lag)} ms, control round trip ${Math.round(controlMs)} ms, unit ${U} ms); cause: ${String((r.error as { cause?: unknown })?.cause)}`);
     } else if (!r.ok && process.env['FC_DEBUG'] === '1' && healthyIndex(sc) !== -1 && c.abortAt === undefined && sc.closeAt === undefined) {
       console.log(`not checked (calm ${calm}, lag ${Math.round(lag)}, control ${Math.round(controlMs)}, U ${U}, deadline ${own}): ${tag} ${key}: ${(r.error as Error)?.message}`);
     }
