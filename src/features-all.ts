@@ -78,7 +78,7 @@ export const sharedQuotas = /* @__PURE__ */ feature({ store: { options: storeOpt
 /** The pool's `maxConcurrentCalls` and `permitScope`: calls queue for a pool-wide permit. */
 export const concurrencyLimits = /* @__PURE__ */ feature({ concurrency: { options: permitOptions, Queue: PermitQueue } });
 
-/** A call's `pin` and `exclude`. */
+/** A call's `pin`, `exclude` and `avoid`. */
 export const callRouting = /* @__PURE__ */ feature({ routing: { excluded: excludedOf, pinned: pinnedOf, select: selectPinned, out: pinnedOut, avoiding: selectAvoiding, avoided: avoidedBy } });
 
 /** Attempt signals reused when nothing can hear them fire. */

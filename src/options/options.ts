@@ -240,9 +240,10 @@ export interface ExecuteOptions {
   readonly exclude?: readonly string[];
   /**
    * Endpoints this call uses only when no other can serve it now: asked with each endpoint's
-   * name at every selection (each attempt, each hedge), `true` to avoid it. An avoided endpoint
-   * is picked when the others are excluded, out (breaker open, disabled), busy past a wait, or
-   * tried already (then before any retry on them). Not with `pin`, which it does not change.
+   * name at every selection (each attempt), `true` to avoid it. The pool chooses among the
+   * others first; when that finds no endpoint ready now and untried, it chooses among all, so
+   * an avoided endpoint serves before any retry on the others. Hedges never go to one; `pin`
+   * ignores it; a throw fails the call with `INVALID_OPTIONS`.
    */
   readonly avoid?: (endpoint: string) => boolean;
   /** Overrides the pool's `deadlineMs` for this call (`Infinity`: no deadline). */
