@@ -151,6 +151,22 @@ describe('quorum reads', () => {
     expect(sent).toEqual(['a']);
   });
 
+  test('head routing is asked what to avoid once per launch of legs, not once per endpoint (a read of three legs cost 167 ms of CPU at 1,000 endpoints)', async () => {
+    const names = Array.from({ length: 60 }, (_, i) => `n${i}`);
+    let asked = 0;
+    // n0 and n1 are behind: the first legs go to n2, n3 and n4.
+    const unfit = () => (asked++, ['n0', 'n1']);
+    const { h, reads, sent, send } = readHarness(names, {}, {}, unfit);
+    for (const n of names) h.eps[n]!.fallback = ok('v');
+    const r = start(reads.request('eth_chainId', [], {}, 3, send));
+    await settle(h);
+    expect(r.value).toBe('v');
+    expect(sent).toEqual(['n2', 'n3', 'n4']);
+    // Before, 3 legs x 58 endpoints fresh = 174 questions.
+    expect(asked).toBeLessThanOrEqual(2);
+    expect(asked).toBeGreaterThanOrEqual(1);
+  });
+
   test('a user equals decides agreement', async () => {
     const { h, read } = setup(['a', 'b'], { quorum: { equals: (x, y) => (x as { n: number }).n === (y as { n: number }).n } });
     h.eps.a!.fallback = ok({ n: 1, at: 5 });

@@ -136,7 +136,8 @@ export class HeadRouting {
     const live = this.#asked === asked ? names : this.#pool.endpointNames;
     const fit = live === names ? out : out.filter((name) => live.includes(name));
     const known = unheard === true && need !== undefined && this.tracker.best() !== undefined;
-    for (const name of live) if ((isOpen(this.#pool.breakerState(name)) || (known && this.tracker.head(name) === undefined)) && !fit.includes(name)) fit.push(name);
+    const listed = new Set(fit);
+    for (const name of live) if ((isOpen(this.#pool.breakerState(name)) || (known && this.tracker.head(name) === undefined)) && !listed.has(name)) fit.push(name);
     return fit;
   }
 

@@ -280,7 +280,8 @@ export class HeadTracker {
     const lag = lagging === undefined ? this.lagging(now) : [...lagging];
     if (block === 'latest') return lag;
     const need = Math.min(block, this.#best);
-    for (const [name, head] of this.#heads) if (head.block < need && !lag.includes(name)) lag.push(name);
+    const listed = new Set(lag); // a list scan per head cost n² at 1,000 endpoints
+    for (const [name, head] of this.#heads) if (head.block < need && !listed.has(name)) lag.push(name);
     return lag;
   }
 

@@ -177,16 +177,16 @@ class QuorumRun<T> {
     // below are read after it.
     const avoid = this.#q.avoid;
     const avoided = avoid === undefined ? [] : fresh.filter((ep) => safe(avoid, ep));
-    const live = this.#q.endpoints();
+    const live = new Set(this.#q.endpoints());
     // Names only endpoints of the pool: one that left it while the read ran (`setEndpoints`)
     // would be an unknown name, INVALID_OPTIONS to the pool. A name the caller got wrong stays;
     // an endpoint a leg touched was the pool's, added since the read began or not (one added and
     // gone again while the read ran failed it: swaps generator, seed 42570).
-    const gone = (ep: string): boolean => !live.includes(ep) && this.#atStart.includes(ep);
+    const gone = (ep: string): boolean => !live.has(ep) && this.#atStart.includes(ep);
     const exclude = (this.#q.exec.exclude ?? []).filter((ep) => !gone(ep));
-    for (const ep of this.#touched.keys()) if (live.includes(ep) && !exclude.includes(ep)) exclude.push(ep);
+    for (const ep of this.#touched.keys()) if (live.has(ep) && !exclude.includes(ep)) exclude.push(ep);
     const avoiding = !this.#lastResort && avoided.length > 0 && avoided.length < fresh.length;
-    if (avoiding) for (const ep of avoided) if (live.includes(ep)) exclude.push(ep);
+    if (avoiding) for (const ep of avoided) if (live.has(ep)) exclude.push(ep);
     const leg: Leg = { endpoint: undefined, avoiding, done: false, stalled: false, timer: undefined };
     this.#legs.push(leg);
     const guard = (endpoint: string) => {
