@@ -42,3 +42,33 @@ describe('a head question that never settles, in a pool with no bound', () => {
     }
   });
 });
+
+describe('a head question out when the pool closes', () => {
+  // The poll's own questions serve no caller: a plain close() waited for one until its attempt
+  // timed out (swaps generator, seed 42760: a question to a new node held by its slow chain question).
+  test.each(['transport.close()', 'pool.close()'] as const)('%s resolves once the callers are done, the question aborted', async (how) => {
+    const clock = new FakeClock(1_000_000);
+    const node = (name: string) =>
+      custom({
+        request: async ({ method }: { method: string }) => {
+          if (method !== 'eth_blockNumber') return '0x1';
+          // b's answer to its head question takes ten seconds.
+          if (name === 'b') await new Promise<void>((r) => clock.setTimeout(r, 10_000));
+          return '0x64';
+        },
+      });
+    const t = poolTransport({
+      endpoints: [{ name: 'a', transport: node('a') }, { name: 'b', transport: node('b') }],
+      heads: { maxLagBlocks: 2, pollMs: 1_000 },
+      attemptTimeoutMs: 20_000,
+      clock,
+    });
+    await clock.advance(1);
+    expect(t.pool.stats().find((s) => s.name === 'b')!.inFlight).toBe(1); // b's question is out
+    let closed = false;
+    void (how === 'pool.close()' ? t.pool.close() : t.close()).then(() => (closed = true));
+    await clock.advance(0);
+    expect(closed).toBe(true);
+    expect(t.pool.stats().find((s) => s.name === 'b')!.inFlight).toBe(0);
+  });
+});

@@ -82,6 +82,8 @@ export class HeadRouting {
   readonly #replaced: (() => readonly string[] | undefined) | undefined;
   #timer: TimerHandle | undefined;
   #stopped = false;
+  /** Aborts the questions out when routing stops: no caller waits for them, and the pool's `close()` would. */
+  #questions: AbortController | undefined;
   /** Whether the pool sets no deadline: each question then carries `QUESTION_MS`. */
   readonly #unbounded: boolean;
 
@@ -242,6 +244,9 @@ export class HeadRouting {
     this.#stopped = true;
     if (this.#timer !== undefined) this.#pool.clock.clearTimeout(this.#timer);
     this.#timer = undefined;
+    // A question out held a plain `close()` open until its attempt timeout (one to a new node whose
+    // chain question answered late: swaps generator, seed 42760).
+    if (this.#polling.size > 0) this.#questions?.abort();
   }
 
   #tick(): void {
@@ -320,7 +325,8 @@ export class HeadRouting {
     this.#asked++;
     let pending: Promise<unknown>;
     try {
-      pending = this.#pollOne(this.#unbounded ? { pin: name, retry: 'none', deadlineMs: QUESTION_MS } : { pin: name, retry: 'none' });
+      const signal = (this.#questions ??= new AbortController()).signal;
+      pending = this.#pollOne(this.#unbounded ? { pin: name, retry: 'none', deadlineMs: QUESTION_MS, signal } : { pin: name, retry: 'none', signal });
     } catch (error) {
       pending = Promise.reject(error);
     }
