@@ -147,6 +147,8 @@ describe('Refresher', () => {
     const res = await p;
     expect(res.installed).toBeUndefined();
     expect((res.error as Error).name).toBe('TimeoutError');
+    // It said "health check timed out" before the fiftieth session: no check had run.
+    expect((res.error as Error).message).toBe('the candidate source timed out after 500 ms');
     expect(pool.endpointNames).toEqual(['seed']);
     expect(results).toHaveLength(1);
   });
@@ -438,6 +440,20 @@ describe('Refresher', () => {
     expect(clock.pendingTimers).toBe(0);
     await clock.advance(10_000);
     expect(clock.pendingTimers).toBe(0);
+  });
+
+  test('a refresh() asked for by hand keeps the process alive until it ends (a script awaiting it exited with code 13 before timeoutMs ended a hung check); the scheduled runs do not', async () => {
+    const { r } = setup({ intervalMs: 1_000, timeoutMs: 200, check: () => new Promise(() => undefined) });
+    const p = r.refresh();
+    await clock.advance(10);
+    expect(clock.pendingForegroundTimers).toBeGreaterThan(0); // the checks' timeouts
+    await clock.advance(200);
+    expect((await p).healthy).toEqual([]);
+    expect(clock.pendingForegroundTimers).toBe(0);
+    r.start(); // its runs come from the timer: background, as before
+    await clock.advance(10);
+    expect(clock.pendingTimers).toBeGreaterThan(0);
+    expect(clock.pendingForegroundTimers).toBe(0);
   });
 
   test('a refresh in flight when stop() is called installs nothing', async () => {

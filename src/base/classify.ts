@@ -113,13 +113,33 @@ export function runClassifier(classify: Classifier, error: unknown, out: Verdict
   } catch (thrown) {
     out.class = 'permanent';
     out.valid = false;
-    out.problem = `classify threw ${thrown instanceof Error ? `a ${thrown.name}` : describe(thrown)}`;
+    out.problem = `classify threw ${whatThrew(thrown)}`;
     return out;
   }
   if (isErrorClass(result)) {
     out.class = result;
     return out;
   }
+  try {
+    return readAnswer(result, out);
+  } catch {
+    // A getter of the answer threw (a retry hint read from headers that are not there), or a Proxy's trap did.
+    Object.assign(out, { class: 'permanent', valid: false, retryAfterMs: undefined, ceilingPerSecond: undefined, ceilingScope: undefined, dailyQuotaExhausted: false, disableEndpoint: false });
+    out.problem = 'classify answered an object that threw when read';
+    return out;
+  }
+}
+
+/** What a classifier threw, for a message: reading it runs user code too (a getter, a Proxy's trap). */
+function whatThrew(thrown: unknown): string {
+  try {
+    return thrown instanceof Error ? `a ${thrown.name}` : describe(thrown);
+  } catch {
+    return 'a value that threw when read';
+  }
+}
+
+function readAnswer(result: unknown, out: Verdict): Verdict {
   if (typeof result === 'object' && result !== null && isErrorClass((result as Classification).class)) {
     const c = result as Classification;
     out.class = c.class;

@@ -191,7 +191,23 @@ function threw<C>(this: Attempt<C>, error: unknown): void {
  * attempt (two small bound functions, no closure context): heap per attempt in flight.
  */
 export function watchAttempt<C>(a: Attempt<C>, pending: PromiseLike<unknown>): void {
-  pending.then(answered.bind(a), threw.bind(a));
+  if (pending instanceof Promise) pending.then(answered.bind(a), threw.bind(a));
+  else watchThenable(a, pending);
+}
+
+/**
+ * A thenable of the user's own may call back inside `then`: a retry made there recursed, endpoint
+ * after endpoint, until the stack ran out (about 760 endpoints). Such a call back is handled a turn
+ * later; what `then` throws is still the operation's synchronous failure.
+ */
+function watchThenable<C>(a: Attempt<C>, pending: PromiseLike<unknown>): void {
+  let inside = true;
+  const later = (fn: (this: Attempt<C>, v: unknown) => void) => (v: unknown) => (inside ? queueMicrotask(() => fn.call(a, v)) : fn.call(a, v));
+  try {
+    pending.then(later(answered), later(threw));
+  } finally {
+    inside = false;
+  }
 }
 
 /** The error an attempt fails with when the operation returns something that is not a promise. */

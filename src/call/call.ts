@@ -9,9 +9,8 @@
  *                       │      ├─▶ park (no free slot) · fail (NO_ENDPOINT, PIN_UNAVAILABLE) │
  *                       └───────────────────────────────────────────────────────────┘ retry
  *
- * Beside it: waits, plan, admission, hedging, auth, attempt and outcome (see ARCHITECTURE.md
- * for the rules: permit scope, attempt timeouts under the deadline, backoff only before a
- * tried endpoint, state before events, nothing left behind on any exit).
+ * Beside it: waits, plan, admission, hedging, auth, attempt and outcome (rules in ARCHITECTURE.md: permit
+ * scope, attempt timeouts under the deadline, backoff only before a tried endpoint, state before events, nothing left behind).
  */
 import { PoolError, invalidOption, unauthorizedMessage, type PoolErrorCode } from '../base/errors.js';
 import type { CancelReason } from '../base/events.js';
@@ -67,7 +66,8 @@ export class Call<C, T> extends Waiting<C, CallHistory<C>> implements AttemptOwn
     if (s.closed) return Call.#fail(c, 'CLOSED', 'the pool is closed');
     if (signal !== undefined) {
       if (signal.aborted) return Call.#fail(c, 'ABORTED', 'the call was aborted before it started', undefined, 'aborted', signal.reason);
-      watchAbort(signal, c);
+      const refused = watchAbort(signal, c); // what the signal's addEventListener threw, if it did
+      if (refused !== undefined) return Call.#fail(c, 'INVALID_OPTIONS', "the call's signal threw when listened to (see cause)", undefined, 'aborted', refused.error);
     }
     if (pin !== undefined && Call.#excluded(c)?.includes(pin) === true) {
       return Call.#fail(c, 'PIN_UNAVAILABLE', `pinned endpoint ${quoted(pin)} is also excluded`);
@@ -187,8 +187,8 @@ export class Call<C, T> extends Waiting<C, CallHistory<C>> implements AttemptOwn
     } catch (error) {
       return c.attemptFailed(a, error, true);
     }
-    if (!isThenable(pending)) return c.attemptFailed(a, new NotAPromiseError(pending), true);
     try {
+      if (!isThenable(pending)) return c.attemptFailed(a, new NotAPromiseError(pending), true); // reading `then` runs user code
       watchAttempt(a, pending);
     } catch (error) {
       c.attemptFailed(a, error, true);

@@ -60,13 +60,22 @@ export function recordSuccess<C>(s: PoolState<C>, a: Attempt<C>): void {
 export function permanentMessage(endpoint: string, error: unknown, sync: boolean, verdict: Verdict): string {
   const on = `endpoint ${JSON.stringify(endpoint)}`;
   if (sync) {
-    return error instanceof NotAPromiseError
+    return isNotAPromise(error)
       ? `${error.message} (on ${on}); return a promise, e.g. make it async`
       : `the operation threw synchronously on ${on} instead of returning a rejected promise; not retried`;
   }
   // Past the synchronous case, only runClassifier makes a verdict invalid, and it always says why.
   if (!verdict.valid) return `${verdict.problem} for the error from ${on}; treated as permanent`;
   return `${on} answered with a permanent error`;
+}
+
+/** `instanceof` asks a Proxy's `getPrototypeOf`, which may throw (a revoked Proxy thrown by the operation). */
+function isNotAPromise(error: unknown): error is NotAPromiseError {
+  try {
+    return error instanceof NotAPromiseError;
+  } catch {
+    return false;
+  }
 }
 
 /** An endpoint's name as messages quote it. */

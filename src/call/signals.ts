@@ -21,7 +21,11 @@ class Watchers extends Set<AbortWatcher> {
   }
   handleEvent(): void {
     registry.delete(this.signal);
-    this.signal.removeEventListener('abort', this);
+    try {
+      this.signal.removeEventListener('abort', this);
+    } catch {
+      // a signal-like object's own failure: its calls are told all the same
+    }
     for (const w of [...this]) w.aborted();
     this.clear();
   }
@@ -30,19 +34,29 @@ class Watchers extends Set<AbortWatcher> {
 const registry = new WeakMap<AbortSignal, Watchers>();
 
 /** `w.aborted()` runs when `signal` aborts, until `unwatchAbort`. */
-export function watchAbort(signal: AbortSignal, w: AbortWatcher): void {
+/** Undefined, or what the signal's `addEventListener` threw (a signal-like object of the user's): then nothing watches. */
+export function watchAbort(signal: AbortSignal, w: AbortWatcher): { readonly error: unknown } | undefined {
   let set = registry.get(signal);
   if (set === undefined) {
     set = new Watchers(signal);
+    try {
+      signal.addEventListener('abort', set);
+    } catch (error) {
+      return { error };
+    }
     registry.set(signal, set);
-    signal.addEventListener('abort', set);
   }
   set.add(w);
+  return undefined;
 }
 
 export function unwatchAbort(signal: AbortSignal, w: AbortWatcher): void {
   const set = registry.get(signal);
   if (set === undefined || !set.delete(w) || set.size > 0) return;
   registry.delete(signal);
-  signal.removeEventListener('abort', set);
+  try {
+    signal.removeEventListener('abort', set);
+  } catch {
+    // A signal-like object's own failure: the call it watched has ended anyway.
+  }
 }

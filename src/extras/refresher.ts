@@ -12,8 +12,8 @@
  * Stale while revalidate: calls never wait for a refresh; they use the set installed
  * last (at first, the one the pool was built with: pass your fallback list there for a
  * cold start). Runs never overlap: the next is scheduled when one ends. Its timers come
- * from the pool's clock and are background timers, so a refresher never keeps a process
- * alive; `stop()` clears them, aborts checks in flight and discards their outcome, and
+ * from the pool's clock and are background timers (but those of a run `refresh()` asked for,
+ * which its caller awaits), so a refresher never keeps a process alive; `stop()` clears them, aborts checks in flight and discards their outcome, and
  * `pool.close()` stops a started refresher the same way, at once.
  * A throwing `check`, source or `onRefresh` is contained and reported, never thrown.
  */
@@ -59,6 +59,8 @@ export class Refresher<C> {
   #rechecking: Promise<void> | undefined;
   #started = false;
   #stopped = false;
+  /** The run was asked for by `refresh()`: its timers are not background ones. */
+  #keepAlive = false;
   #last: RefreshResult | undefined;
   /** The candidates the source gave last, and when. */
   #lastGood: readonly EndpointConfig<C>[] | undefined;
@@ -108,6 +110,13 @@ export class Refresher<C> {
    * ended, it starts the next.
    */
   refresh(): Promise<RefreshResult> {
+    // Awaited by its caller: the run's timers keep the process alive (as a call's own waits do),
+    // else a script awaiting it exited before `timeoutMs` ended a hung check (exit code 13).
+    this.#keepAlive = true;
+    return this.#refresh();
+  }
+
+  #refresh(): Promise<RefreshResult> {
     if (this.#running !== undefined) return this.#running;
     let settle!: (r: RefreshResult | Promise<never>) => void;
     const p = new Promise<RefreshResult>((resolve) => (settle = resolve));
@@ -127,7 +136,9 @@ export class Refresher<C> {
   }
 
   #ended(p: Promise<RefreshResult>): void {
-    if (this.#running === p) this.#running = undefined;
+    if (this.#running !== p) return;
+    this.#running = undefined;
+    this.#keepAlive = false;
   }
 
   /** Stops for good: clears the timer, aborts checks in flight, installs nothing more. */
@@ -158,7 +169,7 @@ export class Refresher<C> {
     if (this.#stopped || !this.#started || ms === Infinity) return;
     this.#timer = this.#clock.setTimeout(() => {
       this.#timer = undefined;
-      void this.refresh().then(() => this.#schedule(this.#intervalMs));
+      void this.#refresh().then(() => this.#schedule(this.#intervalMs));
     }, ms, true);
   }
 
@@ -192,7 +203,7 @@ export class Refresher<C> {
     let failed = false;
     try {
       const source = this.#o.candidates;
-      candidates = typeof source === 'function' ? await this.#withTimeout(signal, (s) => source(s)) : source;
+      candidates = typeof source === 'function' ? await this.#withTimeout(signal, (s) => source(s), 'the candidate source') : source;
       if (!Array.isArray(candidates)) throw invalidOption('candidates()', 'an array of endpoints', candidates);
       checkConfigs('candidates()', candidates);
       this.#lastGood = candidates;
@@ -274,7 +285,7 @@ export class Refresher<C> {
         const c = candidates[i]!;
         const t0 = this.#clock.now();
         try {
-          const ok = await this.#withTimeout(signal, (s) => this.#o.check(c.conn, s, c));
+          const ok = await this.#withTimeout(signal, (s) => this.#o.check(c.conn, s, c), 'health check');
           if (ok !== false) out[i] = this.#clock.now() - t0;
         } catch {
           // Unhealthy: left out.
@@ -295,7 +306,7 @@ export class Refresher<C> {
         if (timer !== undefined) this.#clock.clearTimeout(timer);
         // Once the step has settled (the store gave up waiting, or its timeout fired), a check the
         // store starts late arms nothing: no timer outlives the refresh (or stop()).
-        timer = on && !settled && this.#timeoutMs !== Infinity ? this.#clock.setTimeout(() => end(reject, new Error(`the shared survivor list did not answer within ${this.#timeoutMs} ms`)), this.#timeoutMs, true) : undefined;
+        timer = on && !settled && this.#timeoutMs !== Infinity ? this.#clock.setTimeout(() => end(reject, new Error(`the shared survivor list did not answer within ${this.#timeoutMs} ms`)), this.#timeoutMs, !this.#keepAlive) : undefined;
       };
       const end = <T,>(settle: (value: T) => void, value: T): void => {
         if (settled) return;
@@ -334,7 +345,7 @@ export class Refresher<C> {
   }
 
   /** Runs `fn` with a signal that aborts after `timeoutMs` or with `parent`; rejects on either. */
-  #withTimeout<T>(parent: AbortSignal, fn: (signal: AbortSignal) => Promise<T>): Promise<T> {
+  #withTimeout<T>(parent: AbortSignal, fn: (signal: AbortSignal) => Promise<T>, what: string): Promise<T> {
     const ac = new AbortController();
     return new Promise<T>((resolve, reject) => {
       let timer: TimerHandle | undefined;
@@ -352,12 +363,12 @@ export class Refresher<C> {
       if (this.#timeoutMs !== Infinity) {
         timer = this.#clock.setTimeout(() => {
           timer = undefined;
-          const error = new Error(`health check timed out after ${this.#timeoutMs} ms`);
+          const error = new Error(`${what} timed out after ${this.#timeoutMs} ms`);
           error.name = 'TimeoutError';
           finish();
           ac.abort(error);
           reject(error);
-        }, this.#timeoutMs, true);
+        }, this.#timeoutMs, !this.#keepAlive);
       }
       let pending: Promise<T>;
       try {

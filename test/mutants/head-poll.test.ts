@@ -36,8 +36,8 @@ describe('the head poll', () => {
     expect(polls).toEqual([]);
     await clock.advance(0);
     expect(polls).toEqual([
-      { pin: 'a', retry: 'none' },
-      { pin: 'b', retry: 'none' },
+      { pin: 'a', retry: 'none', signal: expect.any(AbortSignal) },
+      { pin: 'b', retry: 'none', signal: expect.any(AbortSignal) },
     ]);
     expect(h.snapshot().endpoints.map((e) => [e.name, e.head])).toEqual([
       ['a', 16],

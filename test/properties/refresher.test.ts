@@ -22,7 +22,7 @@
  * 5. an endpoint kept by name with a connection equal as data keeps the pool's object (its state);
  *    one with other data gets the new value;
  * 6. after `stop()`: nothing is installed or reported, every check in flight is aborted, no check
- *    starts, and no timer is left; every timer the Refresher arms is a background one.
+ *    starts, and no timer is left; at the horizon no timer the Refresher armed keeps a process alive.
  * 7. with a shared list: the list's names among the candidates are installed in its order; one
  *    re-check at a time (2. holds across them); what a re-check hands the store is what its
  *    checks found, and nothing once `stop()` cut it short.
