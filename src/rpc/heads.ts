@@ -299,22 +299,38 @@ const BLOCK_PARAM: ReadonlyMap<string, number> = new Map(Object.entries({
   eth_getBlockByNumber: 0, eth_getBlockTransactionCountByNumber: 0, eth_getUncleCountByBlockNumber: 0,
   eth_getTransactionByBlockNumberAndIndex: 0, eth_getBalance: 1, eth_getCode: 1, eth_getTransactionCount: 1,
   eth_call: 1, eth_estimateGas: 1, eth_getProof: 2, eth_getStorageAt: 2,
+  eth_getBlockReceipts: 0, eth_feeHistory: 1, // feeHistory(count, newestBlock, percentiles)
 }));
 
-/** Which head a request needs: 'latest' (latest/pending), a block number, or undefined (none). */
+/**
+ * Which head a request needs: 'latest' (latest/pending), a block number, or undefined (none:
+ * earliest, safe, finalized, a block hash). `eth_getLogs` needs the end of its range (`toBlock`,
+ * `latest` when not given, as for the node; `latest` when `fromBlock` is), none with `blockHash`.
+ */
 export function requiredHead(method: string, params: unknown): number | 'latest' | undefined {
   if (method === 'eth_blockNumber') return 'latest';
+  if (method === 'eth_getLogs') return logsHead(Array.isArray(params) ? params[0] : undefined);
   const at = BLOCK_PARAM.get(method); // a Map: `toString` is no method of the table
   if (at === undefined) return undefined;
-  const tag = Array.isArray(params) ? params[at] : undefined;
+  return headOf(Array.isArray(params) ? params[at] : undefined);
+}
+
+function headOf(tag: unknown): number | 'latest' | undefined {
   if (tag === undefined || tag === 'latest' || tag === 'pending') return 'latest';
-  if (typeof tag === 'string' && /^0x[0-9a-fA-F]+$/.test(tag)) return Number.parseInt(tag, 16);
-  if (tag !== null && typeof tag === 'object' && 'blockNumber' in tag) return requiredHead(method, replaceAt(params as unknown[], at, (tag as { blockNumber: unknown }).blockNumber));
+  if (typeof tag === 'string' && /^0x[0-9a-fA-F]+$/.test(tag)) {
+    const n = Number.parseInt(tag, 16);
+    return Number.isSafeInteger(n) ? n : undefined; // a block hash (eth_getBlockReceipts takes one) is no height
+  }
+  if (tag !== null && typeof tag === 'object' && 'blockNumber' in tag) return headOf((tag as { blockNumber: unknown }).blockNumber);
   return undefined; // earliest, safe, finalized, block hashes
 }
 
-function replaceAt(params: unknown[], at: number, value: unknown): unknown[] {
-  const copy = params.slice(); copy[at] = value; return copy;
+function logsHead(filter: unknown): number | 'latest' | undefined {
+  if (filter === null || typeof filter !== 'object') return 'latest';
+  const f = filter as { fromBlock?: unknown; toBlock?: unknown; blockHash?: unknown };
+  if (f.blockHash !== undefined) return undefined;
+  const to = headOf(f.toBlock);
+  return to === 'latest' || headOf(f.fromBlock) === 'latest' ? 'latest' : to;
 }
 
 /**
