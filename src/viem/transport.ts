@@ -54,6 +54,7 @@ import { FilterNotFoundError } from '../rpc/filters.js';
 import { rpcAnswerKey } from '../rpc/answer-key.js';
 import { redactError } from '../extras/redact.js';
 import { HeadRouting, unfitOf } from '../rpc/head-poll.js';
+import { fitForLatest } from '../rpc/fit-for-latest.js';
 import { ChainCheck, chainCheckClass, checkChainId, NodeLeftError } from '../rpc/chain-check.js';
 import { onPoolClose, poolStateOf, type CloseOptions } from '../pool-core.js';
 
@@ -337,7 +338,7 @@ export function poolTransport(options: PoolTransportOptions): PoolTransport {
             return { config: { key, name, type: 'endpointPool', request, retryCount: 0 }, request, value: { pool, endpoint: ctx.endpoint } };
           };
           return fn(direct, ctx.endpoint);
-        }, execOptions);
+        }, fitForLatest(routing, execOptions));
       } catch (error) {
         throw unwrap(error);
       }
