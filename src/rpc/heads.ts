@@ -76,8 +76,9 @@ const FELL_BEHIND_PACE = 4;
 /**
  * An answer this far below an endpoint's known head is no answer out of order (those are a few
  * blocks old): the node was reset, or the known head was a wrong answer (an overflow, another
- * chain behind a load balancer). It replaces the known head. Ignored, one wrong answer kept its
- * endpoint ahead of all others for good, every other one "behind", every read of latest on it.
+ * chain behind a load balancer). It replaces the known head, whenever its request was sent.
+ * Ignored, one wrong answer kept its endpoint ahead of all others for good, every other one
+ * "behind", every read of latest on it.
  */
 const RESET_BLOCKS = 1024;
 
@@ -113,11 +114,17 @@ export class HeadTracker {
     return bt === undefined ? UNKNOWN_STALL_MS : this.#stallBlocks * bt;
   }
 
-  /** Records that `endpoint` has `block` at `now`; lower numbers than known are ignored. */
-  observe(endpoint: string, block: number, now: number): void {
+  /**
+   * Records that `endpoint` has `block` at `now`, from a request sent at `sentAt` (unknown: as
+   * early as can be). A lower number than known is an answer out of order, ignored, unless its
+   * request was sent after the answer behind the known head arrived (requests that did not
+   * overlap: the node went back, a load balancer moved its URL to a backend behind, or the known
+   * head was a glitch) or it is more than RESET_BLOCKS lower; then it replaces the known head.
+   */
+  observe(endpoint: string, block: number, now: number, sentAt = -Infinity): void {
     if (!Number.isSafeInteger(block) || block < 0) return;
     const head = this.#heads.get(endpoint);
-    if (head !== undefined && head.block - block > RESET_BLOCKS) {
+    if (head !== undefined && block < head.block && (head.block - block > RESET_BLOCKS || sentAt > head.seenAt)) {
       const held = head.block === this.#best;
       Object.assign(head, { block, advancedAt: now, seenAt: now, front: false });
       if (held) this.#rebest();

@@ -204,6 +204,7 @@ export function poolTransport(options: PoolTransportOptions): PoolTransport {
    */
   const attempt = (b: Built, args: RpcArgs, signal: AbortSignal | undefined, ctx: AttemptContext | undefined): Promise<unknown> => {
     const opts: RpcRequestOptions = signal === undefined ? NO_SIGNAL : { retryCount: 0, signal };
+    const sentAt = routing === undefined || ctx === undefined ? 0 : routing.sending(args.method);
     let sent: Promise<unknown>;
     try {
       sent = b.raw !== undefined ? sendDirect(b.raw, b.replay!, args, signal) : Promise.resolve(b.t.request(args, opts));
@@ -215,7 +216,7 @@ export function poolTransport(options: PoolTransportOptions): PoolTransport {
         ? undefined
         : (result: unknown): unknown => {
             // Not from a node that has lost the endpoint's name since (see `endpointCurrent`).
-            if (endpointCurrent(ctx)) routing.observe(ctx.endpoint, args.method, args.params, result);
+            if (endpointCurrent(ctx)) routing.observe(ctx.endpoint, args.method, args.params, result, sentAt);
             return result;
           };
     return sent.then(onAnswer, (error: unknown) => attemptFailed(b.t, args, ctx?.endpoint, opts, error));
