@@ -1,7 +1,7 @@
 /**
  * Head routing and the methods whose block is not a plain block parameter: `eth_getLogs`
  * (a range, or a `blockHash`), `eth_getBlockReceipts(block)` and `eth_feeHistory(count,
- * newestBlock, ...)`. Until the fifty-first session they needed no head, so a node known to be
+ * newestBlock, ...)`. Until the fiftieth session they needed no head, so a node known to be
  * behind answered logs of a range it had only part of, and `null` receipts (a new user's repro,
  * t12-getlogs-lagging.mjs).
  */

@@ -1,7 +1,7 @@
 /**
  * A lower head from a request sent after the answer behind the known head arrived is no answer out
  * of order (those come from overlapping requests): the node went back, or the known head was a
- * glitch. Until the fifty-first session lower heads were ignored unless more than 1,024 blocks
+ * glitch. Until the fiftieth session lower heads were ignored unless more than 1,024 blocks
  * lower, so one `eth_blockNumber` answer 50 blocks ahead left that node the only one fit for
  * about 50 block times, and a node whose URL a load balancer moved to a backend 7 blocks behind
  * kept its old head and served reads of `latest` 7 blocks stale (a new user's repros,

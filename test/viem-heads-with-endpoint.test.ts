@@ -1,6 +1,6 @@
 /**
  * `withEndpoint` (several reads on one node: a nonce and a balance from the same node) chooses
- * its endpoint as a read of `latest` would: until the fifty-first session it ignored head
+ * its endpoint as a read of `latest` would: until the fiftieth session it ignored head
  * routing, and a node 10 blocks behind, first in order, served its reads of `latest` (a new
  * user's repro, t19-withendpoint-heads.mjs).
  */

@@ -132,11 +132,12 @@ export class HeadRouting {
     const now = this.#pool.clock.now();
     this.#forget(names);
     const need = requiredHead(method, params);
-    // Computed once, for what the request avoids and for the questions to lagging endpoints.
+    // Computed once, for the request's exclusions and for the questions to lagging endpoints.
     const lagging = this.tracker.lagging(now);
     const out = need === undefined ? [] : this.tracker.cannotServe(need, now, lagging);
     // An endpoint whose head is unknown (new to the pool, or given another connection) is not
-    // named here but by `avoid` (and, with `unheard`, below). `#recheck` asks it now.
+    // left out: the call's exclusions hold for all its attempts, and one that is probably fine
+    // would stay out of a call its known endpoints fail. `#recheck` asks it now instead.
     const asked = this.#asked;
     if (!this.#stopped) this.#recheck(now, lagging, names);
     // A check sent by `#recheck` ran user code (a listener, the node's transport), which may have

@@ -15,13 +15,11 @@
  * request whose options say `idempotent` already keeps them.
  *
  * `unfit(method, params)`, when given, names the endpoints a request should not go to now
- * (head-aware routing: behind the chain head, or breaker open). A single read excludes none of
- * them: at each selection (the first and every retry) it asks those that cannot serve now, and
- * those whose head is not known yet, only when no other untried endpoint is free (the call's
- * `avoid`, from `unfit.avoid`), so once the nodes that can serve have failed it, a node behind
- * still serves (until the fifty-first session they were excluded for all its attempts, and with
- * the only node at the tip failing the read failed though nodes behind were free); a quorum read
- * asks both kinds last, deciding afresh at each leg (the quorum's `avoid`). Its `refuses`, when given, is
+ * (head-aware routing: behind the chain head, or breaker open). A single read leaves them out
+ * (`exclude`) unless that would leave no endpoint, and at each later selection (a retry) asks
+ * those that cannot serve now, and those whose head is not known yet, only when no other can
+ * (the call's `avoid`, from `unfit.avoid`); a quorum read asks both kinds last, deciding
+ * afresh at each leg (the quorum's `avoid`). Its `refuses`, when given, is
  * asked again as each attempt of a single read (or of a quorum leg) starts in a later
  * millisecond than the read (the leg) was routed (a retry, a turn in a queue): an endpoint that
  * fell behind since, or that `setEndpoints` put under a name the read did not leave out, is
@@ -199,13 +197,11 @@ export class RpcReads<C = unknown> {
     if (need === undefined && exec.pin === undefined && unfit !== undefined) {
       // The set before the head check (only a request with exclusions of its own needs it).
       const before = exec.exclude?.length ? this.#pool.endpointNames : undefined;
-      // Asked for its side effects too: the head questions to lagging endpoints (head-poll.ts).
       const out = unfit(method, params);
-      if (before !== undefined) exec = this.#stillIn(exec, before);
+      exec = this.#leaveOut(before === undefined ? exec : this.#stillIn(exec, before), out);
       const refuses = unfit.refuses;
       if (refuses !== undefined) guard = this.#refusal(refuses, method, params, exec);
-      // Without an `avoid` of its own (a test's), the endpoints unfit now are avoided at each selection.
-      const later = unfit.avoid !== undefined ? unfit.avoid(method, params, out) : out.length === 0 ? undefined : (ep: string) => out.includes(ep);
+      const later = unfit.avoid?.(method, params, out);
       if (later !== undefined) exec = execWith(exec, { avoid: own === undefined ? later : (ep) => later(ep) || own(ep) });
     }
     if (this.#hedgeReads && need === undefined && exec.pin === undefined && exec.idempotent === undefined && !isSendMethod(method)) exec = execWith(exec, { idempotent: true });
@@ -261,6 +257,14 @@ export class RpcReads<C = unknown> {
       if (!used.includes(endpoint)) used.push(endpoint);
       if (why !== undefined) throw new NodeBehindError(endpoint, why);
     };
+  }
+
+  /** `exec` with `out` added to its `exclude`, unless that would leave no endpoint. */
+  #leaveOut(exec: ExecuteOptions, out: readonly string[]): ExecuteOptions {
+    if (out.length === 0) return exec;
+    const exclude = exec.exclude ?? [];
+    const left = this.#pool.endpointNames.some((ep) => !exclude.includes(ep) && !out.includes(ep));
+    return left ? execWith(exec, { exclude: [...exclude, ...out] }) : exec;
   }
 
   #quorum<T>(method: string, params: unknown, need: number, exec: ExecuteOptions, send: RpcSend<T>): Promise<T> {
