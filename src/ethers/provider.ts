@@ -246,10 +246,11 @@ export class PooledJsonRpcProvider extends JsonRpcApiProvider {
       }
       const route = abortRoute(ctx, this.#ownFetch);
       const post: PostOptions = { fetch: this.#fetch, signal: route.signal, dispatcher: route.dispatcher, endpoint: ctx.endpoint, nowMs: wallNow(this.pool.clock), maxRetryAfterMs: this.#maxRetryAfterMs };
+      const sentAt = this.#routing?.sending(p.method);
       try {
         const result = await postJsonRpc(conn, body, post);
         // Not from a node that has lost the endpoint's name since (see `endpointCurrent`).
-        if (this.#routing !== undefined && endpointCurrent(ctx)) this.#routing.observe(ctx.endpoint, p.method, p.params, result);
+        if (this.#routing !== undefined && endpointCurrent(ctx)) this.#routing.observe(ctx.endpoint, p.method, p.params, result, sentAt);
         return result;
       } catch (error) {
         let failure = error;

@@ -99,15 +99,23 @@ export class HeadRouting {
     if (this.#pollMs > 0) this.#timer = pool.clock.setTimeout(() => this.#tick(), 0, true);
   }
 
-  /** Feeds an answer the adapter got from `endpoint`. */
-  observe(endpoint: string, method: string, params: unknown, result: unknown): void {
+  /**
+   * When a request of `method` is sent, if its answer may reveal a head (else -Infinity, and no
+   * clock read): `observe`'s `sentAt`, which tells a node that went back from an answer out of order.
+   */
+  sending(method: string): number {
+    return method === 'eth_blockNumber' || method === 'eth_getBlockByNumber' ? this.#pool.clock.now() : -Infinity;
+  }
+
+  /** Feeds an answer the adapter got from `endpoint` to a request sent at `sentAt` (`sending`). */
+  observe(endpoint: string, method: string, params: unknown, result: unknown, sentAt?: number): void {
     const block = headFromAnswer(method, params, result);
     if (block === undefined) return;
     // The set's changes are looked at first: else a name added and then given another node
     // between two looks, with a head recorded for the first node, is not in the set the next
     // look compares against, and the second node kept that head (seed 2026120709).
     this.#sync();
-    this.tracker.observe(endpoint, block, this.#pool.clock.now());
+    this.tracker.observe(endpoint, block, this.#pool.clock.now(), sentAt);
   }
 
   /**
@@ -323,6 +331,7 @@ export class HeadRouting {
     if (this.#polling.has(name) || this.#open(name) !== false) return;
     this.#polling.add(name);
     this.#asked++;
+    const sentAt = this.#pool.clock.now();
     let pending: Promise<unknown>;
     try {
       const signal = (this.#questions ??= new AbortController()).signal;
@@ -336,7 +345,7 @@ export class HeadRouting {
         // question still counts as out (#sync marks it overtaken).
         this.#forget(this.#pool.endpointNames);
         this.#polling.delete(name);
-        if (!this.#overtaken.delete(name)) this.observe(name, 'eth_blockNumber', [], result);
+        if (!this.#overtaken.delete(name)) this.observe(name, 'eth_blockNumber', [], result, sentAt);
       },
       (error: unknown) => {
         this.#polling.delete(name);

@@ -76,8 +76,9 @@ const FELL_BEHIND_PACE = 4;
 /**
  * An answer this far below an endpoint's known head is no answer out of order (those are a few
  * blocks old): the node was reset, or the known head was a wrong answer (an overflow, another
- * chain behind a load balancer). It replaces the known head. Ignored, one wrong answer kept its
- * endpoint ahead of all others for good, every other one "behind", every read of latest on it.
+ * chain behind a load balancer). It replaces the known head, whenever its request was sent.
+ * Ignored, one wrong answer kept its endpoint ahead of all others for good, every other one
+ * "behind", every read of latest on it.
  */
 const RESET_BLOCKS = 1024;
 
@@ -113,11 +114,17 @@ export class HeadTracker {
     return bt === undefined ? UNKNOWN_STALL_MS : this.#stallBlocks * bt;
   }
 
-  /** Records that `endpoint` has `block` at `now`; lower numbers than known are ignored. */
-  observe(endpoint: string, block: number, now: number): void {
+  /**
+   * Records that `endpoint` has `block` at `now`, from a request sent at `sentAt` (unknown: as
+   * early as can be). A lower number than known is an answer out of order, ignored, unless its
+   * request was sent after the answer behind the known head arrived (requests that did not
+   * overlap: the node went back, a load balancer moved its URL to a backend behind, or the known
+   * head was a glitch) or it is more than RESET_BLOCKS lower; then it replaces the known head.
+   */
+  observe(endpoint: string, block: number, now: number, sentAt = -Infinity): void {
     if (!Number.isSafeInteger(block) || block < 0) return;
     const head = this.#heads.get(endpoint);
-    if (head !== undefined && head.block - block > RESET_BLOCKS) {
+    if (head !== undefined && block < head.block && (head.block - block > RESET_BLOCKS || sentAt > head.seenAt)) {
       const held = head.block === this.#best;
       Object.assign(head, { block, advancedAt: now, seenAt: now, front: false });
       if (held) this.#rebest();
@@ -299,22 +306,38 @@ const BLOCK_PARAM: ReadonlyMap<string, number> = new Map(Object.entries({
   eth_getBlockByNumber: 0, eth_getBlockTransactionCountByNumber: 0, eth_getUncleCountByBlockNumber: 0,
   eth_getTransactionByBlockNumberAndIndex: 0, eth_getBalance: 1, eth_getCode: 1, eth_getTransactionCount: 1,
   eth_call: 1, eth_estimateGas: 1, eth_getProof: 2, eth_getStorageAt: 2,
+  eth_getBlockReceipts: 0, eth_feeHistory: 1, // feeHistory(count, newestBlock, percentiles)
 }));
 
-/** Which head a request needs: 'latest' (latest/pending), a block number, or undefined (none). */
+/**
+ * Which head a request needs: 'latest' (latest/pending), a block number, or undefined (none:
+ * earliest, safe, finalized, a block hash). `eth_getLogs` needs the end of its range (`toBlock`,
+ * `latest` when not given, as for the node; `latest` when `fromBlock` is), none with `blockHash`.
+ */
 export function requiredHead(method: string, params: unknown): number | 'latest' | undefined {
   if (method === 'eth_blockNumber') return 'latest';
+  if (method === 'eth_getLogs') return logsHead(Array.isArray(params) ? params[0] : undefined);
   const at = BLOCK_PARAM.get(method); // a Map: `toString` is no method of the table
   if (at === undefined) return undefined;
-  const tag = Array.isArray(params) ? params[at] : undefined;
+  return headOf(Array.isArray(params) ? params[at] : undefined);
+}
+
+function headOf(tag: unknown): number | 'latest' | undefined {
   if (tag === undefined || tag === 'latest' || tag === 'pending') return 'latest';
-  if (typeof tag === 'string' && /^0x[0-9a-fA-F]+$/.test(tag)) return Number.parseInt(tag, 16);
-  if (tag !== null && typeof tag === 'object' && 'blockNumber' in tag) return requiredHead(method, replaceAt(params as unknown[], at, (tag as { blockNumber: unknown }).blockNumber));
+  if (typeof tag === 'string' && /^0x[0-9a-fA-F]+$/.test(tag)) {
+    const n = Number.parseInt(tag, 16);
+    return Number.isSafeInteger(n) ? n : undefined; // a block hash (eth_getBlockReceipts takes one) is no height
+  }
+  if (tag !== null && typeof tag === 'object' && 'blockNumber' in tag) return headOf((tag as { blockNumber: unknown }).blockNumber);
   return undefined; // earliest, safe, finalized, block hashes
 }
 
-function replaceAt(params: unknown[], at: number, value: unknown): unknown[] {
-  const copy = params.slice(); copy[at] = value; return copy;
+function logsHead(filter: unknown): number | 'latest' | undefined {
+  if (filter === null || typeof filter !== 'object') return 'latest';
+  const f = filter as { fromBlock?: unknown; toBlock?: unknown; blockHash?: unknown };
+  if (f.blockHash !== undefined) return undefined;
+  const to = headOf(f.toBlock);
+  return to === 'latest' || headOf(f.fromBlock) === 'latest' ? 'latest' : to;
 }
 
 /**

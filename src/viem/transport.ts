@@ -54,6 +54,7 @@ import { FilterNotFoundError } from '../rpc/filters.js';
 import { rpcAnswerKey } from '../rpc/answer-key.js';
 import { redactError } from '../extras/redact.js';
 import { HeadRouting, unfitOf } from '../rpc/head-poll.js';
+import { fitForLatest } from '../rpc/fit-for-latest.js';
 import { ChainCheck, chainCheckClass, checkChainId, NodeLeftError } from '../rpc/chain-check.js';
 import { onPoolClose, poolStateOf, type CloseOptions } from '../pool-core.js';
 
@@ -203,6 +204,7 @@ export function poolTransport(options: PoolTransportOptions): PoolTransport {
    */
   const attempt = (b: Built, args: RpcArgs, signal: AbortSignal | undefined, ctx: AttemptContext | undefined): Promise<unknown> => {
     const opts: RpcRequestOptions = signal === undefined ? NO_SIGNAL : { retryCount: 0, signal };
+    const sentAt = routing === undefined || ctx === undefined ? 0 : routing.sending(args.method);
     let sent: Promise<unknown>;
     try {
       sent = b.raw !== undefined ? sendDirect(b.raw, b.replay!, args, signal) : Promise.resolve(b.t.request(args, opts));
@@ -214,7 +216,7 @@ export function poolTransport(options: PoolTransportOptions): PoolTransport {
         ? undefined
         : (result: unknown): unknown => {
             // Not from a node that has lost the endpoint's name since (see `endpointCurrent`).
-            if (endpointCurrent(ctx)) routing.observe(ctx.endpoint, args.method, args.params, result);
+            if (endpointCurrent(ctx)) routing.observe(ctx.endpoint, args.method, args.params, result, sentAt);
             return result;
           };
     return sent.then(onAnswer, (error: unknown) => attemptFailed(b.t, args, ctx?.endpoint, opts, error));
@@ -337,7 +339,7 @@ export function poolTransport(options: PoolTransportOptions): PoolTransport {
             return { config: { key, name, type: 'endpointPool', request, retryCount: 0 }, request, value: { pool, endpoint: ctx.endpoint } };
           };
           return fn(direct, ctx.endpoint);
-        }, execOptions);
+        }, fitForLatest(routing, execOptions));
       } catch (error) {
         throw unwrap(error);
       }
