@@ -46,6 +46,7 @@ import { abortRoute } from '../fetch/dispatcher.js';
 import { untrackedSignal } from '../call/context.js';
 import { connectionOf, connectionWatch, endpointCurrent } from '../rpc/connections.js';
 import { landedHash } from './landed.js';
+import { isNodeSigned, notRepeatedClass, notRepeatedFailure, SendGuard, sendGuarded } from '../rpc/node-signed.js';
 
 /** An endpoint: a URL (and optional headers) plus the pool's per-endpoint settings. */
 export type EthersEndpoint = Omit<EndpointConfig<RpcConnection>, 'conn' | 'name'> & {
@@ -131,7 +132,7 @@ export class PooledJsonRpcProvider extends JsonRpcApiProvider {
     checkFunction('classify', override, true);
     this.#maxRetryAfterMs = maxRetryAfterMs;
     this.#classify = (error) => {
-      const checked = chainCheckClass(error);
+      const checked = chainCheckClass(error) ?? notRepeatedClass(error);
       if (checked !== undefined) return checked;
       const method = typeof error === 'object' && error !== null ? this.#origin.get(error) : undefined;
       const c = method === undefined ? undefined : override?.(error, method);
@@ -182,7 +183,7 @@ export class PooledJsonRpcProvider extends JsonRpcApiProvider {
     } catch (error) {
       const answer = this.#answerOf(error);
       if (answer !== undefined) throw this.getRpcError(payload, { id: payload.id, error: answer });
-      throw error;
+      throw notRepeatedFailure(error);
     }
   }
 
@@ -223,7 +224,7 @@ export class PooledJsonRpcProvider extends JsonRpcApiProvider {
     } catch (error) {
       const answer = this.#answerOf(error);
       if (answer !== undefined) return { id: p.id, error: answer };
-      throw error;
+      throw notRepeatedFailure(error);
     }
   }
 
@@ -234,7 +235,10 @@ export class PooledJsonRpcProvider extends JsonRpcApiProvider {
   /** One `pool.execute` of `p`: each attempt one POST; answers feed head-aware routing. */
   #post(p: Pick<JsonRpcPayload, 'id' | 'method' | 'params'>, e: ExecuteOptions, guard?: Guard): Promise<unknown> {
     const body = JSON.stringify({ jsonrpc: '2.0', id: p.id, method: p.method, params: p.params });
+    // A node-signed send is not sent again once it may have reached a node (rpc/node-signed.ts).
+    const signed = isNodeSigned(p.method) ? new SendGuard(p.method) : undefined;
     return this.pool.execute(async (conn, ctx) => {
+      signed?.enter();
       guard?.(ctx.endpoint, ctx.attempt);
       const chain = this.#chain;
       if (chain !== undefined && !chain.passed(conn)) {
@@ -247,7 +251,7 @@ export class PooledJsonRpcProvider extends JsonRpcApiProvider {
       const route = abortRoute(ctx, this.#ownFetch);
       const post: PostOptions = { fetch: this.#fetch, signal: route.signal, dispatcher: route.dispatcher, endpoint: ctx.endpoint, nowMs: wallNow(this.pool.clock), maxRetryAfterMs: this.#maxRetryAfterMs };
       try {
-        const result = await postJsonRpc(conn, body, post);
+        const result = await (signed === undefined ? postJsonRpc(conn, body, post) : sendGuarded(signed, p.method, ctx.endpoint, route.signal, () => postJsonRpc(conn, body, post), (e) => this.#classifyAs(e, p.method)));
         // Not from a node that has lost the endpoint's name since (see `endpointCurrent`).
         if (this.#routing !== undefined && endpointCurrent(ctx)) this.#routing.observe(ctx.endpoint, p.method, p.params, result);
         return result;
@@ -266,6 +270,12 @@ export class PooledJsonRpcProvider extends JsonRpcApiProvider {
         throw failure;
       }
     }, e);
+  }
+
+  /** The class of an attempt's `error` of a `method` request (the user's override sees the method). */
+  #classifyAs(error: unknown, method: string): ClassifyResult {
+    if (typeof error === 'object' && error !== null) this.#origin.set(error, method);
+    return this.#classify(error);
   }
 
   /** The node's JSON-RPC error when the call ended on one, for ethers to turn into its error. */
