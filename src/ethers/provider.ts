@@ -243,7 +243,7 @@ export class PooledJsonRpcProvider extends JsonRpcApiProvider {
       const chain = this.#chain;
       if (chain !== undefined && !chain.passed(conn)) {
         const ask: Omit<PostOptions, 'signal'> = { fetch: this.#fetch, endpoint: ctx.endpoint, nowMs: wallNow(this.pool.clock), maxRetryAfterMs: this.#maxRetryAfterMs };
-        await chain.verify(conn, ctx.endpoint, ctx.signal, (signal) => postJsonRpc(conn, CHAIN_ID_BODY, { ...ask, signal }));
+        await chain.verify(conn, ctx.endpoint, ctx.signal, (signal) => postJsonRpc(conn, 0, CHAIN_ID_BODY, { ...ask, signal }));
         // Nothing is sent when the attempt ended, or its endpoint lost the node, while the question was out.
         if (ctx.signal.aborted) throw ctx.signal.reason;
         if (!endpointCurrent(ctx)) throw new NodeLeftError(ctx.endpoint);
@@ -251,7 +251,7 @@ export class PooledJsonRpcProvider extends JsonRpcApiProvider {
       const route = abortRoute(ctx, this.#ownFetch);
       const post: PostOptions = { fetch: this.#fetch, signal: route.signal, dispatcher: route.dispatcher, endpoint: ctx.endpoint, nowMs: wallNow(this.pool.clock), maxRetryAfterMs: this.#maxRetryAfterMs };
       try {
-        const result = await (signed === undefined ? postJsonRpc(conn, body, post) : sendGuarded(signed, p.method, ctx.endpoint, route.signal, () => postJsonRpc(conn, body, post), (e) => this.#classifyAs(e, p.method)));
+        const result = await (signed === undefined ? postJsonRpc(conn, p.id, body, post) : sendGuarded(signed, p.method, ctx.endpoint, route.signal, () => postJsonRpc(conn, p.id, body, post), (e) => this.#classifyAs(e, p.method)));
         // Not from a node that has lost the endpoint's name since (see `endpointCurrent`).
         if (this.#routing !== undefined && endpointCurrent(ctx)) this.#routing.observe(ctx.endpoint, p.method, p.params, result);
         return result;
