@@ -37,7 +37,7 @@ import { rpcAnswerKey } from '../rpc/answer-key.js';
 import { RpcReads, type Guard, type RpcReadOptions, type RpcReadsStats } from '../rpc/reads.js';
 import { HeadRouting, unfitOf } from '../rpc/head-poll.js';
 import { onPoolClose, poolStateOf, type CloseOptions } from '../pool-core.js';
-import { ChainCheck, chainCheckClass, checkChainId, NodeLeftError } from '../rpc/chain-check.js';
+import { ChainCheck, chainCheckClass, ChainMismatchError, checkChainId, NodeLeftError } from '../rpc/chain-check.js';
 import { FilterNotFoundError } from '../rpc/filters.js';
 import type { HeadOptions, HeadSnapshot } from '../rpc/heads.js';
 import { classifyEthersError } from './classify.js';
@@ -183,7 +183,7 @@ export class PooledJsonRpcProvider extends JsonRpcApiProvider {
     } catch (error) {
       const answer = this.#answerOf(error);
       if (answer !== undefined) throw this.getRpcError(payload, { id: payload.id, error: answer });
-      throw notRepeatedFailure(error);
+      throw this.#failure(error);
     }
   }
 
@@ -224,7 +224,7 @@ export class PooledJsonRpcProvider extends JsonRpcApiProvider {
     } catch (error) {
       const answer = this.#answerOf(error);
       if (answer !== undefined) return { id: p.id, error: answer };
-      throw notRepeatedFailure(error);
+      throw this.#failure(error);
     }
   }
 
@@ -270,6 +270,17 @@ export class PooledJsonRpcProvider extends JsonRpcApiProvider {
         throw failure;
       }
     }, e);
+  }
+
+  /**
+   * What a failed call rejects with, when no node's answer: the `ChainMismatchError` itself when
+   * the chain check left no endpoint (as the viem transport), a later call's `NO_ENDPOINT`
+   * naming the chains, a node-signed send's refusal to repeat it; else the `PoolError`.
+   */
+  #failure(error: unknown): unknown {
+    if (isPoolError(error) && ANSWER_CODES.has(error.code) && error.cause instanceof ChainMismatchError) return error.cause;
+    const e = notRepeatedFailure(error);
+    return this.#chain === undefined ? e : this.#chain.explain(e, poolStateOf(this.pool).endpoints);
   }
 
   /** The class of an attempt's `error` of a `method` request (the user's override sees the method). */

@@ -180,6 +180,8 @@ export function poolTransport(options: PoolTransportOptions): PoolTransport {
   const unwrap = (error: unknown): unknown => {
     const notRepeated = notRepeatedFailure(error);
     if (notRepeated !== error) return notRepeated;
+    // Later calls, every endpoint disabled by the chain check: NO_ENDPOINT, saying so.
+    if (check !== undefined && isPoolError(error) && error.code === 'NO_ENDPOINT' && error.cause === undefined) return check.explain(error, poolStateOf(pool).endpoints);
     // A quorum leg's taken endpoint, or one that lost its node while asked its chain, is no node's answer: the PoolError says what happened.
     if (!isPoolError(error) || error.cause === undefined || !ANSWER_CODES.has(error.code) || isEndpointTaken(error.cause)) return error;
     if (error.code === 'PERMANENT' || error.code === 'RETRY_NARROWER') return error.cause;
