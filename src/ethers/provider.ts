@@ -68,7 +68,7 @@ export interface PooledProviderOptions extends Omit<PoolOptions<RpcConnection>, 
   readonly classify?: EthersClassifier;
   /** The `fetch` to use. @default the global `fetch`, looked up for each request */
   readonly fetch?: FetchFn;
-  /** Longest `Retry-After` honoured. @default 60000 */
+  /** Longest `Retry-After` read from an answer; the pool cuts every cooldown to `backoff.maxMs` (10 s by default) as well. @default 60000 */
   readonly maxRetryAfterMs?: number;
   /**
    * Head-aware routing, as in the viem transport: endpoints behind the best head (learned
