@@ -80,6 +80,7 @@ describe.each(adapters)('%s: node-signed sends', (_name, send) => {
     const error = await send([{ name: 'a', url: a.url }, { name: 'b', url: b.url }], 'evm_mine', []).catch((e: unknown) => e);
     expect(sends(a, b)).toEqual([1, 0]);
     expect(isPoolError(error) && error.code).toBe('PERMANENT');
+    expect((error as Error).message).toMatch(/evm_mine request may have reached endpoint "a".*each run adds to the node's state/);
   });
 
   test.each<[string, () => Answer]>([
@@ -125,5 +126,6 @@ describe('viem withEndpoint', () => {
     expect(runs).toBe(1);
     expect(sends(a, b)).toEqual([1, 0]);
     expect(isPoolError(error) && error.code).toBe('PERMANENT');
+    expect((error as Error).message).toMatch(/not run again on another endpoint: its eth_sendTransaction request was answered by endpoint "a"/);
   });
 });

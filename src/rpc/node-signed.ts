@@ -41,6 +41,9 @@ const NODE_SIGNED: ReadonlySet<string> = new Set([
   'anvil_increaseTime',
 ]);
 
+/** Of those, the sends a node signs (the rest are development-node controls and account creation). */
+const SENDS: ReadonlySet<string> = new Set(['eth_sendTransaction', 'personal_sendTransaction', 'personal_signAndSendTransaction', 'wallet_sendCalls', 'wallet_sendTransaction']);
+
 /** True for a method that must not be sent again once it may have reached a node. */
 export function isNodeSigned(method: string): boolean {
   return NODE_SIGNED.has(method);
@@ -65,9 +68,15 @@ export class SendNotRepeatedError extends NotReplayableError {
   /** Raised before this attempt sent anything (an earlier one may have reached a node). */
   readonly unsent: boolean;
 
-  constructor(method: string, endpoint: string, cause: unknown, unsent: boolean) {
+  constructor(method: string, endpoint: string, cause: unknown, unsent: boolean, answered = false) {
     super(method, endpoint, cause);
-    this.message = `the ${method} request may have reached endpoint ${JSON.stringify(endpoint)} before it failed, and is not sent again: the node signs it and picks its nonce, so another send could make a second transaction (use eth_sendRawTransaction to fail over)`;
+    const at = JSON.stringify(endpoint);
+    const why = SENDS.has(method)
+      ? 'the node signs it and picks its nonce, so another send could make a second transaction (sign it yourself and send it with eth_sendRawTransaction to fail over)'
+      : 'each run adds to the node\'s state, so another would do it twice';
+    this.message = answered
+      ? `the function is not run again on another endpoint: its ${method} request was answered by endpoint ${at}, and ${why}`
+      : `the ${method} request may have reached endpoint ${at} before it failed, and is not sent again: ${why}`;
     this.unsent = unsent;
   }
 }
@@ -95,7 +104,7 @@ export class SendGuard {
   /** Requests sent and not yet settled: an attempt that ended meanwhile (a timeout) may have reached its node. */
   #out = 0;
   #last: { endpoint: string; signal: AbortSignal | undefined } | undefined;
-  #reached: { endpoint: string; error: unknown } | undefined;
+  #reached: { endpoint: string; error: unknown; answered?: true } | undefined;
 
   constructor(method: string) {
     this.#method = method;
@@ -104,7 +113,7 @@ export class SendGuard {
   /** Called as an attempt starts: throws when an earlier one may have reached a node. */
   enter(): void {
     if (this.#reached === undefined && this.#out > 0 && this.#last !== undefined) this.#reached = { endpoint: this.#last.endpoint, error: this.#last.signal?.reason ?? new Error('its attempt ended before the node answered') };
-    if (this.#reached !== undefined) throw new SendNotRepeatedError(this.#method, this.#reached.endpoint, this.#reached.error, true);
+    if (this.#reached !== undefined) throw new SendNotRepeatedError(this.#method, this.#reached.endpoint, this.#reached.error, true, this.#reached.answered);
   }
 
   /** A node-signed request is about to be sent to `endpoint`. */
@@ -116,7 +125,7 @@ export class SendGuard {
   /** It was answered: the send happened. */
   answered(endpoint: string): void {
     this.#out--;
-    this.#reached ??= { endpoint, error: undefined };
+    this.#reached ??= { endpoint, error: undefined, answered: true };
   }
 
   /** It failed with `error` (of class `c`): the error to throw (`SendNotRepeatedError` unless it proves nothing was done). */
