@@ -46,7 +46,7 @@ import { abortRoute } from '../fetch/dispatcher.js';
 import { untrackedSignal } from '../call/context.js';
 import { connectionOf, connectionWatch, endpointCurrent } from '../rpc/connections.js';
 import { landedHash } from './landed.js';
-import { isNodeSigned, notRepeatedClass, notRepeatedFailure, SendGuard, sendGuarded } from '../rpc/node-signed.js';
+import { isNodeSigned, notRepeatedClass, notRepeatedFailure, SendGuard, sendGuarded } from '../viem/node-signed.js';
 
 /** An endpoint: a URL (and optional headers) plus the pool's per-endpoint settings. */
 export type EthersEndpoint = Omit<EndpointConfig<RpcConnection>, 'conn' | 'name'> & {
@@ -235,7 +235,7 @@ export class PooledJsonRpcProvider extends JsonRpcApiProvider {
   /** One `pool.execute` of `p`: each attempt one POST; answers feed head-aware routing. */
   #post(p: Pick<JsonRpcPayload, 'id' | 'method' | 'params'>, e: ExecuteOptions, guard?: Guard): Promise<unknown> {
     const body = JSON.stringify({ jsonrpc: '2.0', id: p.id, method: p.method, params: p.params });
-    // A node-signed send is not sent again once it may have reached a node (rpc/node-signed.ts).
+    // A node-signed send is not sent again once it may have reached a node (viem/node-signed.ts).
     const signed = isNodeSigned(p.method) ? new SendGuard(p.method) : undefined;
     return this.pool.execute(async (conn, ctx) => {
       signed?.enter();

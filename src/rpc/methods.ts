@@ -10,7 +10,7 @@
  *
  * Sends are retried like reads (a signed raw transaction is the same transaction anywhere),
  * except those a node signs or that add to its state on each run (`eth_sendTransaction`,
- * `evm_mine`, ...): never sent again once they may have reached a node (./node-signed.ts).
+ * `evm_mine`, ...): never sent again once they may have reached a node (src/viem/node-signed.ts, shared by both adapters).
  */
 
 const SENDS: ReadonlySet<string> = new Set([

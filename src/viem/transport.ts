@@ -50,7 +50,7 @@ import type { PoolTransport, PoolTransportOptions } from './options.js';
 import { RpcReads } from '../rpc/reads.js';
 import { isEndpointTaken, TAKEN_CLASS } from '../rpc/quorum.js';
 import { isSendMethod } from '../rpc/methods.js';
-import { isNodeSigned, notRepeatedClass, notRepeatedFailure, SendGuard, sendGuarded } from '../rpc/node-signed.js';
+import { isNodeSigned, notRepeatedClass, notRepeatedFailure, SendGuard, sendGuarded } from './node-signed.js';
 import { FilterNotFoundError } from '../rpc/filters.js';
 import { rpcAnswerKey } from '../rpc/answer-key.js';
 import { redactError } from '../extras/redact.js';
@@ -249,7 +249,7 @@ export function poolTransport(options: PoolTransportOptions): PoolTransport {
           return Promise.reject(error);
         }
       };
-    /** The operation of a node-signed send: sent once, never again after it may have reached a node (rpc/node-signed.ts). */
+    /** The operation of a node-signed send: sent once, never again after it may have reached a node (./node-signed.ts). */
     const signedOperation = (args: RpcArgs) => {
       const guard = new SendGuard(args.method);
       return (factory: TransportFactory, ctx: AttemptContext): Promise<unknown> => {

@@ -14,11 +14,14 @@
  * "unauthorized" or "pool full", or a refusal before anything was sent (a node of another
  * chain, a taken endpoint). A node's error answer (a revert, "insufficient funds") ends the
  * call as any answer does.
+ *
+ * Shared by both RPC adapters; it lives here, beside the viem classifier it reads, because
+ * the core (src/rpc/) imports no adapter.
  */
 import { UNSENT, type ClassifyResult } from '../base/classify.js';
 import { isPoolError, PoolError } from '../base/errors.js';
 import { NotReplayableError, neverProcessed } from '../fetch/replay.js';
-import { gatherEvidence, POOL_FULL } from '../viem/classify.js';
+import { gatherEvidence, POOL_FULL } from './classify.js';
 
 /**
  * The methods: the node (or wallet) signs with its own key and sends (`eth_sendTransaction`,
