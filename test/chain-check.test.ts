@@ -302,16 +302,56 @@ describe('chainId: the ethers provider', () => {
     await provider.close();
   });
 
-  test('with every node on another chain, the call fails with the PoolError whose cause is ChainMismatchError', async () => {
+  test('with every node on another chain, the call fails with ChainMismatchError itself, as through viem', async () => {
     const { PooledJsonRpcProvider } = await import('../src/ethers/index.js');
     const { fetch } = nodes({ 'http://bsc.test/': '0x38' });
     const provider = new PooledJsonRpcProvider({ endpoints: [{ url: 'http://bsc.test/', name: 'bsc' }], fetch, chainId: 1 });
     const error = await provider.sendWith('eth_blockNumber', []).catch((e: unknown) => e);
-    expect(error).toMatchObject({ name: 'PoolError', cause: { code: 'CHAIN_MISMATCH', expected: 1, actual: 56 } });
+    expect(error).toBeInstanceOf(ChainMismatchError);
+    expect(error).toMatchObject({ code: 'CHAIN_MISMATCH', expected: 1, actual: 56 });
     expect(() => new PooledJsonRpcProvider({ endpoints: [{ url: 'http://bsc.test/' }], fetch, chainId: -1 })).toThrow(expect.objectContaining({ field: 'chainId' }));
     // A network and a chainId that name two chains are refused; one chain, given both ways, is fine.
     expect(() => new PooledJsonRpcProvider({ endpoints: [{ url: 'http://bsc.test/' }], fetch, chainId: 1, network: 'sepolia' })).toThrow(expect.objectContaining({ field: 'chainId' }));
     new PooledJsonRpcProvider({ endpoints: [{ url: 'http://bsc.test/' }], fetch, chainId: 1, network: 'mainnet' }).destroy();
+    await provider.close();
+  });
+});
+
+/**
+ * Every node on another chain (a new user's t13b-chain-msg): the first call fails with the
+ * `ChainMismatchError` itself through both adapters (the ethers provider failed `NO_ENDPOINT`
+ * "disabled", the mismatch only in its `cause`), and a later call, which finds every endpoint
+ * disabled before it begins, fails `NO_ENDPOINT` naming the chains ("disabled" said nothing
+ * of why), its `cause` a `ChainMismatchError`.
+ */
+describe('chainId: every node on another chain, first and later calls', () => {
+  const expectLater = (error: unknown) => {
+    expect(error).toMatchObject({ name: 'PoolError', code: 'NO_ENDPOINT' });
+    expect((error as Error).message).toMatch(/disabled by the chain check: 'w' serves chain 5, 'w2' serves chain 137, not chain 1/);
+    expect((error as Error).cause).toBeInstanceOf(ChainMismatchError);
+  };
+
+  test('viem', async () => {
+    const t = poolTransport({ endpoints: [{ transport: node('0x5').transport, name: 'w' }, { transport: node('0x89').transport, name: 'w2' }], custom, chainId: 1, strategy: 'ordered' });
+    const client = createClient({ transport: t });
+    const first = await client.request({ method: 'eth_blockNumber' }).catch((e: unknown) => e);
+    expect(first).toBeInstanceOf(ChainMismatchError);
+    expectLater(await client.request({ method: 'eth_blockNumber' }).catch((e: unknown) => e));
+    await t.close();
+  });
+
+  test('ethers', async () => {
+    const { PooledJsonRpcProvider } = await import('../src/ethers/index.js');
+    const chains: Record<string, string> = { 'http://w.test/': '0x5', 'http://w2.test/': '0x89' };
+    const fetch = async (url: string, init?: { body?: unknown }): Promise<Response> => {
+      const { id, method } = JSON.parse(String(init?.body)) as { id: number; method: string };
+      return new Response(JSON.stringify({ jsonrpc: '2.0', id, result: method === 'eth_chainId' ? chains[url] : '0x10' }));
+    };
+    const provider = new PooledJsonRpcProvider({ endpoints: [{ url: 'http://w.test/', name: 'w' }, { url: 'http://w2.test/', name: 'w2' }], fetch, chainId: 1, strategy: 'ordered' });
+    const first = await provider.getBalance('0x000000000000000000000000000000000000dEaD').catch((e: unknown) => e);
+    expect(first).toBeInstanceOf(ChainMismatchError);
+    expect(first).toMatchObject({ endpoint: 'w2', expected: 1, actual: 137 });
+    expectLater(await provider.send('eth_getBalance', ['0x000000000000000000000000000000000000dEaD', 'latest']).catch((e: unknown) => e));
     await provider.close();
   });
 });

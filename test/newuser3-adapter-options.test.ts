@@ -295,14 +295,18 @@ describe('per-call options of the adapters, generated', () => {
   const answer = async () => new Response('{"jsonrpc":"2.0","id":1,"result":"0x1"}');
   const f = createPooledFetch({ endpoints: [{ url: URL_WITH_KEY, name: 'a' }], fetch: answer } as never);
   callProperty('fetch init', FETCH_CALL.map((x) => (x.path[0] === 'pool' && x.path.length === 2 ? { ...x, field: String(x.path[1]) } : x)), (o) => f('/x', o as never), () => f.pool.close());
-  const p = new PooledJsonRpcProvider({ endpoints: [{ url: URL_WITH_KEY, name: 'a' }], network: 1, fetch: answer } as never);
+  // The answer carries the request's id: the provider refuses one of another request.
+  const echo = async (_url: string, init: { body: string }) => new Response(JSON.stringify({ jsonrpc: '2.0', id: (JSON.parse(init.body) as { id: number }).id, result: '0x1' }));
+  const p = new PooledJsonRpcProvider({ endpoints: [{ url: URL_WITH_KEY, name: 'a' }], network: 1, fetch: echo } as never);
   callProperty('ethers sendWith', ETHERS_CALL, (o) => p.sendWith('eth_blockNumber', [], o as never), async () => (p.destroy(), p.pool.close()), objectBad);
   const eth = { request: async () => '0x1' };
   const t = poolTransport({ endpoints: [{ name: 'a', transport: custom(eth) }, { name: 'b', transport: custom(eth) }] });
   callProperty('viem withEndpoint', POOL_CALL, (o) => t.withEndpoint((tr) => tr({}).request({ method: 'eth_blockNumber' }), o as never), () => t.pool.close(), objectBad);
   test("fetch: an init that is not an object, ethers: a method or params of the wrong type are INVALID_OPTIONS naming them", async () => {
     const f = createPooledFetch({ endpoints: [{ url: URL_WITH_KEY, name: 'a' }], fetch: answer } as never);
-    const p = new PooledJsonRpcProvider({ endpoints: [{ url: URL_WITH_KEY, name: 'a' }], network: 1, fetch: answer } as never);
+    // The answer carries the request's id: the provider refuses one of another request.
+  const echo = async (_url: string, init: { body: string }) => new Response(JSON.stringify({ jsonrpc: '2.0', id: (JSON.parse(init.body) as { id: number }).id, result: '0x1' }));
+  const p = new PooledJsonRpcProvider({ endpoints: [{ url: URL_WITH_KEY, name: 'a' }], network: 1, fetch: echo } as never);
     for (const init of [5, 'x', true]) await expect(f('/x', init as never)).rejects.toMatchObject({ code: 'INVALID_OPTIONS', field: 'init' });
     await expect(f('/x', null as never)).resolves.toBeInstanceOf(Response); // as fetch reads it: no init
     for (const m of [5, null, '']) await expect(p.sendWith(m as never, [])).rejects.toMatchObject({ code: 'INVALID_OPTIONS', field: 'method' });

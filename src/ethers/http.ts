@@ -4,7 +4,8 @@
  *
  * - `RpcAnswerError`: the body carried a JSON-RPC `error` (whatever the HTTP status);
  * - `HttpStatusError` (from `endpoint-pool/fetch`): a non-2xx status without one;
- * - `BadResponseError`: a 2xx whose body is not a JSON-RPC response;
+ * - `BadResponseError`: a 2xx whose body is not a JSON-RPC response, or is the answer to
+ *   another request (its `id` is not the request's: a proxy that swapped two answers);
  * - whatever `fetch` throws (a refused connection, an abort).
  *
  * Messages carry the endpoint name, never the URL or the request body.
@@ -58,8 +59,8 @@ export class RpcAnswerError extends Error {
 export class BadResponseError extends Error {
   override readonly name = 'BadResponseError' as const;
   readonly endpoint: string;
-  constructor(endpoint: string, status: number) {
-    super(`endpoint ${JSON.stringify(endpoint)} answered HTTP ${status} with something that is not a JSON-RPC response`);
+  constructor(endpoint: string, status: number, otherId = false) {
+    super(`endpoint ${JSON.stringify(endpoint)} answered HTTP ${status} with ${otherId ? "the answer to another request (its id is not the request's)" : 'something that is not a JSON-RPC response'}`);
     this.endpoint = endpoint;
   }
 }
@@ -74,8 +75,13 @@ export interface PostOptions {
   readonly maxRetryAfterMs: number;
 }
 
-/** Posts one JSON-RPC request and returns its `result`. */
-export async function postJsonRpc(conn: RpcConnection, body: string, o: PostOptions): Promise<unknown> {
+/**
+ * Posts one JSON-RPC request (`body`, whose `id` is `id`) and returns its `result`. An answer
+ * of another `id` is refused (`BadResponseError`), as ethers' own provider refuses it; from
+ * an array (a batch's answer), the member of `id` is taken. An error answer whose `id` is
+ * `null` or missing (the node could not read the request, as JSON-RPC allows) is the node's.
+ */
+export async function postJsonRpc(conn: RpcConnection, id: number, body: string, o: PostOptions): Promise<unknown> {
   const init: Parameters<FetchFn>[1] & { dispatcher?: RequestAborter } = { method: 'POST', headers: { 'content-type': 'application/json', ...conn.headers }, body };
   if (o.signal !== undefined) init.signal = o.signal;
   if (o.dispatcher !== undefined) init.dispatcher = o.dispatcher;
@@ -92,13 +98,20 @@ export async function postJsonRpc(conn: RpcConnection, body: string, o: PostOpti
   } catch {
     json = undefined;
   }
-  const rec = typeof json === 'object' && json !== null && !Array.isArray(json) ? (json as Record<string, unknown>) : undefined;
+  const rec = recordOf(Array.isArray(json) ? (json as unknown[]).find((m) => recordOf(m)?.['id'] === id) : json);
   const error = rec?.['error'];
-  if (typeof error === 'object' && error !== null) throw new RpcAnswerError(error as Record<string, unknown>, res.status, res.headers, o.endpoint);
+  const answerId = rec?.['id'];
+  // An answer (a result, an error of an id) to another request: a proxy swapped two answers.
+  const other = rec !== undefined && answerId !== id && ('result' in rec || (answerId !== null && answerId !== undefined));
+  if (typeof error === 'object' && error !== null && !other) throw new RpcAnswerError(error as Record<string, unknown>, res.status, res.headers, o.endpoint);
   if (!res.ok) {
     const retryAfterMs = waitAskedMs((name) => res.headers.get(name), res.status, o.nowMs, o.maxRetryAfterMs);
     throw new HttpStatusError(res.status, { retryAfterMs, endpoint: o.endpoint });
   }
-  if (rec === undefined || !('result' in rec)) throw new BadResponseError(o.endpoint, res.status);
+  if (rec === undefined || !('result' in rec) || other) throw new BadResponseError(o.endpoint, res.status, other);
   return rec['result'];
+}
+
+function recordOf(json: unknown): Record<string, unknown> | undefined {
+  return typeof json === 'object' && json !== null && !Array.isArray(json) ? (json as Record<string, unknown>) : undefined;
 }

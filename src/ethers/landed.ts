@@ -22,7 +22,7 @@ export async function landedHash(conn: RpcConnection, params: unknown, error: un
   }
   let tx: unknown;
   try {
-    tx = await postJsonRpc(conn, JSON.stringify({ jsonrpc: '2.0', id: 0, method: 'eth_getTransactionByHash', params: [hash] }), o);
+    tx = await postJsonRpc(conn, 0, JSON.stringify({ jsonrpc: '2.0', id: 0, method: 'eth_getTransactionByHash', params: [hash] }), o);
   } catch (lookup) {
     // The node did not say it lacks the transaction: not final (another endpoint is asked).
     throw new LandedCheckError(error, lookup);

@@ -37,7 +37,7 @@ import { rpcAnswerKey } from '../rpc/answer-key.js';
 import { RpcReads, type Guard, type RpcReadOptions, type RpcReadsStats } from '../rpc/reads.js';
 import { HeadRouting, unfitOf } from '../rpc/head-poll.js';
 import { onPoolClose, poolStateOf, type CloseOptions } from '../pool-core.js';
-import { ChainCheck, chainCheckClass, checkChainId, NodeLeftError } from '../rpc/chain-check.js';
+import { ChainCheck, chainCheckClass, ChainMismatchError, checkChainId, NodeLeftError } from '../rpc/chain-check.js';
 import { FilterNotFoundError } from '../rpc/filters.js';
 import type { HeadOptions, HeadSnapshot } from '../rpc/heads.js';
 import { classifyEthersError } from './classify.js';
@@ -46,6 +46,7 @@ import { abortRoute } from '../fetch/dispatcher.js';
 import { untrackedSignal } from '../call/context.js';
 import { connectionOf, connectionWatch, endpointCurrent } from '../rpc/connections.js';
 import { landedHash } from './landed.js';
+import { isNodeSigned, notRepeatedClass, notRepeatedFailure, SendGuard, sendGuarded } from '../viem/node-signed.js';
 
 /** An endpoint: a URL (and optional headers) plus the pool's per-endpoint settings. */
 export type EthersEndpoint = Omit<EndpointConfig<RpcConnection>, 'conn' | 'name'> & {
@@ -67,7 +68,7 @@ export interface PooledProviderOptions extends Omit<PoolOptions<RpcConnection>, 
   readonly classify?: EthersClassifier;
   /** The `fetch` to use. @default the global `fetch`, looked up for each request */
   readonly fetch?: FetchFn;
-  /** Longest `Retry-After` honoured. @default 60000 */
+  /** Longest `Retry-After` read from an answer; the pool cuts every cooldown to `backoff.maxMs` (10 s by default) as well. @default 60000 */
   readonly maxRetryAfterMs?: number;
   /**
    * Head-aware routing, as in the viem transport: endpoints behind the best head (learned
@@ -131,7 +132,7 @@ export class PooledJsonRpcProvider extends JsonRpcApiProvider {
     checkFunction('classify', override, true);
     this.#maxRetryAfterMs = maxRetryAfterMs;
     this.#classify = (error) => {
-      const checked = chainCheckClass(error);
+      const checked = chainCheckClass(error) ?? notRepeatedClass(error);
       if (checked !== undefined) return checked;
       const method = typeof error === 'object' && error !== null ? this.#origin.get(error) : undefined;
       const c = method === undefined ? undefined : override?.(error, method);
@@ -182,7 +183,7 @@ export class PooledJsonRpcProvider extends JsonRpcApiProvider {
     } catch (error) {
       const answer = this.#answerOf(error);
       if (answer !== undefined) throw this.getRpcError(payload, { id: payload.id, error: answer });
-      throw error;
+      throw this.#failure(error);
     }
   }
 
@@ -223,7 +224,7 @@ export class PooledJsonRpcProvider extends JsonRpcApiProvider {
     } catch (error) {
       const answer = this.#answerOf(error);
       if (answer !== undefined) return { id: p.id, error: answer };
-      throw error;
+      throw this.#failure(error);
     }
   }
 
@@ -234,12 +235,15 @@ export class PooledJsonRpcProvider extends JsonRpcApiProvider {
   /** One `pool.execute` of `p`: each attempt one POST; answers feed head-aware routing. */
   #post(p: Pick<JsonRpcPayload, 'id' | 'method' | 'params'>, e: ExecuteOptions, guard?: Guard): Promise<unknown> {
     const body = JSON.stringify({ jsonrpc: '2.0', id: p.id, method: p.method, params: p.params });
+    // A node-signed send is not sent again once it may have reached a node (viem/node-signed.ts).
+    const signed = isNodeSigned(p.method) ? new SendGuard(p.method) : undefined;
     return this.pool.execute(async (conn, ctx) => {
+      signed?.enter();
       guard?.(ctx.endpoint, ctx.attempt);
       const chain = this.#chain;
       if (chain !== undefined && !chain.passed(conn)) {
         const ask: Omit<PostOptions, 'signal'> = { fetch: this.#fetch, endpoint: ctx.endpoint, nowMs: wallNow(this.pool.clock), maxRetryAfterMs: this.#maxRetryAfterMs };
-        await chain.verify(conn, ctx.endpoint, ctx.signal, (signal) => postJsonRpc(conn, CHAIN_ID_BODY, { ...ask, signal }));
+        await chain.verify(conn, ctx.endpoint, ctx.signal, (signal) => postJsonRpc(conn, 0, CHAIN_ID_BODY, { ...ask, signal }));
         // Nothing is sent when the attempt ended, or its endpoint lost the node, while the question was out.
         if (ctx.signal.aborted) throw ctx.signal.reason;
         if (!endpointCurrent(ctx)) throw new NodeLeftError(ctx.endpoint);
@@ -248,7 +252,7 @@ export class PooledJsonRpcProvider extends JsonRpcApiProvider {
       const post: PostOptions = { fetch: this.#fetch, signal: route.signal, dispatcher: route.dispatcher, endpoint: ctx.endpoint, nowMs: wallNow(this.pool.clock), maxRetryAfterMs: this.#maxRetryAfterMs };
       const sentAt = this.#routing?.sending(p.method);
       try {
-        const result = await postJsonRpc(conn, body, post);
+        const result = await (signed === undefined ? postJsonRpc(conn, p.id, body, post) : sendGuarded(signed, p.method, ctx.endpoint, route.signal, () => postJsonRpc(conn, p.id, body, post), (e) => this.#classifyAs(e, p.method)));
         // Not from a node that has lost the endpoint's name since (see `endpointCurrent`).
         if (this.#routing !== undefined && endpointCurrent(ctx)) this.#routing.observe(ctx.endpoint, p.method, p.params, result, sentAt);
         return result;
@@ -267,6 +271,23 @@ export class PooledJsonRpcProvider extends JsonRpcApiProvider {
         throw failure;
       }
     }, e);
+  }
+
+  /**
+   * What a failed call rejects with, when no node's answer: the `ChainMismatchError` itself when
+   * the chain check left no endpoint (as the viem transport), a later call's `NO_ENDPOINT`
+   * naming the chains, a node-signed send's refusal to repeat it; else the `PoolError`.
+   */
+  #failure(error: unknown): unknown {
+    if (isPoolError(error) && ANSWER_CODES.has(error.code) && error.cause instanceof ChainMismatchError) return error.cause;
+    const e = notRepeatedFailure(error);
+    return this.#chain === undefined ? e : this.#chain.explain(e, poolStateOf(this.pool).endpoints);
+  }
+
+  /** The class of an attempt's `error` of a `method` request (the user's override sees the method). */
+  #classifyAs(error: unknown, method: string): ClassifyResult {
+    if (typeof error === 'object' && error !== null) this.#origin.set(error, method);
+    return this.#classify(error);
   }
 
   /** The node's JSON-RPC error when the call ended on one, for ethers to turn into its error. */

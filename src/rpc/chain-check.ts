@@ -13,7 +13,7 @@
  */
 import type { ClassifyResult } from '../base/classify.js';
 import type { Clock } from '../base/clock.js';
-import { describe, invalidOption } from '../base/errors.js';
+import { describe, invalidOption, isPoolError, PoolError } from '../base/errors.js';
 import { EndpointTakenError } from './quorum.js';
 
 /** A node answered `eth_chainId` with another chain (or with no chain id at all). */
@@ -98,6 +98,8 @@ export class ChainCheck {
   readonly #passed = new WeakSet<object>();
   /** The question out for a connection, shared by the attempts that wait on it. */
   readonly #asking = new WeakMap<object, Question>();
+  /** Connections whose node answered another chain, with the error it made (until it is asked again and passes). */
+  readonly #mismatched = new WeakMap<object, ChainMismatchError>();
 
   constructor(expected: number, clock: Clock, attemptTimeoutMs: number) {
     this.expected = expected;
@@ -131,6 +133,24 @@ export class ChainCheck {
     return question.answered;
   }
 
+  /**
+   * Says why a call found no endpoint when the check disabled them: a `NO_ENDPOINT` with no
+   * cause (a call that made no attempt: every endpoint was out before it began) while
+   * disabled endpoints' nodes serve another chain is returned with their chains named, its
+   * `cause` the last of their `ChainMismatchError`s. Any other error is returned as it is.
+   */
+  explain(error: unknown, endpoints: readonly { readonly conn: unknown; readonly disabled: boolean }[]): unknown {
+    if (!isPoolError(error) || error.code !== 'NO_ENDPOINT' || error.cause !== undefined) return error;
+    const found: ChainMismatchError[] = [];
+    for (const ep of endpoints) {
+      const m = ep.disabled && (typeof ep.conn === 'object' || typeof ep.conn === 'function') && ep.conn !== null ? this.#mismatched.get(ep.conn) : undefined;
+      if (m !== undefined) found.push(m);
+    }
+    if (found.length === 0) return error;
+    const chains = found.map((m) => `'${m.endpoint}' serves ${m.actual === undefined ? 'no chain id' : `chain ${m.actual}`}`).join(', ');
+    return new PoolError('NO_ENDPOINT', `${error.message} (disabled by the chain check: ${chains}, not chain ${this.expected})`, { cause: found[found.length - 1], attempts: error.attempts, endpoint: error.endpoint, retryAfterMs: error.retryAfterMs });
+  }
+
   /** A question for `conn`, out until it settles (then the next attempt asks afresh). */
   #ask(conn: object, endpoint: string, ask: (signal: AbortSignal) => Promise<unknown>): Question {
     const controller = new AbortController();
@@ -160,8 +180,13 @@ export class ChainCheck {
       sent.then(
         (answer) => {
           // A right answer is remembered even when it came too late for the attempts that asked.
-          if (chainIdOf(answer) !== this.expected) return end({ error: new ChainMismatchError(endpoint, this.expected, answer) });
+          if (chainIdOf(answer) !== this.expected) {
+            const mismatch = new ChainMismatchError(endpoint, this.expected, answer);
+            this.#mismatched.set(conn, mismatch);
+            return end({ error: mismatch });
+          }
           this.#passed.add(conn);
+          this.#mismatched.delete(conn);
           end();
         },
         (error: unknown) => end({ error }),

@@ -7,6 +7,10 @@
  * calls, filter and subscription methods (a filter id exists on one node only), and the
  * control methods of development nodes (`evm_*`, `anvil_*`, `hardhat_*`, `ganache_*`,
  * `debug_set*`, `miner_*`, `admin_*`). Everything else is treated as a read.
+ *
+ * Sends are retried like reads (a signed raw transaction is the same transaction anywhere),
+ * except those a node signs or that add to its state on each run (`eth_sendTransaction`,
+ * `evm_mine`, ...): never sent again once they may have reached a node (src/viem/node-signed.ts, shared by both adapters).
  */
 
 const SENDS: ReadonlySet<string> = new Set([

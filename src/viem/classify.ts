@@ -107,7 +107,7 @@ const UNDERPRICED = /replacement transaction underpriced/;
  * sub-pool is full", "baseFee …", "queued …"): it did not take the transaction, another
  * node's pool may.
  */
-const POOL_FULL = /txpool is full|sub-pool is full/;
+export const POOL_FULL = /txpool is full|sub-pool is full/;
 const REJECTED = /user rejected|user denied/;
 const NARROWER =
   /query returned more than|block range|range (is )?too (large|wide|big)|range exceeds|response (size|is too large|too large|body too large)|exceeds? (the )?(max(imum)? )?(response size|block range|range|results)|too many (results|blocks|logs)|log response size exceeded|limit the query|query timeout exceeded/;

@@ -50,6 +50,7 @@ import type { PoolTransport, PoolTransportOptions } from './options.js';
 import { RpcReads } from '../rpc/reads.js';
 import { isEndpointTaken, TAKEN_CLASS } from '../rpc/quorum.js';
 import { isSendMethod } from '../rpc/methods.js';
+import { isNodeSigned, notRepeatedClass, notRepeatedFailure, SendGuard, sendGuarded } from './node-signed.js';
 import { FilterNotFoundError } from '../rpc/filters.js';
 import { rpcAnswerKey } from '../rpc/answer-key.js';
 import { redactError } from '../extras/redact.js';
@@ -112,6 +113,8 @@ export function poolTransport(options: PoolTransportOptions): PoolTransport {
   /** The class of an error, with no side effect (`unwrap` asks it too, of a call's last error). */
   const classOf = (error: unknown): ClassifyResult => {
     if (isEndpointTaken(error)) return TAKEN_CLASS;
+    const notRepeated = notRepeatedClass(error);
+    if (notRepeated !== undefined) return notRepeated;
     const checked = chainCheckClass(error);
     if (checked !== undefined) return checked;
     const from = typeof error === 'object' && error !== null ? origin.get(error) : undefined;
@@ -176,6 +179,10 @@ export function poolTransport(options: PoolTransportOptions): PoolTransport {
 
   /** The node's answer itself when the call failed on one; otherwise the PoolError. */
   const unwrap = (error: unknown): unknown => {
+    const notRepeated = notRepeatedFailure(error);
+    if (notRepeated !== error) return notRepeated;
+    // Later calls, every endpoint disabled by the chain check: NO_ENDPOINT, saying so.
+    if (check !== undefined && isPoolError(error) && error.code === 'NO_ENDPOINT' && error.cause === undefined) return check.explain(error, poolStateOf(pool).endpoints);
     // A quorum leg's taken endpoint, or one that lost its node while asked its chain, is no node's answer: the PoolError says what happened.
     if (!isPoolError(error) || error.cause === undefined || !ANSWER_CODES.has(error.code) || isEndpointTaken(error.cause)) return error;
     if (error.code === 'PERMANENT' || error.code === 'RETRY_NARROWER') return error.cause;
@@ -244,6 +251,19 @@ export function poolTransport(options: PoolTransportOptions): PoolTransport {
           return Promise.reject(error);
         }
       };
+    /** The operation of a node-signed send: sent once, never again after it may have reached a node (./node-signed.ts). */
+    const signedOperation = (args: RpcArgs) => {
+      const guard = new SendGuard(args.method);
+      return (factory: TransportFactory, ctx: AttemptContext): Promise<unknown> => {
+        try {
+          guard.enter();
+          const b = instanceOf(factory);
+          return onChain(b, ctx, () => sendGuarded(guard, args.method, ctx.endpoint, ctx.signal, () => attempt(b, args, b.hears ? ctx.signal : undefined, ctx), classOf));
+        } catch (error) {
+          return Promise.reject(error);
+        }
+      };
+    };
     /**
      * The operation of a plain request, shared by all of them: the request rides on the
      * call as its tag, and the endpoint's promise goes to the pool as it is (its error is
@@ -278,7 +298,7 @@ export function poolTransport(options: PoolTransportOptions): PoolTransport {
       // optional parts would take V8's slow path on Node 20.
       const exec = { signal: reqOptions?.signal, pin, exclude: skip?.names } as ExecuteOptions;
       try {
-        const op = operation(args);
+        const op = isNodeSigned(args.method) ? signedOperation(args) : operation(args);
         return await reads.request(args.method, args.params, exec, reqOptions?.quorum ?? need, (e, guard, params) => {
           const o = params === undefined ? op : operation({ method: args.method, params } as RpcArgs);
           return pool.execute(guard === undefined ? o : (factory, ctx) => {
@@ -303,6 +323,7 @@ export function poolTransport(options: PoolTransportOptions): PoolTransport {
       try {
         if (plain && reqOptions?.signal === undefined && reqOptions?.quorum === undefined && !unsupported.has(args.method) && reads.isPlain(args.method) && args.method !== 'eth_subscribe' && args.method !== 'eth_unsubscribe') {
           if (keccak256 !== undefined && args.method === SEND_RAW) return run(operation(args));
+          if (isNodeSigned(args.method)) return run(signedOperation(args));
           return runRead === run || isSendMethod(args.method) ? run(plainOperation, args) : runRead(plainOperation, args);
         }
       } catch (error) {
@@ -329,13 +350,24 @@ export function poolTransport(options: PoolTransportOptions): PoolTransport {
     async withEndpoint<T>(fn: (transport: TransportFactory, endpoint: string) => Promise<T>, execOptions?: ExecuteOptions): Promise<T> {
       // Called inside the attempt, a non-function would fail as the operation's own TypeError.
       if (typeof fn !== 'function') throw invalidOption('fn', 'a function (transport, endpoint) => Promise', fn);
+      // Once a node-signed send of `fn` was answered or may have reached a node, `fn` is not run again elsewhere.
+      let guard: SendGuard | undefined;
       try {
         return await pool.execute((factory, ctx) => {
+          try {
+            guard?.enter();
+          } catch (error) {
+            return Promise.reject(error);
+          }
           const direct: TransportFactory = (params) => {
             const b = builtOf(factory({ ...params, retryCount: 0 }), factory);
+            const send = (args: RpcArgs) => () => attempt(b, args, b.hears ? ctx.signal : undefined, undefined);
             // An attempt that has ended (timed out, its call settled) sends nothing more, even
             // when its signal is not handed to the transport (passSignal: false).
-            const request = ((args: RpcArgs) => (ctx.signal.aborted ? Promise.reject(ctx.signal.reason) : onChain(b, ctx, () => attempt(b, args, b.hears ? ctx.signal : undefined, undefined)))) as RequestFn;
+            const request = ((args: RpcArgs) =>
+              ctx.signal.aborted
+                ? Promise.reject(ctx.signal.reason)
+                : onChain(b, ctx, isNodeSigned(args.method) ? () => sendGuarded((guard ??= new SendGuard(args.method)), args.method, ctx.endpoint, ctx.signal, send(args), classOf) : send(args))) as RequestFn;
             return { config: { key, name, type: 'endpointPool', request, retryCount: 0 }, request, value: { pool, endpoint: ctx.endpoint } };
           };
           return fn(direct, ctx.endpoint);
