@@ -5,6 +5,7 @@
 import { describe, expect, test } from 'vitest';
 import { isPoolError } from '../src/index.js';
 import { PoolCore } from '../src/pool-core.js';
+import { patient } from '../src/call/routing.js';
 import { fail, hang, harness, ok, start } from './support.js';
 
 const avoidB = (name: string): boolean => name === 'b';
@@ -76,6 +77,20 @@ describe('avoid', () => {
     await h.clock.advance(0);
     expect(second.value).toBe('b');
     expect([h.eps.a!.calls, h.eps.b!.calls]).toEqual([1, 1]);
+  });
+
+  test('a patient avoid (head routing\'s) waits for the turn of one it does not avoid when it comes before the deadline, and not past it', async () => {
+    const h = harness([{ name: 'a', rateLimit: { perSecond: 1 } }, 'b']);
+    await h.pool.execute(h.op, { avoid: avoidB });
+    const second = start(h.pool.execute(h.op, { avoid: patient((n: string) => n === 'b') }));
+    await h.clock.advance(0);
+    expect(second.value).toBeUndefined(); // waiting for a's next token, b free
+    await h.clock.advance(1000);
+    expect(second.value).toBe('a');
+    const third = start(h.pool.execute(h.op, { avoid: patient((n: string) => n === 'b'), deadlineMs: 500 }));
+    await h.clock.advance(0);
+    expect(third.value).toBe('b'); // a's turn comes after the deadline
+    expect([h.eps.a!.calls, h.eps.b!.calls]).toEqual([2, 1]);
   });
 
   test('while the others wait for a turn, a retry on an avoided endpoint it tried comes after its backoff, as it would with nothing avoided', async () => {

@@ -176,7 +176,7 @@ function readSetup(names: string[], unfit: () => readonly string[]) {
 }
 
 describe('unfit endpoints in reads', () => {
-  test('a single read leaves them out, unless none would be left', async () => {
+  test('a single read goes to them only when no other can (avoid, at each selection)', async () => {
     let unfit: string[] = ['a'];
     const { h, sent, read } = readSetup(['a', 'b'], () => unfit);
     const r1 = start(read());

@@ -108,7 +108,7 @@ export class Call<C, T> extends Waiting<C, CallHistory<C>> implements AttemptOwn
     const pin = c.plan.pin;
     let late: string | undefined;
     // A pinned call's plan holds its endpoint only with the call-routing feature (plan.ts).
-    const sel = pin !== undefined ? s.features.routing!.select(pin, now, c.tried, Call.#excluded(c)) : c.plan.avoid === undefined ? s.select(now, c.tried, Call.#excluded(c)) : s.features.routing!.avoiding(s, c.plan.avoid, now, c.tried, Call.#excluded(c));
+    const sel = pin !== undefined ? s.features.routing!.select(pin, now, c.tried, Call.#excluded(c)) : c.plan.avoid === undefined ? s.select(now, c.tried, Call.#excluded(c)) : s.features.routing!.avoiding(s, c.plan.avoid, now, c.tried, Call.#excluded(c), c.deadlineAt);
     // After selecting: a listener of the `panic` event it may emit can close the pool or end the call (#fail then does nothing).
     if (s.closed || c.settled) return Call.#fail(c, 'CLOSED', 'the pool was closed');
     if (typeof sel === 'string') return Call.#fail(c, 'PIN_UNAVAILABLE', sel);

@@ -51,6 +51,22 @@ export function avoidedBy<C>(endpoints: readonly EndpointState<C>[], avoid: (end
 }
 
 /**
+ * Marks an `avoid` that is patient (head routing's, rpc/head-poll.ts): while an endpoint it does
+ * not name, untried, will be free before the call's deadline (its turn, its cooldown, a slot), the
+ * call waits for it rather than go to one it names now. A node behind the chain head then serves
+ * a read only when those that can serve failed it or are out, not while they are busy (a read
+ * served by a free node 3 blocks behind while the tip was at its in-flight cap).
+ */
+export const PATIENT: unique symbol = Symbol.for('endpoint-pool.patientAvoid') as never;
+type Patient = { [PATIENT]?: true };
+
+/** `avoid`, marked patient. */
+export function patient<F extends (endpoint: string) => boolean>(avoid: F): F {
+  (avoid as Patient)[PATIENT] = true;
+  return avoid;
+}
+
+/**
  * Selection for a call with `avoid`: the endpoints it names now are picked only when no other
  * can serve the call now, untried. A fresh endpoint beats a retry on one the call tried, so
  * after the others failed the call moves on to an avoided one at once (no backoff), and it
@@ -58,7 +74,7 @@ export function avoidedBy<C>(endpoints: readonly EndpointState<C>[], avoid: (end
  * from `avoid` fails the call (`INVALID_OPTIONS`, the throw as `cause`). Hedges never go to an
  * avoided endpoint (call/hedging.ts): a hedge is a bet on speed, not the last way to serve.
  */
-export function selectAvoiding<C>(s: AvoidingPool<C>, avoid: (endpoint: string) => unknown, now: number, tried: EndpointState<C>[] | undefined, excluded: EndpointState<C>[] | undefined): Selection<C> | PoolError {
+export function selectAvoiding<C>(s: AvoidingPool<C>, avoid: (endpoint: string) => unknown, now: number, tried: EndpointState<C>[] | undefined, excluded: EndpointState<C>[] | undefined, deadlineAt = Infinity): Selection<C> | PoolError {
   let soft: EndpointState<C>[] | undefined;
   try {
     soft = avoidedBy(s.endpoints, avoid, excluded);
@@ -68,6 +84,7 @@ export function selectAvoiding<C>(s: AvoidingPool<C>, avoid: (endpoint: string) 
   if (soft === excluded) return s.select(now, tried, excluded);
   const preferred = s.select(now, tried, soft);
   if (preferred.kind === 'endpoint' && !preferred.tried) return preferred;
+  if (preferred.kind === 'wait' && (avoid as Patient)[PATIENT] === true && (preferred.endpoint === undefined || tried?.includes(preferred.endpoint) !== true) && (preferred.waitMs === Infinity || now + preferred.waitMs < deadlineAt)) return preferred;
   const any = s.select(now, tried, excluded);
   return (any.kind === 'endpoint' && !any.tried) || preferred.kind !== 'endpoint' ? any : preferred;
 }

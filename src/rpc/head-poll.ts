@@ -18,6 +18,7 @@ import { checkKeys } from '../options/validate.js';
 import { HeadTracker, headFromAnswer, requiredHead, type HeadOptions, type HeadSnapshot } from './heads.js';
 import type { Unfit } from './reads.js';
 import { defaultDeadlineMs, PoolCore } from '../pool-core.js';
+import { patient } from '../call/routing.js';
 
 /** What the routing needs from the pool. */
 export interface HeadPool {
@@ -132,12 +133,11 @@ export class HeadRouting {
     const now = this.#pool.clock.now();
     this.#forget(names);
     const need = requiredHead(method, params);
-    // Computed once, for the request's exclusions and for the questions to lagging endpoints.
+    // Computed once, for what the request avoids and for the questions to lagging endpoints.
     const lagging = this.tracker.lagging(now);
     const out = need === undefined ? [] : this.tracker.cannotServe(need, now, lagging);
     // An endpoint whose head is unknown (new to the pool, or given another connection) is not
-    // left out: the call's exclusions hold for all its attempts, and one that is probably fine
-    // would stay out of a call its known endpoints fail. `#recheck` asks it now instead.
+    // named here but by `avoid` (and, with `unheard`, below). `#recheck` asks it now.
     const asked = this.#asked;
     if (!this.#stopped) this.#recheck(now, lagging, names);
     // A check sent by `#recheck` ran user code (a listener, the node's transport), which may have
@@ -174,7 +174,7 @@ export class HeadRouting {
       queueMicrotask(drop);
     }
     let known = this.tracker.best() !== undefined;
-    return (endpoint) => {
+    const avoid = (endpoint: string): boolean => {
       if (this.#sync() || out === undefined) {
         if (out === undefined) queueMicrotask(drop);
         out = new Set(this.tracker.cannotServe(need, this.#pool.clock.now()));
@@ -182,6 +182,7 @@ export class HeadRouting {
       }
       return out.has(endpoint) || (known && this.tracker.head(endpoint) === undefined);
     };
+    return patient(avoid);
   }
 
   /**

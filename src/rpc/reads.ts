@@ -15,11 +15,13 @@
  * request whose options say `idempotent` already keeps them.
  *
  * `unfit(method, params)`, when given, names the endpoints a request should not go to now
- * (head-aware routing: behind the chain head, or breaker open). A single read leaves them out
- * (`exclude`) unless that would leave no endpoint, and at each later selection (a retry) asks
- * those that cannot serve now, and those whose head is not known yet, only when no other can
- * (the call's `avoid`, from `unfit.avoid`); a quorum read asks both kinds last, deciding
- * afresh at each leg (the quorum's `avoid`). Its `refuses`, when given, is
+ * (head-aware routing: behind the chain head, or breaker open). A single read excludes none of
+ * them: at each selection (the first and every retry) it asks those that cannot serve now, and
+ * those whose head is not known yet, only when no other untried endpoint is free (the call's
+ * `avoid`, from `unfit.avoid`), so once the nodes that can serve have failed it, a node behind
+ * still serves (until the fiftieth session they were excluded for all its attempts, and with
+ * the only node at the tip failing the read failed though nodes behind were free); a quorum read
+ * asks both kinds last, deciding afresh at each leg (the quorum's `avoid`). Its `refuses`, when given, is
  * asked again as each attempt of a single read (or of a quorum leg) starts in a later
  * millisecond than the read (the leg) was routed (a retry, a turn in a queue): an endpoint that
  * fell behind since, or that `setEndpoints` put under a name the read did not leave out, is
@@ -35,6 +37,7 @@ import { poolStateOf } from '../pool-core.js';
 import { DEFAULTS } from '../options/defaults.js';
 import { resolveRetry } from '../call/plan.js';
 import { attemptLimit } from '../call/limits-of-a-call.js';
+import { patient } from '../call/routing.js';
 import { connectionOf } from './connections.js';
 import { Coalescer, requestKey, type CoalesceStats } from './coalesce.js';
 import { isSendMethod } from './methods.js';
@@ -197,12 +200,15 @@ export class RpcReads<C = unknown> {
     if (need === undefined && exec.pin === undefined && unfit !== undefined) {
       // The set before the head check (only a request with exclusions of its own needs it).
       const before = exec.exclude?.length ? this.#pool.endpointNames : undefined;
+      // Asked for its side effects too: the head questions to lagging endpoints (head-poll.ts).
       const out = unfit(method, params);
-      exec = this.#leaveOut(before === undefined ? exec : this.#stillIn(exec, before), out);
+      if (before !== undefined) exec = this.#stillIn(exec, before);
       const refuses = unfit.refuses;
       if (refuses !== undefined) guard = this.#refusal(refuses, method, params, exec);
-      const later = unfit.avoid?.(method, params, out);
-      if (later !== undefined) exec = execWith(exec, { avoid: own === undefined ? later : (ep) => later(ep) || own(ep) });
+      // Without an `avoid` of its own (a test's), the endpoints unfit now are avoided at each selection.
+      // Patient (call/routing.ts): the read waits for a fit endpoint's turn rather than go to one behind.
+      const later = unfit.avoid !== undefined ? unfit.avoid(method, params, out) : out.length === 0 ? undefined : patient((ep: string) => out.includes(ep));
+      if (later !== undefined) exec = execWith(exec, { avoid: own === undefined ? later : patient((ep: string) => later(ep) || own(ep)) });
     }
     if (this.#hedgeReads && need === undefined && exec.pin === undefined && exec.idempotent === undefined && !isSendMethod(method)) exec = execWith(exec, { idempotent: true });
     const go = (e: ExecuteOptions): Promise<T> => (need === undefined ? send(e, guard) : this.#quorum(method, params, need, e, send));
@@ -257,14 +263,6 @@ export class RpcReads<C = unknown> {
       if (!used.includes(endpoint)) used.push(endpoint);
       if (why !== undefined) throw new NodeBehindError(endpoint, why);
     };
-  }
-
-  /** `exec` with `out` added to its `exclude`, unless that would leave no endpoint. */
-  #leaveOut(exec: ExecuteOptions, out: readonly string[]): ExecuteOptions {
-    if (out.length === 0) return exec;
-    const exclude = exec.exclude ?? [];
-    const left = this.#pool.endpointNames.some((ep) => !exclude.includes(ep) && !out.includes(ep));
-    return left ? execWith(exec, { exclude: [...exclude, ...out] }) : exec;
   }
 
   #quorum<T>(method: string, params: unknown, need: number, exec: ExecuteOptions, send: RpcSend<T>): Promise<T> {
