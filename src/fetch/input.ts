@@ -103,6 +103,11 @@ export function urlJoiner(): (base: string, path: string) => string {
   };
 }
 
+/**
+ * `base` + `path` with exactly one slash between them (a base's own path is kept). A base
+ * with a query (`https://api.example/v1?apikey=K`) keeps it after the joined path, before
+ * the path's own query: `/items?limit=2` gives `https://api.example/v1/items?apikey=K&limit=2`.
+ */
 export function joinUrl(base: string, path: string): string {
   if (path === '') return base;
   const q = base.indexOf('?');

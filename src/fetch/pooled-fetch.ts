@@ -30,7 +30,8 @@ import { POOL_ALIASES, POOL_KEYS } from '../options/resolve.js';
 import { checkFunction, checkKeys, finite, oneOf, type KnownKeys } from '../options/validate.js';
 import { checkUrlOption } from '../extras/url-option.js';
 import { normalizeBase, pathOf, resolveInput, urlJoiner } from './input.js';
-import { NotReplayableError, checkHeaders, replayGuard, resolveReplay, withAuthorization } from './replay.js';
+import { NotReplayableError, checkHeaders, replayGuard, resolveReplay } from './replay.js';
+import { MissingToken, TokenCache } from './tokens.js';
 import { abortRoute, hasOwnDispatcher, type RequestAborter } from './dispatcher.js';
 import { FetchRequest, GuardedAbort, discard, discardAll, readBody, settleFailed, withMember, type ParseBody, type Settable } from './request.js';
 
@@ -311,78 +312,12 @@ function checkAdapterOptions(o: PooledFetchOptions): void {
   });
 }
 
-/**
- * Thrown by an attempt that has no token yet for its endpoint: classified `unauthorized`,
- * so the first token is fetched through the same single-flight refresh as a 401's.
- */
-class MissingToken extends Error {
-  override readonly name = 'MissingToken';
-}
-
-/**
- * Bearer tokens per endpoint, fetched on first use and after a 401 through the pool's refresh, each for
- * its base URL: a name `setEndpoints` gives another URL has none until `getToken` is asked again.
- */
-class TokenCache {
-  readonly #get: (endpoint: string, signal: AbortSignal) => Promise<string>;
-  /** Each endpoint's `authorization` value (`Bearer <token>`) and the base URL it is for. */
-  readonly #tokens = new Map<string, { readonly base: string; readonly value: string }>();
-  /** Fetches in flight, by endpoint and base URL. */
-  readonly #pending = new Map<string, Promise<string>>();
-
-  constructor(get: (endpoint: string, signal: AbortSignal) => Promise<string>) {
-    this.#get = get;
-  }
-
-  /** The request's headers with this endpoint's bearer token; throws `MissingToken` before the first one. */
-  authorize(endpoint: string, base: string, headers: HeadersInit | undefined): HeadersInit {
-    const token = this.#tokens.get(endpoint);
-    if (token === undefined || token.base !== base) throw new MissingToken('no token yet for this endpoint');
-    return withAuthorization(headers, token.value);
-  }
-
-  /** Forgets the tokens of endpoints no longer in the pool (one that comes back asks `getToken` again). */
-  keep(names: readonly string[]): void {
-    for (const endpoint of this.#tokens.keys()) if (!names.includes(endpoint)) this.#tokens.delete(endpoint);
-  }
-
-  /** Replaces the endpoint's token (the pool calls this once per 401 wave). */
-  async refresh(endpoint: string, base: string, signal: AbortSignal): Promise<void> {
-    this.#tokens.delete(endpoint);
-    await this.#fetch(endpoint, base, signal);
-  }
-
-  #fetch(endpoint: string, base: string, signal: AbortSignal): Promise<string> {
-    const key = `${endpoint}\n${base}`;
-    let p = this.#pending.get(key);
-    if (p === undefined) {
-      p = Promise.resolve(this.#get(endpoint, signal)).then((token) => {
-        if (typeof token !== 'string' || token.length === 0) throw new TypeError('getToken must resolve to a non-empty string');
-        this.#tokens.set(endpoint, { base, value: `Bearer ${token}` }); // the header's value
-        return token;
-      });
-      const done = (): void => {
-        this.#pending.delete(key);
-      };
-      p.then(done, done);
-      this.#pending.set(key, p);
-    }
-    return p;
-  }
-}
-
 /** GET, HEAD and OPTIONS (no method: GET): safe to have in flight twice at once. */
 function isSafeMethod(method: string | undefined): boolean {
   if (method === undefined) return true;
   const m = method.toUpperCase();
   return m === 'GET' || m === 'HEAD' || m === 'OPTIONS';
 }
-
-/**
- * `base` + `path` with exactly one slash between them (a base's own path is kept). A base
- * with a query (`https://api.example/v1?apikey=K`) keeps it after the joined path, before
- * the path's own query: `/items?limit=2` gives `https://api.example/v1/items?apikey=K&limit=2`.
- */
 
 function baseUrlEndpoints(list: readonly (string | BaseUrlEndpoint)[]): EndpointConfig<string>[] {
   if (!Array.isArray(list)) return list as never; // let the pool report the bad option
