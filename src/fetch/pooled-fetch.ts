@@ -11,7 +11,8 @@
  * with `throwOnHttpError`. Bodies of responses it discards are cancelled so their sockets
  * are freed. Error messages name endpoints, never URLs.
  *
- * A request whose body is a stream cannot be replayed, so it gets one attempt. A request
+ * A request whose body is a stream (a `ReadableStream` or another async iterable) cannot be
+ * replayed, so it gets one attempt. A request
  * that is not idempotent (POST, PATCH) is not replayed after a failure that may have
  * reached the server, unless marked or keyed (see `replay.ts`). The first argument may be
  * a path, or an absolute URL, `URL` or `Request` under one of the base URLs (see `input.ts`).
@@ -30,7 +31,7 @@ import { POOL_ALIASES, POOL_KEYS } from '../options/resolve.js';
 import { checkFunction, checkKeys, finite, oneOf, type KnownKeys } from '../options/validate.js';
 import { checkUrlOption } from '../extras/url-option.js';
 import { normalizeBase, pathOf, resolveInput, urlJoiner } from './input.js';
-import { NotReplayableError, checkHeaders, replayGuard, resolveReplay } from './replay.js';
+import { NotReplayableError, checkHeaders, isOneShotBody, replayGuard, resolveReplay } from './replay.js';
 import { MissingToken, TokenCache } from './tokens.js';
 import { abortRoute, hasOwnDispatcher, type RequestAborter } from './dispatcher.js';
 import { FetchRequest, GuardedAbort, discard, discardAll, readBody, settleFailed, withMember, type ParseBody, type Settable } from './request.js';
@@ -240,8 +241,7 @@ export function createPooledFetch(options: PooledFetchOptions): PooledFetch {
     // Spread below, a number or a string would be dropped in silence: the pool's options are an object.
     if (callOptions !== undefined && (typeof callOptions !== 'object' || callOptions === null)) throw invalidOption('pool', "the pool's per-call options ({ deadlineMs, retry, pin, ... })", callOptions);
     if (rest.headers !== undefined) checkHeaders(rest.headers);
-    const body = rest.body;
-    const replayable = body === undefined || body === null || !(typeof ReadableStream !== 'undefined' && body instanceof ReadableStream);
+    const replayable = !isOneShotBody(rest.body);
     const replayPlan = replayGuard(rest, idempotent ?? callOptions?.idempotent, replayOptions);
     if (replayPlan?.headers !== undefined) rest = { ...rest, headers: replayPlan.headers };
     const guard = replayPlan?.guard;

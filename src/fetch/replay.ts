@@ -224,6 +224,19 @@ export class ReplayGuard {
   }
 }
 
+/**
+ * Whether `fetch` can send this body only once: a `ReadableStream`, or any other async iterable
+ * (an async generator, a Node `Readable` such as `fs.createReadStream`), which it drains as it
+ * sends. A string, `Blob`, `FormData`, `URLSearchParams`, `ArrayBuffer` or view is sent again as
+ * it is. (Only a `ReadableStream` was caught at first: an async iterable
+ * sent to a second endpoint after a 429, a 503 or as a hedge went out empty, and its answer
+ * was the call's.)
+ */
+export function isOneShotBody(body: unknown): boolean {
+  if (typeof body !== 'object' || body === null) return false; // none, or a string: the common requests
+  return (typeof ReadableStream !== 'undefined' && body instanceof ReadableStream) || Symbol.asyncIterator in body;
+}
+
 /** The replay settings, checked once (`checkAdapterOptions` has checked their types). */
 export function resolveReplay(replay: unknown, key: unknown): ReplayOptions {
   return {

@@ -1,0 +1,102 @@
+/**
+ * The fetch adapter against a new user's repros (/tmp/nuB, /tmp/nuA), rebuilt on loopback
+ * servers against src/: one-shot bodies never replayed, one named test per reported defect.
+ */
+import { createReadStream, mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { Readable } from 'node:stream';
+import { describe, expect, test } from 'vitest';
+import { createPooledFetch, type PooledFetchOptions, type PooledRequestInit } from '../src/fetch/index.js';
+import { isPoolError } from '../src/index.js';
+import { loopbackScope, type Loopback } from './helpers/loopback.js';
+
+const scope = loopbackScope();
+/** An init with a body `RequestInit` does not type (an async iterable) and `duplex`. */
+type Init = PooledRequestInit & { readonly parse?: undefined };
+const text = (s: string): Uint8Array => new TextEncoder().encode(s);
+
+/** A server that answers `status` and records the bodies it received. */
+async function recording(status: number, headers: Record<string, string> = {}): Promise<Loopback & { bodies: string[] }> {
+  const bodies: string[] = [];
+  const s = await scope.server((_req, res, body) => {
+    bodies.push(body);
+    res.writeHead(status, headers).end(`answered ${status} to ${JSON.stringify(body)}`);
+  });
+  return Object.assign(s, { bodies });
+}
+
+function make(urls: readonly string[], extra: Partial<PooledFetchOptions> = {}): ReturnType<typeof createPooledFetch> {
+  const f = createPooledFetch({ endpoints: urls.map((url, i) => ({ url, name: `e${i}` })), attemptTimeoutMs: 5_000, backoff: { initialMs: 1, maxMs: 2 }, ...extra });
+  scope.made.push(f);
+  return f;
+}
+
+describe('1. an async-iterable body is sent once, like a ReadableStream (repro-asynciter-*.mjs)', () => {
+  const file = join(mkdtempSync(join(tmpdir(), 'ep-upload-')), 'upload.txt');
+  writeFileSync(file, 'file-content');
+  const bodies: Record<string, () => unknown> = {
+    'an async generator': () =>
+      (async function* () {
+        yield text('payload');
+      })(),
+    'a Node Readable': () => Readable.from([Buffer.from('payload')]),
+    'fs.createReadStream': () => createReadStream(file),
+  };
+  test.each([
+    [429, 'POST', { 'retry-after': '1' }],
+    [503, 'PUT', {}],
+  ] as const)('answered %i, the %s with %s is not sent again: the first answer is the call\'s', async (status, method, headers) => {
+    for (const [kind, body] of Object.entries(bodies)) {
+      const a = await recording(status, headers);
+      const b = await recording(200);
+      const f = make([a.url, b.url]);
+      const res = await f('/p', { method, body: body() as BodyInit, duplex: 'half' } as Init);
+      const expected = kind === 'fs.createReadStream' ? 'file-content' : 'payload';
+      expect([kind, res.status, a.bodies, b.bodies]).toEqual([kind, status, [expected], []]);
+      await res.text();
+    }
+  });
+
+  test('a POST marked idempotent with an async-iterable body is not hedged', async () => {
+    const got: string[] = [];
+    const held: (() => void)[] = [];
+    const slow = await scope.server((_req, res, body) => {
+      got.push(`slow ${body}`);
+      held.push(() => res.end('slow'));
+    });
+    const fast = await scope.server((_req, res, body) => {
+      got.push(`fast ${body}`);
+      res.end('fast');
+    });
+    const hedges: number[] = [];
+    const f = make([slow.url, fast.url], { hedge: { afterMs: 1 }, onEvent: (e) => e.type === 'hedge' && hedges.push(e.callId) });
+    const gen = (async function* () {
+      yield text('{"q":"x"}');
+    })();
+    const p = f('/search', { method: 'POST', body: gen as unknown as BodyInit, duplex: 'half', idempotent: true } as Init);
+    // A control call with a string body, started after it with the same hedge delay: once its
+    // hedge has reached `fast`, the first call's hedge timer (made earlier) has fired too.
+    const control = f('/search', { method: 'POST', body: 'control', idempotent: true });
+    const t0 = Date.now();
+    while (!got.includes('fast control') && Date.now() - t0 < 10_000) await new Promise((r) => setTimeout(r, 5));
+    for (const release of held) release();
+    const [res] = await Promise.all([p, control]);
+    expect([await res.text(), hedges.length]).toEqual(['slow', 1]);
+    expect(got.filter((g) => g.includes('q'))).toEqual(['slow {"q":"x"}']);
+  });
+
+  test('strings, bytes, Blob, FormData and URLSearchParams are still replayed', async () => {
+    const fd = new FormData();
+    fd.append('k', 'v');
+    for (const body of ['s', text('u8'), text('ab').buffer, new Blob(['blob']), fd, new URLSearchParams({ q: 'x' })]) {
+      const a = await recording(503);
+      const b = await recording(200);
+      const res = await make([a.url, b.url])('/p', { method: 'PUT', body: body as BodyInit });
+      expect(res.status).toBe(200);
+      expect(b.bodies).toHaveLength(1);
+      const unbounded = (t: string | undefined): string | undefined => t?.replace(/formdata-undici-\d+/g, 'boundary');
+      expect(unbounded(b.bodies[0])).toBe(unbounded(a.bodies[0]));
+    }
+  });
+});
