@@ -8,6 +8,7 @@ import { join } from 'node:path';
 import { Readable } from 'node:stream';
 import { describe, expect, test } from 'vitest';
 import { createPooledFetch, type PooledFetchOptions, type PooledRequestInit } from '../src/fetch/index.js';
+import { isHttpStatusError } from '../src/fetch/index.js';
 import { isPoolError } from '../src/index.js';
 import { loopbackScope, type Loopback } from './helpers/loopback.js';
 
@@ -98,5 +99,56 @@ describe('1. an async-iterable body is sent once, like a ReadableStream (repro-a
       const unbounded = (t: string | undefined): string | undefined => t?.replace(/formdata-undici-\d+/g, 'boundary');
       expect(unbounded(b.bodies[0])).toBe(unbounded(a.bodies[0]));
     }
+  });
+});
+
+describe('2. with getToken, a 401 to a stream body is not replayed (repro-token-stream.mjs)', () => {
+  const stream = (): ReadableStream<Uint8Array> =>
+    new ReadableStream({
+      start(c) {
+        c.enqueue(text('payload'));
+        c.close();
+      },
+    });
+  const gen = (): unknown =>
+    (async function* () {
+      yield text('payload');
+    })();
+
+  test.each([
+    ['a ReadableStream', stream],
+    ['an async generator', gen],
+  ] as const)('%s: the token is refreshed, the request sent once, and the call fails UNAUTHORIZED with the 401', async (_, body) => {
+    let issued = 0;
+    const got: string[] = [];
+    const s = await scope.server((req, res, b) => {
+      got.push(`${req.headers.authorization} ${b}`);
+      if (req.headers.authorization === 'Bearer t2') res.end('ok');
+      else res.writeHead(401).end('bad token');
+    });
+    const f = make([s.url], { getToken: async () => `t${++issued}` });
+    const error = await f('/upload', { method: 'PUT', body: body() as BodyInit, duplex: 'half' } as Init).catch((e: unknown) => e);
+    expect(isPoolError(error) && [error.code, error.endpoint, error.message]).toEqual([
+      'UNAUTHORIZED',
+      'e0',
+      'endpoint "e0" answered HTTP 401; its token was refreshed, but the request is not sent again: its body is a stream, which fetch drains as it sends (a string, bytes or a Blob can be replayed)',
+    ]);
+    const cause = (error as Error).cause;
+    expect(isHttpStatusError(cause) && cause.status).toBe(401);
+    // Sent once, with the first token; the refresh still happened, for the next request.
+    expect([got, issued]).toEqual([['Bearer t1 payload'], 2]);
+    const res = await f('/upload', { method: 'PUT', body: body() as BodyInit, duplex: 'half' } as Init);
+    expect([res.status, got.at(-1), issued]).toEqual([200, 'Bearer t2 payload', 2]);
+  });
+
+  test("an endpoint's first token is fetched before a stream body goes out: sent once, answered", async () => {
+    const got: string[] = [];
+    const s = await scope.server((req, res, b) => {
+      got.push(`${req.headers.authorization} ${b}`);
+      res.end('ok');
+    });
+    const f = make([s.url], { getToken: async () => 'tok' });
+    const res = await f('/upload', { method: 'PUT', body: stream(), duplex: 'half' } as Init);
+    expect([res.status, got]).toEqual([200, ['Bearer tok payload']]);
   });
 });

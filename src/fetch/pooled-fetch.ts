@@ -34,7 +34,7 @@ import { normalizeBase, pathOf, resolveInput, urlJoiner } from './input.js';
 import { NotReplayableError, checkHeaders, isOneShotBody, replayGuard, resolveReplay } from './replay.js';
 import { MissingToken, TokenCache } from './tokens.js';
 import { abortRoute, hasOwnDispatcher, type RequestAborter } from './dispatcher.js';
-import { FetchRequest, GuardedAbort, discard, discardAll, readBody, settleFailed, withMember, type ParseBody, type Settable } from './request.js';
+import { FetchRequest, GuardedAbort, SpentBodyError, discard, discardAll, readBody, settleFailed, withMember, type ParseBody, type Settable } from './request.js';
 
 export type { ParseBody } from './request.js';
 
@@ -217,12 +217,23 @@ export function createPooledFetch(options: PooledFetchOptions): PooledFetch {
     if (r.settled) discard(res);
     else (r.seen ??= []).push(res);
     const retryAfterMs = waitAskedMs((name) => res.headers.get(name), res.status, wallNow(pool.clock), maxRetryAfterMs);
-    const failure = new HttpStatusError(res.status, { retryAfterMs, endpoint: ctx.endpoint, response: res });
+    const failure = (r.lastAnswer = new HttpStatusError(res.status, { retryAfterMs, endpoint: ctx.endpoint, response: res }));
     throw r.guard === undefined || res.status < 500 ? failure : r.guard.failed(ctx.endpoint, failure);
   };
   // A replay that must not happen throws synchronously: the call ends, and the endpoint's breaker is not touched.
   const guardedSend = (base: string, ctx: AttemptContext): Promise<unknown> => {
     (ctx as unknown as { readonly tag: FetchRequest }).tag.guard!.enter();
+    return send(base, ctx);
+  };
+  // A stream body goes out once. Its call has one attempt, but a 401 with `getToken` is replayed
+  // whatever the retry setting: that second send ends the call instead (before, the drained
+  // stream was sent again and undici refused it: "Response body object should not be disturbed").
+  // An attempt stopped for want of a token (MissingToken) sends nothing.
+  const oneShotSend = (base: string, ctx: AttemptContext): Promise<unknown> => {
+    const r = (ctx as unknown as { readonly tag: FetchRequest }).tag;
+    r.guard?.enter();
+    if (r.spentOn !== undefined) throw new SpentBodyError(r.spentOn, r.lastAnswer);
+    if (tokens === undefined || tokens.has(ctx.endpoint, base)) r.spentOn = ctx.endpoint;
     return send(base, ctx);
   };
 
@@ -261,7 +272,7 @@ export function createPooledFetch(options: PooledFetchOptions): PooledFetch {
       if (!replayable) o.retry = 'none';
       execOptions = o as ExecuteOptions;
     }
-    return execute(guard === undefined ? send : guardedSend, new FetchRequest(path, rest, parse, guard), execOptions);
+    return execute(!replayable ? oneShotSend : guard === undefined ? send : guardedSend, new FetchRequest(path, rest, parse, guard), execOptions);
   };
 
   // Not an async function: a plain request costs no promise of its own (errors before the call still reject).

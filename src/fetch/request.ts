@@ -5,7 +5,7 @@
  */
 import { PoolError, isPoolError } from '../base/errors.js';
 import { redactError } from '../extras/redact.js';
-import { ResponseBodyError, isHttpStatusError } from './classify.js';
+import { ResponseBodyError, isHttpStatusError, type HttpStatusError } from './classify.js';
 import { NotReplayableError, type ReplayGuard } from './replay.js';
 import type { RequestAborter } from './dispatcher.js';
 
@@ -27,6 +27,10 @@ export class FetchRequest {
   seen: Response[] | undefined = undefined;
   /** The call failed and took its answer (see `settleFailed`). */
   settled = false;
+  /** A body `fetch` drains as it sends (a stream): the endpoint it went to, once it went (see `SpentBodyError`). */
+  spentOn: string | undefined = undefined;
+  /** The latest HTTP error answer an attempt got (set on that failure path only). */
+  lastAnswer: HttpStatusError | undefined = undefined;
 
   constructor(path: string, init: RequestInit, parse: ParseBody | undefined, guard: ReplayGuard | undefined) {
     this.path = path;
@@ -61,11 +65,42 @@ export function discardAll(list: Response[], kept: Response | undefined): void {
   for (const res of list.splice(0)) if (res !== kept) discard(res);
 }
 
-/** A call ended by a non-replayable failure fails with that failure's message and endpoint, its cause the original error. */
+/**
+ * A call ended by a non-replayable failure fails with that failure's message and endpoint, its
+ * cause the original error; one ended by a stream body's second send, with the answer the first
+ * got (`UNAUTHORIZED` for a 401 whose token was refreshed).
+ */
 function blameNotReplayable(error: unknown): unknown {
-  if (!isPoolError(error) || !(error.cause instanceof NotReplayableError)) return error;
-  const nr = error.cause;
-  return new PoolError(error.code, nr.message, { cause: nr.cause, attempts: error.attempts, endpoint: nr.endpoint });
+  if (!isPoolError(error)) return error;
+  const c = error.cause;
+  if (c instanceof SpentBodyError) {
+    return new PoolError(c.answer?.status === 401 ? 'UNAUTHORIZED' : 'PERMANENT', c.message, { cause: c.answer, attempts: error.attempts, endpoint: c.endpoint });
+  }
+  if (!(c instanceof NotReplayableError)) return error;
+  return new PoolError(error.code, c.message, { cause: c.cause, attempts: error.attempts, endpoint: c.endpoint });
+}
+
+/**
+ * Thrown (synchronously: the endpoint is not blamed) by an attempt about to send a stream body a
+ * second time: after a 401 the pool refreshes the token and replays the request, whatever its
+ * retry setting, but `fetch` drained the body the first time.
+ */
+export class SpentBodyError extends Error {
+  override readonly name = 'SpentBodyError';
+  readonly endpoint: string;
+  /** The answer the request got where it went. */
+  readonly answer: HttpStatusError | undefined;
+
+  constructor(endpoint: string, answer: HttpStatusError | undefined) {
+    const where = `endpoint ${JSON.stringify(endpoint)}`;
+    super(
+      answer?.status === 401
+        ? `${where} answered HTTP 401; its token was refreshed, but the request is not sent again: its body is a stream, which fetch drains as it sends (a string, bytes or a Blob can be replayed)`
+        : `the request's body is a stream, already sent to ${where}, and cannot be sent again`,
+    );
+    this.endpoint = endpoint;
+    this.answer = answer;
+  }
 }
 
 /** Codes after which the last HTTP answer is the call's answer (not an abort, close or deadline). */

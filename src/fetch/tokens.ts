@@ -34,6 +34,11 @@ export class TokenCache {
     return withAuthorization(headers, token.value);
   }
 
+  /** Whether the endpoint has a token for `base` (a request sent now carries it, and is not stopped by `MissingToken`). */
+  has(endpoint: string, base: string): boolean {
+    return this.#tokens.get(endpoint)?.base === base;
+  }
+
   /** Forgets the tokens of endpoints no longer in the pool (one that comes back asks `getToken` again). */
   keep(names: readonly string[]): void {
     for (const endpoint of this.#tokens.keys()) if (!names.includes(endpoint)) this.#tokens.delete(endpoint);
