@@ -17,7 +17,7 @@
  * reached the server, unless marked or keyed (see `replay.ts`). The first argument may be
  * a path, or an absolute URL, `URL` or `Request` under one of the base URLs (see `input.ts`).
  */
-import type { Classifier } from '../base/classify.js';
+import { UNSENT, type ClassifyResult, type Classifier } from '../base/classify.js';
 import type { AttemptContext } from '../call/context.js';
 import type { EndpointConfig, ExecuteOptions, PoolOptions } from '../options/options.js';
 import { Pool, taggedExecutor } from '../pool.js';
@@ -33,6 +33,7 @@ import { checkUrlOption } from '../extras/url-option.js';
 import { normalizeBase, pathOf, resolveInput, urlJoiner } from './input.js';
 import { NotReplayableError, checkHeaders, isOneShotBody, replayGuard, resolveReplay } from './replay.js';
 import { MissingToken, TokenCache } from './tokens.js';
+import { RequestRefusedError, refusalOf } from './refused.js';
 import { abortRoute, hasOwnDispatcher, type RequestAborter } from './dispatcher.js';
 import { FetchRequest, GuardedAbort, SpentBodyError, discard, discardAll, readBody, settleFailed, withMember, type ParseBody, type Settable } from './request.js';
 
@@ -119,7 +120,8 @@ export function createPooledFetch(options: PooledFetchOptions): PooledFetch {
   const { endpoints, fetch: fetchOption, maxRetryAfterMs = DEFAULT_MAX_RETRY_AFTER_MS, throwOnHttpError = false, classify: userClassify = classifyFetchError, getToken, replay, idempotencyKey, ...poolOptions } = options;
   checkAdapterOptions(options);
   const replayOptions = resolveReplay(replay, idempotencyKey);
-  const classify: Classifier = (error) => (error instanceof NotReplayableError ? 'permanent' : userClassify(error));
+  // A request fetch refused sent nothing: the call ends, and the endpoint is not blamed (UNSENT).
+  const classify: Classifier = (error) => (error instanceof NotReplayableError ? 'permanent' : error instanceof RequestRefusedError ? REFUSED : userClassify(error));
   const doFetch: FetchFn = fetchOption ?? ((url, init) => globalThis.fetch(url, init));
   const tokens = getToken === undefined ? undefined : new TokenCache(getToken);
   const pool = new Pool<string>({
@@ -195,12 +197,12 @@ export function createPooledFetch(options: PooledFetchOptions): PooledFetch {
       r.guard === undefined ? refused : (error: unknown) => throwIt(fetchFailed(r, ctx, error)),
     );
   };
-  /** What `fetch` rejected with, redacted (a request without a replay guard). */
-  const refused = (error: unknown): never => throwIt(redactError(error));
+  /** What `fetch` rejected with, redacted (a request without a replay guard); a request it refused is the request's fault. */
+  const refused = (error: unknown): never => throwIt(refusalOf(redactError(error)));
   const urlOf = urlJoiner();
   /** What `fetch` rejected with, redacted (and blamed on a request that may not be replayed). */
   const fetchFailed = (r: FetchRequest, ctx: AttemptContext, error: unknown): unknown => {
-    const redacted = redactError(error);
+    const redacted = refusalOf(redactError(error));
     return r.guard === undefined ? redacted : r.guard.failed(ctx.endpoint, redacted);
   };
   /** The attempt's outcome for an HTTP answer: the response (or its parsed body), or a failure. */
@@ -289,6 +291,9 @@ export function createPooledFetch(options: PooledFetchOptions): PooledFetch {
   };
   return Object.assign(pooled, { pool }) as PooledFetch;
 }
+
+/** The class of a request fetch refused: final, and nothing reached the endpoint. */
+const REFUSED = { class: 'permanent', [UNSENT]: true } as ClassifyResult;
 
 /** The `init` of a request given none (never changed: `start` copies what it sends). */
 const NO_INIT: PooledRequestInit = Object.freeze({});

@@ -11,6 +11,7 @@
  * process it (408, 429).
  */
 import { isHttpStatusError } from './classify.js';
+import { RequestRefusedError } from './refused.js';
 
 const IDEMPOTENT_METHODS: ReadonlySet<string> = new Set(['GET', 'HEAD', 'OPTIONS', 'PUT', 'DELETE', 'TRACE']);
 
@@ -158,6 +159,7 @@ export function randomKey(): string {
 /** A failure that proves the request never reached a server, or that the server did not process it. */
 export function neverProcessed(error: unknown): boolean {
   if (isHttpStatusError(error)) return error.status === 408 || error.status === 429;
+  if (error instanceof RequestRefusedError) return true; // fetch refused it: nothing was sent
   for (let e: unknown = error, depth = 0; typeof e === 'object' && e !== null && depth < 4; e = (e as { cause?: unknown }).cause, depth++) {
     const code = (e as { code?: unknown }).code;
     if (typeof code === 'string' && NEVER_SENT.has(code)) return true;

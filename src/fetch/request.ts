@@ -7,6 +7,7 @@ import { PoolError, isPoolError } from '../base/errors.js';
 import { redactError } from '../extras/redact.js';
 import { ResponseBodyError, isHttpStatusError, type HttpStatusError } from './classify.js';
 import { NotReplayableError, type ReplayGuard } from './replay.js';
+import { RequestRefusedError } from './refused.js';
 import type { RequestAborter } from './dispatcher.js';
 
 /**
@@ -76,6 +77,7 @@ function blameNotReplayable(error: unknown): unknown {
   if (c instanceof SpentBodyError) {
     return new PoolError(c.answer?.status === 401 ? 'UNAUTHORIZED' : 'PERMANENT', c.message, { cause: c.answer, attempts: error.attempts, endpoint: c.endpoint });
   }
+  if (c instanceof RequestRefusedError) return new PoolError(error.code, c.message, { cause: c.cause, attempts: error.attempts, endpoint: error.endpoint });
   if (!(c instanceof NotReplayableError)) return error;
   return new PoolError(error.code, c.message, { cause: c.cause, attempts: error.attempts, endpoint: c.endpoint });
 }
