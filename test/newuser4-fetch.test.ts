@@ -10,6 +10,7 @@ import { describe, expect, test } from 'vitest';
 import { createPooledFetch, type PooledFetchOptions, type PooledRequestInit } from '../src/fetch/index.js';
 import { isHttpStatusError } from '../src/fetch/index.js';
 import { isPoolError } from '../src/index.js';
+import { FakeClock } from '../src/testing/index.js';
 import { loopbackScope, type Loopback } from './helpers/loopback.js';
 
 const scope = loopbackScope();
@@ -150,5 +151,66 @@ describe('2. with getToken, a 401 to a stream body is not replayed (repro-token-
     const f = make([s.url], { getToken: async () => 'tok' });
     const res = await f('/upload', { method: 'PUT', body: stream(), duplex: 'half' } as Init);
     expect([res.status, got]).toEqual([200, ['Bearer tok payload']]);
+  });
+});
+
+describe('4. every attempt got an HTTP answer: the last one is returned (repro-http-answer-lost.mjs, ra.mjs)', () => {
+  /** A pooled fetch on a fake clock over `fetch` mocks: the waits are the pool's, in virtual time. */
+  const virtual = (answer: (i: number, init: RequestInit) => Promise<Response>, extra: Partial<PooledFetchOptions> = {}) => {
+    const clock = new FakeClock(Date.parse('2026-03-01T12:00:00Z'));
+    let n = 0;
+    const f = createPooledFetch({ endpoints: ['https://a.example'], clock, fetch: (_url, init) => answer(n++, init), ...extra });
+    scope.made.push(f);
+    return { f, clock, sent: () => n };
+  };
+  const status = (code: number, headers: Record<string, string> = {}) => async () => new Response(`${code}`, { status: code, headers });
+
+  test.each([
+    ['503 Retry-After: 30 past a 5 s deadline (RATE_LIMITED before)', 503, { 'retry-after': '30' }, { deadlineMs: 5_000 }],
+    ['429 Retry-After: 30 past a 5 s deadline (RATE_LIMITED before)', 429, { 'retry-after': '30' }, { deadlineMs: 5_000 }],
+    ['503, a backoff past the deadline (DEADLINE_EXCEEDED before)', 503, {}, { deadlineMs: 1_000, backoff: { initialMs: 3_000, maxMs: 3_000, jitter: 'none' } }],
+  ] as const)('%s', async (_, code, headers, extra) => {
+    const { f, clock, sent } = virtual(status(code, headers), extra as Partial<PooledFetchOptions>);
+    const res = await clock.runUntilSettled(f('/items'));
+    expect([res.status, await res.text(), sent()]).toEqual([code, `${code}`, 1]);
+  });
+
+  test('with throwOnHttpError it still rejects, with that code and the answer as the cause', async () => {
+    const { f, clock } = virtual(status(503, { 'retry-after': '30' }), { deadlineMs: 5_000, throwOnHttpError: true });
+    const error = await clock.runUntilSettled(f('/items')).catch((e: unknown) => e);
+    expect(isPoolError(error) && [error.code, isHttpStatusError(error.cause) && error.cause.status]).toEqual(['RATE_LIMITED', 503]);
+  });
+
+  test('a deadline that cut an attempt with no answer yet rejects (the 503 before it is not the answer)', async () => {
+    const { f, clock, sent } = virtual(
+      (i, init) =>
+        i === 0
+          ? status(503)()
+          : new Promise<Response>((_, reject) => init.signal!.addEventListener('abort', () => reject(init.signal!.reason))),
+      { deadlineMs: 1_000, attemptTimeoutMs: 10_000 },
+    );
+    const error = await clock.runUntilSettled(f('/items')).catch((e: unknown) => e);
+    expect(isPoolError(error) && [error.code, sent()]).toEqual(['DEADLINE_EXCEEDED', 2]);
+  });
+
+  test('the answers not returned have their bodies cancelled; the one returned is untouched', async () => {
+    const cancelled: number[] = [];
+    const answer = async (i: number): Promise<Response> => {
+      const body = new ReadableStream({ pull: (c) => c.enqueue(text('x')), cancel: () => void cancelled.push(i) });
+      return new Response(body, { status: 503, headers: { 'retry-after': '30' } });
+    };
+    const { f, clock, sent } = virtual(answer, { endpoints: ['https://a.example', 'https://b.example'], deadlineMs: 5_000 });
+    const res = await clock.runUntilSettled(f('/items'));
+    expect([res.status, res.bodyUsed, sent(), cancelled]).toEqual([503, false, 2, [0]]);
+    await res.body!.cancel();
+  });
+
+  test("the caller's abort still rejects, whatever came before", async () => {
+    const { f, clock } = virtual(status(503), { backoff: { initialMs: 60_000, maxMs: 60_000, jitter: 'none' } });
+    const ac = new AbortController();
+    const p = f('/items', { signal: ac.signal });
+    await clock.advance(1_000);
+    ac.abort();
+    await expect(clock.runUntilSettled(p)).rejects.toMatchObject({ code: 'ABORTED' });
   });
 });

@@ -53,7 +53,7 @@ export function settleFailed(thrown: PoolError, r: FetchRequest, throwOnHttpErro
   // Only an answer this call received: a NO_ENDPOINT's cause may be another call's failure
   // (the one that opened the breaker), whose response belongs to that call.
   const kept =
-    !throwOnHttpError && r.parse === undefined && isHttpStatusError(cause) && cause.response !== undefined && r.seen?.includes(cause.response) === true && error instanceof Error && isAnswerCode(error)
+    !throwOnHttpError && r.parse === undefined && isHttpStatusError(cause) && cause.response !== undefined && r.seen?.includes(cause.response) === true && cause.response.bodyUsed !== true && error instanceof Error && isAnswerCode(error)
       ? cause.response
       : undefined;
   if (r.seen !== undefined) discardAll(r.seen, kept);
@@ -105,10 +105,17 @@ export class SpentBodyError extends Error {
   }
 }
 
-/** Codes after which the last HTTP answer is the call's answer (not an abort, close or deadline). */
+/**
+ * Whether a call that failed with this error, its last error an HTTP answer, settles with that
+ * answer: any way a call ends after its last attempt got an answer (its retries or endpoints
+ * spent, a deadline or a rate limit's wait that would pass it: `DEADLINE_EXCEEDED`,
+ * `RATE_LIMITED`), except the caller's abort and the pool's close, which reject as `fetch`
+ * does, and `UNAUTHORIZED` (a token refused for good: see docs/fetch.md). A deadline that cut
+ * an attempt has that attempt's timeout as its last error, and rejects.
+ */
 function isAnswerCode(error: Error): boolean {
   const code = (error as { code?: unknown }).code;
-  return code === 'PERMANENT' || code === 'RETRIES_EXHAUSTED' || code === 'RETRY_NARROWER' || code === 'NO_ENDPOINT';
+  return code !== 'ABORTED' && code !== 'CLOSED' && code !== 'UNAUTHORIZED';
 }
 
 export function discard(res: Response): void {
