@@ -214,3 +214,22 @@ describe('4. every attempt got an HTTP answer: the last one is returned (repro-h
     await expect(clock.runUntilSettled(p)).rejects.toMatchObject({ code: 'ABORTED' });
   });
 });
+
+describe('5. a parse that fails without reading the body frees it (repro-parse-leak.mjs)', () => {
+  const notJson = async (res: Response): Promise<unknown> => {
+    if (!res.headers.get('content-type')?.includes('json')) throw new Error('not JSON'); // the body is not read
+    return res.json();
+  };
+
+  test('the unread body is cancelled, and the call fails over', async () => {
+    const cancelled: string[] = [];
+    const fetch = async (url: string): Promise<Response> => {
+      if (url.startsWith('https://b.example')) return Response.json({ ok: true });
+      const body = new ReadableStream({ pull: (c) => c.enqueue(text('<html>')), cancel: () => void cancelled.push(url) });
+      return new Response(body, { headers: { 'content-type': 'text/html' } });
+    };
+    const f = make(['https://a.example', 'https://b.example'], { fetch });
+    expect(await f('/item', { parse: notJson })).toEqual({ ok: true });
+    expect(cancelled).toEqual(['https://a.example/item']);
+  });
+});

@@ -122,13 +122,18 @@ export function discard(res: Response): void {
   if (res.body !== null && !res.bodyUsed) res.body.cancel().catch(() => undefined);
 }
 
-/** Reads and parses a body inside the attempt; a failure is a `ResponseBodyError` (redacted). */
+/**
+ * Reads and parses a body inside the attempt; a failure is a `ResponseBodyError` (redacted). A
+ * `parse` that fails without reading the body (a check of the content type first) leaves it
+ * unread: it is cancelled, or its socket stayed taken (one per call, until collected).
+ */
 export async function readBody(res: Response, parse: ParseBody, endpoint: string): Promise<unknown> {
   try {
     if (parse === 'json') return await res.json();
     if (parse === 'text') return await res.text();
     return await parse(res);
   } catch (error) {
+    discard(res);
     throw new ResponseBodyError(res.status, endpoint, redactError(error));
   }
 }
