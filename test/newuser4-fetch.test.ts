@@ -6,6 +6,7 @@ import { createReadStream, mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Readable } from 'node:stream';
+import { inspect } from 'node:util';
 import { describe, expect, test } from 'vitest';
 import { createPooledFetch, type PooledFetchOptions, type PooledRequestInit } from '../src/fetch/index.js';
 import { isHttpStatusError } from '../src/fetch/index.js';
@@ -231,5 +232,27 @@ describe('5. a parse that fails without reading the body frees it (repro-parse-l
     const f = make(['https://a.example', 'https://b.example'], { fetch });
     expect(await f('/item', { parse: notJson })).toEqual({ ok: true });
     expect(cancelled).toEqual(['https://a.example/item']);
+  });
+});
+
+describe('6. no key in the errors of a redirect whose Location cannot be parsed (repro-redact-redirect.mjs)', () => {
+  test('the error and the events, printed, never show the key', async () => {
+    const s = await scope.server((req, res) => res.writeHead(301, { location: `http://[bad${req.url}` }).end());
+    const events: unknown[] = [];
+    const f = createPooledFetch({ endpoints: [`${s.url}/v1?apikey=SECRET123`], backoff: { initialMs: 1, maxMs: 2 }, onEvent: (e) => events.push(e) });
+    scope.made.push(f);
+    const error = await f('/items').catch((e: unknown) => e);
+    expect(isPoolError(error)).toBe(true);
+    // Node builds the cause with `input` and `base` (the whole URL): the repro printed both.
+    let e: unknown = error;
+    const fields: string[] = [];
+    while (typeof e === 'object' && e !== null) {
+      fields.push(...Object.keys(e));
+      e = (e as { cause?: unknown }).cause;
+    }
+    expect(fields).toContain('input');
+    expect(inspect(error, { depth: 10 })).not.toContain('SECRET');
+    expect(events.length).toBeGreaterThan(0);
+    for (const ev of events) expect(inspect(ev, { depth: 10 })).not.toContain('SECRET');
   });
 });
