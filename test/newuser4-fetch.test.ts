@@ -256,3 +256,25 @@ describe('6. no key in the errors of a redirect whose Location cannot be parsed 
     for (const ev of events) expect(inspect(ev, { depth: 10 })).not.toContain('SECRET');
   });
 });
+
+describe('7. a fetch mock answering a plain object (h30-fetch-mock.mjs, h31-fetch-mock-404.mjs)', () => {
+  /** The common test mock: `{ ok, status, json }`, no body, no headers. */
+  const plainObject = (status: number) => async () => ({ ok: status < 400, status, json: async () => ({ status }) }) as unknown as Response;
+
+  test.each([
+    ['404 (returned at once)', 404, 1],
+    ['500 on both endpoints (three attempts)', 500, 3],
+  ] as const)('%s: the call resolves with it, no TypeError', async (_, status, sent) => {
+    let n = 0;
+    const answer = plainObject(status);
+    const f = make(['https://a.example', 'https://b.example'], { fetch: () => (n++, answer()) });
+    const res = await f('/users/1');
+    expect([res.status, await res.json(), n]).toEqual([status, { status }, sent]);
+  });
+
+  test('with throwOnHttpError: a PoolError, its cause the HttpStatusError', async () => {
+    const f = make(['https://a.example', 'https://b.example'], { fetch: plainObject(500), throwOnHttpError: true });
+    const error = await f('/users/1').catch((e: unknown) => e);
+    expect(isPoolError(error) && [error.code, isHttpStatusError(error.cause) && error.cause.status]).toEqual(['RETRIES_EXHAUSTED', 500]);
+  });
+});

@@ -35,7 +35,7 @@ import { NotReplayableError, checkHeaders, isOneShotBody, replayGuard, resolveRe
 import { MissingToken, TokenCache } from './tokens.js';
 import { RequestRefusedError, refusalOf } from './refused.js';
 import { abortRoute, hasOwnDispatcher, type RequestAborter } from './dispatcher.js';
-import { FetchRequest, GuardedAbort, SpentBodyError, discard, discardAll, readBody, settleFailed, withMember, type ParseBody, type Settable } from './request.js';
+import { FetchRequest, GuardedAbort, SpentBodyError, discard, discardAll, headerOf, readBody, settleFailed, withMember, type ParseBody, type Settable } from './request.js';
 
 export type { ParseBody } from './request.js';
 
@@ -218,7 +218,7 @@ export function createPooledFetch(options: PooledFetchOptions): PooledFetch {
     // An answer after the call settled (a hedge's) is nobody's: released at once.
     if (r.settled) discard(res);
     else (r.seen ??= []).push(res);
-    const retryAfterMs = waitAskedMs((name) => res.headers.get(name), res.status, wallNow(pool.clock), maxRetryAfterMs);
+    const retryAfterMs = waitAskedMs((name) => headerOf(res, name), res.status, wallNow(pool.clock), maxRetryAfterMs);
     const failure = (r.lastAnswer = new HttpStatusError(res.status, { retryAfterMs, endpoint: ctx.endpoint, response: res }));
     throw r.guard === undefined || res.status < 500 ? failure : r.guard.failed(ctx.endpoint, failure);
   };

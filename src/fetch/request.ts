@@ -118,8 +118,24 @@ function isAnswerCode(error: Error): boolean {
   return code !== 'ABORTED' && code !== 'CLOSED' && code !== 'UNAUTHORIZED';
 }
 
+/**
+ * Cancels the body of an answer that is not the call's, so its socket is freed. A `fetch` mock
+ * may answer a plain object (`{ ok, status, json }`): no body (undefined), no `cancel`.
+ */
 export function discard(res: Response): void {
-  if (res.body !== null && !res.bodyUsed) res.body.cancel().catch(() => undefined);
+  const body = (res as { readonly body?: ReadableStream | null }).body;
+  if (body == null || res.bodyUsed === true || typeof body.cancel !== 'function') return;
+  try {
+    Promise.resolve(body.cancel()).catch(() => undefined);
+  } catch {
+    // a mock's cancel that throws: nothing to free
+  }
+}
+
+/** A header of an error answer, or `null` (a mock's plain object may have no `headers`). */
+export function headerOf(res: Response, name: string): string | null {
+  const headers = (res as { readonly headers?: Headers | null }).headers;
+  return typeof headers?.get === 'function' ? headers.get(name) : null;
 }
 
 /**
