@@ -278,3 +278,59 @@ describe('7. a fetch mock answering a plain object (h30-fetch-mock.mjs, h31-fetc
     expect(isPoolError(error) && [error.code, isHttpStatusError(error.cause) && error.cause.status]).toEqual(['RETRIES_EXHAUSTED', 500]);
   });
 });
+
+describe("8. a Request whose body stalls is read within the call's deadline and signal (repro-request-stall.mjs)", () => {
+  /** A body that gives one chunk and then nothing, recording its cancel. */
+  const stuck = (cancelled: unknown[]) =>
+    new ReadableStream<Uint8Array>({
+      start: (c) => c.enqueue(text('part')),
+      cancel: (reason) => void cancelled.push(reason),
+    });
+
+  test('the deadline ends the read: DEADLINE_EXCEEDED, nothing sent, the stream cancelled', async () => {
+    const clock = new FakeClock();
+    let sent = 0;
+    const f = make(['https://a.example'], { clock, deadlineMs: 1_000, fetch: async () => (sent++, new Response('ok')) });
+    const cancelled: unknown[] = [];
+    const req = new Request('https://a.example/up', { method: 'PUT', body: stuck(cancelled), duplex: 'half' } as RequestInit);
+    const error = await clock.runUntilSettled(f(req)).catch((e: unknown) => e);
+    expect(isPoolError(error) && [error.code, error.message]).toEqual([
+      'DEADLINE_EXCEEDED',
+      "the call's deadline of 1000 ms passed while the Request's body was read, before any attempt",
+    ]);
+    expect([sent, cancelled.length]).toEqual([0, 1]);
+  });
+
+  test("a per-call deadline and the caller's signal bound it too", async () => {
+    const clock = new FakeClock();
+    const f = make(['https://a.example'], { clock, fetch: async () => new Response('ok') });
+    const perCall = await clock
+      .runUntilSettled(f(new Request('https://a.example/up', { method: 'PUT', body: stuck([]), duplex: 'half' } as RequestInit), { pool: { deadlineMs: 200 } }))
+      .catch((e: unknown) => e);
+    expect(isPoolError(perCall) && perCall.message).toBe("the call's deadline of 200 ms passed while the Request's body was read, before any attempt");
+    const ac = new AbortController();
+    const p = f(new Request('https://a.example/up', { method: 'PUT', body: stuck([]), duplex: 'half', signal: ac.signal } as RequestInit));
+    ac.abort(new Error('caller gave up'));
+    const aborted = await p.catch((e: unknown) => e);
+    expect(isPoolError(aborted) && [aborted.code, (aborted.cause as Error).message]).toEqual(['ABORTED', 'caller gave up']);
+  });
+
+  test('a body that ends is sent, and replayed', async () => {
+    const got: string[] = [];
+    const a = await recording(503);
+    const b = await scope.server((_req, res, body) => {
+      got.push(body);
+      res.end('ok');
+    });
+    const f = make([a.url, b.url]);
+    const body = new ReadableStream<Uint8Array>({
+      start: (c) => {
+        c.enqueue(text('pa'));
+        c.enqueue(text('rt'));
+        c.close();
+      },
+    });
+    const res = await f(new Request(`${a.url}/up`, { method: 'PUT', body, duplex: 'half' } as RequestInit));
+    expect([res.status, a.bodies, got]).toEqual([200, ['part'], ['part']]);
+  });
+});

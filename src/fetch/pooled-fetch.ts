@@ -21,6 +21,7 @@ import { UNSENT, type ClassifyResult, type Classifier } from '../base/classify.j
 import type { AttemptContext } from '../call/context.js';
 import type { EndpointConfig, ExecuteOptions, PoolOptions } from '../options/options.js';
 import { Pool, taggedExecutor } from '../pool.js';
+import { defaultDeadlineMs } from '../pool-core.js';
 import { HttpStatusError, classifyFetchError, isHttpStatusError } from './classify.js';
 import { DEFAULT_MAX_RETRY_AFTER_MS, waitAskedMs } from './retry-after.js';
 import { hostOf } from '../extras/host.js';
@@ -30,7 +31,7 @@ import { PoolError, invalidOption, throwIt } from '../base/errors.js';
 import { POOL_ALIASES, POOL_KEYS } from '../options/resolve.js';
 import { checkFunction, checkKeys, finite, oneOf, type KnownKeys } from '../options/validate.js';
 import { checkUrlOption } from '../extras/url-option.js';
-import { normalizeBase, pathOf, resolveInput, urlJoiner } from './input.js';
+import { normalizeBase, pathOf, resolveInput, urlJoiner, type BodyBound } from './input.js';
 import { NotReplayableError, checkHeaders, isOneShotBody, replayGuard, resolveReplay } from './replay.js';
 import { MissingToken, TokenCache } from './tokens.js';
 import { RequestRefusedError, refusalOf } from './refused.js';
@@ -277,13 +278,15 @@ export function createPooledFetch(options: PooledFetchOptions): PooledFetch {
     return execute(!replayable ? oneShotSend : guard === undefined ? send : guardedSend, new FetchRequest(path, rest, parse, guard), execOptions);
   };
 
+  /** What bounds the read of a Request's body (made once: the pool's clock and default deadline do not change). */
+  const bodyBound: BodyBound = { clock: pool.clock, deadlineMs: defaultDeadlineMs(pool) };
   // Not an async function: a plain request costs no promise of its own (errors before the call still reject).
   const pooled = (input: string | URL | Request, given?: PooledRequestInit): Promise<unknown> => {
     try {
       if (typeof input === 'string' && given === undefined) return start(pathOf(input, bases), NO_INIT);
       // As fetch reads it, null is no init; a number or a string would be read as one in silence.
       if (given !== undefined && given !== null && typeof given !== 'object') throw invalidOption('init', 'a RequestInit object', given);
-      const resolved = resolveInput(input, given ?? NO_INIT, bases);
+      const resolved = resolveInput(input, given ?? NO_INIT, bases, bodyBound);
       return resolved instanceof Promise ? resolved.then((r) => start(r.path, r.init)) : start(resolved.path, resolved.init);
     } catch (error) {
       return Promise.reject(error);
