@@ -68,8 +68,9 @@ export function discardAll(list: Response[], kept: Response | undefined): void {
 
 /**
  * A call ended by a non-replayable failure fails with that failure's message and endpoint, its
- * cause the original error; one ended by a stream body's second send, with the answer the first
- * got (`UNAUTHORIZED` for a 401 whose token was refreshed).
+ * cause the original error; one ended by a request fetch refused, with that refusal's message,
+ * its cause fetch's `TypeError`; one ended by a stream body's second send, with the answer the
+ * first got (`UNAUTHORIZED` for a 401 whose token was refreshed).
  */
 function blameNotReplayable(error: unknown): unknown {
   if (!isPoolError(error)) return error;
