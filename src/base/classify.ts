@@ -107,6 +107,7 @@ export function runClassifier(classify: Classifier, error: unknown, out: Verdict
   out.dailyQuotaExhausted = false;
   out.disableEndpoint = false;
   out.valid = true;
+  out.problem = undefined;
   let result: unknown;
   try {
     result = attempt !== undefined && (classify as { [TAKES_ATTEMPT]?: true })[TAKES_ATTEMPT] === true ? (classify as (e: unknown, a: FailedAttempt) => ClassifyResult)(error, attempt) : classify(error);

@@ -65,7 +65,10 @@ export function permanentMessage(endpoint: string, error: unknown, sync: boolean
       : `the operation threw synchronously on ${on} instead of returning a rejected promise; not retried`;
   }
   // Past the synchronous case, only runClassifier makes a verdict invalid, and it always says why.
-  if (!verdict.valid) return `${verdict.problem} for the error from ${on}; treated as permanent`;
+  if (!verdict.valid) {
+    // An adapter's answer marked UNSENT (runClassifier): its attempt was refused before anything was sent.
+    return verdict.problem === undefined ? `the attempt on ${on} was refused before anything was sent; not retried` : `${verdict.problem} for the error from ${on}; treated as permanent`;
+  }
   return `${on} answered with a permanent error`;
 }
 

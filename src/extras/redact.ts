@@ -10,7 +10,12 @@
  */
 
 const URL_PATTERN = /\b([a-z][a-z0-9+.-]*):\/\/(?:[^\s/?#@"'`<>]*@)?([^\s/?#"'`<>]*)[^\s"'`<>]*/gi;
-const FIELDS = ['message', 'shortMessage', 'details', 'url', 'stack', 'docsPath'] as const;
+/**
+ * Fields that may hold a URL. `input` and `base`: Node's `ERR_INVALID_URL` (`new URL(input, base)`)
+ * keeps both, and undici throws one for a redirect whose `Location` cannot be parsed, with the
+ * request's URL, key and all, as its base (and the query in the input).
+ */
+const FIELDS = ['message', 'shortMessage', 'details', 'url', 'input', 'base', 'stack', 'docsPath'] as const;
 
 /** `text` with every URL cut to its scheme and host (user info, path, query and fragment dropped). */
 export function redactUrls(text: string): string {

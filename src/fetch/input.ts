@@ -3,8 +3,12 @@
  * SDK as its `fetch`: a path relative to the base URLs, or an absolute URL (a string, a
  * `URL`, a `Request`) that starts with one of the endpoints' base URLs, whose remainder is
  * then the path. A `Request`'s method, headers and body are used unless `init` overrides
- * them; its body is read once, so that it can be replayed.
+ * them; its body is read once, so that it can be replayed, within the call's deadline and
+ * signal (see `request-body.ts`).
  */
+
+import type { Clock } from '../base/clock.js';
+import { readBounded } from './request-body.js';
 
 export interface ResolvedInput<I> {
   readonly path: string;
@@ -18,7 +22,7 @@ const requestOf = new WeakMap<AbortSignal, Request>();
  * `input` as a path relative to the base URLs, with `init` completed from a `Request`.
  * Synchronous (no promise, no extra turn) except for a `Request` whose body must be read.
  */
-export function resolveInput<I extends RequestInit>(input: unknown, init: I, bases: readonly string[]): ResolvedInput<I> | Promise<ResolvedInput<I>> {
+export function resolveInput<I extends RequestInit>(input: unknown, init: I, bases: readonly string[], bound: BodyBound): ResolvedInput<I> | Promise<ResolvedInput<I>> {
   if (typeof input === 'string') return { path: pathOf(input, bases), init };
   if (typeof URL !== 'undefined' && input instanceof URL) return { path: pathOf(input.href, bases), init };
   if (typeof Request !== 'undefined' && input instanceof Request) {
@@ -32,9 +36,18 @@ export function resolveInput<I extends RequestInit>(input: unknown, init: I, bas
     if (!signal.aborted) requestOf.set(signal, input);
     const merged: RequestInit = { method: input.method, headers: input.headers, signal };
     if (input.body === null || init.body !== undefined) return { path, init: over(merged, init) };
-    return input.arrayBuffer().then((body) => ({ path, init: over({ ...merged, body }, init) }));
+    // Read within the call's deadline (a per-call one, else the pool's) and its signal (init's, else the Request's).
+    const asked = (init as { readonly pool?: { readonly deadlineMs?: unknown } | null }).pool?.deadlineMs;
+    const deadlineMs = typeof asked === 'number' && asked > 0 ? asked : bound.deadlineMs;
+    return readBounded(input.body, deadlineMs, init.signal !== undefined ? init.signal : signal, bound.clock).then((body) => ({ path, init: over({ ...merged, body }, init) }));
   }
   throw new TypeError('pooled fetch: expected a path, an absolute URL, a URL or a Request');
+}
+
+/** What bounds the read of a Request's body: the pool's clock and default deadline. */
+export interface BodyBound {
+  readonly clock: Clock;
+  readonly deadlineMs: number;
 }
 
 /**
@@ -103,6 +116,11 @@ export function urlJoiner(): (base: string, path: string) => string {
   };
 }
 
+/**
+ * `base` + `path` with exactly one slash between them (a base's own path is kept). A base
+ * with a query (`https://api.example/v1?apikey=K`) keeps it after the joined path, before
+ * the path's own query: `/items?limit=2` gives `https://api.example/v1/items?apikey=K&limit=2`.
+ */
 export function joinUrl(base: string, path: string): string {
   if (path === '') return base;
   const q = base.indexOf('?');

@@ -11,15 +11,17 @@
  * with `throwOnHttpError`. Bodies of responses it discards are cancelled so their sockets
  * are freed. Error messages name endpoints, never URLs.
  *
- * A request whose body is a stream cannot be replayed, so it gets one attempt. A request
+ * A request whose body is a stream (a `ReadableStream` or another async iterable) cannot be
+ * replayed, so it gets one attempt. A request
  * that is not idempotent (POST, PATCH) is not replayed after a failure that may have
  * reached the server, unless marked or keyed (see `replay.ts`). The first argument may be
  * a path, or an absolute URL, `URL` or `Request` under one of the base URLs (see `input.ts`).
  */
-import type { Classifier } from '../base/classify.js';
+import { UNSENT, type ClassifyResult, type Classifier } from '../base/classify.js';
 import type { AttemptContext } from '../call/context.js';
 import type { EndpointConfig, ExecuteOptions, PoolOptions } from '../options/options.js';
 import { Pool, taggedExecutor } from '../pool.js';
+import { defaultDeadlineMs } from '../pool-core.js';
 import { HttpStatusError, classifyFetchError, isHttpStatusError } from './classify.js';
 import { DEFAULT_MAX_RETRY_AFTER_MS, waitAskedMs } from './retry-after.js';
 import { hostOf } from '../extras/host.js';
@@ -29,10 +31,12 @@ import { PoolError, invalidOption, throwIt } from '../base/errors.js';
 import { POOL_ALIASES, POOL_KEYS } from '../options/resolve.js';
 import { checkFunction, checkKeys, finite, oneOf, type KnownKeys } from '../options/validate.js';
 import { checkUrlOption } from '../extras/url-option.js';
-import { normalizeBase, pathOf, resolveInput, urlJoiner } from './input.js';
-import { NotReplayableError, checkHeaders, replayGuard, resolveReplay, withAuthorization } from './replay.js';
+import { normalizeBase, pathOf, resolveInput, urlJoiner, type BodyBound } from './input.js';
+import { NotReplayableError, checkHeaders, isOneShotBody, replayGuard, resolveReplay } from './replay.js';
+import { MissingToken, TokenCache } from './tokens.js';
+import { RequestRefusedError, refusalOf } from './refused.js';
 import { abortRoute, hasOwnDispatcher, type RequestAborter } from './dispatcher.js';
-import { FetchRequest, GuardedAbort, discard, discardAll, readBody, settleFailed, withMember, type ParseBody, type Settable } from './request.js';
+import { FetchRequest, GuardedAbort, SpentBodyError, discard, discardAll, headerOf, readBody, settleFailed, withMember, type ParseBody, type Settable } from './request.js';
 
 export type { ParseBody } from './request.js';
 
@@ -117,7 +121,8 @@ export function createPooledFetch(options: PooledFetchOptions): PooledFetch {
   const { endpoints, fetch: fetchOption, maxRetryAfterMs = DEFAULT_MAX_RETRY_AFTER_MS, throwOnHttpError = false, classify: userClassify = classifyFetchError, getToken, replay, idempotencyKey, ...poolOptions } = options;
   checkAdapterOptions(options);
   const replayOptions = resolveReplay(replay, idempotencyKey);
-  const classify: Classifier = (error) => (error instanceof NotReplayableError ? 'permanent' : userClassify(error));
+  // A request fetch refused sent nothing: the call ends, and the endpoint is not blamed (UNSENT).
+  const classify: Classifier = (error) => (error instanceof NotReplayableError ? 'permanent' : error instanceof RequestRefusedError ? REFUSED : userClassify(error));
   const doFetch: FetchFn = fetchOption ?? ((url, init) => globalThis.fetch(url, init));
   const tokens = getToken === undefined ? undefined : new TokenCache(getToken);
   const pool = new Pool<string>({
@@ -193,12 +198,12 @@ export function createPooledFetch(options: PooledFetchOptions): PooledFetch {
       r.guard === undefined ? refused : (error: unknown) => throwIt(fetchFailed(r, ctx, error)),
     );
   };
-  /** What `fetch` rejected with, redacted (a request without a replay guard). */
-  const refused = (error: unknown): never => throwIt(redactError(error));
+  /** What `fetch` rejected with, redacted (a request without a replay guard); a request it refused is the request's fault. */
+  const refused = (error: unknown): never => throwIt(refusalOf(redactError(error)));
   const urlOf = urlJoiner();
   /** What `fetch` rejected with, redacted (and blamed on a request that may not be replayed). */
   const fetchFailed = (r: FetchRequest, ctx: AttemptContext, error: unknown): unknown => {
-    const redacted = redactError(error);
+    const redacted = refusalOf(redactError(error));
     return r.guard === undefined ? redacted : r.guard.failed(ctx.endpoint, redacted);
   };
   /** The attempt's outcome for an HTTP answer: the response (or its parsed body), or a failure. */
@@ -214,13 +219,24 @@ export function createPooledFetch(options: PooledFetchOptions): PooledFetch {
     // An answer after the call settled (a hedge's) is nobody's: released at once.
     if (r.settled) discard(res);
     else (r.seen ??= []).push(res);
-    const retryAfterMs = waitAskedMs((name) => res.headers.get(name), res.status, wallNow(pool.clock), maxRetryAfterMs);
-    const failure = new HttpStatusError(res.status, { retryAfterMs, endpoint: ctx.endpoint, response: res });
+    const retryAfterMs = waitAskedMs((name) => headerOf(res, name), res.status, wallNow(pool.clock), maxRetryAfterMs);
+    const failure = (r.lastAnswer = new HttpStatusError(res.status, { retryAfterMs, endpoint: ctx.endpoint, response: res }));
     throw r.guard === undefined || res.status < 500 ? failure : r.guard.failed(ctx.endpoint, failure);
   };
   // A replay that must not happen throws synchronously: the call ends, and the endpoint's breaker is not touched.
   const guardedSend = (base: string, ctx: AttemptContext): Promise<unknown> => {
     (ctx as unknown as { readonly tag: FetchRequest }).tag.guard!.enter();
+    return send(base, ctx);
+  };
+  // A stream body goes out once. Its call has one attempt, but a 401 with `getToken` is replayed
+  // whatever the retry setting: that second send ends the call instead (before, the drained
+  // stream was sent again and undici refused it: "Response body object should not be disturbed").
+  // An attempt stopped for want of a token (MissingToken) sends nothing.
+  const oneShotSend = (base: string, ctx: AttemptContext): Promise<unknown> => {
+    const r = (ctx as unknown as { readonly tag: FetchRequest }).tag;
+    r.guard?.enter();
+    if (r.spentOn !== undefined) throw new SpentBodyError(r.spentOn, r.lastAnswer);
+    if (tokens === undefined || tokens.has(ctx.endpoint, base)) r.spentOn = ctx.endpoint;
     return send(base, ctx);
   };
 
@@ -239,8 +255,7 @@ export function createPooledFetch(options: PooledFetchOptions): PooledFetch {
     // Spread below, a number or a string would be dropped in silence: the pool's options are an object.
     if (callOptions !== undefined && (typeof callOptions !== 'object' || callOptions === null)) throw invalidOption('pool', "the pool's per-call options ({ deadlineMs, retry, pin, ... })", callOptions);
     if (rest.headers !== undefined) checkHeaders(rest.headers);
-    const body = rest.body;
-    const replayable = body === undefined || body === null || !(typeof ReadableStream !== 'undefined' && body instanceof ReadableStream);
+    const replayable = !isOneShotBody(rest.body);
     const replayPlan = replayGuard(rest, idempotent ?? callOptions?.idempotent, replayOptions);
     if (replayPlan?.headers !== undefined) rest = { ...rest, headers: replayPlan.headers };
     const guard = replayPlan?.guard;
@@ -260,16 +275,18 @@ export function createPooledFetch(options: PooledFetchOptions): PooledFetch {
       if (!replayable) o.retry = 'none';
       execOptions = o as ExecuteOptions;
     }
-    return execute(guard === undefined ? send : guardedSend, new FetchRequest(path, rest, parse, guard), execOptions);
+    return execute(!replayable ? oneShotSend : guard === undefined ? send : guardedSend, new FetchRequest(path, rest, parse, guard), execOptions);
   };
 
+  /** What bounds the read of a Request's body (made once: the pool's clock and default deadline do not change). */
+  const bodyBound: BodyBound = { clock: pool.clock, deadlineMs: defaultDeadlineMs(pool) };
   // Not an async function: a plain request costs no promise of its own (errors before the call still reject).
   const pooled = (input: string | URL | Request, given?: PooledRequestInit): Promise<unknown> => {
     try {
       if (typeof input === 'string' && given === undefined) return start(pathOf(input, bases), NO_INIT);
       // As fetch reads it, null is no init; a number or a string would be read as one in silence.
       if (given !== undefined && given !== null && typeof given !== 'object') throw invalidOption('init', 'a RequestInit object', given);
-      const resolved = resolveInput(input, given ?? NO_INIT, bases);
+      const resolved = resolveInput(input, given ?? NO_INIT, bases, bodyBound);
       return resolved instanceof Promise ? resolved.then((r) => start(r.path, r.init)) : start(resolved.path, resolved.init);
     } catch (error) {
       return Promise.reject(error);
@@ -277,6 +294,9 @@ export function createPooledFetch(options: PooledFetchOptions): PooledFetch {
   };
   return Object.assign(pooled, { pool }) as PooledFetch;
 }
+
+/** The class of a request fetch refused: final, and nothing reached the endpoint. */
+const REFUSED = { class: 'permanent', [UNSENT]: true } as ClassifyResult;
 
 /** The `init` of a request given none (never changed: `start` copies what it sends). */
 const NO_INIT: PooledRequestInit = Object.freeze({});
@@ -311,78 +331,12 @@ function checkAdapterOptions(o: PooledFetchOptions): void {
   });
 }
 
-/**
- * Thrown by an attempt that has no token yet for its endpoint: classified `unauthorized`,
- * so the first token is fetched through the same single-flight refresh as a 401's.
- */
-class MissingToken extends Error {
-  override readonly name = 'MissingToken';
-}
-
-/**
- * Bearer tokens per endpoint, fetched on first use and after a 401 through the pool's refresh, each for
- * its base URL: a name `setEndpoints` gives another URL has none until `getToken` is asked again.
- */
-class TokenCache {
-  readonly #get: (endpoint: string, signal: AbortSignal) => Promise<string>;
-  /** Each endpoint's `authorization` value (`Bearer <token>`) and the base URL it is for. */
-  readonly #tokens = new Map<string, { readonly base: string; readonly value: string }>();
-  /** Fetches in flight, by endpoint and base URL. */
-  readonly #pending = new Map<string, Promise<string>>();
-
-  constructor(get: (endpoint: string, signal: AbortSignal) => Promise<string>) {
-    this.#get = get;
-  }
-
-  /** The request's headers with this endpoint's bearer token; throws `MissingToken` before the first one. */
-  authorize(endpoint: string, base: string, headers: HeadersInit | undefined): HeadersInit {
-    const token = this.#tokens.get(endpoint);
-    if (token === undefined || token.base !== base) throw new MissingToken('no token yet for this endpoint');
-    return withAuthorization(headers, token.value);
-  }
-
-  /** Forgets the tokens of endpoints no longer in the pool (one that comes back asks `getToken` again). */
-  keep(names: readonly string[]): void {
-    for (const endpoint of this.#tokens.keys()) if (!names.includes(endpoint)) this.#tokens.delete(endpoint);
-  }
-
-  /** Replaces the endpoint's token (the pool calls this once per 401 wave). */
-  async refresh(endpoint: string, base: string, signal: AbortSignal): Promise<void> {
-    this.#tokens.delete(endpoint);
-    await this.#fetch(endpoint, base, signal);
-  }
-
-  #fetch(endpoint: string, base: string, signal: AbortSignal): Promise<string> {
-    const key = `${endpoint}\n${base}`;
-    let p = this.#pending.get(key);
-    if (p === undefined) {
-      p = Promise.resolve(this.#get(endpoint, signal)).then((token) => {
-        if (typeof token !== 'string' || token.length === 0) throw new TypeError('getToken must resolve to a non-empty string');
-        this.#tokens.set(endpoint, { base, value: `Bearer ${token}` }); // the header's value
-        return token;
-      });
-      const done = (): void => {
-        this.#pending.delete(key);
-      };
-      p.then(done, done);
-      this.#pending.set(key, p);
-    }
-    return p;
-  }
-}
-
 /** GET, HEAD and OPTIONS (no method: GET): safe to have in flight twice at once. */
 function isSafeMethod(method: string | undefined): boolean {
   if (method === undefined) return true;
   const m = method.toUpperCase();
   return m === 'GET' || m === 'HEAD' || m === 'OPTIONS';
 }
-
-/**
- * `base` + `path` with exactly one slash between them (a base's own path is kept). A base
- * with a query (`https://api.example/v1?apikey=K`) keeps it after the joined path, before
- * the path's own query: `/items?limit=2` gives `https://api.example/v1/items?apikey=K&limit=2`.
- */
 
 function baseUrlEndpoints(list: readonly (string | BaseUrlEndpoint)[]): EndpointConfig<string>[] {
   if (!Array.isArray(list)) return list as never; // let the pool report the bad option

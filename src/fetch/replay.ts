@@ -11,6 +11,7 @@
  * process it (408, 429).
  */
 import { isHttpStatusError } from './classify.js';
+import { RequestRefusedError } from './refused.js';
 
 const IDEMPOTENT_METHODS: ReadonlySet<string> = new Set(['GET', 'HEAD', 'OPTIONS', 'PUT', 'DELETE', 'TRACE']);
 
@@ -158,6 +159,7 @@ export function randomKey(): string {
 /** A failure that proves the request never reached a server, or that the server did not process it. */
 export function neverProcessed(error: unknown): boolean {
   if (isHttpStatusError(error)) return error.status === 408 || error.status === 429;
+  if (error instanceof RequestRefusedError) return true; // fetch refused it: nothing was sent
   for (let e: unknown = error, depth = 0; typeof e === 'object' && e !== null && depth < 4; e = (e as { cause?: unknown }).cause, depth++) {
     const code = (e as { code?: unknown }).code;
     if (typeof code === 'string' && NEVER_SENT.has(code)) return true;
@@ -222,6 +224,19 @@ export class ReplayGuard {
     this.#reached ??= { endpoint, error };
     return new NotReplayableError(this.#method, endpoint, error);
   }
+}
+
+/**
+ * Whether `fetch` can send this body only once: a `ReadableStream`, or any other async iterable
+ * (an async generator, a Node `Readable` such as `fs.createReadStream`), which it drains as it
+ * sends. A string, `Blob`, `FormData`, `URLSearchParams`, `ArrayBuffer` or view is sent again as
+ * it is. (Only a `ReadableStream` was caught at first: an async iterable
+ * sent to a second endpoint after a 429, a 503 or as a hedge went out empty, and its answer
+ * was the call's.)
+ */
+export function isOneShotBody(body: unknown): boolean {
+  if (typeof body !== 'object' || body === null) return false; // none, or a string: the common requests
+  return (typeof ReadableStream !== 'undefined' && body instanceof ReadableStream) || Symbol.asyncIterator in body;
 }
 
 /** The replay settings, checked once (`checkAdapterOptions` has checked their types). */

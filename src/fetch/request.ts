@@ -5,8 +5,9 @@
  */
 import { PoolError, isPoolError } from '../base/errors.js';
 import { redactError } from '../extras/redact.js';
-import { ResponseBodyError, isHttpStatusError } from './classify.js';
+import { ResponseBodyError, isHttpStatusError, type HttpStatusError } from './classify.js';
 import { NotReplayableError, type ReplayGuard } from './replay.js';
+import { RequestRefusedError } from './refused.js';
 import type { RequestAborter } from './dispatcher.js';
 
 /**
@@ -27,6 +28,10 @@ export class FetchRequest {
   seen: Response[] | undefined = undefined;
   /** The call failed and took its answer (see `settleFailed`). */
   settled = false;
+  /** A body `fetch` drains as it sends (a stream): the endpoint it went to, once it went (see `SpentBodyError`). */
+  spentOn: string | undefined = undefined;
+  /** The latest HTTP error answer an attempt got (set on that failure path only). */
+  lastAnswer: HttpStatusError | undefined = undefined;
 
   constructor(path: string, init: RequestInit, parse: ParseBody | undefined, guard: ReplayGuard | undefined) {
     this.path = path;
@@ -48,7 +53,7 @@ export function settleFailed(thrown: PoolError, r: FetchRequest, throwOnHttpErro
   // Only an answer this call received: a NO_ENDPOINT's cause may be another call's failure
   // (the one that opened the breaker), whose response belongs to that call.
   const kept =
-    !throwOnHttpError && r.parse === undefined && isHttpStatusError(cause) && cause.response !== undefined && r.seen?.includes(cause.response) === true && error instanceof Error && isAnswerCode(error)
+    !throwOnHttpError && r.parse === undefined && isHttpStatusError(cause) && cause.response !== undefined && r.seen?.includes(cause.response) === true && cause.response.bodyUsed !== true && error instanceof Error && isAnswerCode(error)
       ? cause.response
       : undefined;
   if (r.seen !== undefined) discardAll(r.seen, kept);
@@ -61,30 +66,91 @@ export function discardAll(list: Response[], kept: Response | undefined): void {
   for (const res of list.splice(0)) if (res !== kept) discard(res);
 }
 
-/** A call ended by a non-replayable failure fails with that failure's message and endpoint, its cause the original error. */
+/**
+ * A call ended by a non-replayable failure fails with that failure's message and endpoint, its
+ * cause the original error; one ended by a request fetch refused, with that refusal's message,
+ * its cause fetch's `TypeError`; one ended by a stream body's second send, with the answer the
+ * first got (`UNAUTHORIZED` for a 401 whose token was refreshed).
+ */
 function blameNotReplayable(error: unknown): unknown {
-  if (!isPoolError(error) || !(error.cause instanceof NotReplayableError)) return error;
-  const nr = error.cause;
-  return new PoolError(error.code, nr.message, { cause: nr.cause, attempts: error.attempts, endpoint: nr.endpoint });
+  if (!isPoolError(error)) return error;
+  const c = error.cause;
+  if (c instanceof SpentBodyError) {
+    return new PoolError(c.answer?.status === 401 ? 'UNAUTHORIZED' : 'PERMANENT', c.message, { cause: c.answer, attempts: error.attempts, endpoint: c.endpoint });
+  }
+  if (c instanceof RequestRefusedError) return new PoolError(error.code, c.message, { cause: c.cause, attempts: error.attempts, endpoint: error.endpoint });
+  if (!(c instanceof NotReplayableError)) return error;
+  return new PoolError(error.code, c.message, { cause: c.cause, attempts: error.attempts, endpoint: c.endpoint });
 }
 
-/** Codes after which the last HTTP answer is the call's answer (not an abort, close or deadline). */
+/**
+ * Thrown (synchronously: the endpoint is not blamed) by an attempt about to send a stream body a
+ * second time: after a 401 the pool refreshes the token and replays the request, whatever its
+ * retry setting, but `fetch` drained the body the first time.
+ */
+export class SpentBodyError extends Error {
+  override readonly name = 'SpentBodyError';
+  readonly endpoint: string;
+  /** The answer the request got where it went. */
+  readonly answer: HttpStatusError | undefined;
+
+  constructor(endpoint: string, answer: HttpStatusError | undefined) {
+    const where = `endpoint ${JSON.stringify(endpoint)}`;
+    super(
+      answer?.status === 401
+        ? `${where} answered HTTP 401; its token was refreshed, but the request is not sent again: its body is a stream, which fetch drains as it sends (a string, bytes or a Blob can be replayed)`
+        : `the request's body is a stream, already sent to ${where}, and cannot be sent again`,
+    );
+    this.endpoint = endpoint;
+    this.answer = answer;
+  }
+}
+
+/**
+ * Whether a call that failed with this error, its last error an HTTP answer, settles with that
+ * answer: any way a call ends after its last attempt got an answer (its retries or endpoints
+ * spent, a deadline or a rate limit's wait that would pass it: `DEADLINE_EXCEEDED`,
+ * `RATE_LIMITED`), except the caller's abort and the pool's close, which reject as `fetch`
+ * does, and `UNAUTHORIZED` (a token refused for good: see docs/fetch.md). A deadline that cut
+ * an attempt has that attempt's timeout as its last error, and rejects.
+ */
 function isAnswerCode(error: Error): boolean {
   const code = (error as { code?: unknown }).code;
-  return code === 'PERMANENT' || code === 'RETRIES_EXHAUSTED' || code === 'RETRY_NARROWER' || code === 'NO_ENDPOINT';
+  return code !== 'ABORTED' && code !== 'CLOSED' && code !== 'UNAUTHORIZED';
 }
 
+/**
+ * Cancels the body of an answer that is not the call's, so its socket is freed. A `fetch` mock
+ * may answer a plain object (`{ ok, status, json }`): no body (undefined), no `cancel`.
+ */
 export function discard(res: Response): void {
-  if (res.body !== null && !res.bodyUsed) res.body.cancel().catch(() => undefined);
+  const body = (res as { readonly body?: ReadableStream | null }).body;
+  if (body == null || res.bodyUsed === true || typeof body.cancel !== 'function') return;
+  try {
+    Promise.resolve(body.cancel()).catch(() => undefined);
+  } catch {
+    // a mock's cancel that throws: nothing to free
+  }
 }
 
-/** Reads and parses a body inside the attempt; a failure is a `ResponseBodyError` (redacted). */
+/** A header of an error answer, or `null` (a mock's plain object may have no `headers`). */
+export function headerOf(res: Response, name: string): string | null {
+  const headers = (res as { readonly headers?: Headers | null }).headers;
+  return typeof headers?.get === 'function' ? headers.get(name) : null;
+}
+
+/**
+ * Reads and parses a body inside the attempt; a failure is a `ResponseBodyError` (redacted). A
+ * `parse` that fails without reading the body (a check of the content type first) leaves it
+ * unread: it is cancelled, or its socket stayed taken (one per call, until collected).
+ */
 export async function readBody(res: Response, parse: ParseBody, endpoint: string): Promise<unknown> {
   try {
     if (parse === 'json') return await res.json();
     if (parse === 'text') return await res.text();
     return await parse(res);
   } catch (error) {
+    discard(res);
     throw new ResponseBodyError(res.status, endpoint, redactError(error));
   }
 }

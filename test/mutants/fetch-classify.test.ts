@@ -59,9 +59,14 @@ describe('parseRetryAfter', () => {
     ['1.25', 1_250],
     ['2.125', 2_125],
     ['Wed, 01 Jan 2025 00:00:00 GMT', undefined],
-    ['Wed, 01 Jan 2025 00:00:00.5 GMT', 1_000],
   ])('%j → %j', (value, want) => {
     expect(parseRetryAfter(value, now)).toBe(want);
+  });
+
+  // A date 500 ms ahead is a one-second wait. (This row was "00:00:00.5 GMT" against `now`: not an
+  // HTTP-date, which has whole seconds, and no hint since dates are read strictly.)
+  test('a date within the next second → 1000', () => {
+    expect(parseRetryAfter('Wed, 01 Jan 2025 00:00:01 GMT', now + 500)).toBe(1_000);
   });
 });
 
