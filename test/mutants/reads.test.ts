@@ -46,7 +46,10 @@ describe('a pinned request is not routed', () => {
     expect(sent[0]!.exec.exclude).toBeUndefined();
     for (let i = 0; i < 4; i++) await read('eth_getBalance');
     expect(sent.slice(1).map((s) => s.endpoint)).not.toContain('a');
-    expect(sent[1]!.exec.exclude).toEqual(['a']);
+    // Avoided (asked last), not excluded, since the fiftieth session; pinned: neither.
+    expect(sent[1]!.exec.exclude).toBeUndefined();
+    expect(['a', 'b'].map((n) => sent[1]!.exec.avoid?.(n))).toEqual([true, false]);
+    expect(sent[0]!.exec.avoid).toBeUndefined();
   });
 
   test('nothing unfit: the options are handed on as they came', async () => {
