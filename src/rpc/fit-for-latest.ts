@@ -2,8 +2,9 @@
  * Head routing for a call that runs several requests on one endpoint (viem's `withEndpoint`: a
  * nonce and a balance from the same node): its endpoint is chosen as a read of `latest` would
  * choose it. Endpoints that lag, or whose head is not known yet, are avoided at each selection
- * (the call's `avoid`, with the caller's own), so one fit serves when one is free and untried,
- * and one behind when none is (its answer beats none, as for a single read). A pinned call, or
+ * (the call's `avoid`, with the caller's own), so one fit serves when one is free and untried
+ * (without an avoid of the caller's, also when one will be before the deadline: routing's is
+ * patient, call/routing.ts), and one behind when none is (its answer beats none, as for a single read). A pinned call, or
  * options the pool will refuse, are left as they are.
  */
 import type { ExecuteOptions } from '../options/options.js';

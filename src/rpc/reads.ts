@@ -17,8 +17,8 @@
  * `unfit(method, params)`, when given, names the endpoints a request should not go to now
  * (head-aware routing: behind the chain head, or breaker open). A single read excludes none of
  * them: at each selection (the first and every retry) it asks those that cannot serve now, and
- * those whose head is not known yet, only when no other untried endpoint is free (the call's
- * `avoid`, from `unfit.avoid`), so once the nodes that can serve have failed it, a node behind
+ * those whose head is not known yet, only when no other untried endpoint is free now or before
+ * the read's deadline (the call's `avoid`, from `unfit.avoid`, patient: call/routing.ts), so once the nodes that can serve have failed it, a node behind
  * still serves (until the fiftieth session they were excluded for all its attempts, and with
  * the only node at the tip failing the read failed though nodes behind were free); a quorum read
  * asks both kinds last, deciding afresh at each leg (the quorum's `avoid`). Its `refuses`, when given, is
